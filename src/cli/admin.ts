@@ -1,0 +1,170 @@
+/**
+ * The operators' way in: accounts, organizations, API keys and deployments, written through the Worker's own
+ * data-access code. JSON on stdout, messages on stderr. Run with `npm run admin -- <command> [options]`.
+ */
+import { parseArgs } from "node:util";
+import { generateApiKey, hashApiKey } from "../auth/api-keys";
+import {
+  ROLES,
+  createApiKey,
+  createOrganization,
+  createUser,
+  findProjectForUser,
+  findUserByEmail,
+  organizationExists,
+  revokeApiKey,
+  setOrganizationMember,
+  type Role,
+  type User,
+} from "../db/accounts";
+import { deployVariant, environmentExists } from "../db/apps";
+import { isUniqueViolation } from "../db/unique-violation";
+import { UsageError, assertMigrated, openDatabase } from "./database";
+
+const USAGE = `Usage: npm run admin -- <command> [options] [--persist-to DIR | --remote]
+
+Commands:
+  user create --email E [--username U]
+  org create --name N --owner E
+  org add-member --org ID --email E --role owner|admin|editor|viewer
+  key create --email E [--project ID] [--expires-in-days N]
+  key revoke --prefix P
+  deploy --app ID --env NAME --variant NAME --email E
+
+Targets the local D1 of \`npm run dev\` by default (.wrangler/state), the folder given
+with --persist-to (as wrangler's own flag), or the deployed database with --remote.`;
+
+const OPTIONS = {
+  email: { type: "string" },
+  username: { type: "string" },
+  name: { type: "string" },
+  owner: { type: "string" },
+  org: { type: "string" },
+  role: { type: "string" },
+  project: { type: "string" },
+  "expires-in-days": { type: "string" },
+  prefix: { type: "string" },
+  app: { type: "string" },
+  env: { type: "string" },
+  variant: { type: "string" },
+  "persist-to": { type: "string" },
+  remote: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
+
+function required(options: Options, name: keyof Options): string {
+  const value = options[name];
+  if (typeof value !== "string" || value.trim() === "") throw new UsageError(`--${name} is required`);
+  return value.trim();
+}
+
+async function userByEmail(db: D1Database, email: string): Promise<User> {
+  const user = await findUserByEmail(db, email);
+  if (!user) throw new UsageError(`no user with email ${email}`);
+  return user;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+type Command = (db: D1Database, options: Options) => Promise<Record<string, unknown>>;
+
+const COMMANDS: Record<string, Command> = {
+  async "user create"(db, options) {
+    const email = required(options, "email");
+    if (!EMAIL.test(email)) throw new UsageError(`not an email address: ${email}`);
+    const username = options.username?.trim() || email.split("@")[0].replace(/[^A-Za-z0-9._-]/g, "").slice(0, 64);
+    if (!USERNAME.test(username)) throw new UsageError("--username must be 1-64 letters, digits, dots, dashes or underscores");
+    try {
+      const ids = await createUser(db, { email, username });
+      return { user_id: ids.userId, username, organization_id: ids.organizationId, workspace_id: ids.workspaceId, project_id: ids.projectId };
+    } catch (error) {
+      if (isUniqueViolation(error, "users")) throw new UsageError(`a user with email ${email} or username ${username} already exists`);
+      throw error;
+    }
+  },
+
+  async "org create"(db, options) {
+    const name = required(options, "name");
+    const owner = await userByEmail(db, required(options, "owner"));
+    const ids = await createOrganization(db, name, owner.id);
+    return { organization_id: ids.organizationId, workspace_id: ids.workspaceId, project_id: ids.projectId };
+  },
+
+  async "org add-member"(db, options) {
+    const organizationId = required(options, "org");
+    const role = required(options, "role");
+    if (!ROLES.includes(role as Role)) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
+    const user = await userByEmail(db, required(options, "email"));
+    if (!(await organizationExists(db, organizationId))) throw new UsageError(`no organization with id ${organizationId}`);
+    await setOrganizationMember(db, organizationId, user.id, role as Role);
+    return { organization_id: organizationId, user_id: user.id, role };
+  },
+
+  async "key create"(db, options) {
+    const user = await userByEmail(db, required(options, "email"));
+    const days = options["expires-in-days"];
+    if (days !== undefined && !/^[1-9][0-9]{0,4}$/.test(days)) throw new UsageError("--expires-in-days must be a whole number of days, 1 or more");
+    const projectId = await findProjectForUser(db, user.id, options.project);
+    if (!projectId) {
+      throw new UsageError(options.project ? `no project ${options.project} in an organization of ${user.email}` : `${user.email} has no personal project`);
+    }
+    const expiresAt = days ? new Date(Date.now() + Number(days) * 86_400_000).toISOString() : null;
+    const { key, prefix } = generateApiKey();
+    await createApiKey(db, { prefix, keyHash: await hashApiKey(key), userId: user.id, projectId, expiresAt });
+    return { key, prefix, user_id: user.id, project_id: projectId, expires_at: expiresAt };
+  },
+
+  async "key revoke"(db, options) {
+    const prefix = required(options, "prefix");
+    const revoked = await revokeApiKey(db, prefix);
+    if (!revoked) throw new UsageError(`no key with prefix ${prefix}`);
+    return revoked;
+  },
+
+  async deploy(db, options) {
+    const appId = required(options, "app");
+    const environmentName = required(options, "env");
+    const variantName = required(options, "variant");
+    const user = await userByEmail(db, required(options, "email"));
+    if (!(await environmentExists(db, appId, environmentName))) throw new UsageError(`app ${appId} has no environment ${environmentName}`);
+    return deployVariant(db, { appId, environmentName, variantName, deployedBy: user.id });
+  },
+};
+
+async function main(argv: string[]): Promise<number> {
+  const { values: options, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const name = positionals.join(" ");
+  if (options.help || positionals.length === 0) {
+    process.stderr.write(`${USAGE}\n`);
+    return options.help ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) throw new UsageError(`unknown command: ${name}`);
+  if (options.remote && options["persist-to"]) throw new UsageError("--remote and --persist-to cannot be used together");
+
+  const { db, close } = await openDatabase({ persistTo: options["persist-to"], remote: options.remote });
+  try {
+    await assertMigrated(db);
+    const result = await command(db, options);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } finally {
+    await close();
+  }
+}
+
+const isParseArgsError = (error: unknown) =>
+  error instanceof Error && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS");
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    if (isParseArgsError(error)) process.stderr.write(`error: ${message}\n\n${USAGE}\n`);
+    else process.stderr.write(`error: ${message}\n`);
+    process.exit(error instanceof UsageError || isParseArgsError(error) ? 2 : 1);
+  },
+);

@@ -1,0 +1,141 @@
+import { v7 as uuidv7 } from "uuid";
+
+export const ROLES = ["owner", "admin", "editor", "viewer"] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface ApiKeyRecord {
+  userId: string;
+  projectId: string;
+  keyHash: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+export function findApiKey(db: D1Database, prefix: string): Promise<ApiKeyRecord | null> {
+  return db
+    .prepare(
+      `SELECT user_id AS userId, project_id AS projectId, key_hash AS keyHash,
+              expires_at AS expiresAt, revoked_at AS revokedAt
+         FROM api_keys WHERE prefix = ?`,
+    )
+    .bind(prefix)
+    .first<ApiKeyRecord>();
+}
+
+export interface User {
+  id: string;
+  username: string;
+  email: string;
+}
+
+export function findUserByEmail(db: D1Database, email: string): Promise<User | null> {
+  return db.prepare("SELECT id, username, email FROM users WHERE email = ?").bind(email).first<User>();
+}
+
+export interface OrganizationIds {
+  organizationId: string;
+  workspaceId: string;
+  projectId: string;
+}
+
+const newOrganizationIds = (): OrganizationIds => ({ organizationId: uuidv7(), workspaceId: uuidv7(), projectId: uuidv7() });
+
+/** An organization with its owner, default workspace and default project: the statements, to batch with others. */
+function organizationStatements(db: D1Database, name: string, ownerId: string, isPersonal: boolean, ids: OrganizationIds) {
+  return [
+    db.prepare("INSERT INTO organizations (id, name, is_personal) VALUES (?, ?, ?)").bind(ids.organizationId, name, isPersonal ? 1 : 0),
+    db.prepare("INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, 'owner')").bind(ids.organizationId, ownerId),
+    db.prepare("INSERT INTO workspaces (id, organization_id, name, is_default) VALUES (?, ?, 'Default', 1)").bind(ids.workspaceId, ids.organizationId),
+    db.prepare("INSERT INTO projects (id, workspace_id, name, is_default) VALUES (?, ?, 'Default', 1)").bind(ids.projectId, ids.workspaceId),
+  ];
+}
+
+/** A user and their personal organization, workspace and default project, in one batch. */
+export async function createUser(
+  db: D1Database,
+  user: { email: string; username: string },
+  ids: OrganizationIds & { userId: string } = { userId: uuidv7(), ...newOrganizationIds() },
+): Promise<OrganizationIds & { userId: string }> {
+  await db.batch([
+    db.prepare("INSERT INTO users (id, username, email) VALUES (?, ?, ?)").bind(ids.userId, user.username, user.email),
+    ...organizationStatements(db, user.username, ids.userId, true, ids),
+  ]);
+  return ids;
+}
+
+export async function createOrganization(
+  db: D1Database,
+  name: string,
+  ownerId: string,
+  ids: OrganizationIds = newOrganizationIds(),
+): Promise<OrganizationIds> {
+  await db.batch(organizationStatements(db, name, ownerId, false, ids));
+  return ids;
+}
+
+export async function organizationExists(db: D1Database, organizationId: string): Promise<boolean> {
+  return (await db.prepare("SELECT 1 FROM organizations WHERE id = ?").bind(organizationId).first()) !== null;
+}
+
+/** Adds the member, or changes their role if they already are one. */
+export async function setOrganizationMember(db: D1Database, organizationId: string, userId: string, role: Role): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, ?)
+       ON CONFLICT (organization_id, user_id) DO UPDATE SET role = excluded.role`,
+    )
+    .bind(organizationId, userId, role)
+    .run();
+}
+
+/** The user's personal project, or the given project if it exists and the user belongs to its organization. */
+export async function findProjectForUser(db: D1Database, userId: string, projectId?: string): Promise<string | null> {
+  const row = projectId
+    ? await db
+        .prepare(
+          `SELECT p.id FROM projects p
+             JOIN workspaces w ON w.id = p.workspace_id
+             JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = ?
+            WHERE p.id = ?`,
+        )
+        .bind(userId, projectId)
+        .first<{ id: string }>()
+    : await db
+        .prepare(
+          `SELECT p.id FROM organizations o
+             JOIN organization_members m ON m.organization_id = o.id AND m.user_id = ? AND m.role = 'owner'
+             JOIN workspaces w ON w.organization_id = o.id AND w.is_default = 1
+             JOIN projects p ON p.workspace_id = w.id AND p.is_default = 1
+            WHERE o.is_personal = 1
+            ORDER BY o.created_at LIMIT 1`,
+        )
+        .bind(userId)
+        .first<{ id: string }>();
+  return row?.id ?? null;
+}
+
+export interface NewApiKey {
+  prefix: string;
+  keyHash: string;
+  userId: string;
+  projectId: string;
+  expiresAt: string | null;
+}
+
+export async function createApiKey(db: D1Database, key: NewApiKey, id: string = uuidv7()): Promise<void> {
+  await db
+    .prepare("INSERT INTO api_keys (id, prefix, key_hash, user_id, project_id, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
+    .bind(id, key.prefix, key.keyHash, key.userId, key.projectId, key.expiresAt)
+    .run();
+}
+
+/** Revokes the key (keeping the first revocation time); null when no key has that prefix. */
+export function revokeApiKey(db: D1Database, prefix: string): Promise<{ prefix: string; revoked_at: string } | null> {
+  return db
+    .prepare(
+      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        WHERE prefix = ? RETURNING prefix, revoked_at`,
+    )
+    .bind(prefix)
+    .first();
+}

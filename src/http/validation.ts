@@ -1,0 +1,84 @@
+import { zValidator } from "@hono/zod-validator";
+import { createMiddleware } from "hono/factory";
+import type { ValidationTargets } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { z } from "zod";
+import { payloadTooLarge, unsupportedMediaType, validationFailed, type ValidationIssue } from "./errors";
+
+export const MAX_BODY_BYTES = 16 * 1024;
+
+type Location = "body" | "path";
+
+/** Maps a zod issue to the message and type FastAPI (pydantic) would give, which clients already parse. */
+function toValidationIssue(location: Location, issue: z.core.$ZodIssue, input: unknown): ValidationIssue {
+  const loc = [location, ...issue.path.map((part) => (typeof part === "symbol" ? String(part) : part))];
+  switch (issue.code) {
+    case "invalid_type":
+      if (valueAt(input, issue.path) === undefined) return { loc, msg: "Field required", type: "missing" };
+      if (issue.expected === "object") {
+        return { loc, msg: "Input should be a valid dictionary or object to extract fields from", type: "model_attributes_type" };
+      }
+      return { loc, msg: `Input should be a valid ${issue.expected}`, type: `${issue.expected}_type` };
+    case "too_small":
+      return { loc, msg: `String should have at least ${issue.minimum} character${issue.minimum === 1 ? "" : "s"}`, type: "string_too_short" };
+    case "too_big":
+      return { loc, msg: `String should have at most ${issue.maximum} characters`, type: "string_too_long" };
+    case "invalid_format":
+      if (issue.format === "uuid") return { loc, msg: "Input should be a valid UUID", type: "uuid_parsing" };
+      return { loc, msg: issue.message, type: "value_error" };
+    default:
+      return { loc, msg: `Value error, ${issue.message}`, type: "value_error" };
+  }
+}
+
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  return path.reduce<unknown>(
+    (value, key) => (value !== null && typeof value === "object" && Object.hasOwn(value, key) ? (value as Record<PropertyKey, unknown>)[key] : undefined),
+    input,
+  );
+}
+
+const LOCATIONS: Partial<Record<keyof ValidationTargets, Location>> = { json: "body", param: "path" };
+
+/** zod-validator bound to the service's 422 shape. */
+export const validate = <Target extends "json" | "param", Schema extends z.ZodType>(target: Target, schema: Schema) =>
+  zValidator(
+    target,
+    schema,
+    (result) => {
+      if (!result.success) {
+        const location = LOCATIONS[target] ?? "body";
+        throw validationFailed(result.error.issues.map((issue) => toValidationIssue(location, issue, result.data)));
+      }
+    },
+  );
+
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+
+/**
+ * Guards a JSON body before validation: 413 over the size limit, 415 for another media type,
+ * 422 for an empty or unparseable body (Hono would answer those with a plain 400).
+ */
+export const jsonBody = () => {
+  const limit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw payloadTooLarge(MAX_BODY_BYTES);
+    },
+  });
+  const parse = createMiddleware(async (c, next) => {
+    const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0].trim();
+    if (!JSON_MEDIA_TYPE.test(mediaType)) throw unsupportedMediaType();
+    const text = await c.req.text();
+    if (text.trim() === "") {
+      throw validationFailed([{ loc: ["body"], msg: "Field required", type: "missing" }]);
+    }
+    try {
+      JSON.parse(text);
+    } catch {
+      throw validationFailed([{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }]);
+    }
+    await next();
+  });
+  return [limit, parse] as const;
+};

@@ -1,0 +1,42 @@
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations(path.join(root, "migrations"));
+  return {
+    root,
+    test: {
+      projects: [
+        {
+          // Inside workerd, through the Worker's fetch handler, against a real local D1 (isolated per file).
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: path.join(root, "wrangler.toml") },
+              miniflare: { bindings: { TEST_MIGRATIONS: migrations } },
+            }),
+          ],
+          test: {
+            name: "worker",
+            root,
+            include: ["test/worker/**/*.test.ts"],
+            setupFiles: ["test/worker/apply-migrations.ts"],
+          },
+        },
+        {
+          // The admin CLI as an operator runs it: spawned processes against a temporary --persist-to folder.
+          test: {
+            name: "cli",
+            root,
+            include: ["test/cli/**/*.test.ts"],
+            environment: "node",
+            testTimeout: 120_000,
+            hookTimeout: 120_000,
+          },
+        },
+      ],
+    },
+  };
+});
