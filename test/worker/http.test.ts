@@ -1,0 +1,77 @@
+import { env, exports } from "cloudflare:workers";
+import { createExecutionContext } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { type Account, BASE_URL, createAccount, createAppVia, send } from "./fixtures";
+
+let account: Account;
+let appId: string;
+beforeAll(async () => {
+  account = await createAccount();
+  appId = await createAppVia(account.key, { app_name: "routing" });
+});
+
+describe("routing", () => {
+  it("answers GET /health without a key", async () => {
+    const response = await send("GET", "/health");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: "ok" });
+  });
+
+  it.each(["/", "/nope", "/apps/x/revisions", "/apps/x/revisions/y/z", "/apps/x"])("answers 404 JSON for %s", async (path) => {
+    const response = await send("GET", path, { key: account.key });
+    expect(response.status).toBe(404);
+    expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
+    expect(await response.json()).toEqual({ detail: "Not Found" });
+  });
+
+  it("answers 405 with Allow for another method on a known path, with or without a trailing slash", async () => {
+    const cases: [string, string, string][] = [
+      ["GET", "/apps", "POST"],
+      ["PUT", "/apps/", "POST"],
+      ["DELETE", `/apps/${appId}/revisions/production`, "GET, HEAD"],
+      ["POST", `/apps/${appId}/revisions/production/`, "GET, HEAD"],
+    ];
+    for (const [method, path, allow] of cases) {
+      const response = await send(method, path, { key: account.key });
+      expect(response.status, `${method} ${path}`).toBe(405);
+      expect(response.headers.get("Allow")).toBe(allow);
+      expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
+      expect(await response.json()).toEqual({ detail: "Method Not Allowed" });
+    }
+  });
+
+  it("answers HEAD on the list endpoint like GET, without a body", async () => {
+    const response = await send("HEAD", `/apps/${appId}/revisions/production`, { key: account.key });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("");
+  });
+});
+
+describe("BASE_PATH", () => {
+  // The Worker reads BASE_PATH from its bindings; call its fetch handler with the variable set, as wrangler would.
+  const fetchWith = (basePath: string, path: string, init: RequestInit = {}) =>
+    worker.fetch(
+      new Request(`${BASE_URL}${path}`, init) as Request<unknown, IncomingRequestCfProperties>,
+      { ...env, BASE_PATH: basePath },
+      createExecutionContext(),
+    );
+
+  it("defaults to the root", async () => {
+    expect(env.BASE_PATH).toBe("");
+    expect((await exports.default.fetch(`${BASE_URL}/health`)).status).toBe(200);
+  });
+
+  it("mounts every route under the prefix, and nothing outside it", async () => {
+    const headers = { Authorization: account.key, "Content-Type": "application/json" };
+    expect((await fetchWith("/api", "/api/health")).status).toBe(200);
+    expect((await fetchWith("/api", "/api/apps/", { method: "POST", headers, body: '{"app_name":"under-api"}' })).status).toBe(200);
+    expect((await fetchWith("/api", `/api/apps/${appId}/revisions/staging`, { headers })).status).toBe(200);
+    expect((await fetchWith("/api/", "/api/health")).status).toBe(200);
+    const outside = await fetchWith("/api", `/apps/${appId}/revisions/staging`, { headers });
+    expect(outside.status).toBe(404);
+    expect(await outside.json()).toEqual({ detail: "Not Found" });
+    const wrongMethod = await fetchWith("/api", "/api/apps", { headers });
+    expect(wrongMethod.status).toBe(405);
+  });
+});

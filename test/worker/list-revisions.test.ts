@@ -1,0 +1,135 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type Account, createAccount, createAppVia, deploy, getRevisions, send } from "./fixtures";
+
+let account: Account;
+let appId: string;
+beforeAll(async () => {
+  account = await createAccount();
+  appId = await createAppVia(account.key, { app_name: "history" });
+});
+
+const RFC3339_MILLIS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+interface Record_ {
+  name: string;
+  app_id: string;
+  project_id: string;
+  deployed_app_variant_id: string | null;
+  deployed_variant_name: string | null;
+  deployed_app_variant_revision_id: string | null;
+  revision: number | null;
+  revisions: { id: string; revision: number; modified_by: string; deployed_app_variant_revision: string | null; deployment: string | null; created_at: string }[];
+  organization_id: string | null;
+  workspace_id: string | null;
+}
+
+describe("GET /apps/:app_id/revisions/:environment_name", () => {
+  it("shows a new environment at revision 0, nothing deployed (JSON nulls), no entries", async () => {
+    const response = await getRevisions(account.key, appId, "production");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
+    const text = await response.text();
+    expect(text).not.toContain('"None"');
+    expect(JSON.parse(text)).toEqual({
+      name: "production",
+      app_id: appId,
+      project_id: account.projectId,
+      deployed_app_variant_id: null,
+      deployed_variant_name: null,
+      deployed_app_variant_revision_id: null,
+      revision: 0,
+      revisions: [],
+      organization_id: account.organizationId,
+      workspace_id: account.workspaceId,
+    });
+  });
+
+  it("lists every deployment oldest first, numbered 1..n, with the current deployment on the record", async () => {
+    const other = await createAccount();
+    const deployments = [
+      await deploy(appId, "staging", "main", account),
+      await deploy(appId, "staging", "experiment", account),
+      await deploy(appId, "staging", "main", other),
+    ];
+    expect(deployments.map((d) => d.revision)).toEqual([1, 2, 3]);
+
+    const record = (await (await getRevisions(account.key, appId, "staging")).json()) as Record_;
+    expect(record.revision).toBe(3);
+    expect(record.revisions.map((entry) => entry.revision)).toEqual([1, 2, 3]);
+    expect(record.revisions.map((entry) => entry.id)).toEqual(deployments.map((d) => d.revision_id));
+    expect(record.revisions.map((entry) => entry.modified_by)).toEqual([account.username, account.username, other.username]);
+    for (const entry of record.revisions) {
+      expect(Object.keys(entry).sort()).toEqual(["created_at", "deployed_app_variant_revision", "deployment", "id", "modified_by", "revision"]);
+      expect(entry.created_at).toMatch(RFC3339_MILLIS_UTC);
+      expect(typeof entry.deployed_app_variant_revision).toBe("string");
+      expect(typeof entry.deployment).toBe("string");
+    }
+    const createdAt = record.revisions.map((entry) => entry.created_at);
+    expect([...createdAt].sort()).toEqual(createdAt);
+
+    // The record names what is deployed now: the third deployment, of "main" (its second revision).
+    expect(record.deployed_variant_name).toBe("main");
+    expect(record.deployed_app_variant_revision_id).toBe(record.revisions[2].deployed_app_variant_revision);
+    const variant = await env.DB.prepare("SELECT id FROM app_variants WHERE app_id = ? AND name = 'main'").bind(appId).first<{ id: string }>();
+    expect(record.deployed_app_variant_id).toBe(variant?.id);
+    const variantRevisions = await env.DB.prepare(
+      "SELECT revision FROM app_variant_revisions WHERE variant_id = ? ORDER BY revision",
+    )
+      .bind(variant?.id)
+      .all();
+    expect(variantRevisions.results).toEqual([{ revision: 1 }, { revision: 2 }]);
+  });
+
+  it("keeps each environment's history separate", async () => {
+    await deploy(appId, "development", "main", account);
+    const development = (await (await getRevisions(account.key, appId, "development")).json()) as Record_;
+    const production = (await (await getRevisions(account.key, appId, "production")).json()) as Record_;
+    expect(development.revisions).toHaveLength(1);
+    expect(production.revisions).toHaveLength(0);
+  });
+
+  it("accepts the app id in upper case and a trailing slash", async () => {
+    const response = await send("GET", `/apps/${appId.toUpperCase()}/revisions/production/`, { key: account.key });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as Record_).app_id).toBe(appId);
+  });
+
+  it("answers 404 for an unknown environment, an unknown app, and an app of another organization", async () => {
+    const outsider = await createAccount();
+    const unknownApp = "01900000-0000-7000-8000-000000000000";
+    const responses = [
+      await getRevisions(account.key, appId, "qa"),
+      await getRevisions(account.key, appId, "Production"),
+      await getRevisions(account.key, unknownApp, "production"),
+      await getRevisions(outsider.key, appId, "production"),
+    ];
+    for (const response of responses) {
+      expect(response.status).toBe(404);
+      expect(await response.json()).toEqual({ detail: "App environment not found" });
+    }
+  });
+
+  it("answers 422 with loc path/app_id for an app id that is not a UUID", async () => {
+    const response = await getRevisions(account.key, "not-a-uuid", "production");
+    expect(response.status).toBe(422);
+    expect(await response.json()).toEqual({
+      detail: [{ loc: ["path", "app_id"], msg: "Input should be a valid UUID", type: "uuid_parsing" }],
+    });
+  });
+
+  it("answers 422 with loc path/environment_name for control characters or an over-long name", async () => {
+    for (const name of ["prod\u0007", "tab\there", "e".repeat(256)]) {
+      const response = await getRevisions(account.key, appId, name);
+      expect(response.status).toBe(422);
+      const { detail } = (await response.json()) as { detail: { loc: unknown[] }[] };
+      expect(detail.map((issue) => issue.loc)).toEqual([["path", "environment_name"]]);
+    }
+  });
+
+  it("takes an encoded slash as part of the environment name (and finds no such environment)", async () => {
+    const response = await getRevisions(account.key, appId, "prod/uction");
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ detail: "App environment not found" });
+  });
+});
