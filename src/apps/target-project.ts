@@ -1,10 +1,8 @@
-import type { Role } from "../db/accounts";
+import { WRITER_ROLES, type Role } from "../db/accounts";
 import { findProjectLineages, type ProjectLineage, type TargetKind } from "../db/apps";
 import { forbidden, validationFailed } from "../http/errors";
 import type { Caller } from "../auth/require-api-key";
 import type { CreateAppBody } from "./apps.schemas";
-
-const CREATOR_ROLES: readonly Role[] = ["owner", "admin", "editor"];
 
 const FIELDS = [
   ["project_id", "project"],
@@ -43,6 +41,6 @@ export async function resolveTargetProject(db: D1Database, caller: Caller, body:
       })),
     );
   }
-  if (target.projectId === null || !CREATOR_ROLES.includes(target.role as Role)) throw forbidden();
+  if (target.projectId === null || !WRITER_ROLES.includes(target.role as Role)) throw forbidden();
   return target.projectId;
 }

@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import {
   ROLES,
+  WRITER_ROLES,
   createApiKey,
   createOrganization,
   createUser,
@@ -17,11 +18,12 @@ import {
   type Role,
   type User,
 } from "../db/accounts";
-import { deployVariant, environmentExists } from "../db/apps";
+import { deployVariant, findDeploymentTarget } from "../db/apps";
 import { isUniqueViolation } from "../db/unique-violation";
-import { UsageError, assertMigrated, openDatabase } from "./database";
+import { openDatabase } from "./database";
+import { UsageError, runCli } from "./run-cli";
 
-const USAGE = `Usage: npm run admin -- <command> [options] [--persist-to DIR | --remote]
+const USAGE = `Usage: npm run --silent admin -- <command> [options] [--persist-to DIR | --remote]
 
 Commands:
   user create --email E [--username U]
@@ -32,7 +34,8 @@ Commands:
   deploy --app ID --env NAME --variant NAME --email E
 
 Targets the local D1 of \`npm run dev\` by default (.wrangler/state), the folder given
-with --persist-to (as wrangler's own flag), or the deployed database with --remote.`;
+with --persist-to (as wrangler's own flag), or the deployed database with --remote.
+Prints JSON on stdout (--silent keeps npm's own banner off it), messages on stderr.`;
 
 const OPTIONS = {
   email: { type: "string" },
@@ -75,13 +78,14 @@ const COMMANDS: Record<string, Command> = {
   async "user create"(db, options) {
     const email = required(options, "email");
     if (!EMAIL.test(email)) throw new UsageError(`not an email address: ${email}`);
-    const username = options.username?.trim() || email.split("@")[0].replace(/[^A-Za-z0-9._-]/g, "").slice(0, 64);
+    const username = options.username === undefined ? email.split("@")[0].replace(/[^A-Za-z0-9._-]/g, "").slice(0, 64) : options.username.trim();
     if (!USERNAME.test(username)) throw new UsageError("--username must be 1-64 letters, digits, dots, dashes or underscores");
+    if (await findUserByEmail(db, email)) throw new UsageError(`a user with email ${email} already exists`);
     try {
       const ids = await createUser(db, { email, username });
       return { user_id: ids.userId, username, organization_id: ids.organizationId, workspace_id: ids.workspaceId, project_id: ids.projectId };
     } catch (error) {
-      if (isUniqueViolation(error, "users")) throw new UsageError(`a user with email ${email} or username ${username} already exists`);
+      if (isUniqueViolation(error, "users")) throw new UsageError(`the username ${username} is taken: choose another with --username`);
       throw error;
     }
   },
@@ -129,42 +133,33 @@ const COMMANDS: Record<string, Command> = {
     const environmentName = required(options, "env");
     const variantName = required(options, "variant");
     const user = await userByEmail(db, required(options, "email"));
-    if (!(await environmentExists(db, appId, environmentName))) throw new UsageError(`app ${appId} has no environment ${environmentName}`);
+    const target = await findDeploymentTarget(db, appId, environmentName, user.id);
+    if (!target) throw new UsageError(`no app with id ${appId}`);
+    if (!target.hasEnvironment) throw new UsageError(`app ${appId} has no environment ${environmentName}`);
+    if (!target.role || !WRITER_ROLES.includes(target.role)) {
+      throw new UsageError(`${user.email} must be an owner, admin or editor of the app's organization to deploy`);
+    }
     return deployVariant(db, { appId, environmentName, variantName, deployedBy: user.id });
   },
 };
 
-async function main(argv: string[]): Promise<number> {
+async function main(argv: string[]): Promise<Record<string, unknown> | undefined> {
   const { values: options, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   const name = positionals.join(" ");
-  if (options.help || positionals.length === 0) {
+  if (options.help) {
     process.stderr.write(`${USAGE}\n`);
-    return options.help ? 0 : 2;
+    return undefined;
   }
   const command = COMMANDS[name];
-  if (!command) throw new UsageError(`unknown command: ${name}`);
+  if (!command) throw new UsageError(`${name ? `unknown command: ${name}` : "no command given"}\n\n${USAGE}`);
   if (options.remote && options["persist-to"]) throw new UsageError("--remote and --persist-to cannot be used together");
 
   const { db, close } = await openDatabase({ persistTo: options["persist-to"], remote: options.remote });
   try {
-    await assertMigrated(db);
-    const result = await command(db, options);
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    return 0;
+    return await command(db, options);
   } finally {
     await close();
   }
 }
 
-const isParseArgsError = (error: unknown) =>
-  error instanceof Error && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS");
-
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    const message = error instanceof Error ? error.message : String(error);
-    if (isParseArgsError(error)) process.stderr.write(`error: ${message}\n\n${USAGE}\n`);
-    else process.stderr.write(`error: ${message}\n`);
-    process.exit(error instanceof UsageError || isParseArgsError(error) ? 2 : 1);
-  },
-);
+runCli(() => main(process.argv.slice(2)), USAGE);

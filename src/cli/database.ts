@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { UsageError } from "./run-cli";
 
 // Keep wrangler's own chatter off stdout, which belongs to the command's JSON.
 process.env.WRANGLER_LOG ??= "error";
@@ -20,50 +21,60 @@ export interface OpenDatabase {
   close(): Promise<void>;
 }
 
+/** getPlatformProxy reaches the deployed database for bindings marked remote: a temporary config marks ours. */
+async function remoteConfig(): Promise<{ path: string; remove: () => void }> {
+  const { unstable_readConfig } = await import("wrangler");
+  const config = unstable_readConfig({ config: CONFIG_PATH });
+  const folder = mkdtempSync(join(tmpdir(), "app-management-admin-"));
+  const path = join(folder, "wrangler.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      name: config.name,
+      compatibility_date: config.compatibility_date,
+      d1_databases: config.d1_databases.map((database: object) => ({ ...database, remote: true })),
+    }),
+  );
+  return { path, remove: () => rmSync(folder, { recursive: true, force: true }) };
+}
+
 /**
  * The D1 binding the Worker sees, opened from Node through wrangler: local state (shared with `wrangler dev`
- * and `wrangler d1 ... --local`) or, with `remote`, the deployed database.
+ * and `wrangler d1 ... --local`) or, with `remote`, the deployed database. Checks that the schema is there.
  */
 export async function openDatabase(target: Target): Promise<OpenDatabase> {
-  const { getPlatformProxy, unstable_readConfig } = await import("wrangler");
-  let configPath = CONFIG_PATH;
-  let cleanup = () => {};
-  if (target.remote) {
-    // getPlatformProxy reaches the deployed database for bindings marked remote; mark ours in a temporary copy.
-    const config = unstable_readConfig({ config: CONFIG_PATH });
-    const folder = mkdtempSync(join(tmpdir(), "app-management-admin-"));
-    configPath = join(folder, "wrangler.json");
-    writeFileSync(
-      configPath,
-      JSON.stringify({
-        name: config.name,
-        compatibility_date: config.compatibility_date,
-        d1_databases: config.d1_databases.map((database: object) => ({ ...database, remote: true })),
-      }),
-    );
-    cleanup = () => rmSync(folder, { recursive: true, force: true });
+  if (target.persistTo && !existsSync(target.persistTo)) throw new UsageError(`--persist-to: no such folder ${target.persistTo}`);
+  const { getPlatformProxy } = await import("wrangler");
+  const config = target.remote ? await remoteConfig() : { path: CONFIG_PATH, remove: () => {} };
+  let proxy: Awaited<ReturnType<typeof getPlatformProxy<Env>>>;
+  try {
+    proxy = await getPlatformProxy<Env>({
+      configPath: config.path,
+      remoteBindings: Boolean(target.remote),
+      persist: target.persistTo ? { path: join(resolve(target.persistTo), "v3") } : true,
+    });
+  } catch (error) {
+    config.remove();
+    if (!target.remote) throw error;
+    const reason = error instanceof Error ? error.message.split("\n").filter(Boolean).at(-1) : String(error);
+    throw new UsageError(`cannot reach the deployed database (${reason}); run \`npx wrangler login\` or set CLOUDFLARE_API_TOKEN`);
   }
-  const proxy = await getPlatformProxy<Env>({
-    configPath,
-    remoteBindings: Boolean(target.remote),
-    persist: target.persistTo ? { path: join(resolve(target.persistTo), "v3") } : true,
-  });
-  return {
-    db: proxy.env.DB,
-    close: async () => {
-      await proxy.dispose();
-      cleanup();
-    },
+  const close = async () => {
+    await proxy.dispose();
+    config.remove();
   };
-}
-
-/** Fails with a clear message when the migrations have not been applied to this database. */
-export async function assertMigrated(db: D1Database): Promise<void> {
-  const table = await db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'apps'").first();
-  if (!table) {
-    throw new UsageError("the database has no schema yet: apply the migrations first (npm run db:migrate, or with --remote: npx wrangler d1 migrations apply DB --remote)");
+  try {
+    await assertMigrated(proxy.env.DB, target);
+  } catch (error) {
+    await close();
+    throw error;
   }
+  return { db: proxy.env.DB, close };
 }
 
-/** A mistake of the operator's: printed as a message, never as a stack trace. */
-export class UsageError extends Error {}
+async function assertMigrated(db: D1Database, target: Target): Promise<void> {
+  const table = await db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'apps'").first();
+  if (table) return;
+  const where = target.remote ? "--remote" : target.persistTo ? `--local --persist-to ${target.persistTo}` : "--local";
+  throw new UsageError(`the database has no schema yet: apply the migrations first (npx wrangler d1 migrations apply DB ${where})`);
+}

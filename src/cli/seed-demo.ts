@@ -5,11 +5,13 @@
 import { parseArgs } from "node:util";
 import { hashApiKey, parseApiKey } from "../auth/api-keys";
 import { createApiKey, createUser, findApiKey, findUserByEmail } from "../db/accounts";
-import { createApp, deployVariant, environmentExists } from "../db/apps";
-import { assertMigrated, openDatabase } from "./database";
+import { createApp, deployVariant, findDeploymentTarget, listEnvironmentRevisions } from "../db/apps";
+import { isUniqueViolation } from "../db/unique-violation";
+import { openDatabase } from "./database";
+import { UsageError, runCli } from "./run-cli";
 
 // Local-only demo values, documented in the README. Never use them anywhere else.
-export const DEMO = {
+const DEMO = {
   email: "demo@example.com",
   username: "demo",
   userId: "00000000-0000-7000-8000-000000000001",
@@ -21,6 +23,7 @@ export const DEMO = {
   apiKey: "localdev.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 } as const;
 
+// Applied in this order; a run that stopped part-way resumes where the history ends.
 const DEMO_DEPLOYMENTS: [environment: string, variant: string][] = [
   ["development", "main"],
   ["development", "experiment"],
@@ -29,39 +32,70 @@ const DEMO_DEPLOYMENTS: [environment: string, variant: string][] = [
   ["production", "main"],
 ];
 
-async function seed(db: D1Database): Promise<string[]> {
-  const done: string[] = [];
-  if (!(await findUserByEmail(db, DEMO.email))) {
-    const { email, username, userId, organizationId, workspaceId, projectId } = DEMO;
+const USAGE = "Usage: npm run db:seed [-- --persist-to DIR]   (local only)";
+const CONFLICT = "the demo values are taken by other data in this database; seed a fresh one (rm -rf .wrangler, or another --persist-to)";
+
+async function ensureDemoUser(db: D1Database): Promise<boolean> {
+  const existing = await findUserByEmail(db, DEMO.email);
+  if (existing) {
+    if (existing.id !== DEMO.userId) throw new UsageError(CONFLICT);
+    return false;
+  }
+  const { email, username, userId, organizationId, workspaceId, projectId } = DEMO;
+  try {
     await createUser(db, { email, username }, { userId, organizationId, workspaceId, projectId });
-    done.push("user");
+  } catch (error) {
+    if (isUniqueViolation(error, "users") || isUniqueViolation(error, "organizations")) throw new UsageError(CONFLICT);
+    throw error;
   }
+  return true;
+}
+
+async function ensureDemoKey(db: D1Database): Promise<boolean> {
   const key = parseApiKey(DEMO.apiKey);
-  if (key && !(await findApiKey(db, key.prefix))) {
-    const keyHash = await hashApiKey(key.key);
-    await createApiKey(db, { prefix: key.prefix, keyHash, userId: DEMO.userId, projectId: DEMO.projectId, expiresAt: null });
-    done.push("key");
+  if (!key) throw new Error("the demo key is malformed");
+  const existing = await findApiKey(db, key.prefix);
+  if (existing) {
+    if (existing.userId !== DEMO.userId) throw new UsageError(CONFLICT);
+    return false;
   }
-  if (!(await environmentExists(db, DEMO.appId, "production"))) {
+  await createApiKey(db, { prefix: key.prefix, keyHash: await hashApiKey(key.key), userId: DEMO.userId, projectId: DEMO.projectId, expiresAt: null });
+  return true;
+}
+
+/** Creates the demo app if missing, then whatever demo deployments its history does not have yet. */
+async function ensureDemoApp(db: D1Database): Promise<string[]> {
+  const done: string[] = [];
+  if (!(await findDeploymentTarget(db, DEMO.appId, "production", DEMO.userId))) {
     await createApp(db, { projectId: DEMO.projectId, name: DEMO.appName, createdBy: DEMO.userId }, DEMO.appId);
-    for (const [environmentName, variantName] of DEMO_DEPLOYMENTS) {
-      await deployVariant(db, { appId: DEMO.appId, environmentName, variantName, deployedBy: DEMO.userId });
-    }
-    done.push("app with deployments");
+    done.push("app");
   }
+  let recorded = 0;
+  for (const environment of new Set(DEMO_DEPLOYMENTS.map(([name]) => name))) {
+    recorded += (await listEnvironmentRevisions(db, DEMO.userId, DEMO.appId, environment))?.revisions.length ?? 0;
+  }
+  for (const [environmentName, variantName] of DEMO_DEPLOYMENTS.slice(recorded)) {
+    await deployVariant(db, { appId: DEMO.appId, environmentName, variantName, deployedBy: DEMO.userId });
+  }
+  if (recorded < DEMO_DEPLOYMENTS.length) done.push(`${DEMO_DEPLOYMENTS.length - recorded} deployments`);
   return done;
 }
 
-const { values } = parseArgs({ options: { "persist-to": { type: "string" }, remote: { type: "boolean" } }, strict: true });
-if (values.remote) {
-  process.stderr.write("error: the demo seed is local only; it never runs against the deployed database\n");
-  process.exit(2);
+async function main(): Promise<undefined> {
+  const { values } = parseArgs({ options: { "persist-to": { type: "string" }, remote: { type: "boolean" } }, strict: true });
+  if (values.remote) throw new UsageError("the demo seed is local only; it never runs against the deployed database");
+  const { db, close } = await openDatabase({ persistTo: values["persist-to"] });
+  try {
+    const done = [
+      ...((await ensureDemoUser(db)) ? ["user"] : []),
+      ...((await ensureDemoKey(db)) ? ["key"] : []),
+      ...(await ensureDemoApp(db)),
+    ];
+    process.stderr.write(done.length ? `demo data seeded: ${done.join(", ")}\n` : "demo data already present\n");
+  } finally {
+    await close();
+  }
+  return undefined;
 }
-const { db, close } = await openDatabase({ persistTo: values["persist-to"] });
-try {
-  await assertMigrated(db);
-  const done = await seed(db);
-  process.stderr.write(done.length ? `demo data seeded: ${done.join(", ")}\n` : "demo data already present\n");
-} finally {
-  await close();
-}
+
+runCli(main, USAGE);

@@ -2,6 +2,8 @@ import { v7 as uuidv7 } from "uuid";
 
 export const ROLES = ["owner", "admin", "editor", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
+/** Roles that may create apps and record deployments in their organization; `viewer` only reads. */
+export const WRITER_ROLES: readonly Role[] = ["owner", "admin", "editor"];
 
 export interface ApiKeyRecord {
   userId: string;

@@ -135,9 +135,27 @@ export async function listEnvironmentRevisions(
   };
 }
 
-export async function environmentExists(db: D1Database, appId: string, environmentName: string): Promise<boolean> {
-  const row = await db.prepare("SELECT 1 FROM environments WHERE app_id = ? AND name = ?").bind(appId, environmentName).first();
-  return row !== null;
+/**
+ * What `deployVariant` needs to hold before it runs: null when the app does not exist; otherwise whether it has
+ * that environment, and the user's role in the app's organization (null: not a member).
+ */
+export function findDeploymentTarget(
+  db: D1Database,
+  appId: string,
+  environmentName: string,
+  userId: string,
+): Promise<{ hasEnvironment: number; role: Role | null } | null> {
+  return db
+    .prepare(
+      `SELECT EXISTS (SELECT 1 FROM environments WHERE app_id = a.id AND name = ?2) AS hasEnvironment, m.role
+         FROM apps a
+         JOIN projects p ON p.id = a.project_id
+         JOIN workspaces w ON w.id = p.workspace_id
+         LEFT JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = ?3
+        WHERE a.id = ?1`,
+    )
+    .bind(appId, environmentName, userId)
+    .first();
 }
 
 export interface Deployment {

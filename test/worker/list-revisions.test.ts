@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { EnvironmentRevisions } from "../../src/db/apps";
 import { type Account, createAccount, createAppVia, deploy, getRevisions, send } from "./fixtures";
 
 let account: Account;
@@ -10,19 +11,6 @@ beforeAll(async () => {
 });
 
 const RFC3339_MILLIS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-interface Record_ {
-  name: string;
-  app_id: string;
-  project_id: string;
-  deployed_app_variant_id: string | null;
-  deployed_variant_name: string | null;
-  deployed_app_variant_revision_id: string | null;
-  revision: number | null;
-  revisions: { id: string; revision: number; modified_by: string; deployed_app_variant_revision: string | null; deployment: string | null; created_at: string }[];
-  organization_id: string | null;
-  workspace_id: string | null;
-}
 
 describe("GET /apps/:app_id/revisions/:environment_name", () => {
   it("shows a new environment at revision 0, nothing deployed (JSON nulls), no entries", async () => {
@@ -54,7 +42,7 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
     ];
     expect(deployments.map((d) => d.revision)).toEqual([1, 2, 3]);
 
-    const record = (await (await getRevisions(account.key, appId, "staging")).json()) as Record_;
+    const record = (await (await getRevisions(account.key, appId, "staging")).json()) as EnvironmentRevisions;
     expect(record.revision).toBe(3);
     expect(record.revisions.map((entry) => entry.revision)).toEqual([1, 2, 3]);
     expect(record.revisions.map((entry) => entry.id)).toEqual(deployments.map((d) => d.revision_id));
@@ -83,8 +71,8 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
 
   it("keeps each environment's history separate", async () => {
     await deploy(appId, "development", "main", account);
-    const development = (await (await getRevisions(account.key, appId, "development")).json()) as Record_;
-    const production = (await (await getRevisions(account.key, appId, "production")).json()) as Record_;
+    const development = (await (await getRevisions(account.key, appId, "development")).json()) as EnvironmentRevisions;
+    const production = (await (await getRevisions(account.key, appId, "production")).json()) as EnvironmentRevisions;
     expect(development.revisions).toHaveLength(1);
     expect(production.revisions).toHaveLength(0);
   });
@@ -92,7 +80,7 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
   it("accepts the app id in upper case and a trailing slash", async () => {
     const response = await send("GET", `/apps/${appId.toUpperCase()}/revisions/production/`, { key: account.key });
     expect(response.status).toBe(200);
-    expect(((await response.json()) as Record_).app_id).toBe(appId);
+    expect(((await response.json()) as EnvironmentRevisions).app_id).toBe(appId);
   });
 
   it("answers 404 for an unknown environment, an unknown app, and an app of another organization", async () => {

@@ -1,0 +1,323 @@
+/**
+ * The admin CLI (`npm run admin -- ...`) as operators run it: one process per command, against a temporary
+ * --persist-to folder that `wrangler dev` serves at the same time. Commands run one after another: two local
+ * writers at once can meet SQLITE_BUSY.
+ */
+import { existsSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  API_KEY,
+  TIMESTAMP,
+  UUID,
+  admin,
+  adminRemoteLoggedOut,
+  api,
+  expectCliError,
+  expectJsonObject,
+  makeTempDir,
+  migrate,
+  query,
+  removeTempDir,
+  startWorker,
+  type Worker,
+} from "./helpers";
+
+const USER_FIELDS = ["user_id", "username", "organization_id", "workspace_id", "project_id"];
+const ORG_FIELDS = ["organization_id", "workspace_id", "project_id"];
+const MEMBER_FIELDS = ["organization_id", "user_id", "role"];
+const KEY_FIELDS = ["key", "prefix", "user_id", "project_id", "expires_at"];
+const REVOKE_FIELDS = ["prefix", "revoked_at"];
+const DEPLOY_FIELDS = ["environment", "revision", "revision_id"];
+
+const DAY_MS = 86_400_000;
+
+let dir: string;
+let unmigrated: string;
+let worker: Worker;
+
+beforeAll(async () => {
+  dir = await makeTempDir("admin");
+  unmigrated = await makeTempDir("unmigrated");
+  await migrate(dir);
+  worker = await startWorker(dir);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await removeTempDir(dir);
+  await removeTempDir(unmigrated);
+});
+
+describe("each command prints exactly one JSON object and exits 0", () => {
+  const made: Record<string, any> = {};
+
+  it("user create --email --username: the user and their personal organization, workspace and project", async () => {
+    const user = expectJsonObject(await admin(dir, "user", "create", "--email", "alice@example.com", "--username", "alice"), USER_FIELDS);
+    expect(user.username).toBe("alice");
+    for (const field of USER_FIELDS.filter((name) => name !== "username")) expect(user[field]).toMatch(UUID);
+    expect(new Set([user.user_id, user.organization_id, user.workspace_id, user.project_id]).size).toBe(4);
+    made.alice = user;
+  });
+
+  it("user create without --username takes the username from the email", async () => {
+    const user = expectJsonObject(await admin(dir, "user", "create", "--email", "bob.smith@example.com"), USER_FIELDS);
+    expect(user.username).toBe("bob.smith");
+    expect(user.user_id).not.toBe(made.alice.user_id);
+    made.bob = user;
+  });
+
+  it("org create --name --owner: a new organization with its default workspace and project", async () => {
+    const org = expectJsonObject(await admin(dir, "org", "create", "--name", "Acme Corp", "--owner", "alice@example.com"), ORG_FIELDS);
+    for (const field of ORG_FIELDS) expect(org[field]).toMatch(UUID);
+    expect(org.organization_id).not.toBe(made.alice.organization_id);
+    expect(org.project_id).not.toBe(made.alice.project_id);
+    made.acme = org;
+  });
+
+  it("org add-member --org --email --role", async () => {
+    const result = await admin(dir, "org", "add-member", "--org", made.acme.organization_id, "--email", "bob.smith@example.com", "--role", "admin");
+    expect(expectJsonObject(result, MEMBER_FIELDS)).toEqual({ organization_id: made.acme.organization_id, user_id: made.bob.user_id, role: "admin" });
+  });
+
+  it("key create --email: a key for the personal project that never expires", async () => {
+    const key = expectJsonObject(await admin(dir, "key", "create", "--email", "alice@example.com"), KEY_FIELDS);
+    expect(key.key).toMatch(API_KEY);
+    expect(key.prefix).toBe(key.key.slice(0, 8));
+    expect(key).toMatchObject({ user_id: made.alice.user_id, project_id: made.alice.project_id, expires_at: null });
+    made.aliceKey = key;
+  });
+
+  it("key create --project --expires-in-days: a key for an organization's project, expiring N days ahead", async () => {
+    const before = Date.now();
+    const result = await admin(dir, "key", "create", "--email", "bob.smith@example.com", "--project", made.acme.project_id, "--expires-in-days", "30");
+    const after = Date.now();
+    const key = expectJsonObject(result, KEY_FIELDS);
+    expect(key.key).toMatch(API_KEY);
+    expect(key.prefix).toBe(key.key.slice(0, 8));
+    expect(key.prefix).not.toBe(made.aliceKey.prefix);
+    expect(key).toMatchObject({ user_id: made.bob.user_id, project_id: made.acme.project_id });
+    expect(key.expires_at).toMatch(TIMESTAMP);
+    const expiresAt = Date.parse(key.expires_at);
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 30 * DAY_MS - 1_000);
+    expect(expiresAt).toBeLessThanOrEqual(after + 30 * DAY_MS + 1_000);
+    made.bobKey = key;
+  });
+
+  it("key revoke --prefix: the prefix and when it was revoked", async () => {
+    const before = Date.now();
+    const result = await admin(dir, "key", "revoke", "--prefix", made.bobKey.prefix);
+    const after = Date.now();
+    const revoked = expectJsonObject(result, REVOKE_FIELDS);
+    expect(revoked.prefix).toBe(made.bobKey.prefix);
+    expect(revoked.revoked_at).toMatch(TIMESTAMP);
+    expect(Date.parse(revoked.revoked_at)).toBeGreaterThanOrEqual(before - 5_000);
+    expect(Date.parse(revoked.revoked_at)).toBeLessThanOrEqual(after + 5_000);
+  });
+
+  it("deploy --app --env --variant --email: revisions 1, 2, 3 on repeated deploys", async () => {
+    const created = await api(worker, "POST", "/apps", made.aliceKey.key, { app_name: "deploy-target" });
+    expect(created.status).toBe(200);
+    const appId: string = created.body.app_id;
+
+    const deployed = [];
+    for (const variant of ["main", "canary", "main"]) {
+      const result = await admin(dir, "deploy", "--app", appId, "--env", "staging", "--variant", variant, "--email", "alice@example.com");
+      deployed.push(expectJsonObject(result, DEPLOY_FIELDS));
+    }
+    expect(deployed.map(({ environment, revision }) => ({ environment, revision }))).toEqual([
+      { environment: "staging", revision: 1 },
+      { environment: "staging", revision: 2 },
+      { environment: "staging", revision: 3 },
+    ]);
+    for (const { revision_id } of deployed) expect(revision_id).toMatch(UUID);
+    expect(new Set(deployed.map(({ revision_id }) => revision_id)).size).toBe(3);
+
+    // The ids printed are the ids of the revisions the service lists.
+    const listed = await api(worker, "GET", `/apps/${appId}/revisions/staging`, made.aliceKey.key);
+    expect(listed.status).toBe(200);
+    expect(listed.body.revision).toBe(3);
+    expect(listed.body.revisions.map((entry: { id: string }) => entry.id)).toEqual(deployed.map(({ revision_id }) => revision_id));
+  });
+});
+
+describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () => {
+  let carol: any;
+  let dave: any;
+  let carolApp: string;
+  let countsBefore: unknown;
+  const COUNTS = `SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM organizations) AS organizations,
+    (SELECT COUNT(*) FROM organization_members) AS members, (SELECT COUNT(*) FROM api_keys) AS api_keys,
+    (SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NOT NULL) AS revoked_keys,
+    (SELECT COUNT(*) FROM environment_revisions) AS environment_revisions`;
+
+  beforeAll(async () => {
+    carol = expectJsonObject(await admin(dir, "user", "create", "--email", "carol@example.com", "--username", "carol"), USER_FIELDS);
+    dave = expectJsonObject(await admin(dir, "user", "create", "--email", "dave@example.com", "--username", "dave"), USER_FIELDS);
+    const key = expectJsonObject(await admin(dir, "key", "create", "--email", "carol@example.com"), KEY_FIELDS);
+    const created = await api(worker, "POST", "/apps", key.key, { app_name: "carol-app" });
+    expect(created.status).toBe(200);
+    carolApp = created.body.app_id;
+    countsBefore = await query(dir, COUNTS);
+  });
+
+  it("unknown email", async () => {
+    expectCliError(await admin(dir, "key", "create", "--email", "nobody@example.com"), /no user with email nobody@example\.com/);
+  });
+
+  it("bad role", async () => {
+    const result = await admin(dir, "org", "add-member", "--org", carol.organization_id, "--email", "dave@example.com", "--role", "superuser");
+    expectCliError(result, /--role must be one of owner, admin, editor, viewer/);
+  });
+
+  it("unknown organization id", async () => {
+    const missing = "00000000-0000-7000-8000-00000000dead";
+    const result = await admin(dir, "org", "add-member", "--org", missing, "--email", "dave@example.com", "--role", "viewer");
+    expectCliError(result, new RegExp(`no organization with id ${missing}`));
+  });
+
+  it("unknown app", async () => {
+    const missing = "00000000-0000-7000-8000-00000000beef";
+    const result = await admin(dir, "deploy", "--app", missing, "--env", "production", "--variant", "main", "--email", "carol@example.com");
+    expectCliError(result, new RegExp(`no app with id ${missing}`));
+  });
+
+  it("unknown environment", async () => {
+    const result = await admin(dir, "deploy", "--app", carolApp, "--env", "qa", "--variant", "main", "--email", "carol@example.com");
+    expectCliError(result, /has no environment qa/);
+  });
+
+  it("unknown key prefix", async () => {
+    expectCliError(await admin(dir, "key", "revoke", "--prefix", "Zz9Zz9Zz"), /no key with prefix Zz9Zz9Zz/);
+  });
+
+  it("duplicate user email, in any letter case", async () => {
+    const result = await admin(dir, "user", "create", "--email", "CAROL@example.com", "--username", "carol2");
+    expectCliError(result, /already exists/);
+  });
+
+  it.each(["0", "2.5"])("bad --expires-in-days %s", async (days) => {
+    const result = await admin(dir, "key", "create", "--email", "carol@example.com", "--expires-in-days", days);
+    expectCliError(result, /--expires-in-days must be a whole number of days, 1 or more/);
+  });
+
+  it("unknown command", async () => {
+    expectCliError(await admin(dir, "user", "delete", "--email", "carol@example.com"), /unknown command: user delete/);
+  });
+
+  it("unknown flag", async () => {
+    const result = await admin(dir, "user", "create", "--email", "erin@example.com", "--colour", "blue");
+    expectCliError(result, /Unknown option '--colour'/);
+  });
+
+  it("missing required flag", async () => {
+    expectCliError(await admin(dir, "org", "create", "--name", "No Owner Inc"), /--owner is required/);
+  });
+
+  it("--remote together with --persist-to", async () => {
+    expectCliError(await admin(dir, "key", "revoke", "--prefix", "Zz9Zz9Zz", "--remote"), /--remote and --persist-to cannot be used together/);
+  });
+
+  it("--project naming a project the user is not a member of", async () => {
+    const result = await admin(dir, "key", "create", "--email", "carol@example.com", "--project", dave.project_id);
+    expectCliError(result, new RegExp(`no project ${dave.project_id} in an organization of carol@example\\.com`));
+  });
+
+  it("a folder with no migrations applied: the message says to apply them", async () => {
+    const result = await admin(unmigrated, "user", "create", "--email", "frank@example.com");
+    expectCliError(result, /apply the migrations/);
+  });
+
+  it("deploy by a user who may not write in the app's organization", async () => {
+    const result = await admin(dir, "deploy", "--app", carolApp, "--env", "production", "--variant", "main", "--email", "dave@example.com");
+    expectCliError(result, /dave@example\.com must be an owner, admin or editor of the app's organization/);
+  });
+
+  it("a username already taken, and an empty one", async () => {
+    expectCliError(await admin(dir, "user", "create", "--email", "new@example.com", "--username", "carol"), /username carol is taken/);
+    expectCliError(await admin(dir, "user", "create", "--email", "new@example.com", "--username", ""), /--username must be/);
+  });
+
+  it("a --persist-to folder that does not exist, which is not created", async () => {
+    const missing = join(unmigrated, "typo");
+    expectCliError(await admin(missing, "key", "revoke", "--prefix", "Zz9Zz9Zz"), /no such folder/);
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it("--remote without Cloudflare credentials, leaving no temporary files", async () => {
+    const leftovers = () => readdirSync(tmpdir()).filter((name) => name.startsWith("app-management-admin-")).sort();
+    const before = leftovers();
+    const result = await adminRemoteLoggedOut(unmigrated, "key", "revoke", "--prefix", "Zz9Zz9Zz");
+    expectCliError(result, /cannot reach the deployed database.*wrangler login/);
+    expect(leftovers()).toEqual(before);
+  });
+
+  it("none of the failed commands above wrote anything", async () => {
+    expect(await query(dir, COUNTS)).toEqual(countsBefore);
+  });
+});
+
+describe("end to end, with wrangler dev serving the same folder", () => {
+  it("a CLI key creates an app, sees a CLI deploy with its username, and is refused once revoked", async () => {
+    const erin = expectJsonObject(await admin(dir, "user", "create", "--email", "erin@example.com", "--username", "erin"), USER_FIELDS);
+    const { key, prefix } = expectJsonObject(await admin(dir, "key", "create", "--email", "erin@example.com"), KEY_FIELDS);
+
+    const created = await api(worker, "POST", "/apps", key, { app_name: "x" });
+    expect(created.status).toBe(200);
+    expect(Object.keys(created.body).sort()).toEqual(["app_id", "app_name"]);
+    expect(created.body.app_name).toBe("x");
+    expect(created.body.app_id).toMatch(UUID);
+    const path = `/apps/${created.body.app_id}/revisions/production`;
+
+    const before = await api(worker, "GET", path, key);
+    expect(before.status).toBe(200);
+    expect(before.body).toMatchObject({ name: "production", app_id: created.body.app_id, project_id: erin.project_id, revision: 0, revisions: [] });
+
+    const deploy = expectJsonObject(
+      await admin(dir, "deploy", "--app", created.body.app_id, "--env", "production", "--variant", "main", "--email", "erin@example.com"),
+      DEPLOY_FIELDS,
+    );
+    expect(deploy).toMatchObject({ environment: "production", revision: 1 });
+
+    const after = await api(worker, "GET", path, key);
+    expect(after.status).toBe(200);
+    expect(after.body).toMatchObject({ name: "production", app_id: created.body.app_id, revision: 1, deployed_variant_name: "main" });
+    expect(after.body.revisions).toHaveLength(1);
+    expect(after.body.revisions[0]).toMatchObject({ id: deploy.revision_id, revision: 1, modified_by: "erin" });
+    expect(after.body.revisions[0].deployed_app_variant_revision).toBe(after.body.deployed_app_variant_revision_id);
+
+    expectJsonObject(await admin(dir, "key", "revoke", "--prefix", prefix), REVOKE_FIELDS);
+    const revoked = await api(worker, "GET", path, key);
+    expect(revoked.status).toBe(401);
+  });
+
+  it("org add-member: a viewer can read the org's apps but not create one; re-added as editor, they can", async () => {
+    expectJsonObject(await admin(dir, "user", "create", "--email", "frank@example.com", "--username", "frank"), USER_FIELDS);
+    const org = expectJsonObject(await admin(dir, "org", "create", "--name", "Frankco", "--owner", "frank@example.com"), ORG_FIELDS);
+    const frankKey = expectJsonObject(await admin(dir, "key", "create", "--email", "frank@example.com"), KEY_FIELDS).key;
+    const grace = expectJsonObject(await admin(dir, "user", "create", "--email", "grace@example.com", "--username", "grace"), USER_FIELDS);
+    const graceKey = expectJsonObject(await admin(dir, "key", "create", "--email", "grace@example.com"), KEY_FIELDS).key;
+
+    const app = await api(worker, "POST", "/apps", frankKey, { app_name: "org-app", organization_id: org.organization_id });
+    expect(app.status).toBe(200);
+    const path = `/apps/${app.body.app_id}/revisions/development`;
+
+    // Not a member yet: the app is not there for grace.
+    expect((await api(worker, "GET", path, graceKey)).status).toBe(404);
+
+    const asViewer = await admin(dir, "org", "add-member", "--org", org.organization_id, "--email", "grace@example.com", "--role", "viewer");
+    expect(expectJsonObject(asViewer, MEMBER_FIELDS)).toEqual({ organization_id: org.organization_id, user_id: grace.user_id, role: "viewer" });
+    const read = await api(worker, "GET", path, graceKey);
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ name: "development", app_id: app.body.app_id, organization_id: org.organization_id, project_id: org.project_id });
+    const refused = await api(worker, "POST", "/apps", graceKey, { app_name: "by-grace", organization_id: org.organization_id });
+    expect(refused.status).toBe(403);
+
+    const asEditor = await admin(dir, "org", "add-member", "--org", org.organization_id, "--email", "grace@example.com", "--role", "editor");
+    expect(expectJsonObject(asEditor, MEMBER_FIELDS)).toEqual({ organization_id: org.organization_id, user_id: grace.user_id, role: "editor" });
+    const allowed = await api(worker, "POST", "/apps", graceKey, { app_name: "by-grace", organization_id: org.organization_id });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.app_name).toBe("by-grace");
+  });
+});

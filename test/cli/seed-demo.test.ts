@@ -1,0 +1,153 @@
+/**
+ * The demo seed (`npm run db:seed`) as an operator runs it, then the README's demo values against `wrangler dev`.
+ * The values are written out here, not imported: the README documents them literally, and src/cli/seed-demo.ts
+ * runs the seed when imported.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  UUID,
+  admin,
+  api,
+  expectCliError,
+  makeTempDir,
+  migrate,
+  query,
+  removeTempDir,
+  seedDemo,
+  startWorker,
+  type RunResult,
+  type Worker,
+} from "./helpers";
+
+const DEMO_KEY = "localdev.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+const DEMO_APP_ID = "00000000-0000-7000-8000-000000000005";
+const DEMO_USER_ID = "00000000-0000-7000-8000-000000000001";
+const DEMO_ORGANIZATION_ID = "00000000-0000-7000-8000-000000000002";
+const DEMO_WORKSPACE_ID = "00000000-0000-7000-8000-000000000003";
+const DEMO_PROJECT_ID = "00000000-0000-7000-8000-000000000004";
+
+const COUNTS = `SELECT
+  (SELECT COUNT(*) FROM users) AS users,
+  (SELECT COUNT(*) FROM organizations) AS organizations,
+  (SELECT COUNT(*) FROM organization_members) AS organization_members,
+  (SELECT COUNT(*) FROM workspaces) AS workspaces,
+  (SELECT COUNT(*) FROM projects) AS projects,
+  (SELECT COUNT(*) FROM api_keys) AS api_keys,
+  (SELECT COUNT(*) FROM apps) AS apps,
+  (SELECT COUNT(*) FROM environments) AS environments,
+  (SELECT COUNT(*) FROM app_variants) AS app_variants,
+  (SELECT COUNT(*) FROM app_variant_revisions) AS app_variant_revisions,
+  (SELECT COUNT(*) FROM deployments) AS deployments,
+  (SELECT COUNT(*) FROM environment_revisions) AS environment_revisions`;
+
+let dir: string;
+let worker: Worker;
+let firstRun: RunResult;
+
+beforeAll(async () => {
+  dir = await makeTempDir("seed");
+  await migrate(dir);
+  firstRun = await seedDemo("--persist-to", dir);
+  worker = await startWorker(dir);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await removeTempDir(dir);
+});
+
+describe("npm run db:seed", () => {
+  it("seeds a freshly migrated folder: one user with a key and one app with five deployments", async () => {
+    expect(firstRun.code, firstRun.stderr).toBe(0);
+    expect(firstRun.stdout).toBe("");
+    expect(firstRun.stderr).toMatch(/demo data seeded: user, key, app, 5 deployments/);
+    expect(await query(dir, COUNTS)).toEqual([
+      {
+        users: 1,
+        organizations: 1,
+        organization_members: 1,
+        workspaces: 1,
+        projects: 1,
+        api_keys: 1,
+        apps: 1,
+        environments: 3,
+        app_variants: 2,
+        app_variant_revisions: 5,
+        deployments: 5,
+        environment_revisions: 5,
+      },
+    ]);
+  });
+
+  it("runs again without error and changes nothing", async () => {
+    const before = await query(dir, COUNTS);
+    const second = await seedDemo("--persist-to", dir);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/demo data already present/);
+    expect(await query(dir, COUNTS)).toEqual(before);
+  });
+
+  it("refuses --remote with a non-zero exit and a message", async () => {
+    expectCliError(await seedDemo("--remote"), /local only/);
+  });
+
+  it("refuses a folder with no migrations applied, telling to apply them", async () => {
+    const empty = await makeTempDir("seed-unmigrated");
+    try {
+      expectCliError(await seedDemo("--persist-to", empty), new RegExp(`apply the migrations.*--persist-to ${empty}`));
+    } finally {
+      await removeTempDir(empty);
+    }
+  });
+
+  it("refuses, and writes nothing, when the demo email already belongs to another user", async () => {
+    const other = await makeTempDir("seed-taken");
+    try {
+      await migrate(other);
+      expect((await admin(other, "user", "create", "--email", "demo@example.com", "--username", "someone")).code).toBe(0);
+      const before = await query(other, COUNTS);
+      expectCliError(await seedDemo("--persist-to", other), /demo values are taken/);
+      expect(await query(other, COUNTS)).toEqual(before);
+    } finally {
+      await removeTempDir(other);
+    }
+  });
+});
+
+describe("the documented demo values, with wrangler dev serving the seeded folder", () => {
+  it("the demo key lists the demo app's development environment: revision 3 with three entries", async () => {
+    const response = await api(worker, "GET", `/apps/${DEMO_APP_ID}/revisions/development`, DEMO_KEY);
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      name: "development",
+      app_id: DEMO_APP_ID,
+      project_id: DEMO_PROJECT_ID,
+      workspace_id: DEMO_WORKSPACE_ID,
+      organization_id: DEMO_ORGANIZATION_ID,
+      deployed_variant_name: "main",
+      revision: 3,
+    });
+    expect(response.body.revisions).toHaveLength(3);
+    expect(response.body.revisions.map((entry: { revision: number }) => entry.revision)).toEqual([1, 2, 3]);
+    for (const entry of response.body.revisions) expect(entry.modified_by).toBe("demo");
+  });
+
+  it("the demo key lists production at revision 1", async () => {
+    const response = await api(worker, "GET", `/apps/${DEMO_APP_ID}/revisions/production`, DEMO_KEY);
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ name: "production", app_id: DEMO_APP_ID, revision: 1, deployed_variant_name: "main" });
+    expect(response.body.revisions).toHaveLength(1);
+  });
+
+  it("the demo key is the demo user's: it creates apps in the demo project", async () => {
+    const response = await api(worker, "POST", "/apps", DEMO_KEY, { app_name: "from-the-readme" });
+    expect(response.status).toBe(200);
+    expect(response.body.app_name).toBe("from-the-readme");
+    expect(response.body.app_id).toMatch(UUID);
+    const [row] = await query<{ project_id: string; created_by: string }>(
+      dir,
+      `SELECT project_id, created_by FROM apps WHERE id = '${response.body.app_id}'`,
+    );
+    expect(row).toEqual({ project_id: DEMO_PROJECT_ID, created_by: DEMO_USER_ID });
+  });
+});
