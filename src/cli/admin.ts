@@ -20,7 +20,7 @@ import {
 } from "../db/accounts";
 import { deployVariant, findDeploymentTarget } from "../db/apps";
 import { isUniqueViolation } from "../db/unique-violation";
-import { openDatabase } from "./database";
+import { openDatabase, retryWhenBusy } from "./database";
 import { UsageError, runCli } from "./run-cli";
 
 const USAGE = `Usage: npm run --silent admin -- <command> [options] [--persist-to DIR | --remote]
@@ -156,7 +156,7 @@ async function main(argv: string[]): Promise<Record<string, unknown> | undefined
 
   const { db, close } = await openDatabase({ persistTo: options["persist-to"], remote: options.remote });
   try {
-    return await command(db, options);
+    return await retryWhenBusy(() => command(db, options));
   } finally {
     await close();
   }

@@ -72,8 +72,25 @@ export async function openDatabase(target: Target): Promise<OpenDatabase> {
   return { db: proxy.env.DB, close };
 }
 
+/**
+ * Runs `work` again when the local database was busy. `wrangler dev` and this process each open the same SQLite
+ * file, and workerd sets no busy timeout, so one may find the other's lock; the D1 error then only says
+ * "internal error". Locked statements and batches did not write, so running the work again is safe.
+ */
+export async function retryWhenBusy<T>(work: () => Promise<T>, attempts = 6): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      const busy = /SQLITE_BUSY|database is locked|internal error/i.test(error instanceof Error ? error.message : String(error));
+      if (!busy || attempt >= attempts) throw error;
+      await new Promise((resolveLater) => setTimeout(resolveLater, 50 * 2 ** attempt));
+    }
+  }
+}
+
 async function assertMigrated(db: D1Database, target: Target): Promise<void> {
-  const table = await db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'apps'").first();
+  const table = await retryWhenBusy(() => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'apps'").first());
   if (table) return;
   const where = target.remote ? "--remote" : target.persistTo ? `--local --persist-to ${target.persistTo}` : "--local";
   throw new UsageError(`the database has no schema yet: apply the migrations first (npx wrangler d1 migrations apply DB ${where})`);

@@ -7,7 +7,7 @@ import { hashApiKey, parseApiKey } from "../auth/api-keys";
 import { createApiKey, createUser, findApiKey, findUserByEmail } from "../db/accounts";
 import { createApp, deployVariant, findDeploymentTarget, listEnvironmentRevisions } from "../db/apps";
 import { isUniqueViolation } from "../db/unique-violation";
-import { openDatabase } from "./database";
+import { openDatabase, retryWhenBusy } from "./database";
 import { UsageError, runCli } from "./run-cli";
 
 // Local-only demo values, documented in the README. Never use them anywhere else.
@@ -87,9 +87,9 @@ async function main(): Promise<undefined> {
   const { db, close } = await openDatabase({ persistTo: values["persist-to"] });
   try {
     const done = [
-      ...((await ensureDemoUser(db)) ? ["user"] : []),
-      ...((await ensureDemoKey(db)) ? ["key"] : []),
-      ...(await ensureDemoApp(db)),
+      ...((await retryWhenBusy(() => ensureDemoUser(db))) ? ["user"] : []),
+      ...((await retryWhenBusy(() => ensureDemoKey(db))) ? ["key"] : []),
+      ...(await retryWhenBusy(() => ensureDemoApp(db))),
     ];
     process.stderr.write(done.length ? `demo data seeded: ${done.join(", ")}\n` : "demo data already present\n");
   } finally {

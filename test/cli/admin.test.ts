@@ -1,7 +1,6 @@
 /**
  * The admin CLI (`npm run admin -- ...`) as operators run it: one process per command, against a temporary
- * --persist-to folder that `wrangler dev` serves at the same time. Commands run one after another: two local
- * writers at once can meet SQLITE_BUSY.
+ * --persist-to folder that `wrangler dev` serves at the same time.
  */
 import { existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -259,6 +258,21 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
 });
 
 describe("end to end, with wrangler dev serving the same folder", () => {
+  it("commands run at the same time against the folder wrangler dev serves all succeed", async () => {
+    // Each command opens the SQLite file in its own workerd, and may find it locked by another: the CLI retries.
+    const owner = expectJsonObject(await admin(dir, "user", "create", "--email", "gina@example.com", "--username", "gina"), USER_FIELDS);
+    const ownerKey = expectJsonObject(await admin(dir, "key", "create", "--email", "gina@example.com"), KEY_FIELDS);
+    const created = await api(worker, "POST", "/apps", ownerKey.key, { app_name: "busy" });
+    expect(created.status).toBe(200);
+    const keys = await Promise.all([1, 2, 3, 4].map(() => admin(dir, "key", "create", "--email", "gina@example.com")));
+    for (const result of keys) {
+      const { key, project_id } = expectJsonObject(result, KEY_FIELDS);
+      expect(project_id).toBe(owner.project_id);
+      const read = await api(worker, "GET", `/apps/${created.body.app_id}/revisions/production`, key);
+      expect(read.status).toBe(200);
+    }
+  });
+
   it("a CLI key creates an app, sees a CLI deploy with its username, and is refused once revoked", async () => {
     const erin = expectJsonObject(await admin(dir, "user", "create", "--email", "erin@example.com", "--username", "erin"), USER_FIELDS);
     const { key, prefix } = expectJsonObject(await admin(dir, "key", "create", "--email", "erin@example.com"), KEY_FIELDS);

@@ -212,12 +212,15 @@ export function expectJsonObject(result: RunResult, fields: string[]): any {
   return result.json;
 }
 
-/** Non-zero exit, nothing on stdout, and a one-line `error: ...` message (no stack trace) on stderr. */
+/**
+ * Non-zero exit, nothing on stdout, and an `error: ...` message (no stack trace) on stderr. The message need not
+ * be stderr's first line: when wrangler dev holds the database lock, workerd logs SQLITE_BUSY there itself.
+ */
 export function expectCliError(result: RunResult, message: RegExp): void {
   expect(result.code, `exit code; stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).not.toBe(0);
   expect(result.code).not.toBeNull();
   expect(result.stdout).toBe("");
-  expect(result.stderr).toMatch(/^error: /);
+  expect(result.stderr).toMatch(/^error: /m);
   expect(result.stderr).toMatch(message);
   expect(result.stderr, "no stack trace").not.toMatch(/^\s+at /m);
 }
