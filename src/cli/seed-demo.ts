@@ -4,8 +4,8 @@
  */
 import { parseArgs } from "node:util";
 import { hashApiKey, parseApiKey } from "../auth/api-keys";
-import { createApiKey, createUser, findApiKey, findUserByEmail } from "../db/accounts";
-import { createApp, deployVariant, findDeploymentTarget, listEnvironmentRevisions } from "../db/apps";
+import { createApiKey, createUser, findApiKeyOwner, findUserByEmail, type KeyCredentials } from "../db/accounts";
+import { createApp, deployVariant, findDeploymentTarget, readEnvironmentRevisions } from "../db/apps";
 import { isUniqueViolation } from "../db/unique-violation";
 import { openDatabase, retryWhenBusy } from "./database";
 import { UsageError, runCli } from "./run-cli";
@@ -51,20 +51,24 @@ async function ensureDemoUser(db: D1Database): Promise<boolean> {
   return true;
 }
 
-async function ensureDemoKey(db: D1Database): Promise<boolean> {
+async function demoCredentials(): Promise<KeyCredentials> {
   const key = parseApiKey(DEMO.apiKey);
   if (!key) throw new Error("the demo key is malformed");
-  const existing = await findApiKey(db, key.prefix);
+  return { prefix: key.prefix, keyHash: await hashApiKey(key.key) };
+}
+
+async function ensureDemoKey(db: D1Database, credentials: KeyCredentials): Promise<boolean> {
+  const existing = await findApiKeyOwner(db, credentials.prefix);
   if (existing) {
     if (existing.userId !== DEMO.userId) throw new UsageError(CONFLICT);
     return false;
   }
-  await createApiKey(db, { prefix: key.prefix, keyHash: await hashApiKey(key.key), userId: DEMO.userId, projectId: DEMO.projectId, expiresAt: null });
+  await createApiKey(db, { ...credentials, userId: DEMO.userId, projectId: DEMO.projectId, expiresAt: null });
   return true;
 }
 
 /** Creates the demo app if missing, then whatever demo deployments its history does not have yet. */
-async function ensureDemoApp(db: D1Database): Promise<string[]> {
+async function ensureDemoApp(db: D1Database, credentials: KeyCredentials): Promise<string[]> {
   const done: string[] = [];
   if (!(await findDeploymentTarget(db, DEMO.appId, "production", DEMO.userId))) {
     await createApp(db, { projectId: DEMO.projectId, name: DEMO.appName, createdBy: DEMO.userId }, DEMO.appId);
@@ -72,7 +76,8 @@ async function ensureDemoApp(db: D1Database): Promise<string[]> {
   }
   let recorded = 0;
   for (const environment of new Set(DEMO_DEPLOYMENTS.map(([name]) => name))) {
-    recorded += (await listEnvironmentRevisions(db, DEMO.userId, DEMO.appId, environment))?.revisions.length ?? 0;
+    const { record } = await readEnvironmentRevisions(db, credentials, DEMO.appId, environment);
+    recorded += record ? (JSON.parse(record) as { revisions: unknown[] }).revisions.length : 0;
   }
   for (const [environmentName, variantName] of DEMO_DEPLOYMENTS.slice(recorded)) {
     await deployVariant(db, { appId: DEMO.appId, environmentName, variantName, deployedBy: DEMO.userId });
@@ -84,12 +89,13 @@ async function ensureDemoApp(db: D1Database): Promise<string[]> {
 async function main(): Promise<undefined> {
   const { values } = parseArgs({ options: { "persist-to": { type: "string" }, remote: { type: "boolean" } }, strict: true });
   if (values.remote) throw new UsageError("the demo seed is local only; it never runs against the deployed database");
+  const credentials = await demoCredentials();
   const { db, close } = await openDatabase({ persistTo: values["persist-to"] });
   try {
     const done = [
       ...((await retryWhenBusy(() => ensureDemoUser(db))) ? ["user"] : []),
-      ...((await retryWhenBusy(() => ensureDemoKey(db))) ? ["key"] : []),
-      ...(await retryWhenBusy(() => ensureDemoApp(db))),
+      ...((await retryWhenBusy(() => ensureDemoKey(db, credentials))) ? ["key"] : []),
+      ...(await retryWhenBusy(() => ensureDemoApp(db, credentials))),
     ];
     process.stderr.write(done.length ? `demo data seeded: ${done.join(", ")}\n` : "demo data already present\n");
   } finally {

@@ -5,23 +5,36 @@ export type Role = (typeof ROLES)[number];
 /** Roles that may create apps and record deployments in their organization; `viewer` only reads. */
 export const WRITER_ROLES: readonly Role[] = ["owner", "admin", "editor"];
 
-export interface ApiKeyRecord {
-  userId: string;
-  projectId: string;
+/** Anything that runs statements: the D1 binding itself, or a session of it (read replicas). */
+export type Queryable = Pick<D1Database, "prepare" | "batch">;
+
+/** What a request presents: the key's prefix and the SHA-256 (hex) of the whole key. */
+export interface KeyCredentials {
+  prefix: string;
   keyHash: string;
-  expiresAt: string | null;
-  revokedAt: string | null;
 }
 
-export function findApiKey(db: D1Database, prefix: string): Promise<ApiKeyRecord | null> {
+/**
+ * The live key matching ?1 (prefix) and ?2 (key hash): a fragment to embed as a CTE named `caller`, so that a
+ * request's key check rides in the same statement as its data. Looking keys up by their hash leaks nothing
+ * about stored keys, whatever the timing; an unknown prefix costs the same as a wrong secret.
+ */
+export const CALLER_CTE = `caller AS (
+  SELECT user_id, project_id FROM api_keys
+   WHERE prefix = ?1 AND key_hash = ?2 AND revoked_at IS NULL
+     AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))`;
+
+/** Who the credentials belong to, when they name a live key. */
+export function findCaller(db: Queryable, credentials: KeyCredentials): Promise<{ userId: string; projectId: string } | null> {
   return db
-    .prepare(
-      `SELECT user_id AS userId, project_id AS projectId, key_hash AS keyHash,
-              expires_at AS expiresAt, revoked_at AS revokedAt
-         FROM api_keys WHERE prefix = ?`,
-    )
-    .bind(prefix)
-    .first<ApiKeyRecord>();
+    .prepare(`WITH ${CALLER_CTE} SELECT user_id AS userId, project_id AS projectId FROM caller`)
+    .bind(credentials.prefix, credentials.keyHash)
+    .first();
+}
+
+/** The owner of the key with this prefix, live or not. */
+export function findApiKeyOwner(db: Queryable, prefix: string): Promise<{ userId: string } | null> {
+  return db.prepare("SELECT user_id AS userId FROM api_keys WHERE prefix = ?").bind(prefix).first();
 }
 
 export interface User {
@@ -30,7 +43,7 @@ export interface User {
   email: string;
 }
 
-export function findUserByEmail(db: D1Database, email: string): Promise<User | null> {
+export function findUserByEmail(db: Queryable, email: string): Promise<User | null> {
   return db.prepare("SELECT id, username, email FROM users WHERE email = ?").bind(email).first<User>();
 }
 
@@ -43,7 +56,7 @@ export interface OrganizationIds {
 const newOrganizationIds = (): OrganizationIds => ({ organizationId: uuidv7(), workspaceId: uuidv7(), projectId: uuidv7() });
 
 /** An organization with its owner, default workspace and default project: the statements, to batch with others. */
-function organizationStatements(db: D1Database, name: string, ownerId: string, isPersonal: boolean, ids: OrganizationIds) {
+function organizationStatements(db: Queryable, name: string, ownerId: string, isPersonal: boolean, ids: OrganizationIds) {
   return [
     db.prepare("INSERT INTO organizations (id, name, is_personal) VALUES (?, ?, ?)").bind(ids.organizationId, name, isPersonal ? 1 : 0),
     db.prepare("INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, 'owner')").bind(ids.organizationId, ownerId),
@@ -54,7 +67,7 @@ function organizationStatements(db: D1Database, name: string, ownerId: string, i
 
 /** A user and their personal organization, workspace and default project, in one batch. */
 export async function createUser(
-  db: D1Database,
+  db: Queryable,
   user: { email: string; username: string },
   ids: OrganizationIds & { userId: string } = { userId: uuidv7(), ...newOrganizationIds() },
 ): Promise<OrganizationIds & { userId: string }> {
@@ -66,7 +79,7 @@ export async function createUser(
 }
 
 export async function createOrganization(
-  db: D1Database,
+  db: Queryable,
   name: string,
   ownerId: string,
   ids: OrganizationIds = newOrganizationIds(),
@@ -75,12 +88,12 @@ export async function createOrganization(
   return ids;
 }
 
-export async function organizationExists(db: D1Database, organizationId: string): Promise<boolean> {
+export async function organizationExists(db: Queryable, organizationId: string): Promise<boolean> {
   return (await db.prepare("SELECT 1 FROM organizations WHERE id = ?").bind(organizationId).first()) !== null;
 }
 
 /** Adds the member, or changes their role if they already are one. */
-export async function setOrganizationMember(db: D1Database, organizationId: string, userId: string, role: Role): Promise<void> {
+export async function setOrganizationMember(db: Queryable, organizationId: string, userId: string, role: Role): Promise<void> {
   await db
     .prepare(
       `INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, ?)
@@ -91,7 +104,7 @@ export async function setOrganizationMember(db: D1Database, organizationId: stri
 }
 
 /** The user's personal project, or the given project if it exists and the user belongs to its organization. */
-export async function findProjectForUser(db: D1Database, userId: string, projectId?: string): Promise<string | null> {
+export async function findProjectForUser(db: Queryable, userId: string, projectId?: string): Promise<string | null> {
   const row = projectId
     ? await db
         .prepare(
@@ -124,7 +137,7 @@ export interface NewApiKey {
   expiresAt: string | null;
 }
 
-export async function createApiKey(db: D1Database, key: NewApiKey, id: string = uuidv7()): Promise<void> {
+export async function createApiKey(db: Queryable, key: NewApiKey, id: string = uuidv7()): Promise<void> {
   await db
     .prepare("INSERT INTO api_keys (id, prefix, key_hash, user_id, project_id, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
     .bind(id, key.prefix, key.keyHash, key.userId, key.projectId, key.expiresAt)
@@ -132,7 +145,7 @@ export async function createApiKey(db: D1Database, key: NewApiKey, id: string = 
 }
 
 /** Revokes the key (keeping the first revocation time); null when no key has that prefix. */
-export function revokeApiKey(db: D1Database, prefix: string): Promise<{ prefix: string; revoked_at: string } | null> {
+export function revokeApiKey(db: Queryable, prefix: string): Promise<{ prefix: string; revoked_at: string } | null> {
   return db
     .prepare(
       `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
-import type { Role } from "./accounts";
+import { CALLER_CTE, WRITER_ROLES, type KeyCredentials, type Queryable, type Role } from "./accounts";
 
 /** Every app is born with these environments, at revision 0 with nothing deployed. */
 export const DEFAULT_ENVIRONMENTS = ["development", "staging", "production"] as const;
@@ -15,28 +15,37 @@ export interface ProjectLineage {
 export type TargetKind = "project" | "workspace" | "organization";
 
 const LINEAGE_SELECT = `SELECT p.id AS projectId, w.id AS workspaceId, w.organization_id AS organizationId, m.role AS role`;
-const MEMBERSHIP = `LEFT JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = ?1`;
+const MEMBERSHIP = `LEFT JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = (SELECT user_id FROM caller)`;
 
 // A workspace stands for its default project; an organization for its default workspace's default project.
-const LINEAGE_SQL: Record<TargetKind, string> = {
-  project: `${LINEAGE_SELECT} FROM projects p JOIN workspaces w ON w.id = p.workspace_id ${MEMBERSHIP} WHERE p.id = ?2`,
+const LINEAGE_SQL: Record<TargetKind | "key", string> = {
+  project: `${LINEAGE_SELECT} FROM projects p JOIN workspaces w ON w.id = p.workspace_id ${MEMBERSHIP} WHERE p.id = ?3`,
   workspace: `${LINEAGE_SELECT} FROM workspaces w
-    LEFT JOIN projects p ON p.workspace_id = w.id AND p.is_default = 1 ${MEMBERSHIP} WHERE w.id = ?2`,
+    LEFT JOIN projects p ON p.workspace_id = w.id AND p.is_default = 1 ${MEMBERSHIP} WHERE w.id = ?3`,
   organization: `${LINEAGE_SELECT} FROM organizations o
     JOIN workspaces w ON w.organization_id = o.id AND w.is_default = 1
-    LEFT JOIN projects p ON p.workspace_id = w.id AND p.is_default = 1 ${MEMBERSHIP} WHERE o.id = ?2`,
+    LEFT JOIN projects p ON p.workspace_id = w.id AND p.is_default = 1 ${MEMBERSHIP} WHERE o.id = ?3`,
+  key: `${LINEAGE_SELECT} FROM projects p JOIN workspaces w ON w.id = p.workspace_id ${MEMBERSHIP}
+    WHERE p.id = (SELECT project_id FROM caller) AND ?3 IS NULL`,
 };
 
-/** The lineage of each named target as seen by `userId` (null where the id does not exist), in one round trip. */
+/**
+ * In one round trip: whether the credentials name a live key, and the lineage of each target as seen by its
+ * holder (null where the id does not exist). Kind "key" (with a null id) is the key's own project.
+ */
 export async function findProjectLineages(
-  db: D1Database,
-  userId: string,
-  targets: { kind: TargetKind; id: string }[],
-): Promise<(ProjectLineage | null)[]> {
-  const results = await db.batch<ProjectLineage>(
-    targets.map(({ kind, id }) => db.prepare(LINEAGE_SQL[kind]).bind(userId, id)),
-  );
-  return results.map((result) => result.results[0] ?? null);
+  db: Queryable,
+  credentials: KeyCredentials,
+  targets: { kind: TargetKind | "key"; id: string | null }[],
+): Promise<{ authenticated: boolean; lineages: (ProjectLineage | null)[] }> {
+  const [caller, ...lineages] = await db.batch([
+    db.prepare(`WITH ${CALLER_CTE} SELECT 1 FROM caller`).bind(credentials.prefix, credentials.keyHash),
+    ...targets.map(({ kind, id }) => db.prepare(`WITH ${CALLER_CTE} ${LINEAGE_SQL[kind]}`).bind(credentials.prefix, credentials.keyHash, id)),
+  ]);
+  return {
+    authenticated: caller.results.length > 0,
+    lineages: lineages.map((result) => (result.results[0] as ProjectLineage | undefined) ?? null),
+  };
 }
 
 export interface NewApp {
@@ -45,94 +54,135 @@ export interface NewApp {
   createdBy: string;
 }
 
+const environmentInserts = (db: Queryable, appId: string) =>
+  DEFAULT_ENVIRONMENTS.map((name) =>
+    // Guarded so that, in a batch whose app insert was refused, nothing is written.
+    db
+      .prepare("INSERT INTO environments (id, app_id, name) SELECT ?2, ?1, ?3 WHERE EXISTS (SELECT 1 FROM apps WHERE id = ?1)")
+      .bind(appId, uuidv7(), name),
+  );
+
 /**
  * Creates the app and its environments in one batch (one transaction), so an app never exists without them.
- * A name already taken in the project fails with D1's UNIQUE constraint error on `apps`.
+ * For operators and fixtures, who have already decided the project; requests go through `createAppAsCaller`.
  */
-export async function createApp(db: D1Database, app: NewApp, appId: string = uuidv7()): Promise<{ app_id: string; app_name: string }> {
+export async function createApp(db: Queryable, app: NewApp, appId: string = uuidv7()): Promise<void> {
   await db.batch([
     db.prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES (?, ?, ?, ?)").bind(appId, app.projectId, app.name, app.createdBy),
-    ...DEFAULT_ENVIRONMENTS.map((name) =>
-      db.prepare("INSERT INTO environments (id, app_id, name) VALUES (?, ?, ?)").bind(uuidv7(), appId, name),
-    ),
+    ...environmentInserts(db, appId),
   ]);
-  return { app_id: appId, app_name: app.name };
 }
 
-/** The record of SPEC 2.3, field for field. */
-export interface EnvironmentRevisions {
-  name: string;
-  app_id: string;
-  project_id: string;
-  deployed_app_variant_id: string | null;
-  deployed_variant_name: string | null;
-  deployed_app_variant_revision_id: string | null;
-  revision: number | null;
-  revisions: RevisionEntry[];
-  organization_id: string | null;
-  workspace_id: string | null;
-}
-
-export interface RevisionEntry {
-  id: string;
-  revision: number;
-  modified_by: string;
-  deployed_app_variant_revision: string | null;
-  deployment: string | null;
-  created_at: string;
+export interface AppTarget {
+  projectId?: string | null;
+  workspaceId?: string | null;
+  organizationId?: string | null;
 }
 
 /**
- * One environment of one app with its revisions oldest first, or null when the environment does not exist or
- * the user is not a member of the app's organization (the two are not told apart).
+ * The whole of `POST /apps` in one round trip: in one batch, the key is checked, the target project resolved
+ * (`projectId`, else the default project of `workspaceId`, else of `organizationId`, else the key's), every
+ * given id checked to agree with it, the caller's role checked, and the app and its environments inserted, all
+ * by the database. Returns the new app's id and its creator, or null when any check refused (nothing was
+ * written then: `explainRefusedCreate` tells why). A name taken in the project fails with D1's UNIQUE error on
+ * `apps`, which only an authorised caller can reach.
  */
-export async function listEnvironmentRevisions(
-  db: D1Database,
-  userId: string,
-  appId: string,
-  environmentName: string,
-): Promise<EnvironmentRevisions | null> {
-  const [environment, revisions] = await db.batch([
+export async function createAppAsCaller(
+  db: Queryable,
+  credentials: KeyCredentials,
+  name: string,
+  target: AppTarget,
+  appId: string = uuidv7(),
+): Promise<{ appId: string; createdBy: string } | null> {
+  const [inserted] = await db.batch<{ created_by: string }>([
     db
       .prepare(
-        `SELECT e.name, a.id AS app_id, a.project_id, e.deployed_app_variant_id, v.name AS deployed_variant_name,
+        `WITH ${CALLER_CTE},
+         target AS (
+           SELECT p.id AS project_id, w.id AS workspace_id, w.organization_id
+             FROM projects p JOIN workspaces w ON w.id = p.workspace_id
+            WHERE p.id = CASE
+              WHEN ?4 IS NOT NULL THEN ?4
+              WHEN ?5 IS NOT NULL THEN (SELECT id FROM projects WHERE workspace_id = ?5 AND is_default = 1)
+              WHEN ?6 IS NOT NULL THEN (SELECT dp.id FROM workspaces dw JOIN projects dp ON dp.workspace_id = dw.id AND dp.is_default = 1
+                                         WHERE dw.organization_id = ?6 AND dw.is_default = 1)
+              ELSE (SELECT project_id FROM caller) END)
+         INSERT INTO apps (id, project_id, name, created_by)
+         SELECT ?3, target.project_id, ?7, caller.user_id
+           FROM caller, target
+          WHERE (?5 IS NULL OR target.workspace_id = ?5)
+            AND (?6 IS NULL OR target.organization_id = ?6)
+            AND EXISTS (SELECT 1 FROM organization_members m
+                         WHERE m.organization_id = target.organization_id AND m.user_id = caller.user_id
+                           AND m.role IN (${WRITER_ROLES.map((role) => `'${role}'`).join(", ")}))
+         RETURNING created_by`,
+      )
+      .bind(
+        credentials.prefix,
+        credentials.keyHash,
+        appId,
+        target.projectId ?? null,
+        target.workspaceId ?? null,
+        target.organizationId ?? null,
+        name,
+      ),
+    ...environmentInserts(db, appId),
+  ]);
+  const createdBy = inserted.results[0]?.created_by;
+  return createdBy ? { appId, createdBy } : null;
+}
+
+/**
+ * The record of SPEC 2.3 for one environment of one app, as JSON text built by SQLite (revisions oldest
+ * first), with the key check in the same statement: one round trip, and nothing to re-encode in the Worker.
+ * `userId` is null when the key is not live; `record` is null when the environment does not exist or the
+ * caller is not a member of the app's organization (the two are not told apart).
+ */
+export async function readEnvironmentRevisions(
+  db: Queryable,
+  credentials: KeyCredentials,
+  appId: string,
+  environmentName: string,
+): Promise<{ userId: string | null; record: string | null }> {
+  const row = await db
+    .prepare(
+      `WITH ${CALLER_CTE},
+       environment AS (
+         SELECT e.id, e.name, e.app_id, a.project_id, e.deployed_app_variant_id, v.name AS deployed_variant_name,
                 e.deployed_app_variant_revision_id, e.revision, w.organization_id, w.id AS workspace_id
            FROM environments e
            JOIN apps a ON a.id = e.app_id
            JOIN projects p ON p.id = a.project_id
            JOIN workspaces w ON w.id = p.workspace_id
-           JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = ?
+           JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = (SELECT user_id FROM caller)
            LEFT JOIN app_variants v ON v.id = e.deployed_app_variant_id
-          WHERE e.app_id = ? AND e.name = ?`,
-      )
-      .bind(userId, appId, environmentName),
-    db
-      .prepare(
-        `SELECT r.id, r.revision, u.username AS modified_by,
-                r.deployed_app_variant_revision_id AS deployed_app_variant_revision,
-                r.deployment_id AS deployment, r.created_at
-           FROM environments e
-           JOIN environment_revisions r ON r.environment_id = e.id
-           JOIN users u ON u.id = r.modified_by
-          WHERE e.app_id = ? AND e.name = ?
-          ORDER BY r.revision`,
-      )
-      .bind(appId, environmentName),
-  ]);
-  const record = environment.results[0] as Omit<EnvironmentRevisions, "revisions"> | undefined;
-  if (!record) return null;
-  return {
-    name: record.name,
-    app_id: record.app_id,
-    project_id: record.project_id,
-    deployed_app_variant_id: record.deployed_app_variant_id,
-    deployed_variant_name: record.deployed_variant_name,
-    deployed_app_variant_revision_id: record.deployed_app_variant_revision_id,
-    revision: record.revision,
-    revisions: revisions.results as unknown as RevisionEntry[],
-    organization_id: record.organization_id,
-    workspace_id: record.workspace_id,
-  };
+          WHERE e.app_id = ?3 AND e.name = ?4)
+       SELECT (SELECT user_id FROM caller) AS userId,
+              (SELECT json_object(
+                 'name', name,
+                 'app_id', app_id,
+                 'project_id', project_id,
+                 'deployed_app_variant_id', deployed_app_variant_id,
+                 'deployed_variant_name', deployed_variant_name,
+                 'deployed_app_variant_revision_id', deployed_app_variant_revision_id,
+                 'revision', revision,
+                 'revisions', json((
+                   SELECT json_group_array(json_object(
+                            'id', r.id,
+                            'revision', r.revision,
+                            'modified_by', u.username,
+                            'deployed_app_variant_revision', r.deployed_app_variant_revision_id,
+                            'deployment', r.deployment_id,
+                            'created_at', r.created_at) ORDER BY r.revision)
+                     FROM environment_revisions r JOIN users u ON u.id = r.modified_by
+                    WHERE r.environment_id = environment.id)),
+                 'organization_id', organization_id,
+                 'workspace_id', workspace_id)
+                 FROM environment) AS record`,
+    )
+    .bind(credentials.prefix, credentials.keyHash, appId, environmentName)
+    .first<{ userId: string | null; record: string | null }>();
+  return row ?? { userId: null, record: null };
 }
 
 /**
@@ -140,7 +190,7 @@ export async function listEnvironmentRevisions(
  * that environment, and the user's role in the app's organization (null: not a member).
  */
 export function findDeploymentTarget(
-  db: D1Database,
+  db: Queryable,
   appId: string,
   environmentName: string,
   userId: string,
@@ -170,7 +220,7 @@ export interface Deployment {
  * revision, in one batch. Revision numbers come from the rows themselves inside the transaction, and
  * UNIQUE (environment_id, revision) rejects any duplicate.
  */
-export async function deployVariant(db: D1Database, deployment: Deployment): Promise<{ environment: string; revision: number; revision_id: string }> {
+export async function deployVariant(db: Queryable, deployment: Deployment): Promise<{ environment: string; revision: number; revision_id: string }> {
   const { appId, environmentName, variantName, deployedBy } = deployment;
   const [variantRevisionId, deploymentId, environmentRevisionId] = [uuidv7(), uuidv7(), uuidv7()];
   const environmentId = "(SELECT id FROM environments WHERE app_id = ?1 AND name = ?2)";

@@ -1,13 +1,23 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { z } from "zod";
 
 /** One problem in a 422 body, in FastAPI's shape: where, what, and a machine-readable type. */
-export interface ValidationIssue {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-}
+export const ValidationIssue = z.object({
+  loc: z.array(z.union([z.string(), z.int()])).meta({ description: 'Where: "body" or "path", then the field' }),
+  msg: z.string(),
+  type: z.string().meta({ description: "pydantic's error type, e.g. missing, string_type, uuid_parsing, json_invalid" }),
+});
+export type ValidationIssue = z.infer<typeof ValidationIssue>;
+
+/** The body of every error but 422. */
+export const ErrorBody = z.object({ detail: z.string() });
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+/** The body of a 422. */
+export const ValidationErrorBody = z.object({ detail: z.array(ValidationIssue) });
+export type ValidationErrorBody = z.infer<typeof ValidationErrorBody>;
 
 /** Every error the service answers with: a status, a `detail` and, sometimes, headers. */
 export class ApiError extends Error {
@@ -56,6 +66,7 @@ export const handleError: ErrorHandler = (error, c) => {
     JSON.stringify({
       level: "error",
       message: "unhandled error",
+      request_id: c.get("requestId"),
       method: c.req.method,
       route: c.req.routePath,
       error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),

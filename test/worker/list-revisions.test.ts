@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { EnvironmentRevisions } from "../../src/db/apps";
+import type { EnvironmentRevisions } from "../../src/apps/apps.schemas";
 import { type Account, createAccount, createAppVia, deploy, getRevisions, send } from "./fixtures";
 
 let account: Account;
