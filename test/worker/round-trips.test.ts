@@ -72,29 +72,69 @@ describe("D1 round trips per request", () => {
     expect(counter.trips).toBe(5);
   });
 
-  it.each([
-    ["GET, success (with five revisions)", "GET", () => `/apps/${appId}/revisions/production`, () => account.key, undefined, 200, 1],
-    ["POST, success", "POST", () => "/apps", () => account.key, '{"app_name":"one-trip"}', 200, 1],
-    ["POST into an organization, success", "POST", () => "/apps", () => account.key, () => `{"app_name":"org-trip","organization_id":"${team.organizationId}"}`, 200, 1],
-  ] as const)("%s: %i trip", async (_, method, path, key, body, status, trips) => {
-    const result = await roundTrips(method, path(), key(), typeof body === "function" ? body() : body);
-    expect(result).toEqual({ status, trips });
+  interface Case {
+    name: string;
+    method: "GET" | "POST";
+    path: () => string;
+    key: () => string;
+    body?: () => string;
+    status: number;
+    trips: number;
+  }
+  const revisions = (environment: string) => () => `/apps/${appId}/revisions/${environment}`;
+  const apps = () => "/apps";
+  const ownKey = () => account.key;
+  const json = (value: () => object) => () => JSON.stringify(value());
+
+  const successPaths: Case[] = [
+    { name: "GET (five revisions)", method: "GET", path: revisions("production"), key: ownKey, status: 200, trips: 1 },
+    { name: "POST into the key's project", method: "POST", path: apps, key: ownKey, body: json(() => ({ app_name: "one-trip" })), status: 200, trips: 1 },
+    {
+      name: "POST into an organization",
+      method: "POST",
+      path: apps,
+      key: ownKey,
+      body: json(() => ({ app_name: "org-trip", organization_id: team.organizationId })),
+      status: 200,
+      trips: 1,
+    },
+  ];
+
+  const errorPaths: Case[] = [
+    { name: "GET, malformed key (no lookup)", method: "GET", path: revisions("production"), key: () => "nonsense", status: 401, trips: 0 },
+    { name: "GET, key not live", method: "GET", path: revisions("production"), key: wrongKey, status: 401, trips: 1 },
+    { name: "GET, unknown environment", method: "GET", path: revisions("qa"), key: ownKey, status: 404, trips: 1 },
+    { name: "GET, invalid path, live key", method: "GET", path: () => "/apps/not-a-uuid/revisions/x", key: ownKey, status: 422, trips: 1 },
+    { name: "GET, invalid path, key not live", method: "GET", path: () => "/apps/not-a-uuid/revisions/x", key: wrongKey, status: 401, trips: 1 },
+    { name: "POST, invalid body, live key", method: "POST", path: apps, key: ownKey, body: json(() => ({ app_name: "" })), status: 422, trips: 1 },
+    { name: "POST, invalid body, key not live", method: "POST", path: apps, key: wrongKey, body: json(() => ({ app_name: "" })), status: 401, trips: 1 },
+    { name: "POST, key not live", method: "POST", path: apps, key: wrongKey, body: json(() => ({ app_name: "nope" })), status: 401, trips: 2 },
+    { name: "POST, name taken", method: "POST", path: apps, key: ownKey, body: json(() => ({ app_name: "counted" })), status: 409, trips: 1 },
+    {
+      name: "POST, viewer of the target",
+      method: "POST",
+      path: apps,
+      key: () => viewer.key,
+      body: json(() => ({ app_name: "v", organization_id: team.organizationId })),
+      status: 403,
+      trips: 2,
+    },
+    {
+      name: "POST, unknown project",
+      method: "POST",
+      path: apps,
+      key: ownKey,
+      body: json(() => ({ app_name: "x", project_id: "01900000-0000-7000-8000-000000000000" })),
+      status: 403,
+      trips: 2,
+    },
+  ];
+
+  it.each(successPaths)("success path $name: $trips round trip", async ({ method, path, key, body, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.())).toEqual({ status, trips });
   });
 
-  it.each([
-    ["GET, key not live", "GET", () => `/apps/${appId}/revisions/production`, () => wrongKey(), undefined, 401, 1],
-    ["GET, unknown environment", "GET", () => `/apps/${appId}/revisions/qa`, () => account.key, undefined, 404, 1],
-    ["GET, malformed key (no lookup)", "GET", () => `/apps/${appId}/revisions/production`, () => "nonsense", undefined, 401, 0],
-    ["GET, invalid path, live key", "GET", () => "/apps/not-a-uuid/revisions/production", () => account.key, undefined, 422, 1],
-    ["GET, invalid path, key not live", "GET", () => "/apps/not-a-uuid/revisions/production", () => wrongKey(), undefined, 401, 1],
-    ["POST, invalid body, live key", "POST", () => "/apps", () => account.key, '{"app_name":""}', 422, 1],
-    ["POST, invalid body, key not live", "POST", () => "/apps", () => wrongKey(), '{"app_name":""}', 401, 1],
-    ["POST, key not live", "POST", () => "/apps", () => wrongKey(), '{"app_name":"nope"}', 401, 2],
-    ["POST, name taken", "POST", () => "/apps", () => account.key, '{"app_name":"counted"}', 409, 1],
-    ["POST, viewer", "POST", () => "/apps", () => viewer.key, () => `{"app_name":"v","organization_id":"${team.organizationId}"}`, 403, 2],
-    ["POST, unknown project", "POST", () => "/apps", () => account.key, '{"app_name":"x","project_id":"01900000-0000-7000-8000-000000000000"}', 403, 2],
-  ] as const)("error path %s: %i trips", async (_, method, path, key, body, status, trips) => {
-    const result = await roundTrips(method, path(), key(), typeof body === "function" ? body() : body);
-    expect(result).toEqual({ status, trips });
+  it.each(errorPaths)("error path $name: $trips round trips", async ({ method, path, key, body, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.())).toEqual({ status, trips });
   });
 });
