@@ -2,7 +2,7 @@ import { Hono, type Context } from "hono";
 import { RETAINED_304_HEADERS, etag } from "hono/etag";
 import { requireApiKey } from "../auth/require-api-key";
 import { createAppAsCaller, readEnvironmentRevisions } from "../db/apps";
-import { isUniqueViolation } from "../db/unique-violation";
+import { isUniqueViolation, retryReadOnce } from "../db/d1-errors";
 import { appEnvironmentNotFound, appNameTaken, unauthorized } from "../http/errors";
 import { jsonBody, validate } from "../http/validation";
 import type { AppEnv } from "../types";
@@ -55,7 +55,7 @@ export const appsRoutes = new Hono<AppEnv>()
   .get("/:app_id/revisions/:environment_name", requireApiKey, validate("param", EnvironmentRevisionsParams), conditionalGet, async (c) => {
     const { app_id, environment_name } = c.req.valid("param");
     const { session, returnBookmark } = d1Session(c, "first-unconstrained");
-    const { userId, record } = await readEnvironmentRevisions(session, c.get("credentials"), app_id, environment_name);
+    const { userId, record } = await retryReadOnce(() => readEnvironmentRevisions(session, c.get("credentials"), app_id, environment_name));
     if (!userId) throw unauthorized();
     c.set("caller", { userId });
     if (!record) throw appEnvironmentNotFound();

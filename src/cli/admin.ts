@@ -19,7 +19,7 @@ import {
   type User,
 } from "../db/accounts";
 import { deployVariant, findDeploymentTarget } from "../db/apps";
-import { isUniqueViolation } from "../db/unique-violation";
+import { isUniqueViolation } from "../db/d1-errors";
 import { openDatabase, retryWhenBusy } from "./database";
 import { UsageError, runCli } from "./run-cli";
 

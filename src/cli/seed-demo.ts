@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { hashApiKey, parseApiKey } from "../auth/api-keys";
 import { createApiKey, createUser, findApiKeyOwner, findUserByEmail, type KeyCredentials } from "../db/accounts";
 import { createApp, deployVariant, findDeploymentTarget, readEnvironmentRevisions } from "../db/apps";
-import { isUniqueViolation } from "../db/unique-violation";
+import { isUniqueViolation } from "../db/d1-errors";
 import { openDatabase, retryWhenBusy } from "./database";
 import { UsageError, runCli } from "./run-cli";
 

@@ -1,5 +1,6 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { isTransientD1Error } from "../db/d1-errors";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 
@@ -53,6 +54,9 @@ export const notFound: NotFoundHandler = (c) => c.json({ detail: "Not Found" }, 
 export const methodNotAllowed = (c: Context, allowed: string[]) =>
   c.json({ detail: "Method Not Allowed" }, 405, { Allow: allowed.join(", ") });
 
+// How long a client should wait before retrying after a transient database failure.
+const RETRY_AFTER_SECONDS = "1";
+
 /** The one place that turns anything thrown into a response; nothing internal reaches the client. */
 export const handleError: ErrorHandler = (error, c) => {
   if (error instanceof ApiError) {
@@ -61,6 +65,10 @@ export const handleError: ErrorHandler = (error, c) => {
   if (error instanceof HTTPException && error.status < 500) {
     // Raised by Hono itself (e.g. a body it cannot read); its message is meant for clients.
     return c.json({ detail: error.message || "Bad Request" }, error.status);
+  }
+  if (isTransientD1Error(error)) {
+    console.warn(JSON.stringify({ level: "warn", message: "database temporarily unavailable", request_id: c.get("requestId"), route: c.req.routePath }));
+    return c.json({ detail: "Service temporarily unavailable" }, 503, { "Retry-After": RETRY_AFTER_SECONDS });
   }
   console.error(
     JSON.stringify({

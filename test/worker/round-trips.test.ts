@@ -1,47 +1,12 @@
-import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import worker from "../../src/index";
-import { type Account, BASE_URL, createAccount, createAppVia, createTeam, deploy } from "./fixtures";
+import { type Account, createAccount, createAppVia, createTeam, deploy } from "./fixtures";
+import { fetchWithDb, instrumentD1 } from "./instrumented-d1";
 
-/**
- * Counts D1 round trips: every `batch`, `exec` and statement execution (`first`, `all`, `run`, `raw`) on the
- * real binding or on its sessions. Test code only: the Worker gets it in place of `env.DB`.
- */
-function countingD1(db: D1Database) {
-  const counter = { trips: 0 };
-  const count = <T extends object>(target: T, methods: string[]): T => {
-    for (const method of methods) {
-      const original = (target as Record<string, (...args: unknown[]) => unknown>)[method].bind(target);
-      Object.assign(target, {
-        [method]: (...args: unknown[]) => {
-          if (method === "prepare") return countStatement(original(...args) as D1PreparedStatement);
-          if (method === "withSession") return count(original(...args) as D1DatabaseSession, ["prepare", "batch"]);
-          counter.trips += 1;
-          return original(...args);
-        },
-      });
-    }
-    return target;
-  };
-  const countStatement = (statement: D1PreparedStatement): D1PreparedStatement => {
-    const bind = statement.bind.bind(statement);
-    count(statement, ["first", "all", "run", "raw"]);
-    return Object.assign(statement, { bind: (...values: unknown[]) => countStatement(bind(...values)) });
-  };
-  const database = Object.create(db) as D1Database;
-  for (const method of ["prepare", "batch", "exec", "withSession"] as const) {
-    Object.assign(database, { [method]: (db[method] as (...args: unknown[]) => unknown).bind(db) });
-  }
-  return { db: count(database, ["prepare", "batch", "exec", "withSession"]), counter };
-}
-
-async function roundTrips(method: string, path: string, key: string | undefined, body?: string, contentType = "application/json") {
-  const { db, counter } = countingD1(env.DB);
-  const headers: Record<string, string> = key ? { Authorization: `ApiKey ${key}` } : {};
-  if (body !== undefined) headers["Content-Type"] = contentType;
-  const request = new Request(`${BASE_URL}${path}`, { method, headers, body }) as Request<unknown, IncomingRequestCfProperties>;
-  const response = await worker.fetch(request, { ...env, DB: db }, createExecutionContext());
+/** Status and D1 round trips of one request, counted on the real binding. */
+async function roundTrips(method: string, path: string, key: string | undefined, body?: string) {
+  const { db, counter } = instrumentD1(env.DB);
+  const response = await fetchWithDb(db, method, path, key, body);
   await response.arrayBuffer();
   return { status: response.status, trips: counter.trips };
 }
@@ -62,7 +27,7 @@ beforeAll(async () => {
 
 describe("D1 round trips per request", () => {
   it("the counter sees every kind of call", async () => {
-    const { db, counter } = countingD1(env.DB);
+    const { db, counter } = instrumentD1(env.DB);
     await db.prepare("SELECT 1").first();
     await db.prepare("SELECT ?").bind(1).all();
     await db.batch([db.prepare("SELECT 1"), db.prepare("SELECT 2")]);

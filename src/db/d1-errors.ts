@@ -1,0 +1,30 @@
+const messageOf = (error: unknown) => (error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : String(error));
+
+/**
+ * True when D1 rejected a write for breaking a UNIQUE constraint on `table`; the database, not a prior read,
+ * is what settles races between two writers.
+ */
+export function isUniqueViolation(error: unknown, table: string): boolean {
+  return messageOf(error).includes(`UNIQUE constraint failed: ${table}.`);
+}
+
+// The D1 errors Cloudflare documents as transient, worth retrying (D1 "Retry queries" best practice).
+const TRANSIENT = ["Network connection lost", "storage caused object to be reset", "reset because its code was updated"];
+
+export function isTransientD1Error(error: unknown): boolean {
+  const message = messageOf(error);
+  return TRANSIENT.some((fragment) => message.includes(fragment));
+}
+
+/**
+ * Runs a read again, once, after a transient D1 error. Reads only: a write that failed this way may or may not
+ * have been applied, so it is answered 503 and left to the client.
+ */
+export async function retryReadOnce<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!isTransientD1Error(error)) throw error;
+    return read();
+  }
+}
