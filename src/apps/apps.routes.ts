@@ -34,6 +34,12 @@ const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMAR
 // The key is checked per route, before the body or path is validated, so unknown paths stay a plain 404.
 // Each success path is one D1 round trip: the key check rides in the same statement or batch as the data.
 export const appsRoutes = new Hono<AppEnv>()
+  .use(async (c, next) => {
+    await next();
+    // Account data: never stored by browsers or shared caches, never sniffed as anything but JSON.
+    c.header("Cache-Control", "no-store");
+    c.header("X-Content-Type-Options", "nosniff");
+  })
   .post("/", requireApiKey, ...jsonBody(), validate("json", CreateAppBody), async (c) => {
     const body = c.req.valid("json");
     const credentials = c.get("credentials");

@@ -104,3 +104,22 @@ describe("API keys", () => {
     }
   });
 });
+
+describe("headers of authenticated routes", () => {
+  it("every answer of the apps routes is no-store and nosniff, errors and 304 included", async () => {
+    const etag = (await send("GET", revisionsPath(), { key: account.key })).headers.get("ETag") ?? "";
+    const responses = [
+      await send("GET", revisionsPath(), { key: account.key }),
+      await send("GET", revisionsPath(), { key: account.key, headers: { "If-None-Match": etag } }),
+      await send("POST", "/apps", { key: account.key, body: { app_name: "headers" } }),
+      await send("POST", "/apps", { key: account.key, body: { app_name: "" } }),
+      await send("GET", revisionsPath(), {}),
+      await send("GET", revisionsPath(), { authorization: "malformed" }),
+    ];
+    expect(responses.map((response) => response.status)).toEqual([200, 304, 200, 422, 401, 401]);
+    for (const response of responses) {
+      expect(response.headers.get("Cache-Control")).toBe("no-store");
+      expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    }
+  });
+});
