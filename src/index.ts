@@ -1,15 +1,19 @@
 import { buildService } from "./app";
 
-// BASE_PATH only reaches the Worker with a request, so the service is built on first use (per isolate).
+// Vars only reach the Worker with a request, so the service is built on first use (per isolate and configuration).
 const services = new Map<string, ReturnType<typeof buildService>>();
 
 export default {
   fetch(request, env, ctx) {
-    const basePath = (env.BASE_PATH ?? "").replace(/\/+$/, "");
-    let service = services.get(basePath);
+    const key = JSON.stringify([env.BASE_PATH, env.CORS_ORIGINS]);
+    let service = services.get(key);
     if (!service) {
-      service = buildService(basePath);
-      services.set(basePath, service);
+      service = buildService({
+        basePath: (env.BASE_PATH ?? "").replace(/\/+$/, ""),
+        // Comma-separated; an Origin header never ends with a slash, so a configured one is forgiven it.
+        corsOrigins: (env.CORS_ORIGINS ?? "").split(",").map((origin) => origin.trim().replace(/\/+$/, "")).filter(Boolean),
+      });
+      services.set(key, service);
     }
     return service.fetch(request, env, ctx);
   },

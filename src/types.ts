@@ -9,5 +9,7 @@ export interface AppEnv {
     credentials: KeyCredentials;
     /** Set once the key has been checked (by the route's own query, or on an error path). */
     caller?: Caller;
+    /** The caller's X-Request-Id when safe, else a new UUID: echoed and logged. */
+    requestId: string;
   };
 }

@@ -21,6 +21,8 @@ export default defineConfig(async () => {
           test: {
             name: "worker",
             root,
+            // Every request logs a line; show output only for tests that fail.
+            silent: "passed-only",
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["test/worker/apply-migrations.ts"],
           },

@@ -10,7 +10,7 @@ import { CreateAppBody, EnvironmentRevisionsParams } from "./apps.schemas";
 import { explainRefusedCreate } from "./explain-refused-create";
 
 /** D1 read-replication bookmark: sent back by clients so that they read their own writes. */
-const BOOKMARK_HEADER = "x-d1-bookmark";
+export const BOOKMARK_HEADER = "x-d1-bookmark";
 
 /** D1's bookmark format; anything else a client sends is ignored rather than passed to D1. */
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
