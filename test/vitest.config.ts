@@ -15,7 +15,17 @@ export default defineConfig(async () => {
           plugins: [
             cloudflareTest({
               wrangler: { configPath: path.join(root, "wrangler.toml") },
-              miniflare: { bindings: { TEST_MIGRATIONS: migrations } },
+              miniflare: {
+                bindings: { TEST_MIGRATIONS: migrations },
+                // The suite sends thousands of requests with few keys from one address: wrangler.toml's limits
+                // are raised here, and rate-limits.test.ts swaps in the strict emulated limiters below.
+                ratelimits: {
+                  KEY_RATE_LIMITER: { simple: { limit: 1_000_000, period: 60 } },
+                  AUTH_FAILURE_RATE_LIMITER: { simple: { limit: 1_000_000, period: 60 } },
+                  TEST_STRICT_KEY_LIMITER: { simple: { limit: 5, period: 60 } },
+                  TEST_STRICT_AUTH_FAILURE_LIMITER: { simple: { limit: 3, period: 60 } },
+                },
+              },
             }),
           ],
           test: {

@@ -37,6 +37,9 @@ export const unauthorized = () =>
 export const forbidden = () =>
   new ApiError(403, "You do not have access to perform this action. Please contact your organization admin.");
 
+// Rate limit windows are 10 or 60 s; telling clients the longer one is never too early.
+export const tooManyRequests = () => new ApiError(429, "Too Many Requests", { "Retry-After": "60" });
+
 export const appEnvironmentNotFound = () => new ApiError(404, "App environment not found");
 
 export const appNameTaken = () => new ApiError(409, "App with the same name already exists");

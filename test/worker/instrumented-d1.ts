@@ -47,10 +47,20 @@ export function instrumentD1(db: D1Database, instruments: Instruments = {}) {
   return { db: wrap(database, ["prepare", "batch", "exec", "withSession"]), counter };
 }
 
-/** A request through the Worker's own fetch handler, with `db` in place of the D1 binding. */
-export async function fetchWithDb(db: D1Database, method: string, path: string, key?: string, body?: string) {
-  const headers: Record<string, string> = key ? { Authorization: `ApiKey ${key}` } : {};
+/** A request through the Worker's own fetch handler, with some bindings replaced (e.g. an instrumented D1). */
+export async function fetchWithEnv(
+  bindings: Partial<Env>,
+  method: string,
+  path: string,
+  key?: string,
+  body?: string,
+  extraHeaders: Record<string, string> = {},
+) {
+  const headers: Record<string, string> = { ...extraHeaders, ...(key ? { Authorization: `ApiKey ${key}` } : {}) };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const request = new Request(`${BASE_URL}${path}`, { method, headers, body }) as Request<unknown, IncomingRequestCfProperties>;
-  return worker.fetch(request, { ...env, DB: db }, createExecutionContext());
+  return worker.fetch(request, { ...env, ...bindings }, createExecutionContext());
 }
+
+export const fetchWithDb = (db: D1Database, method: string, path: string, key?: string, body?: string) =>
+  fetchWithEnv({ DB: db }, method, path, key, body);
