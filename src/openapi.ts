@@ -9,6 +9,7 @@ import {
   appNameTaken,
   forbidden,
   payloadTooLarge,
+  tooManyRequests,
   unauthorized,
   unsupportedMediaType,
 } from "./http/errors";
@@ -134,6 +135,7 @@ export function openApiDocument(basePath: string) {
             413: responseRef("PayloadTooLarge"),
             415: responseRef("UnsupportedMediaType"),
             422: responseRef("ValidationFailed"),
+            429: responseRef("TooManyRequests"),
             500: responseRef("InternalServerError"),
             503: responseRef("ServiceUnavailable"),
           },
@@ -157,6 +159,7 @@ export function openApiDocument(basePath: string) {
             401: responseRef("Unauthorized"),
             404: responseRef("AppEnvironmentNotFound"),
             422: responseRef("ValidationFailed"),
+            429: responseRef("TooManyRequests"),
             500: responseRef("InternalServerError"),
             503: responseRef("ServiceUnavailable"),
           },
@@ -232,6 +235,10 @@ export function openApiDocument(basePath: string) {
           "Body fields, path parameters, or an empty or malformed JSON body; `loc` names the faulty input",
           schemaRef("ValidationError"),
           { detail: [{ loc: ["body", "app_name"], msg: "Field required", type: "missing" }] } satisfies ValidationErrorBody,
+        ),
+        TooManyRequests: errorResponse(
+          "The key spent its request budget, or the client address its budget of failed authentications",
+          tooManyRequests(),
         ),
         InternalServerError: jsonResponse("Anything unexpected; the error is logged, never told", schemaRef("Error"), {
           detail: "Internal Server Error",

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { CreateAppBody, EnvironmentRevisionsParams } from "../../src/apps/apps.schemas";
 import worker from "../../src/index";
 import { type Account, BASE_URL, createAccount, createAppVia, deploy, getRevisions, postApp, send } from "./fixtures";
-import { fetchWithDb, instrumentD1 } from "./instrumented-d1";
+import { fetchWithDb, fetchWithEnv, instrumentD1 } from "./instrumented-d1";
 
 // Real responses, made through the Worker's fetch handler, are checked against the document the Worker serves, with
 // a JSON Schema (2020-12) validator that runs here in workerd.
@@ -253,6 +253,19 @@ describe("GET /apps/{app_id}/revisions/{environment_name} answers as documented"
     vi.spyOn(console, "warn").mockImplementation(() => {});
     const response = await fetchWithDb(unavailableDb(), "GET", `/apps/${appId}/revisions/staging`, account.key);
     await expectConforms(response, documented(503), { example: true });
+  });
+
+  it("429 with Retry-After", async () => {
+    // The strict emulated limiter of test/vitest.config.ts allows a key 5 requests a minute.
+    const { key } = await createAccount();
+    const statuses: number[] = [];
+    let response: Response | undefined;
+    for (let i = 0; i < 6; i++) {
+      response = await fetchWithEnv({ KEY_RATE_LIMITER: env.TEST_STRICT_KEY_LIMITER }, "GET", `/apps/${appId}/revisions/staging`, key);
+      statuses.push(response.status);
+    }
+    expect(statuses).toEqual([404, 404, 404, 404, 404, 429]);
+    if (response) await expectConforms(response, documented(429), { example: true });
   });
 });
 
