@@ -66,5 +66,5 @@ export const appsRoutes = new Hono<AppEnv>()
     c.set("caller", { userId });
     if (!record) throw appEnvironmentNotFound();
     returnBookmark();
-    return c.body(record, 200, { "Content-Type": "application/json" });
+    return c.json(record, 200);
   });

@@ -77,7 +77,7 @@ async function ensureDemoApp(db: D1Database, credentials: KeyCredentials): Promi
   let recorded = 0;
   for (const environment of new Set(DEMO_DEPLOYMENTS.map(([name]) => name))) {
     const { record } = await readEnvironmentRevisions(db, credentials, DEMO.appId, environment);
-    recorded += record ? (JSON.parse(record) as { revisions: unknown[] }).revisions.length : 0;
+    recorded += record?.revisions.length ?? 0;
   }
   for (const [environmentName, variantName] of DEMO_DEPLOYMENTS.slice(recorded)) {
     await deployVariant(db, { appId: DEMO.appId, environmentName, variantName, deployedBy: DEMO.userId });

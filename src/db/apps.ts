@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
+import type { EnvironmentRevisions, RevisionEntry } from "../apps/apps.schemas";
 import { CALLER_CTE, WRITER_ROLES, type KeyCredentials, type Queryable, type Role } from "./accounts";
 
 /** Every app is born with these environments, at revision 0 with nothing deployed. */
@@ -132,57 +133,71 @@ export async function createAppAsCaller(
   return createdBy ? { appId, createdBy } : null;
 }
 
+/** The environment ?4 of app ?3 when the caller (see CALLER_CTE) is a member of the app's organization. */
+const VISIBLE_ENVIRONMENT_CTE = `environment AS (
+  SELECT e.id, e.name, e.app_id, a.project_id, e.deployed_app_variant_id, e.deployed_app_variant_revision_id,
+         e.revision, w.organization_id, w.id AS workspace_id
+    FROM environments e
+    JOIN apps a ON a.id = e.app_id
+    JOIN projects p ON p.id = a.project_id
+    JOIN workspaces w ON w.id = p.workspace_id
+    JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = (SELECT user_id FROM caller)
+   WHERE e.app_id = ?3 AND e.name = ?4)`;
+
 /**
- * The record of SPEC 2.3 for one environment of one app, as JSON text built by SQLite (revisions oldest
- * first), with the key check in the same statement: one round trip, and nothing to re-encode in the Worker.
- * `userId` is null when the key is not live; `record` is null when the environment does not exist or the
- * caller is not a member of the app's organization (the two are not told apart).
+ * The record of SPEC 2.3 for one environment of one app, revisions oldest first, with the key check in the same
+ * batch: one round trip. `userId` is null when the key is not live; `record` is null when the environment does
+ * not exist or the caller is not a member of the app's organization (the two are not told apart). Revisions
+ * come back as rows, not as one JSON string: D1 caps a string at 2 MB, which a long history exceeds.
  */
 export async function readEnvironmentRevisions(
   db: Queryable,
   credentials: KeyCredentials,
   appId: string,
   environmentName: string,
-): Promise<{ userId: string | null; record: string | null }> {
-  const row = await db
-    .prepare(
-      `WITH ${CALLER_CTE},
-       environment AS (
-         SELECT e.id, e.name, e.app_id, a.project_id, e.deployed_app_variant_id, v.name AS deployed_variant_name,
-                e.deployed_app_variant_revision_id, e.revision, w.organization_id, w.id AS workspace_id
-           FROM environments e
-           JOIN apps a ON a.id = e.app_id
-           JOIN projects p ON p.id = a.project_id
-           JOIN workspaces w ON w.id = p.workspace_id
-           JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = (SELECT user_id FROM caller)
-           LEFT JOIN app_variants v ON v.id = e.deployed_app_variant_id
-          WHERE e.app_id = ?3 AND e.name = ?4)
-       SELECT (SELECT user_id FROM caller) AS userId,
-              (SELECT json_object(
-                 'name', name,
-                 'app_id', app_id,
-                 'project_id', project_id,
-                 'deployed_app_variant_id', deployed_app_variant_id,
-                 'deployed_variant_name', deployed_variant_name,
-                 'deployed_app_variant_revision_id', deployed_app_variant_revision_id,
-                 'revision', revision,
-                 'revisions', json((
-                   SELECT json_group_array(json_object(
-                            'id', r.id,
-                            'revision', r.revision,
-                            'modified_by', u.username,
-                            'deployed_app_variant_revision', r.deployed_app_variant_revision_id,
-                            'deployment', r.deployment_id,
-                            'created_at', r.created_at) ORDER BY r.revision)
-                     FROM environment_revisions r JOIN users u ON u.id = r.modified_by
-                    WHERE r.environment_id = environment.id)),
-                 'organization_id', organization_id,
-                 'workspace_id', workspace_id)
-                 FROM environment) AS record`,
-    )
-    .bind(credentials.prefix, credentials.keyHash, appId, environmentName)
-    .first<{ userId: string | null; record: string | null }>();
-  return row ?? { userId: null, record: null };
+): Promise<{ userId: string | null; record: EnvironmentRevisions | null }> {
+  const parameters = [credentials.prefix, credentials.keyHash, appId, environmentName];
+  const [environment, revisions] = await db.batch([
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${VISIBLE_ENVIRONMENT_CTE}
+         SELECT (SELECT user_id FROM caller) AS userId, environment.name, environment.app_id, environment.project_id,
+                environment.deployed_app_variant_id, v.name AS deployed_variant_name,
+                environment.deployed_app_variant_revision_id, environment.revision,
+                environment.organization_id, environment.workspace_id
+           FROM (SELECT 1) LEFT JOIN environment LEFT JOIN app_variants v ON v.id = environment.deployed_app_variant_id`,
+      )
+      .bind(...parameters),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${VISIBLE_ENVIRONMENT_CTE}
+         SELECT r.id, r.revision, u.username AS modified_by,
+                r.deployed_app_variant_revision_id AS deployed_app_variant_revision,
+                r.deployment_id AS deployment, r.created_at
+           FROM environment
+           JOIN environment_revisions r ON r.environment_id = environment.id
+           JOIN users u ON u.id = r.modified_by
+          ORDER BY r.revision`,
+      )
+      .bind(...parameters),
+  ]);
+  const row = environment.results[0] as (Omit<EnvironmentRevisions, "revisions"> & { userId: string | null }) | undefined;
+  if (!row?.userId || row.name === null) return { userId: row?.userId ?? null, record: null };
+  return {
+    userId: row.userId,
+    record: {
+      name: row.name,
+      app_id: row.app_id,
+      project_id: row.project_id,
+      deployed_app_variant_id: row.deployed_app_variant_id,
+      deployed_variant_name: row.deployed_variant_name,
+      deployed_app_variant_revision_id: row.deployed_app_variant_revision_id,
+      revision: row.revision,
+      revisions: revisions.results as RevisionEntry[],
+      organization_id: row.organization_id,
+      workspace_id: row.workspace_id,
+    },
+  };
 }
 
 /**

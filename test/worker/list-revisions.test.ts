@@ -120,4 +120,25 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ detail: "App environment not found" });
   });
+
+  it("lists a history of 12,000 revisions, larger than D1's 2 MB cap on one string", async () => {
+    const longAppId = await createAppVia(account.key, { app_name: "long-history" });
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12000)
+       INSERT INTO environment_revisions (id, environment_id, revision, modified_by)
+       SELECT printf('01960000-0000-7000-8000-%012d', i), e.id, i, ? FROM n, environments e WHERE e.app_id = ? AND e.name = 'production'`,
+    )
+      .bind(account.userId, longAppId)
+      .run();
+    await env.DB.prepare("UPDATE environments SET revision = 12000 WHERE app_id = ? AND name = 'production'").bind(longAppId).run();
+
+    const response = await getRevisions(account.key, longAppId, "production");
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text.length).toBeGreaterThan(2_000_000);
+    const record = JSON.parse(text) as EnvironmentRevisions;
+    expect(record.revision).toBe(12000);
+    expect(record.revisions).toHaveLength(12000);
+    expect(record.revisions.every((entry, index) => entry.revision === index + 1)).toBe(true);
+  });
 });
