@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { CreateAppBody, CreateAppOutput, EnvironmentRevisions, EnvironmentRevisionsParams, RevisionEntry } from "./apps/apps.schemas";
 import {
   type ApiError,

@@ -2,7 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { isTransientD1Error } from "../db/d1-errors";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { z } from "zod";
+import * as z from "zod";
 
 /** One problem in a 422 body, in FastAPI's shape: where, what, and a machine-readable type. */
 export const ValidationIssue = z.object({

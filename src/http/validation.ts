@@ -2,7 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import { createMiddleware } from "hono/factory";
 import type { ValidationTargets } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { z } from "zod";
+import type * as z from "zod";
 import { payloadTooLarge, unsupportedMediaType, validationFailed, type ValidationIssue } from "./errors";
 
 export const MAX_BODY_BYTES = 16 * 1024;
