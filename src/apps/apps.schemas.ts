@@ -1,6 +1,8 @@
 import * as z from "zod";
 
 const NO_CONTROL_CHARACTERS = /^\P{Cc}*$/u;
+// A JSON escape can carry half of a surrogate pair, which is not text: it cannot be stored as UTF-8.
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** An id as a UUID string, compared in its canonical lowercase form. */
 const uuid = z.uuid().transform((id) => id.toLowerCase());
@@ -13,6 +15,7 @@ export const CreateAppBody = z.object({
     .max(255, { abort: true })
     .refine((name) => name.trim() !== "", "app_name must not be blank")
     .refine((name) => NO_CONTROL_CHARACTERS.test(name), "app_name must not contain control characters")
+    .refine((name) => !LONE_SURROGATE.test(name), "app_name must be valid Unicode (no unpaired surrogates)")
     .meta({ description: "Not blank, no control characters; stored NFC-normalised, unique per project" }),
   project_id: uuid.nullish(),
   workspace_id: uuid.nullish(),
@@ -27,6 +30,7 @@ export const EnvironmentRevisionsParams = z.object({
     .min(1, { abort: true })
     .max(255, { abort: true })
     .refine((name) => NO_CONTROL_CHARACTERS.test(name), "environment_name must not contain control characters")
+    .refine((name) => !LONE_SURROGATE.test(name), "environment_name must be valid Unicode (no unpaired surrogates)")
     .meta({ description: "Matched exactly (case-sensitive); no control characters" }),
 });
 

@@ -1,0 +1,166 @@
+import { createExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { DEFAULT_ENVIRONMENTS } from "../../src/db/apps";
+import worker from "../../src/index";
+import { BASE_URL } from "./fixtures";
+
+/**
+ * Shared by the fuzz, injection and race tests: a request sender for thousands of requests, and whole-database
+ * checks read with plain SQL on the real D1, so that whatever the requests did, what is left behind is judged on
+ * its own.
+ */
+
+/**
+ * A request through the Worker's own fetch handler (src/index.ts's default export, with the real bindings), like
+ * fixtures.ts's `send` but called directly rather than through `exports.default.fetch`: under
+ * @cloudflare/vitest-pool-workers 0.15.1 each `exports.default.fetch` call costs more than the one before it
+ * (cloudflare/workers-sdk#15446; measured here: requests 1-100 of a file take 0.3 s, requests 400-500 take 7 s),
+ * which makes thousands of requests in one file impractical.
+ */
+export async function sendDirect(
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: BodyInit } = {},
+): Promise<Response> {
+  const request = new Request(`${BASE_URL}${path}`, { method, headers: options.headers, body: options.body });
+  return await worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, env, createExecutionContext());
+}
+
+/** Every table of migrations/0001_initial.sql, parents first. */
+export const TABLES = [
+  "users",
+  "organizations",
+  "organization_members",
+  "workspaces",
+  "projects",
+  "api_keys",
+  "apps",
+  "app_variants",
+  "app_variant_revisions",
+  "environments",
+  "deployments",
+  "environment_revisions",
+] as const;
+export type Table = (typeof TABLES)[number];
+
+/** Every foreign key of the schema: [child table, column, parent table, parent column]. */
+export const FOREIGN_KEYS: readonly (readonly [Table, string, Table, string])[] = [
+  ["organization_members", "organization_id", "organizations", "id"],
+  ["organization_members", "user_id", "users", "id"],
+  ["workspaces", "organization_id", "organizations", "id"],
+  ["projects", "workspace_id", "workspaces", "id"],
+  ["api_keys", "user_id", "users", "id"],
+  ["api_keys", "project_id", "projects", "id"],
+  ["apps", "project_id", "projects", "id"],
+  ["apps", "created_by", "users", "id"],
+  ["app_variants", "app_id", "apps", "id"],
+  ["app_variant_revisions", "variant_id", "app_variants", "id"],
+  ["app_variant_revisions", "modified_by", "users", "id"],
+  ["environments", "app_id", "apps", "id"],
+  ["environments", "deployed_app_variant_id", "app_variants", "id"],
+  ["environments", "deployed_app_variant_revision_id", "app_variant_revisions", "id"],
+  ["deployments", "environment_id", "environments", "id"],
+  ["deployments", "app_variant_revision_id", "app_variant_revisions", "id"],
+  ["deployments", "deployed_by", "users", "id"],
+  ["environment_revisions", "environment_id", "environments", "id"],
+  ["environment_revisions", "modified_by", "users", "id"],
+  ["environment_revisions", "deployed_app_variant_revision_id", "app_variant_revisions", "id"],
+  ["environment_revisions", "deployment_id", "deployments", "id"],
+];
+
+/** The foreign keys the migrations declare (`col TYPE ... REFERENCES parent (col)`), to keep FOREIGN_KEYS complete. */
+export function declaredForeignKeys(): string[] {
+  const declared: string[] = [];
+  for (const migration of env.TEST_MIGRATIONS) {
+    for (const statement of migration.queries) {
+      const table = /CREATE TABLE (\w+)/.exec(statement)?.[1];
+      if (!table) continue;
+      for (const [, column, parent, parentColumn] of statement.matchAll(/^\s*(\w+)\s+\w+[^,\n]*?REFERENCES\s+(\w+)\s*\((\w+)\)/gm)) {
+        declared.push(`${table}.${column} -> ${parent}.${parentColumn}`);
+      }
+    }
+  }
+  return declared.sort();
+}
+
+export const describeForeignKey = ([table, column, parent, parentColumn]: (typeof FOREIGN_KEYS)[number]) =>
+  `${table}.${column} -> ${parent}.${parentColumn}`;
+
+export async function rowCounts(): Promise<Record<Table, number>> {
+  const results = await env.DB.batch<{ n: number }>(TABLES.map((table) => env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table}`)));
+  return Object.fromEntries(TABLES.map((table, i) => [table, results[i].results[0].n])) as Record<Table, number>;
+}
+
+/** Row counts of every table, and every row of apps and api_keys (ordered by id). */
+export async function snapshot() {
+  const [counts, apps, apiKeys] = await Promise.all([
+    rowCounts(),
+    env.DB.prepare("SELECT * FROM apps ORDER BY id").all(),
+    env.DB.prepare("SELECT * FROM api_keys ORDER BY id").all(),
+  ]);
+  return { counts, apps: apps.results, api_keys: apiKeys.results };
+}
+
+/**
+ * Everything wrong with the database, as readable lines (empty when all is well):
+ * - a row whose foreign key names no row (checked relation by relation with LEFT JOIN ... IS NULL, and by
+ *   SQLite's own PRAGMA foreign_key_check);
+ * - an app without exactly its three environments (development, staging, production), an environment of
+ *   another name;
+ * - an environment whose revision counter disagrees with its revision rows (1..n, gapless), or whose deployed
+ *   variant belongs to another app;
+ * - a variant whose revisions are not 1..n.
+ */
+export async function databaseProblems(): Promise<string[]> {
+  const problems: string[] = [];
+  const orphanQueries = FOREIGN_KEYS.map(([table, column, parent, parentColumn]) =>
+    env.DB.prepare(
+      `SELECT COUNT(*) AS n FROM ${table} c LEFT JOIN ${parent} p ON p.${parentColumn} = c.${column}
+        WHERE c.${column} IS NOT NULL AND p.${parentColumn} IS NULL`,
+    ),
+  );
+  const expected = [...DEFAULT_ENVIRONMENTS].sort().join(",");
+  const checks = [
+    // Apps whose environments are not exactly the three defaults.
+    env.DB.prepare(
+      `SELECT id, names FROM (
+         SELECT a.id AS id, COALESCE((SELECT group_concat(name, ',') FROM (SELECT name FROM environments WHERE app_id = a.id ORDER BY name)), '') AS names
+           FROM apps a)
+        WHERE names <> ?`,
+    ).bind(expected),
+    // Environments whose counter is not the number of their revisions, or whose revisions are not 1..n.
+    env.DB.prepare(
+      `SELECT e.id AS id, e.revision AS revision, COUNT(r.id) AS n, COALESCE(MIN(r.revision), 0) AS lo, COALESCE(MAX(r.revision), 0) AS hi
+         FROM environments e LEFT JOIN environment_revisions r ON r.environment_id = e.id
+        GROUP BY e.id HAVING n <> e.revision OR hi <> e.revision OR (n > 0 AND lo <> 1)`,
+    ),
+    // Variants whose revisions are not 1..n.
+    env.DB.prepare(
+      `SELECT v.id AS id, COUNT(r.id) AS n, COALESCE(MIN(r.revision), 0) AS lo, COALESCE(MAX(r.revision), 0) AS hi
+         FROM app_variants v LEFT JOIN app_variant_revisions r ON r.variant_id = v.id
+        GROUP BY v.id HAVING hi <> n OR (n > 0 AND lo <> 1)`,
+    ),
+    // Deployed variant (or its revision) of another app than the environment's.
+    env.DB.prepare(
+      `SELECT e.id AS id FROM environments e
+         LEFT JOIN app_variants v ON v.id = e.deployed_app_variant_id
+         LEFT JOIN app_variant_revisions vr ON vr.id = e.deployed_app_variant_revision_id
+        WHERE (e.deployed_app_variant_id IS NOT NULL AND v.app_id <> e.app_id)
+           OR (e.deployed_app_variant_revision_id IS NOT NULL AND vr.variant_id <> e.deployed_app_variant_id)
+           OR ((e.deployed_app_variant_id IS NULL) <> (e.deployed_app_variant_revision_id IS NULL))`,
+    ),
+  ];
+  const results = await env.DB.batch([...orphanQueries, ...checks]);
+  FOREIGN_KEYS.forEach((foreignKey, i) => {
+    const n = (results[i].results[0] as { n: number }).n;
+    if (n > 0) problems.push(`${n} orphan row(s): ${describeForeignKey(foreignKey)}`);
+  });
+  const [wrongEnvironments, wrongCounters, wrongVariants, crossApp] = results.slice(FOREIGN_KEYS.length).map((result) => result.results);
+  for (const row of wrongEnvironments) problems.push(`app without exactly ${expected}: ${JSON.stringify(row)}`);
+  for (const row of wrongCounters) problems.push(`environment revisions not 1..revision: ${JSON.stringify(row)}`);
+  for (const row of wrongVariants) problems.push(`variant revisions not 1..n: ${JSON.stringify(row)}`);
+  for (const row of crossApp) problems.push(`environment deploys another app's variant: ${JSON.stringify(row)}`);
+  const pragma = await env.DB.prepare("PRAGMA foreign_key_check").all();
+  for (const row of pragma.results) problems.push(`PRAGMA foreign_key_check: ${JSON.stringify(row)}`);
+  return problems;
+}

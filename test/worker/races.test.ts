@@ -1,0 +1,214 @@
+import { env } from "cloudflare:workers";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { DEFAULT_ENVIRONMENTS } from "../../src/db/apps";
+import { type Account, createAccount, createAppVia, createTeam, deploy } from "./fixtures";
+import { databaseProblems, rowCounts, sendDirect } from "./harness";
+
+/*
+ * Concurrent requests (all started before any is answered) against the real D1: the database, not a prior read,
+ * settles every race. Requests go through the Worker's fetch handler, concurrently within this isolate; D1 runs
+ * each statement or batch as one transaction.
+ */
+
+let owner: Account;
+let team: Awaited<ReturnType<typeof createTeam>>;
+
+beforeAll(async () => {
+  vi.spyOn(console, "log").mockImplementation(() => {});
+  owner = await createAccount();
+  team = await createTeam(owner);
+});
+
+afterAll(() => {
+  vi.restoreAllMocks();
+});
+
+const authorization = () => ({ Authorization: `ApiKey ${owner.key}` });
+const create = (body: object) =>
+  sendDirect("POST", "/apps", { headers: { ...authorization(), "Content-Type": "application/json" }, body: JSON.stringify(body) });
+const read = (appId: string, environment: string) => sendDirect("GET", `/apps/${appId}/revisions/${environment}`, { headers: authorization() });
+
+interface RevisionsRecord {
+  name: string;
+  app_id: string;
+  project_id: string;
+  deployed_app_variant_id: string | null;
+  deployed_variant_name: string | null;
+  deployed_app_variant_revision_id: string | null;
+  revision: number;
+  revisions: { id: string; revision: number; deployed_app_variant_revision: string | null }[];
+}
+
+describe("concurrent creates", () => {
+  it("50 creates of one name in one project: exactly one 200 and 49 × 409, one app with its three environments", async () => {
+    const before = await rowCounts();
+    const responses = await Promise.all(Array.from({ length: 50 }, () => create({ app_name: "contested" })));
+    const bodies = await Promise.all(responses.map((response) => response.json()));
+    const statuses = responses.map((response) => response.status);
+
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 409)).toHaveLength(49);
+    const winner = bodies[statuses.indexOf(200)] as { app_id: string; app_name: string };
+    expect(winner.app_name).toBe("contested");
+    for (const body of bodies.filter((_, i) => statuses[i] === 409)) expect(body).toEqual({ detail: "App with the same name already exists" });
+
+    const { results } = await env.DB.prepare("SELECT id FROM apps WHERE project_id = ? AND name = 'contested'").bind(owner.projectId).all();
+    expect(results).toEqual([{ id: winner.app_id }]);
+    const after = await rowCounts();
+    expect([after.apps - before.apps, after.environments - before.environments]).toEqual([1, 3]);
+    expect((await read(winner.app_id, "production")).status).toBe(200);
+  });
+
+  it("the same name raced in two projects: one 200 in each", async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => create(i % 2 === 0 ? { app_name: "twice" } : { app_name: "twice", organization_id: team.organizationId })),
+    );
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(2);
+    expect(statuses.filter((status) => status === 409)).toHaveLength(38);
+    const { results } = await env.DB.prepare("SELECT project_id FROM apps WHERE name = 'twice' ORDER BY project_id").all();
+    expect(results.map((row) => row.project_id)).toEqual([owner.projectId, team.projectId].sort());
+  });
+
+  it("200 creates of distinct names: 200 apps and 600 environments, every one readable through GET", async () => {
+    const before = await rowCounts();
+    const names = Array.from({ length: 200 }, (_, i) => `parallel-${i}`);
+    const responses = await Promise.all(names.map((app_name) => create({ app_name })));
+    expect(responses.map((response) => response.status)).toEqual(names.map(() => 200));
+    const created = (await Promise.all(responses.map((response) => response.json()))) as { app_id: string; app_name: string }[];
+    expect(created.map((app) => app.app_name)).toEqual(names);
+    expect(new Set(created.map((app) => app.app_id)).size).toBe(200);
+
+    const after = await rowCounts();
+    expect([after.apps - before.apps, after.environments - before.environments]).toEqual([200, 600]);
+
+    const reads = await Promise.all(
+      created.flatMap((app) => DEFAULT_ENVIRONMENTS.map(async (name) => [app.app_id, name, await read(app.app_id, name)] as const)),
+    );
+    expect(reads).toHaveLength(600);
+    for (const [appId, name, response] of reads) {
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({
+        name,
+        app_id: appId,
+        project_id: owner.projectId,
+        deployed_app_variant_id: null,
+        deployed_variant_name: null,
+        deployed_app_variant_revision_id: null,
+        revision: 0,
+        revisions: [],
+        organization_id: owner.organizationId,
+        workspace_id: owner.workspaceId,
+      });
+    }
+    expect(await databaseProblems()).toEqual([]);
+  });
+});
+
+describe("concurrent deployments", () => {
+  const VARIANTS = ["main", "canary", "beta"];
+
+  it("30 deployments at once to one environment, mixing variants: revisions 1..30, each exactly once", async () => {
+    const appId = await createAppVia(owner.key, { app_name: "deployed-30" });
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => deploy(appId, "production", VARIANTS[i % 3], owner)));
+
+    const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+    expect(results.map((result) => result.revision).sort((a, b) => a - b)).toEqual(range(30));
+    expect(new Set(results.map((result) => result.revision_id)).size).toBe(30);
+
+    // In the database: 30 environment revisions numbered 1..30, 30 deployments, the counter at 30, and each
+    // variant's own revisions numbered 1..10.
+    const environment = await env.DB.prepare("SELECT id, revision, deployed_app_variant_revision_id FROM environments WHERE app_id = ? AND name = 'production'")
+      .bind(appId)
+      .first<{ id: string; revision: number; deployed_app_variant_revision_id: string }>();
+    expect(environment?.revision).toBe(30);
+    const { results: revisions } = await env.DB.prepare(
+      "SELECT revision, deployed_app_variant_revision_id AS variantRevision FROM environment_revisions WHERE environment_id = ? ORDER BY revision",
+    )
+      .bind(environment!.id)
+      .all<{ revision: number; variantRevision: string }>();
+    expect(revisions.map((row) => row.revision)).toEqual(range(30));
+    expect(new Set(revisions.map((row) => row.variantRevision)).size).toBe(30);
+    const deployments = await env.DB.prepare("SELECT COUNT(*) AS n FROM deployments WHERE environment_id = ?").bind(environment!.id).first<{ n: number }>();
+    expect(deployments?.n).toBe(30);
+    const { results: variantRevisions } = await env.DB.prepare(
+      `SELECT v.name, r.revision FROM app_variants v JOIN app_variant_revisions r ON r.variant_id = v.id WHERE v.app_id = ? ORDER BY v.name, r.revision`,
+    )
+      .bind(appId)
+      .all<{ name: string; revision: number }>();
+    for (const name of VARIANTS) {
+      expect(variantRevisions.filter((row) => row.name === name).map((row) => row.revision), name).toEqual(range(10));
+    }
+    expect(variantRevisions).toHaveLength(30);
+    // The environment points at what its last revision deployed.
+    expect(environment?.deployed_app_variant_revision_id).toBe(revisions[29].variantRevision);
+
+    // And through the API: the same history, oldest first.
+    const response = await read(appId, "production");
+    expect(response.status).toBe(200);
+    const record = (await response.json()) as RevisionsRecord;
+    expect(record.revision).toBe(30);
+    expect(record.revisions.map((entry) => entry.revision)).toEqual(range(30));
+    expect(record.revisions.map((entry) => entry.deployed_app_variant_revision)).toEqual(revisions.map((row) => row.variantRevision));
+    expect(record.deployed_app_variant_revision_id).toBe(revisions[29].variantRevision);
+    expect(VARIANTS).toContain(record.deployed_variant_name);
+    expect(await databaseProblems()).toEqual([]);
+  });
+
+  it("deployments raced across the three environments of one app number each environment on its own", async () => {
+    const appId = await createAppVia(owner.key, { app_name: "deployed-everywhere" });
+    await Promise.all(Array.from({ length: 24 }, (_, i) => deploy(appId, DEFAULT_ENVIRONMENTS[i % 3], VARIANTS[i % 2], owner)));
+    for (const name of DEFAULT_ENVIRONMENTS) {
+      const record = (await (await read(appId, name)).json()) as RevisionsRecord;
+      expect(record.revisions.map((entry) => entry.revision)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+    expect(await databaseProblems()).toEqual([]);
+  });
+
+  it("the database itself refuses a duplicate revision number: UNIQUE (environment_id, revision)", async () => {
+    const appId = await createAppVia(owner.key, { app_name: "unique-revisions" });
+    await deploy(appId, "staging", "main", owner);
+    const environment = await env.DB.prepare("SELECT id FROM environments WHERE app_id = ? AND name = 'staging'").bind(appId).first<{ id: string }>();
+    const before = await rowCounts();
+
+    // What a writer working from a stale read would do: insert revision 1 again.
+    await expect(
+      env.DB.prepare("INSERT INTO environment_revisions (id, environment_id, revision, modified_by) VALUES (?, ?, 1, ?)")
+        .bind(crypto.randomUUID(), environment!.id, owner.userId)
+        .run(),
+    ).rejects.toThrow(/UNIQUE constraint failed: environment_revisions\.environment_id, environment_revisions\.revision/);
+    // The same for a variant's revisions.
+    await expect(
+      env.DB.prepare(
+        "INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by) SELECT ?, id, 1, ? FROM app_variants WHERE app_id = ? AND name = 'main'",
+      )
+        .bind(crypto.randomUUID(), owner.userId, appId)
+        .run(),
+    ).rejects.toThrow(/UNIQUE constraint failed: app_variant_revisions\.variant_id, app_variant_revisions\.revision/);
+    // And a stale writer's whole batch rolls back: the environment's counter does not move either.
+    await expect(
+      env.DB.batch([
+        env.DB.prepare("UPDATE environments SET revision = revision + 1 WHERE id = ?").bind(environment!.id),
+        env.DB.prepare("INSERT INTO environment_revisions (id, environment_id, revision, modified_by) VALUES (?, ?, 1, ?)").bind(
+          crypto.randomUUID(),
+          environment!.id,
+          owner.userId,
+        ),
+      ]),
+    ).rejects.toThrow(/UNIQUE constraint failed/);
+    expect(await rowCounts()).toEqual(before);
+    const record = (await (await read(appId, "staging")).json()) as RevisionsRecord;
+    expect([record.revision, record.revisions.map((entry) => entry.revision)]).toEqual([1, [1]]);
+  });
+
+  it("the database itself refuses a second app of one name in a project: UNIQUE (project_id, name)", async () => {
+    const appId = await createAppVia(owner.key, { app_name: "unique-name" });
+    await expect(
+      env.DB.prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES (?, ?, 'unique-name', ?)")
+        .bind(crypto.randomUUID(), owner.projectId, owner.userId)
+        .run(),
+    ).rejects.toThrow(/UNIQUE constraint failed: apps\.project_id, apps\.name/);
+    const { results } = await env.DB.prepare("SELECT id FROM apps WHERE name = 'unique-name'").all();
+    expect(results).toEqual([{ id: appId }]);
+  });
+});
