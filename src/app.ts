@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { getPath } from "hono/utils/url";
-import { BOOKMARK_HEADER, appsRoutes } from "./apps/apps.routes";
+import { appsRoutes, BOOKMARK_HEADER } from "./apps/apps.routes";
 import { handleError, methodNotAllowed as methodNotAllowedResponse, notFound } from "./http/errors";
 import { REQUEST_ID_HEADER, requestLog } from "./http/request-log";
 import { openApiDocument } from "./openapi";
@@ -41,7 +41,10 @@ export function buildService({ basePath, corsOrigins }: ServiceConfig) {
   const api = new Hono<AppEnv>();
   api.get("/health", (c) => c.json({ status: "ok" }));
   let document: ReturnType<typeof openApiDocument> | undefined; // built on first request, then kept for the isolate
-  api.get("/openapi.json", (c) => c.json((document ??= openApiDocument(basePath))));
+  api.get("/openapi.json", (c) => {
+    document ??= openApiDocument(basePath);
+    return c.json(document);
+  });
   api.route("/apps", appsRoutes);
   service.route(basePath || "/", api);
   return service;

@@ -11,7 +11,10 @@ export default {
       service = buildService({
         basePath: (env.BASE_PATH ?? "").replace(/\/+$/, ""),
         // Comma-separated; an Origin header never ends with a slash, so a configured one is forgiven it.
-        corsOrigins: (env.CORS_ORIGINS ?? "").split(",").map((origin) => origin.trim().replace(/\/+$/, "")).filter(Boolean),
+        corsOrigins: (env.CORS_ORIGINS ?? "")
+          .split(",")
+          .map((origin) => origin.trim().replace(/\/+$/, ""))
+          .filter(Boolean),
       });
       services.set(key, service);
     }

@@ -1,17 +1,23 @@
 import * as z from "zod";
-import { CreateAppBody, CreateAppOutput, EnvironmentRevisions, EnvironmentRevisionsParams, RevisionEntry } from "./apps/apps.schemas";
+import {
+  CreateAppBody,
+  CreateAppOutput,
+  EnvironmentRevisions,
+  EnvironmentRevisionsParams,
+  RevisionEntry,
+} from "./apps/apps.schemas";
 import {
   type ApiError,
-  ErrorBody,
-  ValidationErrorBody,
-  ValidationIssue,
   appEnvironmentNotFound,
   appNameTaken,
+  ErrorBody,
   forbidden,
   payloadTooLarge,
   tooManyRequests,
   unauthorized,
   unsupportedMediaType,
+  ValidationErrorBody,
+  ValidationIssue,
 } from "./http/errors";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
 import { MAX_BODY_BYTES } from "./http/validation";
@@ -84,7 +90,9 @@ const errorResponse = (description: string, error: ApiError) =>
  */
 export function openApiDocument(basePath: string) {
   const pathParameters = z.toJSONSchema(EnvironmentRevisionsParams, { io: "input" }).properties ?? {};
-  const pathParameterExamples = { app_id: DEMO_APP_ID, environment_name: "development" } satisfies z.input<typeof EnvironmentRevisionsParams>;
+  const pathParameterExamples = { app_id: DEMO_APP_ID, environment_name: "development" } satisfies z.input<
+    typeof EnvironmentRevisionsParams
+  >;
 
   return {
     openapi: "3.1.0",
@@ -250,9 +258,14 @@ export function openApiDocument(basePath: string) {
           { "Retry-After": { required: true, description: "Seconds to wait", schema: { type: "string" }, example: "1" } },
         ),
         NotFound: jsonResponse("No route has this path", schemaRef("Error"), { detail: "Not Found" }),
-        MethodNotAllowed: jsonResponse("The path exists, with other methods", schemaRef("Error"), { detail: "Method Not Allowed" }, {
-          Allow: { required: true, description: "The path's methods", schema: { type: "string" }, example: "POST" },
-        }),
+        MethodNotAllowed: jsonResponse(
+          "The path exists, with other methods",
+          schemaRef("Error"),
+          { detail: "Method Not Allowed" },
+          {
+            Allow: { required: true, description: "The path's methods", schema: { type: "string" }, example: "POST" },
+          },
+        ),
       },
       securitySchemes: {
         ApiKey: {

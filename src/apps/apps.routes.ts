@@ -1,5 +1,5 @@
-import { Hono, type Context } from "hono";
-import { RETAINED_304_HEADERS, etag } from "hono/etag";
+import { type Context, Hono } from "hono";
+import { etag, RETAINED_304_HEADERS } from "hono/etag";
 import { requireApiKey } from "../auth/require-api-key";
 import { createAppAsCaller, readEnvironmentRevisions } from "../db/apps";
 import { isUniqueViolation, retryReadOnce } from "../db/d1-errors";
@@ -58,13 +58,21 @@ export const appsRoutes = new Hono<AppEnv>()
     // 200, not 201: existing clients of this API expect 200.
     return c.json({ app_id: created.appId, app_name: body.app_name }, 200);
   })
-  .get("/:app_id/revisions/:environment_name", requireApiKey, validate("param", EnvironmentRevisionsParams), conditionalGet, async (c) => {
-    const { app_id, environment_name } = c.req.valid("param");
-    const { session, returnBookmark } = d1Session(c, "first-unconstrained");
-    const { userId, record } = await retryReadOnce(() => readEnvironmentRevisions(session, c.get("credentials"), app_id, environment_name));
-    if (!userId) throw unauthorized();
-    c.set("caller", { userId });
-    if (!record) throw appEnvironmentNotFound();
-    returnBookmark();
-    return c.json(record, 200);
-  });
+  .get(
+    "/:app_id/revisions/:environment_name",
+    requireApiKey,
+    validate("param", EnvironmentRevisionsParams),
+    conditionalGet,
+    async (c) => {
+      const { app_id, environment_name } = c.req.valid("param");
+      const { session, returnBookmark } = d1Session(c, "first-unconstrained");
+      const { userId, record } = await retryReadOnce(() =>
+        readEnvironmentRevisions(session, c.get("credentials"), app_id, environment_name),
+      );
+      if (!userId) throw unauthorized();
+      c.set("caller", { userId });
+      if (!record) throw appEnvironmentNotFound();
+      returnBookmark();
+      return c.json(record, 200);
+    },
+  );

@@ -24,7 +24,11 @@ const LINEAGE_KEY: Record<TargetKind, keyof ProjectLineage> = {
  */
 export async function explainRefusedCreate(db: Queryable, credentials: KeyCredentials, body: CreateAppBody): Promise<never> {
   const given = FIELDS.flatMap(([field, kind]) => (body[field] ? [{ field, kind, id: body[field] }] : []));
-  const { authenticated, lineages } = await findProjectLineages(db, credentials, given.length > 0 ? given : [{ kind: "key", id: null }]);
+  const { authenticated, lineages } = await findProjectLineages(
+    db,
+    credentials,
+    given.length > 0 ? given : [{ kind: "key", id: null }],
+  );
   if (!authenticated) throw unauthorized();
 
   const visible = lineages.filter((lineage): lineage is ProjectLineage => lineage !== null && lineage.role !== null);

@@ -5,23 +5,23 @@
 import { parseArgs } from "node:util";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import {
-  ROLES,
-  WRITER_ROLES,
   createApiKey,
   createOrganization,
   createUser,
   findProjectForUser,
   findUserByEmail,
   organizationExists,
+  ROLES,
+  type Role,
   revokeApiKey,
   setOrganizationMember,
-  type Role,
   type User,
+  WRITER_ROLES,
 } from "../db/accounts";
 import { deployVariant, findDeploymentTarget } from "../db/apps";
 import { isUniqueViolation } from "../db/d1-errors";
 import { openDatabase, retryWhenBusy } from "./database";
-import { UsageError, runCli } from "./run-cli";
+import { runCli, UsageError } from "./run-cli";
 
 const USAGE = `Usage: npm run --silent admin -- <command> [options] [--persist-to DIR | --remote]
 
@@ -78,14 +78,27 @@ const COMMANDS: Record<string, Command> = {
   async "user create"(db, options) {
     const email = required(options, "email");
     if (!EMAIL.test(email)) throw new UsageError(`not an email address: ${email}`);
-    const username = options.username === undefined ? email.split("@")[0].replace(/[^A-Za-z0-9._-]/g, "").slice(0, 64) : options.username.trim();
+    const username =
+      options.username === undefined
+        ? email
+            .split("@")[0]
+            .replace(/[^A-Za-z0-9._-]/g, "")
+            .slice(0, 64)
+        : options.username.trim();
     if (!USERNAME.test(username)) throw new UsageError("--username must be 1-64 letters, digits, dots, dashes or underscores");
     if (await findUserByEmail(db, email)) throw new UsageError(`a user with email ${email} already exists`);
     try {
       const ids = await createUser(db, { email, username });
-      return { user_id: ids.userId, username, organization_id: ids.organizationId, workspace_id: ids.workspaceId, project_id: ids.projectId };
+      return {
+        user_id: ids.userId,
+        username,
+        organization_id: ids.organizationId,
+        workspace_id: ids.workspaceId,
+        project_id: ids.projectId,
+      };
     } catch (error) {
-      if (isUniqueViolation(error, "users")) throw new UsageError(`the username ${username} is taken: choose another with --username`);
+      if (isUniqueViolation(error, "users"))
+        throw new UsageError(`the username ${username} is taken: choose another with --username`);
       throw error;
     }
   },
@@ -110,10 +123,15 @@ const COMMANDS: Record<string, Command> = {
   async "key create"(db, options) {
     const user = await userByEmail(db, required(options, "email"));
     const days = options["expires-in-days"];
-    if (days !== undefined && !/^[1-9][0-9]{0,4}$/.test(days)) throw new UsageError("--expires-in-days must be a whole number of days, 1 or more");
+    if (days !== undefined && !/^[1-9][0-9]{0,4}$/.test(days))
+      throw new UsageError("--expires-in-days must be a whole number of days, 1 or more");
     const projectId = await findProjectForUser(db, user.id, options.project);
     if (!projectId) {
-      throw new UsageError(options.project ? `no project ${options.project} in an organization of ${user.email}` : `${user.email} has no personal project`);
+      throw new UsageError(
+        options.project
+          ? `no project ${options.project} in an organization of ${user.email}`
+          : `${user.email} has no personal project`,
+      );
     }
     const expiresAt = days ? new Date(Date.now() + Number(days) * 86_400_000).toISOString() : null;
     const { key, prefix } = generateApiKey();

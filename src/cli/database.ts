@@ -57,7 +57,9 @@ export async function openDatabase(target: Target): Promise<OpenDatabase> {
     config.remove();
     if (!target.remote) throw error;
     const reason = error instanceof Error ? error.message.split("\n").filter(Boolean).at(-1) : String(error);
-    throw new UsageError(`cannot reach the deployed database (${reason}); run \`npx wrangler login\` or set CLOUDFLARE_API_TOKEN`);
+    throw new UsageError(
+      `cannot reach the deployed database (${reason}); run \`npx wrangler login\` or set CLOUDFLARE_API_TOKEN`,
+    );
   }
   const close = async () => {
     await proxy.dispose();
@@ -90,8 +92,12 @@ export async function retryWhenBusy<T>(work: () => Promise<T>, attempts = 6): Pr
 }
 
 async function assertMigrated(db: D1Database, target: Target): Promise<void> {
-  const table = await retryWhenBusy(() => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'apps'").first());
+  const table = await retryWhenBusy(() =>
+    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'apps'").first(),
+  );
   if (table) return;
   const where = target.remote ? "--remote" : target.persistTo ? `--local --persist-to ${target.persistTo}` : "--local";
-  throw new UsageError(`the database has no schema yet: apply the migrations first (npx wrangler d1 migrations apply DB ${where})`);
+  throw new UsageError(
+    `the database has no schema yet: apply the migrations first (npx wrangler d1 migrations apply DB ${where})`,
+  );
 }

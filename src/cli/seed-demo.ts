@@ -8,7 +8,7 @@ import { createApiKey, createUser, findApiKeyOwner, findUserByEmail, type KeyCre
 import { createApp, deployVariant, findDeploymentTarget, readEnvironmentRevisions } from "../db/apps";
 import { isUniqueViolation } from "../db/d1-errors";
 import { openDatabase, retryWhenBusy } from "./database";
-import { UsageError, runCli } from "./run-cli";
+import { runCli, UsageError } from "./run-cli";
 
 // Local-only demo values, documented in the README. Never use them anywhere else.
 const DEMO = {
@@ -33,7 +33,8 @@ const DEMO_DEPLOYMENTS: [environment: string, variant: string][] = [
 ];
 
 const USAGE = "Usage: npm run db:seed [-- --persist-to DIR]   (local only)";
-const CONFLICT = "the demo values are taken by other data in this database; seed a fresh one (rm -rf .wrangler, or another --persist-to)";
+const CONFLICT =
+  "the demo values are taken by other data in this database; seed a fresh one (rm -rf .wrangler, or another --persist-to)";
 
 async function ensureDemoUser(db: D1Database): Promise<boolean> {
   const existing = await findUserByEmail(db, DEMO.email);

@@ -58,10 +58,18 @@ const newOrganizationIds = (): OrganizationIds => ({ organizationId: uuidv7(), w
 /** An organization with its owner, default workspace and default project: the statements, to batch with others. */
 function organizationStatements(db: Queryable, name: string, ownerId: string, isPersonal: boolean, ids: OrganizationIds) {
   return [
-    db.prepare("INSERT INTO organizations (id, name, is_personal) VALUES (?, ?, ?)").bind(ids.organizationId, name, isPersonal ? 1 : 0),
-    db.prepare("INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, 'owner')").bind(ids.organizationId, ownerId),
-    db.prepare("INSERT INTO workspaces (id, organization_id, name, is_default) VALUES (?, ?, 'Default', 1)").bind(ids.workspaceId, ids.organizationId),
-    db.prepare("INSERT INTO projects (id, workspace_id, name, is_default) VALUES (?, ?, 'Default', 1)").bind(ids.projectId, ids.workspaceId),
+    db
+      .prepare("INSERT INTO organizations (id, name, is_personal) VALUES (?, ?, ?)")
+      .bind(ids.organizationId, name, isPersonal ? 1 : 0),
+    db
+      .prepare("INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, 'owner')")
+      .bind(ids.organizationId, ownerId),
+    db
+      .prepare("INSERT INTO workspaces (id, organization_id, name, is_default) VALUES (?, ?, 'Default', 1)")
+      .bind(ids.workspaceId, ids.organizationId),
+    db
+      .prepare("INSERT INTO projects (id, workspace_id, name, is_default) VALUES (?, ?, 'Default', 1)")
+      .bind(ids.projectId, ids.workspaceId),
   ];
 }
 

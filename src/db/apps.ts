@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import type { EnvironmentRevisions, RevisionEntry } from "../apps/apps.schemas";
-import { CALLER_CTE, WRITER_ROLES, type KeyCredentials, type Queryable, type Role } from "./accounts";
+import { CALLER_CTE, type KeyCredentials, type Queryable, type Role, WRITER_ROLES } from "./accounts";
 
 /** Every app is born with these environments, at revision 0 with nothing deployed. */
 export const DEFAULT_ENVIRONMENTS = ["development", "staging", "production"] as const;
@@ -41,7 +41,9 @@ export async function findProjectLineages(
 ): Promise<{ authenticated: boolean; lineages: (ProjectLineage | null)[] }> {
   const [caller, ...lineages] = await db.batch([
     db.prepare(`WITH ${CALLER_CTE} SELECT 1 FROM caller`).bind(credentials.prefix, credentials.keyHash),
-    ...targets.map(({ kind, id }) => db.prepare(`WITH ${CALLER_CTE} ${LINEAGE_SQL[kind]}`).bind(credentials.prefix, credentials.keyHash, id)),
+    ...targets.map(({ kind, id }) =>
+      db.prepare(`WITH ${CALLER_CTE} ${LINEAGE_SQL[kind]}`).bind(credentials.prefix, credentials.keyHash, id),
+    ),
   ]);
   return {
     authenticated: caller.results.length > 0,
@@ -69,7 +71,9 @@ const environmentInserts = (db: Queryable, appId: string) =>
  */
 export async function createApp(db: Queryable, app: NewApp, appId: string = uuidv7()): Promise<void> {
   await db.batch([
-    db.prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES (?, ?, ?, ?)").bind(appId, app.projectId, app.name, app.createdBy),
+    db
+      .prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES (?, ?, ?, ?)")
+      .bind(appId, app.projectId, app.name, app.createdBy),
     ...environmentInserts(db, appId),
   ]);
 }
@@ -235,29 +239,41 @@ export interface Deployment {
  * revision, in one batch. Revision numbers come from the rows themselves inside the transaction, and
  * UNIQUE (environment_id, revision) rejects any duplicate.
  */
-export async function deployVariant(db: Queryable, deployment: Deployment): Promise<{ environment: string; revision: number; revision_id: string }> {
+export async function deployVariant(
+  db: Queryable,
+  deployment: Deployment,
+): Promise<{ environment: string; revision: number; revision_id: string }> {
   const { appId, environmentName, variantName, deployedBy } = deployment;
   const [variantRevisionId, deploymentId, environmentRevisionId] = [uuidv7(), uuidv7(), uuidv7()];
   const environmentId = "(SELECT id FROM environments WHERE app_id = ?1 AND name = ?2)";
   const variantId = "(SELECT id FROM app_variants WHERE app_id = ?1 AND name = ?3)";
   const results = await db.batch([
-    db.prepare("INSERT INTO app_variants (id, app_id, name) VALUES (?4, ?1, ?3) ON CONFLICT (app_id, name) DO NOTHING")
+    db
+      .prepare("INSERT INTO app_variants (id, app_id, name) VALUES (?4, ?1, ?3) ON CONFLICT (app_id, name) DO NOTHING")
       .bind(appId, environmentName, variantName, uuidv7()),
-    db.prepare(
-      `INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by)
+    db
+      .prepare(
+        `INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by)
        SELECT ?4, ${variantId}, COALESCE(MAX(revision), 0) + 1, ?5 FROM app_variant_revisions WHERE variant_id = ${variantId}`,
-    ).bind(appId, environmentName, variantName, variantRevisionId, deployedBy),
-    db.prepare(
-      `INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by) VALUES (?4, ${environmentId}, ?5, ?6)`,
-    ).bind(appId, environmentName, variantName, deploymentId, variantRevisionId, deployedBy),
-    db.prepare(
-      `INSERT INTO environment_revisions (id, environment_id, revision, modified_by, deployed_app_variant_revision_id, deployment_id)
+      )
+      .bind(appId, environmentName, variantName, variantRevisionId, deployedBy),
+    db
+      .prepare(
+        `INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by) VALUES (?4, ${environmentId}, ?5, ?6)`,
+      )
+      .bind(appId, environmentName, variantName, deploymentId, variantRevisionId, deployedBy),
+    db
+      .prepare(
+        `INSERT INTO environment_revisions (id, environment_id, revision, modified_by, deployed_app_variant_revision_id, deployment_id)
        SELECT ?4, id, revision + 1, ?5, ?6, ?7 FROM environments WHERE app_id = ?1 AND name = ?2`,
-    ).bind(appId, environmentName, variantName, environmentRevisionId, deployedBy, variantRevisionId, deploymentId),
-    db.prepare(
-      `UPDATE environments SET revision = revision + 1, deployed_app_variant_id = ${variantId}, deployed_app_variant_revision_id = ?4
+      )
+      .bind(appId, environmentName, variantName, environmentRevisionId, deployedBy, variantRevisionId, deploymentId),
+    db
+      .prepare(
+        `UPDATE environments SET revision = revision + 1, deployed_app_variant_id = ${variantId}, deployed_app_variant_revision_id = ?4
         WHERE app_id = ?1 AND name = ?2`,
-    ).bind(appId, environmentName, variantName, variantRevisionId),
+      )
+      .bind(appId, environmentName, variantName, variantRevisionId),
     db.prepare("SELECT revision FROM environment_revisions WHERE id = ?").bind(environmentRevisionId),
   ]);
   const revision = (results.at(-1)?.results[0] as { revision: number } | undefined)?.revision;

@@ -1,8 +1,8 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { isTransientD1Error } from "../db/d1-errors";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as z from "zod";
+import { isTransientD1Error } from "../db/d1-errors";
 
 /** One problem in a 422 body, in FastAPI's shape: where, what, and a machine-readable type. */
 export const ValidationIssue = z.object({
@@ -44,8 +44,7 @@ export const appEnvironmentNotFound = () => new ApiError(404, "App environment n
 
 export const appNameTaken = () => new ApiError(409, "App with the same name already exists");
 
-export const payloadTooLarge = (maxBytes: number) =>
-  new ApiError(413, `Request body is larger than ${maxBytes} bytes`);
+export const payloadTooLarge = (maxBytes: number) => new ApiError(413, `Request body is larger than ${maxBytes} bytes`);
 
 export const unsupportedMediaType = () =>
   new ApiError(415, "Request body must be JSON, sent with Content-Type: application/json");
@@ -70,7 +69,14 @@ export const handleError: ErrorHandler = (error, c) => {
     return c.json({ detail: error.message || "Bad Request" }, error.status);
   }
   if (isTransientD1Error(error)) {
-    console.warn(JSON.stringify({ level: "warn", message: "database temporarily unavailable", request_id: c.get("requestId"), route: c.req.routePath }));
+    console.warn(
+      JSON.stringify({
+        level: "warn",
+        message: "database temporarily unavailable",
+        request_id: c.get("requestId"),
+        route: c.req.routePath,
+      }),
+    );
     return c.json({ detail: "Service temporarily unavailable" }, 503, { "Retry-After": RETRY_AFTER_SECONDS });
   }
   console.error(

@@ -26,7 +26,10 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
       request_id: requestId,
       method: c.req.method,
       // Middleware is registered for every method ("ALL"); a route's own handlers carry its method.
-      route: matchedRoutes(c).filter((route) => route.method !== "ALL").at(-1)?.path ?? null,
+      route:
+        matchedRoutes(c)
+          .filter((route) => route.method !== "ALL")
+          .at(-1)?.path ?? null,
       status: c.res.status,
       duration_ms: Date.now() - started,
       user_id: c.get("caller")?.userId ?? null,

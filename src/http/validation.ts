@@ -1,9 +1,9 @@
 import { zValidator } from "@hono/zod-validator";
-import { createMiddleware } from "hono/factory";
 import type { ValidationTargets } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { createMiddleware } from "hono/factory";
 import type * as z from "zod";
-import { payloadTooLarge, unsupportedMediaType, validationFailed, type ValidationIssue } from "./errors";
+import { payloadTooLarge, unsupportedMediaType, type ValidationIssue, validationFailed } from "./errors";
 
 export const MAX_BODY_BYTES = 16 * 1024;
 
@@ -20,7 +20,11 @@ function toValidationIssue(location: Location, issue: z.core.$ZodIssue, input: u
       }
       return { loc, msg: `Input should be a valid ${issue.expected}`, type: `${issue.expected}_type` };
     case "too_small":
-      return { loc, msg: `String should have at least ${issue.minimum} character${issue.minimum === 1 ? "" : "s"}`, type: "string_too_short" };
+      return {
+        loc,
+        msg: `String should have at least ${issue.minimum} character${issue.minimum === 1 ? "" : "s"}`,
+        type: "string_too_short",
+      };
     case "too_big":
       return { loc, msg: `String should have at most ${issue.maximum} characters`, type: "string_too_long" };
     case "invalid_format":
@@ -33,7 +37,10 @@ function toValidationIssue(location: Location, issue: z.core.$ZodIssue, input: u
 
 function valueAt(input: unknown, path: PropertyKey[]): unknown {
   return path.reduce<unknown>(
-    (value, key) => (value !== null && typeof value === "object" && Object.hasOwn(value, key) ? (value as Record<PropertyKey, unknown>)[key] : undefined),
+    (value, key) =>
+      value !== null && typeof value === "object" && Object.hasOwn(value, key)
+        ? (value as Record<PropertyKey, unknown>)[key]
+        : undefined,
     input,
   );
 }
@@ -42,16 +49,12 @@ const LOCATIONS: Partial<Record<keyof ValidationTargets, Location>> = { json: "b
 
 /** zod-validator bound to the service's 422 shape. */
 export const validate = <Target extends "json" | "param", Schema extends z.ZodType>(target: Target, schema: Schema) =>
-  zValidator(
-    target,
-    schema,
-    (result) => {
-      if (!result.success) {
-        const location = LOCATIONS[target] ?? "body";
-        throw validationFailed(result.error.issues.map((issue) => toValidationIssue(location, issue, result.data)));
-      }
-    },
-  );
+  zValidator(target, schema, (result) => {
+    if (!result.success) {
+      const location = LOCATIONS[target] ?? "body";
+      throw validationFailed(result.error.issues.map((issue) => toValidationIssue(location, issue, result.data)));
+    }
+  });
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 

@@ -8,8 +8,6 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   API_KEY,
-  TIMESTAMP,
-  UUID,
   admin,
   adminRemoteLoggedOut,
   api,
@@ -20,6 +18,8 @@ import {
   query,
   removeTempDir,
   startWorker,
+  TIMESTAMP,
+  UUID,
   type Worker,
 } from "./helpers";
 
@@ -53,7 +53,10 @@ describe("each command prints exactly one JSON object and exits 0", () => {
   const made: Record<string, any> = {};
 
   it("user create --email --username: the user and their personal organization, workspace and project", async () => {
-    const user = expectJsonObject(await admin(dir, "user", "create", "--email", "alice@example.com", "--username", "alice"), USER_FIELDS);
+    const user = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "alice@example.com", "--username", "alice"),
+      USER_FIELDS,
+    );
     expect(user.username).toBe("alice");
     for (const field of USER_FIELDS.filter((name) => name !== "username")) expect(user[field]).toMatch(UUID);
     expect(new Set([user.user_id, user.organization_id, user.workspace_id, user.project_id]).size).toBe(4);
@@ -68,7 +71,10 @@ describe("each command prints exactly one JSON object and exits 0", () => {
   });
 
   it("org create --name --owner: a new organization with its default workspace and project", async () => {
-    const org = expectJsonObject(await admin(dir, "org", "create", "--name", "Acme Corp", "--owner", "alice@example.com"), ORG_FIELDS);
+    const org = expectJsonObject(
+      await admin(dir, "org", "create", "--name", "Acme Corp", "--owner", "alice@example.com"),
+      ORG_FIELDS,
+    );
     for (const field of ORG_FIELDS) expect(org[field]).toMatch(UUID);
     expect(org.organization_id).not.toBe(made.alice.organization_id);
     expect(org.project_id).not.toBe(made.alice.project_id);
@@ -76,8 +82,22 @@ describe("each command prints exactly one JSON object and exits 0", () => {
   });
 
   it("org add-member --org --email --role", async () => {
-    const result = await admin(dir, "org", "add-member", "--org", made.acme.organization_id, "--email", "bob.smith@example.com", "--role", "admin");
-    expect(expectJsonObject(result, MEMBER_FIELDS)).toEqual({ organization_id: made.acme.organization_id, user_id: made.bob.user_id, role: "admin" });
+    const result = await admin(
+      dir,
+      "org",
+      "add-member",
+      "--org",
+      made.acme.organization_id,
+      "--email",
+      "bob.smith@example.com",
+      "--role",
+      "admin",
+    );
+    expect(expectJsonObject(result, MEMBER_FIELDS)).toEqual({
+      organization_id: made.acme.organization_id,
+      user_id: made.bob.user_id,
+      role: "admin",
+    });
   });
 
   it("key create --email: a key for the personal project that never expires", async () => {
@@ -90,7 +110,17 @@ describe("each command prints exactly one JSON object and exits 0", () => {
 
   it("key create --project --expires-in-days: a key for an organization's project, expiring N days ahead", async () => {
     const before = Date.now();
-    const result = await admin(dir, "key", "create", "--email", "bob.smith@example.com", "--project", made.acme.project_id, "--expires-in-days", "30");
+    const result = await admin(
+      dir,
+      "key",
+      "create",
+      "--email",
+      "bob.smith@example.com",
+      "--project",
+      made.acme.project_id,
+      "--expires-in-days",
+      "30",
+    );
     const after = Date.now();
     const key = expectJsonObject(result, KEY_FIELDS);
     expect(key.key).toMatch(API_KEY);
@@ -122,7 +152,18 @@ describe("each command prints exactly one JSON object and exits 0", () => {
 
     const deployed = [];
     for (const variant of ["main", "canary", "main"]) {
-      const result = await admin(dir, "deploy", "--app", appId, "--env", "staging", "--variant", variant, "--email", "alice@example.com");
+      const result = await admin(
+        dir,
+        "deploy",
+        "--app",
+        appId,
+        "--env",
+        "staging",
+        "--variant",
+        variant,
+        "--email",
+        "alice@example.com",
+      );
       deployed.push(expectJsonObject(result, DEPLOY_FIELDS));
     }
     expect(deployed.map(({ environment, revision }) => ({ environment, revision }))).toEqual([
@@ -137,7 +178,9 @@ describe("each command prints exactly one JSON object and exits 0", () => {
     const listed = await api(worker, "GET", `/apps/${appId}/revisions/staging`, made.aliceKey.key);
     expect(listed.status).toBe(200);
     expect(listed.body.revision).toBe(3);
-    expect(listed.body.revisions.map((entry: { id: string }) => entry.id)).toEqual(deployed.map(({ revision_id }) => revision_id));
+    expect(listed.body.revisions.map((entry: { id: string }) => entry.id)).toEqual(
+      deployed.map(({ revision_id }) => revision_id),
+    );
   });
 });
 
@@ -152,7 +195,10 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
     (SELECT COUNT(*) FROM environment_revisions) AS environment_revisions`;
 
   beforeAll(async () => {
-    carol = expectJsonObject(await admin(dir, "user", "create", "--email", "carol@example.com", "--username", "carol"), USER_FIELDS);
+    carol = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "carol@example.com", "--username", "carol"),
+      USER_FIELDS,
+    );
     dave = expectJsonObject(await admin(dir, "user", "create", "--email", "dave@example.com", "--username", "dave"), USER_FIELDS);
     const key = expectJsonObject(await admin(dir, "key", "create", "--email", "carol@example.com"), KEY_FIELDS);
     const created = await api(worker, "POST", "/apps", key.key, { app_name: "carol-app" });
@@ -166,7 +212,17 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
   });
 
   it("bad role", async () => {
-    const result = await admin(dir, "org", "add-member", "--org", carol.organization_id, "--email", "dave@example.com", "--role", "superuser");
+    const result = await admin(
+      dir,
+      "org",
+      "add-member",
+      "--org",
+      carol.organization_id,
+      "--email",
+      "dave@example.com",
+      "--role",
+      "superuser",
+    );
     expectCliError(result, /--role must be one of owner, admin, editor, viewer/);
   });
 
@@ -178,12 +234,34 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
 
   it("unknown app", async () => {
     const missing = "00000000-0000-7000-8000-00000000beef";
-    const result = await admin(dir, "deploy", "--app", missing, "--env", "production", "--variant", "main", "--email", "carol@example.com");
+    const result = await admin(
+      dir,
+      "deploy",
+      "--app",
+      missing,
+      "--env",
+      "production",
+      "--variant",
+      "main",
+      "--email",
+      "carol@example.com",
+    );
     expectCliError(result, new RegExp(`no app with id ${missing}`));
   });
 
   it("unknown environment", async () => {
-    const result = await admin(dir, "deploy", "--app", carolApp, "--env", "qa", "--variant", "main", "--email", "carol@example.com");
+    const result = await admin(
+      dir,
+      "deploy",
+      "--app",
+      carolApp,
+      "--env",
+      "qa",
+      "--variant",
+      "main",
+      "--email",
+      "carol@example.com",
+    );
     expectCliError(result, /has no environment qa/);
   });
 
@@ -215,7 +293,10 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
   });
 
   it("--remote together with --persist-to", async () => {
-    expectCliError(await admin(dir, "key", "revoke", "--prefix", "Zz9Zz9Zz", "--remote"), /--remote and --persist-to cannot be used together/);
+    expectCliError(
+      await admin(dir, "key", "revoke", "--prefix", "Zz9Zz9Zz", "--remote"),
+      /--remote and --persist-to cannot be used together/,
+    );
   });
 
   it("--project naming a project the user is not a member of", async () => {
@@ -229,12 +310,26 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
   });
 
   it("deploy by a user who may not write in the app's organization", async () => {
-    const result = await admin(dir, "deploy", "--app", carolApp, "--env", "production", "--variant", "main", "--email", "dave@example.com");
+    const result = await admin(
+      dir,
+      "deploy",
+      "--app",
+      carolApp,
+      "--env",
+      "production",
+      "--variant",
+      "main",
+      "--email",
+      "dave@example.com",
+    );
     expectCliError(result, /dave@example\.com must be an owner, admin or editor of the app's organization/);
   });
 
   it("a username already taken, and an empty one", async () => {
-    expectCliError(await admin(dir, "user", "create", "--email", "new@example.com", "--username", "carol"), /username carol is taken/);
+    expectCliError(
+      await admin(dir, "user", "create", "--email", "new@example.com", "--username", "carol"),
+      /username carol is taken/,
+    );
     expectCliError(await admin(dir, "user", "create", "--email", "new@example.com", "--username", ""), /--username must be/);
   });
 
@@ -245,7 +340,10 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
   });
 
   it("--remote without Cloudflare credentials, leaving no temporary files", async () => {
-    const leftovers = () => readdirSync(tmpdir()).filter((name) => name.startsWith("app-management-admin-")).sort();
+    const leftovers = () =>
+      readdirSync(tmpdir())
+        .filter((name) => name.startsWith("app-management-admin-"))
+        .sort();
     const before = leftovers();
     const result = await adminRemoteLoggedOut(unmigrated, "key", "revoke", "--prefix", "Zz9Zz9Zz");
     expectCliError(result, /cannot reach the deployed database.*wrangler login/);
@@ -260,7 +358,10 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
 describe("end to end, with wrangler dev serving the same folder", () => {
   it("commands run at the same time against the folder wrangler dev serves all succeed", async () => {
     // Each command opens the SQLite file in its own workerd, and may find it locked by another: the CLI retries.
-    const owner = expectJsonObject(await admin(dir, "user", "create", "--email", "gina@example.com", "--username", "gina"), USER_FIELDS);
+    const owner = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "gina@example.com", "--username", "gina"),
+      USER_FIELDS,
+    );
     const ownerKey = expectJsonObject(await admin(dir, "key", "create", "--email", "gina@example.com"), KEY_FIELDS);
     const created = await api(worker, "POST", "/apps", ownerKey.key, { app_name: "busy" });
     expect(created.status).toBe(200);
@@ -274,7 +375,10 @@ describe("end to end, with wrangler dev serving the same folder", () => {
   });
 
   it("a CLI key creates an app, sees a CLI deploy with its username, and is refused once revoked", async () => {
-    const erin = expectJsonObject(await admin(dir, "user", "create", "--email", "erin@example.com", "--username", "erin"), USER_FIELDS);
+    const erin = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "erin@example.com", "--username", "erin"),
+      USER_FIELDS,
+    );
     const { key, prefix } = expectJsonObject(await admin(dir, "key", "create", "--email", "erin@example.com"), KEY_FIELDS);
 
     const created = await api(worker, "POST", "/apps", key, { app_name: "x" });
@@ -286,17 +390,39 @@ describe("end to end, with wrangler dev serving the same folder", () => {
 
     const before = await api(worker, "GET", path, key);
     expect(before.status).toBe(200);
-    expect(before.body).toMatchObject({ name: "production", app_id: created.body.app_id, project_id: erin.project_id, revision: 0, revisions: [] });
+    expect(before.body).toMatchObject({
+      name: "production",
+      app_id: created.body.app_id,
+      project_id: erin.project_id,
+      revision: 0,
+      revisions: [],
+    });
 
     const deploy = expectJsonObject(
-      await admin(dir, "deploy", "--app", created.body.app_id, "--env", "production", "--variant", "main", "--email", "erin@example.com"),
+      await admin(
+        dir,
+        "deploy",
+        "--app",
+        created.body.app_id,
+        "--env",
+        "production",
+        "--variant",
+        "main",
+        "--email",
+        "erin@example.com",
+      ),
       DEPLOY_FIELDS,
     );
     expect(deploy).toMatchObject({ environment: "production", revision: 1 });
 
     const after = await api(worker, "GET", path, key);
     expect(after.status).toBe(200);
-    expect(after.body).toMatchObject({ name: "production", app_id: created.body.app_id, revision: 1, deployed_variant_name: "main" });
+    expect(after.body).toMatchObject({
+      name: "production",
+      app_id: created.body.app_id,
+      revision: 1,
+      deployed_variant_name: "main",
+    });
     expect(after.body.revisions).toHaveLength(1);
     expect(after.body.revisions[0]).toMatchObject({ id: deploy.revision_id, revision: 1, modified_by: "erin" });
     expect(after.body.revisions[0].deployed_app_variant_revision).toBe(after.body.deployed_app_variant_revision_id);
@@ -308,9 +434,15 @@ describe("end to end, with wrangler dev serving the same folder", () => {
 
   it("org add-member: a viewer can read the org's apps but not create one; re-added as editor, they can", async () => {
     expectJsonObject(await admin(dir, "user", "create", "--email", "frank@example.com", "--username", "frank"), USER_FIELDS);
-    const org = expectJsonObject(await admin(dir, "org", "create", "--name", "Frankco", "--owner", "frank@example.com"), ORG_FIELDS);
+    const org = expectJsonObject(
+      await admin(dir, "org", "create", "--name", "Frankco", "--owner", "frank@example.com"),
+      ORG_FIELDS,
+    );
     const frankKey = expectJsonObject(await admin(dir, "key", "create", "--email", "frank@example.com"), KEY_FIELDS).key;
-    const grace = expectJsonObject(await admin(dir, "user", "create", "--email", "grace@example.com", "--username", "grace"), USER_FIELDS);
+    const grace = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "grace@example.com", "--username", "grace"),
+      USER_FIELDS,
+    );
     const graceKey = expectJsonObject(await admin(dir, "key", "create", "--email", "grace@example.com"), KEY_FIELDS).key;
 
     const app = await api(worker, "POST", "/apps", frankKey, { app_name: "org-app", organization_id: org.organization_id });
@@ -320,16 +452,49 @@ describe("end to end, with wrangler dev serving the same folder", () => {
     // Not a member yet: the app is not there for grace.
     expect((await api(worker, "GET", path, graceKey)).status).toBe(404);
 
-    const asViewer = await admin(dir, "org", "add-member", "--org", org.organization_id, "--email", "grace@example.com", "--role", "viewer");
-    expect(expectJsonObject(asViewer, MEMBER_FIELDS)).toEqual({ organization_id: org.organization_id, user_id: grace.user_id, role: "viewer" });
+    const asViewer = await admin(
+      dir,
+      "org",
+      "add-member",
+      "--org",
+      org.organization_id,
+      "--email",
+      "grace@example.com",
+      "--role",
+      "viewer",
+    );
+    expect(expectJsonObject(asViewer, MEMBER_FIELDS)).toEqual({
+      organization_id: org.organization_id,
+      user_id: grace.user_id,
+      role: "viewer",
+    });
     const read = await api(worker, "GET", path, graceKey);
     expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ name: "development", app_id: app.body.app_id, organization_id: org.organization_id, project_id: org.project_id });
+    expect(read.body).toMatchObject({
+      name: "development",
+      app_id: app.body.app_id,
+      organization_id: org.organization_id,
+      project_id: org.project_id,
+    });
     const refused = await api(worker, "POST", "/apps", graceKey, { app_name: "by-grace", organization_id: org.organization_id });
     expect(refused.status).toBe(403);
 
-    const asEditor = await admin(dir, "org", "add-member", "--org", org.organization_id, "--email", "grace@example.com", "--role", "editor");
-    expect(expectJsonObject(asEditor, MEMBER_FIELDS)).toEqual({ organization_id: org.organization_id, user_id: grace.user_id, role: "editor" });
+    const asEditor = await admin(
+      dir,
+      "org",
+      "add-member",
+      "--org",
+      org.organization_id,
+      "--email",
+      "grace@example.com",
+      "--role",
+      "editor",
+    );
+    expect(expectJsonObject(asEditor, MEMBER_FIELDS)).toEqual({
+      organization_id: org.organization_id,
+      user_id: grace.user_id,
+      role: "editor",
+    });
     const allowed = await api(worker, "POST", "/apps", graceKey, { app_name: "by-grace", organization_id: org.organization_id });
     expect(allowed.status).toBe(200);
     expect(allowed.body.app_name).toBe("by-grace");

@@ -2,7 +2,7 @@
  * Shared setup of the CLI tests: the admin CLI, the demo seed and wrangler are run as an operator runs them,
  * as separate processes from the repository root, against a temporary --persist-to folder. No mocks.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -62,7 +62,11 @@ export function admin(persistTo: string | null, ...args: string[]): Promise<RunR
 /** The admin CLI run with `--remote` as someone who never logged in to Cloudflare (no token, an empty config home). */
 export function adminRemoteLoggedOut(configHome: string, ...args: string[]): Promise<RunResult> {
   const { CLOUDFLARE_API_TOKEN, CLOUDFLARE_ACCOUNT_ID, ...rest } = ENV;
-  return run(TSX, ["src/cli/admin.ts", ...args, "--remote"], 90_000, { ...rest, XDG_CONFIG_HOME: configHome, WRANGLER_HOME: configHome });
+  return run(TSX, ["src/cli/admin.ts", ...args, "--remote"], 90_000, {
+    ...rest,
+    XDG_CONFIG_HOME: configHome,
+    WRANGLER_HOME: configHome,
+  });
 }
 
 /** `npm run db:seed -- <args...>` */
@@ -207,7 +211,9 @@ export async function api(
 export function expectJsonObject(result: RunResult, fields: string[]): any {
   expect(result.code, `exit code; stderr:\n${result.stderr}`).toBe(0);
   expect(result.json, `stdout is not one JSON value:\n${result.stdout}`).toBeDefined();
-  expect(typeof result.json === "object" && result.json !== null && !Array.isArray(result.json), "stdout is a JSON object").toBe(true);
+  expect(typeof result.json === "object" && result.json !== null && !Array.isArray(result.json), "stdout is a JSON object").toBe(
+    true,
+  );
   expect(Object.keys(result.json).sort()).toEqual([...fields].sort());
   return result.json;
 }

@@ -5,17 +5,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  UUID,
   admin,
   api,
   expectCliError,
   makeTempDir,
   migrate,
   query,
+  type RunResult,
   removeTempDir,
   seedDemo,
   startWorker,
-  type RunResult,
+  UUID,
   type Worker,
 } from "./helpers";
 

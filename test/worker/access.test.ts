@@ -70,7 +70,9 @@ describe("role matrix", () => {
     const leaver = await createAccount();
     const ids = await createTeam(owner, [[leaver, "editor"]]);
     const appId = await createAppVia(leaver.key, { app_name: "before-leaving", organization_id: ids.organizationId });
-    await env.DB.prepare("DELETE FROM organization_members WHERE organization_id = ? AND user_id = ?").bind(ids.organizationId, leaver.userId).run();
+    await env.DB.prepare("DELETE FROM organization_members WHERE organization_id = ? AND user_id = ?")
+      .bind(ids.organizationId, leaver.userId)
+      .run();
     expect((await getRevisions(leaver.key, appId, "production")).status).toBe(404);
     expect((await postApp(leaver.key, { app_name: "after-leaving", organization_id: ids.organizationId })).status).toBe(403);
   });

@@ -66,7 +66,9 @@ describe("API keys", () => {
   it("rejects a revoked key", async () => {
     const key = await issueKey(account.userId, account.projectId);
     expect((await send("GET", revisionsPath(), { key })).status).toBe(200);
-    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?").bind(new Date().toISOString(), key.slice(0, 8)).run();
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?")
+      .bind(new Date().toISOString(), key.slice(0, 8))
+      .run();
     await expectUnauthorized(await send("GET", revisionsPath(), { key }));
   });
 

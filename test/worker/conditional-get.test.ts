@@ -55,7 +55,10 @@ describe("D1 bookmarks (read replicas)", () => {
     expect(bookmark).toMatch(BOOKMARK);
     const { app_id } = (await created.json()) as { app_id: string };
 
-    const read = await send("GET", `/apps/${app_id}/revisions/production`, { key: account.key, headers: { "x-d1-bookmark": bookmark ?? "" } });
+    const read = await send("GET", `/apps/${app_id}/revisions/production`, {
+      key: account.key,
+      headers: { "x-d1-bookmark": bookmark ?? "" },
+    });
     expect(read.status).toBe(200);
     expect(read.headers.get("x-d1-bookmark")).toBeTruthy();
   });

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { type Account, BASE_URL, createAccount, createAppVia } from "./fixtures";

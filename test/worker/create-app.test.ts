@@ -106,7 +106,11 @@ describe("POST /apps validation", () => {
     ["app_name with a NUL", { app_name: "nul\u0000" }, { loc: ["body", "app_name"], type: "value_error" }],
     ["project_id not a UUID", { app_name: "x", project_id: "p-1" }, { loc: ["body", "project_id"], type: "uuid_parsing" }],
     ["workspace_id a number", { app_name: "x", workspace_id: 7 }, { loc: ["body", "workspace_id"], type: "string_type" }],
-    ["organization_id not a UUID", { app_name: "x", organization_id: "org" }, { loc: ["body", "organization_id"], type: "uuid_parsing" }],
+    [
+      "organization_id not a UUID",
+      { app_name: "x", organization_id: "org" },
+      { loc: ["body", "organization_id"], type: "uuid_parsing" },
+    ],
     ["body an array", [], { loc: ["body"], type: "model_attributes_type" }],
     ["body a string", "billing", { loc: ["body"], type: "model_attributes_type" }],
     ["body null", null, { loc: ["body"], type: "model_attributes_type" }],
@@ -150,7 +154,11 @@ describe("POST /apps validation", () => {
   });
 
   it("answers 422 missing for an empty body", async () => {
-    const response = await send("POST", "/apps", { key: account.key, rawBody: "", headers: { "Content-Type": "application/json" } });
+    const response = await send("POST", "/apps", {
+      key: account.key,
+      rawBody: "",
+      headers: { "Content-Type": "application/json" },
+    });
     expect(response.status).toBe(422);
     expect(await response.json()).toEqual({ detail: [{ loc: ["body"], msg: "Field required", type: "missing" }] });
   });

@@ -55,9 +55,11 @@ describe("an unexpected database error", () => {
 });
 
 const TRANSIENT = "D1_ERROR: Network connection lost.";
-const failTrips = (trips: number[], message = TRANSIENT) => (trip: number) => {
-  if (trips.includes(trip)) throw new Error(message);
-};
+const failTrips =
+  (trips: number[], message = TRANSIENT) =>
+  (trip: number) => {
+    if (trips.includes(trip)) throw new Error(message);
+  };
 
 describe("transient D1 errors", () => {
   let appId: string;
@@ -97,7 +99,9 @@ describe("transient D1 errors", () => {
 
   it("answers 500, not 503, for an error D1 does not call transient, without retrying", async () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    const { db, counter } = instrumentD1(env.DB, { beforeTrip: failTrips([1], "D1_ERROR: no such column: secret_column: SQLITE_ERROR") });
+    const { db, counter } = instrumentD1(env.DB, {
+      beforeTrip: failTrips([1], "D1_ERROR: no such column: secret_column: SQLITE_ERROR"),
+    });
     const response = await fetchWithDb(db, "GET", `/apps/${appId}/revisions/production`, account.key);
     expect(response.status).toBe(500);
     const text = await response.text();

@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
-import { createApiKey, createOrganization, createUser, setOrganizationMember, type Role } from "../../src/db/accounts";
+import { createApiKey, createOrganization, createUser, type Role, setOrganizationMember } from "../../src/db/accounts";
 import { deployVariant } from "../../src/db/apps";
 
 /**

@@ -2,10 +2,18 @@ import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { revokeApiKey, type Role } from "../../src/db/accounts";
+import { type Role, revokeApiKey } from "../../src/db/accounts";
 import { DEFAULT_ENVIRONMENTS } from "../../src/db/apps";
 import { type Account, createAccount, createAppVia, createTeam, deploy, issueKey } from "./fixtures";
-import { databaseProblems, declaredForeignKeys, describeForeignKey, FOREIGN_KEYS, rowCounts, sendDirect, TABLES } from "./harness";
+import {
+  databaseProblems,
+  declaredForeignKeys,
+  describeForeignKey,
+  FOREIGN_KEYS,
+  rowCounts,
+  sendDirect,
+  TABLES,
+} from "./harness";
 
 /*
  * Generated requests, through the Worker's own fetch handler, against the real local D1. Each property runs
@@ -112,9 +120,11 @@ const environmentNameIsValid = (name: string): boolean | undefined => (/\p{Cc}/u
  * Compares two strings through their JSON form, which escapes lone surrogates: a failure message holding a raw lone
  * surrogate breaks the test runner's reporting (its WebSocket refuses the invalid UTF-8).
  */
-const expectSameText = (actual: string | undefined, expected: string) => expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
+const expectSameText = (actual: string | undefined, expected: string) =>
+  expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
 
-const hasIssueAt = (issues: Issue[], ...loc: string[]) => issues.some((issue) => JSON.stringify(issue.loc) === JSON.stringify(loc));
+const hasIssueAt = (issues: Issue[], ...loc: string[]) =>
+  issues.some((issue) => JSON.stringify(issue.loc) === JSON.stringify(loc));
 
 /**
  * Checks what every response must be, whatever the request: a documented status, a JSON body of the documented
@@ -151,7 +161,8 @@ interface Holder {
   keyProjectId: string;
 }
 
-const mayCreateIn = (holder: Holder, organizationId: string) => ["owner", "admin", "editor"].includes(holder.roles.get(organizationId) ?? "none");
+const mayCreateIn = (holder: Holder, organizationId: string) =>
+  ["owner", "admin", "editor"].includes(holder.roles.get(organizationId) ?? "none");
 
 interface KnownApp {
   id: string;
@@ -172,21 +183,36 @@ let targets: Map<string, { organizationId: string; projectId: string }>;
 
 beforeAll(async () => {
   vi.spyOn(console, "log").mockImplementation(() => {}); // one request log line per request: thousands
-  [owner, editor, viewer, outsider] = [await createAccount(), await createAccount(), await createAccount(), await createAccount()];
+  [owner, editor, viewer, outsider] = [
+    await createAccount(),
+    await createAccount(),
+    await createAccount(),
+    await createAccount(),
+  ];
   team = await createTeam(owner, [
     [editor, "editor"],
     [viewer, "viewer"],
   ]);
   const roles = (...entries: [string, Role][]) => new Map(entries);
   holders = [
-    { label: "owner", key: owner.key, roles: roles([owner.organizationId, "owner"], [team.organizationId, "owner"]), keyProjectId: owner.projectId },
+    {
+      label: "owner",
+      key: owner.key,
+      roles: roles([owner.organizationId, "owner"], [team.organizationId, "owner"]),
+      keyProjectId: owner.projectId,
+    },
     {
       label: "owner, key in the team",
       key: await issueKey(owner.userId, team.projectId),
       roles: roles([owner.organizationId, "owner"], [team.organizationId, "owner"]),
       keyProjectId: team.projectId,
     },
-    { label: "editor", key: editor.key, roles: roles([editor.organizationId, "owner"], [team.organizationId, "editor"]), keyProjectId: editor.projectId },
+    {
+      label: "editor",
+      key: editor.key,
+      roles: roles([editor.organizationId, "owner"], [team.organizationId, "editor"]),
+      keyProjectId: editor.projectId,
+    },
     {
       label: "viewer, key in the team",
       key: await issueKey(viewer.userId, team.projectId),
@@ -225,7 +251,9 @@ beforeAll(async () => {
   ] as const) {
     const records = new Map<string, unknown>();
     for (const name of DEFAULT_ENVIRONMENTS) {
-      const response = await sendDirect("GET", `/apps/${id}/revisions/${name}`, { headers: { Authorization: `ApiKey ${reader.key}` } });
+      const response = await sendDirect("GET", `/apps/${id}/revisions/${name}`, {
+        headers: { Authorization: `ApiKey ${reader.key}` },
+      });
       expect(response.status).toBe(200);
       records.set(name, await response.json());
     }
@@ -243,17 +271,90 @@ afterAll(() => {
 
 /** Strings chosen to hurt: encodings, control characters, prototype names, SQL, Unicode edge cases, lengths. */
 const NASTY_STRINGS = [
-  "", " ", "\t", "\u0000", "a\u0000b", "\n", "x\r\ny", "\u007f", "\u0085", "\u00a0", "\u2028", "\u200b", "\ufeff", "\u202e",
-  "%2F", "%252F", "a/b", "a%2Fb", "..", ".", "%", "%%", "%zz", "%E0%A4%A", "%00", "%u0041", "\\", "?", "#", "a?b#c",
-  "__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "__defineGetter__",
-  "' OR 1=1 --", '"; DROP TABLE apps; --', "1; SELECT * FROM api_keys", "null", "undefined", "true", "NaN", "[]", "{}",
-  "\ud800", "\udc00", "a\ud800b", "\ud83d\ude00", "cafe\u0301", "caf\u00e9", "e\u0301".repeat(200), "\u01c5", "\u0130", "\u00df", "\ufb00",
-  "\u0041\u030a", "\u212b", "\u1100\u1161", "\u0627\u0644\u0639\u0631\u0628\u064a\u0629", "\u{1f469}\u200d\u{1f4bb}",
-  "a".repeat(255), "a".repeat(256), "\u00e4".repeat(255), "a\u0308".repeat(255), "\u{1f600}".repeat(127), "\u{1f600}".repeat(128), "x".repeat(20_000),
-  "development", "Development", "PRODUCTION", " staging", "staging ", "staging\u0000", "stag%69ng", "staging%00",
-  "01900000-0000-7000-8000-000000000000", "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff",
-  "01900000-0000-7000-8000-00000000000", "{01900000-0000-7000-8000-000000000000}", "urn:uuid:01900000-0000-7000-8000-000000000000",
-  "0190000000007000800000000000000", "01900000-0000-7000-8000-000000000000\u0000",
+  "",
+  " ",
+  "\t",
+  "\u0000",
+  "a\u0000b",
+  "\n",
+  "x\r\ny",
+  "\u007f",
+  "\u0085",
+  "\u00a0",
+  "\u2028",
+  "\u200b",
+  "\ufeff",
+  "\u202e",
+  "%2F",
+  "%252F",
+  "a/b",
+  "a%2Fb",
+  "..",
+  ".",
+  "%",
+  "%%",
+  "%zz",
+  "%E0%A4%A",
+  "%00",
+  "%u0041",
+  "\\",
+  "?",
+  "#",
+  "a?b#c",
+  "__proto__",
+  "constructor",
+  "prototype",
+  "toString",
+  "hasOwnProperty",
+  "__defineGetter__",
+  "' OR 1=1 --",
+  '"; DROP TABLE apps; --',
+  "1; SELECT * FROM api_keys",
+  "null",
+  "undefined",
+  "true",
+  "NaN",
+  "[]",
+  "{}",
+  "\ud800",
+  "\udc00",
+  "a\ud800b",
+  "\ud83d\ude00",
+  "cafe\u0301",
+  "caf\u00e9",
+  "e\u0301".repeat(200),
+  "\u01c5",
+  "\u0130",
+  "\u00df",
+  "\ufb00",
+  "\u0041\u030a",
+  "\u212b",
+  "\u1100\u1161",
+  "\u0627\u0644\u0639\u0631\u0628\u064a\u0629",
+  "\u{1f469}\u200d\u{1f4bb}",
+  "a".repeat(255),
+  "a".repeat(256),
+  "\u00e4".repeat(255),
+  "a\u0308".repeat(255),
+  "\u{1f600}".repeat(127),
+  "\u{1f600}".repeat(128),
+  "x".repeat(20_000),
+  "development",
+  "Development",
+  "PRODUCTION",
+  " staging",
+  "staging ",
+  "staging\u0000",
+  "stag%69ng",
+  "staging%00",
+  "01900000-0000-7000-8000-000000000000",
+  "00000000-0000-0000-0000-000000000000",
+  "ffffffff-ffff-ffff-ffff-ffffffffffff",
+  "01900000-0000-7000-8000-00000000000",
+  "{01900000-0000-7000-8000-000000000000}",
+  "urn:uuid:01900000-0000-7000-8000-000000000000",
+  "0190000000007000800000000000000",
+  "01900000-0000-7000-8000-000000000000\u0000",
 ];
 
 const anyString = fc.oneof(
@@ -266,7 +367,20 @@ const anyString = fc.oneof(
 
 /** Names the service must accept (mostly), often repeated so that collisions (409) happen. */
 const likelyValidName = fc.oneof(
-  { arbitrary: fc.constantFrom("app", "billing", "App", "caf\u00e9", "cafe\u0301", "\u{1f600}", "x".repeat(255), "e\u0301".repeat(200), "' OR 1=1 --"), weight: 3 },
+  {
+    arbitrary: fc.constantFrom(
+      "app",
+      "billing",
+      "App",
+      "caf\u00e9",
+      "cafe\u0301",
+      "\u{1f600}",
+      "x".repeat(255),
+      "e\u0301".repeat(200),
+      "' OR 1=1 --",
+    ),
+    weight: 3,
+  },
   { arbitrary: fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }), weight: 1 },
   { arbitrary: fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 8 }), weight: 1 },
 );
@@ -282,7 +396,7 @@ const deepText = fc
       case "array":
         return arrays;
       case "object":
-        return '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
+        return `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
       case "in app_name":
         return `{"app_name":${arrays}}`;
       default:
@@ -293,9 +407,15 @@ const deepText = fc
 /** A value for any field: strings, ids, other JSON types. */
 const idStrings = () => {
   const ids = [
-    owner.projectId, owner.workspaceId, owner.organizationId,
-    team.projectId, team.workspaceId, team.organizationId,
-    outsider.projectId, outsider.workspaceId, outsider.organizationId,
+    owner.projectId,
+    owner.workspaceId,
+    owner.organizationId,
+    team.projectId,
+    team.workspaceId,
+    team.organizationId,
+    outsider.projectId,
+    outsider.workspaceId,
+    outsider.organizationId,
     ...apps.map((app) => app.id),
   ];
   return fc.oneof(
@@ -309,15 +429,33 @@ const fieldValue = () =>
     { arbitrary: anyString, weight: 4 },
     { arbitrary: likelyValidName, weight: 2 },
     { arbitrary: idStrings(), weight: 2 },
-    { arbitrary: fc.constantFrom<unknown>(null, true, false, 0, -1, 1.5, 1e308, [], {}, ["app"], { app_name: "inner" }), weight: 1 },
+    {
+      arbitrary: fc.constantFrom<unknown>(null, true, false, 0, -1, 1.5, 1e308, [], {}, ["app"], { app_name: "inner" }),
+      weight: 1,
+    },
     { arbitrary: fc.jsonValue({ maxDepth: 3 }), weight: 1 },
   );
 
 /** A raw JSON object text, keys possibly repeated, escaped or prototype names, values possibly raw nesting. */
 const rawObjectText = () => {
   const keyText = fc.oneof(
-    { arbitrary: fc.constantFrom("app_name", "project_id", "workspace_id", "organization_id").map((key) => JSON.stringify(key)), weight: 6 },
-    { arbitrary: fc.constantFrom('"__proto__"', '"constructor"', '"prototype"', '"app\\u005fname"', '"\\u0061pp_name"', '"APP_NAME"', '"app_name "', '""'), weight: 3 },
+    {
+      arbitrary: fc.constantFrom("app_name", "project_id", "workspace_id", "organization_id").map((key) => JSON.stringify(key)),
+      weight: 6,
+    },
+    {
+      arbitrary: fc.constantFrom(
+        '"__proto__"',
+        '"constructor"',
+        '"prototype"',
+        '"app\\u005fname"',
+        '"\\u0061pp_name"',
+        '"APP_NAME"',
+        '"app_name "',
+        '""',
+      ),
+      weight: 3,
+    },
     { arbitrary: anyString.map((key) => JSON.stringify(key)), weight: 1 },
   );
   const valueText = fc.oneof(
@@ -332,7 +470,11 @@ const rawObjectText = () => {
 
 /** A structured body: the four fields (each possibly absent) and unknown extras. */
 const structuredBody = () => {
-  const idValue = fc.oneof({ arbitrary: fc.constant(null), weight: 3 }, { arbitrary: idStrings(), weight: 3 }, { arbitrary: fieldValue(), weight: 1 });
+  const idValue = fc.oneof(
+    { arbitrary: fc.constant(null), weight: 3 },
+    { arbitrary: idStrings(), weight: 3 },
+    { arbitrary: fieldValue(), weight: 1 },
+  );
   return fc
     .tuple(
       fc.record(
@@ -366,12 +508,30 @@ const bodySpec = (): fc.Arbitrary<BodySpec> => {
     { arbitrary: text("well-formed", wellFormedBody()), weight: 12 },
     { arbitrary: text("structured", structuredBody()), weight: 8 },
     { arbitrary: text("raw members", rawObjectText()), weight: 4 },
-    { arbitrary: text("JSON value", fc.jsonValue().map((value) => JSON.stringify(value))), weight: 1 },
+    {
+      arbitrary: text(
+        "JSON value",
+        fc.jsonValue().map((value) => JSON.stringify(value)),
+      ),
+      weight: 1,
+    },
     { arbitrary: text("unicode JSON", fc.json({ stringUnit: "binary" })), weight: 1 },
     { arbitrary: text("deep", deepText), weight: 1 },
     { arbitrary: text("text", anyString), weight: 1 },
-    { arbitrary: text("truncated", fc.tuple(structuredBody(), fc.nat()).map(([json, n]) => json.slice(0, n % json.length))), weight: 1 },
-    { arbitrary: text("BOM", structuredBody().map((json) => `\ufeff${json}`)), weight: 1 },
+    {
+      arbitrary: text(
+        "truncated",
+        fc.tuple(structuredBody(), fc.nat()).map(([json, n]) => json.slice(0, n % json.length)),
+      ),
+      weight: 1,
+    },
+    {
+      arbitrary: text(
+        "BOM",
+        structuredBody().map((json) => `\ufeff${json}`),
+      ),
+      weight: 1,
+    },
     { arbitrary: text("whitespace", fc.constantFrom("", " ", "\n\t ", "\u00a0")), weight: 1 },
     {
       arbitrary: text(
@@ -427,7 +587,10 @@ const contentType = fc.oneof(
     ),
     weight: 3,
   },
-  { arbitrary: fc.string({ unit: "grapheme-ascii", maxLength: 40 }).map((type): [string, undefined] => [type, undefined]), weight: 1 },
+  {
+    arbitrary: fc.string({ unit: "grapheme-ascii", maxLength: 40 }).map((type): [string, undefined] => [type, undefined]),
+    weight: 1,
+  },
 );
 
 interface AuthSpec {
@@ -435,21 +598,59 @@ interface AuthSpec {
   holder: Holder | undefined;
 }
 
-const headerText = fc.string({ unit: fc.oneof(fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), fc.constant("\t")), maxLength: 120 });
+const headerText = fc.string({
+  unit: fc.oneof(
+    fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+    fc.constant("\t"),
+  ),
+  maxLength: 120,
+});
 
 const authSpec = (): fc.Arbitrary<AuthSpec> => {
   const live = fc
-    .tuple(fc.constantFrom(...holders), fc.constantFrom((k: string) => `ApiKey ${k}`, (k: string) => `Bearer ${k}`, (k: string) => k, (k: string) => `apikey ${k}`, (k: string) => `BEARER  ${k}`, (k: string) => `\tApiKey \t${k} `))
+    .tuple(
+      fc.constantFrom(...holders),
+      fc.constantFrom(
+        (k: string) => `ApiKey ${k}`,
+        (k: string) => `Bearer ${k}`,
+        (k: string) => k,
+        (k: string) => `apikey ${k}`,
+        (k: string) => `BEARER  ${k}`,
+        (k: string) => `\tApiKey \t${k} `,
+      ),
+    )
     .map(([holder, format]): AuthSpec => ({ header: format(holder.key), holder }));
   const key = owner.key;
   const [prefix, secret] = key.split(".");
   const malformed = fc.constantFrom(
-    "", "ApiKey", "Bearer ", "ApiKey  ", "Basic dXNlcjpwYXNz", `Basic ${key}`, `Token ${key}`, `ApiKey${key}`, `ApiKey ${key} ${key}`,
-    `ApiKey ${key},ApiKey ${key}`, `ApiKey ${key.toUpperCase()}`, `ApiKey ${key.slice(0, -1)}`, `ApiKey ${key}0`, `ApiKey ${prefix}`,
-    `ApiKey ${secret}`, `ApiKey ${prefix}.${secret.toUpperCase()}`, `ApiKey ${prefix}:${secret}`, `ApiKey ${prefix}..${secret}`,
-    `ApiKey ${key}\u0001`, `ApiKey "${key}"`, "ApiKey ' OR 1=1 --", `ApiKey ${prefix}' OR '1'='1.${secret}`, "Bearer null", "ApiKey %00",
+    "",
+    "ApiKey",
+    "Bearer ",
+    "ApiKey  ",
+    "Basic dXNlcjpwYXNz",
+    `Basic ${key}`,
+    `Token ${key}`,
+    `ApiKey${key}`,
+    `ApiKey ${key} ${key}`,
+    `ApiKey ${key},ApiKey ${key}`,
+    `ApiKey ${key.toUpperCase()}`,
+    `ApiKey ${key.slice(0, -1)}`,
+    `ApiKey ${key}0`,
+    `ApiKey ${prefix}`,
+    `ApiKey ${secret}`,
+    `ApiKey ${prefix}.${secret.toUpperCase()}`,
+    `ApiKey ${prefix}:${secret}`,
+    `ApiKey ${prefix}..${secret}`,
+    `ApiKey ${key}\u0001`,
+    `ApiKey "${key}"`,
+    "ApiKey ' OR 1=1 --",
+    `ApiKey ${prefix}' OR '1'='1.${secret}`,
+    "Bearer null",
+    "ApiKey %00",
   );
-  const dead = fc.tuple(fc.constantFrom(...deadKeys), fc.constantFrom("ApiKey ", "Bearer ", "")).map(([{ key }, scheme]) => `${scheme}${key}`);
+  const dead = fc
+    .tuple(fc.constantFrom(...deadKeys), fc.constantFrom("ApiKey ", "Bearer ", ""))
+    .map(([{ key }, scheme]) => `${scheme}${key}`);
   const keyShaped = fc
     .tuple(fc.stringMatching(/^[A-Za-z0-9]{8}$/), fc.stringMatching(/^[0-9a-f]{64}$/))
     .map(([p, s]) => `ApiKey ${p}.${s}`);
@@ -462,10 +663,7 @@ const authSpec = (): fc.Arbitrary<AuthSpec> => {
 /** Other headers a client may send: a D1 bookmark (valid-looking or not), a request id. */
 const extraHeaders = fc.record(
   {
-    "x-d1-bookmark": fc.oneof(
-      fc.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/),
-      headerText,
-    ),
+    "x-d1-bookmark": fc.oneof(fc.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/), headerText),
     "X-Request-Id": headerText,
   },
   { requiredKeys: [] },
@@ -480,110 +678,133 @@ const headersOf = (auth: AuthSpec, extra: Record<string, string>, type?: string)
 // ---------------------------------------------------------------------------------------------------------------
 
 describe("fuzzing POST /apps", () => {
-  it(`answers every generated request (${RUNS}) as documented, and creates exactly one app per 200`, async () => {
-    const appsBefore = (await rowCounts()).apps;
-    let requests = 0;
-    let created = 0;
-    const statuses = new Map<number, number>();
+  it(
+    `answers every generated request (${RUNS}) as documented, and creates exactly one app per 200`,
+    async () => {
+      const appsBefore = (await rowCounts()).apps;
+      let requests = 0;
+      let created = 0;
+      const statuses = new Map<number, number>();
 
-    await fc.assert(
-      fc.asyncProperty(authSpec(), contentType, bodySpec(), fc.boolean(), extraHeaders, async (auth, [type, isJsonType], spec, slash, extra) => {
-        requests += 1;
-        const response = await sendDirect("POST", slash ? "/apps/" : "/apps", { body: spec.body, headers: headersOf(auth, extra, type) });
-        const body = await expectDocumentedResponse(response, "create");
-        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+      await fc.assert(
+        fc.asyncProperty(
+          authSpec(),
+          contentType,
+          bodySpec(),
+          fc.boolean(),
+          extraHeaders,
+          async (auth, [type, isJsonType], spec, slash, extra) => {
+            requests += 1;
+            const response = await sendDirect("POST", slash ? "/apps/" : "/apps", {
+              body: spec.body,
+              headers: headersOf(auth, extra, type),
+            });
+            const body = await expectDocumentedResponse(response, "create");
+            statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
 
-        // What the server reads: the bytes sent, decoded as UTF-8.
-        const bytes = typeof spec.body === "string" ? new TextEncoder().encode(spec.body) : (spec.body ?? new Uint8Array());
-        const text = new TextDecoder().decode(bytes);
-        let parsed: { value: unknown } | undefined;
-        try {
-          parsed = { value: JSON.parse(text) };
-        } catch {
-          parsed = undefined;
-        }
-
-        // The target the body names: the first of project_id, workspace_id, organization_id given (README).
-        const fields = parsed?.value !== null && typeof parsed?.value === "object" && !Array.isArray(parsed.value) ? (parsed.value as Record<string, unknown>) : {};
-        const given = ["project_id", "workspace_id", "organization_id"].filter((field) => Object.hasOwn(fields, field) && fields[field] !== null);
-        const target = given.length > 0 && typeof fields[given[0]] === "string" ? (fields[given[0]] as string).toLowerCase() : undefined;
-        const named = target !== undefined ? targets.get(`${given[0]}:${target}`) : undefined;
-        const expectedProject = given.length === 0 ? auth.holder?.keyProjectId : named?.projectId;
-
-        if (response.status === 200) {
-          // Created: the name is the one sent (NFC), and the app is in the database under it.
-          created += 1;
-          const { app_id, app_name } = body as z.infer<typeof CreatedBody>;
-          const sent = (parsed?.value as { app_name?: unknown } | undefined)?.app_name;
-          expect(typeof sent).toBe("string");
-          expectSameText(app_name, (sent as string).normalize("NFC"));
-          const row = await env.DB.prepare("SELECT name, project_id FROM apps WHERE id = ?").bind(app_id).first<{ name: string; project_id: string }>();
-          expect(row).not.toBeNull();
-          expect(row?.project_id).toBe(expectedProject);
-          // Names that are not well-formed UTF-16 are refused (see "cases found by fuzzing"); the rest are stored verbatim.
-          expect(LONE_SURROGATE.test(app_name)).toBe(false);
-          expectSameText(row?.name, app_name);
-        }
-
-        // The key is checked before anything else.
-        if (!auth.holder) {
-          expect(response.status).toBe(401);
-          return;
-        }
-        expect(response.status).not.toBe(401);
-        if (bytes.length > MAX_BODY_BYTES) {
-          expect(response.status).toBe(413);
-          return;
-        }
-        expect(response.status).not.toBe(413);
-        if (isJsonType === false) expect(response.status).toBe(415);
-        if (isJsonType !== true) return;
-        expect(response.status).not.toBe(415);
-
-        const issues = response.status === 422 ? (body as { detail: Issue[] }).detail : [];
-        if (text.trim() === "") {
-          expect(body).toEqual({ detail: [{ loc: ["body"], msg: "Field required", type: "missing" }] });
-        } else if (!parsed) {
-          expect(body).toEqual({ detail: [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }] });
-        } else if (parsed.value === null || typeof parsed.value !== "object" || Array.isArray(parsed.value)) {
-          expect(response.status).toBe(422);
-          expect(hasIssueAt(issues, "body")).toBe(true);
-        } else {
-          const appName = Object.hasOwn(fields, "app_name") ? fields.app_name : undefined;
-          const validName = nameIsValid(appName);
-          if (validName === false) {
-            expect(response.status).toBe(422);
-            expect(hasIssueAt(issues, "body", "app_name")).toBe(true);
-          }
-          for (const field of ["project_id", "workspace_id", "organization_id"]) {
-            const value = Object.hasOwn(fields, field) ? fields[field] : undefined;
-            if (value !== undefined && value !== null && (typeof value !== "string" || !UUID_SHAPED.test(value))) {
-              expect(response.status).toBe(422);
-              expect(hasIssueAt(issues, "body", field)).toBe(true);
+            // What the server reads: the bytes sent, decoded as UTF-8.
+            const bytes = typeof spec.body === "string" ? new TextEncoder().encode(spec.body) : (spec.body ?? new Uint8Array());
+            const text = new TextDecoder().decode(bytes);
+            let parsed: { value: unknown } | undefined;
+            try {
+              parsed = { value: JSON.parse(text) };
+            } catch {
+              parsed = undefined;
             }
-          }
-          // A valid name into the key's project, or into one named target: the caller's role there decides.
-          if (validName === true && given.length === 0) {
-            const keyOrganization = targets.get(`project_id:${auth.holder.keyProjectId}`)!.organizationId;
-            expect(mayCreateIn(auth.holder, keyOrganization) ? [200, 409] : [403]).toContain(response.status);
-          }
-          if (validName === true && given.length === 1 && target !== undefined && RFC_UUID.test(target)) {
-            expect(named && mayCreateIn(auth.holder, named.organizationId) ? [200, 409] : [403]).toContain(response.status);
-          }
-        }
-      }),
-      parameters,
-    );
 
-    console.info(`POST /apps: ${requests} requests, by status: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
-    if (REPLAY.path === undefined) {
-      expect(requests).toBeGreaterThanOrEqual(RUNS);
-      // The generators reach every documented answer of this endpoint.
-      for (const status of [200, 401, 403, 409, 413, 415, 422]) expect(statuses.get(status) ?? 0, `status ${status} never seen`).toBeGreaterThan(0);
-    }
-    expect((await rowCounts()).apps - appsBefore).toBe(created);
-    expect(await databaseProblems()).toEqual([]);
-  }, TIMEOUT);
+            // The target the body names: the first of project_id, workspace_id, organization_id given (README).
+            const fields =
+              parsed?.value !== null && typeof parsed?.value === "object" && !Array.isArray(parsed.value)
+                ? (parsed.value as Record<string, unknown>)
+                : {};
+            const given = ["project_id", "workspace_id", "organization_id"].filter(
+              (field) => Object.hasOwn(fields, field) && fields[field] !== null,
+            );
+            const target =
+              given.length > 0 && typeof fields[given[0]] === "string" ? (fields[given[0]] as string).toLowerCase() : undefined;
+            const named = target !== undefined ? targets.get(`${given[0]}:${target}`) : undefined;
+            const expectedProject = given.length === 0 ? auth.holder?.keyProjectId : named?.projectId;
+
+            if (response.status === 200) {
+              // Created: the name is the one sent (NFC), and the app is in the database under it.
+              created += 1;
+              const { app_id, app_name } = body as z.infer<typeof CreatedBody>;
+              const sent = (parsed?.value as { app_name?: unknown } | undefined)?.app_name;
+              expect(typeof sent).toBe("string");
+              expectSameText(app_name, (sent as string).normalize("NFC"));
+              const row = await env.DB.prepare("SELECT name, project_id FROM apps WHERE id = ?")
+                .bind(app_id)
+                .first<{ name: string; project_id: string }>();
+              expect(row).not.toBeNull();
+              expect(row?.project_id).toBe(expectedProject);
+              // Names that are not well-formed UTF-16 are refused (see "cases found by fuzzing"); the rest are stored verbatim.
+              expect(LONE_SURROGATE.test(app_name)).toBe(false);
+              expectSameText(row?.name, app_name);
+            }
+
+            // The key is checked before anything else.
+            if (!auth.holder) {
+              expect(response.status).toBe(401);
+              return;
+            }
+            expect(response.status).not.toBe(401);
+            if (bytes.length > MAX_BODY_BYTES) {
+              expect(response.status).toBe(413);
+              return;
+            }
+            expect(response.status).not.toBe(413);
+            if (isJsonType === false) expect(response.status).toBe(415);
+            if (isJsonType !== true) return;
+            expect(response.status).not.toBe(415);
+
+            const issues = response.status === 422 ? (body as { detail: Issue[] }).detail : [];
+            if (text.trim() === "") {
+              expect(body).toEqual({ detail: [{ loc: ["body"], msg: "Field required", type: "missing" }] });
+            } else if (!parsed) {
+              expect(body).toEqual({ detail: [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }] });
+            } else if (parsed.value === null || typeof parsed.value !== "object" || Array.isArray(parsed.value)) {
+              expect(response.status).toBe(422);
+              expect(hasIssueAt(issues, "body")).toBe(true);
+            } else {
+              const appName = Object.hasOwn(fields, "app_name") ? fields.app_name : undefined;
+              const validName = nameIsValid(appName);
+              if (validName === false) {
+                expect(response.status).toBe(422);
+                expect(hasIssueAt(issues, "body", "app_name")).toBe(true);
+              }
+              for (const field of ["project_id", "workspace_id", "organization_id"]) {
+                const value = Object.hasOwn(fields, field) ? fields[field] : undefined;
+                if (value !== undefined && value !== null && (typeof value !== "string" || !UUID_SHAPED.test(value))) {
+                  expect(response.status).toBe(422);
+                  expect(hasIssueAt(issues, "body", field)).toBe(true);
+                }
+              }
+              // A valid name into the key's project, or into one named target: the caller's role there decides.
+              if (validName === true && given.length === 0) {
+                const keyOrganization = targets.get(`project_id:${auth.holder.keyProjectId}`)!.organizationId;
+                expect(mayCreateIn(auth.holder, keyOrganization) ? [200, 409] : [403]).toContain(response.status);
+              }
+              if (validName === true && given.length === 1 && target !== undefined && RFC_UUID.test(target)) {
+                expect(named && mayCreateIn(auth.holder, named.organizationId) ? [200, 409] : [403]).toContain(response.status);
+              }
+            }
+          },
+        ),
+        parameters,
+      );
+
+      console.info(`POST /apps: ${requests} requests, by status: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
+      if (REPLAY.path === undefined) {
+        expect(requests).toBeGreaterThanOrEqual(RUNS);
+        // The generators reach every documented answer of this endpoint.
+        for (const status of [200, 401, 403, 409, 413, 415, 422])
+          expect(statuses.get(status) ?? 0, `status ${status} never seen`).toBeGreaterThan(0);
+      }
+      expect((await rowCounts()).apps - appsBefore).toBe(created);
+      expect(await databaseProblems()).toEqual([]);
+    },
+    TIMEOUT,
+  );
 });
 
 interface Segment {
@@ -625,7 +846,7 @@ const TRICKY_SEGMENTS: Segment[] = [
   { raw: "%64evelopment", decoded: "development" },
   { raw: "%2564evelopment", decoded: "%64evelopment" },
   { raw: "development%00", decoded: "development\u0000" },
-  { raw: "production;x=1" , decoded: "production;x=1" },
+  { raw: "production;x=1", decoded: "production;x=1" },
 ];
 
 const segment = (values: fc.Arbitrary<string>): fc.Arbitrary<Segment> =>
@@ -638,75 +859,101 @@ const segment = (values: fc.Arbitrary<string>): fc.Arbitrary<Segment> =>
   );
 
 describe("fuzzing GET /apps/:app_id/revisions/:environment_name", () => {
-  it(`answers every generated request (${RUNS}) as documented, shows an app only to members, and writes nothing`, async () => {
-    const before = await rowCounts();
-    let requests = 0;
-    const statuses = new Map<number, number>();
-    const appIds = fc.oneof(
-      { arbitrary: fc.constantFrom(...apps.map((app) => app.id)), weight: 6 },
-      { arbitrary: fc.constantFrom(...apps.map((app) => app.id.toUpperCase())), weight: 1 },
-      { arbitrary: fc.uuid(), weight: 1 },
-      { arbitrary: fc.constantFrom(...apps.map((app) => `${app.id}${"0".repeat(5000)}`)), weight: 1 },
-    );
-    const environmentNames = fc.oneof(
-      { arbitrary: fc.constantFrom(...DEFAULT_ENVIRONMENTS), weight: 6 },
-      { arbitrary: fc.constantFrom("Development", "PRODUCTION", "staging ", " staging", "qa", "a".repeat(255), "a".repeat(256), "p".repeat(10_000)), weight: 1 },
-    );
+  it(
+    `answers every generated request (${RUNS}) as documented, shows an app only to members, and writes nothing`,
+    async () => {
+      const before = await rowCounts();
+      let requests = 0;
+      const statuses = new Map<number, number>();
+      const appIds = fc.oneof(
+        { arbitrary: fc.constantFrom(...apps.map((app) => app.id)), weight: 6 },
+        { arbitrary: fc.constantFrom(...apps.map((app) => app.id.toUpperCase())), weight: 1 },
+        { arbitrary: fc.uuid(), weight: 1 },
+        { arbitrary: fc.constantFrom(...apps.map((app) => `${app.id}${"0".repeat(5000)}`)), weight: 1 },
+      );
+      const environmentNames = fc.oneof(
+        { arbitrary: fc.constantFrom(...DEFAULT_ENVIRONMENTS), weight: 6 },
+        {
+          arbitrary: fc.constantFrom(
+            "Development",
+            "PRODUCTION",
+            "staging ",
+            " staging",
+            "qa",
+            "a".repeat(255),
+            "a".repeat(256),
+            "p".repeat(10_000),
+          ),
+          weight: 1,
+        },
+      );
 
-    await fc.assert(
-      fc.asyncProperty(authSpec(), segment(appIds), segment(environmentNames), fc.boolean(), extraHeaders, async (auth, app, environment, slash, extra) => {
-        requests += 1;
-        const path = `/apps/${app.raw}/revisions/${environment.raw}${slash ? "/" : ""}`;
-        const response = await sendDirect("GET", path, { headers: headersOf(auth, extra) });
-        const body = await expectDocumentedResponse(response, "list");
-        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-        expect([403, 409, 413, 415]).not.toContain(response.status);
+      await fc.assert(
+        fc.asyncProperty(
+          authSpec(),
+          segment(appIds),
+          segment(environmentNames),
+          fc.boolean(),
+          extraHeaders,
+          async (auth, app, environment, slash, extra) => {
+            requests += 1;
+            const path = `/apps/${app.raw}/revisions/${environment.raw}${slash ? "/" : ""}`;
+            const response = await sendDirect("GET", path, { headers: headersOf(auth, extra) });
+            const body = await expectDocumentedResponse(response, "list");
+            statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+            expect([403, 409, 413, 415]).not.toContain(response.status);
 
-        if (response.status === 200) {
-          // Only an existing environment of an app the caller's organization owns, exactly as a member reads it.
-          const record = body as z.infer<typeof RecordBody>;
-          const known = apps.find((candidate) => candidate.id === record.app_id);
-          expect(known, `200 for an unknown app ${record.app_id}`).toBeDefined();
-          expect(auth.holder?.roles.has(known!.organizationId), "200 for an app the caller cannot see").toBe(true);
-          expect(body).toEqual(known!.records.get(record.name));
-        }
-        // A path the URL parser or the router took elsewhere ("..", a raw "/"): not this route, no key needed.
-        if (response.status === 405 || (response.status === 404 && (body as { detail: string }).detail === "Not Found")) return;
-        if (!auth.holder) {
-          expect(response.status).toBe(401);
-          return;
-        }
-        expect(response.status).not.toBe(401);
+            if (response.status === 200) {
+              // Only an existing environment of an app the caller's organization owns, exactly as a member reads it.
+              const record = body as z.infer<typeof RecordBody>;
+              const known = apps.find((candidate) => candidate.id === record.app_id);
+              expect(known, `200 for an unknown app ${record.app_id}`).toBeDefined();
+              expect(auth.holder?.roles.has(known!.organizationId), "200 for an app the caller cannot see").toBe(true);
+              expect(body).toEqual(known!.records.get(record.name));
+            }
+            // A path the URL parser or the router took elsewhere ("..", a raw "/"): not this route, no key needed.
+            if (response.status === 405 || (response.status === 404 && (body as { detail: string }).detail === "Not Found"))
+              return;
+            if (!auth.holder) {
+              expect(response.status).toBe(401);
+              return;
+            }
+            expect(response.status).not.toBe(401);
 
-        // Where the encoding makes the parameters certain, the answer is certain too.
-        const [appId, name] = [app.decoded, environment.decoded];
-        if (appId === undefined || name === undefined || [appId, name].some((value) => ["", ".", ".."].includes(value))) return;
-        const issues = response.status === 422 ? (body as { detail: Issue[] }).detail : [];
-        if (!UUID_SHAPED.test(appId)) expect(hasIssueAt(issues, "path", "app_id")).toBe(true);
-        const validName = environmentNameIsValid(name);
-        if (validName === false) expect(hasIssueAt(issues, "path", "environment_name")).toBe(true);
-        if (RFC_UUID.test(appId) && validName === true) {
-          const known = apps.find((candidate) => candidate.id === appId.toLowerCase());
-          const visible = known !== undefined && auth.holder.roles.has(known.organizationId);
-          if (visible && (DEFAULT_ENVIRONMENTS as readonly string[]).includes(name)) {
-            expect(response.status).toBe(200);
-            expect(body).toEqual(known.records.get(name));
-          } else {
-            expect(body).toEqual({ detail: "App environment not found" });
-          }
-        }
-      }),
-      parameters,
-    );
+            // Where the encoding makes the parameters certain, the answer is certain too.
+            const [appId, name] = [app.decoded, environment.decoded];
+            if (appId === undefined || name === undefined || [appId, name].some((value) => ["", ".", ".."].includes(value)))
+              return;
+            const issues = response.status === 422 ? (body as { detail: Issue[] }).detail : [];
+            if (!UUID_SHAPED.test(appId)) expect(hasIssueAt(issues, "path", "app_id")).toBe(true);
+            const validName = environmentNameIsValid(name);
+            if (validName === false) expect(hasIssueAt(issues, "path", "environment_name")).toBe(true);
+            if (RFC_UUID.test(appId) && validName === true) {
+              const known = apps.find((candidate) => candidate.id === appId.toLowerCase());
+              const visible = known !== undefined && auth.holder.roles.has(known.organizationId);
+              if (visible && (DEFAULT_ENVIRONMENTS as readonly string[]).includes(name)) {
+                expect(response.status).toBe(200);
+                expect(body).toEqual(known.records.get(name));
+              } else {
+                expect(body).toEqual({ detail: "App environment not found" });
+              }
+            }
+          },
+        ),
+        parameters,
+      );
 
-    console.info(`GET revisions: ${requests} requests, by status: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
-    if (REPLAY.path === undefined) {
-      expect(requests).toBeGreaterThanOrEqual(RUNS);
-      for (const status of [200, 401, 404, 422]) expect(statuses.get(status) ?? 0, `status ${status} never seen`).toBeGreaterThan(0);
-    }
-    expect(await rowCounts()).toEqual(before);
-    expect(await databaseProblems()).toEqual([]);
-  }, TIMEOUT);
+      console.info(`GET revisions: ${requests} requests, by status: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
+      if (REPLAY.path === undefined) {
+        expect(requests).toBeGreaterThanOrEqual(RUNS);
+        for (const status of [200, 401, 404, 422])
+          expect(statuses.get(status) ?? 0, `status ${status} never seen`).toBeGreaterThan(0);
+      }
+      expect(await rowCounts()).toEqual(before);
+      expect(await databaseProblems()).toEqual([]);
+    },
+    TIMEOUT,
+  );
 });
 
 describe("cases found by fuzzing", () => {
@@ -746,7 +993,9 @@ describe("cases found by fuzzing", () => {
     const deep = "[".repeat(8000) + "]".repeat(8000);
     const response = await post(`{"__proto__":{"app_name":"polluted"},"app_name":${deep}}`);
     expect(response.status).toBe(422);
-    expect(await response.json()).toEqual({ detail: [{ loc: ["body", "app_name"], msg: "Input should be a valid string", type: "string_type" }] });
+    expect(await response.json()).toEqual({
+      detail: [{ loc: ["body", "app_name"], msg: "Input should be a valid string", type: "string_type" }],
+    });
     const proto = await post('{"__proto__":{"app_name":"polluted"}}');
     expect(await proto.json()).toEqual({ detail: [{ loc: ["body", "app_name"], msg: "Field required", type: "missing" }] });
   });
@@ -783,20 +1032,30 @@ describe("the fuzzing harness itself", () => {
   it("sees an app without its environments and an environment whose counter disagrees with its revisions", async () => {
     // D1 itself refuses orphans (the foreign keys are enforced), so the LEFT JOIN checks are a second line.
     await expect(
-      env.DB.prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES ('orphan', ?, 'orphan', 'no such user')").bind(owner.projectId).run(),
+      env.DB.prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES ('orphan', ?, 'orphan', 'no such user')")
+        .bind(owner.projectId)
+        .run(),
     ).rejects.toThrow(/FOREIGN KEY constraint failed/);
     expect(await databaseProblems()).toEqual([]);
     const appId = crypto.randomUUID();
-    await env.DB.prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES (?, ?, 'no environments', ?)").bind(appId, owner.projectId, owner.userId).run();
-    await env.DB.prepare("UPDATE environments SET revision = revision + 1 WHERE app_id = ? AND name = 'staging'").bind(apps[0].id).run();
+    await env.DB.prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES (?, ?, 'no environments', ?)")
+      .bind(appId, owner.projectId, owner.userId)
+      .run();
+    await env.DB.prepare("UPDATE environments SET revision = revision + 1 WHERE app_id = ? AND name = 'staging'")
+      .bind(apps[0].id)
+      .run();
     try {
       const problems = await databaseProblems();
       expect(problems).toHaveLength(2);
-      expect(problems.find((problem) => problem.startsWith("app without exactly development,production,staging"))).toContain(appId);
+      expect(problems.find((problem) => problem.startsWith("app without exactly development,production,staging"))).toContain(
+        appId,
+      );
       expect(problems.find((problem) => problem.startsWith("environment revisions not 1..revision"))).toContain('"revision":1');
     } finally {
       await env.DB.prepare("DELETE FROM apps WHERE id = ?").bind(appId).run();
-      await env.DB.prepare("UPDATE environments SET revision = revision - 1 WHERE app_id = ? AND name = 'staging'").bind(apps[0].id).run();
+      await env.DB.prepare("UPDATE environments SET revision = revision - 1 WHERE app_id = ? AND name = 'staging'")
+        .bind(apps[0].id)
+        .run();
     }
     expect(await databaseProblems()).toEqual([]);
   });

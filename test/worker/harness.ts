@@ -75,7 +75,9 @@ export function declaredForeignKeys(): string[] {
     for (const statement of migration.queries) {
       const table = /CREATE TABLE (\w+)/.exec(statement)?.[1];
       if (!table) continue;
-      for (const [, column, parent, parentColumn] of statement.matchAll(/^\s*(\w+)\s+\w+[^,\n]*?REFERENCES\s+(\w+)\s*\((\w+)\)/gm)) {
+      for (const [, column, parent, parentColumn] of statement.matchAll(
+        /^\s*(\w+)\s+\w+[^,\n]*?REFERENCES\s+(\w+)\s*\((\w+)\)/gm,
+      )) {
         declared.push(`${table}.${column} -> ${parent}.${parentColumn}`);
       }
     }
@@ -155,7 +157,9 @@ export async function databaseProblems(): Promise<string[]> {
     const n = (results[i].results[0] as { n: number }).n;
     if (n > 0) problems.push(`${n} orphan row(s): ${describeForeignKey(foreignKey)}`);
   });
-  const [wrongEnvironments, wrongCounters, wrongVariants, crossApp] = results.slice(FOREIGN_KEYS.length).map((result) => result.results);
+  const [wrongEnvironments, wrongCounters, wrongVariants, crossApp] = results
+    .slice(FOREIGN_KEYS.length)
+    .map((result) => result.results);
   for (const row of wrongEnvironments) problems.push(`app without exactly ${expected}: ${JSON.stringify(row)}`);
   for (const row of wrongCounters) problems.push(`environment revisions not 1..revision: ${JSON.stringify(row)}`);
   for (const row of wrongVariants) problems.push(`variant revisions not 1..n: ${JSON.stringify(row)}`);

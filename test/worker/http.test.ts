@@ -1,5 +1,5 @@
-import { env, exports } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { type Account, BASE_URL, createAccount, createAppVia, send } from "./fixtures";
@@ -65,7 +65,9 @@ describe("BASE_PATH", () => {
   it("mounts every route under the prefix, and nothing outside it", async () => {
     const headers = { Authorization: account.key, "Content-Type": "application/json" };
     expect((await fetchWith("/api", "/api/health")).status).toBe(200);
-    expect((await fetchWith("/api", "/api/apps/", { method: "POST", headers, body: '{"app_name":"under-api"}' })).status).toBe(200);
+    expect((await fetchWith("/api", "/api/apps/", { method: "POST", headers, body: '{"app_name":"under-api"}' })).status).toBe(
+      200,
+    );
     expect((await fetchWith("/api", `/api/apps/${appId}/revisions/staging`, { headers })).status).toBe(200);
     expect((await fetchWith("/api/", "/api/health")).status).toBe(200);
     const outside = await fetchWith("/api", `/apps/${appId}/revisions/staging`, { headers });

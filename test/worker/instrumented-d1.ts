@@ -28,7 +28,8 @@ export function instrumentD1(db: D1Database, instruments: Instruments = {}) {
           if (method === "prepare") return wrapStatement(original(...args) as D1PreparedStatement);
           if (method === "withSession") return wrap(original(...args) as D1DatabaseSession, ["prepare", "batch"]);
           trip();
-          if (method === "batch" && instruments.rewriteBatch) return original(instruments.rewriteBatch(args[0] as D1PreparedStatement[], db));
+          if (method === "batch" && instruments.rewriteBatch)
+            return original(instruments.rewriteBatch(args[0] as D1PreparedStatement[], db));
           return original(...args);
         },
       });

@@ -48,7 +48,14 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
     expect(record.revisions.map((entry) => entry.id)).toEqual(deployments.map((d) => d.revision_id));
     expect(record.revisions.map((entry) => entry.modified_by)).toEqual([account.username, account.username, other.username]);
     for (const entry of record.revisions) {
-      expect(Object.keys(entry).sort()).toEqual(["created_at", "deployed_app_variant_revision", "deployment", "id", "modified_by", "revision"]);
+      expect(Object.keys(entry).sort()).toEqual([
+        "created_at",
+        "deployed_app_variant_revision",
+        "deployment",
+        "id",
+        "modified_by",
+        "revision",
+      ]);
       expect(entry.created_at).toMatch(RFC3339_MILLIS_UTC);
       expect(typeof entry.deployed_app_variant_revision).toBe("string");
       expect(typeof entry.deployment).toBe("string");
@@ -59,7 +66,9 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
     // The record names what is deployed now: the third deployment, of "main" (its second revision).
     expect(record.deployed_variant_name).toBe("main");
     expect(record.deployed_app_variant_revision_id).toBe(record.revisions[2].deployed_app_variant_revision);
-    const variant = await env.DB.prepare("SELECT id FROM app_variants WHERE app_id = ? AND name = 'main'").bind(appId).first<{ id: string }>();
+    const variant = await env.DB.prepare("SELECT id FROM app_variants WHERE app_id = ? AND name = 'main'")
+      .bind(appId)
+      .first<{ id: string }>();
     expect(record.deployed_app_variant_id).toBe(variant?.id);
     const variantRevisions = await env.DB.prepare(
       "SELECT revision FROM app_variant_revisions WHERE variant_id = ? ORDER BY revision",
@@ -130,7 +139,9 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
     )
       .bind(account.userId, longAppId)
       .run();
-    await env.DB.prepare("UPDATE environments SET revision = 12000 WHERE app_id = ? AND name = 'production'").bind(longAppId).run();
+    await env.DB.prepare("UPDATE environments SET revision = 12000 WHERE app_id = ? AND name = 'production'")
+      .bind(longAppId)
+      .run();
 
     const response = await getRevisions(account.key, longAppId, "production");
     expect(response.status).toBe(200);

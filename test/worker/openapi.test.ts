@@ -1,6 +1,6 @@
-import { Validator } from "@cfworker/json-schema";
-import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { Validator } from "@cfworker/json-schema";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { CreateAppBody, EnvironmentRevisionsParams } from "../../src/apps/apps.schemas";
@@ -36,7 +36,7 @@ const unavailableDb = () =>
     },
   }).db;
 
-const escape = (segment: string) => segment.replaceAll("~", "~0").replaceAll("/", "~1");
+const escapePointer = (segment: string) => segment.replaceAll("~", "~0").replaceAll("/", "~1");
 
 /** The value at a JSON pointer of the document. */
 function at(pointer: string): unknown {
@@ -58,7 +58,7 @@ function schemaErrors(pointer: string, instance: unknown) {
 
 /** Where the document describes this status of this operation (following a `$ref` to a shared response). */
 function documentedResponse(method: string, path: string, status: number): string {
-  const pointer = `/paths/${escape(path)}/${method}/responses/${status}`;
+  const pointer = `/paths/${escapePointer(path)}/${method}/responses/${status}`;
   const documented = at(pointer) as { $ref?: string } | undefined;
   expect(documented, `${method.toUpperCase()} ${path} documents ${status}`).toBeDefined();
   return documented?.$ref?.slice(1) ?? pointer;
@@ -87,8 +87,10 @@ describe("GET /openapi.json", () => {
   it("serves an OpenAPI 3.1 document without a key, with both endpoints and /health", async () => {
     expect(document.openapi).toBe("3.1.0");
     expect(Object.keys(document.paths as object)).toEqual(expect.arrayContaining(["/apps", REVISIONS, "/health"]));
-    expect(at(`/paths/~1apps/post/requestBody/content/application~1json/schema`)).toEqual({ $ref: "#/components/schemas/CreateApp" });
-    const parameters = at(`/paths/${escape(REVISIONS)}/parameters`) as { name: string; in: string; required: boolean }[];
+    expect(at(`/paths/~1apps/post/requestBody/content/application~1json/schema`)).toEqual({
+      $ref: "#/components/schemas/CreateApp",
+    });
+    const parameters = at(`/paths/${escapePointer(REVISIONS)}/parameters`) as { name: string; in: string; required: boolean }[];
     expect(parameters.map(({ name, in: where, required }) => [name, where, required])).toEqual([
       ["app_id", "path", true],
       ["environment_name", "path", true],
@@ -98,7 +100,7 @@ describe("GET /openapi.json", () => {
   it("takes request bodies and path parameters from the validators' own zod schemas", () => {
     const { $schema, ...createApp } = z.toJSONSchema(CreateAppBody, { io: "input" });
     expect(at("/components/schemas/CreateApp")).toEqual(createApp);
-    const parameters = at(`/paths/${escape(REVISIONS)}/parameters`) as { name: string; schema: unknown }[];
+    const parameters = at(`/paths/${escapePointer(REVISIONS)}/parameters`) as { name: string; schema: unknown }[];
     const params = z.toJSONSchema(EnvironmentRevisionsParams, { io: "input" }).properties ?? {};
     expect(Object.fromEntries(parameters.map(({ name, schema }) => [name, schema]))).toEqual(params);
   });
@@ -108,7 +110,7 @@ describe("GET /openapi.json", () => {
     expect(String(at("/components/securitySchemes/ApiKey/description"))).toMatch(/ApiKey <key>.*Bearer <key>.*bare key/);
     expect(document.security).toEqual([{ ApiKey: [] }]);
     expect(at("/paths/~1apps/post/security")).toBeUndefined();
-    expect(at(`/paths/${escape(REVISIONS)}/get/security`)).toBeUndefined();
+    expect(at(`/paths/${escapePointer(REVISIONS)}/get/security`)).toBeUndefined();
     expect(at("/paths/~1health/get/security")).toEqual([]);
     expect(at("/paths/~1openapi.json/get/security")).toEqual([]);
   });
@@ -141,7 +143,8 @@ describe("GET /openapi.json", () => {
           checked.push(`${pointer}/examples/${name}`);
         }
       }
-      for (const [key, child] of Object.entries(node)) if (key !== "example" && key !== "examples") visit(child, `${pointer}/${escape(key)}`);
+      for (const [key, child] of Object.entries(node))
+        if (key !== "example" && key !== "examples") visit(child, `${pointer}/${escapePointer(key)}`);
     };
     visit(document, "");
     expect(checked).toEqual(
@@ -149,9 +152,9 @@ describe("GET /openapi.json", () => {
         "/paths/~1apps/post/requestBody/content/application~1json/examples/inKeyProject",
         "/paths/~1apps/post/requestBody/content/application~1json/examples/inOrganization",
         "/paths/~1apps/post/responses/200/content/application~1json/example",
-        `/paths/${escape(REVISIONS)}/parameters/0/example`,
-        `/paths/${escape(REVISIONS)}/parameters/1/example`,
-        `/paths/${escape(REVISIONS)}/get/responses/200/content/application~1json/example`,
+        `/paths/${escapePointer(REVISIONS)}/parameters/0/example`,
+        `/paths/${escapePointer(REVISIONS)}/parameters/1/example`,
+        `/paths/${escapePointer(REVISIONS)}/get/responses/200/content/application~1json/example`,
         "/components/responses/Unauthorized/headers/WWW-Authenticate/example",
         "/components/responses/ValidationFailed/content/application~1json/example",
       ]),
@@ -187,7 +190,11 @@ describe("POST /apps answers as documented", () => {
       headers: { "Content-Type": "application/json" },
     });
     await expectConforms(tooLarge, documented(413), { example: true });
-    const notJson = await send("POST", "/apps", { key: account.key, rawBody: "my-app", headers: { "Content-Type": "text/plain" } });
+    const notJson = await send("POST", "/apps", {
+      key: account.key,
+      rawBody: "my-app",
+      headers: { "Content-Type": "text/plain" },
+    });
     await expectConforms(notJson, documented(415), { example: true });
   });
 
@@ -261,7 +268,12 @@ describe("GET /apps/{app_id}/revisions/{environment_name} answers as documented"
     const statuses: number[] = [];
     let response: Response | undefined;
     for (let i = 0; i < 6; i++) {
-      response = await fetchWithEnv({ KEY_RATE_LIMITER: env.TEST_STRICT_KEY_LIMITER }, "GET", `/apps/${appId}/revisions/staging`, key);
+      response = await fetchWithEnv(
+        { KEY_RATE_LIMITER: env.TEST_STRICT_KEY_LIMITER },
+        "GET",
+        `/apps/${appId}/revisions/staging`,
+        key,
+      );
       statuses.push(response.status);
     }
     expect(statuses).toEqual([404, 404, 404, 404, 404, 429]);

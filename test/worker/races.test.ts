@@ -25,8 +25,12 @@ afterAll(() => {
 
 const authorization = () => ({ Authorization: `ApiKey ${owner.key}` });
 const create = (body: object) =>
-  sendDirect("POST", "/apps", { headers: { ...authorization(), "Content-Type": "application/json" }, body: JSON.stringify(body) });
-const read = (appId: string, environment: string) => sendDirect("GET", `/apps/${appId}/revisions/${environment}`, { headers: authorization() });
+  sendDirect("POST", "/apps", {
+    headers: { ...authorization(), "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+const read = (appId: string, environment: string) =>
+  sendDirect("GET", `/apps/${appId}/revisions/${environment}`, { headers: authorization() });
 
 interface RevisionsRecord {
   name: string;
@@ -50,9 +54,12 @@ describe("concurrent creates", () => {
     expect(statuses.filter((status) => status === 409)).toHaveLength(49);
     const winner = bodies[statuses.indexOf(200)] as { app_id: string; app_name: string };
     expect(winner.app_name).toBe("contested");
-    for (const body of bodies.filter((_, i) => statuses[i] === 409)) expect(body).toEqual({ detail: "App with the same name already exists" });
+    for (const body of bodies.filter((_, i) => statuses[i] === 409))
+      expect(body).toEqual({ detail: "App with the same name already exists" });
 
-    const { results } = await env.DB.prepare("SELECT id FROM apps WHERE project_id = ? AND name = 'contested'").bind(owner.projectId).all();
+    const { results } = await env.DB.prepare("SELECT id FROM apps WHERE project_id = ? AND name = 'contested'")
+      .bind(owner.projectId)
+      .all();
     expect(results).toEqual([{ id: winner.app_id }]);
     const after = await rowCounts();
     expect([after.apps - before.apps, after.environments - before.environments]).toEqual([1, 3]);
@@ -61,7 +68,9 @@ describe("concurrent creates", () => {
 
   it("the same name raced in two projects: one 200 in each", async () => {
     const responses = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => create(i % 2 === 0 ? { app_name: "twice" } : { app_name: "twice", organization_id: team.organizationId })),
+      Array.from({ length: 40 }, (_, i) =>
+        create(i % 2 === 0 ? { app_name: "twice" } : { app_name: "twice", organization_id: team.organizationId }),
+      ),
     );
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(2);
@@ -83,7 +92,9 @@ describe("concurrent creates", () => {
     expect([after.apps - before.apps, after.environments - before.environments]).toEqual([200, 600]);
 
     const reads = await Promise.all(
-      created.flatMap((app) => DEFAULT_ENVIRONMENTS.map(async (name) => [app.app_id, name, await read(app.app_id, name)] as const)),
+      created.flatMap((app) =>
+        DEFAULT_ENVIRONMENTS.map(async (name) => [app.app_id, name, await read(app.app_id, name)] as const),
+      ),
     );
     expect(reads).toHaveLength(600);
     for (const [appId, name, response] of reads) {
@@ -118,7 +129,9 @@ describe("concurrent deployments", () => {
 
     // In the database: 30 environment revisions numbered 1..30, 30 deployments, the counter at 30, and each
     // variant's own revisions numbered 1..10.
-    const environment = await env.DB.prepare("SELECT id, revision, deployed_app_variant_revision_id FROM environments WHERE app_id = ? AND name = 'production'")
+    const environment = await env.DB.prepare(
+      "SELECT id, revision, deployed_app_variant_revision_id FROM environments WHERE app_id = ? AND name = 'production'",
+    )
       .bind(appId)
       .first<{ id: string; revision: number; deployed_app_variant_revision_id: string }>();
     expect(environment?.revision).toBe(30);
@@ -129,7 +142,9 @@ describe("concurrent deployments", () => {
       .all<{ revision: number; variantRevision: string }>();
     expect(revisions.map((row) => row.revision)).toEqual(range(30));
     expect(new Set(revisions.map((row) => row.variantRevision)).size).toBe(30);
-    const deployments = await env.DB.prepare("SELECT COUNT(*) AS n FROM deployments WHERE environment_id = ?").bind(environment!.id).first<{ n: number }>();
+    const deployments = await env.DB.prepare("SELECT COUNT(*) AS n FROM deployments WHERE environment_id = ?")
+      .bind(environment!.id)
+      .first<{ n: number }>();
     expect(deployments?.n).toBe(30);
     const { results: variantRevisions } = await env.DB.prepare(
       `SELECT v.name, r.revision FROM app_variants v JOIN app_variant_revisions r ON r.variant_id = v.id WHERE v.app_id = ? ORDER BY v.name, r.revision`,
@@ -137,7 +152,10 @@ describe("concurrent deployments", () => {
       .bind(appId)
       .all<{ name: string; revision: number }>();
     for (const name of VARIANTS) {
-      expect(variantRevisions.filter((row) => row.name === name).map((row) => row.revision), name).toEqual(range(10));
+      expect(
+        variantRevisions.filter((row) => row.name === name).map((row) => row.revision),
+        name,
+      ).toEqual(range(10));
     }
     expect(variantRevisions).toHaveLength(30);
     // The environment points at what its last revision deployed.
@@ -149,7 +167,9 @@ describe("concurrent deployments", () => {
     const record = (await response.json()) as RevisionsRecord;
     expect(record.revision).toBe(30);
     expect(record.revisions.map((entry) => entry.revision)).toEqual(range(30));
-    expect(record.revisions.map((entry) => entry.deployed_app_variant_revision)).toEqual(revisions.map((row) => row.variantRevision));
+    expect(record.revisions.map((entry) => entry.deployed_app_variant_revision)).toEqual(
+      revisions.map((row) => row.variantRevision),
+    );
     expect(record.deployed_app_variant_revision_id).toBe(revisions[29].variantRevision);
     expect(VARIANTS).toContain(record.deployed_variant_name);
     expect(await databaseProblems()).toEqual([]);
@@ -168,7 +188,9 @@ describe("concurrent deployments", () => {
   it("the database itself refuses a duplicate revision number: UNIQUE (environment_id, revision)", async () => {
     const appId = await createAppVia(owner.key, { app_name: "unique-revisions" });
     await deploy(appId, "staging", "main", owner);
-    const environment = await env.DB.prepare("SELECT id FROM environments WHERE app_id = ? AND name = 'staging'").bind(appId).first<{ id: string }>();
+    const environment = await env.DB.prepare("SELECT id FROM environments WHERE app_id = ? AND name = 'staging'")
+      .bind(appId)
+      .first<{ id: string }>();
     const before = await rowCounts();
 
     // What a writer working from a stale read would do: insert revision 1 again.

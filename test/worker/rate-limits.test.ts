@@ -5,7 +5,10 @@ import { fetchWithEnv } from "./instrumented-d1";
 
 // The Worker runs with the strict emulated limiters of test/vitest.config.ts: 5 requests per key, 3 failed
 // authentications per address, per minute.
-const strict = () => ({ KEY_RATE_LIMITER: env.TEST_STRICT_KEY_LIMITER, AUTH_FAILURE_RATE_LIMITER: env.TEST_STRICT_AUTH_FAILURE_LIMITER });
+const strict = () => ({
+  KEY_RATE_LIMITER: env.TEST_STRICT_KEY_LIMITER,
+  AUTH_FAILURE_RATE_LIMITER: env.TEST_STRICT_AUTH_FAILURE_LIMITER,
+});
 
 async function expectTooManyRequests(response: Response) {
   expect(response.status).toBe(429);
@@ -23,7 +26,8 @@ beforeAll(async () => {
 describe("rate limits", () => {
   it("answers 429 with Retry-After once a key has spent its budget, and writes nothing then", async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await fetchWithEnv(strict(), "GET", `/apps/${appId}/revisions/production`, account.key)).status);
+    for (let i = 0; i < 5; i++)
+      statuses.push((await fetchWithEnv(strict(), "GET", `/apps/${appId}/revisions/production`, account.key)).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
     const before = await countRows("apps");
     await expectTooManyRequests(await fetchWithEnv(strict(), "POST", "/apps", account.key, '{"app_name":"over-budget"}'));

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { type MockInstance, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import { type Account, createAccount, createAppVia, getRevisions, postApp, send } from "./fixtures";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -108,8 +108,15 @@ describe("the request log", () => {
   });
 
   it("logs refused requests without a caller, and unknown paths without a route", async () => {
-    await send("GET", `/apps/${appId}/revisions/production`, { key: `${account.key.slice(0, 9)}${"0".repeat(64)}`, ...withId("log-401") });
-    expect(logLine("log-401").fields).toMatchObject({ route: "/apps/:app_id/revisions/:environment_name", status: 401, user_id: null });
+    await send("GET", `/apps/${appId}/revisions/production`, {
+      key: `${account.key.slice(0, 9)}${"0".repeat(64)}`,
+      ...withId("log-401"),
+    });
+    expect(logLine("log-401").fields).toMatchObject({
+      route: "/apps/:app_id/revisions/:environment_name",
+      status: 401,
+      user_id: null,
+    });
     await send("GET", "/apps/x/nowhere", withId("log-404"));
     expect(logLine("log-404").fields).toMatchObject({ method: "GET", route: null, status: 404, user_id: null });
   });
