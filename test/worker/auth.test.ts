@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { CALLER_CTE } from "../../src/db/accounts";
 import { type Account, countRows, createAccount, createAppVia, issueKey, send } from "./fixtures";
 
 let account: Account;
@@ -123,5 +124,16 @@ describe("headers of authenticated routes", () => {
       expect(response.headers.get("Cache-Control")).toBe("no-store");
       expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
     }
+  });
+});
+
+describe("no timing oracle on prefixes", () => {
+  it("looks keys up by their hash's index alone, so an unknown prefix costs what a wrong secret costs", async () => {
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN WITH ${CALLER_CTE} SELECT user_id FROM caller`)
+      .bind("Zz9Zz9Zz", "0".repeat(64))
+      .all<{ detail: string }>();
+    const details = plan.results.map((row) => row.detail).join("\n");
+    expect(details).toMatch(/api_keys USING INDEX api_keys_by_hash \(key_hash=\?\)/);
+    expect(details).not.toMatch(/prefix/);
   });
 });
