@@ -97,24 +97,26 @@ type Issue = z.infer<typeof ValidationBody>["detail"][number];
  * validator (zod 4) counts code points; a string within the limit in one count and over it in the other is left
  * undecided here (undefined), and pinned down by the named tests below ("cases found by fuzzing").
  */
-function lengthWithin(text: string, max = 255): boolean | undefined {
-  const units = text.length;
+/** Lengths are counted in code points, as pydantic counts them (README "Choices"). */
+const lengthWithin = (text: string, max = 255): boolean => {
   const codePoints = [...text].length;
-  if (units >= 1 && units <= max) return true;
-  if (codePoints < 1 || codePoints > max) return false;
-  return undefined;
-}
+  return codePoints >= 1 && codePoints <= max;
+};
+
+/** Text that cannot be stored as UTF-8 (half of a surrogate pair) is refused. */
+const hasLoneSurrogate = (text: string) => LONE_SURROGATE.test(text);
 
 /** What app_name must be (README "Choices"): 1-255 characters after NFC, not blank, no control characters. */
-function nameIsValid(value: unknown): boolean | undefined {
+function nameIsValid(value: unknown): boolean {
   if (typeof value !== "string") return false;
   const name = value.normalize("NFC");
-  if (name.trim() === "" || /\p{Cc}/u.test(name)) return false;
+  if (name.trim() === "" || /\p{Cc}/u.test(name) || hasLoneSurrogate(name)) return false;
   return lengthWithin(name);
 }
 
 /** What environment_name must be: 1-255 characters, no control characters. */
-const environmentNameIsValid = (name: string): boolean | undefined => (/\p{Cc}/u.test(name) ? false : lengthWithin(name));
+const environmentNameIsValid = (name: string): boolean =>
+  /\p{Cc}/u.test(name) || hasLoneSurrogate(name) ? false : lengthWithin(name);
 
 /**
  * Compares two strings through their JSON form, which escapes lone surrogates: a failure message holding a raw lone
