@@ -739,7 +739,10 @@ async function runScenarios<Id extends string>(
         const { result, latencies, bytes } = await cannon(base, scenario, slice);
         const other = otherCpus(cpuBefore, cpuSample());
         assertClean(`measurement, round ${round}`, result);
-        if (server.reloads() !== reloadsBefore) throw new ScenarioError(`wrangler dev reloaded the Worker during round ${round}`);
+        if (server.reloads() !== reloadsBefore)
+          throw new ScenarioError(
+            `wrangler dev reloaded the Worker during round ${round} (a watched file changed, e.g. node_modules by an npm install); run again`,
+          );
         tally.seconds += result.duration;
         tally.ok += result["2xx"];
         tally.bytes += bytes;
@@ -996,7 +999,7 @@ async function main(): Promise<number> {
   const serviceReloads = service.reloads();
   if (serviceReloads > 0)
     warnings.push(
-      `wrangler dev rebuilt the service ${serviceReloads} time(s) during the run (files under src/ changed): figures may mix versions of the code`,
+      `wrangler dev rebuilt the service ${serviceReloads} time(s) during the run (a file it watches changed: in the copy of the code, or in node_modules, which the copy links, e.g. by an npm install): figures may mix versions of the code`,
     );
   await Promise.all([service.stop(), floor.stop()]);
 
