@@ -449,25 +449,30 @@ describe("end to end, with wrangler dev serving the same folder", () => {
     expect(app.status).toBe(200);
     const path = `/apps/${app.body.app_id}/revisions/development`;
 
+    // add-member adds grace, or changes her role when she is one already; it prints what it set.
+    const makeGrace = async (role: string) => {
+      const result = await admin(
+        dir,
+        "org",
+        "add-member",
+        "--org",
+        org.organization_id,
+        "--email",
+        "grace@example.com",
+        "--role",
+        role,
+      );
+      expect(expectJsonObject(result, MEMBER_FIELDS)).toEqual({
+        organization_id: org.organization_id,
+        user_id: grace.user_id,
+        role,
+      });
+    };
+
     // Not a member yet: the app is not there for grace.
     expect((await api(worker, "GET", path, graceKey)).status).toBe(404);
 
-    const asViewer = await admin(
-      dir,
-      "org",
-      "add-member",
-      "--org",
-      org.organization_id,
-      "--email",
-      "grace@example.com",
-      "--role",
-      "viewer",
-    );
-    expect(expectJsonObject(asViewer, MEMBER_FIELDS)).toEqual({
-      organization_id: org.organization_id,
-      user_id: grace.user_id,
-      role: "viewer",
-    });
+    await makeGrace("viewer");
     const read = await api(worker, "GET", path, graceKey);
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({
@@ -479,22 +484,7 @@ describe("end to end, with wrangler dev serving the same folder", () => {
     const refused = await api(worker, "POST", "/apps", graceKey, { app_name: "by-grace", organization_id: org.organization_id });
     expect(refused.status).toBe(403);
 
-    const asEditor = await admin(
-      dir,
-      "org",
-      "add-member",
-      "--org",
-      org.organization_id,
-      "--email",
-      "grace@example.com",
-      "--role",
-      "editor",
-    );
-    expect(expectJsonObject(asEditor, MEMBER_FIELDS)).toEqual({
-      organization_id: org.organization_id,
-      user_id: grace.user_id,
-      role: "editor",
-    });
+    await makeGrace("editor");
     const allowed = await api(worker, "POST", "/apps", graceKey, { app_name: "by-grace", organization_id: org.organization_id });
     expect(allowed.status).toBe(200);
     expect(allowed.body.app_name).toBe("by-grace");
