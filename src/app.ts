@@ -1,15 +1,14 @@
 import { Hono } from "hono";
 import { cors } from "hono/cors";
+import { createMiddleware } from "hono/factory";
 import { methodNotAllowed } from "hono/method-not-allowed";
-import { getPath } from "hono/utils/url";
-import { appsRoutes, BOOKMARK_HEADER } from "./apps/apps.routes";
+import { appsRoutes } from "./apps/apps.routes";
+import { environmentsRoutes } from "./environments/environments.routes";
+import { BOOKMARK_HEADER } from "./http/d1-session";
 import { handleError, methodNotAllowed as methodNotAllowedResponse, notFound } from "./http/errors";
 import { REQUEST_ID_HEADER, requestLog } from "./http/request-log";
 import { openApiDocument } from "./openapi";
 import type { AppEnv } from "./types";
-
-/** Existing clients send paths with and without a trailing slash; both route the same. */
-const withoutTrailingSlash = (request: Request) => getPath(request).replace(/(.)\/$/, "$1");
 
 export interface ServiceConfig {
   /** Prefix every route is mounted under, e.g. "/api", or "" for the root. */
@@ -18,9 +17,17 @@ export interface ServiceConfig {
   corsOrigins: string[];
 }
 
+// Account data: never stored by browsers or shared caches, never sniffed as anything but JSON.
+const accountData = createMiddleware(async (c, next) => {
+  await next();
+  c.header("Cache-Control", "no-store");
+  c.header("X-Content-Type-Options", "nosniff");
+});
+
 /** The whole service, every route mounted under `basePath`. */
-export function buildService({ basePath, corsOrigins }: ServiceConfig) {
-  const service = new Hono<AppEnv>({ getPath: withoutTrailingSlash });
+export function createService({ basePath, corsOrigins }: ServiceConfig) {
+  // Not strict: existing clients send paths with and without a trailing slash; both route the same.
+  const service = new Hono<AppEnv>({ strict: false });
   service.use(requestLog);
   if (corsOrigins.length > 0) {
     // Ahead of the 405 check, so that a preflight is answered (204) rather than refused.
@@ -38,14 +45,16 @@ export function buildService({ basePath, corsOrigins }: ServiceConfig) {
   service.onError(handleError);
   service.notFound(notFound);
 
-  const api = new Hono<AppEnv>();
-  api.get("/health", (c) => c.json({ status: "ok" }));
   let document: ReturnType<typeof openApiDocument> | undefined; // built on first request, then kept for the isolate
-  api.get("/openapi.json", (c) => {
-    document ??= openApiDocument(basePath);
-    return c.json(document);
-  });
-  api.route("/apps", appsRoutes);
-  service.route(basePath || "/", api);
+  service
+    .basePath(basePath || "/")
+    .get("/health", (c) => c.json({ status: "ok" }))
+    .get("/openapi.json", (c) => {
+      document ??= openApiDocument(basePath);
+      return c.json(document);
+    })
+    .use("/apps/*", accountData)
+    .route("/apps", appsRoutes)
+    .route("/apps", environmentsRoutes);
   return service;
 }

@@ -1,14 +1,14 @@
-import { buildService } from "./app";
+import { createService } from "./app";
 
 // Vars only reach the Worker with a request, so the service is built on first use (per isolate and configuration).
-const services = new Map<string, ReturnType<typeof buildService>>();
+const services = new Map<string, ReturnType<typeof createService>>();
 
 export default {
   fetch(request, env, ctx) {
     const key = JSON.stringify([env.BASE_PATH, env.CORS_ORIGINS]);
     let service = services.get(key);
     if (!service) {
-      service = buildService({
+      service = createService({
         basePath: (env.BASE_PATH ?? "").replace(/\/+$/, ""),
         // Comma-separated; an Origin header never ends with a slash, so a configured one is forgiven it.
         corsOrigins: (env.CORS_ORIGINS ?? "")

@@ -1,30 +1,16 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { findCaller, type KeyCredentials } from "../db/accounts";
+import { Caller, verifyCaller } from "../db/caller";
 import { ApiError, handleError, tooManyRequests, unauthorized } from "../http/errors";
-import type { AppEnv } from "../types";
 import { hashApiKey, parseAuthorization } from "./api-keys";
 
-/** Who is calling, as established by their API key. */
-export interface Caller {
-  userId: string;
-}
-
-// Failures that can happen before a route reaches the statement that checks the key.
-const REPORTED_ONLY_TO_KEY_HOLDERS = new Set([413, 415, 422]);
-
 /** Replaces the answer with this error's; headers already set (CORS, request id) are kept. */
-async function answerWith(c: Context<AppEnv>, error: ApiError) {
+async function answerWith<E extends { Bindings: Env }>(c: Context<E>, error: Error) {
   c.res = await handleError(error, c);
 }
 
-/** Requests within the key's budget go on; the key check itself is the route's (see below). */
-async function withinKeyBudget(c: Context<AppEnv>, credentials: KeyCredentials) {
-  return (await c.env.KEY_RATE_LIMITER.limit({ key: credentials.keyHash })).success;
-}
-
 /** Counts a failed authentication against the client's address; past its budget, the answer becomes a 429. */
-async function countAuthFailure(c: Context<AppEnv>) {
+async function countAuthFailure<E extends { Bindings: Env }>(c: Context<E>) {
   const address = c.req.header("CF-Connecting-IP") ?? "unknown";
   if (!(await c.env.AUTH_FAILURE_RATE_LIMITER.limit({ key: address })).success) {
     await answerWith(c, tooManyRequests());
@@ -32,27 +18,29 @@ async function countAuthFailure(c: Context<AppEnv>) {
   }
 }
 
+// Failures raised before a route reaches its query (body limits, validation): the key is not checked yet then.
+const RAISED_BEFORE_THE_QUERY = new Set([413, 415, 422]);
+
+const answeredBeforeKeyCheck = (c: Context, caller: Caller) =>
+  c.error instanceof ApiError && RAISED_BEFORE_THE_QUERY.has(c.error.status) && caller.userId === null;
+
 /**
- * Parses and hashes the key (401 when it is missing or malformed) and leaves the lookup to the route, whose one
- * D1 round trip checks the key together with the data. A request that fails before getting there (body limits,
- * validation) has its key checked here instead, so that a bad key is a 401 whatever else is wrong.
+ * The one way in for a caller: a route opts in by naming this middleware. It parses and hashes the key (401 when
+ * missing or malformed) and gives the handler `c.var.caller`, which the handler passes to the data layer: the
+ * route's own D1 round trip checks the key together with the data (an unknown key is a 401 there). A request that
+ * fails before getting there has its key checked here instead, so that a bad key is a 401 whatever else is wrong.
  * Rate limits: per key (429), and per client address for failed authentications (429 instead of 401).
  */
-export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
+export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { caller: Caller } }>(async (c, next) => {
   const parsed = parseAuthorization(c.req.header("Authorization"));
   if (!parsed) {
     await answerWith(c, unauthorized());
   } else {
-    const credentials: KeyCredentials = { prefix: parsed.prefix, keyHash: await hashApiKey(parsed.key) };
-    c.set("credentials", credentials);
-    if (!(await withinKeyBudget(c, credentials))) throw tooManyRequests();
+    const caller = new Caller(parsed.prefix, await hashApiKey(parsed.key));
+    if (!(await c.env.KEY_RATE_LIMITER.limit({ key: caller.keyHash })).success) throw tooManyRequests();
+    c.set("caller", caller);
     await next();
-    const failure = c.error;
-    if (failure instanceof ApiError && REPORTED_ONLY_TO_KEY_HOLDERS.has(failure.status) && !c.get("caller")) {
-      const caller = await findCaller(c.env.DB, credentials);
-      if (caller) c.set("caller", { userId: caller.userId });
-      else await answerWith(c, unauthorized());
-    }
+    if (answeredBeforeKeyCheck(c, caller)) await verifyCaller(c.env.DB, caller).catch((error) => answerWith(c, error));
   }
   if (c.res.status === 401) await countAuthFailure(c);
 });

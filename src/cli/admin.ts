@@ -18,8 +18,8 @@ import {
   type User,
   WRITER_ROLES,
 } from "../db/accounts";
-import { deployVariant, findDeploymentTarget } from "../db/apps";
-import { isUniqueViolation } from "../db/d1-errors";
+import { isUniqueViolation } from "../db/d1";
+import { deployVariant, findDeploymentTarget } from "../db/environments";
 import { openDatabase, retryWhenBusy } from "./database";
 import { runCli, UsageError } from "./run-cli";
 
@@ -157,7 +157,8 @@ const COMMANDS: Record<string, Command> = {
     if (!target.role || !WRITER_ROLES.includes(target.role)) {
       throw new UsageError(`${user.email} must be an owner, admin or editor of the app's organization to deploy`);
     }
-    return deployVariant(db, { appId, environmentName, variantName, deployedBy: user.id });
+    const { revision, revisionId } = await deployVariant(db, { appId, environmentName, variantName, deployedBy: user.id });
+    return { environment: environmentName, revision, revision_id: revisionId };
   },
 };
 

@@ -4,9 +4,11 @@
  */
 import { parseArgs } from "node:util";
 import { hashApiKey, parseApiKey } from "../auth/api-keys";
-import { createApiKey, createUser, findApiKeyOwner, findUserByEmail, type KeyCredentials } from "../db/accounts";
-import { createApp, deployVariant, findDeploymentTarget, readEnvironmentRevisions } from "../db/apps";
-import { isUniqueViolation } from "../db/d1-errors";
+import { createApiKey, createUser, findApiKeyOwner, findUserByEmail } from "../db/accounts";
+import { createApp } from "../db/apps";
+import { Caller } from "../db/caller";
+import { isUniqueViolation } from "../db/d1";
+import { deployVariant, findDeploymentTarget, readEnvironmentRevisions } from "../db/environments";
 import { openDatabase, retryWhenBusy } from "./database";
 import { runCli, UsageError } from "./run-cli";
 
@@ -52,24 +54,30 @@ async function ensureDemoUser(db: D1Database): Promise<boolean> {
   return true;
 }
 
-async function demoCredentials(): Promise<KeyCredentials> {
+async function demoCaller(): Promise<Caller> {
   const key = parseApiKey(DEMO.apiKey);
   if (!key) throw new Error("the demo key is malformed");
-  return { prefix: key.prefix, keyHash: await hashApiKey(key.key) };
+  return new Caller(key.prefix, await hashApiKey(key.key));
 }
 
-async function ensureDemoKey(db: D1Database, credentials: KeyCredentials): Promise<boolean> {
-  const existing = await findApiKeyOwner(db, credentials.prefix);
+async function ensureDemoKey(db: D1Database, caller: Caller): Promise<boolean> {
+  const existing = await findApiKeyOwner(db, caller.prefix);
   if (existing) {
     if (existing.userId !== DEMO.userId) throw new UsageError(CONFLICT);
     return false;
   }
-  await createApiKey(db, { ...credentials, userId: DEMO.userId, projectId: DEMO.projectId, expiresAt: null });
+  await createApiKey(db, {
+    prefix: caller.prefix,
+    keyHash: caller.keyHash,
+    userId: DEMO.userId,
+    projectId: DEMO.projectId,
+    expiresAt: null,
+  });
   return true;
 }
 
 /** Creates the demo app if missing, then whatever demo deployments its history does not have yet. */
-async function ensureDemoApp(db: D1Database, credentials: KeyCredentials): Promise<string[]> {
+async function ensureDemoApp(db: D1Database, caller: Caller): Promise<string[]> {
   const done: string[] = [];
   if (!(await findDeploymentTarget(db, DEMO.appId, "production", DEMO.userId))) {
     await createApp(db, { projectId: DEMO.projectId, name: DEMO.appName, createdBy: DEMO.userId }, DEMO.appId);
@@ -77,8 +85,8 @@ async function ensureDemoApp(db: D1Database, credentials: KeyCredentials): Promi
   }
   let recorded = 0;
   for (const environment of new Set(DEMO_DEPLOYMENTS.map(([name]) => name))) {
-    const { record } = await readEnvironmentRevisions(db, credentials, DEMO.appId, environment);
-    recorded += record?.revisions.length ?? 0;
+    const found = await readEnvironmentRevisions(db, caller, DEMO.appId, environment);
+    recorded += found?.revisions.length ?? 0;
   }
   for (const [environmentName, variantName] of DEMO_DEPLOYMENTS.slice(recorded)) {
     await deployVariant(db, { appId: DEMO.appId, environmentName, variantName, deployedBy: DEMO.userId });
@@ -90,13 +98,13 @@ async function ensureDemoApp(db: D1Database, credentials: KeyCredentials): Promi
 async function main(): Promise<undefined> {
   const { values } = parseArgs({ options: { "persist-to": { type: "string" }, remote: { type: "boolean" } }, strict: true });
   if (values.remote) throw new UsageError("the demo seed is local only; it never runs against the deployed database");
-  const credentials = await demoCredentials();
+  const caller = await demoCaller();
   const { db, close } = await openDatabase({ persistTo: values["persist-to"] });
   try {
     const done = [
       ...((await retryWhenBusy(() => ensureDemoUser(db))) ? ["user"] : []),
-      ...((await retryWhenBusy(() => ensureDemoKey(db, credentials))) ? ["key"] : []),
-      ...(await retryWhenBusy(() => ensureDemoApp(db, credentials))),
+      ...((await retryWhenBusy(() => ensureDemoKey(db, caller))) ? ["key"] : []),
+      ...(await retryWhenBusy(() => ensureDemoApp(db, caller))),
     ];
     process.stderr.write(done.length ? `demo data seeded: ${done.join(", ")}\n` : "demo data already present\n");
   } finally {

@@ -1,37 +1,12 @@
 import { v7 as uuidv7 } from "uuid";
+import type { Queryable } from "./d1";
 
 export const ROLES = ["owner", "admin", "editor", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
 /** Roles that may create apps and record deployments in their organization; `viewer` only reads. */
 export const WRITER_ROLES: readonly Role[] = ["owner", "admin", "editor"];
-
-/** Anything that runs statements: the D1 binding itself, or a session of it (read replicas). */
-export type Queryable = Pick<D1Database, "prepare" | "batch">;
-
-/** What a request presents: the key's prefix and the SHA-256 (hex) of the whole key. */
-export interface KeyCredentials {
-  prefix: string;
-  keyHash: string;
-}
-
-/**
- * The live key matching ?1 (prefix) and ?2 (key hash): a fragment to embed as a CTE named `caller`, so that a
- * request's key check rides in the same statement as its data. The lookup goes through the hash's index only
- * (`+prefix` keeps SQLite off the prefix index): an unknown prefix costs exactly what a wrong secret costs,
- * and a hash lookup leaks nothing about stored keys, whatever the timing.
- */
-export const CALLER_CTE = `caller AS (
-  SELECT user_id, project_id FROM api_keys
-   WHERE key_hash = ?2 AND +prefix = ?1 AND revoked_at IS NULL
-     AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))`;
-
-/** Who the credentials belong to, when they name a live key. */
-export function findCaller(db: Queryable, credentials: KeyCredentials): Promise<{ userId: string; projectId: string } | null> {
-  return db
-    .prepare(`WITH ${CALLER_CTE} SELECT user_id AS userId, project_id AS projectId FROM caller`)
-    .bind(credentials.prefix, credentials.keyHash)
-    .first();
-}
+/** WRITER_ROLES as an SQL list, written out so that SQL text stays made of literals. */
+export const WRITER_ROLES_SQL = "('owner', 'admin', 'editor')";
 
 /** The owner of the key with this prefix, live or not. */
 export function findApiKeyOwner(db: Queryable, prefix: string): Promise<{ userId: string } | null> {

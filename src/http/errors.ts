@@ -2,7 +2,8 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as z from "zod";
-import { isTransientD1Error } from "../db/d1-errors";
+import { UnknownApiKeyError } from "../db/caller";
+import { isTransientD1Error } from "../db/d1";
 
 /** One problem in a 422 body, in FastAPI's shape: where, what, and a machine-readable type. */
 export const ValidationIssue = z.object({
@@ -61,6 +62,7 @@ const RETRY_AFTER_SECONDS = "1";
 
 /** The one place that turns anything thrown into a response; nothing internal reaches the client. */
 export const handleError: ErrorHandler = (error, c) => {
+  if (error instanceof UnknownApiKeyError) return handleError(unauthorized(), c);
   if (error instanceof ApiError) {
     return c.json({ detail: error.detail }, error.status, error.headers);
   }

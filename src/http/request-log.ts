@@ -32,7 +32,7 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
           .at(-1)?.path ?? null,
       status: c.res.status,
       duration_ms: Date.now() - started,
-      user_id: c.get("caller")?.userId ?? null,
+      user_id: c.var.caller?.userId ?? null,
     }),
   );
 });

@@ -1,3 +1,6 @@
+/** Anything that runs statements: the D1 binding itself, or a session of it (read replicas). */
+export type Queryable = Pick<D1Database, "prepare" | "batch">;
+
 const messageOf = (error: unknown) => (error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : String(error));
 
 /**

@@ -1,0 +1,19 @@
+import * as z from "zod";
+
+const NO_CONTROL_CHARACTERS = /^\P{Cc}*$/u;
+// A JSON escape can carry half of a surrogate pair, which is not text: it cannot be stored as UTF-8.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** An id as a UUID string, compared in its canonical lowercase form. */
+export const uuid = z.uuid().transform((id) => id.toLowerCase());
+
+/**
+ * A name as clients send it: 1 to 255 code points (as pydantic counts), no control characters, valid Unicode.
+ * `nfc`: names that look the same are the same name (stored normalised), and a blank name is refused.
+ */
+export function nameField(field: string, { nfc = false } = {}) {
+  const name = (nfc ? z.string().normalize("NFC") : z.string()).min(1, { abort: true }).max(255, { abort: true });
+  return (nfc ? name.refine((value) => value.trim() !== "", `${field} must not be blank`) : name)
+    .refine((value) => NO_CONTROL_CHARACTERS.test(value), `${field} must not contain control characters`)
+    .refine((value) => !LONE_SURROGATE.test(value), `${field} must be valid Unicode (no unpaired surrogates)`);
+}
