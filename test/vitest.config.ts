@@ -38,6 +38,15 @@ export default defineConfig(async () => {
           },
         },
         {
+          // Static checks of src/ with TypeScript's compiler API, in Node (loading typescript inside workerd is heavy).
+          test: {
+            name: "static",
+            root,
+            include: ["test/static/**/*.test.ts"],
+            environment: "node",
+          },
+        },
+        {
           // The admin CLI as an operator runs it: spawned processes against a temporary --persist-to folder.
           test: {
             name: "cli",

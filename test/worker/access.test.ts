@@ -1,7 +1,16 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Role } from "../../src/db/accounts";
-import { type Account, countRows, createAccount, createAppVia, createTeam, getRevisions, issueKey, postApp } from "./fixtures";
+import {
+  type Account,
+  countRows,
+  createAccount,
+  createAppVia,
+  createTeam,
+  getRevisions,
+  issueKey,
+  postApp,
+  type Role,
+} from "./fixtures";
 
 const FORBIDDEN = { detail: "You do not have access to perform this action. Please contact your organization admin." };
 

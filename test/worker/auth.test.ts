@@ -1,7 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CALLER_CTE } from "../../src/db/accounts";
-import { type Account, countRows, createAccount, createAppVia, issueKey, send } from "./fixtures";
+import { type Account, CALLER_CTE, countRows, createAccount, createAppVia, issueKey, send } from "./fixtures";
 
 let account: Account;
 let appId: string;

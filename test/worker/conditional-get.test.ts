@@ -1,5 +1,7 @@
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, createAccount, createAppVia, deploy, postApp, send } from "./fixtures";
+import { type Account, createAccount, createAppVia, deploy, getRevisions, postApp, type RequestOptions, send } from "./fixtures";
+import { instrumentD1 } from "./instrumented-d1";
 
 let account: Account;
 let appId: string;
@@ -10,8 +12,8 @@ beforeAll(async () => {
 
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
-const list = (environment: string, headers: Record<string, string> = {}) =>
-  send("GET", `/apps/${appId}/revisions/${environment}`, { key: account.key, headers });
+const list = (environment: string, headers: Record<string, string> = {}, options: RequestOptions = {}) =>
+  getRevisions(account.key, appId, environment, { ...options, headers });
 
 describe("conditional GET", () => {
   it("answers 304 with no body for the current ETag, and 200 again once the record changes", async () => {
@@ -47,31 +49,50 @@ describe("conditional GET", () => {
   });
 });
 
+// Locally there are no replicas, so a read sees every write whatever the session: what is checked is where the
+// service starts each D1 session (the argument of withSession, recorded on the real binding).
 describe("D1 bookmarks (read replicas)", () => {
-  it("returns the bookmark of a create, and a read that presents it sees the write", async () => {
+  async function withSessions(request: (options: RequestOptions) => Promise<Response>) {
+    const { db, counter } = instrumentD1(env.DB);
+    const response = await request({ bindings: { DB: db } });
+    return { response, sessions: counter.sessions };
+  }
+  let names = 0;
+  const create = (headers: Record<string, string>) => (options: RequestOptions) =>
+    postApp(account.key, { app_name: `bookmarked ${++names}` }, { ...options, headers });
+  const read = (headers: Record<string, string>) => (options: RequestOptions) => list("production", headers, options);
+
+  it("starts a create at the primary and a read anywhere when the client sends no bookmark, and returns one", async () => {
+    const created = await withSessions(create({}));
+    expect([created.response.status, created.sessions]).toEqual([200, ["first-primary"]]);
+    expect(created.response.headers.get("x-d1-bookmark")).toMatch(BOOKMARK);
+    const listed = await withSessions(read({}));
+    expect([listed.response.status, listed.sessions]).toEqual([200, ["first-unconstrained"]]);
+    expect(listed.response.headers.get("x-d1-bookmark")).toMatch(BOOKMARK);
+  });
+
+  it("starts the session at the bookmark the client sends back, which lets a read after a create see it on any replica", async () => {
     const created = await postApp(account.key, { app_name: "read-your-writes" });
-    expect(created.status).toBe(200);
-    const bookmark = created.headers.get("x-d1-bookmark");
+    const bookmark = created.headers.get("x-d1-bookmark") ?? "";
     expect(bookmark).toMatch(BOOKMARK);
     const { app_id } = (await created.json()) as { app_id: string };
 
-    const read = await send("GET", `/apps/${app_id}/revisions/production`, {
-      key: account.key,
-      headers: { "x-d1-bookmark": bookmark ?? "" },
-    });
-    expect(read.status).toBe(200);
-    expect(read.headers.get("x-d1-bookmark")).toBeTruthy();
+    const { response, sessions } = await withSessions((options) =>
+      getRevisions(account.key, app_id, "production", { ...options, headers: { "x-d1-bookmark": bookmark } }),
+    );
+    expect([response.status, sessions]).toEqual([200, [bookmark]]);
+    expect(response.headers.get("x-d1-bookmark")).toMatch(BOOKMARK);
+    expect((await withSessions(create({ "x-d1-bookmark": bookmark }))).sessions).toEqual([bookmark]);
   });
 
-  it("returns a bookmark on reads without one", async () => {
-    expect((await list("production")).headers.get("x-d1-bookmark")).toMatch(BOOKMARK);
-  });
-
-  it("ignores a bookmark that is not one, instead of passing it to D1 or echoing it", async () => {
-    for (const garbage of ["garbage", "first-primary", "x".repeat(2000)]) {
-      const response = await list("production", { "x-d1-bookmark": garbage });
-      expect(response.status).toBe(200);
-      expect(response.headers.get("x-d1-bookmark")).toMatch(BOOKMARK);
+  it("ignores a bookmark that is not one: the documented start instead, and a bookmark of its own back", async () => {
+    const real = (await list("production")).headers.get("x-d1-bookmark") ?? "";
+    for (const garbage of ["garbage", "first-primary", "first-unconstrained", "x".repeat(2000), `${real}'--`, `${real}x`]) {
+      const listed = await withSessions(read({ "x-d1-bookmark": garbage }));
+      expect([listed.response.status, listed.sessions], garbage).toEqual([200, ["first-unconstrained"]]);
+      expect(listed.response.headers.get("x-d1-bookmark")).toMatch(BOOKMARK);
+      const created = await withSessions(create({ "x-d1-bookmark": garbage }));
+      expect([created.response.status, created.sessions], garbage).toEqual([200, ["first-primary"]]);
     }
   });
 });

@@ -1,8 +1,6 @@
-import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import worker from "../../src/index";
-import { type Account, BASE_URL, createAccount, createAppVia } from "./fixtures";
+import { type Account, createAccount, createAppVia, type RequestOptions, send } from "./fixtures";
 
 const APP_ORIGIN = "https://app.example.com";
 const ADMIN_ORIGIN = "https://admin.example.com";
@@ -14,13 +12,12 @@ beforeAll(async () => {
   revisionsPath = `/apps/${await createAppVia(account.key, { app_name: "cross-origin" })}/revisions/production`;
 });
 
-// The Worker reads CORS_ORIGINS from its bindings; call its fetch handler with the variable set, as wrangler would.
-const fetchWith = (corsOrigins: string, path: string, init: RequestInit = {}) =>
-  worker.fetch(
-    new Request(`${BASE_URL}${path}`, init) as Request<unknown, IncomingRequestCfProperties>,
-    { ...env, CORS_ORIGINS: corsOrigins },
-    createExecutionContext(),
-  );
+// The Worker reads CORS_ORIGINS from its bindings, as wrangler passes it.
+const fetchWith = (
+  corsOrigins: string,
+  path: string,
+  { method = "GET", ...options }: RequestOptions & { method?: string } = {},
+) => send(method, path, { ...options, bindings: { CORS_ORIGINS: corsOrigins } });
 
 const preflight = (origin: string, method: string, requestHeaders = "authorization, content-type") => ({
   method: "OPTIONS",
@@ -44,7 +41,7 @@ describe("CORS off (CORS_ORIGINS empty, the default)", () => {
   });
 
   it("adds no CORS headers to a cross-origin request", async () => {
-    const response = await fetchWith("", revisionsPath, { headers: { Origin: APP_ORIGIN, Authorization: account.key } });
+    const response = await fetchWith("", revisionsPath, { headers: { Origin: APP_ORIGIN }, key: account.key });
     expect(response.status).toBe(200);
     expect([...response.headers.keys()].filter((name) => name.startsWith("access-control-"))).toEqual([]);
   });
@@ -76,8 +73,8 @@ describe("CORS on (CORS_ORIGINS lists origins)", () => {
   });
 
   it("lets a listed origin read responses, errors included, and the headers clients use", async () => {
-    const cases: [number, RequestInit, string][] = [
-      [200, { headers: { Origin: APP_ORIGIN, Authorization: account.key } }, revisionsPath],
+    const cases: [number, RequestOptions, string][] = [
+      [200, { headers: { Origin: APP_ORIGIN }, key: account.key }, revisionsPath],
       [401, { headers: { Origin: APP_ORIGIN } }, revisionsPath],
       [405, { headers: { Origin: APP_ORIGIN } }, "/apps"],
     ];

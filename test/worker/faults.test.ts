@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Account, countRows, createAccount, createAppVia, getRevisions, postApp } from "./fixtures";
-import { fetchWithDb, instrumentD1 } from "./instrumented-d1";
+import { type Instruments, instrumentD1 } from "./instrumented-d1";
 
 // Faults are injected into the real D1: with SQL (a failing trigger, a missing table), or by a wrapper around
 // the real binding that throws D1's own transient errors or slips a failing statement into a batch.
@@ -61,6 +61,32 @@ const failTrips =
     if (trips.includes(trip)) throw new Error(message);
   };
 
+/** A request whose D1 binding is the real one, instrumented; with the counter of its round trips. */
+async function withFaults(instruments: Instruments, request: (db: D1Database) => Promise<Response>) {
+  const { db, counter } = instrumentD1(env.DB, instruments);
+  return { response: await request(db), trips: counter.trips };
+}
+const read = (appId: string, instruments: Instruments) =>
+  withFaults(instruments, (db) => getRevisions(account.key, appId, "production", { bindings: { DB: db } }));
+const create = (name: string, instruments: Instruments) =>
+  withFaults(instruments, (db) => postApp(account.key, { app_name: name }, { bindings: { DB: db } }));
+
+/** The apps of that name in the account's project, with the number of environments of each. */
+const appsNamed = async (name: string) =>
+  (
+    await env.DB.prepare(
+      "SELECT a.id, COUNT(e.id) AS environments FROM apps a LEFT JOIN environments e ON e.app_id = a.id WHERE a.project_id = ? AND a.name = ? GROUP BY a.id",
+    )
+      .bind(account.projectId, name)
+      .all<{ id: string; environments: number }>()
+  ).results;
+
+async function expectUnavailable(response: Response) {
+  expect(response.status).toBe(503);
+  expect(response.headers.get("Retry-After")).toBe("1");
+  expect(await response.json()).toEqual({ detail: "Service temporarily unavailable" });
+}
+
 describe("transient D1 errors", () => {
   let appId: string;
   beforeAll(async () => {
@@ -68,46 +94,57 @@ describe("transient D1 errors", () => {
   });
 
   it("retries a read once, and answers as if nothing happened", async () => {
-    const { db, counter } = instrumentD1(env.DB, { beforeTrip: failTrips([1]) });
-    const response = await fetchWithDb(db, "GET", `/apps/${appId}/revisions/production`, account.key);
+    const { response, trips } = await read(appId, { beforeTrip: failTrips([1]) });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { app_id: string }).app_id).toBe(appId);
-    expect(counter.trips).toBe(2);
+    expect(trips).toBe(2);
   });
 
   it("answers 503 with Retry-After when the read fails again", async () => {
     const warnings = vi.spyOn(console, "warn").mockImplementation(() => {});
-    const { db, counter } = instrumentD1(env.DB, { beforeTrip: failTrips([1, 2]) });
-    const response = await fetchWithDb(db, "GET", `/apps/${appId}/revisions/production`, account.key);
-    expect(response.status).toBe(503);
-    expect(response.headers.get("Retry-After")).toBe("1");
-    expect(await response.json()).toEqual({ detail: "Service temporarily unavailable" });
-    expect(counter.trips).toBe(2);
+    const { response, trips } = await read(appId, { beforeTrip: failTrips([1, 2]) });
+    await expectUnavailable(response);
+    expect(trips).toBe(2);
     expect(warnings).toHaveBeenCalled();
   });
 
-  it("does not retry a create: 503, and nothing written", async () => {
+  // The error is raised before the batch is sent: D1 never saw it. What this shows is that the service does not
+  // retry a write itself (one round trip, no app), so the name stays free and the client's own retry creates it.
+  it("does not retry a create whose batch never reached D1: 503, and the client's retry creates the app", async () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
-    const before = [await countRows("apps"), await countRows("environments")];
-    const { db, counter } = instrumentD1(env.DB, { beforeTrip: failTrips([1]) });
-    const response = await fetchWithDb(db, "POST", "/apps", account.key, '{"app_name":"not-retried"}');
-    expect(response.status).toBe(503);
-    expect(response.headers.get("Retry-After")).toBe("1");
-    expect(counter.trips).toBe(1);
-    expect([await countRows("apps"), await countRows("environments")]).toEqual(before);
+    const { response, trips } = await create("never-sent", { beforeTrip: failTrips([1]) });
+    await expectUnavailable(response);
+    expect(trips).toBe(1);
+    expect(await appsNamed("never-sent")).toEqual([]);
+    expect((await postApp(account.key, { app_name: "never-sent" })).status).toBe(200);
+    expect(await appsNamed("never-sent")).toEqual([{ id: expect.any(String), environments: 3 }]);
+  });
+
+  // The batch commits in D1 and its answer is lost on the way back: the service cannot tell this from a write
+  // that never happened, so it answers 503 too, and the client's retry finds the name taken.
+  it("answers 503 when a create commits but its answer is lost; the retry gets 409, and there is one app", async () => {
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const { response, trips } = await create("answer-lost", { afterTrip: failTrips([1]) });
+    await expectUnavailable(response);
+    expect(trips).toBe(1);
+    expect(await appsNamed("answer-lost")).toEqual([{ id: expect.any(String), environments: 3 }]);
+
+    const retry = await postApp(account.key, { app_name: "answer-lost" });
+    expect(retry.status).toBe(409);
+    expect(await retry.json()).toEqual({ detail: "App with the same name already exists" });
+    expect(await appsNamed("answer-lost")).toHaveLength(1);
   });
 
   it("answers 500, not 503, for an error D1 does not call transient, without retrying", async () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    const { db, counter } = instrumentD1(env.DB, {
+    const { response, trips } = await read(appId, {
       beforeTrip: failTrips([1], "D1_ERROR: no such column: secret_column: SQLITE_ERROR"),
     });
-    const response = await fetchWithDb(db, "GET", `/apps/${appId}/revisions/production`, account.key);
     expect(response.status).toBe(500);
     const text = await response.text();
     expect(JSON.parse(text)).toEqual({ detail: "Internal Server Error" });
     expect(text).not.toContain("secret_column");
-    expect(counter.trips).toBe(1);
+    expect(trips).toBe(1);
     expect(errors).toHaveBeenCalledTimes(1);
   });
 });
@@ -116,18 +153,17 @@ describe("a batch that fails in the middle", () => {
   it("rolls back the create whole: no app, no environment", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const before = [await countRows("apps"), await countRows("environments")];
-    // After the app insert and one environment insert, a statement that breaks a CHECK constraint.
-    const { db } = instrumentD1(env.DB, {
+    // Before the batch's last statement (after the app insert and the first environment inserts), one that breaks
+    // a CHECK constraint.
+    const { response } = await create("torn", {
       rewriteBatch: (statements, real) => [
-        ...statements.slice(0, 2),
+        ...statements.slice(0, -1),
         real.prepare("UPDATE environments SET revision = -1 WHERE rowid = (SELECT MAX(rowid) FROM environments)"),
-        ...statements.slice(2),
+        ...statements.slice(-1),
       ],
     });
-    const response = await fetchWithDb(db, "POST", "/apps", account.key, '{"app_name":"torn"}');
     expect(response.status).toBe(500);
     expect([await countRows("apps"), await countRows("environments")]).toEqual(before);
-    const named = await env.DB.prepare("SELECT COUNT(*) AS n FROM apps WHERE name = 'torn'").first<{ n: number }>();
-    expect(named?.n).toBe(0);
+    expect(await appsNamed("torn")).toEqual([]);
   });
 });

@@ -2,18 +2,21 @@ import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { type Role, revokeApiKey } from "../../src/db/accounts";
-import { DEFAULT_ENVIRONMENTS } from "../../src/db/apps";
-import { type Account, createAccount, createAppVia, createTeam, deploy, issueKey } from "./fixtures";
 import {
-  databaseProblems,
-  declaredForeignKeys,
-  describeForeignKey,
-  FOREIGN_KEYS,
-  rowCounts,
-  sendDirect,
-  TABLES,
-} from "./harness";
+  type Account,
+  BASE_URL,
+  createAccount,
+  createAppVia,
+  createTeam,
+  DEFAULT_ENVIRONMENTS,
+  deploy,
+  getRevisions,
+  issueKey,
+  type Role,
+  revokeApiKey,
+  send,
+} from "./fixtures";
+import { databaseProblems, declaredForeignKeys, describeForeignKey, FOREIGN_KEYS, rowCounts, TABLES } from "./harness";
 
 /*
  * Generated requests, through the Worker's own fetch handler, against the real local D1. Each property runs
@@ -253,9 +256,7 @@ beforeAll(async () => {
   ] as const) {
     const records = new Map<string, unknown>();
     for (const name of DEFAULT_ENVIRONMENTS) {
-      const response = await sendDirect("GET", `/apps/${id}/revisions/${name}`, {
-        headers: { Authorization: `ApiKey ${reader.key}` },
-      });
+      const response = await getRevisions(reader.key, id, name);
       expect(response.status).toBe(200);
       records.set(name, await response.json());
     }
@@ -687,6 +688,14 @@ describe("fuzzing POST /apps", () => {
       let requests = 0;
       let created = 0;
       const statuses = new Map<number, number>();
+      // The names taken in each project (NFC, as stored): those in the database now, then every name a 200 creates.
+      const taken = new Map<string, Set<string>>();
+      const take = (projectId: string, name: string) => taken.set(projectId, (taken.get(projectId) ?? new Set()).add(name));
+      const { results: existing } = await env.DB.prepare("SELECT project_id, name FROM apps").all<{
+        project_id: string;
+        name: string;
+      }>();
+      for (const row of existing) take(row.project_id, row.name);
 
       await fc.assert(
         fc.asyncProperty(
@@ -697,12 +706,13 @@ describe("fuzzing POST /apps", () => {
           extraHeaders,
           async (auth, [type, isJsonType], spec, slash, extra) => {
             requests += 1;
-            const response = await sendDirect("POST", slash ? "/apps/" : "/apps", {
-              body: spec.body,
+            const response = await send("POST", slash ? "/apps/" : "/apps", {
+              rawBody: spec.body,
               headers: headersOf(auth, extra, type),
             });
             const body = await expectDocumentedResponse(response, "create");
             statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+            expect([404, 405], "POST /apps is always routed").not.toContain(response.status);
 
             // What the server reads: the bytes sent, decoded as UTF-8.
             const bytes = typeof spec.body === "string" ? new TextEncoder().encode(spec.body) : (spec.body ?? new Uint8Array());
@@ -726,6 +736,12 @@ describe("fuzzing POST /apps", () => {
               given.length > 0 && typeof fields[given[0]] === "string" ? (fields[given[0]] as string).toLowerCase() : undefined;
             const named = target !== undefined ? targets.get(`${given[0]}:${target}`) : undefined;
             const expectedProject = given.length === 0 ? auth.holder?.keyProjectId : named?.projectId;
+            // Whether the name was taken in that project before this request: a valid create there is then a 409.
+            const appName = Object.hasOwn(fields, "app_name") ? fields.app_name : undefined;
+            const nameTaken =
+              expectedProject !== undefined &&
+              typeof appName === "string" &&
+              (taken.get(expectedProject)?.has(appName.normalize("NFC")) ?? false);
 
             if (response.status === 200) {
               // Created: the name is the one sent (NFC), and the app is in the database under it.
@@ -742,6 +758,7 @@ describe("fuzzing POST /apps", () => {
               // Names that are not well-formed UTF-16 are refused (see "cases found by fuzzing"); the rest are stored verbatim.
               expect(LONE_SURROGATE.test(app_name)).toBe(false);
               expectSameText(row?.name, app_name);
+              take(row!.project_id, app_name);
             }
 
             // The key is checked before anything else.
@@ -768,7 +785,6 @@ describe("fuzzing POST /apps", () => {
               expect(response.status).toBe(422);
               expect(hasIssueAt(issues, "body")).toBe(true);
             } else {
-              const appName = Object.hasOwn(fields, "app_name") ? fields.app_name : undefined;
               const validName = nameIsValid(appName);
               if (validName === false) {
                 expect(response.status).toBe(422);
@@ -781,13 +797,15 @@ describe("fuzzing POST /apps", () => {
                   expect(hasIssueAt(issues, "body", field)).toBe(true);
                 }
               }
-              // A valid name into the key's project, or into one named target: the caller's role there decides.
+              // A valid name into the key's project, or into one named target: the caller's role there decides, then
+              // whether the name is taken.
+              const createdOrTaken = nameTaken ? 409 : 200;
               if (validName === true && given.length === 0) {
                 const keyOrganization = targets.get(`project_id:${auth.holder.keyProjectId}`)!.organizationId;
-                expect(mayCreateIn(auth.holder, keyOrganization) ? [200, 409] : [403]).toContain(response.status);
+                expect(response.status).toBe(mayCreateIn(auth.holder, keyOrganization) ? createdOrTaken : 403);
               }
               if (validName === true && given.length === 1 && target !== undefined && RFC_UUID.test(target)) {
-                expect(named && mayCreateIn(auth.holder, named.organizationId) ? [200, 409] : [403]).toContain(response.status);
+                expect(response.status).toBe(named && mayCreateIn(auth.holder, named.organizationId) ? createdOrTaken : 403);
               }
             }
           },
@@ -860,6 +878,28 @@ const segment = (values: fc.Arbitrary<string>): fc.Arbitrary<Segment> =>
     { arbitrary: fc.constantFrom(...TRICKY_SEGMENTS), weight: 2 },
   );
 
+/** decodeURIComponent, or the text as it is where it does not decode (as the router leaves it). */
+const decodeTolerantly = (text: string) => {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+};
+
+/**
+ * Whether the route must take a request path: unless the URL parser leaves it of another shape than
+ * /apps/:app_id/revisions/:environment_name (a raw "/", "\", "?" or "#", a dot segment; a trailing slash aside),
+ * or a parameter decodes to "", "." or ".." or holds a "/".
+ */
+function routeMustTake(path: string): boolean {
+  const segments = new URL(`${BASE_URL}${path}`).pathname.replace(/(.)\/$/, "$1").split("/");
+  if (segments.length !== 5 || segments[0] !== "" || segments[1] !== "apps" || segments[3] !== "revisions") return false;
+  return [segments[2], segments[4]]
+    .map(decodeTolerantly)
+    .every((parameter) => !["", ".", ".."].includes(parameter) && !parameter.includes("/"));
+}
+
 describe("fuzzing GET /apps/:app_id/revisions/:environment_name", () => {
   it(
     `answers every generated request (${RUNS}) as documented, shows an app only to members, and writes nothing`,
@@ -900,7 +940,7 @@ describe("fuzzing GET /apps/:app_id/revisions/:environment_name", () => {
           async (auth, app, environment, slash, extra) => {
             requests += 1;
             const path = `/apps/${app.raw}/revisions/${environment.raw}${slash ? "/" : ""}`;
-            const response = await sendDirect("GET", path, { headers: headersOf(auth, extra) });
+            const response = await send("GET", path, { headers: headersOf(auth, extra) });
             const body = await expectDocumentedResponse(response, "list");
             statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
             expect([403, 409, 413, 415]).not.toContain(response.status);
@@ -913,9 +953,12 @@ describe("fuzzing GET /apps/:app_id/revisions/:environment_name", () => {
               expect(auth.holder?.roles.has(known!.organizationId), "200 for an app the caller cannot see").toBe(true);
               expect(body).toEqual(known!.records.get(record.name));
             }
-            // A path the URL parser or the router took elsewhere ("..", a raw "/"): not this route, no key needed.
-            if (response.status === 405 || (response.status === 404 && (body as { detail: string }).detail === "Not Found"))
+            // A path the route does not take (no key needed then): only one the URL parser leaves of another shape, or a
+            // parameter that is empty, a dot segment or holds a "/".
+            if (response.status === 405 || (response.status === 404 && (body as { detail: string }).detail === "Not Found")) {
+              expect(routeMustTake(path), `${path} was not routed`).toBe(false);
               return;
+            }
             if (!auth.holder) {
               expect(response.status).toBe(401);
               return;
@@ -960,9 +1003,8 @@ describe("fuzzing GET /apps/:app_id/revisions/:environment_name", () => {
 
 describe("cases found by fuzzing", () => {
   const post = (body: string) =>
-    sendDirect("POST", "/apps", { headers: { Authorization: `ApiKey ${owner.key}`, "Content-Type": "application/json" }, body });
-  const get = (appId: string, environment: string) =>
-    sendDirect("GET", `/apps/${appId}/revisions/${environment}`, { headers: { Authorization: `ApiKey ${owner.key}` } });
+    send("POST", "/apps", { key: owner.key, rawBody: body, headers: { "Content-Type": "application/json" } });
+  const get = (appId: string, environment: string) => send("GET", `/apps/${appId}/revisions/${environment}`, { key: owner.key });
 
   it("counts lengths in code points, as pydantic does: 255 emoji pass, 256 do not", async () => {
     expect((await post(JSON.stringify({ app_name: "\u{1f600}".repeat(256) }))).status).toBe(422);

@@ -1,30 +1,10 @@
-import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { DEFAULT_ENVIRONMENTS } from "../../src/db/apps";
-import worker from "../../src/index";
-import { BASE_URL } from "./fixtures";
+import { DEFAULT_ENVIRONMENTS } from "./fixtures";
 
 /**
- * Shared by the fuzz, injection and race tests: a request sender for thousands of requests, and whole-database
- * checks read with plain SQL on the real D1, so that whatever the requests did, what is left behind is judged on
- * its own.
+ * Shared by the fuzz, injection and race tests: whole-database checks read with plain SQL on the real D1, so that
+ * whatever the requests did, what is left behind is judged on its own.
  */
-
-/**
- * A request through the Worker's own fetch handler (src/index.ts's default export, with the real bindings), like
- * fixtures.ts's `send` but called directly rather than through `exports.default.fetch`: under
- * @cloudflare/vitest-pool-workers 0.15.1 each `exports.default.fetch` call costs more than the one before it
- * (cloudflare/workers-sdk#15446; measured here: requests 1-100 of a file take 0.3 s, requests 400-500 take 7 s),
- * which makes thousands of requests in one file impractical.
- */
-export async function sendDirect(
-  method: string,
-  path: string,
-  options: { headers?: Record<string, string>; body?: BodyInit } = {},
-): Promise<Response> {
-  const request = new Request(`${BASE_URL}${path}`, { method, headers: options.headers, body: options.body });
-  return await worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, env, createExecutionContext());
-}
 
 /** Every table of migrations/0001_initial.sql, parents first. */
 export const TABLES = [
@@ -93,14 +73,37 @@ export async function rowCounts(): Promise<Record<Table, number>> {
   return Object.fromEntries(TABLES.map((table, i) => [table, results[i].results[0].n])) as Record<Table, number>;
 }
 
-/** Row counts of every table, and every row of apps and api_keys (ordered by id). */
-export async function snapshot() {
-  const [counts, apps, apiKeys] = await Promise.all([
-    rowCounts(),
-    env.DB.prepare("SELECT * FROM apps ORDER BY id").all(),
-    env.DB.prepare("SELECT * FROM api_keys ORDER BY id").all(),
-  ]);
-  return { counts, apps: apps.results, api_keys: apiKeys.results };
+type Row = Record<string, unknown>;
+export type Snapshot = Record<Table, Row[]>;
+
+/** Each table's primary key columns, as the schema declares them (read once). */
+let primaryKeys: Promise<string[][]> | undefined;
+
+/** Every row of every table, each table ordered by its primary key. */
+export async function snapshot(): Promise<Snapshot> {
+  primaryKeys ??= env.DB.batch<{ name: string }>(
+    TABLES.map((table) => env.DB.prepare("SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk").bind(table)),
+  ).then((results) => results.map((result) => result.results.map((column) => column.name)));
+  const keys = await primaryKeys;
+  const results = await env.DB.batch(
+    TABLES.map((table, i) => env.DB.prepare(`SELECT * FROM ${table} ORDER BY ${keys[i].join(", ")}`)),
+  );
+  return Object.fromEntries(TABLES.map((table, i) => [table, results[i].results])) as Snapshot;
+}
+
+/** The rows each table gained and lost between two snapshots (a changed row is both); unchanged tables are left out. */
+export function changes(before: Snapshot, after: Snapshot): Partial<Record<Table, { added: Row[]; removed: Row[] }>> {
+  const changed: Partial<Record<Table, { added: Row[]; removed: Row[] }>> = {};
+  for (const table of TABLES) {
+    const [was, is] = [
+      new Set(before[table].map((row) => JSON.stringify(row))),
+      new Set(after[table].map((row) => JSON.stringify(row))),
+    ];
+    const added = after[table].filter((row) => !was.has(JSON.stringify(row)));
+    const removed = before[table].filter((row) => !is.has(JSON.stringify(row)));
+    if (added.length > 0 || removed.length > 0) changed[table] = { added, removed };
+  }
+  return changed;
 }
 
 /**

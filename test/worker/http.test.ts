@@ -1,7 +1,5 @@
-import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import worker from "../../src/index";
 import { type Account, BASE_URL, createAccount, createAppVia, send } from "./fixtures";
 
 let account: Account;
@@ -49,31 +47,25 @@ describe("routing", () => {
 });
 
 describe("BASE_PATH", () => {
-  // The Worker reads BASE_PATH from its bindings; call its fetch handler with the variable set, as wrangler would.
-  const fetchWith = (basePath: string, path: string, init: RequestInit = {}) =>
-    worker.fetch(
-      new Request(`${BASE_URL}${path}`, init) as Request<unknown, IncomingRequestCfProperties>,
-      { ...env, BASE_PATH: basePath },
-      createExecutionContext(),
-    );
+  // The Worker reads BASE_PATH from its bindings, as wrangler passes it.
+  const under = (basePath: string) => ({ bindings: { BASE_PATH: basePath } });
 
   it("defaults to the root", async () => {
     expect(env.BASE_PATH).toBe("");
+    // Once through the Worker as wrangler.toml names it (`main`), which every other test calls directly.
     expect((await exports.default.fetch(`${BASE_URL}/health`)).status).toBe(200);
   });
 
   it("mounts every route under the prefix, and nothing outside it", async () => {
-    const headers = { Authorization: account.key, "Content-Type": "application/json" };
-    expect((await fetchWith("/api", "/api/health")).status).toBe(200);
-    expect((await fetchWith("/api", "/api/apps/", { method: "POST", headers, body: '{"app_name":"under-api"}' })).status).toBe(
-      200,
-    );
-    expect((await fetchWith("/api", `/api/apps/${appId}/revisions/staging`, { headers })).status).toBe(200);
-    expect((await fetchWith("/api/", "/api/health")).status).toBe(200);
-    const outside = await fetchWith("/api", `/apps/${appId}/revisions/staging`, { headers });
+    const key = account.key;
+    expect((await send("GET", "/api/health", under("/api"))).status).toBe(200);
+    expect((await send("POST", "/api/apps/", { key, body: { app_name: "under-api" }, ...under("/api") })).status).toBe(200);
+    expect((await send("GET", `/api/apps/${appId}/revisions/staging`, { key, ...under("/api") })).status).toBe(200);
+    expect((await send("GET", "/api/health", under("/api/"))).status).toBe(200);
+    const outside = await send("GET", `/apps/${appId}/revisions/staging`, { key, ...under("/api") });
     expect(outside.status).toBe(404);
     expect(await outside.json()).toEqual({ detail: "Not Found" });
-    const wrongMethod = await fetchWith("/api", "/api/apps", { headers });
+    const wrongMethod = await send("GET", "/api/apps", { key, ...under("/api") });
     expect(wrongMethod.status).toBe(405);
   });
 });

@@ -1,24 +1,25 @@
-import { createExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
-import worker from "../../src/index";
-import { BASE_URL } from "./fixtures";
-
 export interface Instruments {
   /** Called before every round trip (statement execution, batch or exec) with its 1-based number; may throw. */
   beforeTrip?: (trip: number) => void;
+  /** Called once a round trip has completed in the real D1, before its result is returned; may throw (an answer lost). */
+  afterTrip?: (trip: number) => void;
   /** May change the statements of a batch before it runs (e.g. slip a failing one into the middle). */
   rewriteBatch?: (statements: D1PreparedStatement[], db: D1Database) => D1PreparedStatement[];
 }
 
 /**
  * The real D1 binding, instrumented (test code only): every round trip (`batch`, `exec`, and a statement's
- * `first`, `all`, `run` or `raw`, on the binding or on its sessions) is counted, and may be made to fail.
+ * `first`, `all`, `run` or `raw`, on the binding or on its sessions) is counted, and may be made to fail; the
+ * argument of each `withSession` call is recorded.
  */
 export function instrumentD1(db: D1Database, instruments: Instruments = {}) {
-  const counter = { trips: 0 };
-  const trip = () => {
-    counter.trips += 1;
-    instruments.beforeTrip?.(counter.trips);
+  const counter = { trips: 0, sessions: [] as unknown[] };
+  const trip = async (run: () => unknown) => {
+    const number = ++counter.trips;
+    instruments.beforeTrip?.(number);
+    const result = await run();
+    instruments.afterTrip?.(number);
+    return result;
   };
   const wrap = <T extends object>(target: T, methods: string[]): T => {
     for (const method of methods) {
@@ -26,11 +27,13 @@ export function instrumentD1(db: D1Database, instruments: Instruments = {}) {
       Object.assign(target, {
         [method]: (...args: unknown[]) => {
           if (method === "prepare") return wrapStatement(original(...args) as D1PreparedStatement);
-          if (method === "withSession") return wrap(original(...args) as D1DatabaseSession, ["prepare", "batch"]);
-          trip();
-          if (method === "batch" && instruments.rewriteBatch)
-            return original(instruments.rewriteBatch(args[0] as D1PreparedStatement[], db));
-          return original(...args);
+          if (method === "withSession") {
+            counter.sessions.push(args[0]);
+            return wrap(original(...args) as D1DatabaseSession, ["prepare", "batch"]);
+          }
+          const rewrite = instruments.rewriteBatch;
+          if (method === "batch" && rewrite) return trip(() => original(rewrite(args[0] as D1PreparedStatement[], db)));
+          return trip(() => original(...args));
         },
       });
     }
@@ -47,21 +50,3 @@ export function instrumentD1(db: D1Database, instruments: Instruments = {}) {
   }
   return { db: wrap(database, ["prepare", "batch", "exec", "withSession"]), counter };
 }
-
-/** A request through the Worker's own fetch handler, with some bindings replaced (e.g. an instrumented D1). */
-export async function fetchWithEnv(
-  bindings: Partial<Env>,
-  method: string,
-  path: string,
-  key?: string,
-  body?: string,
-  extraHeaders: Record<string, string> = {},
-) {
-  const headers: Record<string, string> = { ...extraHeaders, ...(key ? { Authorization: `ApiKey ${key}` } : {}) };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const request = new Request(`${BASE_URL}${path}`, { method, headers, body }) as Request<unknown, IncomingRequestCfProperties>;
-  return worker.fetch(request, { ...env, ...bindings }, createExecutionContext());
-}
-
-export const fetchWithDb = (db: D1Database, method: string, path: string, key?: string, body?: string) =>
-  fetchWithEnv({ DB: db }, method, path, key, body);

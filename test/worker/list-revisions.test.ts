@@ -1,7 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { EnvironmentRevisions } from "../../src/apps/apps.schemas";
-import { type Account, createAccount, createAppVia, deploy, getRevisions, send } from "./fixtures";
+import { type Account, createAccount, createAppVia, deploy, type EnvironmentRevisions, getRevisions, send } from "./fixtures";
 
 let account: Account;
 let appId: string;
@@ -45,7 +44,7 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
     const record = (await (await getRevisions(account.key, appId, "staging")).json()) as EnvironmentRevisions;
     expect(record.revision).toBe(3);
     expect(record.revisions.map((entry) => entry.revision)).toEqual([1, 2, 3]);
-    expect(record.revisions.map((entry) => entry.id)).toEqual(deployments.map((d) => d.revision_id));
+    expect(record.revisions.map((entry) => entry.id)).toEqual(deployments.map((d) => d.revisionId));
     expect(record.revisions.map((entry) => entry.modified_by)).toEqual([account.username, account.username, other.username]);
     for (const entry of record.revisions) {
       expect(Object.keys(entry).sort()).toEqual([

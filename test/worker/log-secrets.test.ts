@@ -1,7 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { hashApiKey } from "../../src/auth/api-keys";
-import { createAccount, createAppVia, getRevisions, postApp, send } from "./fixtures";
+import { createAccount, createAppVia, getRevisions, hashApiKey, postApp, send } from "./fixtures";
 
 afterEach(() => {
   vi.restoreAllMocks();

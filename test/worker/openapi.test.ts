@@ -1,12 +1,21 @@
-import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { CreateAppBody, EnvironmentRevisionsParams } from "../../src/apps/apps.schemas";
-import worker from "../../src/index";
-import { type Account, BASE_URL, createAccount, createAppVia, deploy, getRevisions, postApp, send } from "./fixtures";
-import { fetchWithDb, fetchWithEnv, instrumentD1 } from "./instrumented-d1";
+import {
+  type Account,
+  BASE_URL,
+  CreateAppBody,
+  createAccount,
+  createAppVia,
+  deploy,
+  EnvironmentRevisionsParams,
+  getRevisions,
+  postApp,
+  send,
+  withinOneWindow,
+} from "./fixtures";
+import { instrumentD1 } from "./instrumented-d1";
 
 // Real responses, made through the Worker's fetch handler, are checked against the document the Worker serves, with
 // a JSON Schema (2020-12) validator that runs here in workerd.
@@ -29,12 +38,15 @@ afterEach(() => {
 });
 
 /** The real D1 binding, failing every round trip with an error D1 documents as transient. */
-const unavailableDb = () =>
-  instrumentD1(env.DB, {
-    beforeTrip: () => {
-      throw new Error("D1_ERROR: Network connection lost.");
-    },
-  }).db;
+const unavailable = () => ({
+  bindings: {
+    DB: instrumentD1(env.DB, {
+      beforeTrip: () => {
+        throw new Error("D1_ERROR: Network connection lost.");
+      },
+    }).db,
+  },
+});
 
 const escapePointer = (segment: string) => segment.replaceAll("~", "~0").replaceAll("/", "~1");
 
@@ -117,11 +129,7 @@ describe("GET /openapi.json", () => {
 
   it("has servers relative to BASE_PATH, and is served under it", async () => {
     expect(document.servers).toEqual([expect.objectContaining({ url: "/" })]);
-    const response = await worker.fetch(
-      new Request(`${BASE_URL}/api/openapi.json`) as Request<unknown, IncomingRequestCfProperties>,
-      { ...env, BASE_PATH: "/api" },
-      createExecutionContext(),
-    );
+    const response = await send("GET", "/api/openapi.json", { bindings: { BASE_PATH: "/api" } });
     expect(response.status).toBe(200);
     const underApi = (await response.json()) as typeof document;
     expect(underApi.servers).toEqual([expect.objectContaining({ url: "/api" })]);
@@ -223,7 +231,7 @@ describe("POST /apps answers as documented", () => {
 
   it("503 with Retry-After", async () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
-    const response = await fetchWithDb(unavailableDb(), "POST", "/apps", account.key, '{"app_name":"unavailable"}');
+    const response = await postApp(account.key, { app_name: "unavailable" }, unavailable());
     await expectConforms(response, documented(503), { example: true });
   });
 });
@@ -258,26 +266,21 @@ describe("GET /apps/{app_id}/revisions/{environment_name} answers as documented"
 
   it("503 with Retry-After", async () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
-    const response = await fetchWithDb(unavailableDb(), "GET", `/apps/${appId}/revisions/staging`, account.key);
+    const response = await getRevisions(account.key, appId, "staging", unavailable());
     await expectConforms(response, documented(503), { example: true });
   });
 
   it("429 with Retry-After", async () => {
     // The strict emulated limiter of test/vitest.config.ts allows a key 5 requests a minute.
-    const { key } = await createAccount();
-    const statuses: number[] = [];
-    let response: Response | undefined;
-    for (let i = 0; i < 6; i++) {
-      response = await fetchWithEnv(
-        { KEY_RATE_LIMITER: env.TEST_STRICT_KEY_LIMITER },
-        "GET",
-        `/apps/${appId}/revisions/staging`,
-        key,
-      );
-      statuses.push(response.status);
-    }
-    expect(statuses).toEqual([404, 404, 404, 404, 404, 429]);
-    if (response) await expectConforms(response, documented(429), { example: true });
+    const responses = await withinOneWindow(env.TEST_STRICT_KEY_LIMITER, async () => {
+      const { key } = await createAccount();
+      const bindings = { KEY_RATE_LIMITER: env.TEST_STRICT_KEY_LIMITER };
+      const responses: Response[] = [];
+      for (let i = 0; i < 6; i++) responses.push(await getRevisions(key, appId, "staging", { bindings }));
+      return responses;
+    });
+    expect(responses.map((response) => response.status)).toEqual([404, 404, 404, 404, 404, 429]);
+    await expectConforms(responses[5], documented(429), { example: true });
   });
 });
 

@@ -1,8 +1,16 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { DEFAULT_ENVIRONMENTS } from "../../src/db/apps";
-import { type Account, createAccount, createAppVia, createTeam, deploy } from "./fixtures";
-import { databaseProblems, rowCounts, sendDirect } from "./harness";
+import {
+  type Account,
+  createAccount,
+  createAppVia,
+  createTeam,
+  DEFAULT_ENVIRONMENTS,
+  deploy,
+  getRevisions,
+  postApp,
+} from "./fixtures";
+import { databaseProblems, rowCounts } from "./harness";
 
 /*
  * Concurrent requests (all started before any is answered) against the real D1: the database, not a prior read,
@@ -23,14 +31,8 @@ afterAll(() => {
   vi.restoreAllMocks();
 });
 
-const authorization = () => ({ Authorization: `ApiKey ${owner.key}` });
-const create = (body: object) =>
-  sendDirect("POST", "/apps", {
-    headers: { ...authorization(), "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  });
-const read = (appId: string, environment: string) =>
-  sendDirect("GET", `/apps/${appId}/revisions/${environment}`, { headers: authorization() });
+const create = (body: object) => postApp(owner.key, body);
+const read = (appId: string, environment: string) => getRevisions(owner.key, appId, environment);
 
 interface RevisionsRecord {
   name: string;
@@ -125,7 +127,7 @@ describe("concurrent deployments", () => {
 
     const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
     expect(results.map((result) => result.revision).sort((a, b) => a - b)).toEqual(range(30));
-    expect(new Set(results.map((result) => result.revision_id)).size).toBe(30);
+    expect(new Set(results.map((result) => result.revisionId)).size).toBe(30);
 
     // In the database: 30 environment revisions numbered 1..30, 30 deployments, the counter at 30, and each
     // variant's own revisions numbered 1..10.

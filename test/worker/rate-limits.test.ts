@@ -1,14 +1,13 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, countRows, createAccount, createAppVia } from "./fixtures";
-import { fetchWithEnv } from "./instrumented-d1";
+import { type Account, countRows, createAccount, createAppVia, issueKey, send, withinOneWindow } from "./fixtures";
 
 // The Worker runs with the strict emulated limiters of test/vitest.config.ts: 5 requests per key, 3 failed
-// authentications per address, per minute.
-const strict = () => ({
+// authentications per address, per minute. Each attempt uses a key or an address of its own, within one window.
+const bindings = {
   KEY_RATE_LIMITER: env.TEST_STRICT_KEY_LIMITER,
   AUTH_FAILURE_RATE_LIMITER: env.TEST_STRICT_AUTH_FAILURE_LIMITER,
-});
+};
 
 async function expectTooManyRequests(response: Response) {
   expect(response.status).toBe(429);
@@ -17,50 +16,55 @@ async function expectTooManyRequests(response: Response) {
 }
 
 let account: Account;
-let appId: string;
+let revisionsPath: string;
 beforeAll(async () => {
   account = await createAccount();
-  appId = await createAppVia(account.key, { app_name: "limited" });
+  revisionsPath = `/apps/${await createAppVia(account.key, { app_name: "limited" })}/revisions/production`;
 });
+
+const freshKey = () => issueKey(account.userId, account.projectId);
+let addresses = 0;
+const freshAddress = () => `2001:db8::${++addresses}`;
+/** A well-formed key that does not exist, of its own (its hash is counted against the key limiter too). */
+const unknownKey = () => `${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}.${"0".repeat(64)}`;
 
 describe("rate limits", () => {
   it("answers 429 with Retry-After once a key has spent its budget, and writes nothing then", async () => {
-    const statuses: number[] = [];
-    for (let i = 0; i < 5; i++)
-      statuses.push((await fetchWithEnv(strict(), "GET", `/apps/${appId}/revisions/production`, account.key)).status);
+    const { statuses, limited, appsBefore, appsAfter } = await withinOneWindow(env.TEST_STRICT_KEY_LIMITER, async () => {
+      const key = await freshKey();
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await send("GET", revisionsPath, { key, bindings })).status);
+      const appsBefore = await countRows("apps");
+      const limited = await send("POST", "/apps", { key, body: { app_name: `over-budget ${key.slice(0, 8)}` }, bindings });
+      return { statuses, limited, appsBefore, appsAfter: await countRows("apps") };
+    });
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
-    const before = await countRows("apps");
-    await expectTooManyRequests(await fetchWithEnv(strict(), "POST", "/apps", account.key, '{"app_name":"over-budget"}'));
-    expect(await countRows("apps")).toBe(before);
+    await expectTooManyRequests(limited);
+    expect(appsAfter).toBe(appsBefore);
   });
 
   it("keeps each key's budget to itself", async () => {
-    const other = await createAccount();
-    expect((await fetchWithEnv(strict(), "GET", `/apps/${appId}/revisions/production`, other.key)).status).toBe(404);
+    const [spent, other] = await withinOneWindow(env.TEST_STRICT_KEY_LIMITER, async () => {
+      const [key, otherKey] = [await freshKey(), await freshKey()];
+      for (let i = 0; i < 5; i++) await send("GET", revisionsPath, { key, bindings });
+      return [await send("GET", revisionsPath, { key, bindings }), await send("GET", revisionsPath, { key: otherKey, bindings })];
+    });
+    expect(spent.status).toBe(429);
+    expect(other.status).toBe(200);
   });
 
   it("answers 429 instead of 401 once an address has failed authentication too often; other addresses still get 401", async () => {
-    const from = (address: string) => ({ "CF-Connecting-IP": address });
-    const wrong = `${account.key.slice(0, 9)}${"0".repeat(64)}`;
-    const statuses: number[] = [];
-    for (const authorization of [wrong, "malformed", wrong]) {
-      const response = await fetchWithEnv(strict(), "GET", `/apps/${appId}/revisions/production`, undefined, undefined, {
-        ...from("203.0.113.7"),
-        Authorization: authorization,
-      });
-      statuses.push(response.status);
-    }
-    expect(statuses).toEqual([401, 401, 401]);
-    const limited = await fetchWithEnv(strict(), "GET", `/apps/${appId}/revisions/production`, undefined, undefined, {
-      ...from("203.0.113.7"),
-      Authorization: wrong,
+    const { statuses, limited, elsewhere } = await withinOneWindow(env.TEST_STRICT_AUTH_FAILURE_LIMITER, async () => {
+      const [address, wrong] = [freshAddress(), unknownKey()];
+      const from = (at: string, authorization: string) =>
+        send("GET", revisionsPath, { authorization, headers: { "CF-Connecting-IP": at }, bindings });
+      const statuses: number[] = [];
+      for (const authorization of [wrong, "malformed", wrong]) statuses.push((await from(address, authorization)).status);
+      return { statuses, limited: await from(address, wrong), elsewhere: await from(freshAddress(), wrong) };
     });
+    expect(statuses).toEqual([401, 401, 401]);
     await expectTooManyRequests(limited);
     expect(limited.headers.get("WWW-Authenticate")).toBeNull();
-    const elsewhere = await fetchWithEnv(strict(), "GET", `/apps/${appId}/revisions/production`, undefined, undefined, {
-      ...from("198.51.100.2"),
-      Authorization: wrong,
-    });
     expect(elsewhere.status).toBe(401);
   });
 });
