@@ -3,12 +3,14 @@ import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { appsRoutes } from "./apps/apps.routes";
+import { configsRoutes } from "./configs/configs.routes";
 import { environmentsRoutes } from "./environments/environments.routes";
 import { BOOKMARK_HEADER } from "./http/d1-session";
 import { handleError, methodNotAllowed as methodNotAllowedResponse, notFound } from "./http/errors";
 import { REQUEST_ID_HEADER, requestLog } from "./http/request-log";
 import { openApiDocument } from "./openapi";
 import type { AppEnv } from "./types";
+import { appVariantsRoutes, variantsRoutes } from "./variants/variants.routes";
 
 export interface ServiceConfig {
   /** Prefix every route is mounted under, e.g. "/api", or "" for the root. */
@@ -34,7 +36,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
     service.use(
       cors({
         origin: corsOrigins.includes("*") ? "*" : corsOrigins,
-        allowMethods: ["GET", "HEAD", "POST"],
+        allowMethods: ["GET", "HEAD", "POST", "PATCH", "DELETE"],
         allowHeaders: ["Authorization", "Content-Type", REQUEST_ID_HEADER, BOOKMARK_HEADER, "If-None-Match"],
         exposeHeaders: [REQUEST_ID_HEADER, BOOKMARK_HEADER, "ETag", "Retry-After"],
         maxAge: 600,
@@ -54,7 +56,11 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
       return c.json(document);
     })
     .use("/apps/*", accountData)
+    .use("/variants/*", accountData)
+    .route("/apps", appVariantsRoutes)
     .route("/apps", appsRoutes)
-    .route("/apps", environmentsRoutes);
+    .route("/apps", environmentsRoutes)
+    .route("/variants/configs", configsRoutes)
+    .route("/variants", variantsRoutes);
   return service;
 }

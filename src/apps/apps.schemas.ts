@@ -1,15 +1,25 @@
 import * as z from "zod";
+import type { AppSummary } from "../db/apps";
 import { nameField, uuid } from "../http/fields";
 
+const appName = nameField("app_name", { nfc: true }).meta({
+  description: "Not blank, no control characters; stored NFC-normalised, unique per project",
+});
+
 export const CreateAppBody = z.object({
-  app_name: nameField("app_name", { nfc: true }).meta({
-    description: "Not blank, no control characters; stored NFC-normalised, unique per project",
-  }),
+  app_name: appName,
   project_id: uuid.nullish(),
   workspace_id: uuid.nullish(),
   organization_id: uuid.nullish(),
 });
 export type CreateAppBody = z.infer<typeof CreateAppBody>;
+
+export const UpdateAppBody = z.object({ app_name: appName });
+
+export const ListAppsQuery = z.object({
+  app_name: nameField("app_name", { nfc: true }).optional().meta({ description: "Only the app of this name (exact)" }),
+  workspace_id: uuid.optional().meta({ description: "The apps of this workspace's default project" }),
+});
 
 // Response bodies are the typed shapes of what the routes answer, and the source of the OpenAPI document, whose
 // test checks real responses against them; nothing parses them at run time.
@@ -19,3 +29,16 @@ export const CreateAppOutput = z.object({
   app_name: z.string(),
 });
 export type CreateAppOutput = z.infer<typeof CreateAppOutput>;
+
+export const AppListItem = z.object({
+  app_id: z.uuid(),
+  app_name: z.string(),
+  updated_at: z.iso.datetime().meta({ description: "When the app was last renamed, else created" }),
+});
+export type AppListItem = z.infer<typeof AppListItem>;
+
+export const toAppListItem = (app: AppSummary): AppListItem => ({
+  app_id: app.id,
+  app_name: app.name,
+  updated_at: app.updatedAt,
+});

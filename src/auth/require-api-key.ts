@@ -36,8 +36,9 @@ export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { call
   if (!parsed) {
     await answerWith(c, unauthorized());
   } else {
-    const caller = new Caller(parsed.prefix, await hashApiKey(parsed.key));
-    if (!(await c.env.KEY_RATE_LIMITER.limit({ key: caller.keyHash })).success) throw tooManyRequests();
+    const keyHash = await hashApiKey(parsed.key);
+    if (!(await c.env.KEY_RATE_LIMITER.limit({ key: keyHash })).success) throw tooManyRequests();
+    const caller = Caller.withKey(parsed.prefix, keyHash);
     c.set("caller", caller);
     await next();
     if (answeredBeforeKeyCheck(c, caller)) await verifyCaller(c.env.DB, caller).catch((error) => answerWith(c, error));

@@ -16,10 +16,12 @@ import {
   revokeApiKey,
   setOrganizationMember,
   type User,
-  WRITER_ROLES,
 } from "../db/accounts";
+import { findAppCreator } from "../db/apps";
+import { Caller } from "../db/caller";
+import { addConfig, commitConfig, type Ref } from "../db/configs";
 import { isUniqueViolation } from "../db/d1";
-import { deployVariant, findDeploymentTarget } from "../db/environments";
+import { deployConfig } from "../db/deployments";
 import { openDatabase, retryWhenBusy } from "./database";
 import { runCli, UsageError } from "./run-cli";
 
@@ -31,7 +33,8 @@ Commands:
   org add-member --org ID --email E --role owner|admin|editor|viewer
   key create --email E [--project ID] [--expires-in-days N]
   key revoke --prefix P
-  deploy --app ID --env NAME --variant NAME --email E
+  deploy --app ID --env NAME --variant CONFIG_NAME --email E
+  variant commit --app ID --name CONFIG_NAME --params JSON [--url URL] [--email E]
 
 Targets the local D1 of \`npm run dev\` by default (.wrangler/state), the folder given
 with --persist-to (as wrangler's own flag), or the deployed database with --remote.
@@ -50,6 +53,8 @@ const OPTIONS = {
   app: { type: "string" },
   env: { type: "string" },
   variant: { type: "string" },
+  params: { type: "string" },
+  url: { type: "string" },
   "persist-to": { type: "string" },
   remote: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -67,6 +72,26 @@ async function userByEmail(db: D1Database, email: string): Promise<User> {
   const user = await findUserByEmail(db, email);
   if (!user) throw new UsageError(`no user with email ${email}`);
   return user;
+}
+
+/** The operator acting as the user named by --email, or else as the app's creator; checks the app exists. */
+async function operatorOnApp(db: D1Database, appId: string, email: string | undefined): Promise<{ caller: Caller; as: string }> {
+  const creator = await findAppCreator(db, appId);
+  if (!creator) throw new UsageError(`no app with id ${appId}`);
+  const user = email ? await userByEmail(db, email) : creator;
+  return { caller: Caller.operatorAs(user.id), as: user.email };
+}
+
+const mayNotWrite = (email: string) =>
+  new UsageError(`${email} must be an owner, admin or editor of the app's organization to do this`);
+
+/**
+ * Adds the config when the app has none of that name (revision 1, params {}), as deploy always did for a new
+ * variant name; an app the operator's user cannot write to is refused.
+ */
+async function ensureConfig(db: D1Database, caller: Caller, as: string, application: Ref, configName: string) {
+  const added = await addConfig(db, caller, application, configName);
+  if (added.outcome === "forbidden" || added.outcome === "not_found") throw mayNotWrite(as);
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -149,16 +174,58 @@ const COMMANDS: Record<string, Command> = {
   async deploy(db, options) {
     const appId = required(options, "app");
     const environmentName = required(options, "env");
-    const variantName = required(options, "variant");
-    const user = await userByEmail(db, required(options, "email"));
-    const target = await findDeploymentTarget(db, appId, environmentName, user.id);
-    if (!target) throw new UsageError(`no app with id ${appId}`);
-    if (!target.hasEnvironment) throw new UsageError(`app ${appId} has no environment ${environmentName}`);
-    if (!target.role || !WRITER_ROLES.includes(target.role)) {
-      throw new UsageError(`${user.email} must be an owner, admin or editor of the app's organization to deploy`);
+    const configName = required(options, "variant").normalize("NFC");
+    const { caller, as } = await operatorOnApp(db, appId, required(options, "email"));
+    const application = { id: appId, slug: null, version: null };
+    const target = { application, variant: { slug: configName, version: null, id: null }, environmentName };
+    let deployed = await deployConfig(db, caller, target);
+    if (deployed.outcome === "not_found" && deployed.missing === "config") {
+      await ensureConfig(db, caller, as, application, configName);
+      deployed = await deployConfig(db, caller, target);
     }
-    const { revision, revisionId } = await deployVariant(db, { appId, environmentName, variantName, deployedBy: user.id });
-    return { environment: environmentName, revision, revision_id: revisionId };
+    if (deployed.outcome === "forbidden" || (deployed.outcome === "not_found" && deployed.missing === "app")) {
+      throw mayNotWrite(as);
+    }
+    if (deployed.outcome === "not_found") throw new UsageError(`app ${appId} has no environment ${environmentName}`);
+    const environment = deployed.config.environment;
+    if (!environment) throw new Error("a deployment answered no environment");
+    return { environment: environmentName, revision: environment.revision, revision_id: environment.revisionId };
+  },
+
+  async "variant commit"(db, options) {
+    const appId = required(options, "app");
+    const configName = required(options, "name").normalize("NFC");
+    let params: unknown;
+    try {
+      params = JSON.parse(required(options, "params"));
+    } catch {
+      throw new UsageError("--params must be JSON");
+    }
+    if (typeof params !== "object" || params === null || Array.isArray(params)) {
+      throw new UsageError("--params must be a JSON object");
+    }
+    const { caller, as } = await operatorOnApp(db, appId, options.email);
+    const refs = {
+      application: { id: appId, slug: null, version: null },
+      variant: { slug: configName, version: null, id: null },
+    };
+    const change = { params: params as Record<string, unknown>, url: options.url ?? null };
+    let committed = await commitConfig(db, caller, refs, change);
+    if (committed.outcome === "not_found") {
+      await ensureConfig(db, caller, as, refs.application, configName);
+      committed = await commitConfig(db, caller, refs, change);
+    }
+    if (committed.outcome !== "done") throw mayNotWrite(as);
+    const { config } = committed;
+    return {
+      app_id: config.appId,
+      variant_id: config.variantId,
+      config_name: config.configName,
+      revision: config.revision,
+      revision_id: config.revisionId,
+      params: config.params,
+      url: config.url,
+    };
   },
 };
 

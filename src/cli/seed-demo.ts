@@ -5,10 +5,12 @@
 import { parseArgs } from "node:util";
 import { hashApiKey, parseApiKey } from "../auth/api-keys";
 import { createApiKey, createUser, findApiKeyOwner, findUserByEmail } from "../db/accounts";
-import { createApp } from "../db/apps";
+import { createApp, findAppCreator } from "../db/apps";
 import { Caller } from "../db/caller";
+import { addConfig, commitConfig, fetchConfig } from "../db/configs";
 import { isUniqueViolation } from "../db/d1";
-import { deployVariant, findDeploymentTarget, readEnvironmentRevisions } from "../db/environments";
+import { deployConfig } from "../db/deployments";
+import { readEnvironmentRevisions } from "../db/environments";
 import { openDatabase, retryWhenBusy } from "./database";
 import { runCli, UsageError } from "./run-cli";
 
@@ -25,7 +27,14 @@ const DEMO = {
   apiKey: "localdev.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 } as const;
 
-// Applied in this order; a run that stopped part-way resumes where the history ends.
+// The demo app's configs, each with the params of its latest revision (main is committed once, to revision 2).
+const DEMO_CONFIGS: [name: string, params: Record<string, unknown> | null][] = [
+  ["main", { model: "gpt-4o-mini", temperature: 0.2, prompt: "You are a helpful assistant." }],
+  ["experiment", null],
+];
+
+// Applied in this order, each deploying the config's latest revision; a run that stopped part-way resumes where
+// the history ends.
 const DEMO_DEPLOYMENTS: [environment: string, variant: string][] = [
   ["development", "main"],
   ["development", "experiment"],
@@ -54,21 +63,22 @@ async function ensureDemoUser(db: D1Database): Promise<boolean> {
   return true;
 }
 
-async function demoCaller(): Promise<Caller> {
+async function demoKey(): Promise<{ prefix: string; keyHash: string }> {
   const key = parseApiKey(DEMO.apiKey);
   if (!key) throw new Error("the demo key is malformed");
-  return new Caller(key.prefix, await hashApiKey(key.key));
+  return { prefix: key.prefix, keyHash: await hashApiKey(key.key) };
 }
 
-async function ensureDemoKey(db: D1Database, caller: Caller): Promise<boolean> {
-  const existing = await findApiKeyOwner(db, caller.prefix);
+async function ensureDemoKey(db: D1Database): Promise<boolean> {
+  const { prefix, keyHash } = await demoKey();
+  const existing = await findApiKeyOwner(db, prefix);
   if (existing) {
     if (existing.userId !== DEMO.userId) throw new UsageError(CONFLICT);
     return false;
   }
   await createApiKey(db, {
-    prefix: caller.prefix,
-    keyHash: caller.keyHash,
+    prefix,
+    keyHash,
     userId: DEMO.userId,
     projectId: DEMO.projectId,
     expiresAt: null,
@@ -76,20 +86,29 @@ async function ensureDemoKey(db: D1Database, caller: Caller): Promise<boolean> {
   return true;
 }
 
-/** Creates the demo app if missing, then whatever demo deployments its history does not have yet. */
-async function ensureDemoApp(db: D1Database, caller: Caller): Promise<string[]> {
+/** Creates the demo app if missing, its configs, then whatever demo deployments its history does not have yet. */
+async function ensureDemoApp(db: D1Database): Promise<string[]> {
   const done: string[] = [];
-  if (!(await findDeploymentTarget(db, DEMO.appId, "production", DEMO.userId))) {
+  const demo = Caller.operatorAs(DEMO.userId);
+  const application = { id: DEMO.appId, slug: null, version: null };
+  if (!(await findAppCreator(db, DEMO.appId))) {
     await createApp(db, { projectId: DEMO.projectId, name: DEMO.appName, createdBy: DEMO.userId }, DEMO.appId);
     done.push("app");
   }
+  for (const [name, params] of DEMO_CONFIGS) {
+    const variant = { slug: name, version: null, id: null };
+    if ((await addConfig(db, demo, application, name)).outcome === "done") done.push(`config ${name}`);
+    const latest = await fetchConfig(db, demo, { application, variant, environment: null });
+    if (params && latest?.revision === 1) await commitConfig(db, demo, { application, variant }, { params, url: null });
+  }
   let recorded = 0;
   for (const environment of new Set(DEMO_DEPLOYMENTS.map(([name]) => name))) {
-    const found = await readEnvironmentRevisions(db, caller, DEMO.appId, environment);
-    recorded += found?.revisions.length ?? 0;
+    recorded += (await readEnvironmentRevisions(db, demo, DEMO.appId, environment))?.revisions.length ?? 0;
   }
-  for (const [environmentName, variantName] of DEMO_DEPLOYMENTS.slice(recorded)) {
-    await deployVariant(db, { appId: DEMO.appId, environmentName, variantName, deployedBy: DEMO.userId });
+  for (const [environmentName, configName] of DEMO_DEPLOYMENTS.slice(recorded)) {
+    const variant = { slug: configName, version: null, id: null };
+    const deployed = await deployConfig(db, demo, { application, variant, environmentName });
+    if (deployed.outcome !== "done") throw new Error(`the demo deployment to ${environmentName} failed: ${deployed.outcome}`);
   }
   if (recorded < DEMO_DEPLOYMENTS.length) done.push(`${DEMO_DEPLOYMENTS.length - recorded} deployments`);
   return done;
@@ -98,13 +117,12 @@ async function ensureDemoApp(db: D1Database, caller: Caller): Promise<string[]> 
 async function main(): Promise<undefined> {
   const { values } = parseArgs({ options: { "persist-to": { type: "string" }, remote: { type: "boolean" } }, strict: true });
   if (values.remote) throw new UsageError("the demo seed is local only; it never runs against the deployed database");
-  const caller = await demoCaller();
   const { db, close } = await openDatabase({ persistTo: values["persist-to"] });
   try {
     const done = [
       ...((await retryWhenBusy(() => ensureDemoUser(db))) ? ["user"] : []),
-      ...((await retryWhenBusy(() => ensureDemoKey(db, caller))) ? ["key"] : []),
-      ...(await retryWhenBusy(() => ensureDemoApp(db, caller))),
+      ...((await retryWhenBusy(() => ensureDemoKey(db))) ? ["key"] : []),
+      ...(await retryWhenBusy(() => ensureDemoApp(db))),
     ];
     process.stderr.write(done.length ? `demo data seeded: ${done.join(", ")}\n` : "demo data already present\n");
   } finally {

@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import { type Role, WRITER_ROLES_SQL } from "./accounts";
-import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
+import { APP_BY_ID_CTE, batchAsCaller, CALLER_CTE, type Caller, type WriteOutcome, writeOutcome } from "./caller";
 import type { Queryable } from "./d1";
 import { DEFAULT_ENVIRONMENTS } from "./environments";
 
@@ -31,6 +31,11 @@ export async function createApp(db: Queryable, app: NewApp, appId: string = uuid
   ]);
 }
 
+/** Who created the app, whoever may see it (null: no such app): for operators. */
+export function findAppCreator(db: Queryable, appId: string): Promise<{ id: string; email: string } | null> {
+  return db.prepare("SELECT u.id, u.email FROM apps a JOIN users u ON u.id = a.created_by WHERE a.id = ?").bind(appId).first();
+}
+
 /** Where a request asks for an app to be created; every id optional. */
 export interface AppTarget {
   projectId: string | null;
@@ -54,7 +59,7 @@ const TARGET_PROJECT_CTE = `target AS (
      ELSE (SELECT project_id FROM caller) END)`;
 
 const targetBindings = (caller: Caller, target: AppTarget) =>
-  [caller.prefix, caller.keyHash, target.projectId, target.workspaceId, target.organizationId] as const;
+  [...caller.credentials, target.projectId, target.workspaceId, target.organizationId] as const;
 
 /**
  * The whole of `POST /apps` in one round trip: in one batch, the key is checked, the target project resolved
@@ -140,4 +145,75 @@ export async function findCreateRefusal(db: Queryable, caller: Caller, target: A
         ? { workspaceId: row.workspaceId, organizationId: row.organizationId, role: row.role }
         : null,
   };
+}
+
+/** An app as lists show it. */
+export interface AppSummary {
+  id: string;
+  name: string;
+  /** When the app was last renamed, else when it was created. */
+  updatedAt: string;
+}
+
+/**
+ * The apps of the caller's key's project, or of the default project of `workspaceId`, oldest first; only
+ * `name` when given (exact). Empty when the caller is not a member of the project's organization.
+ */
+export async function listApps(
+  db: Queryable,
+  caller: Caller,
+  filter: { name: string | null; workspaceId: string | null },
+): Promise<AppSummary[]> {
+  const [apps] = await batchAsCaller<AppSummary>(db, caller, [
+    db
+      .prepare(
+        `WITH ${CALLER_CTE},
+         project AS (
+           SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
+             JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = (SELECT user_id FROM caller)
+            WHERE p.id = CASE WHEN ?4 IS NULL THEN (SELECT project_id FROM caller)
+                              ELSE (SELECT id FROM projects WHERE workspace_id = ?4 AND is_default = 1) END)
+         SELECT a.id, a.name, COALESCE(a.updated_at, a.created_at) AS updatedAt
+           FROM apps a
+          WHERE a.project_id = (SELECT id FROM project) AND (?3 IS NULL OR a.name = ?3)
+          ORDER BY a.created_at, a.id`,
+      )
+      .bind(...caller.credentials, filter.name, filter.workspaceId),
+  ]);
+  return apps.results;
+}
+
+/**
+ * Renames the app, behind the key check and the caller's role, in one round trip. A name taken in the project
+ * fails with D1's UNIQUE error on `apps`, which only a caller allowed to rename can reach.
+ */
+export async function renameApp(db: Queryable, caller: Caller, appId: string, name: string): Promise<WriteOutcome> {
+  const [role, renamed] = await batchAsCaller(db, caller, [
+    db.prepare(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT role FROM app`).bind(...caller.credentials, appId),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}
+         UPDATE apps SET name = ?4, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+          WHERE id = (SELECT id FROM app WHERE role IN ${WRITER_ROLES_SQL}) RETURNING id`,
+      )
+      .bind(...caller.credentials, appId, name),
+  ]);
+  return writeOutcome(role, renamed);
+}
+
+/**
+ * Deletes the app and everything under it (environments and their history, variants and their revisions,
+ * deployments: the schema's ON DELETE CASCADE), in one statement, so in one transaction.
+ */
+export async function deleteApp(db: Queryable, caller: Caller, appId: string): Promise<WriteOutcome> {
+  const [role, deleted] = await batchAsCaller(db, caller, [
+    db.prepare(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT role FROM app`).bind(...caller.credentials, appId),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}
+         DELETE FROM apps WHERE id = (SELECT id FROM app WHERE role IN ${WRITER_ROLES_SQL}) RETURNING id`,
+      )
+      .bind(...caller.credentials, appId),
+  ]);
+  return writeOutcome(role, deleted);
 }

@@ -1,18 +1,30 @@
+import { type Role, WRITER_ROLES } from "./accounts";
 import type { Queryable } from "./d1";
 
 /**
- * Who is asking: the key a request presented (its prefix and the SHA-256, hex, of the whole key), not yet
- * checked. The database checks it inside each query's own round trip (see `batchAsCaller`), which then records
- * whose key it is.
+ * Who is asking: a request's API key, not yet checked, or an operator (the admin CLI) acting as a user. The
+ * database checks it inside each query's own round trip (see `batchAsCaller`), which then records whose it is.
  */
 export class Caller {
-  /** The key's user, once the database has found the key live; null until then. */
+  /** The user, once the database has found the key live (or the operator's user); null until then. */
   userId: string | null = null;
 
-  constructor(
-    readonly prefix: string,
-    readonly keyHash: string,
-  ) {}
+  /** What statements bind as ?1 and ?2 for CALLER_CTE. */
+  readonly credentials: readonly [prefix: string | null, keyHashOrUserId: string];
+
+  private constructor(prefix: string | null, keyHashOrUserId: string) {
+    this.credentials = [prefix, keyHashOrUserId];
+  }
+
+  /** The presented key: its prefix and the SHA-256 (hex) of the whole key. */
+  static withKey(prefix: string, keyHash: string): Caller {
+    return new Caller(prefix, keyHash);
+  }
+
+  /** An operator acting as this user, with the user's roles; never built from a request. */
+  static operatorAs(userId: string): Caller {
+    return new Caller(null, userId);
+  }
 }
 
 /** The presented key is unknown, wrong, expired or revoked. */
@@ -26,12 +38,15 @@ export class UnknownApiKeyError extends Error {
  * The live key matching ?1 (prefix) and ?2 (key hash): a fragment to embed as a CTE named `caller`, so that a
  * request's key check rides in the same statement as its data. The lookup goes through the hash's index only
  * (`+prefix` keeps SQLite off the prefix index): an unknown prefix costs exactly what a wrong secret costs,
- * and a hash lookup leaks nothing about stored keys, whatever the timing.
+ * and a hash lookup leaks nothing about stored keys, whatever the timing. An operator (`Caller.operatorAs`)
+ * binds no prefix and a user id as ?2; a request always has a prefix, so it can never take that branch.
  */
 export const CALLER_CTE = `caller AS (
   SELECT user_id, project_id FROM api_keys
    WHERE key_hash = ?2 AND +prefix = ?1 AND revoked_at IS NULL
-     AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))`;
+     AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+  UNION ALL
+  SELECT id, NULL FROM users WHERE ?1 IS NULL AND id = ?2)`;
 
 /**
  * Runs the statements in one batch (one round trip, one transaction) behind the key check, and records the
@@ -44,7 +59,7 @@ export async function batchAsCaller<T = Record<string, unknown>>(
   statements: D1PreparedStatement[],
 ): Promise<D1Result<T>[]> {
   const [found, ...results] = await db.batch<T>([
-    db.prepare(`WITH ${CALLER_CTE} SELECT user_id FROM caller`).bind(caller.prefix, caller.keyHash),
+    db.prepare(`WITH ${CALLER_CTE} SELECT user_id FROM caller`).bind(...caller.credentials),
     ...statements,
   ]);
   const userId = (found.results[0] as { user_id: string } | undefined)?.user_id;
@@ -56,4 +71,40 @@ export async function batchAsCaller<T = Record<string, unknown>>(
 /** Checks the key alone (one round trip), for requests that failed before reaching their own query. */
 export async function verifyCaller(db: Queryable, caller: Caller): Promise<void> {
   await batchAsCaller(db, caller, []);
+}
+
+/** Apps the caller (CALLER_CTE) can see, with the caller's role in the app's organization. */
+const MEMBER_APPS = `SELECT a.id, a.name, a.project_id, a.created_at, COALESCE(a.updated_at, a.created_at) AS updated_at, m.role
+  FROM apps a
+  JOIN projects p ON p.id = a.project_id
+  JOIN workspaces w ON w.id = p.workspace_id
+  JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = (SELECT user_id FROM caller)`;
+
+/** The app ?3 as the caller sees it (no row: no such app, or the caller is not a member): a CTE named `app`. */
+export const APP_BY_ID_CTE = `app AS (${MEMBER_APPS} WHERE a.id = ?3)`;
+
+/** The app of variant ?3 as the caller sees it: a CTE named `app`. */
+export const APP_OF_VARIANT_CTE = `app AS (${MEMBER_APPS} WHERE a.id = (SELECT app_id FROM app_variants WHERE id = ?3))`;
+
+/**
+ * The app a config request names, as the caller sees it: a CTE named `app`. By id (?3), else by name (?4) in the
+ * key's project, else as the app of variant revision ?5 or of environment revision ?6; a name given with
+ * another reference must agree with it.
+ */
+export const APP_BY_REF_CTE = `app AS (${MEMBER_APPS}
+  WHERE a.id = COALESCE(?3,
+    (SELECT id FROM apps WHERE project_id = (SELECT project_id FROM caller) AND name = ?4),
+    (SELECT v.app_id FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id WHERE r.id = ?5),
+    (SELECT e.app_id FROM environment_revisions er JOIN environments e ON e.id = er.environment_id WHERE er.id = ?6))
+    AND (?4 IS NULL OR a.name = ?4))`;
+
+/** What a write found: done, nothing the caller can see, or something the caller may only read. */
+export type WriteOutcome = "done" | "not_found" | "forbidden";
+
+/** The outcome of a batch with a `SELECT role FROM app` and the write (its RETURNING rows). */
+export function writeOutcome(role: D1Result, written: D1Result): WriteOutcome {
+  if (written.results.length > 0) return "done";
+  const found = role.results[0] as { role: Role } | undefined;
+  if (!found) return "not_found";
+  return WRITER_ROLES.includes(found.role) ? "not_found" : "forbidden";
 }

@@ -8,7 +8,7 @@ const demoRecord = {
   app_id: DEMO_IDS.app,
   project_id: DEMO_IDS.project,
   deployed_app_variant_id: "01a2012d-894c-77b0-ba2e-5b0e6747124c",
-  deployed_variant_name: "main",
+  deployed_variant_name: "app.main",
   deployed_app_variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f4",
   revision: 3,
   revisions: [

@@ -1,29 +1,35 @@
 import { Hono } from "hono";
 import { etag, RETAINED_304_HEADERS } from "hono/etag";
 import { requireApiKey } from "../auth/require-api-key";
-import { retryReadOnce } from "../db/d1";
-import { readEnvironmentRevisions } from "../db/environments";
-import { BOOKMARK_HEADER, d1Session } from "../http/d1-session";
-import { appEnvironmentNotFound } from "../http/errors";
+import { listEnvironments, readEnvironmentRevisions } from "../db/environments";
+import { BOOKMARK_HEADER, readSession } from "../http/d1-session";
+import { appEnvironmentNotFound, appNotFound } from "../http/errors";
+import { AppParams } from "../http/fields";
 import { validate } from "../http/validation";
 import type { AppEnv } from "../types";
-import { EnvironmentRevisionsParams, toEnvironmentRevisions } from "./environments.schemas";
+import { EnvironmentRevisionsParams, toEnvironmentOutput, toEnvironmentRevisions } from "./environments.schemas";
 
 // Clients poll the record to watch deployments: the ETag (a digest of the body) changes exactly when the record does.
 const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMARK_HEADER] });
 
 /** Routes under /apps/:app_id that act on an app's environments. */
-export const environmentsRoutes = new Hono<AppEnv>().get(
-  "/:app_id/revisions/:environment_name",
-  requireApiKey,
-  validate("param", EnvironmentRevisionsParams),
-  conditionalGet,
-  async (c) => {
-    const { app_id, environment_name } = c.req.valid("param");
-    const { session, returnBookmark } = d1Session(c, "first-unconstrained");
-    const found = await retryReadOnce(() => readEnvironmentRevisions(session, c.var.caller, app_id, environment_name));
-    if (!found) throw appEnvironmentNotFound();
-    returnBookmark();
-    return c.json(toEnvironmentRevisions(found.environment, found.revisions), 200);
-  },
-);
+export const environmentsRoutes = new Hono<AppEnv>()
+  .get(
+    "/:app_id/revisions/:environment_name",
+    requireApiKey,
+    validate("param", EnvironmentRevisionsParams),
+    conditionalGet,
+    async (c) => {
+      const { app_id, environment_name } = c.req.valid("param");
+      const found = await readSession(c, (db) => readEnvironmentRevisions(db, c.var.caller, app_id, environment_name));
+      if (!found) throw appEnvironmentNotFound();
+      return c.json(toEnvironmentRevisions(found.environment, found.revisions), 200);
+    },
+  )
+  .get("/:app_id/environments", requireApiKey, validate("param", AppParams), async (c) => {
+    const { app_id } = c.req.valid("param");
+    const environments = await readSession(c, (db) => listEnvironments(db, c.var.caller, app_id));
+    // Every app has its environments: none means no app the caller can see.
+    if (environments.length === 0) throw appNotFound();
+    return c.json(environments.map(toEnvironmentOutput), 200);
+  });

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { Environment, EnvironmentRevision } from "../db/environments";
 import { nameField, uuid } from "../http/fields";
+import { variantName } from "../variants/variant-names";
 
 export const EnvironmentRevisionsParams = z.object({
   app_id: uuid,
@@ -22,36 +23,52 @@ export const RevisionEntry = z.object({
 });
 export type RevisionEntry = z.infer<typeof RevisionEntry>;
 
-export const EnvironmentRevisions = z.object({
+/** An environment as `GET /apps/{app_id}/environments` lists it (the platform's EnvironmentOutput). */
+export const EnvironmentOutput = z.object({
   name: z.string().meta({ description: "Environment name" }),
   app_id: z.uuid(),
   project_id: z.uuid(),
   deployed_app_variant_id: z.uuid().nullable(),
-  deployed_variant_name: z.string().nullable(),
+  deployed_variant_name: z.string().nullable().meta({ description: "`app.<config_name>` of the deployed variant" }),
   deployed_app_variant_revision_id: z.uuid().nullable(),
   revision: z.int().min(0).nullable().meta({ description: "Current revision; 0 before the first deployment" }),
-  revisions: z.array(RevisionEntry).meta({ description: "Every revision, oldest first" }),
   organization_id: z.uuid().nullable(),
   workspace_id: z.uuid().nullable(),
 });
+export type EnvironmentOutput = z.infer<typeof EnvironmentOutput>;
+
+/** An environment with its whole history (SPEC 2.3). */
+export const EnvironmentRevisions = EnvironmentOutput.extend({
+  revisions: z.array(RevisionEntry).meta({ description: "Every revision, oldest first" }),
+});
 export type EnvironmentRevisions = z.infer<typeof EnvironmentRevisions>;
 
-export const toEnvironmentRevisions = (environment: Environment, revisions: EnvironmentRevision[]): EnvironmentRevisions => ({
+export const toEnvironmentOutput = (environment: Environment): EnvironmentOutput => ({
   name: environment.name,
   app_id: environment.appId,
   project_id: environment.projectId,
   deployed_app_variant_id: environment.deployedVariantId,
-  deployed_variant_name: environment.deployedVariantName,
+  deployed_variant_name: environment.deployedConfigName === null ? null : variantName(environment.deployedConfigName),
   deployed_app_variant_revision_id: environment.deployedVariantRevisionId,
   revision: environment.revision,
-  revisions: revisions.map((revision) => ({
-    id: revision.id,
-    revision: revision.revision,
-    modified_by: revision.modifiedBy,
-    deployed_app_variant_revision: revision.variantRevisionId,
-    deployment: revision.deploymentId,
-    created_at: revision.createdAt,
-  })),
   organization_id: environment.organizationId,
   workspace_id: environment.workspaceId,
 });
+
+export const toEnvironmentRevisions = (environment: Environment, revisions: EnvironmentRevision[]): EnvironmentRevisions => {
+  const { organization_id, workspace_id, ...output } = toEnvironmentOutput(environment);
+  return {
+    ...output,
+    // In SPEC 2.3's order, which existing clients have seen on the wire.
+    revisions: revisions.map((revision) => ({
+      id: revision.id,
+      revision: revision.revision,
+      modified_by: revision.modifiedBy,
+      deployed_app_variant_revision: revision.variantRevisionId,
+      deployment: revision.deploymentId,
+      created_at: revision.createdAt,
+    })),
+    organization_id,
+    workspace_id,
+  };
+};

@@ -45,6 +45,22 @@ export const appEnvironmentNotFound = () => new ApiError(404, "App environment n
 
 export const appNameTaken = () => new ApiError(409, "App with the same name already exists");
 
+export const appNotFound = () => new ApiError(404, "App not found");
+
+export const variantNotFound = () => new ApiError(404, "Variant not found");
+
+export const variantRevisionNotFound = () => new ApiError(404, "Variant revision not found");
+
+export const nothingDeployed = () => new ApiError(404, "No variant is deployed to this environment");
+
+// The platform's own messages, which its SDK shows as they are.
+export const configNotFound = () => new ApiError(404, "Config not found.");
+
+export const configExists = () => new ApiError(400, "Config already exists.");
+
+export const staleConfig = (latest: number) =>
+  new ApiError(409, `Config has changed: its latest version is ${latest}. Fetch it and commit on top of it.`);
+
 export const payloadTooLarge = (maxBytes: number) => new ApiError(413, `Request body is larger than ${maxBytes} bytes`);
 
 export const unsupportedMediaType = () =>

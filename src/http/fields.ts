@@ -7,6 +7,9 @@ const LONE_SURROGATE = /\p{Cs}/u;
 /** An id as a UUID string, compared in its canonical lowercase form. */
 export const uuid = z.uuid().transform((id) => id.toLowerCase());
 
+/** The path parameters of every route under /apps/{app_id}. */
+export const AppParams = z.object({ app_id: uuid });
+
 /**
  * A name as clients send it: 1 to 255 code points (as pydantic counts), no control characters, valid Unicode.
  * `nfc`: names that look the same are the same name (stored normalised), and a blank name is refused.
@@ -17,3 +20,12 @@ export function nameField(field: string, { nfc = false } = {}) {
     .refine((value) => NO_CONTROL_CHARACTERS.test(value), `${field} must not contain control characters`)
     .refine((value) => !LONE_SURROGATE.test(value), `${field} must be valid Unicode (no unpaired surrogates)`);
 }
+
+/** A whole number in a path (a revision number), as pydantic parses one: digits only. */
+export const integerParam = z
+  .string()
+  .refine((value) => /^[0-9]{1,9}$/.test(value), {
+    message: "Input should be a valid integer, unable to parse string as an integer",
+    params: { pydanticType: "int_parsing" },
+  })
+  .transform(Number);

@@ -6,8 +6,10 @@ import type * as z from "zod";
 import { payloadTooLarge, unsupportedMediaType, type ValidationIssue, validationFailed } from "./errors";
 
 export const MAX_BODY_BYTES = 16 * 1024;
+/** Config commits carry whole params objects (prompts, schemas): they may be this large. */
+export const MAX_CONFIG_BODY_BYTES = 256 * 1024;
 
-type Location = "body" | "path";
+type Location = "body" | "path" | "query";
 
 /** Maps a zod issue to the message and type FastAPI (pydantic) would give, which clients already parse. */
 function toValidationIssue(location: Location, issue: z.core.$ZodIssue, input: unknown): ValidationIssue {
@@ -18,8 +20,13 @@ function toValidationIssue(location: Location, issue: z.core.$ZodIssue, input: u
       if (issue.expected === "object") {
         return { loc, msg: "Input should be a valid dictionary or object to extract fields from", type: "model_attributes_type" };
       }
+      if (issue.expected === "record") return { loc, msg: "Input should be a valid dictionary", type: "dict_type" };
+      if (issue.expected === "int") return { loc, msg: "Input should be a valid integer", type: "int_type" };
       return { loc, msg: `Input should be a valid ${issue.expected}`, type: `${issue.expected}_type` };
     case "too_small":
+      if (issue.origin === "number") {
+        return { loc, msg: `Input should be greater than or equal to ${issue.minimum}`, type: "greater_than_equal" };
+      }
       return {
         loc,
         msg: `String should have at least ${issue.minimum} character${issue.minimum === 1 ? "" : "s"}`,
@@ -30,6 +37,10 @@ function toValidationIssue(location: Location, issue: z.core.$ZodIssue, input: u
     case "invalid_format":
       if (issue.format === "uuid") return { loc, msg: "Input should be a valid UUID", type: "uuid_parsing" };
       return { loc, msg: issue.message, type: "value_error" };
+    case "custom":
+      // A refinement may name the pydantic type it stands for (see src/http/fields.ts).
+      if (typeof issue.params?.pydanticType === "string") return { loc, msg: issue.message, type: issue.params.pydanticType };
+      return { loc, msg: `Value error, ${issue.message}`, type: "value_error" };
     default:
       return { loc, msg: `Value error, ${issue.message}`, type: "value_error" };
   }
@@ -45,10 +56,10 @@ function valueAt(input: unknown, path: PropertyKey[]): unknown {
   );
 }
 
-const LOCATIONS: Partial<Record<keyof ValidationTargets, Location>> = { json: "body", param: "path" };
+const LOCATIONS: Partial<Record<keyof ValidationTargets, Location>> = { json: "body", param: "path", query: "query" };
 
 /** zod-validator bound to the service's 422 shape. */
-export const validate = <Target extends "json" | "param", Schema extends z.ZodType>(target: Target, schema: Schema) =>
+export const validate = <Target extends "json" | "param" | "query", Schema extends z.ZodType>(target: Target, schema: Schema) =>
   zValidator(target, schema, (result) => {
     if (!result.success) {
       const location = LOCATIONS[target] ?? "body";
@@ -62,11 +73,11 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
  * Guards a JSON body before validation: 413 over the size limit, 415 for another media type,
  * 422 for an empty or unparseable body (Hono would answer those with a plain 400).
  */
-export const jsonBody = () => {
+export const jsonBody = (maxBytes = MAX_BODY_BYTES) => {
   const limit = bodyLimit({
-    maxSize: MAX_BODY_BYTES,
+    maxSize: maxBytes,
     onError: () => {
-      throw payloadTooLarge(MAX_BODY_BYTES);
+      throw payloadTooLarge(maxBytes);
     },
   });
   const parse = createMiddleware(async (c, next) => {

@@ -34,7 +34,7 @@ describe("CORS off (CORS_ORIGINS empty, the default)", () => {
   it("answers a preflight like any other method: 405 on a known path, 404 elsewhere, no CORS headers", async () => {
     const onApps = await fetchWith("", "/apps", preflight(APP_ORIGIN, "POST"));
     expect(onApps.status).toBe(405);
-    expect(onApps.headers.get("Allow")).toBe("POST");
+    expect(onApps.headers.get("Allow")).toBe("GET, HEAD, POST");
     expect(onApps.headers.get("Access-Control-Allow-Origin")).toBeNull();
     expect((await fetchWith("", revisionsPath, preflight(APP_ORIGIN, "GET"))).status).toBe(405);
     expect((await fetchWith("", "/nowhere", preflight(APP_ORIGIN, "GET"))).status).toBe(404);
@@ -58,7 +58,7 @@ describe("CORS on (CORS_ORIGINS lists origins)", () => {
       const response = await fetchWith(origins, path, preflight(origin, method));
       expect(response.status, `${method} ${path}`).toBe(204);
       expect(response.headers.get("Access-Control-Allow-Origin")).toBe(origin);
-      expect(listed(response.headers.get("Access-Control-Allow-Methods"))).toEqual(["get", "head", "post"]);
+      expect(listed(response.headers.get("Access-Control-Allow-Methods"))).toEqual(["get", "head", "post", "patch", "delete"]);
       expect(listed(response.headers.get("Access-Control-Allow-Headers"))).toEqual(
         expect.arrayContaining(["authorization", "content-type", "x-request-id", "x-d1-bookmark", "if-none-match"]),
       );
@@ -76,7 +76,7 @@ describe("CORS on (CORS_ORIGINS lists origins)", () => {
     const cases: [number, RequestOptions, string][] = [
       [200, { headers: { Origin: APP_ORIGIN }, key: account.key }, revisionsPath],
       [401, { headers: { Origin: APP_ORIGIN } }, revisionsPath],
-      [405, { headers: { Origin: APP_ORIGIN } }, "/apps"],
+      [405, { headers: { Origin: APP_ORIGIN } }, "/variants/configs/fetch"],
     ];
     for (const [status, init, path] of cases) {
       const response = await fetchWith(origins, path, init);

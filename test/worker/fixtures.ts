@@ -2,7 +2,9 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import { createApiKey, createOrganization, createUser, type Role, setOrganizationMember } from "../../src/db/accounts";
-import { deployVariant } from "../../src/db/environments";
+import { Caller } from "../../src/db/caller";
+import { addConfig } from "../../src/db/configs";
+import { deployConfig } from "../../src/db/deployments";
 import worker from "../../src/index";
 
 // Every import from src/ of the worker tests is here (re-exported below), so that a move in src/ is one edit.
@@ -51,8 +53,21 @@ export async function createTeam(owner: Account, members: [Account, Role][] = []
   return ids;
 }
 
-export function deploy(appId: string, environmentName: string, variantName: string, by: Account) {
-  return deployVariant(env.DB, { appId, environmentName, variantName, deployedBy: by.userId });
+/**
+ * Deploys the latest revision of config `configName` (added, with params {}, when the app has none of that name)
+ * as `by` would, through the data layer the admin CLI uses; `by` must be allowed to write to the app.
+ */
+export async function deploy(appId: string, environmentName: string, configName: string, by: Account) {
+  const caller = Caller.operatorAs(by.userId);
+  const application = { id: appId, slug: null, version: null };
+  await addConfig(env.DB, caller, application, configName);
+  const deployed = await deployConfig(env.DB, caller, {
+    application,
+    variant: { slug: configName, version: null, id: null },
+    environmentName,
+  });
+  if (deployed.outcome !== "done" || !deployed.config.environment) throw new Error(`deploy failed: ${JSON.stringify(deployed)}`);
+  return { revision: deployed.config.environment.revision, revisionId: deployed.config.environment.revisionId };
 }
 
 export const BASE_URL = "https://apps.example.test";

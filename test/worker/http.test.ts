@@ -16,17 +16,22 @@ describe("routing", () => {
     expect(await response.json()).toEqual({ status: "ok" });
   });
 
-  it.each(["/", "/nope", "/apps/x/revisions", "/apps/x/revisions/y/z", "/apps/x"])("answers 404 JSON for %s", async (path) => {
-    const response = await send("GET", path, { key: account.key });
-    expect(response.status).toBe(404);
-    expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
-    expect(await response.json()).toEqual({ detail: "Not Found" });
-  });
+  it.each(["/", "/nope", "/apps/x/revisions", "/apps/x/revisions/y/z", "/apps/x/nowhere"])(
+    "answers 404 JSON for %s",
+    async (path) => {
+      const response = await send("GET", path, { key: account.key });
+      expect(response.status).toBe(404);
+      expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
+      expect(await response.json()).toEqual({ detail: "Not Found" });
+    },
+  );
 
   it("answers 405 with Allow for another method on a known path, with or without a trailing slash", async () => {
     const cases: [string, string, string][] = [
-      ["GET", "/apps", "POST"],
-      ["PUT", "/apps/", "POST"],
+      ["PUT", "/apps", "GET, HEAD, POST"],
+      ["PUT", "/apps/", "GET, HEAD, POST"],
+      ["GET", `/apps/${appId}`, "PATCH, DELETE"],
+      ["GET", "/variants/configs/fetch", "POST"],
       ["DELETE", `/apps/${appId}/revisions/production`, "GET, HEAD"],
       ["POST", `/apps/${appId}/revisions/production/`, "GET, HEAD"],
     ];
@@ -65,7 +70,7 @@ describe("BASE_PATH", () => {
     const outside = await send("GET", `/apps/${appId}/revisions/staging`, { key, ...under("/api") });
     expect(outside.status).toBe(404);
     expect(await outside.json()).toEqual({ detail: "Not Found" });
-    const wrongMethod = await send("GET", "/api/apps", { key, ...under("/api") });
+    const wrongMethod = await send("PUT", "/api/apps", { key, ...under("/api") });
     expect(wrongMethod.status).toBe(405);
   });
 });

@@ -1,6 +1,15 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, createAccount, createAppVia, deploy, type EnvironmentRevisions, getRevisions, send } from "./fixtures";
+import {
+  type Account,
+  createAccount,
+  createAppVia,
+  createTeam,
+  deploy,
+  type EnvironmentRevisions,
+  getRevisions,
+  send,
+} from "./fixtures";
 
 let account: Account;
 let appId: string;
@@ -34,14 +43,21 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
 
   it("lists every deployment oldest first, numbered 1..n, with the current deployment on the record", async () => {
     const other = await createAccount();
+    const team = await createTeam(account, [[other, "editor"]]);
+    const teamApp = await createAppVia(account.key, { app_name: "team-history", organization_id: team.organizationId });
     const deployments = [
-      await deploy(appId, "staging", "main", account),
-      await deploy(appId, "staging", "experiment", account),
-      await deploy(appId, "staging", "main", other),
+      await deploy(teamApp, "staging", "main", account),
+      await deploy(teamApp, "staging", "experiment", account),
     ];
+    const committed = await send("POST", "/variants/configs/commit", {
+      key: account.key,
+      body: { params: { temperature: 0.5 }, application_ref: { id: teamApp }, variant_ref: { slug: "main" } },
+    });
+    expect(committed.status).toBe(200);
+    deployments.push(await deploy(teamApp, "staging", "main", other));
     expect(deployments.map((d) => d.revision)).toEqual([1, 2, 3]);
 
-    const record = (await (await getRevisions(account.key, appId, "staging")).json()) as EnvironmentRevisions;
+    const record = (await (await getRevisions(account.key, teamApp, "staging")).json()) as EnvironmentRevisions;
     expect(record.revision).toBe(3);
     expect(record.revisions.map((entry) => entry.revision)).toEqual([1, 2, 3]);
     expect(record.revisions.map((entry) => entry.id)).toEqual(deployments.map((d) => d.revisionId));
@@ -62,19 +78,17 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
     const createdAt = record.revisions.map((entry) => entry.created_at);
     expect([...createdAt].sort()).toEqual(createdAt);
 
-    // The record names what is deployed now: the third deployment, of "main" (its second revision).
-    expect(record.deployed_variant_name).toBe("main");
+    // The record names what is deployed now: the third deployment, of "main" at its latest, committed revision.
+    expect(record.deployed_variant_name).toBe("app.main");
+    expect(record.deployed_app_variant_revision_id).toBe(
+      ((await committed.json()) as { variant_ref: { id: string } }).variant_ref.id,
+    );
     expect(record.deployed_app_variant_revision_id).toBe(record.revisions[2].deployed_app_variant_revision);
+    expect(record.revisions[0].deployed_app_variant_revision).not.toBe(record.revisions[2].deployed_app_variant_revision);
     const variant = await env.DB.prepare("SELECT id FROM app_variants WHERE app_id = ? AND name = 'main'")
-      .bind(appId)
+      .bind(teamApp)
       .first<{ id: string }>();
     expect(record.deployed_app_variant_id).toBe(variant?.id);
-    const variantRevisions = await env.DB.prepare(
-      "SELECT revision FROM app_variant_revisions WHERE variant_id = ? ORDER BY revision",
-    )
-      .bind(variant?.id)
-      .all();
-    expect(variantRevisions.results).toEqual([{ revision: 1 }, { revision: 2 }]);
   });
 
   it("keeps each environment's history separate", async () => {

@@ -245,7 +245,7 @@ describe("GET /apps/{app_id}/revisions/{environment_name} answers as documented"
     await deploy(appId, "staging", "main", account);
     await deploy(appId, "staging", "main", account);
     const after = await expectConforms(await getRevisions(account.key, appId, "staging"), documented(200));
-    expect(after).toMatchObject({ revision: 2, deployed_variant_name: "main" });
+    expect(after).toMatchObject({ revision: 2, deployed_variant_name: "app.main" });
   });
 
   it("401, 404 and 422", async () => {
@@ -291,7 +291,7 @@ describe("other responses answer as documented", () => {
 
   it("404 for an unknown path and 405 for another method, as the shared responses", async () => {
     await expectConforms(await send("GET", "/nowhere"), "/components/responses/NotFound", { example: true });
-    const wrongMethod = await send("GET", "/apps", { key: account.key });
+    const wrongMethod = await send("PUT", "/apps", { key: account.key });
     expect(wrongMethod.status).toBe(405);
     await expectConforms(wrongMethod, "/components/responses/MethodNotAllowed", { example: true });
   });

@@ -60,7 +60,7 @@ describe("X-Request-Id", () => {
     const cases: [number, Promise<Response>][] = [
       [401, send("GET", `/apps/${appId}/revisions/production`, withId("err-401"))],
       [404, send("GET", "/nowhere", withId("err-404"))],
-      [405, send("GET", "/apps", withId("err-405"))],
+      [405, send("PUT", "/apps", withId("err-405"))],
       [422, send("POST", "/apps", { key: account.key, body: {}, ...withId("err-422") })],
     ];
     for (const [status, pending] of cases) {

@@ -1,0 +1,138 @@
+import * as z from "zod";
+import type { Config, ConfigRefs, Ref } from "../db/configs";
+import { nameField, uuid } from "../http/fields";
+
+/**
+ * A reference `{slug, version, id}`, every key optional (missing = null); one whose three values are all null
+ * counts as absent (null). Unknown keys (`commit_message` of later clients) are ignored.
+ */
+const ref = (slug: z.ZodType<string>, id: string) =>
+  z
+    .object({
+      slug: slug.nullish(),
+      version: z.int().min(0).nullish().meta({ description: '0 is version 0 (not "latest")' }),
+      id: uuid.nullish().meta({ description: id }),
+    })
+    .nullish()
+    .transform((value): Ref | null =>
+      value && (value.slug != null || value.version != null || value.id != null)
+        ? { slug: value.slug ?? null, version: value.version ?? null, id: value.id ?? null }
+        : null,
+    );
+
+const applicationRef = ref(nameField("slug", { nfc: true }).meta({ description: "The app's name" }), "The app's id");
+const variantRef = ref(nameField("slug", { nfc: true }).meta({ description: "The config name" }), "A variant revision's id");
+const environmentRef = ref(nameField("slug").meta({ description: "The environment's name" }), "An environment revision's id");
+
+type Refs = { application_ref?: Ref | null; variant_ref?: Ref | null; environment_ref?: Ref | null };
+
+/** A ref by slug is looked up within an app, so the app must be named unless an id names the revision. */
+function requireResolvableRefs(body: Refs, context: z.core.$RefinementCtx<Refs>) {
+  const { application_ref: application, variant_ref: variant, environment_ref: environment } = body;
+  for (const [key, value] of [
+    ["variant_ref", variant],
+    ["environment_ref", environment],
+  ] as const) {
+    if (value && value.slug === null && value.id === null) {
+      context.addIssue({ code: "custom", path: [key], message: `${key} needs a slug or an id` });
+    }
+  }
+  if (application && application.slug === null && application.id === null) {
+    context.addIssue({ code: "custom", path: ["application_ref"], message: "application_ref needs a slug or an id" });
+  }
+  const namedById = variant ? variant.id !== null : environment?.id != null;
+  if (!application && !namedById) {
+    context.addIssue({
+      code: "custom",
+      path: ["application_ref"],
+      message: "application_ref is required unless the variant (or environment) ref has an id",
+    });
+  }
+}
+
+export const FetchConfigBody = z
+  .object({ variant_ref: variantRef, environment_ref: environmentRef, application_ref: applicationRef })
+  .superRefine(requireResolvableRefs);
+
+export const AddConfigBody = z.object({
+  variant_ref: z
+    .object({ slug: nameField("slug", { nfc: true }).meta({ description: "The new config's name" }) })
+    .meta({ description: "Only `slug` is used" }),
+  application_ref: applicationRef.refine((value) => value !== null, "application_ref needs a slug or an id"),
+});
+
+const CommitConfig = z
+  .object({
+    params: z.record(z.string(), z.unknown()).meta({ description: "Replaces the config's params (no merge)" }),
+    url: z.string().max(2048).nullish().meta({ description: "Replaces the url; omitted or null: the latest's is kept" }),
+    application_ref: applicationRef,
+    variant_ref: variantRef.refine((value) => value !== null, "variant_ref needs a slug or an id"),
+    service_ref: z.unknown().optional().meta({ description: "Ignored" }),
+    environment_ref: environmentRef.meta({ description: "Ignored" }),
+  })
+  .superRefine(requireResolvableRefs);
+
+const isWrapped = (body: unknown) => typeof body === "object" && body !== null && "config" in body && !("params" in body);
+
+/** The commit body, flat or wrapped as `{"config": {...}}` (as later clients send it). */
+export const CommitConfigBody = z.preprocess(
+  (body) => (isWrapped(body) ? (body as { config: unknown }).config : body),
+  CommitConfig,
+);
+
+export const toConfigRefs = (body: Refs): ConfigRefs => ({
+  application: body.application_ref ?? null,
+  variant: body.variant_ref ?? null,
+  environment: body.environment_ref ?? null,
+});
+
+// Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
+
+const ReferenceOutput = z.object({ slug: z.string(), version: z.int().nullable(), id: z.uuid() });
+
+const Lifecycle = z.object({
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  updated_by: z.string().meta({ description: "Email of who committed (or deployed)" }),
+  updated_by_id: z.uuid(),
+});
+
+/** A config (the platform's ConfigResponseModel). */
+export const ConfigOutput = z.object({
+  params: z.record(z.string(), z.unknown()),
+  url: z.string().meta({ description: '"" when none was given' }),
+  application_ref: ReferenceOutput.meta({ description: "slug: the app's name; version: null; id: the app's id" }),
+  service_ref: z.null(),
+  variant_ref: ReferenceOutput.meta({ description: "slug: the config name; version and id: the variant revision's" }),
+  environment_ref: ReferenceOutput.nullable().meta({
+    description: "When reached through an environment: its name, and the environment revision's number and id",
+  }),
+  variant_lifecycle: Lifecycle.meta({ description: "When and by whom the variant revision was committed" }),
+  environment_lifecycle: Lifecycle.nullable().meta({ description: "When and by whom the environment revision was made" }),
+});
+export type ConfigOutput = z.infer<typeof ConfigOutput>;
+
+export const toConfigOutput = (config: Config): ConfigOutput => ({
+  params: config.params,
+  url: config.url,
+  application_ref: { slug: config.appName, version: null, id: config.appId },
+  service_ref: null,
+  variant_ref: { slug: config.configName, version: config.revision, id: config.revisionId },
+  environment_ref: config.environment && {
+    slug: config.environment.name,
+    version: config.environment.revision,
+    id: config.environment.revisionId,
+  },
+  variant_lifecycle: {
+    created_at: config.revisionCreatedAt,
+    updated_at: config.revisionCreatedAt,
+    updated_by: config.revisionModifiedByEmail,
+    updated_by_id: config.revisionModifiedById,
+  },
+  environment_lifecycle: config.environment && {
+    created_at: config.environment.createdAt,
+    updated_at: config.environment.createdAt,
+    updated_by: config.environment.modifiedByEmail,
+    updated_by_id: config.environment.modifiedById,
+  },
+});

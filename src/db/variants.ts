@@ -1,0 +1,119 @@
+import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, batchAsCaller, CALLER_CTE, type Caller } from "./caller";
+import type { Queryable } from "./d1";
+
+/** A variant (a named config of an app) with its latest revision. */
+export interface Variant {
+  id: string;
+  appId: string;
+  appName: string;
+  projectId: string;
+  configName: string;
+  createdAt: string;
+  /** The latest revision's number, params, time and author. */
+  revision: number;
+  params: Record<string, unknown>;
+  updatedAt: string;
+  modifiedById: string;
+}
+
+/** One revision of a variant's config. */
+export interface VariantRevision {
+  id: string;
+  revision: number;
+  configName: string;
+  params: Record<string, unknown>;
+  /** Username of who made the revision. */
+  modifiedBy: string;
+  createdAt: string;
+}
+
+/** Variants of the CTE `app` with their latest revision; `v` is the variant. */
+const VARIANTS_OF_APP = `SELECT v.id, app.id AS appId, app.name AS appName, app.project_id AS projectId, v.name AS configName,
+       v.created_at AS createdAt, r.revision, r.params, r.created_at AS updatedAt, r.modified_by AS modifiedById
+  FROM app
+  JOIN app_variants v ON v.app_id = app.id
+  JOIN app_variant_revisions r ON r.variant_id = v.id
+   AND r.revision = (SELECT MAX(revision) FROM app_variant_revisions WHERE variant_id = v.id)`;
+
+type Row<T> = Omit<T, "params"> & { params: string };
+
+const withParams = <T extends { params: string }>(row: T) => ({ ...row, params: JSON.parse(row.params) });
+
+/** The variants of app ?3, oldest first; null when the app is not visible to the caller. */
+export async function listAppVariants(db: Queryable, caller: Caller, appId: string): Promise<Variant[] | null> {
+  const [app, variants] = await batchAsCaller<Row<Variant>>(db, caller, [
+    db.prepare(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT id FROM app`).bind(...caller.credentials, appId),
+    db
+      .prepare(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} ${VARIANTS_OF_APP} ORDER BY v.created_at, v.id`)
+      .bind(...caller.credentials, appId),
+  ]);
+  return app.results.length > 0 ? variants.results.map(withParams) : null;
+}
+
+/** The variant, when the caller can see its app. */
+export async function getVariant(db: Queryable, caller: Caller, variantId: string): Promise<Variant | null> {
+  const [variants] = await batchAsCaller<Row<Variant>>(db, caller, [
+    db
+      .prepare(`WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE} ${VARIANTS_OF_APP} WHERE v.id = ?3`)
+      .bind(...caller.credentials, variantId),
+  ]);
+  return variants.results.map(withParams)[0] ?? null;
+}
+
+/**
+ * The variant deployed to environment ?4 of app ?3. `environmentFound` is false when the app is not visible or
+ * has no such environment; `variant` is null also when nothing is deployed there.
+ */
+export async function getVariantDeployedTo(
+  db: Queryable,
+  caller: Caller,
+  appId: string,
+  environmentName: string,
+): Promise<{ environmentFound: boolean; variant: Variant | null }> {
+  const [environment, variants] = await batchAsCaller<Row<Variant>>(db, caller, [
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT e.id FROM app JOIN environments e ON e.app_id = app.id AND e.name = ?4`,
+      )
+      .bind(...caller.credentials, appId, environmentName),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} ${VARIANTS_OF_APP}
+          WHERE v.id = (SELECT deployed_app_variant_id FROM environments WHERE app_id = app.id AND name = ?4)`,
+      )
+      .bind(...caller.credentials, appId, environmentName),
+  ]);
+  return { environmentFound: environment.results.length > 0, variant: variants.results.map(withParams)[0] ?? null };
+}
+
+/**
+ * The revisions of variant ?3 by number ascending, or only revision `revision`; null when the variant is not
+ * visible to the caller.
+ */
+export async function listVariantRevisions(
+  db: Queryable,
+  caller: Caller,
+  variantId: string,
+  revision: number | null = null,
+): Promise<VariantRevision[] | null> {
+  const [variant, revisions] = await batchAsCaller<Row<VariantRevision>>(db, caller, [
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE} SELECT v.id FROM app JOIN app_variants v ON v.app_id = app.id AND v.id = ?3`,
+      )
+      .bind(...caller.credentials, variantId),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
+         SELECT r.id, r.revision, v.name AS configName, r.params, u.username AS modifiedBy, r.created_at AS createdAt
+           FROM app
+           JOIN app_variants v ON v.app_id = app.id AND v.id = ?3
+           JOIN app_variant_revisions r ON r.variant_id = v.id
+           JOIN users u ON u.id = r.modified_by
+          WHERE ?4 IS NULL OR r.revision = ?4
+          ORDER BY r.revision`,
+      )
+      .bind(...caller.credentials, variantId, revision),
+  ]);
+  return variant.results.length > 0 ? revisions.results.map(withParams) : null;
+}

@@ -1,0 +1,74 @@
+import * as z from "zod";
+import type { Variant, VariantRevision } from "../db/variants";
+import { integerParam, nameField, uuid } from "../http/fields";
+import { BASE_NAME, variantName } from "./variant-names";
+
+export const VariantParams = z.object({ variant_id: uuid });
+
+export const VariantRevisionParams = z.object({
+  variant_id: uuid,
+  revision_number: integerParam.meta({ description: "A revision number, 1 or more" }),
+});
+
+export const VariantByEnvironmentQuery = z.object({
+  app_id: uuid,
+  environment: nameField("environment").meta({ description: "Environment name, matched exactly" }),
+});
+
+// Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
+
+const params = z.record(z.string(), z.unknown()).meta({ description: "The config's parameters: any JSON object" });
+
+/** A variant with its latest revision (the platform's AppVariantResponse). */
+export const AppVariant = z.object({
+  app_id: z.uuid(),
+  app_name: z.string(),
+  variant_id: z.uuid(),
+  variant_name: z.string().meta({ description: "`app.<config_name>`" }),
+  project_id: z.uuid(),
+  base_name: z.literal(BASE_NAME),
+  base_id: z.uuid().meta({ description: "The app's id: every app has one implicit base" }),
+  config_name: z.string(),
+  revision: z.int().min(1).meta({ description: "The latest revision" }),
+  parameters: params.meta({ description: "The latest revision's params" }),
+  uri: z.null(),
+  created_at: z.iso.datetime().meta({ description: "When the variant was created" }),
+  updated_at: z.iso.datetime().meta({ description: "When its latest revision was committed" }),
+  modified_by_id: z.uuid().meta({ description: "Who committed the latest revision" }),
+});
+export type AppVariant = z.infer<typeof AppVariant>;
+
+/** One revision of a variant (the platform's AppVariantRevision). */
+export const AppVariantRevision = z.object({
+  id: z.uuid(),
+  revision: z.int().min(1),
+  modified_by: z.string().meta({ description: "Username of who committed the revision" }),
+  config: z.object({ config_name: z.string(), parameters: params }),
+  created_at: z.iso.datetime(),
+});
+export type AppVariantRevision = z.infer<typeof AppVariantRevision>;
+
+export const toAppVariant = (variant: Variant): AppVariant => ({
+  app_id: variant.appId,
+  app_name: variant.appName,
+  variant_id: variant.id,
+  variant_name: variantName(variant.configName),
+  project_id: variant.projectId,
+  base_name: BASE_NAME,
+  base_id: variant.appId,
+  config_name: variant.configName,
+  revision: variant.revision,
+  parameters: variant.params,
+  uri: null,
+  created_at: variant.createdAt,
+  updated_at: variant.updatedAt,
+  modified_by_id: variant.modifiedById,
+});
+
+export const toAppVariantRevision = (revision: VariantRevision): AppVariantRevision => ({
+  id: revision.id,
+  revision: revision.revision,
+  modified_by: revision.modifiedBy,
+  config: { config_name: revision.configName, parameters: revision.params },
+  created_at: revision.createdAt,
+});
