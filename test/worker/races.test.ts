@@ -9,6 +9,7 @@ import {
   deploy,
   getRevisions,
   postApp,
+  send,
 } from "./fixtures";
 import { databaseProblems, rowCounts } from "./harness";
 
@@ -234,5 +235,62 @@ describe("concurrent deployments", () => {
     ).rejects.toThrow(/UNIQUE constraint failed: apps\.project_id, apps\.name/);
     const { results } = await env.DB.prepare("SELECT id FROM apps WHERE name = 'unique-name'").all();
     expect(results).toEqual([{ id: appId }]);
+  });
+});
+
+describe("concurrent config writes", () => {
+  const configCall = (action: string, body: unknown) => send("POST", `/variants/configs/${action}`, { key: owner.key, body });
+
+  it("20 commits at once to one config: revisions 2..21, each exactly once, each with its own params", async () => {
+    const appId = await createAppVia(owner.key, { app_name: "committed-20" });
+    const ref = { application_ref: { id: appId }, variant_ref: { slug: "main" } };
+    expect((await configCall("add", ref)).status).toBe(200);
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => configCall("commit", { ...ref, params: { i } })));
+    expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
+    const configs = (await Promise.all(responses.map((response) => response.json()))) as {
+      params: { i: number };
+      variant_ref: { version: number };
+    }[];
+    expect(configs.map((config) => config.variant_ref.version).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 2),
+    );
+    // Every commit is one revision holding its own params: the answer and the row agree.
+    const { results } = await env.DB.prepare(
+      `SELECT r.revision, r.params FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
+        WHERE v.app_id = ? ORDER BY r.revision`,
+    )
+      .bind(appId)
+      .all<{ revision: number; params: string }>();
+    expect(results.map((row) => row.revision)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+    for (const config of configs) {
+      expect(JSON.parse(results[config.variant_ref.version - 1].params)).toEqual(config.params);
+    }
+    expect(await databaseProblems()).toEqual([]);
+  });
+
+  it("20 commits at once on top of the same version: exactly one 200, 19 × 409", async () => {
+    const appId = await createAppVia(owner.key, { app_name: "optimistic-20" });
+    const ref = { application_ref: { id: appId }, variant_ref: { slug: "main", version: 1 } };
+    expect((await configCall("add", { ...ref, variant_ref: { slug: "main" } })).status).toBe(200);
+    const statuses = (
+      await Promise.all(Array.from({ length: 20 }, (_, i) => configCall("commit", { ...ref, params: { i } })))
+    ).map((response) => response.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 409)).toHaveLength(19);
+    const count = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id WHERE v.app_id = ?",
+    )
+      .bind(appId)
+      .first("n");
+    expect(count).toBe(2);
+  });
+
+  it("10 adds of one config name at once: one 200 and 9 × 400 Config already exists.", async () => {
+    const appId = await createAppVia(owner.key, { app_name: "added-10" });
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => configCall("add", { application_ref: { id: appId }, variant_ref: { slug: "same" } })),
+    );
+    expect(responses.map((response) => response.status).sort()).toEqual([200, ...Array(9).fill(400)]);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM app_variants WHERE app_id = ?").bind(appId).first("n")).toBe(1);
   });
 });

@@ -15,6 +15,10 @@ let account: Account;
 let viewer: Account;
 let team: Awaited<ReturnType<typeof createTeam>>;
 let appId: string;
+let teamAppId: string;
+let renamedId: string;
+let deletedId: string;
+let variantId: string;
 const wrongKey = () => `${account.key.slice(0, 9)}${"0".repeat(64)}`;
 
 beforeAll(async () => {
@@ -23,6 +27,12 @@ beforeAll(async () => {
   team = await createTeam(account, [[viewer, "viewer"]]);
   appId = await createAppVia(account.key, { app_name: "counted" });
   for (let i = 0; i < 5; i++) await deploy(appId, "production", "main", account);
+  teamAppId = await createAppVia(account.key, { app_name: "team-counted", organization_id: team.organizationId });
+  await deploy(teamAppId, "staging", "main", account);
+  renamedId = await createAppVia(account.key, { app_name: "to-rename" });
+  deletedId = await createAppVia(account.key, { app_name: "to-delete" });
+  const variants = await send("GET", `/apps/${appId}/variants`, { key: account.key });
+  variantId = ((await variants.json()) as { variant_id: string }[])[0].variant_id;
 });
 
 describe("D1 round trips per request", () => {
@@ -39,7 +49,7 @@ describe("D1 round trips per request", () => {
 
   interface Case {
     name: string;
-    method: "GET" | "POST";
+    method: "GET" | "POST" | "PATCH" | "DELETE";
     path: () => string;
     key: () => string;
     body?: () => object;
@@ -49,6 +59,140 @@ describe("D1 round trips per request", () => {
   const revisions = (environment: string) => () => `/apps/${appId}/revisions/${environment}`;
   const apps = () => "/apps";
   const ownKey = () => account.key;
+  const configs = (action: string) => () => `/variants/configs/${action}`;
+  const mainOf = (id: () => string) => () => ({ application_ref: { id: id() }, variant_ref: { slug: "main" } });
+  /** One case per route of the registry, each as the platform's client calls it. */
+  const registryPaths: Case[] = [
+    { name: "GET /apps", method: "GET", path: apps, key: ownKey, status: 200, trips: 1 },
+    { name: "GET /apps?app_name", method: "GET", path: () => "/apps?app_name=counted", key: ownKey, status: 200, trips: 1 },
+    {
+      name: "PATCH /apps/{id}",
+      method: "PATCH",
+      path: () => `/apps/${renamedId}`,
+      key: ownKey,
+      body: () => ({ app_name: "renamed" }),
+      status: 200,
+      trips: 1,
+    },
+    { name: "DELETE /apps/{id}", method: "DELETE", path: () => `/apps/${deletedId}`, key: ownKey, status: 200, trips: 1 },
+    { name: "GET environments", method: "GET", path: () => `/apps/${appId}/environments`, key: ownKey, status: 200, trips: 1 },
+    { name: "GET an app's variants", method: "GET", path: () => `/apps/${appId}/variants`, key: ownKey, status: 200, trips: 1 },
+    {
+      name: "GET get_variant_by_env",
+      method: "GET",
+      path: () => `/apps/get_variant_by_env?app_id=${appId}&environment=production`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET a variant", method: "GET", path: () => `/variants/${variantId}`, key: ownKey, status: 200, trips: 1 },
+    {
+      name: "GET its revisions",
+      method: "GET",
+      path: () => `/variants/${variantId}/revisions`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "GET one revision",
+      method: "GET",
+      path: () => `/variants/${variantId}/revisions/1`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "configs/add",
+      method: "POST",
+      path: configs("add"),
+      key: ownKey,
+      body: () => ({ application_ref: { id: appId }, variant_ref: { slug: "added" } }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "configs/commit",
+      method: "POST",
+      path: configs("commit"),
+      key: ownKey,
+      body: () => ({ ...mainOf(() => appId)(), params: { a: 1 } }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "configs/fetch by variant",
+      method: "POST",
+      path: configs("fetch"),
+      key: ownKey,
+      body: mainOf(() => appId),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "configs/fetch by environment",
+      method: "POST",
+      path: configs("fetch"),
+      key: ownKey,
+      body: () => ({ application_ref: { slug: "counted" }, environment_ref: { slug: "production" } }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "configs/fork",
+      method: "POST",
+      path: configs("fork"),
+      key: ownKey,
+      body: mainOf(() => appId),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "configs/commit, stale version",
+      method: "POST",
+      path: configs("commit"),
+      key: ownKey,
+      body: () => ({ application_ref: { id: appId }, variant_ref: { slug: "main", version: 1 }, params: {} }),
+      status: 409,
+      trips: 1,
+    },
+    {
+      name: "configs/add, existing",
+      method: "POST",
+      path: configs("add"),
+      key: ownKey,
+      body: mainOf(() => appId),
+      status: 400,
+      trips: 1,
+    },
+    {
+      name: "configs/commit by a viewer",
+      method: "POST",
+      path: configs("commit"),
+      key: () => viewer.key,
+      body: () => ({ ...mainOf(() => teamAppId)(), params: {} }),
+      status: 403,
+      trips: 1,
+    },
+    {
+      name: "configs/fetch, nothing there",
+      method: "POST",
+      path: configs("fetch"),
+      key: ownKey,
+      body: () => ({ application_ref: { id: appId }, variant_ref: { slug: "absent" } }),
+      status: 404,
+      trips: 1,
+    },
+    {
+      name: "PATCH to a taken name",
+      method: "PATCH",
+      path: () => `/apps/${appId}`,
+      key: ownKey,
+      body: () => ({ app_name: "renamed" }),
+      status: 409,
+      trips: 1,
+    },
+  ];
 
   const successPaths: Case[] = [
     { name: "GET (five revisions)", method: "GET", path: revisions("production"), key: ownKey, status: 200, trips: 1 },
@@ -156,6 +300,10 @@ describe("D1 round trips per request", () => {
   ];
 
   it.each(successPaths)("success path $name: $trips round trip", async ({ method, path, key, body, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.())).toEqual({ status, trips });
+  });
+
+  it.each(registryPaths)("registry $name: $status in $trips round trip", async ({ method, path, key, body, status, trips }) => {
     expect(await roundTrips(method, path(), key(), body?.())).toEqual({ status, trips });
   });
 

@@ -1,0 +1,366 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type Account, createAccount, createAppVia, createTeam, deploy, issueKey, send } from "./fixtures";
+import { databaseProblems, snapshot } from "./harness";
+
+/*
+ * The config registry as the platform's client calls it: POST /variants/configs/{add,commit,fetch,fork}, with
+ * refs {slug, version, id} (unset keys omitted, or null), the bare key in Authorization.
+ */
+
+interface ConfigBody {
+  params: Record<string, unknown>;
+  url: string;
+  application_ref: { slug: string; version: null; id: string };
+  service_ref: null;
+  variant_ref: { slug: string; version: number; id: string };
+  environment_ref: { slug: string; version: number; id: string } | null;
+  variant_lifecycle: { created_at: string; updated_at: string; updated_by: string; updated_by_id: string };
+  environment_lifecycle: { created_at: string; updated_at: string; updated_by: string; updated_by_id: string } | null;
+}
+
+let owner: Account;
+let editor: Account;
+let viewer: Account;
+let outsider: Account;
+let appId: string;
+const APP_NAME = "registry";
+
+/** As the platform's client sends it: the bare key, JSON. */
+const call = (action: string, key: string, body: unknown) =>
+  send("POST", `/variants/configs/${action}`, { authorization: key, body });
+
+async function expectConfig(response: Response): Promise<ConfigBody> {
+  const text = await response.text();
+  expect(response.status, text).toBe(200);
+  return JSON.parse(text) as ConfigBody;
+}
+
+async function expectError(response: Response, status: number, detail: string) {
+  expect(response.status).toBe(status);
+  expect(await response.json()).toEqual({ detail });
+}
+
+beforeAll(async () => {
+  [owner, editor, viewer, outsider] = [
+    await createAccount(),
+    await createAccount(),
+    await createAccount(),
+    await createAccount(),
+  ];
+  const team = await createTeam(owner, [
+    [editor, "editor"],
+    [viewer, "viewer"],
+  ]);
+  appId = await createAppVia(owner.key, { app_name: APP_NAME, organization_id: team.organizationId });
+  // An app's slug is looked up in the key's project: these keys name the team's.
+  editor.key = await issueKey(editor.userId, team.projectId);
+  viewer.key = await issueKey(viewer.userId, team.projectId);
+});
+
+describe("configs/add", () => {
+  it('adds a config at revision 1 with params {} and url "", answered as a Config', async () => {
+    const config = await expectConfig(
+      await call("add", editor.key, { variant_ref: { slug: "main" }, application_ref: { id: appId } }),
+    );
+    expect(config).toMatchObject({
+      params: {},
+      url: "",
+      application_ref: { slug: APP_NAME, version: null, id: appId },
+      service_ref: null,
+      variant_ref: { slug: "main", version: 1 },
+      environment_ref: null,
+      environment_lifecycle: null,
+    });
+    expect(config.variant_lifecycle).toMatchObject({
+      updated_by: `${editor.username}@example.com`,
+      updated_by_id: editor.userId,
+    });
+    expect(config.variant_lifecycle.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  });
+
+  it("answers 400 Config already exists. for a name the app has, and writes nothing", async () => {
+    const before = await snapshot();
+    await expectError(
+      await call("add", editor.key, { variant_ref: { slug: "main" }, application_ref: { id: appId } }),
+      400,
+      "Config already exists.",
+    );
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("refuses a viewer (403) and hides the app from an outsider (404), writing nothing", async () => {
+    const before = await snapshot();
+    const add = { variant_ref: { slug: "viewer-made" }, application_ref: { id: appId } };
+    await expectError(
+      await call("add", viewer.key, add),
+      403,
+      "You do not have access to perform this action. Please contact your organization admin.",
+    );
+    await expectError(await call("add", outsider.key, add), 404, "Config not found.");
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("needs the app named and a config name (422)", async () => {
+    const missing = await call("add", editor.key, { variant_ref: { slug: "x" } });
+    expect(missing.status).toBe(422);
+    const unnamed = await call("add", editor.key, { variant_ref: {}, application_ref: { id: appId } });
+    expect(unnamed.status).toBe(422);
+    expect(((await unnamed.json()) as { detail: { loc: unknown[] }[] }).detail[0].loc).toEqual(["body", "variant_ref", "slug"]);
+  });
+});
+
+describe("configs/commit", () => {
+  it("makes the next revision; params replace the latest's (no merge), {} included; url is kept unless given", async () => {
+    const ref = { application_ref: { id: appId }, variant_ref: { slug: "commits" } };
+    await expectConfig(await call("add", editor.key, ref));
+    const second = await expectConfig(
+      await call("commit", editor.key, { ...ref, params: { model: "a", temperature: 0.1 }, url: "https://svc.example" }),
+    );
+    expect(second).toMatchObject({
+      params: { model: "a", temperature: 0.1 },
+      url: "https://svc.example",
+      variant_ref: { version: 2 },
+    });
+    const third = await expectConfig(await call("commit", editor.key, { ...ref, params: { model: "b" } }));
+    expect(third).toMatchObject({ params: { model: "b" }, url: "https://svc.example", variant_ref: { version: 3 } });
+    const emptied = await expectConfig(await call("commit", editor.key, { ...ref, params: {}, url: "" }));
+    expect(emptied).toMatchObject({ params: {}, url: "", variant_ref: { version: 4 } });
+    expect(new Set([second, third, emptied].map((config) => config.variant_ref.id)).size).toBe(3);
+  });
+
+  it("accepts the body wrapped as {config: ...}, with refs carrying nulls and unknown keys, as later clients send it", async () => {
+    await expectConfig(await call("add", editor.key, { application_ref: byNameOf(), variant_ref: { slug: "wrapped" } }));
+    const config = await expectConfig(
+      await call("commit", editor.key, {
+        config: {
+          params: { prompt: "hi" },
+          variant_ref: { slug: "wrapped", version: null, id: null, commit_message: "first" },
+          application_ref: { slug: null, version: null, id: appId },
+        },
+      }),
+    );
+    expect(config).toMatchObject({ params: { prompt: "hi" }, variant_ref: { slug: "wrapped", version: 2 } });
+  });
+
+  it("answers 409 when variant_ref.version (or the revision its id names) is not the latest, and writes nothing", async () => {
+    const ref = { application_ref: { id: appId }, variant_ref: { slug: "optimistic" } };
+    const first = await expectConfig(await call("add", editor.key, ref));
+    const seen = await expectConfig(
+      await call("commit", editor.key, { ...ref, variant_ref: { slug: "optimistic", version: 1 }, params: { a: 1 } }),
+    );
+    expect(seen.variant_ref.version).toBe(2);
+    const before = await snapshot();
+    const stale = await call("commit", editor.key, { ...ref, variant_ref: { slug: "optimistic", version: 1 }, params: { a: 2 } });
+    expect(stale.status).toBe(409);
+    expect(((await stale.json()) as { detail: string }).detail).toMatch(/latest version is 2/);
+    const staleById = await call("commit", editor.key, { variant_ref: { id: first.variant_ref.id }, params: { a: 3 } });
+    expect(staleById.status).toBe(409);
+    expect(await snapshot()).toEqual(before);
+    // On top of what is the latest, by version or by its revision id.
+    const onTop = await expectConfig(
+      await call("commit", editor.key, { variant_ref: { id: seen.variant_ref.id }, params: { a: 4 } }),
+    );
+    expect(onTop.variant_ref.version).toBe(3);
+  });
+
+  it("refuses a viewer (403), an outsider (404), an unknown config (404) and params that are not an object (422)", async () => {
+    const ref = { application_ref: { id: appId }, variant_ref: { slug: "main" } };
+    const before = await snapshot();
+    await expectError(
+      await call("commit", viewer.key, { ...ref, params: {} }),
+      403,
+      "You do not have access to perform this action. Please contact your organization admin.",
+    );
+    await expectError(await call("commit", outsider.key, { ...ref, params: {} }), 404, "Config not found.");
+    await expectError(
+      await call("commit", editor.key, { ...ref, variant_ref: { slug: "nope" }, params: {} }),
+      404,
+      "Config not found.",
+    );
+    for (const params of [[], "x", null, 1]) {
+      const response = await call("commit", editor.key, { ...ref, params });
+      expect(response.status).toBe(422);
+      expect(((await response.json()) as { detail: { loc: unknown[]; type: string }[] }).detail[0]).toMatchObject({
+        loc: ["body", "params"],
+      });
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("takes params up to 256 KiB, and answers 413 beyond", async () => {
+    const ref = { application_ref: { id: appId }, variant_ref: { slug: "main" } };
+    const large = await call("commit", editor.key, { ...ref, params: { text: "x".repeat(200 * 1024) } });
+    expect(large.status).toBe(200);
+    const tooLarge = await call("commit", editor.key, { ...ref, params: { text: "x".repeat(257 * 1024) } });
+    expect(tooLarge.status).toBe(413);
+  });
+});
+
+/** The application ref by name, as the SDK sends it when it knows the app's slug. */
+const byNameOf = () => ({ slug: APP_NAME, version: null, id: null });
+
+describe("configs/fetch", () => {
+  let fetched: string;
+  beforeAll(async () => {
+    const ref = { application_ref: { id: appId }, variant_ref: { slug: "fetched" } };
+    await expectConfig(await call("add", editor.key, ref));
+    await expectConfig(await call("commit", editor.key, { ...ref, params: { v: 2 } }));
+    await expectConfig(await call("commit", editor.key, { ...ref, params: { v: 3 } }));
+    fetched = "fetched";
+  });
+
+  it("by variant ref: the latest, a version, or a revision id", async () => {
+    const latest = await expectConfig(
+      await call("fetch", viewer.key, { variant_ref: { slug: fetched }, application_ref: { id: appId } }),
+    );
+    expect(latest).toMatchObject({ params: { v: 3 }, variant_ref: { version: 3 }, environment_ref: null });
+    const second = await expectConfig(
+      await call("fetch", viewer.key, { variant_ref: { slug: fetched, version: 2 }, application_ref: { id: appId } }),
+    );
+    expect(second.params).toEqual({ v: 2 });
+    const byId = await expectConfig(await call("fetch", viewer.key, { variant_ref: { id: second.variant_ref.id } }));
+    expect(byId).toEqual(second);
+    const zero = await call("fetch", viewer.key, { variant_ref: { slug: fetched, version: 0 }, application_ref: { id: appId } });
+    await expectError(zero, 404, "Config not found.");
+  });
+
+  it("by environment ref: what is deployed now, at an environment version, or by environment revision id", async () => {
+    const first = await deploy(appId, "staging", fetched, owner);
+    await expectConfig(
+      await call("commit", editor.key, { application_ref: { id: appId }, variant_ref: { slug: fetched }, params: { v: 4 } }),
+    );
+    const second = await deploy(appId, "staging", fetched, owner);
+    const now = await expectConfig(
+      await call("fetch", viewer.key, { environment_ref: { slug: "staging" }, application_ref: byNameOf() }),
+    );
+    expect(now).toMatchObject({
+      params: { v: 4 },
+      environment_ref: { slug: "staging", version: second.revision, id: second.revisionId },
+    });
+    expect(now.environment_lifecycle).toMatchObject({ updated_by_id: owner.userId, updated_by: `${owner.username}@example.com` });
+    const then = await expectConfig(
+      await call("fetch", viewer.key, {
+        environment_ref: { slug: "staging", version: first.revision },
+        application_ref: { id: appId },
+      }),
+    );
+    expect(then).toMatchObject({ params: { v: 3 }, environment_ref: { version: first.revision, id: first.revisionId } });
+    const byId = await expectConfig(await call("fetch", viewer.key, { environment_ref: { id: first.revisionId } }));
+    expect(byId).toEqual(then);
+  });
+
+  it("with the app alone: its production environment; 404 Config not found. while nothing is deployed there", async () => {
+    await expectError(await call("fetch", viewer.key, { application_ref: { id: appId } }), 404, "Config not found.");
+    await deploy(appId, "production", fetched, owner);
+    const production = await expectConfig(await call("fetch", viewer.key, { application_ref: { id: appId } }));
+    expect(production.environment_ref?.slug).toBe("production");
+  });
+
+  it("a variant ref wins over an environment ref", async () => {
+    const config = await expectConfig(
+      await call("fetch", viewer.key, {
+        variant_ref: { slug: fetched, version: 1 },
+        environment_ref: { slug: "staging" },
+        application_ref: { id: appId },
+      }),
+    );
+    expect(config).toMatchObject({ params: {}, variant_ref: { version: 1 }, environment_ref: null });
+  });
+
+  it("refs that disagree, another organization's app, unknown names: 404 Config not found.", async () => {
+    const wrong = [
+      { variant_ref: { slug: fetched }, application_ref: { id: appId, slug: "another-name" } },
+      { variant_ref: { slug: "absent" }, application_ref: { id: appId } },
+      { environment_ref: { slug: "qa" }, application_ref: { id: appId } },
+      { variant_ref: { slug: fetched }, application_ref: { slug: "absent-app" } },
+    ];
+    for (const body of wrong) await expectError(await call("fetch", viewer.key, body), 404, "Config not found.");
+    await expectError(
+      await call("fetch", outsider.key, { variant_ref: { slug: fetched }, application_ref: { id: appId } }),
+      404,
+      "Config not found.",
+    );
+    const revisionOfOtherApp = await expectConfig(
+      await call("add", outsider.key, {
+        variant_ref: { slug: "theirs" },
+        application_ref: { id: await createAppVia(outsider.key, { app_name: "theirs" }) },
+      }),
+    );
+    await expectError(
+      await call("fetch", viewer.key, { variant_ref: { id: revisionOfOtherApp.variant_ref.id } }),
+      404,
+      "Config not found.",
+    );
+  });
+
+  it("needs a way to name the app (422), and treats an all-null ref as absent", async () => {
+    for (const body of [
+      {},
+      { variant_ref: { slug: fetched } },
+      { environment_ref: { slug: "staging" } },
+      { variant_ref: { version: 1 } },
+    ]) {
+      expect((await call("fetch", viewer.key, body)).status, JSON.stringify(body)).toBe(422);
+    }
+    const allNull = await expectConfig(
+      await call("fetch", viewer.key, {
+        variant_ref: { slug: null, version: null, id: null },
+        environment_ref: null,
+        application_ref: { id: appId },
+      }),
+    );
+    expect(allNull.environment_ref?.slug).toBe("production");
+  });
+});
+
+describe("configs/fork", () => {
+  it("copies the source revision's params and url into a new config <name>_<8 hex> at revision 1", async () => {
+    const ref = { application_ref: { id: appId }, variant_ref: { slug: "forked" } };
+    await expectConfig(await call("add", editor.key, ref));
+    await expectConfig(await call("commit", editor.key, { ...ref, params: { k: 1 }, url: "https://one" }));
+    await expectConfig(await call("commit", editor.key, { ...ref, params: { k: 2 } }));
+    const fork = await expectConfig(
+      await call("fork", editor.key, { variant_ref: { slug: "forked", version: 2 }, application_ref: { id: appId } }),
+    );
+    expect(fork.variant_ref.slug).toMatch(/^forked_[0-9a-f]{8}$/);
+    expect(fork).toMatchObject({ params: { k: 1 }, url: "https://one", variant_ref: { version: 1 } });
+    const variants = await send("GET", `/apps/${appId}/variants`, { key: editor.key });
+    expect(((await variants.json()) as { config_name: string }[]).map((variant) => variant.config_name)).toContain(
+      fork.variant_ref.slug,
+    );
+  });
+
+  it("forks what an environment runs", async () => {
+    const fork = await expectConfig(
+      await call("fork", editor.key, { environment_ref: { slug: "staging" }, application_ref: { id: appId } }),
+    );
+    expect(fork.params).toEqual({ v: 4 });
+    expect(fork.environment_ref).toBeNull();
+  });
+
+  it("refuses a viewer (403) and an unknown source (404), writing nothing", async () => {
+    const before = await snapshot();
+    await expectError(
+      await call("fork", viewer.key, { variant_ref: { slug: "forked" }, application_ref: { id: appId } }),
+      403,
+      "You do not have access to perform this action. Please contact your organization admin.",
+    );
+    await expectError(
+      await call("fork", editor.key, { variant_ref: { slug: "nope" }, application_ref: { id: appId } }),
+      404,
+      "Config not found.",
+    );
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+it("leaves the database consistent", async () => {
+  expect(await databaseProblems()).toEqual([]);
+  const revisions = await env.DB.prepare(
+    "SELECT COUNT(*) AS n FROM app_variant_revisions WHERE json_type(params) <> 'object'",
+  ).first<{
+    n: number;
+  }>();
+  expect(revisions?.n).toBe(0);
+});
