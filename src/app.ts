@@ -4,9 +4,11 @@ import { createMiddleware } from "hono/factory";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { appsRoutes } from "./apps/apps.routes";
 import { configsRoutes } from "./configs/configs.routes";
+import { deploymentsRoutes } from "./deployments/deployments.routes";
 import { environmentsRoutes } from "./environments/environments.routes";
 import { BOOKMARK_HEADER } from "./http/d1-session";
 import { handleError, methodNotAllowed as methodNotAllowedResponse, notFound } from "./http/errors";
+import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "./http/idempotency";
 import { REQUEST_ID_HEADER, requestLog } from "./http/request-log";
 import { openApiDocument } from "./openapi";
 import type { AppEnv } from "./types";
@@ -37,8 +39,16 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
       cors({
         origin: corsOrigins.includes("*") ? "*" : corsOrigins,
         allowMethods: ["GET", "HEAD", "POST", "PATCH", "DELETE"],
-        allowHeaders: ["Authorization", "Content-Type", REQUEST_ID_HEADER, BOOKMARK_HEADER, "If-None-Match"],
-        exposeHeaders: [REQUEST_ID_HEADER, BOOKMARK_HEADER, "ETag", "Retry-After"],
+        allowHeaders: [
+          "Authorization",
+          "Content-Type",
+          REQUEST_ID_HEADER,
+          BOOKMARK_HEADER,
+          "If-None-Match",
+          "If-Match",
+          IDEMPOTENCY_KEY_HEADER,
+        ],
+        exposeHeaders: [REQUEST_ID_HEADER, BOOKMARK_HEADER, "ETag", "Retry-After", REPLAYED_HEADER],
         maxAge: 600,
       }),
     );
@@ -57,6 +67,9 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
     })
     .use("/apps/*", accountData)
     .use("/variants/*", accountData)
+    .use("/environments/*", accountData)
+    .use("/configs/*", accountData)
+    .route("/", deploymentsRoutes)
     .route("/apps", appVariantsRoutes)
     .route("/apps", appsRoutes)
     .route("/apps", environmentsRoutes)

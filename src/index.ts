@@ -1,4 +1,5 @@
 import { createService } from "./app";
+import { deleteExpiredClaims } from "./db/idempotency";
 
 // Vars only reach the Worker with a request, so the service is built on first use (per isolate and configuration).
 const services = new Map<string, ReturnType<typeof createService>>();
@@ -19,5 +20,10 @@ export default {
       services.set(key, service);
     }
     return service.fetch(request, env, ctx);
+  },
+
+  // wrangler.toml [triggers]: Idempotency-Key claims past their 24 hours are dropped.
+  scheduled(_controller, env, ctx) {
+    ctx.waitUntil(deleteExpiredClaims(env.DB));
   },
 } satisfies ExportedHandler<Env>;

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { appsOpenApi } from "./apps/apps.openapi";
+import { configsOpenApi } from "./configs/configs.openapi";
 import { environmentsOpenApi } from "./environments/environments.openapi";
 import {
   ErrorBody,
@@ -14,6 +15,21 @@ import {
 import { errorResponse, jsonResponse, schemaRef } from "./http/openapi-parts";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
 import { MAX_BODY_BYTES } from "./http/validation";
+import { variantsOpenApi } from "./variants/variants.openapi";
+
+type Fragment = ReturnType<typeof appsOpenApi | typeof environmentsOpenApi | typeof variantsOpenApi | typeof configsOpenApi>;
+
+/** One part of every fragment, merged; a name two fragments both define is a mistake, not an override. */
+function merge(fragments: Fragment[], part: "paths" | "inputSchemas" | "outputSchemas" | "responses") {
+  const merged: Record<string, unknown> = {};
+  for (const fragment of fragments) {
+    for (const [name, value] of Object.entries(fragment[part])) {
+      if (name in merged) throw new Error(`OpenAPI: ${part} ${name} is defined twice`);
+      merged[name] = value;
+    }
+  }
+  return merged;
+}
 
 /** The schemas by id, with `$ref`s into the document's components and no per-schema `$schema`/`$id`. */
 function componentSchemas(schemas: Record<string, z.ZodType>, io: "input" | "output") {
@@ -29,22 +45,24 @@ function componentSchemas(schemas: Record<string, z.ZodType>, io: "input" | "out
  * zod itself (requests as clients send them, responses as the service answers).
  */
 export function openApiDocument(basePath: string) {
-  const resources = [appsOpenApi(), environmentsOpenApi()];
+  const resources: Fragment[] = [appsOpenApi(), environmentsOpenApi(), variantsOpenApi(), configsOpenApi()];
   return {
     openapi: "3.1.0",
     info: {
       title: "App Management Service",
       version: "0.1.0",
       description:
-        "Create apps and read the deployment history of their environments. Every response is JSON and carries " +
-        `${REQUEST_ID_HEADER}. Without a key, unknown paths answer 404 (components/responses/NotFound) and a known ` +
-        "path with another method 405 (components/responses/MethodNotAllowed), with an Allow header. Both routes " +
-        "also answer with a trailing slash.",
+        "Apps (create, list, rename, delete), their environments and deployment history, their variants and " +
+        "variant revisions, and the config registry (add, commit, fetch, fork). Reads need any role in the app's " +
+        "organization, writes owner, admin or editor; what the caller cannot see is not found. Every response is " +
+        `JSON and carries ${REQUEST_ID_HEADER}. Without a key, unknown paths answer 404 ` +
+        "(components/responses/NotFound) and a known path with another method 405 " +
+        "(components/responses/MethodNotAllowed), with an Allow header. Every route also answers with a trailing slash.",
     },
     servers: [{ url: basePath || "/", description: "Relative to where this document is served" }],
     security: [{ ApiKey: [] }],
     paths: {
-      ...Object.assign({}, ...resources.map((resource) => resource.paths)),
+      ...merge(resources, "paths"),
       "/health": {
         get: {
           operationId: "health",
@@ -54,7 +72,7 @@ export function openApiDocument(basePath: string) {
             200: jsonResponse(
               "The service is up",
               { type: "object", properties: { status: { const: "ok" } }, required: ["status"] },
-              { status: "ok" },
+              { example: { status: "ok" } },
             ),
           },
         },
@@ -70,10 +88,10 @@ export function openApiDocument(basePath: string) {
     },
     components: {
       schemas: {
-        ...componentSchemas(Object.assign({}, ...resources.map((resource) => resource.inputSchemas)), "input"),
+        ...componentSchemas(merge(resources, "inputSchemas") as Record<string, z.ZodType>, "input"),
         ...componentSchemas(
           {
-            ...Object.assign({}, ...resources.map((resource) => resource.outputSchemas)),
+            ...(merge(resources, "outputSchemas") as Record<string, z.ZodType>),
             Error: ErrorBody,
             ValidationError: ValidationErrorBody,
             ValidationIssue,
@@ -96,38 +114,42 @@ export function openApiDocument(basePath: string) {
           unauthorized(),
         ),
         Forbidden: errorResponse(
-          "The target project, workspace or organization does not exist, is not visible, or the caller may only view it",
+          "A write by a viewer; on create, also a target project, workspace or organization that does not exist or is not visible",
           forbidden(),
         ),
-        ...Object.assign({}, ...resources.map((resource) => resource.responses)),
+        ...merge(resources, "responses"),
         PayloadTooLarge: errorResponse(`Request body over ${MAX_BODY_BYTES} bytes`, payloadTooLarge(MAX_BODY_BYTES)),
         UnsupportedMediaType: errorResponse(
           "Request body not application/json (+json types and a charset are fine)",
           unsupportedMediaType(),
         ),
         ValidationFailed: jsonResponse(
-          "Body fields, path parameters, or an empty or malformed JSON body; `loc` names the faulty input",
+          "Body fields, path or query parameters, or an empty or malformed JSON body; `loc` names the faulty input",
           schemaRef("ValidationError"),
-          { detail: [{ loc: ["body", "app_name"], msg: "Field required", type: "missing" }] } satisfies ValidationErrorBody,
+          {
+            example: {
+              detail: [{ loc: ["body", "app_name"], msg: "Field required", type: "missing" }],
+            } satisfies ValidationErrorBody,
+          },
         ),
         TooManyRequests: errorResponse(
           "The key spent its request budget, or the client address its budget of failed authentications",
           tooManyRequests(),
         ),
         InternalServerError: jsonResponse("Anything unexpected; the error is logged, never told", schemaRef("Error"), {
-          detail: "Internal Server Error",
+          example: { detail: "Internal Server Error" },
         }),
         ServiceUnavailable: jsonResponse(
           "The database failed in a way its operator calls transient (a read is retried once first); try again later",
           schemaRef("Error"),
-          { detail: "Service temporarily unavailable" },
+          { example: { detail: "Service temporarily unavailable" } },
           { "Retry-After": { required: true, description: "Seconds to wait", schema: { type: "string" }, example: "1" } },
         ),
-        NotFound: jsonResponse("No route has this path", schemaRef("Error"), { detail: "Not Found" }),
+        NotFound: jsonResponse("No route has this path", schemaRef("Error"), { example: { detail: "Not Found" } }),
         MethodNotAllowed: jsonResponse(
           "The path exists, with other methods",
           schemaRef("Error"),
-          { detail: "Method Not Allowed" },
+          { example: { detail: "Method Not Allowed" } },
           {
             Allow: { required: true, description: "The path's methods", schema: { type: "string" }, example: "POST" },
           },

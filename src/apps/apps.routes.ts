@@ -6,6 +6,7 @@ import { isUniqueViolation } from "../db/d1";
 import { readSession, writeSession } from "../http/d1-session";
 import { appNameTaken, appNotFound, forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
+import { idempotent, settleClaim } from "../http/idempotency";
 import { jsonBody, validate } from "../http/validation";
 import type { AppEnv } from "../types";
 import { CreateAppBody, type CreateAppOutput, ListAppsQuery, toAppListItem, UpdateAppBody } from "./apps.schemas";
@@ -33,21 +34,22 @@ export const appsRoutes = new Hono<AppEnv>()
     const apps = await readSession(c, (db) => listApps(db, c.var.caller, filter));
     return c.json(apps.map(toAppListItem), 200);
   })
-  .post("/", requireApiKey, ...jsonBody(), validate("json", CreateAppBody), async (c) => {
+  .post("/", requireApiKey, ...jsonBody(), idempotent, validate("json", CreateAppBody), async (c) => {
     const body = c.req.valid("json");
     const target = {
       projectId: body.project_id ?? null,
       workspaceId: body.workspace_id ?? null,
       organizationId: body.organization_id ?? null,
     };
-    const appId = await writeSession(c, async (db) => {
-      const created = await unlessNameTaken(createAppAsCaller(db, c.var.caller, body.app_name, target));
+    const created = await writeSession(c, async (db) => {
+      const outcome = await unlessNameTaken(createAppAsCaller(db, c.var.caller, body.app_name, target, c.var.claim));
       // Refused by the database: one more round trip, on this error path only, to tell the client why.
-      if (!created) throw createRefusedError(await findCreateRefusal(db, c.var.caller, target), target);
-      return created;
+      if (outcome.outcome === "refused") throw createRefusedError(await findCreateRefusal(db, c.var.caller, target), target);
+      return outcome;
     });
+    settleClaim(c, created);
     // 200, not 201: existing clients of this API expect 200.
-    return c.json({ app_id: appId, app_name: body.app_name } satisfies CreateAppOutput, 200);
+    return c.json({ app_id: created.appId, app_name: body.app_name } satisfies CreateAppOutput, 200);
   })
   .patch("/:app_id", requireApiKey, validate("param", AppParams), ...jsonBody(), validate("json", UpdateAppBody), async (c) => {
     const { app_id } = c.req.valid("param");

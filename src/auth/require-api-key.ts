@@ -18,11 +18,9 @@ async function countAuthFailure<E extends { Bindings: Env }>(c: Context<E>) {
   }
 }
 
-// Failures raised before a route reaches its query (body limits, validation): the key is not checked yet then.
-const RAISED_BEFORE_THE_QUERY = new Set([413, 415, 422]);
-
+/** A client error answered before the route's query (body limits, validation, a malformed Idempotency-Key). */
 const answeredBeforeKeyCheck = (c: Context, caller: Caller) =>
-  c.error instanceof ApiError && RAISED_BEFORE_THE_QUERY.has(c.error.status) && caller.userId === null;
+  c.error instanceof ApiError && c.error.status < 500 && !caller.queried;
 
 /**
  * The one way in for a caller: a route opts in by naming this middleware. It parses and hashes the key (401 when

@@ -177,16 +177,21 @@ const COMMANDS: Record<string, Command> = {
     const configName = required(options, "variant").normalize("NFC");
     const { caller, as } = await operatorOnApp(db, appId, required(options, "email"));
     const application = { id: appId, slug: null, version: null };
-    const target = { application, variant: { slug: configName, version: null, id: null }, environmentName };
+    const target = {
+      application,
+      variant: { slug: configName, version: null, id: null },
+      environment: { slug: environmentName, version: null, id: null },
+    };
     let deployed = await deployConfig(db, caller, target);
     if (deployed.outcome === "not_found" && deployed.missing === "config") {
       await ensureConfig(db, caller, as, application, configName);
       deployed = await deployConfig(db, caller, target);
     }
-    if (deployed.outcome === "forbidden" || (deployed.outcome === "not_found" && deployed.missing === "app")) {
-      throw mayNotWrite(as);
+    if (deployed.outcome === "not_found" && deployed.missing === "environment") {
+      throw new UsageError(`app ${appId} has no environment ${environmentName}`);
     }
-    if (deployed.outcome === "not_found") throw new UsageError(`app ${appId} has no environment ${environmentName}`);
+    // The app exists (operatorOnApp): not found means not visible to the user, who is no member of its organization.
+    if (deployed.outcome !== "done") throw mayNotWrite(as);
     const environment = deployed.config.environment;
     if (!environment) throw new Error("a deployment answered no environment");
     return { environment: environmentName, revision: environment.revision, revision_id: environment.revisionId };

@@ -6,6 +6,10 @@ import { UsageError } from "./run-cli";
 // Keep wrangler's own chatter off stdout, which belongs to the command's JSON.
 process.env.WRANGLER_LOG ??= "error";
 process.env.WRANGLER_SEND_METRICS ??= "false";
+// Out of wrangler's dev registry (an empty path turns it off): entries there are keyed by the Worker's name, so
+// getPlatformProxy's would replace that of a running `wrangler dev` and, on exit, delete it. The CLI binds no
+// other Worker, so it has no use for the registry.
+process.env.WRANGLER_REGISTRY_PATH = "";
 
 const CONFIG_PATH = resolve(import.meta.dirname, "../../wrangler.toml");
 

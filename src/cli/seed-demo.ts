@@ -107,7 +107,8 @@ async function ensureDemoApp(db: D1Database): Promise<string[]> {
   }
   for (const [environmentName, configName] of DEMO_DEPLOYMENTS.slice(recorded)) {
     const variant = { slug: configName, version: null, id: null };
-    const deployed = await deployConfig(db, demo, { application, variant, environmentName });
+    const environment = { slug: environmentName, version: null, id: null };
+    const deployed = await deployConfig(db, demo, { application, variant, environment });
     if (deployed.outcome !== "done") throw new Error(`the demo deployment to ${environmentName} failed: ${deployed.outcome}`);
   }
   if (recorded < DEMO_DEPLOYMENTS.length) done.push(`${DEMO_DEPLOYMENTS.length - recorded} deployments`);

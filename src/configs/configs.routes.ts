@@ -1,8 +1,9 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { requireApiKey } from "../auth/require-api-key";
 import { addConfig, type ConfigWrite, commitConfig, fetchConfig, forkConfig } from "../db/configs";
 import { readSession, writeSession } from "../http/d1-session";
 import { configExists, configNotFound, forbidden, staleConfig } from "../http/errors";
+import { idempotent, settleClaim } from "../http/idempotency";
 import { jsonBody, MAX_CONFIG_BODY_BYTES, validate } from "../http/validation";
 import type { AppEnv } from "../types";
 import {
@@ -14,8 +15,9 @@ import {
   toConfigRefs,
 } from "./configs.schemas";
 
-/** The config a write made, or the error that says why it made none. */
-function madeConfig(write: ConfigWrite): ConfigOutput {
+/** The config a write made (or, replaying a retry, had made), or the error that says why it made none. */
+function madeConfig<E extends { Bindings: Env }>(c: Context<E>, write: ConfigWrite): ConfigOutput {
+  settleClaim(c, write);
   switch (write.outcome) {
     case "done":
       return toConfigOutput(write.config);
@@ -25,33 +27,41 @@ function madeConfig(write: ConfigWrite): ConfigOutput {
       throw forbidden();
     case "stale":
       throw staleConfig(write.latest);
-    case "not_found":
+    default:
       throw configNotFound();
   }
 }
 
 /** Routes under /variants/configs: the platform's config registry. */
 export const configsRoutes = new Hono<AppEnv>()
-  .post("/fetch", requireApiKey, ...jsonBody(), validate("json", FetchConfigBody), async (c) => {
+  // A read: it accepts an Idempotency-Key, as every POST does, but has nothing to replay.
+  .post("/fetch", requireApiKey, ...jsonBody(), idempotent, validate("json", FetchConfigBody), async (c) => {
     const refs = toConfigRefs(c.req.valid("json"));
     const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
     if (!config) throw configNotFound();
     return c.json(toConfigOutput(config), 200);
   })
-  .post("/add", requireApiKey, ...jsonBody(), validate("json", AddConfigBody), async (c) => {
+  .post("/add", requireApiKey, ...jsonBody(), idempotent, validate("json", AddConfigBody), async (c) => {
     const { variant_ref, application_ref } = c.req.valid("json");
-    const write = await writeSession(c, (db) => addConfig(db, c.var.caller, application_ref, variant_ref.slug));
-    return c.json(madeConfig(write), 200);
+    const write = await writeSession(c, (db) => addConfig(db, c.var.caller, application_ref, variant_ref.slug, c.var.claim));
+    return c.json(madeConfig(c, write), 200);
   })
-  .post("/commit", requireApiKey, ...jsonBody(MAX_CONFIG_BODY_BYTES), validate("json", CommitConfigBody), async (c) => {
-    const body = c.req.valid("json");
-    const refs = { application: body.application_ref, variant: body.variant_ref };
-    const change = { params: body.params, url: body.url ?? null };
-    const write = await writeSession(c, (db) => commitConfig(db, c.var.caller, refs, change));
-    return c.json(madeConfig(write), 200);
-  })
-  .post("/fork", requireApiKey, ...jsonBody(), validate("json", FetchConfigBody), async (c) => {
+  .post(
+    "/commit",
+    requireApiKey,
+    ...jsonBody(MAX_CONFIG_BODY_BYTES),
+    idempotent,
+    validate("json", CommitConfigBody),
+    async (c) => {
+      const body = c.req.valid("json");
+      const refs = { application: body.application_ref, variant: body.variant_ref };
+      const change = { params: body.params, url: body.url ?? null };
+      const write = await writeSession(c, (db) => commitConfig(db, c.var.caller, refs, change, c.var.claim));
+      return c.json(madeConfig(c, write), 200);
+    },
+  )
+  .post("/fork", requireApiKey, ...jsonBody(), idempotent, validate("json", FetchConfigBody), async (c) => {
     const refs = toConfigRefs(c.req.valid("json"));
-    const write = await writeSession(c, (db) => forkConfig(db, c.var.caller, refs));
-    return c.json(madeConfig(write), 200);
+    const write = await writeSession(c, (db) => forkConfig(db, c.var.caller, refs, c.var.claim));
+    return c.json(madeConfig(c, write), 200);
   });

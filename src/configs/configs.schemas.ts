@@ -20,14 +20,20 @@ const ref = (slug: z.ZodType<string>, id: string) =>
         : null,
     );
 
-const applicationRef = ref(nameField("slug", { nfc: true }).meta({ description: "The app's name" }), "The app's id");
-const variantRef = ref(nameField("slug", { nfc: true }).meta({ description: "The config name" }), "A variant revision's id");
-const environmentRef = ref(nameField("slug").meta({ description: "The environment's name" }), "An environment revision's id");
+export const applicationRef = ref(nameField("slug", { nfc: true }).meta({ description: "The app's name" }), "The app's id");
+export const variantRef = ref(
+  nameField("slug", { nfc: true }).meta({ description: "The config name" }),
+  "A variant revision's id",
+);
+export const environmentRef = ref(
+  nameField("slug").meta({ description: "The environment's name" }),
+  "An environment revision's id",
+);
 
 type Refs = { application_ref?: Ref | null; variant_ref?: Ref | null; environment_ref?: Ref | null };
 
 /** A ref by slug is looked up within an app, so the app must be named unless an id names the revision. */
-function requireResolvableRefs(body: Refs, context: z.core.$RefinementCtx<Refs>) {
+export function requireResolvableRefs(body: Refs, context: z.core.$RefinementCtx<Refs>) {
   const { application_ref: application, variant_ref: variant, environment_ref: environment } = body;
   for (const [key, value] of [
     ["variant_ref", variant],

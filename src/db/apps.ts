@@ -3,6 +3,7 @@ import { type Role, WRITER_ROLES_SQL } from "./accounts";
 import { APP_BY_ID_CTE, batchAsCaller, CALLER_CTE, type Caller, type WriteOutcome, writeOutcome } from "./caller";
 import type { Queryable } from "./d1";
 import { DEFAULT_ENVIRONMENTS } from "./environments";
+import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 
 export interface NewApp {
   projectId: string;
@@ -61,21 +62,28 @@ const TARGET_PROJECT_CTE = `target AS (
 const targetBindings = (caller: Caller, target: AppTarget) =>
   [...caller.credentials, target.projectId, target.workspaceId, target.organizationId] as const;
 
+/** What a create did: the app it made (or, replaying a retry, had made), or that the database refused it. */
+export type CreateOutcome =
+  | { outcome: "created"; appId: string; replayed: boolean }
+  | { outcome: "refused" }
+  | { outcome: "key_reused" };
+
 /**
  * The whole of `POST /apps` in one round trip: in one batch, the key is checked, the target project resolved
  * (TARGET_PROJECT_CTE), every given id checked to agree with it, the caller's role checked, and the app and its
- * environments inserted, all by the database. Returns the new app's id, or null when the target refused (nothing
- * was written then: `findCreateRefusal` tells why). A name taken in the project fails with D1's UNIQUE error on
- * `apps`, which only an authorised caller can reach.
+ * environments inserted, all by the database. "refused" when any check refused (nothing was written then:
+ * `findCreateRefusal` tells why). A name taken in the project fails with D1's UNIQUE error on `apps`, which only
+ * an authorised caller can reach. With a claim, a retry of a create that succeeded answers its app again.
  */
 export async function createAppAsCaller(
   db: Queryable,
   caller: Caller,
   name: string,
   target: AppTarget,
-  appId: string = uuidv7(),
-): Promise<string | null> {
-  const [inserted] = await batchAsCaller(db, caller, [
+  claim: IdempotencyClaim | null = null,
+): Promise<CreateOutcome> {
+  const appId = uuidv7();
+  const batch = await batchClaimed(db, caller, claim, appId, [
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${TARGET_PROJECT_CTE}
@@ -92,7 +100,9 @@ export async function createAppAsCaller(
       .bind(...targetBindings(caller, target), appId, name),
     ...environmentInserts(db, appId),
   ]);
-  return inserted.results.length > 0 ? appId : null;
+  if ("reused" in batch) return { outcome: "key_reused" };
+  if ("replayOf" in batch) return { outcome: "created", appId: batch.replayOf, replayed: true };
+  return batch.ran[0].results.length > 0 ? { outcome: "created", appId, replayed: false } : { outcome: "refused" };
 }
 
 /** What the database says of a refused create's target, as the caller sees it. */

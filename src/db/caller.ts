@@ -9,6 +9,9 @@ export class Caller {
   /** The user, once the database has found the key live (or the operator's user); null until then. */
   userId: string | null = null;
 
+  /** Whether a batch with the key check has been sent (it checks the key, whatever else happens to it). */
+  queried = false;
+
   /** What statements bind as ?1 and ?2 for CALLER_CTE. */
   readonly credentials: readonly [prefix: string | null, keyHashOrUserId: string];
 
@@ -58,6 +61,7 @@ export async function batchAsCaller<T = Record<string, unknown>>(
   caller: Caller,
   statements: D1PreparedStatement[],
 ): Promise<D1Result<T>[]> {
+  caller.queried = true;
   const [found, ...results] = await db.batch<T>([
     db.prepare(`WITH ${CALLER_CTE} SELECT user_id FROM caller`).bind(...caller.credentials),
     ...statements,
@@ -88,14 +92,15 @@ export const APP_OF_VARIANT_CTE = `app AS (${MEMBER_APPS} WHERE a.id = (SELECT a
 
 /**
  * The app a config request names, as the caller sees it: a CTE named `app`. By id (?3), else by name (?4) in the
- * key's project, else as the app of variant revision ?5 or of environment revision ?6; a name given with
- * another reference must agree with it.
+ * key's project, else as the app of variant revision ?5, of environment revision ?6 or of variant ?12; a name
+ * given with another reference must agree with it.
  */
 export const APP_BY_REF_CTE = `app AS (${MEMBER_APPS}
   WHERE a.id = COALESCE(?3,
     (SELECT id FROM apps WHERE project_id = (SELECT project_id FROM caller) AND name = ?4),
     (SELECT v.app_id FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id WHERE r.id = ?5),
-    (SELECT e.app_id FROM environment_revisions er JOIN environments e ON e.id = er.environment_id WHERE er.id = ?6))
+    (SELECT e.app_id FROM environment_revisions er JOIN environments e ON e.id = er.environment_id WHERE er.id = ?6),
+    (SELECT app_id FROM app_variants WHERE id = ?12))
     AND (?4 IS NULL OR a.name = ?4))`;
 
 /** What a write found: done, nothing the caller can see, or something the caller may only read. */

@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./accounts";
 import { APP_BY_REF_CTE, batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import { isUniqueViolation, type Queryable } from "./d1";
+import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 
 /** A reference to an app, a variant (revision) or an environment (revision): every part optional. */
 export interface Ref {
@@ -15,6 +16,8 @@ export interface ConfigRefs {
   application: Ref | null;
   variant: Ref | null;
   environment: Ref | null;
+  /** A variant by its own id (its latest revision, unless the variant ref says otherwise). */
+  variantId?: string | null;
 }
 
 /** The config of one variant revision, and the environment revision it was reached through, if any. */
@@ -31,6 +34,7 @@ export interface Config {
   revisionModifiedById: string;
   revisionModifiedByEmail: string;
   environment: {
+    id: string;
     name: string;
     revisionId: string;
     revision: number;
@@ -43,18 +47,20 @@ export interface Config {
 /*
  * Every config statement binds the same parameters (see `refBindings`): ?1 ?2 the caller; ?3 app id, ?4 app
  * name; ?5 variant revision id, ?6 environment revision id; ?7 config name, ?8 variant version; ?9 environment
- * name, ?10 environment version; ?11 'variant' or 'environment', which ref decides. Writes add theirs from ?12.
+ * name, ?10 environment version; ?11 'variant' or 'environment', which ref decides; ?12 variant id. Writes add
+ * theirs from ?13.
  */
 
 /**
  * The CTEs `app` (APP_BY_REF_CTE), `environment_revision` (in environment mode: the revision ?6, else revision
  * ?10 or the current one of environment ?9, production by default) and `variant_revision` (in variant mode: the
- * revision ?5, else revision ?8 or the latest of config ?7; in environment mode: what the environment revision
+ * revision ?5, else revision ?8 or the latest of variant ?12 or of config ?7; in environment mode: what the environment revision
  * deployed). Each must belong to the app, and every part of a ref given must agree.
  */
 export const CONFIG_CTES = `${APP_BY_REF_CTE},
 environment_revision AS (
-  SELECT er.id, er.revision, er.deployed_app_variant_revision_id AS variant_revision_id, er.created_at, er.modified_by, e.name
+  SELECT er.id, er.revision, er.deployed_app_variant_revision_id AS variant_revision_id, er.created_at, er.modified_by,
+         e.name, e.id AS environment_id
     FROM environment_revisions er JOIN environments e ON e.id = er.environment_id
    WHERE ?11 = 'environment'
      AND er.id = COALESCE(?6, (SELECT er2.id FROM environments e2 JOIN environment_revisions er2 ON er2.environment_id = e2.id
@@ -67,17 +73,18 @@ variant_revision AS (
    WHERE r.id = CASE ?11
                   WHEN 'variant' THEN COALESCE(?5, (
                     SELECT r2.id FROM app_variants v2 JOIN app_variant_revisions r2 ON r2.variant_id = v2.id
-                     WHERE v2.app_id = (SELECT id FROM app) AND v2.name = ?7
+                     WHERE v2.app_id = (SELECT id FROM app)
+                       AND v2.id = COALESCE(?12, (SELECT id FROM app_variants WHERE app_id = (SELECT id FROM app) AND name = ?7))
                        AND r2.revision = COALESCE(?8, (SELECT MAX(revision) FROM app_variant_revisions WHERE variant_id = v2.id))))
                   ELSE (SELECT variant_revision_id FROM environment_revision) END
      AND v.app_id = (SELECT id FROM app)
-     AND (?11 <> 'variant' OR ((?7 IS NULL OR v.name = ?7) AND (?8 IS NULL OR r.revision = ?8))))`;
+     AND (?11 <> 'variant' OR ((?7 IS NULL OR v.name = ?7) AND (?8 IS NULL OR r.revision = ?8) AND (?12 IS NULL OR v.id = ?12))))`;
 
 /** The Config row of the CTEs above (no row: nothing found). */
 const SELECT_CONFIG = `SELECT app.id AS appId, app.name AS appName, vr.variant_id AS variantId, vr.config_name AS configName,
        vr.id AS revisionId, vr.revision, vr.params, vr.url, vr.created_at AS revisionCreatedAt,
        vr.modified_by AS revisionModifiedById, vu.email AS revisionModifiedByEmail,
-       er.name AS environmentName, er.id AS environmentRevisionId, er.revision AS environmentRevision,
+       er.environment_id AS environmentId, er.name AS environmentName, er.id AS environmentRevisionId, er.revision AS environmentRevision,
        er.created_at AS environmentCreatedAt, er.modified_by AS environmentModifiedById, eu.email AS environmentModifiedByEmail
   FROM app
   JOIN variant_revision vr
@@ -103,12 +110,13 @@ export function refBindings(caller: Caller, refs: ConfigRefs) {
     environment?.slug ?? null,
     environment?.version ?? null,
     // A variant ref wins; else an environment ref, or the app's production environment.
-    variant ? "variant" : "environment",
+    variant || refs.variantId ? "variant" : "environment",
+    refs.variantId ?? null,
   ];
 }
 
 /** The refs that name exactly one variant revision. */
-const revisionRefs = (revisionId: string): ConfigRefs => ({
+export const revisionRefs = (revisionId: string): ConfigRefs => ({
   application: null,
   variant: { slug: null, version: null, id: revisionId },
   environment: null,
@@ -116,6 +124,7 @@ const revisionRefs = (revisionId: string): ConfigRefs => ({
 
 export interface ConfigRow extends Omit<Config, "params" | "environment"> {
   params: string;
+  environmentId: string;
   environmentName: string | null;
   environmentRevisionId: string;
   environmentRevision: number;
@@ -128,6 +137,7 @@ export function toConfig(row: ConfigRow | undefined): Config | null {
   if (!row) return null;
   const {
     params,
+    environmentId,
     environmentName,
     environmentRevisionId,
     environmentRevision,
@@ -143,6 +153,7 @@ export function toConfig(row: ConfigRow | undefined): Config | null {
       environmentName === null
         ? null
         : {
+            id: environmentId,
             name: environmentName,
             revisionId: environmentRevisionId,
             revision: environmentRevision,
@@ -162,46 +173,80 @@ export async function fetchConfig(db: Queryable, caller: Caller, refs: ConfigRef
   return toConfig(config.results[0]);
 }
 
-/** What a config write did: the config it made, or why it made none. */
+/** What a config write did: the config it made (or, replaying a retry, had made), or why it made none. */
 export type ConfigWrite =
-  | { outcome: "done"; config: Config }
+  | { outcome: "done"; config: Config; replayed: boolean }
   | { outcome: "not_found" | "forbidden" | "exists" }
+  | { outcome: "key_reused" }
   | { outcome: "stale"; latest: number };
 
 /** The outcome of a write batch from the caller's role (no row: nothing visible) and the config it made. */
 function written(role: D1Result, made: D1Result): ConfigWrite {
   const config = toConfig(made.results[0] as ConfigRow | undefined);
-  if (config) return { outcome: "done", config };
+  if (config) return { outcome: "done", config, replayed: false };
   const found = role.results[0] as { role: Role } | undefined;
   return { outcome: found && !WRITER_ROLES.includes(found.role) ? "forbidden" : "not_found" };
+}
+
+/**
+ * Runs a config write's statements (the role first, the config made last) with the request's claim: the write's
+ * outcome, or for a retry of a request that already made its config, that config read back (`refsOfResult` names
+ * it by the id the first request recorded).
+ */
+export async function claimedConfigWrite(
+  db: Queryable,
+  caller: Caller,
+  claim: IdempotencyClaim | null,
+  resultId: string,
+  statements: D1PreparedStatement[],
+  refsOfResult: (resultId: string) => ConfigRefs,
+  outcome: (results: D1Result[]) => ConfigWrite = (results) => written(results[0], results[results.length - 1]),
+): Promise<ConfigWrite> {
+  const batch = await batchClaimed(db, caller, claim, resultId, statements);
+  if ("reused" in batch) return { outcome: "key_reused" };
+  if ("ran" in batch) return outcome(batch.ran);
+  const config = await fetchConfig(db, caller, refsOfResult(batch.replayOf));
+  return config ? { outcome: "done", config, replayed: true } : { outcome: "not_found" };
 }
 
 /**
  * Adds config `configName` to the app the ref names, with revision 1 holding params {} and url "": one batch.
  * "exists" when the app already has a config of that name (its UNIQUE constraint, which only a writer reaches).
  */
-export async function addConfig(db: Queryable, caller: Caller, application: Ref, configName: string): Promise<ConfigWrite> {
+export async function addConfig(
+  db: Queryable,
+  caller: Caller,
+  application: Ref,
+  configName: string,
+  claim: IdempotencyClaim | null = null,
+): Promise<ConfigWrite> {
   const [variantId, revisionId] = [uuidv7(), uuidv7()];
-  const app = refBindings(caller, { application, variant: null, environment: null }).slice(0, 6);
+  const app = refBindings(caller, { application, variant: null, environment: null });
   try {
-    const [role, , , made] = await batchAsCaller(db, caller, [
-      db.prepare(ROLE_SQL).bind(...app),
-      db
-        .prepare(
-          `WITH ${CALLER_CTE}, ${APP_BY_REF_CTE}
-           INSERT INTO app_variants (id, app_id, name) SELECT ?7, id, ?8 FROM app WHERE role IN ${WRITER_ROLES_SQL}`,
-        )
-        .bind(...app, variantId, configName),
-      db
-        .prepare(
-          `WITH ${CALLER_CTE}
-           INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by)
-           SELECT ?4, id, 1, (SELECT user_id FROM caller) FROM app_variants WHERE id = ?3`,
-        )
-        .bind(...caller.credentials, variantId, revisionId),
-      configStatement(db, caller, revisionRefs(revisionId)),
-    ]);
-    return written(role, made);
+    return await claimedConfigWrite(
+      db,
+      caller,
+      claim,
+      revisionId,
+      [
+        db.prepare(ROLE_SQL).bind(...app),
+        db
+          .prepare(
+            `WITH ${CALLER_CTE}, ${APP_BY_REF_CTE}
+             INSERT INTO app_variants (id, app_id, name) SELECT ?13, id, ?14 FROM app WHERE role IN ${WRITER_ROLES_SQL}`,
+          )
+          .bind(...app, variantId, configName),
+        db
+          .prepare(
+            `WITH ${CALLER_CTE}
+             INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by)
+             SELECT ?4, id, 1, (SELECT user_id FROM caller) FROM app_variants WHERE id = ?3`,
+          )
+          .bind(...caller.credentials, variantId, revisionId),
+        configStatement(db, caller, revisionRefs(revisionId)),
+      ],
+      revisionRefs,
+    );
   } catch (error) {
     if (isUniqueViolation(error, "app_variants")) return { outcome: "exists" };
     throw error;
@@ -224,6 +269,8 @@ latest AS (
   SELECT revision, url FROM app_variant_revisions WHERE variant_id = (SELECT id FROM variant) ORDER BY revision DESC LIMIT 1),
 expected AS (SELECT COALESCE(?8, (SELECT revision FROM app_variant_revisions WHERE id = ?5)) AS revision)`;
 
+const mayWrite = (row: { role: Role | null }) => row.role !== null && WRITER_ROLES.includes(row.role);
+
 /**
  * Commits a new revision of the config the refs name: `params` replace the latest's (they are not merged), and
  * `url` too when given (else the latest's is kept). When the refs name a version (or a revision id), it must be
@@ -235,69 +282,83 @@ export async function commitConfig(
   caller: Caller,
   refs: Pick<ConfigRefs, "application" | "variant">,
   change: { params: Record<string, unknown>; url: string | null },
+  claim: IdempotencyClaim | null = null,
 ): Promise<ConfigWrite> {
   const revisionId = uuidv7();
   const bindings = refBindings(caller, { ...refs, environment: null });
-  const [facts, , made] = await batchAsCaller<{
-    role: Role | null;
-    variantId: string | null;
-    latest: number;
-    expected: number | null;
-  }>(db, caller, [
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${COMMIT_CTES}
+  return claimedConfigWrite(
+    db,
+    caller,
+    claim,
+    revisionId,
+    [
+      db
+        .prepare(
+          `WITH ${CALLER_CTE}, ${COMMIT_CTES}
            SELECT app.role, variant.id AS variantId, latest.revision AS latest, expected.revision AS expected
              FROM app LEFT JOIN variant LEFT JOIN latest LEFT JOIN expected`,
-      )
-      .bind(...bindings.slice(0, 8)),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${COMMIT_CTES}
+        )
+        .bind(...bindings),
+      db
+        .prepare(
+          `WITH ${CALLER_CTE}, ${COMMIT_CTES}
            INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params, url)
-           SELECT ?12, variant.id, latest.revision + 1, (SELECT user_id FROM caller), ?13, COALESCE(?14, latest.url)
+           SELECT ?13, variant.id, latest.revision + 1, (SELECT user_id FROM caller), ?14, COALESCE(?15, latest.url)
              FROM variant, latest, expected
             WHERE (SELECT role FROM app) IN ${WRITER_ROLES_SQL} AND COALESCE(expected.revision, latest.revision) = latest.revision`,
-      )
-      .bind(...bindings, revisionId, JSON.stringify(change.params), change.url),
-    configStatement(db, caller, revisionRefs(revisionId)),
-  ]);
-  const found = facts.results[0];
-  if (found?.variantId && mayWrite(found) && found.expected !== null && found.expected !== found.latest) {
-    return { outcome: "stale", latest: found.latest };
-  }
-  return written(facts, made);
+        )
+        .bind(...bindings, revisionId, JSON.stringify(change.params), change.url),
+      configStatement(db, caller, revisionRefs(revisionId)),
+    ],
+    revisionRefs,
+    ([facts, , made]) => {
+      const found = facts.results[0] as { role: Role | null; variantId: string | null; latest: number; expected: number | null };
+      if (found?.variantId && mayWrite(found) && found.expected !== null && found.expected !== found.latest) {
+        return { outcome: "stale", latest: found.latest };
+      }
+      return written(facts, made);
+    },
+  );
 }
-
-const mayWrite = (row: { role: Role | null }) => row.role !== null && WRITER_ROLES.includes(row.role);
 
 /**
  * Forks the config the refs name (as `fetchConfig` finds it) into a new config of the same app,
  * `<config name>_<8 hex>`, whose revision 1 holds the source's params and url: one batch.
  */
-export async function forkConfig(db: Queryable, caller: Caller, refs: ConfigRefs): Promise<ConfigWrite> {
+export async function forkConfig(
+  db: Queryable,
+  caller: Caller,
+  refs: ConfigRefs,
+  claim: IdempotencyClaim | null = null,
+): Promise<ConfigWrite> {
   const [variantId, revisionId] = [uuidv7(), uuidv7()];
   const suffix = Array.from(crypto.getRandomValues(new Uint8Array(4)), (byte) => byte.toString(16).padStart(2, "0")).join("");
   const bindings = refBindings(caller, refs);
-  const [role, , , made] = await batchAsCaller(db, caller, [
-    db.prepare(`WITH ${CALLER_CTE}, ${CONFIG_CTES} SELECT app.role FROM app JOIN variant_revision`).bind(...bindings),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${CONFIG_CTES}
-         INSERT INTO app_variants (id, app_id, name)
-         SELECT ?12, app.id, substr(vr.config_name, 1, 246) || '_' || ?13 FROM app JOIN variant_revision vr
-          WHERE app.role IN ${WRITER_ROLES_SQL}`,
-      )
-      .bind(...bindings, variantId, suffix),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${CONFIG_CTES}
-         INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params, url)
-         SELECT ?12, ?13, 1, (SELECT user_id FROM caller), params, url FROM variant_revision
-          WHERE EXISTS (SELECT 1 FROM app_variants WHERE id = ?13)`,
-      )
-      .bind(...bindings, revisionId, variantId),
-    configStatement(db, caller, revisionRefs(revisionId)),
-  ]);
-  return written(role, made);
+  return claimedConfigWrite(
+    db,
+    caller,
+    claim,
+    revisionId,
+    [
+      db.prepare(`WITH ${CALLER_CTE}, ${CONFIG_CTES} SELECT app.role FROM app JOIN variant_revision`).bind(...bindings),
+      db
+        .prepare(
+          `WITH ${CALLER_CTE}, ${CONFIG_CTES}
+           INSERT INTO app_variants (id, app_id, name)
+           SELECT ?13, app.id, substr(vr.config_name, 1, 246) || '_' || ?14 FROM app JOIN variant_revision vr
+            WHERE app.role IN ${WRITER_ROLES_SQL}`,
+        )
+        .bind(...bindings, variantId, suffix),
+      db
+        .prepare(
+          `WITH ${CALLER_CTE}, ${CONFIG_CTES}
+           INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params, url)
+           SELECT ?13, ?14, 1, (SELECT user_id FROM caller), params, url FROM variant_revision
+            WHERE EXISTS (SELECT 1 FROM app_variants WHERE id = ?14)`,
+        )
+        .bind(...bindings, revisionId, variantId),
+      configStatement(db, caller, revisionRefs(revisionId)),
+    ],
+    revisionRefs,
+  );
 }

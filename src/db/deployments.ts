@@ -1,51 +1,85 @@
 import { v7 as uuidv7 } from "uuid";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./accounts";
-import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
-import { CONFIG_CTES, type Config, type ConfigRow, configStatement, type Ref, refBindings, toConfig } from "./configs";
+import { CALLER_CTE, type Caller } from "./caller";
+import {
+  CONFIG_CTES,
+  type Config,
+  type ConfigRefs,
+  type ConfigRow,
+  configStatement,
+  fetchConfig,
+  refBindings,
+  toConfig,
+} from "./configs";
 import type { Queryable } from "./d1";
+import { batchClaimed, type IdempotencyClaim } from "./idempotency";
+
+/** The state of an environment a writer saw (its ETag): its id and revision; null: any state (`If-Match: *`). */
+export interface EnvironmentState {
+  environmentId: string;
+  revision: number;
+}
 
 /** What a deployment did: the config now deployed (reached through the environment), or why nothing was. */
 export type DeploymentOutcome =
-  | { outcome: "done"; config: Config }
+  | { outcome: "done"; config: Config; replayed: boolean }
   | { outcome: "not_found"; missing: "app" | "config" | "environment" }
-  | { outcome: "forbidden" };
+  | { outcome: "forbidden" }
+  | { outcome: "key_reused" }
+  | { outcome: "moved_on"; current: EnvironmentState };
 
 /**
- * Deploys the variant revision the refs name (its version or revision id; else the latest) to environment
- * `environmentName` of the app, deployed before or not, in one batch: a deployment row, the environment's next
- * revision, and the environment's current pointers moved. The revision number is the environment's + 1, read
- * and written inside the transaction and guarded by UNIQUE (environment_id, revision).
+ * What a deployment deploys and where, as config refs: a variant revision (variant ref: its version or revision
+ * id, else the latest; or `variantId`'s latest) to the environment named by the environment ref's slug; or, for a
+ * revert, what environment revision `environment.id` deployed, to that revision's environment.
+ */
+export type DeploymentTarget = ConfigRefs;
+
+/** The environment the deployment goes to: that of environment revision ?6 (a revert), else the one named ?9. */
+const TARGET_ENVIRONMENT = `target AS (
+  SELECT e.id, e.revision FROM environments e
+   WHERE e.app_id = (SELECT id FROM app)
+     AND e.id = COALESCE((SELECT environment_id FROM environment_revisions WHERE id = ?6),
+                         (SELECT id FROM environments WHERE app_id = (SELECT id FROM app) AND name = ?9)))`;
+
+/**
+ * Deploys what the target names, in one batch: a deployment row and the environment's next revision, whose
+ * insert the database checks (gapless numbering) and follows by moving the environment's current pointers
+ * (migrations/0004). With `expected` (If-Match), the environment must still be in that state, checked by the
+ * insert itself inside the transaction: a writer who saw an older state writes nothing ("moved_on").
  */
 export async function deployConfig(
   db: Queryable,
   caller: Caller,
-  target: { application: Ref | null; variant: Ref; environmentName: string },
+  target: DeploymentTarget,
+  expected: EnvironmentState | null = null,
+  claim: IdempotencyClaim | null = null,
 ): Promise<DeploymentOutcome> {
   const [deploymentId, environmentRevisionId] = [uuidv7(), uuidv7()];
-  // The environment rides as ?9 (the environment slug), which variant mode leaves to the environment alone.
-  const bindings = refBindings(caller, {
-    application: target.application,
-    variant: target.variant,
-    environment: { slug: target.environmentName, version: null, id: null },
-  });
-  const [facts, , , , deployed] = await batchAsCaller<unknown>(db, caller, [
+  const bindings = refBindings(caller, target);
+  const revisionRefs: ConfigRefs = {
+    application: null,
+    variant: null,
+    environment: { slug: null, version: null, id: environmentRevisionId },
+  };
+  const batch = await batchClaimed(db, caller, claim, environmentRevisionId, [
     db
       .prepare(
-        `WITH ${CALLER_CTE}, ${CONFIG_CTES}
+        `WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${TARGET_ENVIRONMENT}
          SELECT app.role, (SELECT id FROM variant_revision) AS revisionId,
-                (SELECT id FROM environments WHERE app_id = app.id AND name = ?9) AS environmentId
-           FROM app`,
+                target.id AS environmentId, target.revision AS environmentRevision
+           FROM app LEFT JOIN target`,
       )
       .bind(...bindings),
     db
       .prepare(
-        `WITH ${CALLER_CTE}, ${CONFIG_CTES}
+        `WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${TARGET_ENVIRONMENT}
          INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by)
-         SELECT ?12, e.id, vr.id, (SELECT user_id FROM caller)
-           FROM app JOIN variant_revision vr JOIN environments e ON e.app_id = app.id AND e.name = ?9
-          WHERE app.role IN ${WRITER_ROLES_SQL}`,
+         SELECT ?13, target.id, vr.id, (SELECT user_id FROM caller)
+           FROM app JOIN variant_revision vr JOIN target
+          WHERE app.role IN ${WRITER_ROLES_SQL} AND (?14 IS NULL OR (target.id = ?14 AND target.revision = ?15))`,
       )
-      .bind(...bindings, deploymentId),
+      .bind(...bindings, deploymentId, expected?.environmentId ?? null, expected?.revision ?? null),
     db
       .prepare(
         `INSERT INTO environment_revisions (id, environment_id, revision, modified_by, deployed_app_variant_revision_id, deployment_id)
@@ -54,26 +88,25 @@ export async function deployConfig(
           WHERE d.id = ?1`,
       )
       .bind(deploymentId, environmentRevisionId),
-    db
-      .prepare(
-        `UPDATE environments
-            SET revision = revision + 1,
-                deployed_app_variant_revision_id = d.app_variant_revision_id,
-                deployed_app_variant_id = (SELECT variant_id FROM app_variant_revisions WHERE id = d.app_variant_revision_id)
-           FROM (SELECT environment_id, app_variant_revision_id FROM deployments WHERE id = ?1) AS d
-          WHERE environments.id = d.environment_id`,
-      )
-      .bind(deploymentId),
-    configStatement(db, caller, {
-      application: null,
-      variant: null,
-      environment: { slug: null, version: null, id: environmentRevisionId },
-    }),
+    configStatement(db, caller, revisionRefs),
   ]);
+  if ("reused" in batch) return { outcome: "key_reused" };
+  if ("replayOf" in batch) {
+    const config = await fetchConfig(db, caller, {
+      ...revisionRefs,
+      environment: { slug: null, version: null, id: batch.replayOf },
+    });
+    return config ? { outcome: "done", config, replayed: true } : { outcome: "not_found", missing: "environment" };
+  }
+  const [facts, , , deployed] = batch.ran;
   const config = toConfig(deployed.results[0] as ConfigRow | undefined);
-  if (config) return { outcome: "done", config };
-  const found = facts.results[0] as { role: Role; revisionId: string | null; environmentId: string | null } | undefined;
+  if (config) return { outcome: "done", config, replayed: false };
+  const found = facts.results[0] as
+    | { role: Role; revisionId: string | null; environmentId: string | null; environmentRevision: number | null }
+    | undefined;
   if (!found) return { outcome: "not_found", missing: "app" };
   if (!WRITER_ROLES.includes(found.role)) return { outcome: "forbidden" };
-  return { outcome: "not_found", missing: found.environmentId ? "config" : "environment" };
+  if (!found.environmentId || found.environmentRevision === null) return { outcome: "not_found", missing: "environment" };
+  if (!found.revisionId) return { outcome: "not_found", missing: "config" };
+  return { outcome: "moved_on", current: { environmentId: found.environmentId, revision: found.environmentRevision } };
 }

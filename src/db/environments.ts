@@ -6,6 +6,7 @@ export const DEFAULT_ENVIRONMENTS = ["development", "staging", "production"] as 
 
 /** An environment of an app, with what is deployed there now and where the app lives. */
 export interface Environment {
+  id: string;
   name: string;
   appId: string;
   projectId: string;
@@ -58,7 +59,7 @@ export async function readEnvironmentRevisions(
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${VISIBLE_ENVIRONMENT_CTE}
-         SELECT environment.name, environment.app_id AS appId, environment.project_id AS projectId,
+         SELECT environment.id, environment.name, environment.app_id AS appId, environment.project_id AS projectId,
                 environment.workspace_id AS workspaceId, environment.organization_id AS organizationId,
                 environment.deployed_app_variant_id AS deployedVariantId, v.name AS deployedConfigName,
                 environment.deployed_app_variant_revision_id AS deployedVariantRevisionId, environment.revision
@@ -87,7 +88,7 @@ export async function listEnvironments(db: Queryable, caller: Caller, appId: str
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}
-         SELECT e.name, e.app_id AS appId, app.project_id AS projectId, w.id AS workspaceId,
+         SELECT e.id, e.name, e.app_id AS appId, app.project_id AS projectId, w.id AS workspaceId,
                 w.organization_id AS organizationId, e.deployed_app_variant_id AS deployedVariantId,
                 v.name AS deployedConfigName, e.deployed_app_variant_revision_id AS deployedVariantRevisionId, e.revision
            FROM app

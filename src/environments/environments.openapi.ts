@@ -1,19 +1,37 @@
-import * as z from "zod";
 import { appEnvironmentNotFound } from "../http/errors";
-import { DEMO_IDS, errorResponse, jsonResponse, requestIdParameter, responseRef, schemaRef } from "../http/openapi-parts";
-import { EnvironmentRevisions, EnvironmentRevisionsParams, RevisionEntry } from "./environments.schemas";
+import {
+  appPathParameters,
+  arrayOf,
+  DEMO_IDS,
+  EXAMPLE_IDS,
+  errorResponse,
+  jsonResponse,
+  operationResponses,
+  parametersOf,
+  requestIdParameter,
+  responseRef,
+  schemaRef,
+} from "../http/openapi-parts";
+import { EnvironmentOutput, EnvironmentRevisions, EnvironmentRevisionsParams, RevisionEntry } from "./environments.schemas";
 
-const demoRecord = {
+const demoEnvironment = {
   name: "development",
   app_id: DEMO_IDS.app,
   project_id: DEMO_IDS.project,
-  deployed_app_variant_id: "01a2012d-894c-77b0-ba2e-5b0e6747124c",
+  deployed_app_variant_id: EXAMPLE_IDS.variant,
   deployed_variant_name: "app.main",
-  deployed_app_variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f4",
+  deployed_app_variant_revision_id: EXAMPLE_IDS.variantRevision,
   revision: 3,
+  organization_id: DEMO_IDS.organization,
+  workspace_id: DEMO_IDS.workspace,
+} satisfies EnvironmentOutput;
+
+const { organization_id, workspace_id, ...demoRecordHead } = demoEnvironment;
+const demoRecord = {
+  ...demoRecordHead,
   revisions: [
     {
-      id: "01a2012d-8940-7219-9117-b691493353e3",
+      id: EXAMPLE_IDS.environmentRevision,
       revision: 1,
       modified_by: "demo",
       deployed_app_variant_revision: "01a2012d-8940-7219-9117-af422206e8f5",
@@ -21,47 +39,44 @@ const demoRecord = {
       created_at: "2026-11-22T02:54:51.253Z",
     },
   ],
-  organization_id: DEMO_IDS.organization,
-  workspace_id: DEMO_IDS.workspace,
+  // Last, in SPEC 2.3's order.
+  organization_id,
+  workspace_id,
 } satisfies EnvironmentRevisions;
-
-const pathParameterExamples = { app_id: DEMO_IDS.app, environment_name: "development" } satisfies z.input<
-  typeof EnvironmentRevisionsParams
->;
 
 /** The OpenAPI fragment of src/environments/environments.routes.ts: its paths, schemas and own responses; built with the
  * document, on its first request. */
 export const environmentsOpenApi = () => ({
   paths: {
     "/apps/{app_id}/revisions/{environment_name}": {
-      parameters: Object.entries(z.toJSONSchema(EnvironmentRevisionsParams, { io: "input" }).properties ?? {}).map(
-        ([name, schema]) => ({
-          name,
-          in: "path",
-          required: true,
-          schema,
-          example: pathParameterExamples[name as keyof typeof pathParameterExamples],
-        }),
-      ),
+      parameters: parametersOf("path", EnvironmentRevisionsParams, { app_id: DEMO_IDS.app, environment_name: "development" }),
       get: {
         operationId: "listAppEnvironmentRevisions",
         summary: "Read an environment's deployment record and its revisions",
         description: "`revisions` lists every revision oldest first. HEAD is answered like GET, without a body.",
         parameters: [requestIdParameter],
-        responses: {
-          200: jsonResponse("The environment's record", schemaRef("EnvironmentRevisions"), demoRecord),
-          401: responseRef("Unauthorized"),
-          404: responseRef("AppEnvironmentNotFound"),
-          422: responseRef("ValidationFailed"),
-          429: responseRef("TooManyRequests"),
-          500: responseRef("InternalServerError"),
-          503: responseRef("ServiceUnavailable"),
-        },
+        responses: operationResponses(
+          jsonResponse("The environment's record", schemaRef("EnvironmentRevisions"), { example: demoRecord }),
+          { 404: responseRef("AppEnvironmentNotFound") },
+        ),
+      },
+    },
+    "/apps/{app_id}/environments": {
+      parameters: appPathParameters(),
+      get: {
+        operationId: "listEnvironments",
+        summary: "List an app's environments",
+        description: "development, staging and production, each with what is deployed there and its own current revision.",
+        parameters: [requestIdParameter],
+        responses: operationResponses(
+          jsonResponse("The app's environments", arrayOf(schemaRef("EnvironmentOutput")), { example: [demoEnvironment] }),
+          { 404: responseRef("AppNotFound") },
+        ),
       },
     },
   },
   inputSchemas: {},
-  outputSchemas: { EnvironmentRevisions, RevisionEntry },
+  outputSchemas: { EnvironmentRevisions, RevisionEntry, EnvironmentOutput },
   responses: {
     AppEnvironmentNotFound: errorResponse(
       "The app does not exist, is not visible to the caller, or has no such environment (not told apart)",

@@ -7,9 +7,11 @@ import { appEnvironmentNotFound, appNotFound } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { validate } from "../http/validation";
 import type { AppEnv } from "../types";
+import { environmentETag } from "./environment-etag";
 import { EnvironmentRevisionsParams, toEnvironmentOutput, toEnvironmentRevisions } from "./environments.schemas";
 
-// Clients poll the record to watch deployments: the ETag (a digest of the body) changes exactly when the record does.
+// Clients poll the record to watch deployments, and name it in If-Match when they deploy: its ETag (see
+// environment-etag.ts) changes exactly when the record does; this answers If-None-Match with a 304.
 const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMARK_HEADER] });
 
 /** Routes under /apps/:app_id that act on an app's environments. */
@@ -23,6 +25,7 @@ export const environmentsRoutes = new Hono<AppEnv>()
       const { app_id, environment_name } = c.req.valid("param");
       const found = await readSession(c, (db) => readEnvironmentRevisions(db, c.var.caller, app_id, environment_name));
       if (!found) throw appEnvironmentNotFound();
+      c.header("ETag", environmentETag({ environmentId: found.environment.id, revision: found.environment.revision }));
       return c.json(toEnvironmentRevisions(found.environment, found.revisions), 200);
     },
   )

@@ -51,12 +51,33 @@ export const variantNotFound = () => new ApiError(404, "Variant not found");
 
 export const variantRevisionNotFound = () => new ApiError(404, "Variant revision not found");
 
+export const deploymentRevisionNotFound = () => new ApiError(404, "Deployment revision not found");
+
 export const nothingDeployed = () => new ApiError(404, "No variant is deployed to this environment");
 
 // The platform's own messages, which its SDK shows as they are.
 export const configNotFound = () => new ApiError(404, "Config not found.");
 
 export const configExists = () => new ApiError(400, "Config already exists.");
+
+export const badIdempotencyKey = () =>
+  new ApiError(400, "Idempotency-Key must be 1 to 255 printable ASCII characters (optionally as a quoted string)");
+
+export const idempotencyKeyInFlight = () =>
+  new ApiError(409, "A request with this Idempotency-Key is still being processed; retry it once that one is answered");
+
+// A 422 keeps FastAPI's list shape, which clients parse.
+export const idempotencyKeyReused = () =>
+  validationFailed([
+    {
+      loc: ["header", "Idempotency-Key"],
+      msg: "Value error, this Idempotency-Key was used for another request (another method, path or body)",
+      type: "value_error",
+    },
+  ]);
+
+export const environmentMovedOn = () =>
+  new ApiError(412, "The environment has changed since the ETag given in If-Match: read it again, then retry");
 
 export const staleConfig = (latest: number) =>
   new ApiError(409, `Config has changed: its latest version is ${latest}. Fetch it and commit on top of it.`);

@@ -6,6 +6,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyMigrations, type DevServer, d1Query, startDev } from "../support/wrangler";
 import {
   API_KEY,
   admin,
@@ -14,13 +15,9 @@ import {
   expectCliError,
   expectJsonObject,
   makeTempDir,
-  migrate,
-  query,
   removeTempDir,
-  startWorker,
   TIMESTAMP,
   UUID,
-  type Worker,
 } from "./helpers";
 
 const USER_FIELDS = ["user_id", "username", "organization_id", "workspace_id", "project_id"];
@@ -28,19 +25,20 @@ const ORG_FIELDS = ["organization_id", "workspace_id", "project_id"];
 const MEMBER_FIELDS = ["organization_id", "user_id", "role"];
 const KEY_FIELDS = ["key", "prefix", "user_id", "project_id", "expires_at"];
 const REVOKE_FIELDS = ["prefix", "revoked_at"];
+const COMMIT_FIELDS = ["app_id", "variant_id", "config_name", "revision", "revision_id", "params", "url"];
 const DEPLOY_FIELDS = ["environment", "revision", "revision_id"];
 
 const DAY_MS = 86_400_000;
 
 let dir: string;
 let unmigrated: string;
-let worker: Worker;
+let worker: DevServer;
 
 beforeAll(async () => {
   dir = await makeTempDir("admin");
   unmigrated = await makeTempDir("unmigrated");
-  await migrate(dir);
-  worker = await startWorker(dir);
+  await applyMigrations(dir);
+  worker = await startDev({ name: "service", persistTo: dir, readyPath: "/health" });
 });
 
 afterAll(async () => {
@@ -182,6 +180,37 @@ describe("each command prints exactly one JSON object and exits 0", () => {
       deployed.map(({ revision_id }) => revision_id),
     );
   });
+  it("variant commit --app --name --params: the config's next revisions, which deploy then ships", async () => {
+    const created = await api(worker, "POST", "/apps", made.aliceKey.key, { app_name: "committed-from-cli" });
+    const appId: string = created.body.app_id;
+    const commit = (params: string) =>
+      admin(dir, "variant", "commit", "--app", appId, "--name", "main", "--params", params, "--email", "alice@example.com");
+    const first = expectJsonObject(await commit('{"temperature": 0.1}'), COMMIT_FIELDS);
+    const second = expectJsonObject(await commit('{"temperature": 0.2, "model": "m"}'), COMMIT_FIELDS);
+    // The config did not exist: added (revision 1, params {}), then committed.
+    expect([first.revision, second.revision]).toEqual([2, 3]);
+    expect(second).toMatchObject({ app_id: appId, config_name: "main", params: { temperature: 0.2, model: "m" }, url: "" });
+
+    expectJsonObject(
+      await admin(dir, "deploy", "--app", appId, "--env", "production", "--variant", "main", "--email", "alice@example.com"),
+      DEPLOY_FIELDS,
+    );
+    const fetched = await api(worker, "POST", "/variants/configs/fetch", made.aliceKey.key, {
+      environment_ref: { slug: "production" },
+      application_ref: { id: appId },
+    });
+    expect(fetched.status).toBe(200);
+    expect(fetched.body).toMatchObject({ params: { temperature: 0.2, model: "m" }, variant_ref: { slug: "main", version: 3 } });
+  });
+
+  it.each([
+    ["not JSON", "{temperature", /--params must be JSON/],
+    ["not an object", "[1, 2]", /--params must be a JSON object/],
+  ])("variant commit with --params %s", async (_, params, message) => {
+    const created = await api(worker, "POST", "/apps", made.aliceKey.key, { app_name: `bad-params-${params.length}` });
+    const result = await admin(dir, "variant", "commit", "--app", created.body.app_id, "--name", "main", "--params", params);
+    expectCliError(result, message);
+  });
 });
 
 describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () => {
@@ -204,7 +233,7 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
     const created = await api(worker, "POST", "/apps", key.key, { app_name: "carol-app" });
     expect(created.status).toBe(200);
     carolApp = created.body.app_id;
-    countsBefore = await query(dir, COUNTS);
+    countsBefore = await d1Query(dir, COUNTS);
   });
 
   it("unknown email", async () => {
@@ -351,7 +380,7 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
   });
 
   it("none of the failed commands above wrote anything", async () => {
-    expect(await query(dir, COUNTS)).toEqual(countsBefore);
+    expect(await d1Query(dir, COUNTS)).toEqual(countsBefore);
   });
 });
 
@@ -421,7 +450,7 @@ describe("end to end, with wrangler dev serving the same folder", () => {
       name: "production",
       app_id: created.body.app_id,
       revision: 1,
-      deployed_variant_name: "main",
+      deployed_variant_name: "app.main",
     });
     expect(after.body.revisions).toHaveLength(1);
     expect(after.body.revisions[0]).toMatchObject({ id: deploy.revision_id, revision: 1, modified_by: "erin" });

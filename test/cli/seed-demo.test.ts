@@ -4,20 +4,8 @@
  * runs the seed when imported.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  admin,
-  api,
-  expectCliError,
-  makeTempDir,
-  migrate,
-  query,
-  type RunResult,
-  removeTempDir,
-  seedDemo,
-  startWorker,
-  UUID,
-  type Worker,
-} from "./helpers";
+import { applyMigrations, type DevServer, d1Query, startDev } from "../support/wrangler";
+import { admin, api, expectCliError, makeTempDir, type RunResult, removeTempDir, seedDemo, UUID } from "./helpers";
 
 const DEMO_KEY = "localdev.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 const DEMO_APP_ID = "00000000-0000-7000-8000-000000000005";
@@ -41,14 +29,14 @@ const COUNTS = `SELECT
   (SELECT COUNT(*) FROM environment_revisions) AS environment_revisions`;
 
 let dir: string;
-let worker: Worker;
+let worker: DevServer;
 let firstRun: RunResult;
 
 beforeAll(async () => {
   dir = await makeTempDir("seed");
-  await migrate(dir);
+  await applyMigrations(dir);
   firstRun = await seedDemo("--persist-to", dir);
-  worker = await startWorker(dir);
+  worker = await startDev({ name: "service", persistTo: dir, readyPath: "/health" });
 });
 
 afterAll(async () => {
@@ -57,11 +45,11 @@ afterAll(async () => {
 });
 
 describe("npm run db:seed", () => {
-  it("seeds a freshly migrated folder: one user with a key and one app with five deployments", async () => {
+  it("seeds a freshly migrated folder: one user with a key and one app with two configs and five deployments", async () => {
     expect(firstRun.code, firstRun.stderr).toBe(0);
     expect(firstRun.stdout).toBe("");
-    expect(firstRun.stderr).toMatch(/demo data seeded: user, key, app, 5 deployments/);
-    expect(await query(dir, COUNTS)).toEqual([
+    expect(firstRun.stderr).toMatch(/demo data seeded: user, key, app, config main, config experiment, 5 deployments/);
+    expect(await d1Query(dir, COUNTS)).toEqual([
       {
         users: 1,
         organizations: 1,
@@ -72,7 +60,7 @@ describe("npm run db:seed", () => {
         apps: 1,
         environments: 3,
         app_variants: 2,
-        app_variant_revisions: 5,
+        app_variant_revisions: 3,
         deployments: 5,
         environment_revisions: 5,
       },
@@ -80,11 +68,11 @@ describe("npm run db:seed", () => {
   });
 
   it("runs again without error and changes nothing", async () => {
-    const before = await query(dir, COUNTS);
+    const before = await d1Query(dir, COUNTS);
     const second = await seedDemo("--persist-to", dir);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toMatch(/demo data already present/);
-    expect(await query(dir, COUNTS)).toEqual(before);
+    expect(await d1Query(dir, COUNTS)).toEqual(before);
   });
 
   it("refuses --remote with a non-zero exit and a message", async () => {
@@ -103,11 +91,11 @@ describe("npm run db:seed", () => {
   it("refuses, and writes nothing, when the demo email already belongs to another user", async () => {
     const other = await makeTempDir("seed-taken");
     try {
-      await migrate(other);
+      await applyMigrations(other);
       expect((await admin(other, "user", "create", "--email", "demo@example.com", "--username", "someone")).code).toBe(0);
-      const before = await query(other, COUNTS);
+      const before = await d1Query(other, COUNTS);
       expectCliError(await seedDemo("--persist-to", other), /demo values are taken/);
-      expect(await query(other, COUNTS)).toEqual(before);
+      expect(await d1Query(other, COUNTS)).toEqual(before);
     } finally {
       await removeTempDir(other);
     }
@@ -124,7 +112,7 @@ describe("the documented demo values, with wrangler dev serving the seeded folde
       project_id: DEMO_PROJECT_ID,
       workspace_id: DEMO_WORKSPACE_ID,
       organization_id: DEMO_ORGANIZATION_ID,
-      deployed_variant_name: "main",
+      deployed_variant_name: "app.main",
       revision: 3,
     });
     expect(response.body.revisions).toHaveLength(3);
@@ -135,7 +123,12 @@ describe("the documented demo values, with wrangler dev serving the seeded folde
   it("the demo key lists production at revision 1", async () => {
     const response = await api(worker, "GET", `/apps/${DEMO_APP_ID}/revisions/production`, DEMO_KEY);
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ name: "production", app_id: DEMO_APP_ID, revision: 1, deployed_variant_name: "main" });
+    expect(response.body).toMatchObject({
+      name: "production",
+      app_id: DEMO_APP_ID,
+      revision: 1,
+      deployed_variant_name: "app.main",
+    });
     expect(response.body.revisions).toHaveLength(1);
   });
 
@@ -144,7 +137,7 @@ describe("the documented demo values, with wrangler dev serving the seeded folde
     expect(response.status).toBe(200);
     expect(response.body.app_name).toBe("from-the-readme");
     expect(response.body.app_id).toMatch(UUID);
-    const [row] = await query<{ project_id: string; created_by: string }>(
+    const [row] = await d1Query<{ project_id: string; created_by: string }>(
       dir,
       `SELECT project_id, created_by FROM apps WHERE id = '${response.body.app_id}'`,
     );

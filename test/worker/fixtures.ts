@@ -15,6 +15,7 @@ export { CALLER_CTE } from "../../src/db/caller";
 export { DEFAULT_ENVIRONMENTS } from "../../src/db/environments";
 export type { EnvironmentRevisions } from "../../src/environments/environments.schemas";
 export { EnvironmentRevisionsParams } from "../../src/environments/environments.schemas";
+export { worker };
 
 /**
  * Accounts and keys are made with the same data-access functions the admin CLI uses; requests go through the
@@ -64,7 +65,7 @@ export async function deploy(appId: string, environmentName: string, configName:
   const deployed = await deployConfig(env.DB, caller, {
     application,
     variant: { slug: configName, version: null, id: null },
-    environmentName,
+    environment: { slug: environmentName, version: null, id: null },
   });
   if (deployed.outcome !== "done" || !deployed.config.environment) throw new Error(`deploy failed: ${JSON.stringify(deployed)}`);
   return { revision: deployed.config.environment.revision, revisionId: deployed.config.environment.revisionId };

@@ -8,6 +8,7 @@ import {
   CreateAppBody,
   createAccount,
   createAppVia,
+  createTeam,
   deploy,
   EnvironmentRevisionsParams,
   getRevisions,
@@ -21,16 +22,50 @@ import { instrumentD1 } from "./instrumented-d1";
 // a JSON Schema (2020-12) validator that runs here in workerd.
 const DOCUMENT_URI = `${BASE_URL}/openapi.json`;
 const REVISIONS = "/apps/{app_id}/revisions/{environment_name}";
+const UNKNOWN_ID = "01900000-0000-7000-8000-000000000000";
+
+// Every route the service serves (src/app.ts and the routers it mounts): the document must list these and no other.
+const SERVED_ROUTES = [
+  "GET /health",
+  "GET /openapi.json",
+  "GET /apps",
+  "POST /apps",
+  "PATCH /apps/{app_id}",
+  "DELETE /apps/{app_id}",
+  `GET ${REVISIONS}`,
+  "GET /apps/{app_id}/environments",
+  "GET /apps/{app_id}/variants",
+  "GET /apps/get_variant_by_env",
+  "GET /variants/{variant_id}",
+  "GET /variants/{variant_id}/revisions",
+  "GET /variants/{variant_id}/revisions/{revision_number}",
+  "POST /variants/configs/add",
+  "POST /variants/configs/commit",
+  "POST /variants/configs/fetch",
+  "POST /variants/configs/fork",
+];
 
 let document: Record<string, unknown>;
 let account: Account;
 let appId: string;
+/** A viewer of the team's organization, whose app has the config "main", deployed to production. */
+let viewer: Account;
+let teamAppId: string;
+let mainVariantId: string;
 beforeAll(async () => {
   const response = await send("GET", "/openapi.json");
   expect(response.status).toBe(200);
   document = await response.json();
   account = await createAccount();
   appId = await createAppVia(account.key, { app_name: "documented" });
+  viewer = await createAccount();
+  const team = await createTeam(account, [[viewer, "viewer"]]);
+  teamAppId = await createAppVia(account.key, { app_name: "team app", organization_id: team.organizationId });
+  await deploy(teamAppId, "production", "main", account);
+  const variants = (await (await send("GET", `/apps/${teamAppId}/variants`, { key: account.key })).json()) as {
+    variant_id: string;
+  }[];
+  mainVariantId = variants[0].variant_id;
 });
 
 afterEach(() => {
@@ -78,7 +113,8 @@ function documentedResponse(method: string, path: string, status: number): strin
 
 /**
  * Checks a real response against the documented one: every required header present, every header and the body
- * valid against their schemas. With `example`, the body must also be the documented example. Returns the body.
+ * valid against their schemas. With `example`, the body must also be the documented example (or one of the
+ * documented examples). Returns the body.
  */
 async function expectConforms(response: Response, pointer: string, { example = false } = {}): Promise<unknown> {
   const headers = (at(`${pointer}/headers`) ?? {}) as Record<string, { required?: boolean }>;
@@ -91,12 +127,75 @@ async function expectConforms(response: Response, pointer: string, { example = f
   expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
   const body = await response.json();
   expect(schemaErrors(`${pointer}/content/application~1json/schema`, body), JSON.stringify(body)).toEqual([]);
-  if (example) expect(body).toEqual(at(`${pointer}/content/application~1json/example`));
+  if (example) {
+    const media = at(`${pointer}/content/application~1json`) as {
+      example?: unknown;
+      examples?: Record<string, { value: unknown }>;
+    };
+    const examples = media.examples ? Object.values(media.examples).map(({ value }) => value) : [media.example];
+    expect(examples).toContainEqual(body);
+  }
   return body;
 }
 
+/** Checks that the response has this status and answers as the document says the operation ("METHOD /path") does then. */
+async function expectDocumented(response: Response, operation: string, status: number, options?: { example?: boolean }) {
+  const [method, path] = operation.split(" ");
+  expect(response.status, `${operation}: ${await response.clone().text()}`).toBe(status);
+  return await expectConforms(response, documentedResponse(method.toLowerCase(), path, status), options);
+}
+
+/** expectDocumented for one operation. */
+const answersOf = (operation: string) => (response: Response, status: number, options?: { example?: boolean }) =>
+  expectDocumented(response, operation, status, options);
+
+const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+/** Every operation of the document, as "METHOD /path". */
+const documentedOperations = () =>
+  Object.entries(document.paths as Record<string, object>).flatMap(([path, item]) =>
+    Object.keys(item)
+      .filter((key) => HTTP_METHODS.includes(key))
+      .map((method) => `${method.toUpperCase()} ${path}`),
+  );
+
+type Parameter = { name: string; in: string; example: unknown };
+
+/** Where the document describes the operation ("METHOD /path"). */
+function operationPointer(operation: string): string {
+  const [method, path] = operation.split(" ");
+  return `/paths/${escapePointer(path)}/${method.toLowerCase()}`;
+}
+
+/** The path with each parameter replaced by its documented example, and the query of the documented examples. */
+function exampleUrl(operation: string): string {
+  const path = operation.split(" ")[1];
+  const item = at(`/paths/${escapePointer(path)}`) as { parameters?: Parameter[] };
+  const own = (at(`${operationPointer(operation)}/parameters`) ?? []) as Parameter[];
+  const filled = path.replace(/\{(\w+)\}/g, (_, name) =>
+    String(item.parameters?.find((parameter) => parameter.name === name)?.example),
+  );
+  const query = new URLSearchParams(
+    Object.fromEntries(own.filter((parameter) => parameter.in === "query").map(({ name, example }) => [name, String(example)])),
+  );
+  return query.size > 0 ? `${filled}?${query}` : filled;
+}
+
+/** The operation's documented request body examples (none: one request without a body). */
+function exampleBodies(operation: string): unknown[] {
+  const examples = at(`${operationPointer(operation)}/requestBody/content/application~1json/examples`);
+  return examples ? Object.values(examples as Record<string, { value: unknown }>).map(({ value }) => value) : [undefined];
+}
+
+/** Whether a path template of the document (with {parameters}) matches this path. */
+const templateMatches = (template: string, path: string) =>
+  new RegExp(`^${template.replaceAll(".", "\\.").replace(/\{\w+\}/g, "[^/]+")}$`).test(path);
+
+/** Operations a key is needed for. */
+const keyedOperations = () => SERVED_ROUTES.filter((operation) => !["GET /health", "GET /openapi.json"].includes(operation));
+
 describe("GET /openapi.json", () => {
-  it("serves an OpenAPI 3.1 document without a key, with both endpoints and /health", async () => {
+  it("serves an OpenAPI 3.1 document without a key", async () => {
     expect(document.openapi).toBe("3.1.0");
     expect(Object.keys(document.paths as object)).toEqual(expect.arrayContaining(["/apps", REVISIONS, "/health"]));
     expect(at(`/paths/~1apps/post/requestBody/content/application~1json/schema`)).toEqual({
@@ -165,56 +264,108 @@ describe("GET /openapi.json", () => {
         `/paths/${escapePointer(REVISIONS)}/get/responses/200/content/application~1json/example`,
         "/components/responses/Unauthorized/headers/WWW-Authenticate/example",
         "/components/responses/ValidationFailed/content/application~1json/example",
+        "/paths/~1apps/get/parameters/1/example",
+        "/paths/~1variants~1configs~1commit/post/requestBody/content/application~1json/examples/wrapped",
+        "/components/responses/NoVariantDeployed/content/application~1json/examples/nothingDeployed",
       ]),
     );
   });
 });
 
+describe("every route, as the document lists it", () => {
+  it("lists every route the service serves, and only those", () => {
+    expect(documentedOperations().sort()).toEqual([...SERVED_ROUTES].sort());
+  });
+
+  it("points every $ref at something in the document", () => {
+    const refs = JSON.stringify(document).match(/"\$ref":"#[^"]*"/g) ?? [];
+    for (const ref of new Set(refs)) expect(at(JSON.parse(`{${ref}}`).$ref.slice(1)), ref).toBeDefined();
+  });
+
+  it("serves each route, and answers a documented path's other methods 405 with the documented ones in Allow", async () => {
+    for (const operation of SERVED_ROUTES) {
+      const url = exampleUrl(operation);
+      const keyed = keyedOperations().includes(operation);
+      const response = await send(operation.split(" ")[0], url, { body: exampleBodies(operation)[0] });
+      await expectDocumented(response, operation, keyed ? 401 : 200, { example: keyed });
+      // A path may match several templates (/apps/get_variant_by_env is also an /apps/{app_id}).
+      const path = url.split("?")[0];
+      const methods = documentedOperations()
+        .filter((documented) => templateMatches(documented.split(" ")[1], path))
+        .map((documented) => documented.split(" ")[0]);
+      const wrongMethod = await send("PUT", path);
+      expect(wrongMethod.status, `PUT ${path}`).toBe(405);
+      const allowed = wrongMethod.headers.get("Allow")?.split(", ") ?? [];
+      expect(allowed.filter((method) => method !== "HEAD").sort(), path).toEqual([...new Set(methods)].sort());
+    }
+  });
+
+  it("accepts every documented parameter and body example (a documented answer, never a 422)", async () => {
+    for (const operation of keyedOperations()) {
+      for (const body of exampleBodies(operation)) {
+        const response = await send(operation.split(" ")[0], exampleUrl(operation), { key: account.key, body });
+        expect(response.status, `${operation} ${JSON.stringify(body)}`).not.toBe(422);
+        await expectDocumented(response, operation, response.status);
+      }
+    }
+  });
+
+  it("503 with Retry-After on every route when the database is unavailable", async () => {
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    for (const operation of keyedOperations()) {
+      const [method] = operation.split(" ");
+      const response = await send(method, exampleUrl(operation), {
+        key: account.key,
+        body: exampleBodies(operation)[0],
+        ...unavailable(),
+      });
+      await expectDocumented(response, operation, 503, { example: true });
+    }
+  });
+
+  it("413 one byte over the documented limit (not at it), and 415, on every route with a JSON body", async () => {
+    const withBody = keyedOperations().filter((operation) => exampleBodies(operation)[0] !== undefined);
+    expect(withBody).toEqual(keyedOperations().filter((operation) => at(`${operationPointer(operation)}/responses/415`)));
+    for (const operation of withBody) {
+      const [method, path] = operation.split(" ");
+      const tooLarge = at(`${documentedResponse(method.toLowerCase(), path, 413)}/content/application~1json/example`);
+      const limit = Number(/(\d+) bytes/.exec((tooLarge as { detail: string }).detail)?.[1]);
+      const request = (rawBody: string, contentType = "application/json") =>
+        send(method, exampleUrl(operation), { key: account.key, rawBody, headers: { "Content-Type": contentType } });
+      const padded = (bytes: number) => JSON.stringify({ padding: "a".repeat(bytes - '{"padding":""}'.length) });
+      expect((await request(padded(limit))).status, `${operation}: ${limit} bytes`).not.toBe(413);
+      await expectDocumented(await request(padded(limit + 1)), operation, 413, { example: true });
+      await expectDocumented(await request("{}", "text/plain"), operation, 415, { example: true });
+    }
+  });
+});
+
 describe("POST /apps answers as documented", () => {
-  const documented = (status: number) => documentedResponse("post", "/apps", status);
+  const answers = answersOf("POST /apps");
 
   it("200 with the created app", async () => {
-    const body = await expectConforms(await postApp(account.key, { app_name: "per the document" }), documented(200));
+    const body = await answers(await postApp(account.key, { app_name: "per the document" }), 200);
     expect(body).toMatchObject({ app_name: "per the document" });
   });
 
-  it("401 with WWW-Authenticate", async () => {
-    await expectConforms(await send("POST", "/apps", { body: { app_name: "x" } }), documented(401), { example: true });
-  });
-
   it("403", async () => {
-    const response = await postApp(account.key, { app_name: "x", organization_id: "01900000-0000-7000-8000-000000000000" });
-    await expectConforms(response, documented(403), { example: true });
+    const response = await postApp(account.key, { app_name: "x", organization_id: UNKNOWN_ID });
+    await answers(response, 403, { example: true });
   });
 
   it("409", async () => {
-    await expectConforms(await postApp(account.key, { app_name: "documented" }), documented(409), { example: true });
-  });
-
-  it("413 and 415", async () => {
-    const tooLarge = await send("POST", "/apps", {
-      key: account.key,
-      rawBody: JSON.stringify({ app_name: "a".repeat(20_000) }),
-      headers: { "Content-Type": "application/json" },
-    });
-    await expectConforms(tooLarge, documented(413), { example: true });
-    const notJson = await send("POST", "/apps", {
-      key: account.key,
-      rawBody: "my-app",
-      headers: { "Content-Type": "text/plain" },
-    });
-    await expectConforms(notJson, documented(415), { example: true });
+    await answers(await postApp(account.key, { app_name: "documented" }), 409, { example: true });
   });
 
   it("422 for a missing field, a wrong type, and malformed JSON", async () => {
-    await expectConforms(await postApp(account.key, {}), documented(422), { example: true });
-    await expectConforms(await postApp(account.key, { app_name: 42, project_id: "nope" }), documented(422));
+    await answers(await postApp(account.key, {}), 422, { example: true });
+    await answers(await postApp(account.key, { app_name: 42, project_id: "nope" }), 422);
     const malformed = await send("POST", "/apps", {
       key: account.key,
       rawBody: '{"app_name":',
       headers: { "Content-Type": "application/json" },
     });
-    await expectConforms(malformed, documented(422));
+    await answers(malformed, 422);
   });
 
   it("500", async () => {
@@ -223,51 +374,38 @@ describe("POST /apps answers as documented", () => {
       "CREATE TRIGGER fail_documented BEFORE INSERT ON environments WHEN NEW.name = 'staging' BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
     );
     try {
-      await expectConforms(await postApp(account.key, { app_name: "fails" }), documented(500), { example: true });
+      await answers(await postApp(account.key, { app_name: "fails" }), 500, { example: true });
     } finally {
       await env.DB.exec("DROP TRIGGER fail_documented");
     }
   });
-
-  it("503 with Retry-After", async () => {
-    vi.spyOn(console, "warn").mockImplementation(() => {});
-    const response = await postApp(account.key, { app_name: "unavailable" }, unavailable());
-    await expectConforms(response, documented(503), { example: true });
-  });
 });
 
 describe("GET /apps/{app_id}/revisions/{environment_name} answers as documented", () => {
-  const documented = (status: number) => documentedResponse("get", REVISIONS, status);
+  const answers = answersOf(`GET ${REVISIONS}`);
 
   it("200 before and after deployments", async () => {
-    const before = await expectConforms(await getRevisions(account.key, appId, "staging"), documented(200));
+    const before = await answers(await getRevisions(account.key, appId, "staging"), 200);
     expect(before).toMatchObject({ revision: 0, revisions: [], deployed_app_variant_id: null });
     await deploy(appId, "staging", "main", account);
     await deploy(appId, "staging", "main", account);
-    const after = await expectConforms(await getRevisions(account.key, appId, "staging"), documented(200));
+    const after = await answers(await getRevisions(account.key, appId, "staging"), 200);
     expect(after).toMatchObject({ revision: 2, deployed_variant_name: "app.main" });
   });
 
-  it("401, 404 and 422", async () => {
-    await expectConforms(await send("GET", `/apps/${appId}/revisions/staging`), documented(401), { example: true });
-    await expectConforms(await getRevisions(account.key, appId, "qa"), documented(404), { example: true });
-    await expectConforms(await getRevisions(account.key, "not-a-uuid", "staging"), documented(422));
+  it("404 and 422", async () => {
+    await answers(await getRevisions(account.key, appId, "qa"), 404, { example: true });
+    await answers(await getRevisions(account.key, "not-a-uuid", "staging"), 422);
   });
 
   it("500", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     await env.DB.exec("ALTER TABLE environment_revisions RENAME TO environment_revisions_gone");
     try {
-      await expectConforms(await getRevisions(account.key, appId, "staging"), documented(500), { example: true });
+      await answers(await getRevisions(account.key, appId, "staging"), 500, { example: true });
     } finally {
       await env.DB.exec("ALTER TABLE environment_revisions_gone RENAME TO environment_revisions");
     }
-  });
-
-  it("503 with Retry-After", async () => {
-    vi.spyOn(console, "warn").mockImplementation(() => {});
-    const response = await getRevisions(account.key, appId, "staging", unavailable());
-    await expectConforms(response, documented(503), { example: true });
   });
 
   it("429 with Retry-After", async () => {
@@ -280,7 +418,198 @@ describe("GET /apps/{app_id}/revisions/{environment_name} answers as documented"
       return responses;
     });
     expect(responses.map((response) => response.status)).toEqual([404, 404, 404, 404, 404, 429]);
-    await expectConforms(responses[5], documented(429), { example: true });
+    await answers(responses[5], 429, { example: true });
+  });
+});
+
+describe("GET /apps answers as documented", () => {
+  const answers = answersOf("GET /apps");
+  const list = (query = "") => send("GET", `/apps${query}`, { key: account.key });
+
+  it("200: the key's project, by name, and a workspace's default project", async () => {
+    expect(await answers(await list(), 200)).toEqual(expect.arrayContaining([expect.objectContaining({ app_id: appId })]));
+    expect(await answers(await list("?app_name=documented"), 200)).toEqual([expect.objectContaining({ app_name: "documented" })]);
+    expect(await answers(await list(`?workspace_id=${account.workspaceId}&app_name=nothing`), 200)).toEqual([]);
+  });
+
+  it("422", async () => {
+    await answers(await list("?workspace_id=nope"), 422);
+  });
+});
+
+describe("PATCH /apps/{app_id} answers as documented", () => {
+  const answers = answersOf("PATCH /apps/{app_id}");
+  const rename = (id: string, body: unknown, key = account.key) => send("PATCH", `/apps/${id}`, { key, body });
+
+  it("200, then 409 for a name taken in the project", async () => {
+    const id = await createAppVia(account.key, { app_name: "to rename" });
+    expect(await answers(await rename(id, { app_name: "renamed" }), 200)).toEqual({ app_id: id, app_name: "renamed" });
+    await answers(await rename(id, { app_name: "documented" }), 409, { example: true });
+  });
+
+  it("403 for a viewer, 404, 422", async () => {
+    await answers(await rename(teamAppId, { app_name: "by a viewer" }, viewer.key), 403, { example: true });
+    await answers(await rename(UNKNOWN_ID, { app_name: "x" }), 404, { example: true });
+    await answers(await rename(appId, {}), 422);
+    await answers(await rename("not-a-uuid", { app_name: "x" }), 422);
+  });
+});
+
+describe("DELETE /apps/{app_id} answers as documented", () => {
+  const answers = answersOf("DELETE /apps/{app_id}");
+  const remove = (id: string, key = account.key) => send("DELETE", `/apps/${id}`, { key });
+
+  it("200 null", async () => {
+    await answers(await remove(await createAppVia(account.key, { app_name: "to delete" })), 200, { example: true });
+  });
+
+  it("403 for a viewer, 404, 422", async () => {
+    await answers(await remove(teamAppId, viewer.key), 403, { example: true });
+    await answers(await remove(UNKNOWN_ID), 404, { example: true });
+    await answers(await remove("not-a-uuid"), 422);
+  });
+});
+
+describe("GET /apps/{app_id}/environments answers as documented", () => {
+  const answers = answersOf("GET /apps/{app_id}/environments");
+  const environments = (id: string) => send("GET", `/apps/${id}/environments`, { key: account.key });
+
+  it("200, 404, 422", async () => {
+    const listed = (await answers(await environments(teamAppId), 200)) as {
+      name: string;
+      deployed_variant_name: string | null;
+    }[];
+    expect(listed.map(({ name, deployed_variant_name }) => [name, deployed_variant_name])).toEqual(
+      expect.arrayContaining([
+        ["staging", null],
+        ["production", "app.main"],
+      ]),
+    );
+    await answers(await environments(UNKNOWN_ID), 404, { example: true });
+    await answers(await environments("not-a-uuid"), 422);
+  });
+});
+
+describe("GET /apps/{app_id}/variants answers as documented", () => {
+  const answers = answersOf("GET /apps/{app_id}/variants");
+  const variants = (id: string) => send("GET", `/apps/${id}/variants`, { key: account.key });
+
+  it("200 with and without variants, 404, 422", async () => {
+    expect(await answers(await variants(teamAppId), 200)).toEqual([
+      expect.objectContaining({ config_name: "main", revision: 1 }),
+    ]);
+    expect(await answers(await variants(await createAppVia(account.key, { app_name: "no variants" })), 200)).toEqual([]);
+    await answers(await variants(UNKNOWN_ID), 404, { example: true });
+    await answers(await variants("not-a-uuid"), 422);
+  });
+});
+
+describe("GET /apps/get_variant_by_env answers as documented", () => {
+  const answers = answersOf("GET /apps/get_variant_by_env");
+  const deployedTo = (query: string) => send("GET", `/apps/get_variant_by_env?${query}`, { key: account.key });
+
+  it("200, 404 for an unknown environment and for one with nothing deployed, 422", async () => {
+    expect(await answers(await deployedTo(`app_id=${teamAppId}&environment=production`), 200)).toMatchObject({
+      variant_id: mainVariantId,
+    });
+    await answers(await deployedTo(`app_id=${teamAppId}&environment=qa`), 404, { example: true });
+    await answers(await deployedTo(`app_id=${teamAppId}&environment=staging`), 404, { example: true });
+    await answers(await deployedTo(`app_id=${teamAppId}`), 422);
+    await answers(await deployedTo("app_id=nope&environment=production"), 422);
+  });
+});
+
+describe("GET /variants/{variant_id}... answer as documented", () => {
+  const read = (path: string) => send("GET", path, { key: account.key });
+
+  it("GET /variants/{variant_id}: 200, 404, 422", async () => {
+    const answers = answersOf("GET /variants/{variant_id}");
+    expect(await answers(await read(`/variants/${mainVariantId}`), 200)).toMatchObject({
+      app_id: teamAppId,
+      variant_name: "app.main",
+    });
+    await answers(await read(`/variants/${UNKNOWN_ID}`), 404, { example: true });
+    await answers(await read("/variants/nope"), 422);
+  });
+
+  it("GET /variants/{variant_id}/revisions: 200, 404, 422", async () => {
+    const answers = answersOf("GET /variants/{variant_id}/revisions");
+    expect(await answers(await read(`/variants/${mainVariantId}/revisions`), 200)).toEqual([
+      expect.objectContaining({ revision: 1 }),
+    ]);
+    await answers(await read(`/variants/${UNKNOWN_ID}/revisions`), 404, { example: true });
+    await answers(await read("/variants/nope/revisions"), 422);
+  });
+
+  it("GET /variants/{variant_id}/revisions/{revision_number}: 200, 404 for the variant and for the revision, 422", async () => {
+    const answers = answersOf("GET /variants/{variant_id}/revisions/{revision_number}");
+    expect(await answers(await read(`/variants/${mainVariantId}/revisions/1`), 200)).toMatchObject({ revision: 1 });
+    await answers(await read(`/variants/${UNKNOWN_ID}/revisions/1`), 404, { example: true });
+    await answers(await read(`/variants/${mainVariantId}/revisions/99`), 404, { example: true });
+    await answers(await read(`/variants/${mainVariantId}/revisions/first`), 422);
+  });
+});
+
+describe("POST /variants/configs/... answer as documented", () => {
+  const configs = (action: string, body: unknown, key = account.key) =>
+    send("POST", `/variants/configs/${action}`, { key, body });
+  const teamApp = () => ({ id: teamAppId });
+
+  it("add: 200, 400 when it exists, 403 for a viewer, 404, 422", async () => {
+    const answers = answersOf("POST /variants/configs/add");
+    const add = { application_ref: teamApp(), variant_ref: { slug: "added" } };
+    expect(await answers(await configs("add", add), 200)).toMatchObject({
+      params: {},
+      variant_ref: { slug: "added", version: 1 },
+    });
+    await answers(await configs("add", add), 400, { example: true });
+    await answers(await configs("add", { ...add, variant_ref: { slug: "by a viewer" } }, viewer.key), 403, { example: true });
+    await answers(await configs("add", { ...add, application_ref: { id: UNKNOWN_ID } }), 404, { example: true });
+    await answers(await configs("add", {}), 422);
+  });
+
+  it("commit: 200 flat and wrapped, 409 on a stale version, 403 for a viewer, 404, 422", async () => {
+    const answers = answersOf("POST /variants/configs/commit");
+    await configs("add", { application_ref: teamApp(), variant_ref: { slug: "committed" } });
+    const commit = (version?: number) => ({
+      params: { temperature: version ?? 0 },
+      application_ref: teamApp(),
+      variant_ref: { slug: "committed", version },
+    });
+    expect(await answers(await configs("commit", commit(1)), 200)).toMatchObject({ variant_ref: { version: 2 } });
+    await answers(await configs("commit", commit(1)), 409, { example: true });
+    expect(await answers(await configs("commit", { config: commit() }), 200)).toMatchObject({ variant_ref: { version: 3 } });
+    await answers(await configs("commit", commit(), viewer.key), 403, { example: true });
+    await answers(await configs("commit", { ...commit(), variant_ref: { slug: "nothing" } }), 404, { example: true });
+    await answers(await configs("commit", { ...commit(), params: "not an object" }), 422);
+  });
+
+  it("fetch: 200 by variant, through an environment and by the app alone, 404, 422", async () => {
+    const answers = answersOf("POST /variants/configs/fetch");
+    const byVariant = await answers(await configs("fetch", { application_ref: teamApp(), variant_ref: { slug: "main" } }), 200);
+    expect(byVariant).toMatchObject({ environment_ref: null, environment_lifecycle: null });
+    const throughProduction = { application_ref: teamApp(), environment_ref: { slug: "production" } };
+    expect(await answers(await configs("fetch", throughProduction), 200)).toMatchObject({
+      environment_ref: { slug: "production" },
+    });
+    expect(await answers(await configs("fetch", { application_ref: teamApp() }), 200)).toMatchObject({
+      variant_ref: { slug: "main" },
+    });
+    await answers(await configs("fetch", { application_ref: teamApp(), variant_ref: { slug: "nothing" } }), 404, {
+      example: true,
+    });
+    await answers(await configs("fetch", {}), 422);
+  });
+
+  it("fork: 200, 403 for a viewer, 404, 422", async () => {
+    const answers = answersOf("POST /variants/configs/fork");
+    const main = { application_ref: teamApp(), variant_ref: { slug: "main" } };
+    expect(await answers(await configs("fork", main), 200)).toMatchObject({
+      variant_ref: { slug: expect.stringMatching(/^main_[0-9a-f]{8}$/) },
+    });
+    await answers(await configs("fork", main, viewer.key), 403, { example: true });
+    await answers(await configs("fork", { ...main, variant_ref: { slug: "nothing" } }), 404, { example: true });
+    await answers(await configs("fork", { variant_ref: { slug: "main" } }), 422);
   });
 });
 

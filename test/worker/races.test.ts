@@ -188,7 +188,7 @@ describe("concurrent deployments", () => {
     expect(await databaseProblems()).toEqual([]);
   });
 
-  it("the database itself refuses a duplicate revision number: UNIQUE (environment_id, revision)", async () => {
+  it("the database itself refuses an environment revision out of sequence, and a duplicate variant revision", async () => {
     const appId = await createAppVia(owner.key, { app_name: "unique-revisions" });
     await deploy(appId, "staging", "main", owner);
     const environment = await env.DB.prepare("SELECT id FROM environments WHERE app_id = ? AND name = 'staging'")
@@ -196,12 +196,14 @@ describe("concurrent deployments", () => {
       .first<{ id: string }>();
     const before = await rowCounts();
 
-    // What a writer working from a stale read would do: insert revision 1 again.
-    await expect(
-      env.DB.prepare("INSERT INTO environment_revisions (id, environment_id, revision, modified_by) VALUES (?, ?, 1, ?)")
-        .bind(crypto.randomUUID(), environment!.id, owner.userId)
-        .run(),
-    ).rejects.toThrow(/UNIQUE constraint failed: environment_revisions\.environment_id, environment_revisions\.revision/);
+    // What a writer working from a stale read would do: insert revision 1 again; or skip a number.
+    for (const revision of [1, 3]) {
+      await expect(
+        env.DB.prepare("INSERT INTO environment_revisions (id, environment_id, revision, modified_by) VALUES (?, ?, ?, ?)")
+          .bind(crypto.randomUUID(), environment!.id, revision, owner.userId)
+          .run(),
+      ).rejects.toThrow(/environment revision out of sequence/);
+    }
     // The same for a variant's revisions.
     await expect(
       env.DB.prepare(
@@ -220,7 +222,7 @@ describe("concurrent deployments", () => {
           owner.userId,
         ),
       ]),
-    ).rejects.toThrow(/UNIQUE constraint failed/);
+    ).rejects.toThrow(/environment revision out of sequence/);
     expect(await rowCounts()).toEqual(before);
     const record = (await (await read(appId, "staging")).json()) as RevisionsRecord;
     expect([record.revision, record.revisions.map((entry) => entry.revision)]).toEqual([1, [1]]);
@@ -292,5 +294,47 @@ describe("concurrent config writes", () => {
     );
     expect(responses.map((response) => response.status).sort()).toEqual([200, ...Array(9).fill(400)]);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM app_variants WHERE app_id = ?").bind(appId).first("n")).toBe(1);
+  });
+});
+
+describe("concurrent deploys over HTTP", () => {
+  const deployBody = (appId: string) => ({
+    variant_ref: { slug: "main" },
+    environment_ref: { slug: "production" },
+    application_ref: { id: appId },
+  });
+  const deployOver = (appId: string, headers: Record<string, string> = {}) =>
+    send("POST", "/variants/configs/deploy", { key: owner.key, body: deployBody(appId), headers });
+
+  async function appWithMain(name: string) {
+    const appId = await createAppVia(owner.key, { app_name: name });
+    const added = await send("POST", "/variants/configs/add", {
+      key: owner.key,
+      body: { application_ref: { id: appId }, variant_ref: { slug: "main" } },
+    });
+    expect(added.status).toBe(200);
+    return appId;
+  }
+
+  it("20 deploys with the same If-Match: exactly one succeeds, 19 get 412, one new revision exists", async () => {
+    const appId = await appWithMain("if-match-20");
+    const etag = (await read(appId, "production")).headers.get("ETag") ?? "";
+    const statuses = (await Promise.all(Array.from({ length: 20 }, () => deployOver(appId, { "If-Match": etag })))).map(
+      (response) => response.status,
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 412)).toHaveLength(19);
+    const record = (await (await read(appId, "production")).json()) as RevisionsRecord;
+    expect(record.revisions.map((entry) => entry.revision)).toEqual([1]);
+  });
+
+  it("30 deploys without If-Match: 30 gapless revisions", async () => {
+    const appId = await appWithMain("deployed-over-http-30");
+    const statuses = (await Promise.all(Array.from({ length: 30 }, () => deployOver(appId)))).map((response) => response.status);
+    expect(statuses).toEqual(Array(30).fill(200));
+    const record = (await (await read(appId, "production")).json()) as RevisionsRecord;
+    expect(record.revision).toBe(30);
+    expect(record.revisions.map((entry) => entry.revision)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(await databaseProblems()).toEqual([]);
   });
 });

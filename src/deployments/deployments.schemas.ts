@@ -1,0 +1,29 @@
+import * as z from "zod";
+import { applicationRef, environmentRef, requireResolvableRefs, variantRef } from "../configs/configs.schemas";
+import { nameField, uuid } from "../http/fields";
+
+/** `configs_deploy`: the variant revision the variant ref names (else the latest) to the environment ref's environment. */
+export const DeployConfigBody = z
+  .object({
+    variant_ref: variantRef.refine((value) => value !== null, "variant_ref needs a slug or an id"),
+    environment_ref: environmentRef
+      .refine((value) => value !== null, "environment_ref needs a slug (or an environment revision's id)")
+      .meta({ description: "The environment to deploy to, by name" }),
+    application_ref: applicationRef,
+  })
+  .superRefine(requireResolvableRefs);
+
+/** `deploy_to_environment`: the variant's latest revision. */
+export const DeployToEnvironmentBody = z.object({
+  environment_name: nameField("environment_name"),
+  variant_id: uuid,
+});
+
+export const RevertParams = z.object({
+  deployment_revision_id: uuid.meta({ description: "An environment revision's id (a record's revisions[].id)" }),
+});
+
+// Response bodies.
+
+export const REVERTED = "Environment was reverted to deployment revision successful";
+export const RevertOutput = z.literal(REVERTED).meta({ description: "The platform's answer, as its client expects it" });

@@ -1,0 +1,63 @@
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { Caller } from "../db/caller";
+import type { IdempotencyClaim } from "../db/idempotency";
+import { badIdempotencyKey, idempotencyKeyInFlight, idempotencyKeyReused } from "./errors";
+
+export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
+/** Set on an answer that replays the first request's (Stripe's name for it, which clients know). */
+export const REPLAYED_HEADER = "Idempotent-Replayed";
+
+/** 1 to 255 printable ASCII characters; the draft's Structured Field form ("...", quoted) is accepted too. */
+const KEY = /^[\x20-\x7e]{1,255}$/;
+
+function parseKey(header: string): string | null {
+  const quoted = /^"((?:[^"\\]|\\["\\])*)"$/.exec(header);
+  const key = quoted ? quoted[1].replace(/\\(["\\])/g, "$1") : header;
+  return KEY.test(key) && key.trim() !== "" ? key : null;
+}
+
+const toHex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+
+// Keys whose first request is being answered by this isolate right now (per API key): a retry meanwhile is a 409.
+const inFlight = new Set<string>();
+
+/**
+ * The Idempotency-Key mechanism of every POST (IETF httpapi idempotency-key draft): a route names it after its body
+ * guard, and passes `c.var.claim` to its write. Without the header the claim is null. The key is scoped to the API
+ * key; the request is identified by its method, path and a SHA-256 of its body. The write claims the key in its own
+ * batch (src/db/idempotency.ts); a retry of a finished request replays its answer, another request with the key is
+ * a 422, and a retry while the first is still being answered here a 409.
+ */
+export const idempotent = createMiddleware<{
+  Bindings: Env;
+  Variables: { caller: Caller; claim: IdempotencyClaim | null };
+}>(async (c, next) => {
+  const header = c.req.header(IDEMPOTENCY_KEY_HEADER);
+  if (header === undefined) {
+    c.set("claim", null);
+    return next();
+  }
+  const key = parseKey(header);
+  if (key === null) throw badIdempotencyKey();
+  const body = await crypto.subtle.digest("SHA-256", await c.req.arrayBuffer());
+  const url = new URL(c.req.url);
+  c.set("claim", { key, fingerprint: `${c.req.method} ${url.pathname}${url.search} ${toHex(body)}` });
+  const running = `${c.var.caller.credentials[1]} ${key}`;
+  if (inFlight.has(running)) throw idempotencyKeyInFlight();
+  inFlight.add(running);
+  try {
+    await next();
+  } finally {
+    inFlight.delete(running);
+  }
+});
+
+/** What a write answered for a claimed request: the replay header, or the 422 of a key used for another request. */
+export function settleClaim<E extends { Bindings: Env }, T extends { outcome: string; replayed?: boolean }>(
+  c: Context<E>,
+  outcome: T,
+): asserts outcome is Exclude<T, { outcome: "key_reused" }> {
+  if (outcome.outcome === "key_reused") throw idempotencyKeyReused();
+  if (outcome.replayed) c.header(REPLAYED_HEADER, "true");
+}

@@ -1,0 +1,98 @@
+/** What the bench measures on: the bench data in a local D1, and the bundle's size. */
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { HarnessError } from "../support/processes";
+import { applyMigrations, d1Query, wrangler } from "../support/wrangler";
+import { type BenchData, buildBenchData } from "./seed";
+
+/** Migrations applied to the local D1 in `dir`, the bench data loaded and checked; wrangler run from `code`. */
+export async function loadData(code: string, dir: string): Promise<BenchData> {
+  await applyMigrations(dir, { cwd: code });
+  const data = buildBenchData();
+  const file = join(dir, "bench-data.sql");
+  writeFileSync(file, data.sql);
+  await wrangler(["d1", "execute", "DB", "--local", "--persist-to", dir, "--file", file], "loading the bench data", {
+    cwd: code,
+  });
+  // All checks in one query (D1 limits compound SELECTs, so one column each).
+  const checks = await d1Query(dir, `SELECT ${data.checks.map((check, index) => `(${check.sql}) AS c${index}`).join(", ")}`, {
+    cwd: code,
+  });
+  const failed = data.checks.filter((check, index) => checks[0]?.[`c${index}`] !== check.expected);
+  if (failed.length > 0) {
+    throw new HarnessError(
+      `the bench data is not what it should be:\n${failed.map((check) => `  ${check.what}: ${checks[0]?.[`c${data.checks.indexOf(check)}`]} (expected ${check.expected})`).join("\n")}`,
+    );
+  }
+  return data;
+}
+
+export interface BundleSize {
+  files: string[];
+  rawBytes: number;
+  gzipBytes: number;
+  /** What wrangler itself printed ("Total Upload: x KiB / gzip: y KiB"), for comparison. */
+  wranglerSummary: string | null;
+  /** Bytes of the emitted bundle by npm package or the service's own source, largest first. */
+  contributors: [string, number][];
+}
+
+/** The bundle `wrangler deploy` would upload of the service in `code`, as configured (or with --minify, for comparison). */
+export async function bundleSize(code: string, dir: string, minify = false): Promise<BundleSize> {
+  const outdir = join(dir, minify ? "bundle-minified" : "bundle");
+  const metafile = join(dir, minify ? "bundle-minified-meta.json" : "bundle-meta.json");
+  const result = await wrangler(
+    [
+      "deploy",
+      "--dry-run",
+      "--outdir",
+      outdir,
+      "--metafile",
+      metafile,
+      "-c",
+      join(code, "wrangler.toml"),
+      ...(minify ? ["--minify"] : []),
+    ],
+    `bundling the service (wrangler deploy --dry-run${minify ? " --minify" : ""})`,
+    { cwd: code },
+  );
+  const files = readdirSync(outdir, { recursive: true, encoding: "utf8" })
+    .filter((file) => /\.(m?js|cjs)$/.test(file))
+    .sort();
+  if (files.length === 0) throw new HarnessError(`wrangler deploy --dry-run emitted no .js into ${outdir}:\n${result.stdout}`);
+  let rawBytes = 0;
+  let gzipBytes = 0;
+  for (const file of files) {
+    const content = readFileSync(join(outdir, file));
+    rawBytes += content.byteLength;
+    gzipBytes += gzipSync(content, { level: 9 }).byteLength;
+  }
+  const summary = /Total Upload:\s*([^\n]+)/.exec(result.stdout + result.stderr);
+  return {
+    files,
+    rawBytes,
+    gzipBytes,
+    wranglerSummary: summary ? summary[1].trim() : null,
+    contributors: contributors(metafile),
+  };
+}
+
+/** Bytes of the bundle by npm package (or by the service's own source), largest first, from esbuild's metafile. */
+function contributors(metafile: string): [string, number][] {
+  let meta: { outputs?: Record<string, { inputs?: Record<string, { bytesInOutput?: number }> }> };
+  try {
+    meta = JSON.parse(readFileSync(metafile, "utf8"));
+  } catch {
+    return [];
+  }
+  const totals = new Map<string, number>();
+  for (const output of Object.values(meta.outputs ?? {})) {
+    for (const [input, { bytesInOutput = 0 }] of Object.entries(output.inputs ?? {})) {
+      const inPackage = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+      const owner = inPackage ? inPackage[1] : /(^|\/)src\//.test(input) ? "src/ (the service)" : "other (wrangler shims)";
+      totals.set(owner, (totals.get(owner) ?? 0) + bytesInOutput);
+    }
+  }
+  return [...totals.entries()].sort((a, b) => b[1] - a[1]);
+}

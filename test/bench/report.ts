@@ -1,0 +1,277 @@
+/** The figures as tables: on stdout, and as markdown in a file. */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { dirname, join, relative } from "node:path";
+import { ROOT } from "../support/processes";
+import type { Outcome } from "./load";
+import type { BundleSize } from "./prepare";
+import type { ScenarioId } from "./scenarios";
+import { FULL_PROJECT_APPS, LARGE_HISTORY, SMALL_HISTORY } from "./seed";
+
+const TARGETS = { get: 0.8, post: 0.6 } as const;
+const BUNDLE_TARGET_KIB = 64;
+
+export const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
+export const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+export const thousands = (n: number) => n.toLocaleString("en");
+
+function table(header: string[], rows: string[][], align: ("l" | "r")[]): string {
+  const widths = header.map((cell, index) => Math.max(cell.length, ...rows.map((row) => row[index].length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, index) => (align[index] === "r" ? cell.padStart(widths[index]) : cell.padEnd(widths[index]))).join(" | ")} |`;
+  const rule = `|${widths.map((width, index) => (align[index] === "r" ? `${"-".repeat(width + 1)}:` : "-".repeat(width + 2))).join("|")}|`;
+  return [line(header), rule, ...rows.map(line)].join("\n");
+}
+
+function spawnText(command: string, args: string[]): string {
+  try {
+    return execFileSync(command, args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  } catch {
+    return "";
+  }
+}
+
+/** The commit, and which files of the code under test differ from it (others may be editing them). */
+export function gitState(tree: string): string {
+  if (tree !== ROOT) return `the tree in ${tree}`;
+  const rev = spawnText("git", ["rev-parse", "--short", "HEAD"]).trim() || "unknown";
+  const dirty = spawnText("git", ["status", "--porcelain", "--", "src", "migrations", "wrangler.toml", "package.json"])
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => line.slice(3));
+  return dirty.length > 0 ? `${rev} with uncommitted changes to ${dirty.join(", ")}` : rev;
+}
+
+function packageVersion(name: string): string {
+  try {
+    return JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")).version;
+  } catch {
+    return "unknown";
+  }
+}
+
+export function machine(): string[] {
+  const model = /^model name\s*:\s*(.+)$/m.exec(spawnText("cat", ["/proc/cpuinfo"]))?.[1] ?? os.cpus()[0]?.model ?? "unknown CPU";
+  return [
+    `${os.availableParallelism()} CPUs (nproc), ${model}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${os.type()} ${os.release()}`,
+    `node ${process.version}, wrangler ${packageVersion("wrangler")}, workerd ${packageVersion("workerd")}, autocannon ${packageVersion("autocannon")}`,
+  ];
+}
+
+/** The 1-minute load average: on 2 cores, anything else running skews the figures. */
+export function loadAverage(): string {
+  return os.loadavg()[0].toFixed(2);
+}
+
+/** What a run measured and how it went. */
+export interface Run {
+  opts: { duration: number; warmup: number; rounds: number; connections: number; logLevel?: string; code: string; out: string };
+  outcomes: Record<ScenarioId, Outcome>;
+  bundle: BundleSize;
+  minified: BundleSize;
+  /** The code under test: its commit and uncommitted changes. */
+  git: string;
+  basePath: string;
+  /** Apps found in each project the POST scenarios created them in. */
+  creations: string[];
+  /** 1-minute load averages. */
+  loadAtStart: string;
+  loadBefore: string;
+  warnings: string[];
+  /** Seconds each phase took so far. */
+  phases: [string, number][];
+  /** performance.now() when the bench started. */
+  started: number;
+}
+
+/** The tables, the ratios against their targets and the scale figures: on stdout, and as markdown in `opts.out`. */
+export function report({
+  opts,
+  outcomes,
+  bundle,
+  minified,
+  git,
+  basePath,
+  creations,
+  loadAtStart,
+  loadBefore,
+  warnings,
+  phases,
+  started,
+}: Run): void {
+  const m = (id: ScenarioId) => outcomes[id].measurement;
+  const rps = (id: ScenarioId) => m(id)?.requestsPerSecond ?? Number.NaN;
+  const getRatio = rps("get") / rps("select1");
+  const postRatio = rps("post") / rps("select1");
+  const fullRatio = rps("postFull") / rps("postEmpty");
+  const verdict = (value: number, target: number) =>
+    !Number.isFinite(value) ? "n/a (a scenario failed)" : value >= target ? "met" : "**missed**";
+  const failures = (Object.keys(outcomes) as ScenarioId[]).filter((id) => outcomes[id].error);
+
+  const mainTable = table(
+    ["scenario", "conns", "req/s", "p50 ms", "p99 ms", "2xx", "bytes/resp.", "other CPU"],
+    (Object.keys(outcomes) as ScenarioId[]).map((id) => {
+      const { scenario, measurement: x } = outcomes[id];
+      return x
+        ? [
+            scenario.label,
+            String(scenario.connections),
+            fixed(x.requestsPerSecond, 0),
+            fixed(x.p50, 2),
+            fixed(x.p99, 2),
+            thousands(x.ok),
+            thousands(Math.round(x.meanBytes)),
+            fixed(x.otherCpus, 2),
+          ]
+        : [scenario.label, String(scenario.connections), "**FAILED**", "", "", "", "", ""];
+    }),
+    ["l", "r", "r", "r", "r", "r", "r", "r"],
+  );
+  // The same ratio within each round (scenarios measured a few seconds apart): its spread shows how much the
+  // machine's other work moved the figures.
+  const spread = (a: ScenarioId, b: ScenarioId) => {
+    const [x, y] = [m(a)?.perRound ?? [], m(b)?.perRound ?? []];
+    const ratios = x.map((value, index) => value / y[index]).filter(Number.isFinite);
+    return ratios.length > 1 ? `${fixed(Math.min(...ratios), 2)} to ${fixed(Math.max(...ratios), 2)}` : "";
+  };
+  const ratioTable = table(
+    ["throughput ratio", "value", "rounds", "target", ""],
+    [
+      [
+        "GET / one-query floor",
+        fixed(getRatio, 2),
+        spread("get", "select1"),
+        `>= ${TARGETS.get}`,
+        verdict(getRatio, TARGETS.get),
+      ],
+      [
+        "POST / one-query floor",
+        fixed(postRatio, 2),
+        spread("post", "select1"),
+        `>= ${TARGETS.post}`,
+        verdict(postRatio, TARGETS.post),
+      ],
+      ["one-query floor / static floor", fixed(rps("select1") / rps("static"), 2), spread("select1", "static"), "", "context"],
+      ["GET / static floor", fixed(rps("get") / rps("static"), 2), spread("get", "static"), "", "context"],
+      ["POST / static floor", fixed(rps("post") / rps("static"), 2), spread("post", "static"), "", "context"],
+      [
+        `POST into ${thousands(FULL_PROJECT_APPS)}-app project / into empty project`,
+        fixed(fullRatio, 2),
+        spread("postFull", "postEmpty"),
+        "near 1",
+        "scale",
+      ],
+    ],
+    ["l", "r", "l", "l", "l"],
+  );
+  const large = outcomes.getLarge1;
+  const small = outcomes.getSmall1;
+  const scaleTable = table(
+    ["scale", "value", "target"],
+    [
+      [
+        `GET ${thousands(LARGE_HISTORY)} revisions, 1 conn.: p50 / p99`,
+        large.measurement
+          ? `${fixed(large.measurement.p50, 1)} / ${fixed(large.measurement.p99, 1)} ms`
+          : "**FAILED** (see below)",
+        "",
+      ],
+      [
+        `GET ${SMALL_HISTORY} revisions, 1 conn.: p50 / p99`,
+        small.measurement ? `${fixed(small.measurement.p50, 2)} / ${fixed(small.measurement.p99, 2)} ms` : "**FAILED**",
+        "",
+      ],
+      [
+        `GET ${thousands(LARGE_HISTORY)} revisions: response body`,
+        large.info?.bytes !== undefined
+          ? `${thousands(large.info.bytes)} bytes (${kib(large.info.bytes)}; gzip ${kib(large.info.gzipBytes ?? 0)})`
+          : "n/a (no 200 answer)",
+        "",
+      ],
+      [
+        `GET ${SMALL_HISTORY} revisions: response body`,
+        small.info?.bytes !== undefined
+          ? `${thousands(small.info.bytes)} bytes (gzip ${thousands(small.info.gzipBytes ?? 0)})`
+          : "n/a",
+        "",
+      ],
+      [
+        `POST into ${thousands(FULL_PROJECT_APPS)}-app project / into empty project`,
+        `${fixed(fullRatio, 2)} (${fixed(rps("postFull"), 0)} / ${fixed(rps("postEmpty"), 0)} req/s)`,
+        "near 1",
+      ],
+      [
+        `bundle, gzip -9 of ${bundle.files.join(", ")} (wrangler.toml as is)`,
+        `${kib(bundle.gzipBytes)} (raw ${kib(bundle.rawBytes)}${bundle.wranglerSummary ? `; wrangler says ${bundle.wranglerSummary}` : ""})`,
+        `<= ${BUNDLE_TARGET_KIB} KiB: ${bundle.gzipBytes <= BUNDLE_TARGET_KIB * 1024 ? "met" : "**missed**"}`,
+      ],
+      [`bundle with --minify (for comparison), gzip -9`, `${kib(minified.gzipBytes)} (raw ${kib(minified.rawBytes)})`, "context"],
+    ],
+    ["l", "l", "l"],
+  );
+  const failureLines = failures.map((id) => `- **${outcomes[id].scenario.label}** failed: ${outcomes[id].error}`);
+  const loadAtEnd = loadAverage();
+  const totalSeconds = (performance.now() - started) / 1000;
+  phases.push(["total", totalSeconds]);
+  const phaseTable = table(
+    ["phase", "seconds"],
+    phases.map(([name, seconds]) => [name, seconds.toFixed(1)]),
+    ["l", "r"],
+  );
+
+  const markdown = [
+    `# Benchmark run ${new Date().toISOString()}`,
+    "",
+    ...machine().map((line) => `- ${line}`),
+    `- code under test: ${git}${basePath ? `, BASE_PATH ${basePath}` : ""}; run from a copy of the working tree taken when the bench started`,
+    `- \`npm run bench -- --duration ${opts.duration} --warmup ${opts.warmup} --rounds ${opts.rounds} --connections ${opts.connections}${opts.logLevel ? ` --log-level ${opts.logLevel}` : ""}${opts.code !== ROOT ? ` --code ${opts.code}` : ""}\`: ` +
+      `each scenario checked with one request and warmed up ${opts.warmup} s, then measured ${opts.duration} s in all with autocannon, one scenario at a time, ` +
+      `in ${opts.rounds} round(s) of ${fixed(opts.duration / opts.rounds, 1)} s per scenario; latencies of 2xx answers (any other answer fails the scenario)`,
+    `- data: ${thousands(FULL_PROJECT_APPS + 2)} apps, ${thousands(3 * (FULL_PROJECT_APPS + 2))} environments, ${thousands(SMALL_HISTORY + LARGE_HISTORY)} environment revisions; ` +
+      `apps created by the POST scenarios (check, warm-up, measurement): ${creations.join(", ")}`,
+    `- 1-minute load average: ${loadAtStart} at start, ${loadBefore} before starting the workers, ${loadAtEnd} at the end; ` +
+      `"other CPU" below is the CPUs' worth of time programs other than the bench and its two wrangler dev used during each measurement (0 on a quiet machine)`,
+    ...warnings.map((warning) => `- warning: ${warning}`),
+    "",
+    "## Throughput and latency",
+    "",
+    mainTable,
+    ...(failureLines.length > 0 ? ["", ...failureLines] : []),
+    "",
+    "## Ratios",
+    "",
+    ratioTable,
+    "",
+    "## Scale and bundle",
+    "",
+    scaleTable,
+    "",
+    `Largest parts of the bundle (bytes each contributes to the emitted index.js, as configured): ${bundle.contributors
+      .slice(0, 8)
+      .map(([owner, bytes]) => `${owner} ${kib(bytes)}`)
+      .join(", ")}.`,
+    "",
+    "## Time taken",
+    "",
+    phaseTable,
+    "",
+  ].join("\n");
+
+  mkdirSync(dirname(opts.out), { recursive: true });
+  writeFileSync(opts.out, markdown);
+  console.log(
+    `\n${mainTable}\n${failureLines.length > 0 ? `\n${failureLines.join("\n")}\n` : ""}\n${ratioTable}\n\n${scaleTable}\n\n${phaseTable}\n`,
+  );
+  console.log(
+    `bundle by package: ${bundle.contributors
+      .slice(0, 8)
+      .map(([owner, bytes]) => `${owner} ${kib(bytes)}`)
+      .join(", ")}`,
+  );
+  console.log(
+    `1-minute load average: ${loadAtStart} at start, ${loadBefore} before the workers started, ${loadAtEnd} at the end`,
+  );
+  for (const warning of warnings) console.log(`warning: ${warning}`);
+  console.log(`markdown written to ${relative(process.cwd(), opts.out) || opts.out}`);
+}

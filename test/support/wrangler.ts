@@ -1,0 +1,185 @@
+/**
+ * wrangler as the CLI tests and the bench run it: its d1 commands on a --persist-to folder, and `wrangler dev` on
+ * free loopback ports until stopped, from the repository or from a copy of it.
+ */
+import { cpSync, symlinkSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+import { freePort, HarnessError, killGroup, ROOT, type RunResult, run, type SpawnOptions, spawnGroup } from "./processes";
+
+// The binary `npx wrangler` resolves to, called directly: the same program without npx's start-up cost.
+export const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
+
+/** `npx wrangler <args>` from `cwd`; a non-zero exit is a HarnessError saying what failed. */
+export async function wrangler(args: string[], what: string, options: SpawnOptions = {}): Promise<RunResult> {
+  const result = await run(WRANGLER, args, options);
+  if (result.code !== 0) {
+    throw new HarnessError(
+      `${what} failed (npx wrangler ${args.join(" ")}, exit ${result.code}):\n${result.stdout}\n${result.stderr}`,
+    );
+  }
+  return result;
+}
+
+/** Applies the migrations to the local D1 kept in `dir`, as `npm run db:migrate` does for the default folder. */
+export async function applyMigrations(dir: string, options?: SpawnOptions): Promise<void> {
+  await wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", dir], "applying the migrations", options);
+}
+
+/** Rows of one query against the local D1 in `dir`, through `wrangler d1 execute --json`. */
+export async function d1Query<Row = Record<string, unknown>>(dir: string, sql: string, options?: SpawnOptions): Promise<Row[]> {
+  const result = await wrangler(
+    ["d1", "execute", "DB", "--local", "--persist-to", dir, "--command", sql, "--json"],
+    "querying the local D1",
+    options,
+  );
+  try {
+    return JSON.parse(result.stdout)[0].results;
+  } catch {
+    throw new HarnessError(`unexpected output of wrangler d1 execute --json:\n${result.stdout}\n${result.stderr}`);
+  }
+}
+
+// Not copied: dependencies (linked instead), history, local state, outputs.
+const NOT_COPIED = new Set(["node_modules", ".git", ".wrangler", "dist", "coverage", "test/bench/results"]);
+
+/**
+ * A copy of the tree `from` in `dir`/code (this repository's node_modules linked), for wrangler to run from: edits
+ * made to the tree meanwhile neither reload wrangler dev nor mix two versions of the code in one run.
+ */
+export function snapshot(from: string, dir: string): string {
+  const code = join(dir, "code");
+  cpSync(from, code, {
+    recursive: true,
+    filter: (source) => {
+      const path = relative(from, source);
+      return !NOT_COPIED.has(path) && !NOT_COPIED.has(path.split(sep)[0]);
+    },
+  });
+  symlinkSync(join(ROOT, "node_modules"), join(code, "node_modules"), "dir");
+  return code;
+}
+
+export interface DevServer {
+  name: string;
+  /** e.g. http://127.0.0.1:8787, no trailing slash. */
+  url: string;
+  /** Times wrangler dev said it reloaded the Worker (a file it watches changed) since it was first ready. */
+  reloads(): number;
+  /** Error lines wrangler dev printed (ANSI colours removed), from the given index on. */
+  errorsSince(index: number): string[];
+  errorCount(): number;
+  /** The last part of what wrangler dev printed (ANSI colours removed). */
+  tail(): string;
+  /** Whether wrangler dev has exited (it should run until `stop`). */
+  exited(): boolean;
+  stop(): Promise<void>;
+}
+
+export interface DevServerOptions {
+  /** Names the server in messages. */
+  name: string;
+  /** The local D1 state it serves (wrangler's --persist-to). */
+  persistTo: string;
+  /** Answers 200 once the Worker is ready. */
+  readyPath: string;
+  /** e.g. `-c path/to/wrangler.toml`; default the wrangler.toml of `cwd`. */
+  configArgs?: string[];
+  /** wrangler dev's --log-level; default wrangler's. */
+  logLevel?: string;
+  /** Where wrangler runs (and finds wrangler.toml by default); default the repository. */
+  cwd?: string;
+}
+
+// What wrangler dev prints when a watched source file changed and it rebuilt the Worker.
+const RELOAD = /Reloading local server|Local server updated/;
+const ERROR_LINE = /✘|"level":"error"|Uncaught/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC; matching them is the point.
+const ANSI = /\x1b\[[0-9;]*m/g;
+const TAIL_CHARS = 20_000;
+
+/** `wrangler dev` on free loopback ports (HTTP and inspector); resolves once GET `readyPath` answers 200. */
+export async function startDev(options: DevServerOptions): Promise<DevServer> {
+  const { name, readyPath } = options;
+  const [port, inspectorPort] = [await freePort(), await freePort()];
+  const url = `http://127.0.0.1:${port}`;
+  const args = [
+    "dev",
+    ...(options.configArgs ?? []),
+    "--port",
+    String(port),
+    "--ip",
+    "127.0.0.1",
+    "--inspector-port",
+    String(inspectorPort),
+    "--persist-to",
+    options.persistTo,
+    "--show-interactive-dev-session=false",
+    ...(options.logLevel ? ["--log-level", options.logLevel] : []),
+  ];
+  const child = spawnGroup(WRANGLER, args, { cwd: options.cwd });
+  let tail = "";
+  let reloads = 0;
+  let ready = false;
+  const errors: string[] = [];
+  const onOutput = (chunk: string) => {
+    // Under load this is a few lines per request: test the whole chunk first, split only when it matters.
+    if (ready && RELOAD.test(chunk)) reloads++;
+    if (ERROR_LINE.test(chunk)) {
+      for (const line of chunk.replace(ANSI, "").split("\n")) if (ERROR_LINE.test(line)) errors.push(line.trim());
+      errors.splice(0, Math.max(0, errors.length - 1_000));
+    }
+    tail = (tail + chunk).slice(-TAIL_CHARS);
+  };
+  child.stdout?.setEncoding("utf8").on("data", onOutput);
+  child.stderr?.setEncoding("utf8").on("data", onOutput);
+  let exited = false;
+  const exit = new Promise<void>((resolveExit) =>
+    child.once("exit", () => {
+      exited = true;
+      resolveExit();
+    }),
+  );
+  const stop = async () => {
+    if (exited) return;
+    killGroup(child, "SIGTERM");
+    const timer = setTimeout(() => killGroup(child, "SIGKILL"), 5_000);
+    await exit;
+    clearTimeout(timer);
+    killGroup(child, "SIGKILL"); // whatever of the group outlived wrangler itself
+  };
+  const waitReady = async (timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (exited)
+        throw new HarnessError(`wrangler dev (${name}) exited:\nnpx wrangler ${args.join(" ")}\n${tail.replace(ANSI, "")}`);
+      try {
+        const response = await fetch(`${url}${readyPath}`, { signal: AbortSignal.timeout(2_000) });
+        await response.arrayBuffer();
+        if (response.status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((wait) => setTimeout(wait, 100));
+    }
+    throw new HarnessError(
+      `wrangler dev (${name}) did not answer GET ${readyPath} with 200 within ${timeoutMs / 1000} s:\n${tail.replace(ANSI, "")}`,
+    );
+  };
+  try {
+    await waitReady(90_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  ready = true;
+  return {
+    name,
+    url,
+    reloads: () => reloads,
+    errorsSince: (index) => errors.slice(index),
+    errorCount: () => errors.length,
+    tail: () => tail.replace(ANSI, ""),
+    exited: () => exited,
+    stop,
+  };
+}

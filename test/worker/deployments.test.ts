@@ -1,0 +1,257 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type Account, createAccount, createAppVia, createTeam, issueKey, send } from "./fixtures";
+import { databaseProblems, snapshot } from "./harness";
+
+/*
+ * Deploying and reverting over HTTP: POST /variants/configs/deploy, /environments/deploy and
+ * /configs/deployment/{id}/revert, with If-Match against the environment record's ETag.
+ */
+
+const FORBIDDEN = "You do not have access to perform this action. Please contact your organization admin.";
+
+let owner: Account;
+let viewer: Account;
+let outsider: Account;
+let appId: string;
+
+interface Config {
+  params: Record<string, unknown>;
+  variant_ref: { slug: string; version: number; id: string };
+  environment_ref: { slug: string; version: number; id: string } | null;
+  environment_lifecycle: { updated_by: string; updated_by_id: string } | null;
+}
+
+interface RevisionsRecord {
+  revision: number;
+  deployed_variant_name: string | null;
+  deployed_app_variant_revision_id: string | null;
+  revisions: { id: string; revision: number; modified_by: string; deployed_app_variant_revision: string }[];
+}
+
+const post = (key: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  send("POST", path, { authorization: key, body, headers });
+
+const record = async (environment: string) =>
+  (await (await send("GET", `/apps/${appId}/revisions/${environment}`, { key: owner.key })).json()) as RevisionsRecord;
+
+const etagOf = async (environment: string) =>
+  (await send("GET", `/apps/${appId}/revisions/${environment}`, { key: owner.key })).headers.get("ETag") ?? "";
+
+const deployConfig = (key: string, body: unknown, headers: Record<string, string> = {}) =>
+  post(key, "/variants/configs/deploy", body, headers);
+
+/** Commits params as the next revision of config `name` (added first when missing); the revision's Config. */
+async function commit(name: string, params: Record<string, unknown>): Promise<Config> {
+  const ref = { application_ref: { id: appId }, variant_ref: { slug: name } };
+  await post(owner.key, "/variants/configs/add", ref);
+  const response = await post(owner.key, "/variants/configs/commit", { ...ref, params });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Config;
+}
+
+async function expectError(response: Response, status: number, detail: string) {
+  expect(response.status).toBe(status);
+  expect(await response.json()).toEqual({ detail });
+}
+
+beforeAll(async () => {
+  [owner, viewer, outsider] = [await createAccount(), await createAccount(), await createAccount()];
+  const team = await createTeam(owner, [[viewer, "viewer"]]);
+  appId = await createAppVia(owner.key, { app_name: "deployed", organization_id: team.organizationId });
+  owner.key = await issueKey(owner.userId, team.projectId);
+});
+
+describe("POST /variants/configs/deploy", () => {
+  it("deploys the revision the variant ref names, not the latest, and answers the config through the environment", async () => {
+    const second = await commit("main", { v: 2 });
+    await commit("main", { v: 3 });
+    const response = await deployConfig(owner.key, {
+      variant_ref: { slug: "main", version: 2 },
+      environment_ref: { slug: "staging" },
+      application_ref: { slug: "deployed" },
+    });
+    expect(response.status).toBe(200);
+    const config = (await response.json()) as Config;
+    expect(config).toMatchObject({
+      params: { v: 2 },
+      variant_ref: { slug: "main", version: 2, id: second.variant_ref.id },
+      environment_ref: { slug: "staging", version: 1 },
+    });
+    expect(config.environment_lifecycle).toMatchObject({ updated_by_id: owner.userId });
+    // The answer's ETag is the record's new one.
+    expect(response.headers.get("ETag")).toBe(await etagOf("staging"));
+    const staging = await record("staging");
+    expect(staging).toMatchObject({
+      revision: 1,
+      deployed_variant_name: "app.main",
+      deployed_app_variant_revision_id: second.variant_ref.id,
+    });
+    expect(staging.revisions[0]).toMatchObject({ id: config.environment_ref?.id, modified_by: owner.username });
+  });
+
+  it("deploys the latest without a version, by revision id too, to any environment, deployed before or not", async () => {
+    const latest = await commit("main", { v: 4 });
+    const byName = await deployConfig(owner.key, {
+      variant_ref: { slug: "main" },
+      environment_ref: { slug: "production" },
+      application_ref: { id: appId },
+    });
+    expect(((await byName.json()) as Config).variant_ref.id).toBe(latest.variant_ref.id);
+    const earlier = await post(owner.key, "/variants/configs/fetch", {
+      variant_ref: { slug: "main", version: 1 },
+      application_ref: { id: appId },
+    });
+    const byId = await deployConfig(owner.key, {
+      variant_ref: { id: ((await earlier.json()) as Config).variant_ref.id },
+      environment_ref: { slug: "production" },
+    });
+    expect(byId.status).toBe(200);
+    expect(((await byId.json()) as Config).environment_ref).toMatchObject({ slug: "production", version: 2 });
+  });
+
+  it("refuses a viewer (403), hides the app from an outsider (404), and names what is missing (404): nothing written", async () => {
+    const deploy = { variant_ref: { slug: "main" }, environment_ref: { slug: "staging" }, application_ref: { id: appId } };
+    const before = await snapshot();
+    await expectError(await deployConfig(viewer.key, deploy), 403, FORBIDDEN);
+    await expectError(await deployConfig(outsider.key, deploy), 404, "Config not found.");
+    await expectError(await deployConfig(owner.key, { ...deploy, variant_ref: { slug: "absent" } }), 404, "Config not found.");
+    await expectError(
+      await deployConfig(owner.key, { ...deploy, environment_ref: { slug: "qa" } }),
+      404,
+      "App environment not found",
+    );
+    expect((await deployConfig(owner.key, { ...deploy, environment_ref: null })).status).toBe(422);
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe("If-Match", () => {
+  const deploy = () => ({
+    variant_ref: { slug: "main" },
+    environment_ref: { slug: "development" },
+    application_ref: { id: appId },
+  });
+
+  it("deploys when the environment is still as the ETag says, or with *", async () => {
+    const etag = await etagOf("development");
+    const first = await deployConfig(owner.key, deploy(), { "If-Match": etag });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("ETag")).not.toBe(etag);
+    expect((await deployConfig(owner.key, deploy(), { "If-Match": first.headers.get("ETag") ?? "" })).status).toBe(200);
+    expect((await deployConfig(owner.key, deploy(), { "If-Match": "*" })).status).toBe(200);
+  });
+
+  it("answers 412 and writes nothing when it has moved on, or for a tag that is not one of its states", async () => {
+    const stale = await etagOf("development");
+    expect((await deployConfig(owner.key, deploy())).status).toBe(200);
+    const before = await snapshot();
+    for (const tag of [stale, `W/${await etagOf("development")}`, await etagOf("staging"), '"garbage"']) {
+      await expectError(
+        await deployConfig(owner.key, deploy(), { "If-Match": tag }),
+        412,
+        "The environment has changed since the ETag given in If-Match: read it again, then retry",
+      );
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe("POST /environments/deploy", () => {
+  it("deploys the variant's latest revision and answers null", async () => {
+    const latest = await commit("other", { o: 1 });
+    const variants = (await (await send("GET", `/apps/${appId}/variants`, { key: owner.key })).json()) as {
+      variant_id: string;
+      config_name: string;
+    }[];
+    const variantId = variants.find((variant) => variant.config_name === "other")?.variant_id;
+    const response = await post(owner.key, "/environments/deploy", { environment_name: "staging", variant_id: variantId });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toBeNull();
+    expect(await record("staging")).toMatchObject({
+      deployed_variant_name: "app.other",
+      deployed_app_variant_revision_id: latest.variant_ref.id,
+    });
+    await expectError(
+      await post(owner.key, "/environments/deploy", { environment_name: "staging", variant_id: crypto.randomUUID() }),
+      404,
+      "Variant not found",
+    );
+    await expectError(
+      await post(owner.key, "/environments/deploy", { environment_name: "qa", variant_id: variantId }),
+      404,
+      "App environment not found",
+    );
+    await expectError(
+      await post(viewer.key, "/environments/deploy", { environment_name: "staging", variant_id: variantId }),
+      403,
+      FORBIDDEN,
+    );
+  });
+});
+
+describe("POST /configs/deployment/{id}/revert", () => {
+  it("makes a new revision that deploys again what that revision deployed; fetch by environment then serves it", async () => {
+    const first = await commit("reverted", { r: 1 });
+    const deployAs = (version: number) =>
+      deployConfig(owner.key, {
+        variant_ref: { slug: "reverted", version },
+        environment_ref: { slug: "production" },
+        application_ref: { id: appId },
+      });
+    const good = (await (await deployAs(first.variant_ref.version)).json()) as Config;
+    await commit("reverted", { r: 2 });
+    expect((await deployAs(first.variant_ref.version + 1)).status).toBe(200);
+    const before = await record("production");
+
+    const response = await post(owner.key, `/configs/deployment/${good.environment_ref?.id}/revert`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toBe("Environment was reverted to deployment revision successful");
+
+    const after = await record("production");
+    expect(after.revision).toBe(before.revision + 1);
+    expect(after.revisions.map((entry) => entry.revision)).toEqual([
+      ...before.revisions.map((entry) => entry.revision),
+      after.revision,
+    ]);
+    expect(after.revisions.at(-1)).toMatchObject({
+      modified_by: owner.username,
+      deployed_app_variant_revision: first.variant_ref.id,
+    });
+    expect(after.deployed_app_variant_revision_id).toBe(first.variant_ref.id);
+    const fetched = await post(owner.key, "/variants/configs/fetch", {
+      environment_ref: { slug: "production" },
+      application_ref: { id: appId },
+    });
+    expect((await fetched.json()) as Config).toMatchObject({ params: { r: 1 }, environment_ref: { version: after.revision } });
+  });
+
+  it("takes If-Match, refuses a viewer, and answers 404 for a revision the caller cannot see", async () => {
+    const [entry] = (await record("production")).revisions;
+    await expectError(
+      await post(owner.key, `/configs/deployment/${entry.id}/revert`, undefined, { "If-Match": '"x"' }),
+      412,
+      "The environment has changed since the ETag given in If-Match: read it again, then retry",
+    );
+    expect(
+      (await post(owner.key, `/configs/deployment/${entry.id}/revert`, undefined, { "If-Match": await etagOf("production") }))
+        .status,
+    ).toBe(200);
+    await expectError(await post(viewer.key, `/configs/deployment/${entry.id}/revert`), 403, FORBIDDEN);
+    await expectError(await post(outsider.key, `/configs/deployment/${entry.id}/revert`), 404, "Deployment revision not found");
+    await expectError(
+      await post(owner.key, `/configs/deployment/${crypto.randomUUID()}/revert`),
+      404,
+      "Deployment revision not found",
+    );
+    expect((await post(owner.key, "/configs/deployment/not-a-uuid/revert")).status).toBe(422);
+  });
+});
+
+it("leaves every environment's history gapless and its record on its last revision", async () => {
+  expect(await databaseProblems()).toEqual([]);
+  const gapless = await env.DB.prepare(
+    "SELECT COUNT(*) AS n FROM environments e WHERE e.revision <> (SELECT COUNT(*) FROM environment_revisions WHERE environment_id = e.id)",
+  ).first("n");
+  expect(gapless).toBe(0);
+});
