@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { type Account, countRows, createAccount, createAppVia, getRevisions, postApp } from "./fixtures";
+import { type Account, countRows, createAccount, createAppVia, getRevisions, postApp, send } from "./fixtures";
+import { snapshot } from "./harness";
 import { type Instruments, instrumentD1 } from "./instrumented-d1";
 
 // Faults are injected into the real D1: with SQL (a failing trigger, a missing table), or by a wrapper around
@@ -165,5 +166,53 @@ describe("a batch that fails in the middle", () => {
     expect(response.status).toBe(500);
     expect([await countRows("apps"), await countRows("environments")]).toEqual(before);
     expect(await appsNamed("torn")).toEqual([]);
+  });
+});
+
+describe("a deploy or revert that fails half-way", () => {
+  const deployBody = (appId: string) => ({
+    variant_ref: { slug: "main" },
+    environment_ref: { slug: "production" },
+    application_ref: { id: appId },
+  });
+
+  async function deployedApp(name: string) {
+    const appId = await createAppVia(account.key, { app_name: name });
+    const added = await send("POST", "/variants/configs/add", {
+      key: account.key,
+      body: { application_ref: { id: appId }, variant_ref: { slug: "main" } },
+    });
+    expect(added.status).toBe(200);
+    const first = await send("POST", "/variants/configs/deploy", { key: account.key, body: deployBody(appId) });
+    expect(first.status).toBe(200);
+    return { appId, revisionId: ((await first.json()) as { environment_ref: { id: string } }).environment_ref.id };
+  }
+
+  it("leaves no deployment, no environment revision and the record unmoved when the revision insert fails", async () => {
+    const { appId, revisionId } = await deployedApp("deploy-half-way");
+    await env.DB.exec(
+      "CREATE TRIGGER fail_staging BEFORE INSERT ON environment_revisions BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
+    );
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const before = await snapshot();
+    const deployed = await send("POST", "/variants/configs/deploy", { key: account.key, body: deployBody(appId) });
+    const reverted = await send("POST", `/configs/deployment/${revisionId}/revert`, { key: account.key });
+    expect([deployed.status, reverted.status]).toEqual([500, 500]);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("answers 503 when D1's transient error comes before the batch, and nothing is written", async () => {
+    const { appId } = await deployedApp("deploy-transient");
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const { db, counter } = instrumentD1(env.DB, { beforeTrip: failTrips([1]) });
+    const before = await snapshot();
+    const response = await send("POST", "/variants/configs/deploy", {
+      key: account.key,
+      body: deployBody(appId),
+      bindings: { DB: db },
+    });
+    expect(response.status).toBe(503);
+    expect(counter.trips).toBe(1);
+    expect(await snapshot()).toEqual(before);
   });
 });
