@@ -1,10 +1,14 @@
 import * as z from "zod";
 import { appsOpenApi } from "./apps/apps.openapi";
 import { configsOpenApi } from "./configs/configs.openapi";
+import { deploymentsOpenApi } from "./deployments/deployments.openapi";
 import { environmentsOpenApi } from "./environments/environments.openapi";
+import { BOOKMARK_HEADER } from "./http/d1-session";
 import {
   ErrorBody,
+  environmentMovedOn,
   forbidden,
+  idempotencyKeyReused,
   payloadTooLarge,
   tooManyRequests,
   unauthorized,
@@ -12,12 +16,18 @@ import {
   ValidationErrorBody,
   ValidationIssue,
 } from "./http/errors";
-import { errorResponse, jsonResponse, schemaRef } from "./http/openapi-parts";
+import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "./http/idempotency";
+import { EXAMPLE_IDS, errorResponse, IDEMPOTENCY_KEY_ERRORS, jsonResponse, schemaRef } from "./http/openapi-parts";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
 import { MAX_BODY_BYTES } from "./http/validation";
 import { variantsOpenApi } from "./variants/variants.openapi";
 
-type Fragment = ReturnType<typeof appsOpenApi | typeof environmentsOpenApi | typeof variantsOpenApi | typeof configsOpenApi>;
+// What src/http/idempotency.ts accepts: not blank; printable ASCII, or a quoted string of it (\" and \\ escaped).
+const IDEMPOTENCY_KEY_PATTERN = /^(?!\s*$)(?!" *"$)(?:[ -~]{1,255}|"(?:[ !#-[\]-~]|\\["\\]){1,255}")$/u;
+
+type Fragment = ReturnType<
+  typeof appsOpenApi | typeof environmentsOpenApi | typeof variantsOpenApi | typeof configsOpenApi | typeof deploymentsOpenApi
+>;
 
 /** One part of every fragment, merged; a name two fragments both define is a mistake, not an override. */
 function merge(fragments: Fragment[], part: "paths" | "inputSchemas" | "outputSchemas" | "responses") {
@@ -45,7 +55,7 @@ function componentSchemas(schemas: Record<string, z.ZodType>, io: "input" | "out
  * zod itself (requests as clients send them, responses as the service answers).
  */
 export function openApiDocument(basePath: string) {
-  const resources: Fragment[] = [appsOpenApi(), environmentsOpenApi(), variantsOpenApi(), configsOpenApi()];
+  const resources: Fragment[] = [appsOpenApi(), environmentsOpenApi(), variantsOpenApi(), configsOpenApi(), deploymentsOpenApi()];
   return {
     openapi: "3.1.0",
     info: {
@@ -53,9 +63,10 @@ export function openApiDocument(basePath: string) {
       version: "0.1.0",
       description:
         "Apps (create, list, rename, delete), their environments and deployment history, their variants and " +
-        "variant revisions, and the config registry (add, commit, fetch, fork). Reads need any role in the app's " +
-        "organization, writes owner, admin or editor; what the caller cannot see is not found. Every response is " +
-        `JSON and carries ${REQUEST_ID_HEADER}. Without a key, unknown paths answer 404 ` +
+        "variant revisions, the config registry (add, commit, fetch, fork), deployments and reverts. Reads need any " +
+        "role in the app's organization, writes owner, admin or editor; what the caller cannot see is not found. " +
+        `Every response but a 304 is JSON; each carries ${REQUEST_ID_HEADER}, and ${BOOKMARK_HEADER} once the ` +
+        `database was reached. Every POST takes an ${IDEMPOTENCY_KEY_HEADER}. Without a key, unknown paths answer 404 ` +
         "(components/responses/NotFound) and a known path with another method 405 " +
         "(components/responses/MethodNotAllowed), with an Allow header. Every route also answers with a trailing slash.",
     },
@@ -107,6 +118,69 @@ export function openApiDocument(basePath: string) {
           description: "Echoed back and logged; an id that does not match the pattern is replaced by a new one",
           schema: { type: "string", pattern: REQUEST_ID_PATTERN.source },
         },
+        D1Bookmark: {
+          name: BOOKMARK_HEADER,
+          in: "header",
+          required: false,
+          description: `The ${BOOKMARK_HEADER} of an earlier answer: this request reads at least what that one wrote (D1 read replicas). One not in D1's format is ignored.`,
+          schema: { type: "string" },
+        },
+        IdempotencyKey: {
+          name: IDEMPOTENCY_KEY_HEADER,
+          in: "header",
+          required: false,
+          description:
+            "Makes a POST safe to retry (IETF httpapi draft): 1 to 255 printable ASCII characters, not blank, bare or as a " +
+            "quoted string, kept 24 hours per API key. A retry with the same method, path and body replays the first 200 " +
+            `(with ${REPLAYED_HEADER}) and writes nothing; the same key on another request is a 422, and a retry while ` +
+            "the first is still being answered a 409. A failed request is not kept: its retry runs again. " +
+            "configs/fetch checks the key but has nothing to replay.",
+          schema: { type: "string", pattern: IDEMPOTENCY_KEY_PATTERN.source },
+          example: "deploy-staging-2026-11-22",
+        },
+        IfMatch: {
+          name: "If-Match",
+          in: "header",
+          required: false,
+          description:
+            "The ETag of GET /apps/{app_id}/revisions/{environment_name} for the environment written to (or a deploy's " +
+            "answer), or `*` (any state): the deployment is written only if the environment is still in that state, else 412.",
+          schema: { type: "string" },
+          example: `"${EXAMPLE_IDS.environment}.2"`,
+        },
+        IfNoneMatch: {
+          name: "If-None-Match",
+          in: "header",
+          required: false,
+          description: "The record's ETag, as last read: a 304 without a body while the record is unchanged",
+          schema: { type: "string" },
+          example: `"${EXAMPLE_IDS.environment}.2"`,
+        },
+      },
+      headers: {
+        RequestId: {
+          description: `The caller's ${REQUEST_ID_HEADER} when it matches the pattern, else one the service made`,
+          required: true,
+          schema: { type: "string", pattern: REQUEST_ID_PATTERN.source },
+        },
+        D1Bookmark: {
+          description: `The D1 session's bookmark, on answers that reached the database: send it back as ${BOOKMARK_HEADER} to read your own writes`,
+          required: false,
+          schema: { type: "string" },
+        },
+        ETag: {
+          description:
+            'The environment record\'s state (`"<environment id>.<revision>"`; opaque to clients): it changes exactly when ' +
+            "the record does. Send it as If-Match (deploy, revert) or If-None-Match (the record).",
+          required: true,
+          schema: { type: "string" },
+          example: `"${EXAMPLE_IDS.environment}.2"`,
+        },
+        IdempotentReplayed: {
+          description: `This answer replays that of the first request with this ${IDEMPOTENCY_KEY_HEADER}; nothing was written`,
+          required: false,
+          schema: { const: "true" },
+        },
       },
       responses: {
         Unauthorized: errorResponse(
@@ -118,18 +192,35 @@ export function openApiDocument(basePath: string) {
           forbidden(),
         ),
         ...merge(resources, "responses"),
+        BadIdempotencyKey: errorResponse(IDEMPOTENCY_KEY_ERRORS[400].description, IDEMPOTENCY_KEY_ERRORS[400].errors),
+        IdempotencyKeyInFlight: errorResponse(IDEMPOTENCY_KEY_ERRORS[409].description, IDEMPOTENCY_KEY_ERRORS[409].errors),
+        EnvironmentMovedOn: errorResponse(
+          "If-Match no longer names the environment's state (another deployment came first), or names none of it: nothing " +
+            "was written; read the record again, then retry",
+          environmentMovedOn(),
+        ),
         PayloadTooLarge: errorResponse(`Request body over ${MAX_BODY_BYTES} bytes`, payloadTooLarge(MAX_BODY_BYTES)),
         UnsupportedMediaType: errorResponse(
           "Request body not application/json (+json types and a charset are fine)",
           unsupportedMediaType(),
         ),
         ValidationFailed: jsonResponse(
-          "Body fields, path or query parameters, or an empty or malformed JSON body; `loc` names the faulty input",
+          "Body fields, path or query parameters, or an empty or malformed JSON body; on a POST that writes, also an " +
+            `${IDEMPOTENCY_KEY_HEADER} already used for another request. \`loc\` names the faulty input`,
           schemaRef("ValidationError"),
           {
-            example: {
-              detail: [{ loc: ["body", "app_name"], msg: "Field required", type: "missing" }],
-            } satisfies ValidationErrorBody,
+            examples: {
+              missingField: {
+                summary: "A required body field is missing",
+                value: {
+                  detail: [{ loc: ["body", "app_name"], msg: "Field required", type: "missing" }],
+                } satisfies ValidationErrorBody,
+              },
+              idempotencyKeyReused: {
+                summary: `The ${IDEMPOTENCY_KEY_HEADER} was used for another method, path or body`,
+                value: { detail: idempotencyKeyReused().detail },
+              },
+            },
           },
         ),
         TooManyRequests: errorResponse(

@@ -10,11 +10,14 @@ import {
   operationResponses,
   parametersOf,
   type RequestExamples,
-  requestIdParameter,
+  requestHeaders,
   responseRef,
   schemaRef,
+  withKeyErrors,
 } from "../http/openapi-parts";
 import { AppListItem, CreateAppBody, CreateAppOutput, ListAppsQuery, UpdateAppBody } from "./apps.schemas";
+
+const NAME_TAKEN = "An app of that name already exists in the target project";
 
 const newApp = { app_id: "01a2012d-9c3e-7f10-8a4b-2d6e8f0a1c3e", app_name: "my-app" } satisfies CreateAppOutput;
 
@@ -28,7 +31,7 @@ export const appsOpenApi = () => ({
         summary: "List the apps of the key's project, or of a workspace's default project",
         description: "Oldest first; `[]` when nothing matches or the caller is not a member of the project's organization.",
         parameters: [
-          requestIdParameter,
+          ...requestHeaders(),
           ...parametersOf("query", ListAppsQuery, { app_name: "demo-app", workspace_id: DEMO_IDS.workspace }),
         ],
         responses: operationResponses(
@@ -46,7 +49,7 @@ export const appsOpenApi = () => ({
           "Creates the app, with the environments development, staging and production, in `project_id` if given, " +
           "else the default project of `workspace_id`, else that of `organization_id`, else the key's project. " +
           "Answers 200, not 201: existing clients expect 200.",
-        parameters: [requestIdParameter],
+        parameters: requestHeaders("IdempotencyKey"),
         requestBody: jsonRequestBody(schemaRef("CreateApp"), {
           inKeyProject: { summary: "In the key's project", value: { app_name: "my-app" } },
           inOrganization: {
@@ -56,8 +59,8 @@ export const appsOpenApi = () => ({
         } satisfies RequestExamples<z.input<typeof CreateAppBody>>),
         responses: operationResponses(
           jsonResponse("The app was created", schemaRef("CreateAppOutput"), { example: newApp }),
-          { 409: responseRef("AppNameTaken") },
-          { write: true, jsonBody: "PayloadTooLarge" },
+          { 409: withKeyErrors(409, NAME_TAKEN, { appNameTaken: appNameTaken() }) },
+          { write: true, jsonBody: "PayloadTooLarge", idempotencyKey: "replays" },
         ),
       },
     },
@@ -67,7 +70,7 @@ export const appsOpenApi = () => ({
         operationId: "updateApp",
         summary: "Rename an app",
         description: "The name follows the rules of create and must be free in the app's project.",
-        parameters: [requestIdParameter],
+        parameters: requestHeaders(),
         requestBody: jsonRequestBody(schemaRef("UpdateApp"), {
           rename: { summary: "A new name", value: { app_name: "renamed-app" } },
         } satisfies RequestExamples<z.input<typeof UpdateAppBody>>),
@@ -83,7 +86,7 @@ export const appsOpenApi = () => ({
         operationId: "removeApp",
         summary: "Delete an app and everything under it",
         description: "Its environments and their history, its variants and their revisions go with it, in one transaction.",
-        parameters: [requestIdParameter],
+        parameters: requestHeaders(),
         responses: operationResponses(
           jsonResponse("The app is gone", { type: "null" }, { example: null }),
           { 404: responseRef("AppNotFound") },
@@ -95,7 +98,7 @@ export const appsOpenApi = () => ({
   inputSchemas: { CreateApp: CreateAppBody, UpdateApp: UpdateAppBody },
   outputSchemas: { CreateAppOutput, AppListItem },
   responses: {
-    AppNameTaken: errorResponse("An app of that name already exists in the target project", appNameTaken()),
+    AppNameTaken: errorResponse(NAME_TAKEN, appNameTaken()),
     AppNotFound: errorResponse("The app does not exist or is not visible to the caller (not told apart)", appNotFound()),
   },
 });

@@ -9,9 +9,10 @@ import {
   jsonResponse,
   operationResponses,
   type RequestExamples,
-  requestIdParameter,
+  requestHeaders,
   responseRef,
   schemaRef,
+  withKeyErrors,
 } from "../http/openapi-parts";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { AddConfigBody, CommitConfigBody, ConfigOutput, FetchConfigBody } from "./configs.schemas";
@@ -45,11 +46,12 @@ const demoConfigAt = (version: number, params: Record<string, unknown>): ConfigO
   variant_ref: { ...demoConfig.variant_ref, version },
 });
 
-const demoConfigInProduction = {
+/** The demo config as an environment serves it, at that environment's revision. */
+export const demoConfigIn = (environment: string, revision: number): ConfigOutput => ({
   ...demoConfig,
-  environment_ref: { slug: "production", version: 1, id: EXAMPLE_IDS.environmentRevision },
+  environment_ref: { slug: environment, version: revision, id: EXAMPLE_IDS.environmentRevision },
   environment_lifecycle: lifecycle,
-} satisfies ConfigOutput;
+});
 
 const configResponse = (description: string, example: ConfigOutput) =>
   jsonResponse(description, schemaRef("ConfigOutput"), { example });
@@ -87,7 +89,7 @@ export const configsOpenApi = () => ({
         description:
           'Its revision 1 holds params `{}` and url `""`. `application_ref` is required: an app named by `slug` is looked ' +
           "up in the key's project, by `id` among the apps the caller can see.",
-        parameters: [requestIdParameter],
+        parameters: requestHeaders("IdempotencyKey"),
         requestBody: jsonRequestBody(schemaRef("AddConfig"), {
           byAppName: {
             summary: "To an app of the key's project",
@@ -96,8 +98,11 @@ export const configsOpenApi = () => ({
         } satisfies RequestExamples<z.input<typeof AddConfigBody>>),
         responses: operationResponses(
           configResponse("The new config, at revision 1", demoConfigAt(1, {})),
-          { 400: responseRef("ConfigExists"), 404: responseRef("ConfigNotFound") },
-          { write: true, jsonBody: "PayloadTooLarge" },
+          {
+            400: withKeyErrors(400, "The app already has a config of that name", { configExists: configExists() }),
+            404: responseRef("ConfigNotFound"),
+          },
+          { write: true, jsonBody: "PayloadTooLarge", idempotencyKey: "replays" },
         ),
       },
     },
@@ -109,7 +114,7 @@ export const configsOpenApi = () => ({
           "`params` replace the latest revision's (no merge); `url` too when given. `variant_ref` is required; when it " +
           "names a `version` (or a revision `id`), that must be the latest revision, else 409. The body may also come " +
           'wrapped, as `{"config": {...}}`.',
-        parameters: [requestIdParameter],
+        parameters: requestHeaders("IdempotencyKey"),
         requestBody: jsonRequestBody(
           {
             oneOf: [
@@ -130,8 +135,15 @@ export const configsOpenApi = () => ({
         ),
         responses: operationResponses(
           configResponse("The config at its new revision", demoConfigAt(3, commit.params)),
-          { 404: responseRef("ConfigNotFound"), 409: responseRef("ConfigChanged") },
-          { write: true, jsonBody: "ConfigPayloadTooLarge" },
+          {
+            404: responseRef("ConfigNotFound"),
+            409: withKeyErrors(
+              409,
+              "The version committed on is not the latest revision (the detail names the latest): fetch it and commit on top of it",
+              { configChanged: staleConfig(2) },
+            ),
+          },
+          { write: true, jsonBody: "ConfigPayloadTooLarge", idempotencyKey: "replays" },
         ),
       },
     },
@@ -143,14 +155,12 @@ export const configsOpenApi = () => ({
           "A `variant_ref` wins (its `version`, else the latest; or its revision `id`); else an `environment_ref` (its " +
           "`version`, else the current revision; or its revision `id`); neither, with an `application_ref`: the app's " +
           "production environment. Reached through an environment, `environment_ref` and `environment_lifecycle` are set.",
-        parameters: [requestIdParameter],
+        parameters: requestHeaders("IdempotencyKey"),
         requestBody: jsonRequestBody(schemaRef("FetchConfig"), fetchExamples),
         responses: operationResponses(
-          configResponse("The config", demoConfigInProduction),
+          configResponse("The config", demoConfigIn("production", 1)),
           { 404: responseRef("ConfigNotFound") },
-          {
-            jsonBody: "PayloadTooLarge",
-          },
+          { jsonBody: "PayloadTooLarge", idempotencyKey: "validates" },
         ),
       },
     },
@@ -160,7 +170,7 @@ export const configsOpenApi = () => ({
         summary: "Fork a config into a new one of the same app",
         description:
           "The config is found as by fetch; the new one, `<config_name>_<8 hex digits>`, has a revision 1 holding its params and url.",
-        parameters: [requestIdParameter],
+        parameters: requestHeaders("IdempotencyKey"),
         requestBody: jsonRequestBody(schemaRef("FetchConfig"), fetchExamples),
         responses: operationResponses(
           configResponse("The new config, at revision 1", {
@@ -168,7 +178,7 @@ export const configsOpenApi = () => ({
             variant_ref: { slug: "main_3f9a0c12", version: 1, id: "01a2012d-9d02-7c4e-9a51-0b7f3e2d6c18" },
           }),
           { 404: responseRef("ConfigNotFound") },
-          { write: true, jsonBody: "PayloadTooLarge" },
+          { write: true, jsonBody: "PayloadTooLarge", idempotencyKey: "replays" },
         ),
       },
     },
@@ -176,14 +186,9 @@ export const configsOpenApi = () => ({
   inputSchemas: { AddConfig: AddConfigBody, CommitConfig, FetchConfig: FetchConfigBody },
   outputSchemas: { ConfigOutput },
   responses: {
-    ConfigExists: errorResponse("The app already has a config of that name", configExists()),
     ConfigNotFound: errorResponse(
       "No such app, config, revision or environment visible to the caller, or the refs disagree (not told apart)",
       configNotFound(),
-    ),
-    ConfigChanged: errorResponse(
-      "The version committed on is not the latest revision (the detail names the latest): fetch it and commit on top of it",
-      staleConfig(2),
     ),
     ConfigPayloadTooLarge: errorResponse(
       `Request body over ${MAX_CONFIG_BODY_BYTES} bytes`,

@@ -2,13 +2,15 @@ import { appEnvironmentNotFound } from "../http/errors";
 import {
   appPathParameters,
   arrayOf,
+  bodilessResponse,
   DEMO_IDS,
   EXAMPLE_IDS,
   errorResponse,
+  headerRef,
   jsonResponse,
   operationResponses,
   parametersOf,
-  requestIdParameter,
+  requestHeaders,
   responseRef,
   schemaRef,
 } from "../http/openapi-parts";
@@ -53,11 +55,22 @@ export const environmentsOpenApi = () => ({
       get: {
         operationId: "listAppEnvironmentRevisions",
         summary: "Read an environment's deployment record and its revisions",
-        description: "`revisions` lists every revision oldest first. HEAD is answered like GET, without a body.",
-        parameters: [requestIdParameter],
+        description:
+          "`revisions` lists every revision oldest first. HEAD is answered like GET, without a body. The ETag names the " +
+          "record's state: If-None-Match with it gets a 304 while the record is unchanged, If-Match with it makes a " +
+          "deploy or revert conditional on it.",
+        parameters: requestHeaders("IfNoneMatch"),
         responses: operationResponses(
-          jsonResponse("The environment's record", schemaRef("EnvironmentRevisions"), { example: demoRecord }),
-          { 404: responseRef("AppEnvironmentNotFound") },
+          jsonResponse(
+            "The environment's record",
+            schemaRef("EnvironmentRevisions"),
+            { example: demoRecord },
+            { ETag: headerRef("ETag") },
+          ),
+          {
+            304: bodilessResponse("If-None-Match names the record's current ETag: no body", { ETag: headerRef("ETag") }),
+            404: responseRef("AppEnvironmentNotFound"),
+          },
         ),
       },
     },
@@ -67,7 +80,7 @@ export const environmentsOpenApi = () => ({
         operationId: "listEnvironments",
         summary: "List an app's environments",
         description: "development, staging and production, each with what is deployed there and its own current revision.",
-        parameters: [requestIdParameter],
+        parameters: requestHeaders(),
         responses: operationResponses(
           jsonResponse("The app's environments", arrayOf(schemaRef("EnvironmentOutput")), { example: [demoEnvironment] }),
           { 404: responseRef("AppNotFound") },

@@ -1,13 +1,24 @@
 import * as z from "zod";
-import { ApiError } from "./errors";
+import { BOOKMARK_HEADER } from "./d1-session";
+import { ApiError, badIdempotencyKey, idempotencyKeyInFlight } from "./errors";
 import { AppParams } from "./fields";
-import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./request-log";
+import { REPLAYED_HEADER } from "./idempotency";
+import { REQUEST_ID_HEADER } from "./request-log";
 
 /** Pieces every route's OpenAPI fragment is made of; src/openapi.ts assembles the fragments into the document. */
 
 export const schemaRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 export const responseRef = (id: string) => ({ $ref: `#/components/responses/${id}` });
-export const requestIdParameter = { $ref: "#/components/parameters/RequestId" };
+export const headerRef = (id: "RequestId" | "D1Bookmark" | "ETag" | "IdempotentReplayed") => ({
+  $ref: `#/components/headers/${id}`,
+});
+
+/** Request headers of components/parameters an operation may accept besides X-Request-Id and x-d1-bookmark. */
+type OptionalRequestHeader = "IdempotencyKey" | "IfMatch" | "IfNoneMatch";
+
+/** An operation's request headers: X-Request-Id and x-d1-bookmark (every route with a key), then `more`. */
+export const requestHeaders = (...more: OptionalRequestHeader[]) =>
+  ["RequestId", "D1Bookmark", ...more].map((id) => ({ $ref: `#/components/parameters/${id}` }));
 export const arrayOf = (items: object) => ({ type: "array", items });
 
 // Examples use the README's demo values (the local seed of `npm run dev`), so that they work as written there.
@@ -27,27 +38,30 @@ export const EXAMPLE_IDS = {
   variant: "01a2012d-894c-77b0-ba2e-5b0e6747124c",
   variantRevision: "01a2012d-89b1-72d5-889a-f5c51767a9f4",
   environmentRevision: "01a2012d-8940-7219-9117-b691493353e3",
+  environment: "01a2012d-893f-7a41-8c1e-3b5d7f9e2a60",
 } as const;
 
 /** Request body examples, checked against the body schema's input type. */
 export type RequestExamples<Body> = Record<string, { summary: string; value: Body }>;
 
-const requestIdHeader = {
-  description: `The caller's ${REQUEST_ID_HEADER} when it matches the pattern, else one the service made`,
-  required: true,
-  schema: { type: "string", pattern: REQUEST_ID_PATTERN.source },
-};
-
 /** A response's example, or its named examples. */
 type Examples = { example?: unknown; examples?: Record<string, { summary: string; value: unknown }> };
 
-export function jsonResponse(description: string, schema: object, examples: Examples = {}, headers: Record<string, object> = {}) {
-  return {
-    description,
-    headers: { [REQUEST_ID_HEADER]: requestIdHeader, ...headers },
-    content: { "application/json": { schema, ...examples } },
-  };
-}
+/** A response without a body: X-Request-Id, x-d1-bookmark (when the database was reached) and these headers. */
+export const bodilessResponse = (description: string, headers: Record<string, object> = {}) => ({
+  description,
+  headers: { [REQUEST_ID_HEADER]: headerRef("RequestId"), [BOOKMARK_HEADER]: headerRef("D1Bookmark"), ...headers },
+});
+
+export const jsonResponse = (
+  description: string,
+  schema: object,
+  examples: Examples = {},
+  headers: Record<string, object> = {},
+) => ({
+  ...bodilessResponse(description, headers),
+  content: { "application/json": { schema, ...examples } },
+});
 
 /**
  * Errors of src/http/errors.ts as one response: the detail as the example (several errors, by name: each an
@@ -102,18 +116,53 @@ export function parametersOf<Schema extends z.ZodObject>(
 /** The path parameters of every route under /apps/{app_id}. */
 export const appPathParameters = () => parametersOf("path", AppParams, { app_id: DEMO_IDS.app });
 
+/** The errors an Idempotency-Key adds to a POST, by status (422, a key used for another request, is ValidationFailed). */
+export const IDEMPOTENCY_KEY_ERRORS = {
+  400: {
+    description: "The Idempotency-Key header is not 1 to 255 printable ASCII characters, bare or quoted",
+    errors: { badIdempotencyKey: badIdempotencyKey() },
+  },
+  409: {
+    description: "A request with this Idempotency-Key is still being answered (by this Worker isolate): retry once it is",
+    errors: { idempotencyKeyInFlight: idempotencyKeyInFlight() },
+  },
+} as const;
+
+/** An operation's own errors at a status where its Idempotency-Key may answer too (400, 409): one response of both. */
+export function withKeyErrors(
+  status: keyof typeof IDEMPOTENCY_KEY_ERRORS,
+  description: string,
+  errors: Record<string, ApiError>,
+) {
+  const key = IDEMPOTENCY_KEY_ERRORS[status];
+  return errorResponse(`${description}. Or: ${key.description}`, { ...errors, ...key.errors });
+}
+
+const KEY_ERROR_RESPONSES = { 400: responseRef("BadIdempotencyKey"), 409: responseRef("IdempotencyKeyInFlight") };
+
 /**
  * An operation's responses: its 200 and own errors, beside those every route with a key answers (401, 422 for
  * bad input, 429, 500, 503); a `write` also answers a viewer 403, and a `jsonBody` (src/http/validation.ts's
- * guard) 413, as the response of that id, and 415.
+ * guard) 413, as the response of that id, and 415. An `idempotencyKey` (every POST) adds 400 and 409 where the
+ * operation has none of its own (else it gives them `withKeyErrors`); one that "replays" marks a replayed 200.
  */
 export function operationResponses(
-  ok: object,
+  ok: ReturnType<typeof jsonResponse>,
   errors: Record<number, object> = {},
-  { write = false, jsonBody }: { write?: boolean; jsonBody?: "PayloadTooLarge" | "ConfigPayloadTooLarge" } = {},
+  {
+    write = false,
+    jsonBody,
+    idempotencyKey,
+  }: {
+    write?: boolean;
+    jsonBody?: "PayloadTooLarge" | "ConfigPayloadTooLarge";
+    idempotencyKey?: "replays" | "validates";
+  } = {},
 ) {
+  const replays = idempotencyKey === "replays" && { [REPLAYED_HEADER]: headerRef("IdempotentReplayed") };
   return {
-    200: ok,
+    200: { ...ok, headers: { ...ok.headers, ...replays } },
+    ...(idempotencyKey && KEY_ERROR_RESPONSES),
     401: responseRef("Unauthorized"),
     ...(write && { 403: responseRef("Forbidden") }),
     ...(jsonBody && { 413: responseRef(jsonBody), 415: responseRef("UnsupportedMediaType") }),

@@ -9,7 +9,7 @@ import {
   jsonResponse,
   operationResponses,
   parametersOf,
-  requestIdParameter,
+  requestHeaders,
   responseRef,
   schemaRef,
 } from "../http/openapi-parts";
@@ -57,7 +57,7 @@ export function variantsOpenApi() {
         get: {
           operationId: "listAppVariants",
           summary: "List an app's variants, each with its latest revision",
-          parameters: [requestIdParameter],
+          parameters: requestHeaders(),
           responses: operationResponses(
             jsonResponse("The app's variants, oldest first", arrayOf(schemaRef("AppVariant")), { example: [demoVariant] }),
             { 404: responseRef("AppNotFound") },
@@ -69,7 +69,7 @@ export function variantsOpenApi() {
           operationId: "getVariantByEnv",
           summary: "Read the variant deployed to an app's environment",
           parameters: [
-            requestIdParameter,
+            ...requestHeaders(),
             ...parametersOf("query", VariantByEnvironmentQuery, { app_id: DEMO_IDS.app, environment: "production" }),
           ],
           responses: operationResponses(jsonResponse("The deployed variant", schemaRef("AppVariant"), { example: demoVariant }), {
@@ -82,7 +82,7 @@ export function variantsOpenApi() {
         get: {
           operationId: "getVariant",
           summary: "Read a variant with its latest revision",
-          parameters: [requestIdParameter],
+          parameters: requestHeaders(),
           responses: operationResponses(jsonResponse("The variant", schemaRef("AppVariant"), { example: demoVariant }), {
             404: responseRef("VariantNotFound"),
           }),
@@ -93,7 +93,7 @@ export function variantsOpenApi() {
         get: {
           operationId: "getVariantRevisions",
           summary: "List a variant's revisions",
-          parameters: [requestIdParameter],
+          parameters: requestHeaders(),
           responses: operationResponses(
             jsonResponse("Every revision, by number ascending", arrayOf(schemaRef("AppVariantRevision")), {
               example: [demoRevision],
@@ -107,7 +107,7 @@ export function variantsOpenApi() {
         get: {
           operationId: "getVariantRevision",
           summary: "Read one revision of a variant",
-          parameters: [requestIdParameter],
+          parameters: requestHeaders(),
           responses: operationResponses(
             jsonResponse("The revision", schemaRef("AppVariantRevision"), { example: demoRevision }),
             {

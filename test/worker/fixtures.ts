@@ -8,6 +8,7 @@ import { deployConfig } from "../../src/db/deployments";
 import worker from "../../src/index";
 
 // Every import from src/ of the worker tests is here (re-exported below), so that a move in src/ is one edit.
+export { createService } from "../../src/app";
 export { CreateAppBody } from "../../src/apps/apps.schemas";
 export { hashApiKey } from "../../src/auth/api-keys";
 export { type Role, revokeApiKey } from "../../src/db/accounts";

@@ -8,11 +8,14 @@ import {
   CreateAppBody,
   createAccount,
   createAppVia,
+  createService,
   createTeam,
   deploy,
+  type EnvironmentRevisions,
   EnvironmentRevisionsParams,
   getRevisions,
   postApp,
+  type RequestOptions,
   send,
   withinOneWindow,
 } from "./fixtures";
@@ -24,25 +27,14 @@ const DOCUMENT_URI = `${BASE_URL}/openapi.json`;
 const REVISIONS = "/apps/{app_id}/revisions/{environment_name}";
 const UNKNOWN_ID = "01900000-0000-7000-8000-000000000000";
 
-// Every route the service serves (src/app.ts and the routers it mounts): the document must list these and no other.
+// Every route the service serves, from its router (middleware, method ALL, left out): the document must list these
+// and no other.
 const SERVED_ROUTES = [
-  "GET /health",
-  "GET /openapi.json",
-  "GET /apps",
-  "POST /apps",
-  "PATCH /apps/{app_id}",
-  "DELETE /apps/{app_id}",
-  `GET ${REVISIONS}`,
-  "GET /apps/{app_id}/environments",
-  "GET /apps/{app_id}/variants",
-  "GET /apps/get_variant_by_env",
-  "GET /variants/{variant_id}",
-  "GET /variants/{variant_id}/revisions",
-  "GET /variants/{variant_id}/revisions/{revision_number}",
-  "POST /variants/configs/add",
-  "POST /variants/configs/commit",
-  "POST /variants/configs/fetch",
-  "POST /variants/configs/fork",
+  ...new Set(
+    createService({ basePath: "", corsOrigins: [] })
+      .routes.filter(({ method }) => method !== "ALL")
+      .map(({ method, path }) => `${method} ${path.replace(/:(\w+)/g, "{$1}")}`),
+  ),
 ];
 
 let document: Record<string, unknown>;
@@ -51,6 +43,7 @@ let appId: string;
 /** A viewer of the team's organization, whose app has the config "main", deployed to production. */
 let viewer: Account;
 let teamAppId: string;
+let teamOrganizationId: string;
 let mainVariantId: string;
 beforeAll(async () => {
   const response = await send("GET", "/openapi.json");
@@ -60,6 +53,7 @@ beforeAll(async () => {
   appId = await createAppVia(account.key, { app_name: "documented" });
   viewer = await createAccount();
   const team = await createTeam(account, [[viewer, "viewer"]]);
+  teamOrganizationId = team.organizationId;
   teamAppId = await createAppVia(account.key, { app_name: "team app", organization_id: team.organizationId });
   await deploy(teamAppId, "production", "main", account);
   const variants = (await (await send("GET", `/apps/${teamAppId}/variants`, { key: account.key })).json()) as {
@@ -94,6 +88,15 @@ function at(pointer: string): unknown {
     .reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], document);
 }
 
+/** Every object of the document under `pointer` (arrays too) with its pointer, parents first; examples are not entered. */
+function* objectsIn(pointer = ""): Generator<[string, Record<string, unknown>]> {
+  const value = at(pointer);
+  if (value === null || typeof value !== "object") return;
+  yield [pointer, value as Record<string, unknown>];
+  for (const key of Object.keys(value))
+    if (key !== "example" && key !== "examples") yield* objectsIn(`${pointer}/${escapePointer(key)}`);
+}
+
 /** What the schema at `pointer` finds wrong with `instance` (nothing: it is valid). */
 function schemaErrors(pointer: string, instance: unknown) {
   const schema = at(pointer);
@@ -103,38 +106,67 @@ function schemaErrors(pointer: string, instance: unknown) {
   return new Validator(root, "2020-12", false).validate(instance).errors;
 }
 
+/** Where the object at `pointer` is described: the pointer, or where its `$ref` points. */
+function resolved(pointer: string): string {
+  const ref = (at(pointer) as { $ref?: string } | undefined)?.$ref;
+  return ref ? ref.slice(1) : pointer;
+}
+
 /** Where the document describes this status of this operation (following a `$ref` to a shared response). */
 function documentedResponse(method: string, path: string, status: number): string {
   const pointer = `/paths/${escapePointer(path)}/${method}/responses/${status}`;
-  const documented = at(pointer) as { $ref?: string } | undefined;
-  expect(documented, `${method.toUpperCase()} ${path} documents ${status}`).toBeDefined();
-  return documented?.$ref?.slice(1) ?? pointer;
+  expect(at(pointer), `${method.toUpperCase()} ${path} documents ${status}`).toBeDefined();
+  return resolved(pointer);
+}
+
+// Headers the service sets (beside Content-Type and the caching ones): a response with one must document it.
+const SERVICE_HEADERS = [
+  "X-Request-Id",
+  "x-d1-bookmark",
+  "ETag",
+  "Idempotent-Replayed",
+  "Retry-After",
+  "WWW-Authenticate",
+  "Allow",
+];
+
+/**
+ * Checks the response's headers against the documented response's: every required one present, each valid, and
+ * none of the service's own undocumented.
+ */
+function expectHeadersConform(response: Response, pointer: string) {
+  const headers = Object.keys((at(`${pointer}/headers`) ?? {}) as object);
+  expect(headers).toContain("X-Request-Id");
+  const answered = SERVICE_HEADERS.filter((name) => response.headers.has(name));
+  expect(headers, `${pointer}: documented headers`).toEqual(expect.arrayContaining(answered));
+  for (const name of headers) {
+    const header = resolved(`${pointer}/headers/${escapePointer(name)}`);
+    const value = response.headers.get(name);
+    if ((at(header) as { required?: boolean }).required) expect(value, `${pointer}: header ${name}`).not.toBeNull();
+    if (value !== null) expect(schemaErrors(`${header}/schema`, value), `header ${name}`).toEqual([]);
+  }
+}
+
+/** The example body of the documented response at `pointer`, or its examples' bodies. */
+function documentedBodies(pointer: string): unknown[] {
+  const media = at(`${pointer}/content/application~1json`) as {
+    example?: unknown;
+    examples?: Record<string, { value: unknown }>;
+  };
+  return media.examples ? Object.values(media.examples).map(({ value }) => value) : [media.example];
 }
 
 /**
- * Checks a real response against the documented one: every required header present, every header and the body
- * valid against their schemas. With `example`, the body must also be the documented example (or one of the
- * documented examples). Returns the body.
+ * Checks a real response against the documented one: its headers (expectHeadersConform), and the body valid
+ * against its schema. With `example`, the body must also be the documented example (or one of the documented
+ * examples). Returns the body.
  */
 async function expectConforms(response: Response, pointer: string, { example = false } = {}): Promise<unknown> {
-  const headers = (at(`${pointer}/headers`) ?? {}) as Record<string, { required?: boolean }>;
-  expect(Object.keys(headers)).toContain("X-Request-Id");
-  for (const [name, header] of Object.entries(headers)) {
-    const value = response.headers.get(name);
-    if (header.required) expect(value, `${pointer}: header ${name}`).not.toBeNull();
-    if (value !== null) expect(schemaErrors(`${pointer}/headers/${name}/schema`, value), `header ${name}`).toEqual([]);
-  }
+  expectHeadersConform(response, pointer);
   expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
   const body = await response.json();
   expect(schemaErrors(`${pointer}/content/application~1json/schema`, body), JSON.stringify(body)).toEqual([]);
-  if (example) {
-    const media = at(`${pointer}/content/application~1json`) as {
-      example?: unknown;
-      examples?: Record<string, { value: unknown }>;
-    };
-    const examples = media.examples ? Object.values(media.examples).map(({ value }) => value) : [media.example];
-    expect(examples).toContainEqual(body);
-  }
+  if (example) expect(documentedBodies(pointer)).toContainEqual(body);
   return body;
 }
 
@@ -191,6 +223,12 @@ function exampleBodies(operation: string): unknown[] {
 const templateMatches = (template: string, path: string) =>
   new RegExp(`^${template.replaceAll(".", "\\.").replace(/\{\w+\}/g, "[^/]+")}$`).test(path);
 
+const DEPLOYMENTS = [
+  "POST /variants/configs/deploy",
+  "POST /environments/deploy",
+  "POST /configs/deployment/{deployment_revision_id}/revert",
+];
+
 /** Operations a key is needed for. */
 const keyedOperations = () => SERVED_ROUTES.filter((operation) => !["GET /health", "GET /openapi.json"].includes(operation));
 
@@ -237,9 +275,7 @@ describe("GET /openapi.json", () => {
 
   it("gives examples that are valid against their schemas", () => {
     const checked: string[] = [];
-    const visit = (value: unknown, pointer: string) => {
-      if (value === null || typeof value !== "object") return;
-      const node = value as Record<string, unknown>;
+    for (const [pointer, node] of objectsIn()) {
       if ("schema" in node && "example" in node) {
         expect(schemaErrors(`${pointer}/schema`, node.example), `${pointer}/example`).toEqual([]);
         checked.push(`${pointer}/example`);
@@ -250,10 +286,7 @@ describe("GET /openapi.json", () => {
           checked.push(`${pointer}/examples/${name}`);
         }
       }
-      for (const [key, child] of Object.entries(node))
-        if (key !== "example" && key !== "examples") visit(child, `${pointer}/${escapePointer(key)}`);
-    };
-    visit(document, "");
+    }
     expect(checked).toEqual(
       expect.arrayContaining([
         "/paths/~1apps/post/requestBody/content/application~1json/examples/inKeyProject",
@@ -263,8 +296,11 @@ describe("GET /openapi.json", () => {
         `/paths/${escapePointer(REVISIONS)}/parameters/1/example`,
         `/paths/${escapePointer(REVISIONS)}/get/responses/200/content/application~1json/example`,
         "/components/responses/Unauthorized/headers/WWW-Authenticate/example",
-        "/components/responses/ValidationFailed/content/application~1json/example",
-        "/paths/~1apps/get/parameters/1/example",
+        "/components/responses/ValidationFailed/content/application~1json/examples/idempotencyKeyReused",
+        "/components/parameters/IdempotencyKey/example",
+        "/components/headers/ETag/example",
+        "/paths/~1variants~1configs~1deploy/post/requestBody/content/application~1json/examples/latestToStaging",
+        "/paths/~1apps/get/parameters/2/example",
         "/paths/~1variants~1configs~1commit/post/requestBody/content/application~1json/examples/wrapped",
         "/components/responses/NoVariantDeployed/content/application~1json/examples/nothingDeployed",
       ]),
@@ -274,7 +310,41 @@ describe("GET /openapi.json", () => {
 
 describe("every route, as the document lists it", () => {
   it("lists every route the service serves, and only those", () => {
+    expect(SERVED_ROUTES).toEqual(expect.arrayContaining(["GET /health", `GET ${REVISIONS}`, "POST /environments/deploy"]));
     expect(documentedOperations().sort()).toEqual([...SERVED_ROUTES].sort());
+  });
+
+  it("describes each request and response header once, in components, which operations and responses reference", () => {
+    for (const [pointer, node] of objectsIn("/paths")) {
+      expect(node.in, pointer).not.toBe("header");
+      if (pointer.endsWith("/headers")) for (const header of Object.values(node)) expect(header, pointer).toHaveProperty("$ref");
+    }
+  });
+
+  it("takes X-Request-Id and x-d1-bookmark everywhere, Idempotency-Key on every POST, If-Match where a 412 is documented", () => {
+    // The shared responses of a malformed key and of one still in flight, by status.
+    const keyErrors = { 400: "BadIdempotencyKey", 409: "IdempotencyKeyInFlight" };
+    for (const operation of keyedOperations()) {
+      const headers = ((at(`${operationPointer(operation)}/parameters`) ?? []) as { $ref?: string }[]).flatMap(
+        ({ $ref }) => $ref?.replace("#/components/parameters/", "") ?? [],
+      );
+      expect(headers.slice(0, 2), operation).toEqual(["RequestId", "D1Bookmark"]);
+      const [method, path] = operation.split(" ");
+      const post = method === "POST";
+      expect(headers.includes("IdempotencyKey"), operation).toBe(post);
+      if (post) {
+        for (const [status, shared] of Object.entries(keyErrors)) {
+          const keyError = documentedBodies(`/components/responses/${shared}`)[0];
+          expect(documentedBodies(documentedResponse("post", path, Number(status))), `${operation} ${status}`).toContainEqual(
+            keyError,
+          );
+        }
+        const replays = at(`${operationPointer(operation)}/responses/200/headers/Idempotent-Replayed`) !== undefined;
+        expect(replays, operation).toBe(operation !== "POST /variants/configs/fetch");
+      }
+      expect(headers.includes("IfMatch"), operation).toBe(at(`${operationPointer(operation)}/responses/412`) !== undefined);
+    }
+    expect(keyedOperations().filter((operation) => at(`${operationPointer(operation)}/responses/412`))).toEqual(DEPLOYMENTS);
   });
 
   it("points every $ref at something in the document", () => {
@@ -391,6 +461,18 @@ describe("GET /apps/{app_id}/revisions/{environment_name} answers as documented"
     await deploy(appId, "staging", "main", account);
     const after = await answers(await getRevisions(account.key, appId, "staging"), 200);
     expect(after).toMatchObject({ revision: 2, deployed_variant_name: "app.main" });
+  });
+
+  it("304 for If-None-Match naming its ETag; x-d1-bookmark answered, and taken back", async () => {
+    const read = await getRevisions(account.key, appId, "production");
+    const [etag, bookmark] = [read.headers.get("ETag") ?? "", read.headers.get("x-d1-bookmark") ?? ""];
+    expect(bookmark).not.toBe("");
+    await answers(await getRevisions(account.key, appId, "production", { headers: { "x-d1-bookmark": bookmark } }), 200);
+    const unchanged = await getRevisions(account.key, appId, "production", { headers: { "If-None-Match": etag } });
+    expect(unchanged.status).toBe(304);
+    expectHeadersConform(unchanged, documentedResponse("get", REVISIONS, 304));
+    expect(unchanged.headers.get("ETag")).toBe(etag);
+    expect(await unchanged.text()).toBe("");
   });
 
   it("404 and 422", async () => {
@@ -610,6 +692,118 @@ describe("POST /variants/configs/... answer as documented", () => {
     await answers(await configs("fork", main, viewer.key), 403, { example: true });
     await answers(await configs("fork", { ...main, variant_ref: { slug: "nothing" } }), 404, { example: true });
     await answers(await configs("fork", { variant_ref: { slug: "main" } }), 422);
+  });
+});
+
+describe("deployments answer as documented", () => {
+  /** An app of the team, whose config "main" is deployed to production once. */
+  let deployedAppId: string;
+  let variantId: string;
+  beforeAll(async () => {
+    deployedAppId = await createAppVia(account.key, { app_name: "deployed", organization_id: teamOrganizationId });
+    await deploy(deployedAppId, "production", "main", account);
+    const variants = (await (await send("GET", `/apps/${deployedAppId}/variants`, { key: account.key })).json()) as {
+      variant_id: string;
+    }[];
+    variantId = variants[0].variant_id;
+  });
+
+  const post = (path: string, options: RequestOptions = {}) => send("POST", path, { key: account.key, ...options });
+  const etagOf = async (environment: string) => (await getRevisions(account.key, deployedAppId, environment)).headers.get("ETag");
+  const mainTo = (environment: string) => ({
+    application_ref: { id: deployedAppId },
+    variant_ref: { slug: "main" },
+    environment_ref: { slug: environment },
+  });
+
+  /** Checks that a deployment answered its environment's new ETag, the one its record now has. */
+  async function expectNewETag(response: Response, environment: string) {
+    expect(response.headers.get("ETag")).toBe(await etagOf(environment));
+  }
+
+  it("POST /variants/configs/deploy: 200 with the new ETag, 412 for a stale If-Match, 403 for a viewer, 404s, 422", async () => {
+    const answers = answersOf("POST /variants/configs/deploy");
+    const deployTo = (body: unknown, options: RequestOptions = {}) => post("/variants/configs/deploy", { body, ...options });
+    const stale = { headers: { "If-Match": (await etagOf("staging")) ?? "" } };
+    const deployed = await deployTo(mainTo("staging"), stale);
+    expect(await answers(deployed, 200)).toMatchObject({ environment_ref: { slug: "staging", version: 1 } });
+    await expectNewETag(deployed, "staging");
+    await answers(await deployTo(mainTo("staging"), stale), 412, { example: true });
+    await answers(await deployTo(mainTo("staging"), { headers: { "If-Match": "*" } }), 200);
+    await answers(await deployTo(mainTo("staging"), { key: viewer.key }), 403, { example: true });
+    await answers(await deployTo({ ...mainTo("staging"), variant_ref: { slug: "nothing" } }), 404, { example: true });
+    await answers(await deployTo(mainTo("qa")), 404, { example: true });
+    await answers(await deployTo({ ...mainTo("staging"), environment_ref: null }), 422);
+  });
+
+  it("POST /environments/deploy: 200 null with the new ETag, 412, 403 for a viewer, 404s, 422", async () => {
+    const answers = answersOf("POST /environments/deploy");
+    const deployTo = (environment_name: string, options: RequestOptions = {}, variant_id = variantId) =>
+      post("/environments/deploy", { body: { environment_name, variant_id }, ...options });
+    const stale = { headers: { "If-Match": (await etagOf("development")) ?? "" } };
+    const deployed = await deployTo("development", stale);
+    await answers(deployed, 200, { example: true });
+    await expectNewETag(deployed, "development");
+    await answers(await deployTo("development", stale), 412, { example: true });
+    await answers(await deployTo("development", { key: viewer.key }), 403, { example: true });
+    await answers(await deployTo("development", {}, UNKNOWN_ID), 404, { example: true });
+    await answers(await deployTo("qa"), 404, { example: true });
+    await answers(await deployTo("development", {}, "nope"), 422);
+  });
+
+  it("POST /configs/deployment/{deployment_revision_id}/revert: 200 with the new ETag, 412, 403 for a viewer, 404, 422", async () => {
+    const answers = answersOf("POST /configs/deployment/{deployment_revision_id}/revert");
+    const record = (await (await getRevisions(account.key, deployedAppId, "production")).json()) as EnvironmentRevisions;
+    const revert = (id: string, options: RequestOptions = {}) => post(`/configs/deployment/${id}/revert`, options);
+    const stale = { headers: { "If-Match": (await etagOf("production")) ?? "" } };
+    const reverted = await revert(record.revisions[0].id, stale);
+    await answers(reverted, 200, { example: true });
+    await expectNewETag(reverted, "production");
+    await answers(await revert(record.revisions[0].id, stale), 412, { example: true });
+    await answers(await revert(record.revisions[0].id, { key: viewer.key }), 403, { example: true });
+    await answers(await revert(UNKNOWN_ID), 404, { example: true });
+    await answers(await revert("nope"), 422);
+  });
+
+  it("Idempotency-Key: a retry replays the 200 with Idempotent-Replayed, the key on another request is a 422", async () => {
+    const answers = answersOf("POST /variants/configs/deploy");
+    const keyed = { body: mainTo("staging"), headers: { "Idempotency-Key": `deploy-${crypto.randomUUID()}` } };
+    const first = await post("/variants/configs/deploy", keyed);
+    const deployed = await answers(first, 200);
+    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
+    const retry = await post("/variants/configs/deploy", keyed);
+    expect(await answers(retry, 200)).toEqual(deployed);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retry.headers.get("ETag")).toBe(first.headers.get("ETag"));
+    await answers(await post("/variants/configs/deploy", { ...keyed, body: mainTo("development") }), 422, { example: true });
+  });
+
+  it("Idempotency-Key: 409 for a retry while the first is still being answered", async () => {
+    const keyed = { body: mainTo("staging"), headers: { "Idempotency-Key": `deploy-${crypto.randomUUID()}` } };
+    const responses = await Promise.all([post("/variants/configs/deploy", keyed), post("/variants/configs/deploy", keyed)]);
+    const inFlight = responses.find((response) => response.status === 409);
+    expect(responses.map((response) => response.status).sort()).toEqual([200, 409]);
+    await expectDocumented(inFlight ?? responses[0], "POST /variants/configs/deploy", 409, { example: true });
+  });
+
+  it("Idempotency-Key: 400 for a malformed key on every POST; the documented pattern accepts exactly the keys the service does", async () => {
+    const posts = keyedOperations().filter((operation) => operation.startsWith("POST "));
+    for (const operation of posts) {
+      const headers = { "Idempotency-Key": "a".repeat(256) };
+      const response = await post(exampleUrl(operation), { body: exampleBodies(operation)[0], headers });
+      await expectDocumented(response, operation, 400, { example: true });
+    }
+    const [long, tooLong] = ["a".repeat(255), "a".repeat(256)];
+    const bare = ["k", long, tooLong, 'a"b', "a\\b", "a\tb", ""];
+    const quoted = ['"quoted"', `"${long}"`, `"${tooLong}"`, '"with \\" inside"', '"a\tb"', '"  "'];
+    for (const key of [...bare, ...quoted]) {
+      const fetched = await post("/variants/configs/fetch", {
+        body: { application_ref: { id: UNKNOWN_ID } },
+        headers: { "Idempotency-Key": key },
+      });
+      const documentedValid = schemaErrors("/components/parameters/IdempotencyKey/schema", key).length === 0;
+      expect(fetched.status, JSON.stringify(key)).toBe(documentedValid ? 404 : 400);
+    }
   });
 });
 
