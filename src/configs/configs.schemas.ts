@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { Config, ConfigRefs, Ref } from "../db/configs";
-import { nameField, uuid } from "../http/fields";
+import { jsonObject, nameField, storableText, uuid } from "../http/fields";
 
 /**
  * A reference `{slug, version, id}`, every key optional (missing = null); one whose three values are all null
@@ -69,8 +69,8 @@ export const AddConfigBody = z.object({
 
 const CommitConfig = z
   .object({
-    params: z.record(z.string(), z.unknown()).meta({ description: "Replaces the config's params (no merge)" }),
-    url: z.string().max(2048).nullish().meta({ description: "Replaces the url; omitted or null: the latest's is kept" }),
+    params: jsonObject.meta({ description: "Replaces the config's params (no merge)" }),
+    url: storableText("url").max(2048).nullish().meta({ description: "Replaces the url; omitted or null: the latest's is kept" }),
     application_ref: applicationRef,
     variant_ref: variantRef.refine((value) => value !== null, "variant_ref needs a slug or an id"),
     service_ref: z.unknown().optional().meta({ description: "Ignored" }),

@@ -91,16 +91,18 @@ export const APP_BY_ID_CTE = `app AS (${MEMBER_APPS} WHERE a.id = ?3)`;
 export const APP_OF_VARIANT_CTE = `app AS (${MEMBER_APPS} WHERE a.id = (SELECT app_id FROM app_variants WHERE id = ?3))`;
 
 /**
- * The app a config request names, as the caller sees it: a CTE named `app`. By id (?3), else by name (?4) in the
- * key's project, else as the app of variant revision ?5, of environment revision ?6 or of variant ?12; a name
- * given with another reference must agree with it.
+ * The app a config request names, as the caller sees it: a CTE named `app`. By id (?3; a name ?4 given too must
+ * be its name), else by name (?4) in the key's project only, else as the app of variant revision ?5, of
+ * environment revision ?6 or of variant ?12.
  */
 export const APP_BY_REF_CTE = `app AS (${MEMBER_APPS}
-  WHERE a.id = COALESCE(?3,
-    (SELECT id FROM apps WHERE project_id = (SELECT project_id FROM caller) AND name = ?4),
-    (SELECT v.app_id FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id WHERE r.id = ?5),
-    (SELECT e.app_id FROM environment_revisions er JOIN environments e ON e.id = er.environment_id WHERE er.id = ?6),
-    (SELECT app_id FROM app_variants WHERE id = ?12))
+  WHERE a.id = CASE
+    WHEN ?3 IS NOT NULL THEN ?3
+    WHEN ?4 IS NOT NULL THEN (SELECT id FROM apps WHERE project_id = (SELECT project_id FROM caller) AND name = ?4)
+    ELSE COALESCE(
+      (SELECT v.app_id FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id WHERE r.id = ?5),
+      (SELECT e.app_id FROM environment_revisions er JOIN environments e ON e.id = er.environment_id WHERE er.id = ?6),
+      (SELECT app_id FROM app_variants WHERE id = ?12)) END
     AND (?4 IS NULL OR a.name = ?4))`;
 
 /** What a write found: done, nothing the caller can see, or something the caller may only read. */

@@ -7,9 +7,6 @@ export interface IdempotencyClaim {
   fingerprint: string;
 }
 
-/** How long a key is kept: a retry within it replays the first answer. */
-export const IDEMPOTENCY_KEY_HOURS = 24;
-
 /**
  * What a write with a claim found: its own results (it ran), the id of what the first request with that key made
  * (read it back to replay the first answer), or that the key was used for another request.
@@ -18,7 +15,7 @@ export type ClaimedBatch = { ran: D1Result[] } | { replayOf: string } | { reused
 
 /**
  * Runs a write's statements in one batch behind the key check and, with a claim, between the claim's own: first the
- * key is claimed for this API key (an expired claim of it is dropped first), recording `resultId`, the id of
+ * key is claimed for this API key for 24 hours (an expired claim of it is dropped first), recording `resultId`, the id of
  * what the write makes; last, the claim is dropped again if the write made nothing (a refusal is evaluated afresh
  * on a retry). A key already claimed fails the claim's insert, and with it the whole batch: nothing was written.
  * Only then, a second round trip reads the first request's claim.
@@ -43,7 +40,7 @@ export async function batchClaimed(
       db
         .prepare(
           `INSERT INTO idempotency_keys (key_hash, idempotency_key, fingerprint, result_id, expires_at)
-           VALUES (?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+${IDEMPOTENCY_KEY_HOURS} hours'))`,
+           VALUES (?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+24 hours'))`,
         )
         .bind(owner, claim.key, claim.fingerprint, resultId),
       ...statements,

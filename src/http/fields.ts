@@ -21,11 +21,31 @@ export function nameField(field: string, { nfc = false } = {}) {
     .refine((value) => !LONE_SURROGATE.test(value), `${field} must be valid Unicode (no unpaired surrogates)`);
 }
 
-/** A whole number in a path (a revision number), as pydantic parses one: digits only. */
+/**
+ * A whole number in a path (a revision number), as pydantic parses one: digits only, leading zeros and all. One
+ * past 2^53 names nothing that exists here: it becomes 0, which no revision has.
+ */
 export const integerParam = z
   .string()
-  .refine((value) => /^[0-9]{1,9}$/.test(value), {
+  .refine((value) => /^[0-9]+$/.test(value), {
     message: "Input should be a valid integer, unable to parse string as an integer",
     params: { pydanticType: "int_parsing" },
   })
-  .transform(Number);
+  .transform((value) => (Number.isSafeInteger(Number(value)) ? Number(value) : 0));
+
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * Any JSON object, taken as sent: zod's record and object types copy what they validate, and lose a key named
+ * `__proto__` on the way (the copy's prototype takes it).
+ */
+export const jsonObject = z
+  .unknown()
+  .refine(isJsonObject, { message: "Input should be a valid dictionary", params: { pydanticType: "dict_type" } })
+  .transform((value) => value as Record<string, unknown>)
+  .meta({ type: "object" });
+
+/** Text that can be stored as sent: no half of a surrogate pair (a JSON escape can carry one). */
+export const storableText = (field: string) =>
+  z.string().refine((value) => !LONE_SURROGATE.test(value), `${field} must be valid Unicode (no unpaired surrogates)`);

@@ -38,8 +38,11 @@ function toValidationIssue(location: Location, issue: z.core.$ZodIssue, input: u
       if (issue.format === "uuid") return { loc, msg: "Input should be a valid UUID", type: "uuid_parsing" };
       return { loc, msg: issue.message, type: "value_error" };
     case "custom":
-      // A refinement may name the pydantic type it stands for (see src/http/fields.ts).
-      if (typeof issue.params?.pydanticType === "string") return { loc, msg: issue.message, type: issue.params.pydanticType };
+      // A refinement may stand for a pydantic type check (see src/http/fields.ts): a missing value is then "missing".
+      if (typeof issue.params?.pydanticType === "string") {
+        if (valueAt(input, issue.path) === undefined) return { loc, msg: "Field required", type: "missing" };
+        return { loc, msg: issue.message, type: issue.params.pydanticType };
+      }
       return { loc, msg: `Value error, ${issue.message}`, type: "value_error" };
     default:
       return { loc, msg: `Value error, ${issue.message}`, type: "value_error" };

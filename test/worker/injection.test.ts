@@ -2,61 +2,15 @@ import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Account, createAccount, createAppVia, createTeam, DEFAULT_ENVIRONMENTS, deploy, send } from "./fixtures";
 import { changes, databaseProblems, snapshot } from "./harness";
+import { expectCleanError, expectNoChange, isAcceptableName, PAYLOADS } from "./injection-payloads";
 
 /*
  * SQL injection, from the outside: every body field, both path parameters and the headers, against the real D1.
  * Nothing may change beyond what the same request with an ordinary value would change (every row of every table
  * compared), and no answer may carry SQL or internals. The inside (SQL text in src/ is built from constants only)
- * is the static check of test/static/sql.test.ts.
+ * is the static check of test/static/sql.test.ts. These are the two original endpoints; the others:
+ * injection-endpoints.test.ts.
  */
-
-const PAYLOADS = [
-  "' OR 1=1 --",
-  "' OR '1'='1",
-  '" OR ""="',
-  "'; DROP TABLE apps; --",
-  '"; DROP TABLE apps; --',
-  "1; DELETE FROM api_keys",
-  "x'); DELETE FROM apps; --",
-  "' UNION SELECT key_hash, prefix FROM api_keys --",
-  "x' UNION SELECT NULL, NULL, NULL, NULL --",
-  "') OR ('a'='a",
-  "admin'/*",
-  "*/ OR 1=1 /*",
-  "anything' --",
-  "/**/UNION/**/SELECT/**/1",
-  "'||(SELECT key_hash FROM api_keys LIMIT 1)||'",
-  "' AND (SELECT COUNT(*) FROM users) > 0 --",
-  "'; UPDATE api_keys SET revoked_at = NULL; --",
-  "'; PRAGMA foreign_keys = OFF; --",
-  "'; ATTACH DATABASE 'file:x' AS x; --",
-  "x'); INSERT INTO apps VALUES ('a', 'b', 'c', 'd', 'e'); --",
-  "' OR randomblob(1000000000) --",
-  "?1",
-  "?3 OR 1=1",
-  ":name",
-  "@p",
-  "$1",
-  "%",
-  "_",
-  "%_%",
-  "\\' OR 1=1 --",
-  "%27%20OR%201%3D1%20--",
-  "\u2019 OR 1=1 --", // right single quotation mark
-  "\u02bc OR 1=1 --", // modifier letter apostrophe
-  "\uff07 OR 1=1 --", // fullwidth apostrophe
-  "\uff02; DROP TABLE apps; --", // fullwidth quotation mark
-  "\u2018; DROP TABLE apps; --",
-  "\u0000' OR 1=1 --", // NUL: refused (control character)
-  "a\u0000'; DROP TABLE apps; --",
-] as const;
-
-/** What a payload is as a name or an environment name: accepted unless blank or holding a control character. */
-const isAcceptableName = (value: string) => value.trim() !== "" && !/\p{Cc}/u.test(value);
-
-/** Text that must never reach a client: SQL, SQLite/D1 internals, stack traces, table names. */
-const INTERNALS =
-  /sqlite|d1_|sql|syntax|near "|constraint|no such|\b(select|insert|update|delete|union|drop|pragma|from|where)\b|stack|\bat \S+ \(|api_keys|key_hash|organization_members/i;
 
 let owner: Account;
 let outsider: Account;
@@ -81,25 +35,6 @@ afterAll(() => {
 const post = (body: unknown) => send("POST", "/apps", { key: owner.key, body });
 const get = (rawAppId: string, rawEnvironment: string) =>
   send("GET", `/apps/${encodeURIComponent(rawAppId)}/revisions/${encodeURIComponent(rawEnvironment)}`, { key: owner.key });
-
-/** An error answer: the documented shape, and nothing of the payload, SQL or internals in it. */
-async function expectCleanError(response: Response, payload: string) {
-  const text = await response.text();
-  expect(response.status).toBeGreaterThanOrEqual(400);
-  expect(response.status).toBeLessThan(500);
-  expect(text).not.toMatch(INTERNALS);
-  expect(JSON.parse(text)).toHaveProperty("detail");
-  if (payload.length >= 3) expect(text).not.toContain(JSON.stringify(payload).slice(1, -1));
-  return JSON.parse(text) as { detail: unknown };
-}
-
-/** Runs the request and checks that the database is exactly as it was. */
-async function expectNoChange<T>(request: () => Promise<T>): Promise<T> {
-  const before = await snapshot();
-  const result = await request();
-  expect(changes(before, await snapshot())).toEqual({});
-  return result;
-}
 
 describe("SQL in app_name", () => {
   it.each(PAYLOADS.map((payload) => [JSON.stringify(payload), payload]))(

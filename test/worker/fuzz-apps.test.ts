@@ -1,0 +1,292 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { createAppVia, deploy, send } from "./fixtures";
+import {
+  AppListBody,
+  EnvironmentsBody,
+  expectOldestFirst,
+  type Model,
+  plantedWorld,
+  RenamedBody,
+  type Tracked,
+  writerOf,
+} from "./fuzz-model";
+import {
+  appBodyShapes,
+  asObject,
+  bodySpec,
+  certainParameters,
+  chooseId,
+  contentType,
+  expectDetail,
+  FORBIDDEN,
+  fuzz,
+  fuzzRead,
+  type Holder,
+  headersOf,
+  type IdChoice,
+  idChoice,
+  idStrings,
+  likelyValidName,
+  MAX_BODY_BYTES,
+  nameIsValid,
+  own,
+  queryPart,
+  type Replay,
+  RUNS,
+  readJsonBody,
+  requestInput,
+  routedAnswer,
+  type SegmentChoice,
+  segmentChoice,
+  segmentOf,
+  TIMEOUT,
+  TIMESTAMP,
+  uuidValidity,
+  Verdict,
+  type World,
+  worldIds,
+} from "./fuzz-support";
+import { type changes, databaseProblems } from "./harness";
+
+/*
+ * Generated requests to GET /apps, GET /apps/{app_id}/environments, PATCH and DELETE /apps/{app_id}, against the real
+ * local D1 (seeds, REPLAY and the runner: fuzz-support.ts). The oracle (fuzz-model.ts) predicts each answer from the
+ * request, the caller's role and every row of the database; after each write, the rows that changed must be exactly
+ * those the oracle says.
+ */
+const REPLAY: Replay = {};
+
+let world: World;
+let db: Tracked;
+/** Apps deleted by the fuzzing: their ids must answer 404 from then on. */
+const deleted: string[] = [];
+
+beforeAll(async () => {
+  ({ world, db } = await plantedWorld());
+});
+
+afterAll(() => {
+  vi.restoreAllMocks();
+});
+
+type Changes = ReturnType<typeof changes>;
+const unchanged = (changed: Changes) => expect(changed).toEqual({});
+
+/**
+ * The app's path segment: an app of the database as it is now, one the caller can see twice as often as another (or
+ * one deleted, random, ...), written one way or another.
+ */
+const appPath = (model: Model, { choice, pick }: { choice: SegmentChoice; pick: IdChoice }, holder: Holder | undefined) => {
+  const visible = [...model.apps.keys()].filter((id) => holder && model.role(holder, id));
+  return segmentOf(choice, chooseId(pick, [...visible, ...visible, ...model.apps.keys()], deleted));
+};
+
+const appSegment = fc.record({ choice: segmentChoice, pick: idChoice });
+
+describe("fuzzing GET /apps", () => {
+  it(
+    `answers ${RUNS} generated requests as documented: the apps of the project asked for, to its members only`,
+    async () => {
+      const names = fc.oneof(
+        { arbitrary: fc.constantFrom(...[...db.model.apps.values()].map((app) => app.name)), weight: 3 },
+        { arbitrary: fc.constantFrom("cafe\u0301", "CAF\u00c9", "%", "_", "fuzz%", "fuzz-own "), weight: 1 },
+        { arbitrary: likelyValidName, weight: 2 },
+      );
+      await fuzzRead(world, REPLAY, "/apps", {
+        parts: { name: queryPart("app_name", names), workspace: queryPart("workspace_id", idStrings(worldIds(world))) },
+        query: ({ name, workspace }) => [name, workspace],
+        ok: AppListBody,
+        judge: (verdict, _, { app_name, workspace_id }) => {
+          if (app_name !== undefined) verdict.field(["query", "app_name"], nameIsValid(app_name));
+          if (workspace_id !== undefined) verdict.field(["query", "workspace_id"], uuidValidity(workspace_id));
+        },
+        predict: (holder, _, { app_name, workspace_id }, answer) => {
+          // The key's project, or the workspace's default project; nothing of a project the caller cannot see.
+          const model = db.model;
+          const projectId = workspace_id === undefined ? holder.keyProjectId : model.defaultProject(workspace_id.toLowerCase());
+          const organization = projectId && model.organizationOfProject(projectId);
+          const listed =
+            projectId && organization && holder.roles.has(organization)
+              ? model.appsOfProject(projectId).filter((app) => app_name === undefined || app.name === app_name.normalize("NFC"))
+              : [];
+          expect(answer.status).toBe(200);
+          const body = answer.body as { app_id: string }[];
+          expectOldestFirst(
+            body.map((app) => app.app_id),
+            listed,
+          );
+          expect(body).toEqual(body.map((app) => model.appListItem(model.apps.get(app.app_id)!)));
+        },
+        mustSee: [200, 401, 422],
+      });
+      unchanged(await db.changes());
+    },
+    TIMEOUT,
+  );
+});
+
+describe("fuzzing GET /apps/{app_id}/environments", () => {
+  it(
+    `answers ${RUNS} generated requests as documented: an app's three environments, to members only`,
+    async () => {
+      await fuzzRead(world, REPLAY, "/apps/:app_id/environments", {
+        parts: { app: appSegment },
+        segments: ({ app }, holder) => [appPath(db.model, app, holder)],
+        ok: EnvironmentsBody,
+        predict: (holder, [appId], _, answer) => {
+          const model = db.model;
+          const visible = model.visibleApp(holder, appId.toLowerCase());
+          if (!visible) expectDetail(answer.status, answer.body, 404, "App not found");
+          else
+            expect(answer).toEqual({
+              status: 200,
+              body: model.environmentsOf(visible.id).map((row) => model.environmentItem(row)),
+            });
+        },
+      });
+      unchanged(await db.changes());
+    },
+    TIMEOUT,
+  );
+});
+
+describe("fuzzing PATCH /apps/{app_id}", () => {
+  it(
+    `answers ${RUNS} generated requests as documented, and renames exactly the app a 200 names`,
+    async () => {
+      const route = "/apps/:app_id";
+      const input = requestInput(world, {
+        type: contentType,
+        spec: bodySpec(
+          appBodyShapes(
+            [...worldIds(world), ...db.model.apps.keys()],
+            [...db.model.apps.values()].map((app) => app.name),
+          ),
+        ),
+        app: appSegment,
+        // Now and then the name of another app of the target's project (a 409 for a writer), chosen when sent.
+        sibling: fc.oneof({ arbitrary: fc.constant(null), weight: 6 }, { arbitrary: fc.nat(), weight: 1 }),
+      });
+      await fuzz(
+        `PATCH ${route}`,
+        REPLAY,
+        input,
+        async ({ auth, type: [type, isJsonType], spec: generated, app, sibling, slash, extra }) => {
+          const model = db.model;
+          const segment = appPath(model, app, auth.holder);
+          const target = model.apps.get(segment.decoded?.toLowerCase() ?? "");
+          const siblings = target ? model.appsOfProject(target.project_id).filter((other) => other.id !== target.id) : [];
+          const spec =
+            sibling !== null && siblings.length > 0
+              ? { kind: "sibling", body: JSON.stringify({ app_name: siblings[sibling % siblings.length].name }) }
+              : generated;
+          const path = `/apps/${segment.raw}${slash ? "/" : ""}`;
+          const response = await send("PATCH", path, { rawBody: spec.body, headers: headersOf(auth, extra, type) });
+          const changed = await db.changes();
+          const expectChanges = await (async (): Promise<(changed: Changes) => void> => {
+            const answer = await routedAnswer(response, { path, route, auth }, RenamedBody);
+            const [appId] = certainParameters(segment) ?? [];
+            if (!answer || appId === undefined) return response.status === 200 ? () => {} : unchanged;
+            const { verdict, parsed } = readJsonBody(spec.body, isJsonType, MAX_BODY_BYTES);
+            verdict.field(["path", "app_id"], uuidValidity(appId));
+            const fields = asObject(parsed?.value);
+            if (parsed && !fields) verdict.fail(422, ["body"]);
+            if (fields) verdict.field(["body", "app_name"], nameIsValid(own(fields, "app_name")));
+            if (!verdict.accepted(response.status, answer.body)) return unchanged;
+
+            // Not visible: 404; a viewer: 403; a name another app of the project has: 409; else renamed.
+            const id = appId.toLowerCase();
+            const role = model.role(answer.holder, id);
+            const name = (own(fields, "app_name") as string).normalize("NFC");
+            const renamed = model.apps.get(id);
+            if (!role || !renamed) expectDetail(response.status, answer.body, 404, "App not found");
+            else if (role === "viewer") expectDetail(response.status, answer.body, 403, FORBIDDEN);
+            else if (model.appsOfProject(renamed.project_id).some((other) => other.id !== id && other.name === name))
+              expectDetail(response.status, answer.body, 409, "App with the same name already exists");
+            else {
+              expect({ status: response.status, body: answer.body }).toEqual({
+                status: 200,
+                body: { app_id: id, app_name: name },
+              });
+              return (changed) => {
+                // The same name again within the millisecond leaves the row as it was.
+                if (name === renamed.name && Object.keys(changed).length === 0) return;
+                const after = { ...renamed, name, updated_at: expect.stringMatching(TIMESTAMP) };
+                expect(changed).toEqual({ apps: { added: [after], removed: [renamed] } });
+              };
+            }
+            return unchanged;
+          })();
+          expectChanges(changed);
+          return response.status;
+        },
+        [200, 401, 403, 404, 409, 413, 415, 422],
+      );
+      expect(await databaseProblems()).toEqual([]);
+    },
+    TIMEOUT,
+  );
+});
+
+describe("fuzzing DELETE /apps/{app_id}", () => {
+  it(
+    `answers ${RUNS} generated requests as documented, and removes exactly the app a 200 names, with all it holds`,
+    async () => {
+      const route = "/apps/:app_id";
+      const input = requestInput(world, { app: appSegment });
+      await fuzz(
+        `DELETE ${route}`,
+        REPLAY,
+        input,
+        async ({ auth, app, slash, extra }) => {
+          const model = db.model;
+          const segment = appPath(model, app, auth.holder);
+          const path = `/apps/${segment.raw}${slash ? "/" : ""}`;
+          const response = await send("DELETE", path, { headers: headersOf(auth, extra) });
+          const changed = await db.changes();
+          const answer = await routedAnswer(response, { path, route, auth }, z.null());
+          const [appId] = certainParameters(segment) ?? [];
+          if (!answer || appId === undefined) {
+            if (response.status !== 200) unchanged(changed);
+            return response.status;
+          }
+          const verdict = new Verdict();
+          verdict.field(["path", "app_id"], uuidValidity(appId));
+          if (!verdict.accepted(response.status, answer.body)) {
+            unchanged(changed);
+            return response.status;
+          }
+          const id = appId.toLowerCase();
+          const role = model.role(answer.holder, id);
+          const gone = model.apps.get(id);
+          if (!role || !gone) expectDetail(response.status, answer.body, 404, "App not found");
+          else if (role === "viewer") expectDetail(response.status, answer.body, 403, FORBIDDEN);
+          else {
+            expect({ status: response.status, body: answer.body }).toEqual({ status: 200, body: null });
+            // The app and every row under it, in one go; nothing else.
+            const removed = Object.entries(model.subtree(id)).filter(([, rows]) => rows.length > 0);
+            expect(changed).toEqual(Object.fromEntries(removed.map(([table, rows]) => [table, { added: [], removed: rows }])));
+            // Another app in its place (with a config deployed, for the next delete to take along), so that deletes
+            // keep finding apps.
+            deleted.push(id);
+            const by = writerOf(world, gone.project_id);
+            const replanted = await createAppVia(by.key, {
+              app_name: `replanted ${deleted.length}`,
+              project_id: gone.project_id,
+            });
+            await deploy(replanted, "production", "main", by);
+            await db.changes();
+            return response.status;
+          }
+          unchanged(changed);
+          return response.status;
+        },
+        [200, 401, 403, 404, 422],
+      );
+      expect(await databaseProblems()).toEqual([]);
+    },
+    TIMEOUT,
+  );
+});

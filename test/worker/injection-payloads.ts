@@ -1,0 +1,83 @@
+import { expect } from "vitest";
+import { type changes, Tracker } from "./harness";
+
+/*
+ * The SQL injection battery's payloads and checks, shared by injection.test.ts (the original endpoints) and
+ * injection-endpoints.test.ts (the others).
+ */
+
+export const PAYLOADS = [
+  "' OR 1=1 --",
+  "' OR '1'='1",
+  '" OR ""="',
+  "'; DROP TABLE apps; --",
+  '"; DROP TABLE apps; --',
+  "1; DELETE FROM api_keys",
+  "x'); DELETE FROM apps; --",
+  "' UNION SELECT key_hash, prefix FROM api_keys --",
+  "x' UNION SELECT NULL, NULL, NULL, NULL --",
+  "') OR ('a'='a",
+  "admin'/*",
+  "*/ OR 1=1 /*",
+  "anything' --",
+  "/**/UNION/**/SELECT/**/1",
+  "'||(SELECT key_hash FROM api_keys LIMIT 1)||'",
+  "' AND (SELECT COUNT(*) FROM users) > 0 --",
+  "'; UPDATE api_keys SET revoked_at = NULL; --",
+  "'; PRAGMA foreign_keys = OFF; --",
+  "'; ATTACH DATABASE 'file:x' AS x; --",
+  "x'); INSERT INTO apps VALUES ('a', 'b', 'c', 'd', 'e'); --",
+  "' OR randomblob(1000000000) --",
+  "?1",
+  "?3 OR 1=1",
+  ":name",
+  "@p",
+  "$1",
+  "%",
+  "_",
+  "%_%",
+  "\\' OR 1=1 --",
+  "%27%20OR%201%3D1%20--",
+  "\u2019 OR 1=1 --", // right single quotation mark
+  "\u02bc OR 1=1 --", // modifier letter apostrophe
+  "\uff07 OR 1=1 --", // fullwidth apostrophe
+  "\uff02; DROP TABLE apps; --", // fullwidth quotation mark
+  "\u2018; DROP TABLE apps; --",
+  "\u0000' OR 1=1 --", // NUL: refused (control character)
+  "a\u0000'; DROP TABLE apps; --",
+] as const;
+
+/** What a payload is as a name or an environment name: accepted unless blank or holding a control character. */
+export const isAcceptableName = (value: string) => value.trim() !== "" && !/\p{Cc}/u.test(value);
+
+/** Text that must never reach a client: SQL, SQLite/D1 internals, stack traces, table names. */
+export const INTERNALS =
+  /sqlite|d1_|sql|syntax|near "|constraint|no such|\b(select|insert|update|delete|union|drop|pragma|from|where)\b|stack|\bat \S+ \(|api_keys|key_hash|organization_members/i;
+
+/** An error answer: the documented shape, and nothing of the payload, SQL or internals in it. */
+export async function expectCleanError(response: Response, payload: string) {
+  const text = await response.text();
+  expect(response.status).toBeGreaterThanOrEqual(400);
+  expect(response.status).toBeLessThan(500);
+  expect(text).not.toMatch(INTERNALS);
+  expect(JSON.parse(text)).toHaveProperty("detail");
+  if (payload.length >= 3) expect(text).not.toContain(JSON.stringify(payload).slice(1, -1));
+  return JSON.parse(text) as { detail: unknown };
+}
+
+let tracker: Tracker | undefined;
+
+/** Runs the request: its result, and what it changed in the database (every row of every table compared). */
+export async function changesBy<T>(request: () => Promise<T>): Promise<{ result: T; changed: ReturnType<typeof changes> }> {
+  tracker ??= await Tracker.start();
+  await tracker.changes(); // what was written before
+  const result = await request();
+  return { result, changed: await tracker.changes() };
+}
+
+/** Runs the request and checks that the database is exactly as it was. */
+export async function expectNoChange<T>(request: () => Promise<T>): Promise<T> {
+  const { result, changed } = await changesBy(request);
+  expect(changed).toEqual({});
+  return result;
+}
