@@ -11,8 +11,15 @@
  *   4. one scenario at a time: each checked with one request (status and body) and warmed up, then measured with
  *      autocannon for a fixed duration, split into rounds in which the scenarios take turns. Any non-2xx answer,
  *      connection error or timeout fails the scenario (a 401 means a wrong key, a 409 a duplicate name, a 429 a
- *      rate limit, a 500 a broken service); the others still run.
- *   5. a table, the ratios against their targets and the scale figures, on stdout and as markdown in a file
+ *      rate limit, a 500 a broken service); the others still run. Besides throughput and latency, the CPU time the
+ *      load generator and the measured wrangler dev spent per request (test/bench/load.ts), which other programs on
+ *      the machine skew far less than throughput.
+ *   5. what the writing scenarios wrote, counted in the database: apps, claimed Idempotency-Keys, deployments
+ *   6. a table, the ratios against their targets and the scale figures, on stdout and as markdown in a file
+ *
+ * With --log-variants, copies of the service that differ only in the per-request log line (test/bench/logging/)
+ * run beside it, each under its own wrangler dev on its own copy of the data, and the GET of a record is measured
+ * on each in the same rounds: what the line costs, and what each way of writing it costs.
  *
  * Timings are reported, never asserted: a missed target never changes the exit code. It is 1 when the harness
  * itself failed (setup, data, wrangler) or when a scenario failed as above, 0 otherwise.
@@ -29,6 +36,11 @@
  *   --keep              keep the temporary folder (its path is printed)
  *   --code DIR          measure the service in DIR instead of this working tree, e.g. an older commit unpacked
  *                       with `git archive <commit> | tar -x -C DIR` (this tree's node_modules and floor are used)
+ *   --log-variants L    also measure the GET of a record on copies of the service that differ only in how the
+ *                       per-request log line is written (test/bench/logging/): "all", or names separated by commas
+ *                       [BENCH_LOG_VARIANTS] (default: none)
+ *   --only L            run only these scenarios: ids of test/bench/scenarios.ts separated by commas, "log" for every
+ *                       log variant, e.g. `--only select1,get,log` [BENCH_ONLY] (default: all; for experiments)
  */
 
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -37,10 +49,11 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { HarnessError, killAllGroups, ROOT } from "../support/processes";
 import { snapshot, startDev } from "../support/wrangler";
-import { checkCreatedApps, type Outcome, runScenarios } from "./load";
+import { checkWrites, type Outcome, runScenarios } from "./load";
+import { type LogVariant, logVariantCopy, selectLogVariants } from "./logging/variants";
 import { bundleSize, loadData } from "./prepare";
 import { fixed, gitState, kib, loadAverage, machine, report } from "./report";
-import { benchScenarios } from "./scenarios";
+import { benchScenarios, type Scenario } from "./scenarios";
 
 /** The floor is the bench's own, and the same whatever code is measured. */
 const FLOOR_CONFIG = join(ROOT, "test/bench/floor/wrangler.toml");
@@ -58,6 +71,8 @@ function options() {
       keep: { type: "boolean", default: false },
       code: { type: "string" },
       rounds: { type: "string" },
+      "log-variants": { type: "string" },
+      only: { type: "string" },
     },
     strict: true,
   });
@@ -84,6 +99,11 @@ function options() {
     keep: values.keep,
     /** The tree whose service is measured (a checkout of another commit, say); default this working tree. */
     code: resolve(values.code ?? ROOT),
+    logVariants: selectLogVariants(values["log-variants"] ?? process.env.BENCH_LOG_VARIANTS ?? ""),
+    only: (values.only ?? process.env.BENCH_ONLY ?? "")
+      .split(",")
+      .map((id) => id.trim())
+      .filter(Boolean),
   };
 }
 
@@ -110,6 +130,21 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   });
 }
 
+/**
+ * `startDev`, again (up to 3 times) when wrangler dev lost its port: the port is picked free, then bound by wrangler a
+ * moment later, and another program (or another wrangler dev starting alongside) may take it in between.
+ */
+async function startDevRetrying(options: Parameters<typeof startDev>[0]): ReturnType<typeof startDev> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDev(options);
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof HarnessError) || !/Address already in use/.test(error.message)) throw error;
+      console.log(`  wrangler dev (${options.name}): its port was taken meanwhile, starting it again`);
+    }
+  }
+}
+
 /** How long `work` took, in seconds, alongside its result. */
 async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
   const start = performance.now();
@@ -130,6 +165,9 @@ async function main(): Promise<number> {
 
   tempDir = mkdtempSync(join(os.tmpdir(), "app-management-bench-"));
   const work = tempDir;
+  // wrangler appends everything it prints, and every devtools event of the Worker, to a debug log file (tens of MB
+  // per wrangler dev per run): into the temporary folder, which goes at the end, rather than ~/.config/.wrangler/logs.
+  process.env.WRANGLER_LOG_PATH ??= join(work, "wrangler-logs");
   const git = gitState(opts.code);
   // Every wrangler command runs from this copy: edits made meanwhile neither reload wrangler dev mid-run nor mix
   // two versions of the code in one run.
@@ -162,25 +200,53 @@ async function main(): Promise<number> {
   );
   const loadBefore = loadAverage();
 
+  // Copies of the service with another request log, each with its own copy of the data (taken before any wrangler
+  // dev opens it), so that no two workerd share a SQLite file.
+  const variants: (LogVariant & { code: string; state: string })[] = opts.logVariants.map((variant) => ({
+    ...variant,
+    ...logVariantCopy(code, dir, work, variant),
+  }));
+  if (variants.length > 0) console.log(`  request log variants: ${variants.map((variant) => variant.name).join(", ")}`);
+
   const dev = { persistTo: dir, logLevel: opts.logLevel, cwd: code };
-  const [[service, floor], startSeconds] = await timed(() =>
+  const [[service, floor, ...logServers], startSeconds] = await timed(() =>
     Promise.all([
-      startDev({ ...dev, name: "service", configArgs: ["-c", serviceConfigPath], readyPath: `${basePath}/health` }),
-      startDev({ ...dev, name: "floor", configArgs: ["-c", FLOOR_CONFIG], readyPath: "/static" }),
+      startDevRetrying({ ...dev, name: "service", configArgs: ["-c", serviceConfigPath], readyPath: `${basePath}/health` }),
+      startDevRetrying({ ...dev, name: "floor", configArgs: ["-c", FLOOR_CONFIG], readyPath: "/static" }),
+      ...variants.map((variant) =>
+        startDevRetrying({
+          ...dev,
+          name: `service, log: ${variant.name}`,
+          persistTo: variant.state,
+          cwd: variant.code,
+          configArgs: ["-c", join(variant.code, "wrangler.toml")],
+          readyPath: `${basePath}/health`,
+        }),
+      ),
     ]),
   );
-  phases.push(["start both wrangler dev", startSeconds]);
+  phases.push([`start ${2 + variants.length} wrangler dev`, startSeconds]);
   console.log(`  service on ${service.url}, floor on ${floor.url} (ready in ${startSeconds.toFixed(1)} s)`);
+  const servers = new Map(variants.map((variant, index) => [`log:${variant.name}`, logServers[index]]));
+  const serverOf = (scenario: Scenario) => {
+    if (scenario.server === "floor") return { server: floor, base: floor.url };
+    const server = scenario.server === "service" ? service : servers.get(scenario.server);
+    if (!server) throw new HarnessError(`no server for ${scenario.server}`);
+    return { server, base: `${server.url}${basePath}` };
+  };
 
   console.log(`\nscenarios, one at a time:`);
-  const [outcomes, measureSeconds] = await timed(() =>
-    runScenarios(
-      benchScenarios(data, opts.connections),
-      (scenario) =>
-        scenario.server === "floor" ? { server: floor, base: floor.url } : { server: service, base: `${service.url}${basePath}` },
-      opts,
-    ),
-  );
+  // Unique per run: app names and Idempotency-Keys of the scenarios that make new ones.
+  const runTag = Date.now().toString(36);
+  const scenarios = benchScenarios(data, opts.connections, runTag, variants);
+  if (opts.only.length > 0) {
+    const wanted = (id: string) => opts.only.includes(id) || (id.startsWith("log:") && opts.only.includes("log"));
+    const unknown = opts.only.filter((id) => id !== "log" && !(id in scenarios));
+    if (unknown.length > 0)
+      throw new HarnessError(`--only: unknown scenario(s) ${unknown.join(", ")}; known: ${Object.keys(scenarios).join(", ")}`);
+    for (const id of Object.keys(scenarios) as (keyof typeof scenarios)[]) if (!wanted(id)) delete scenarios[id];
+  }
+  const [outcomes, measureSeconds] = await timed(() => runScenarios(scenarios, serverOf, opts));
   phases.push(["scenarios (check, warm-up, measurement)", measureSeconds]);
   const busy = (Object.values(outcomes) as Outcome[]).filter((outcome) => (outcome.measurement?.otherCpus ?? 0) > 0.1);
   if (busy.length > 0) {
@@ -189,15 +255,16 @@ async function main(): Promise<number> {
         `those figures, and the ratios built on them, are skewed; run again on a quiet machine`,
     );
   }
-  const serviceReloads = service.reloads();
-  if (serviceReloads > 0)
-    warnings.push(
-      `wrangler dev rebuilt the service ${serviceReloads} time(s) during the run (a file it watches changed: in the copy of the code, or in node_modules, which the copy links, e.g. by an npm install): figures may mix versions of the code`,
-    );
-  await Promise.all([service.stop(), floor.stop()]);
-  const creations = await checkCreatedApps(code, dir, data, outcomes, opts);
+  for (const server of [service, ...logServers]) {
+    if (server.reloads() > 0)
+      warnings.push(
+        `wrangler dev rebuilt ${server.name} ${server.reloads()} time(s) during the run (a file it watches changed: in the copy of the code, or in node_modules, which the copy links, e.g. by an npm install): figures may mix versions of the code`,
+      );
+  }
+  await Promise.all([service.stop(), floor.stop(), ...logServers.map((server) => server.stop())]);
+  const writes = await checkWrites(code, dir, data, outcomes, opts);
 
-  report({ opts, outcomes, bundle, minified, git, basePath, creations, loadAtStart, loadBefore, warnings, phases, started });
+  report({ opts, outcomes, bundle, minified, git, basePath, writes, loadAtStart, loadBefore, warnings, phases, started });
   if (opts.keep) console.log(`temporary folder kept: ${work} (code/: the copy run, state/: the --persist-to folder)`);
   const failures = (Object.values(outcomes) as Outcome[]).filter((outcome) => outcome.error);
   if (failures.length > 0) {

@@ -9,7 +9,7 @@ import { HarnessError, runningGroups } from "../support/processes";
 import { type DevServer, d1Query } from "../support/wrangler";
 import { fixed, thousands } from "./report";
 import { type CheckInfo, type Scenario, ScenarioError, type ScenarioId } from "./scenarios";
-import type { BenchData } from "./seed";
+import { type BenchData, type KeyName, LARGE_HISTORY, SMALL_HISTORY } from "./seed";
 
 /** Seconds of warm-up and of measurement per scenario, and in how many rounds the measurement is split. */
 export interface Rounds {
@@ -20,21 +20,30 @@ export interface Rounds {
 
 // On 2 cores anything else running skews the figures. During each measurement the CPU time of the whole machine
 // (/proc/stat) and of this process and the workers' process groups (/proc/<pid>/stat) are sampled; the
-// difference is what other programs used. Linux only; elsewhere the column reads n/a.
+// difference is what other programs used. The CPU time of this process (the load generator) and of the measured
+// server's process group (its wrangler and workerd) per request answered is a second measure of each scenario's
+// cost, which other programs skew far less than throughput. Linux only; elsewhere these columns read n/a.
+
+/** Clock ticks per second of /proc/stat and /proc/<pid>/stat (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100;
 
 interface CpuSample {
   busy: number;
   total: number;
+  /** This process and every group the bench started. */
   mine: number;
+  /** This process and the measured server's group. */
+  target: number;
 }
 
-function cpuSample(): CpuSample | null {
+function cpuSample(targetGroup: number | undefined): CpuSample | null {
   try {
     const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
     const total = fields.reduce((sum, value) => sum + value, 0);
     const idle = fields[3] + (fields[4] ?? 0); // idle + iowait
     const groups = runningGroups();
     let mine = 0;
+    let target = 0;
     for (const entry of readdirSync("/proc")) {
       if (!/^\d+$/.test(entry)) continue;
       let stat: string;
@@ -47,11 +56,76 @@ function cpuSample(): CpuSample | null {
       const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       const pid = Number(entry);
       const pgrp = Number(rest[2]);
-      if (pid === process.pid || groups.has(pgrp)) mine += Number(rest[11]) + Number(rest[12]);
+      const ticks = Number(rest[11]) + Number(rest[12]);
+      if (pid === process.pid || groups.has(pgrp)) mine += ticks;
+      if (pid === process.pid || (targetGroup !== undefined && pgrp === targetGroup)) target += ticks;
     }
-    return { busy: total - idle, total, mine };
+    return { busy: total - idle, total, mine, target };
   } catch {
     return null;
+  }
+}
+
+// The process group of the wrangler dev listening on a URL's port: the group whose leader was started with that
+// --port (test/support/wrangler.ts starts each wrangler dev as the leader of its own group).
+const groups = new Map<string, number | undefined>();
+function groupOf(url: string): number | undefined {
+  if (!groups.has(url)) {
+    const port = new URL(url).port;
+    let found: number | undefined;
+    for (const group of runningGroups()) {
+      if (group === undefined) continue;
+      try {
+        if (readFileSync(`/proc/${group}/cmdline`, "utf8").includes(`\0--port\0${port}\0`)) found = group;
+      } catch {
+        // gone
+      }
+    }
+    groups.set(url, found);
+  }
+  return groups.get(url);
+}
+
+/** CPU ticks the processes of a group have used so far; `members` caches which pids belong to it. */
+function groupTicks(group: number, members: number[]): number {
+  if (members.length === 0) {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+        if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) === group) members.push(Number(entry));
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  let ticks = 0;
+  for (const pid of members) {
+    try {
+      const rest = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = rest.slice(rest.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks;
+}
+
+/**
+ * Waits (up to 3 s) until the server's processes are idle: wrangler relays each log line and devtools event of the
+ * Worker after the response, so the work a slice of load caused ends a little after the slice itself. Sampling only
+ * then charges that work to the slice that caused it, rather than to the next scenario on the same server or to none.
+ */
+async function settle(group: number | undefined): Promise<void> {
+  if (group === undefined) return;
+  const members: number[] = [];
+  let last = groupTicks(group, members);
+  for (let waited = 0; waited < 3_000; waited += 100) {
+    await new Promise((wait) => setTimeout(wait, 100));
+    const now = groupTicks(group, members);
+    if (now - last <= 1) return; // at most 10 ms of CPU in 100 ms
+    last = now;
   }
 }
 
@@ -73,6 +147,8 @@ export interface Measurement {
   warmupOk: number;
   /** CPUs' worth of time other programs used during the measurement. */
   otherCpus: number;
+  /** CPU milliseconds of the load generator and the measured server per 2xx answer (NaN: not measured). */
+  cpuPerRequest: number;
   /** req/s of each round. */
   perRound: number[];
 }
@@ -89,6 +165,9 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]; // nearest rank
 }
 
+// Requests sent per scenario so far (warm-up and rounds): key rotation and `perRequest` carry on across runs.
+const sent = new WeakMap<Scenario, number>();
+
 /** One autocannon run; latencies (ms, sub-millisecond) of the 2xx answers kept from its response events. */
 function cannon(
   base: string,
@@ -98,19 +177,28 @@ function cannon(
   return new Promise((resolveRun, reject) => {
     const latencies: number[] = [];
     let bytes = 0;
-    let turn = 0;
     const authorizations = scenario.keys.map((key) => `ApiKey ${key.key}`);
+    const { perRequest } = scenario;
     const instance = autocannon(
       {
         url: `${base}${scenario.path}`,
         method: scenario.method,
         headers: scenario.headers,
         body: scenario.body,
-        // The next key of the pool on every request, so that no key reaches the service's per-key rate limit.
+        // The next key of the pool on every request, so that no key reaches the service's per-key rate limit; and
+        // what else changes per request (autocannon's own `[<id>]` replacement only covers the body).
         requests: [
           {
             setupRequest: (request) => {
-              request.headers = { ...request.headers, Authorization: authorizations[turn++ % authorizations.length] };
+              const n = sent.get(scenario) ?? 0;
+              sent.set(scenario, n + 1);
+              const varied = perRequest?.(n);
+              request.headers = {
+                ...request.headers,
+                ...varied?.headers,
+                Authorization: authorizations[n % authorizations.length],
+              };
+              if (varied?.body !== undefined) request.body = varied.body;
               return request;
             },
           },
@@ -150,6 +238,8 @@ interface Tally {
   latencies: number[];
   /** Other programs' CPU time, in CPU-seconds. */
   otherCpuSeconds: number;
+  /** The load generator's and the measured server's CPU time, in clock ticks (NaN once a sample failed). */
+  targetTicks: number;
   warmupOk: number;
   /** req/s of each round. */
   perRound: number[];
@@ -181,6 +271,8 @@ export async function runScenarios<Id extends string>(
   const tallies = {} as Record<Id, Tally>;
   const width = Math.max(...ids.map((id) => scenarios[id].label.length));
 
+  /** Seconds of warm-up load each server has had. */
+  const warmed = new Map<string, number>();
   console.log(`  check and ${opts.warmup} s warm-up each:`);
   for (const id of ids) {
     const scenario = scenarios[id];
@@ -196,7 +288,32 @@ export async function runScenarios<Id extends string>(
         assertClean("warm-up", warm.result);
         warmupOk = warm.result["2xx"];
       }
-      tallies[id] = { seconds: 0, ok: 0, bytes: 0, latencies: [], otherCpuSeconds: 0, warmupOk, perRound: [] };
+      tallies[id] = { seconds: 0, ok: 0, bytes: 0, latencies: [], otherCpuSeconds: 0, targetTicks: 0, warmupOk, perRound: [] };
+      warmed.set(scenario.server, (warmed.get(scenario.server) ?? 0) + opts.warmup);
+      console.log("ok");
+    } catch (error) {
+      outcomes[id].error = await failure(error, server, errorsBefore);
+      console.log("FAILED");
+    }
+  }
+
+  // The service has now served every one of its scenarios' warm-ups, a copy of it (--log-variants) only one: its
+  // code is less optimised by the runtime, and it would pay for that in the first rounds. Each copy gets more
+  // warm-up on its scenario, up to as much as the service had (at most 4 warm-ups more).
+  const serviceWarmed = warmed.get("service") ?? 0;
+  for (const id of ids) {
+    const scenario = scenarios[id];
+    if (outcomes[id].error || !scenario.server.startsWith("log:")) continue;
+    const extra = Math.min(serviceWarmed - (warmed.get(scenario.server) ?? 0), 4 * opts.warmup);
+    if (extra < 0.5) continue;
+    const { server, base } = serverOf(scenario);
+    const errorsBefore = server.errorCount();
+    process.stdout.write(`    ${scenario.label.padEnd(width)}  ${fixed(extra, 0)} s more warm-up: `);
+    try {
+      const warm = await cannon(base, scenario, extra);
+      assertClean("warm-up", warm.result);
+      tallies[id].warmupOk += warm.result["2xx"];
+      warmed.set(scenario.server, (warmed.get(scenario.server) ?? 0) + extra);
       console.log("ok");
     } catch (error) {
       outcomes[id].error = await failure(error, server, errorsBefore);
@@ -218,9 +335,13 @@ export async function runScenarios<Id extends string>(
       const tally = tallies[id];
       process.stdout.write(`    ${scenario.label.padEnd(width)}  `);
       try {
-        const cpuBefore = cpuSample();
+        const group = groupOf(server.url);
+        await settle(group);
+        const cpuBefore = cpuSample(group);
         const { result, latencies, bytes } = await cannon(base, scenario, slice);
-        const other = otherCpus(cpuBefore, cpuSample());
+        await settle(group);
+        const cpuAfter = cpuSample(group);
+        const other = otherCpus(cpuBefore, cpuAfter);
         assertClean(`measurement, round ${round}`, result);
         if (server.reloads() !== reloadsBefore)
           throw new ScenarioError(
@@ -231,8 +352,13 @@ export async function runScenarios<Id extends string>(
         tally.bytes += bytes;
         for (const latency of latencies) tally.latencies.push(latency);
         tally.otherCpuSeconds += other * result.duration;
+        tally.targetTicks += cpuBefore && cpuAfter && group !== undefined ? cpuAfter.target - cpuBefore.target : Number.NaN;
         tally.perRound.push(result["2xx"] / result.duration);
-        console.log(`${fixed(result["2xx"] / result.duration, 0).padStart(7)} req/s   other CPU ${fixed(other, 2)}`);
+        const cpu =
+          cpuBefore && cpuAfter ? ((cpuAfter.target - cpuBefore.target) * 1000) / TICKS_PER_SECOND / result["2xx"] : Number.NaN;
+        console.log(
+          `${fixed(result["2xx"] / result.duration, 0).padStart(7)} req/s   ${fixed(cpu, 2).padStart(6)} CPU ms/req   other CPU ${fixed(other, 2)}`,
+        );
       } catch (error) {
         outcomes[id].error = await failure(error, server, errorsBefore);
         console.log("FAILED");
@@ -253,46 +379,100 @@ export async function runScenarios<Id extends string>(
       meanBytes: tally.ok > 0 ? tally.bytes / tally.ok : 0,
       warmupOk: tally.warmupOk,
       otherCpus: tally.otherCpuSeconds / tally.seconds,
+      cpuPerRequest: tally.ok > 0 ? ((tally.targetTicks / TICKS_PER_SECOND) * 1000) / tally.ok : Number.NaN,
       perRound: tally.perRound,
     };
   }
   return outcomes;
 }
 
+/** What the write scenarios left in the database, for the report. */
+export interface Writes {
+  /** One line per scenario that writes: what was counted and found. */
+  lines: string[];
+  /** Revisions of the long-history environment at the end (it started at LARGE_HISTORY). */
+  largeHistoryEnd: number | null;
+  /** Fewest and most revisions among the short-history deploy environments at the end (they started at SMALL_HISTORY). */
+  smallHistoryEnd: [number, number] | null;
+}
+
 /**
- * Every 2xx POST created an app: counted in the database once wrangler dev is stopped (nothing holds the file).
- * A request in flight when a run ends is cut off by autocannon but may still have been served: up to one per
- * connection per run more than counted. A POST scenario whose count is off fails. Returns what was found, per project.
+ * Every 2xx answer of a writing scenario wrote what it says, counted in the database once wrangler dev is stopped
+ * (nothing holds the file): an app per POST (and a claimed Idempotency-Key per keyed POST), an environment revision
+ * per deploy. A request in flight when a run ends is cut off by autocannon but may still have been served: up to
+ * one per connection per run more than counted. A scenario whose count is off fails.
  */
-export async function checkCreatedApps(
+export async function checkWrites(
   code: string,
   dir: string,
   data: BenchData,
   outcomes: Record<ScenarioId, Outcome>,
   opts: Rounds,
-): Promise<string[]> {
-  const creations: string[] = [];
-  const createdRows = await d1Query(
+): Promise<Writes> {
+  const quote = (text: string) => `'${text}'`;
+  const projectApps = (which: KeyName) =>
+    `(SELECT COUNT(*) FROM apps WHERE project_id = ${quote(data.keys[which][0].projectId)} AND name NOT LIKE 'seed-app-%')`;
+  const smallEnvironments = data.deploy.small.map((target) => quote(target.environmentId)).join(", ");
+  const [row] = await d1Query<Record<string, number>>(
     dir,
-    `SELECT ${(["post", "empty", "full"] as const).map((which) => `(SELECT COUNT(*) FROM apps WHERE project_id = '${data.keys[which][0].projectId}' AND name NOT LIKE 'seed-app-%') AS ${which}`).join(", ")}`,
+    `SELECT ${projectApps("post")} AS post, ${projectApps("empty")} AS empty, ${projectApps("full")} AS full,
+            ${projectApps("keyed")} AS keyed,
+            (SELECT COUNT(*) FROM idempotency_keys i JOIN api_keys k ON k.key_hash = i.key_hash
+              WHERE k.project_id = ${quote(data.keys.keyed[0].projectId)}) AS keyedClaims,
+            (SELECT COUNT(*) FROM environment_revisions WHERE environment_id IN (${smallEnvironments})) AS deploy,
+            (SELECT MIN(revision) FROM environments WHERE id IN (${smallEnvironments})) AS deployMin,
+            (SELECT MAX(revision) FROM environments WHERE id IN (${smallEnvironments})) AS deployMax,
+            (SELECT COUNT(*) FROM environment_revisions WHERE environment_id = ${quote(data.deploy.large.environmentId)}) AS deployLarge,
+            (SELECT revision FROM environments WHERE id = ${quote(data.deploy.large.environmentId)}) AS deployLargeRevision`,
     { cwd: code },
   );
-  for (const [which, id] of [
-    ["post", "post"],
-    ["empty", "postEmpty"],
-    ["full", "postFull"],
-  ] as const) {
+  const runs = opts.rounds + (opts.warmup > 0 ? 1 : 0);
+  const lines: string[] = [];
+  const verify = (id: ScenarioId, found: number, before: number, what: string, extra = "") => {
     const outcome = outcomes[id];
-    const found = Number(createdRows[0]?.[which]);
-    creations.push(`${which} project ${thousands(found)}`);
-    if (!outcome.measurement) continue;
-    const counted = (outcome.info?.created ?? 0) + outcome.measurement.warmupOk + outcome.measurement.ok;
-    const runs = opts.rounds + (opts.warmup > 0 ? 1 : 0);
+    if (!outcome) return; // not run (--only)
+    const counted = outcome.measurement
+      ? (outcome.info?.created ?? 0) + outcome.measurement.warmupOk + outcome.measurement.ok
+      : Number.NaN;
+    const made = found - before;
+    lines.push(`${outcome.scenario.label}: ${thousands(made)} ${what}${extra}`);
+    if (!outcome.measurement) return;
     const slack = runs * outcome.scenario.connections;
-    if (!(found >= counted && found <= counted + slack)) {
-      outcome.error = `${thousands(counted)} POSTs answered 200 but ${thousands(found)} apps are in the ${which} project`;
+    if (!(made >= counted && made <= counted + slack)) {
+      outcome.error = `${thousands(counted)} requests answered 2xx but ${thousands(made)} ${what} were made`;
       outcome.measurement = undefined;
     }
+  };
+  const n = (name: string) => Number(row?.[name]);
+  verify("post", n("post"), 0, "apps");
+  verify("postEmpty", n("empty"), 0, "apps");
+  verify("postFull", n("full"), 0, "apps");
+  verify("postKeyed", n("keyed"), 0, "apps", `, ${thousands(n("keyedClaims"))} Idempotency-Keys claimed`);
+  if (outcomes.postKeyed?.measurement && n("keyedClaims") !== n("keyed")) {
+    outcomes.postKeyed.error = `${thousands(n("keyed"))} apps created with an Idempotency-Key, but ${thousands(n("keyedClaims"))} keys claimed`;
+    outcomes.postKeyed.measurement = undefined;
   }
-  return creations;
+  verify(
+    "deploy",
+    n("deploy"),
+    data.deploy.small.length * SMALL_HISTORY,
+    "environment revisions",
+    ` (each of the ${data.deploy.small.length} environments now at revision ${n("deployMin")} to ${n("deployMax")})`,
+  );
+  verify(
+    "deployLarge",
+    n("deployLarge"),
+    LARGE_HISTORY,
+    "environment revisions",
+    ` (the environment now at revision ${thousands(n("deployLargeRevision"))})`,
+  );
+  if (n("deployLargeRevision") !== n("deployLarge") && outcomes.deployLarge?.measurement) {
+    outcomes.deployLarge.error = `the environment is at revision ${n("deployLargeRevision")} but has ${n("deployLarge")} revisions`;
+    outcomes.deployLarge.measurement = undefined;
+  }
+  return {
+    lines,
+    largeHistoryEnd: Number.isFinite(n("deployLargeRevision")) ? n("deployLargeRevision") : null,
+    smallHistoryEnd: Number.isFinite(n("deployMin")) ? [n("deployMin"), n("deployMax")] : null,
+  };
 }

@@ -1,14 +1,28 @@
 /** The scenarios the bench measures, and the one request that checks each before any load. */
 import { gzipSync } from "node:zlib";
+import type { LogVariant } from "./logging/variants";
 import { thousands } from "./report";
-import { type BenchData, type BenchKey, FULL_PROJECT_APPS, LARGE_HISTORY, SMALL_HISTORY } from "./seed";
+import {
+  type BenchData,
+  type BenchKey,
+  DEPLOY_APPS,
+  FULL_PROJECT_APPS,
+  type HistoryTarget,
+  LARGE_HISTORY,
+  paramsOf,
+  SMALL_HISTORY,
+  urlOf,
+} from "./seed";
 
 /** A scenario that did not run cleanly: reported, the others still run, and the bench exits non-zero. */
 export class ScenarioError extends Error {}
 
+/** Where a scenario's requests go: the service, the floor, or a copy of the service with another request log. */
+export type ServerName = "service" | "floor" | `log:${string}`;
+
 export interface Scenario {
   label: string;
-  server: "service" | "floor";
+  server: ServerName;
   method: "GET" | "POST";
   /** Below the server's URL (and the service's BASE_PATH). */
   path: string;
@@ -17,6 +31,11 @@ export interface Scenario {
   keys: BenchKey[];
   /** With `[<id>]`, replaced by autocannon with a unique id per request. */
   body?: string;
+  /**
+   * What changes from one request to the next beyond the key: the body and headers of request number `n` (counted
+   * over the whole run of the scenario, check excluded).
+   */
+  perRequest?: (n: number) => { body?: string; headers?: Record<string, string> };
   connections: number;
   /** One request, checked in full before any load; what it returns goes into the report. */
   // biome-ignore lint/suspicious/noConfusingVoidType: most checks only throw; those that measure return their figures.
@@ -27,7 +46,7 @@ export interface CheckInfo {
   /** Size of the checked response's body, and gzipped. */
   bytes?: number;
   gzipBytes?: number;
-  /** Apps the check created. */
+  /** What the check wrote: apps it created, or deployments it made. */
   created?: number;
 }
 
@@ -98,17 +117,164 @@ function checkBody(path: string, expected: unknown) {
   };
 }
 
-export type ScenarioId = "static" | "select1" | "get" | "post" | "getSmall1" | "getLarge1" | "postEmpty" | "postFull";
+/** Config as every configs/* route answers it: the refs, params and url checked against the bench data. */
+function checkConfig(
+  what: string,
+  config: any,
+  expected: { appId: string; revision: number; environment: string; environmentRevision: number },
+): void {
+  const problems = [
+    config?.application_ref?.id === expected.appId ? "" : `application_ref ${JSON.stringify(config?.application_ref)}`,
+    config?.variant_ref?.slug === "main" && config?.variant_ref?.version === expected.revision
+      ? ""
+      : `variant_ref ${JSON.stringify(config?.variant_ref)} (expected main, version ${expected.revision})`,
+    config?.environment_ref?.slug === expected.environment && config?.environment_ref?.version === expected.environmentRevision
+      ? ""
+      : `environment_ref ${JSON.stringify(config?.environment_ref)} (expected ${expected.environment}, version ${expected.environmentRevision})`,
+    JSON.stringify(config?.params) === JSON.stringify(paramsOf(expected.revision))
+      ? ""
+      : `params ${JSON.stringify(config?.params)}`,
+    config?.url === urlOf(expected.revision) ? "" : `url ${JSON.stringify(config?.url)}`,
+  ].filter(Boolean);
+  if (problems.length > 0) throw new ScenarioError(`${what}: unexpected ${problems.join("; ")}`);
+}
 
-/** Every scenario, in the order they run; `connections` concurrent ones for the throughput scenarios. */
-export function benchScenarios(data: BenchData, connections: number): Record<ScenarioId, Scenario> {
+const fetchBody = (target: HistoryTarget) =>
+  JSON.stringify({ environment_ref: { slug: target.environment }, application_ref: { id: target.appId } });
+
+/** Config fetch by environment: 200, the config that environment's current revision deployed. */
+function checkFetch(path: string, key: BenchKey, target: HistoryTarget) {
+  return async (base: string): Promise<CheckInfo> => {
+    const what = `POST ${path} ${fetchBody(target)}`;
+    const response = await request(`${base}${path}`, { method: "POST", headers: postHeaders(key), body: fetchBody(target) });
+    checkConfig(what, expectJson(what, response), {
+      appId: target.appId,
+      revision: target.revisions, // the bench data deploys revision r at environment revision r
+      environment: target.environment,
+      environmentRevision: target.revisions,
+    });
+    return { bytes: response.bytes };
+  };
+}
+
+const deployBody = (target: HistoryTarget) =>
+  JSON.stringify({
+    variant_ref: { slug: "main" },
+    environment_ref: { slug: target.environment },
+    application_ref: { id: target.appId },
+  });
+
+/**
+ * A deploy of `main`'s latest revision: 200, the config now deployed at the environment's next revision, and the
+ * environment's new ETag. `variantRevisions`: how many revisions `main` has.
+ */
+function checkDeploy(path: string, key: BenchKey, target: HistoryTarget, variantRevisions: number) {
+  return async (base: string): Promise<CheckInfo> => {
+    const what = `POST ${path} ${deployBody(target)}`;
+    const response = await fetch(`${base}${path}`, {
+      method: "POST",
+      headers: postHeaders(key),
+      body: deployBody(target),
+      signal: AbortSignal.timeout(60_000),
+    });
+    const text = await response.text();
+    const next = target.revisions + 1;
+    checkConfig(what, expectJson(what, { status: response.status, text }), {
+      appId: target.appId,
+      revision: variantRevisions,
+      environment: target.environment,
+      environmentRevision: next,
+    });
+    const etag = response.headers.get("ETag");
+    if (etag !== `"${target.environmentId}.${next}"`)
+      throw new ScenarioError(`${what}: ETag ${etag}, expected "${target.environmentId}.${next}"`);
+    return { created: 1, bytes: Buffer.byteLength(text) };
+  };
+}
+
+/**
+ * POST /apps with an Idempotency-Key: 200 {app_id, app_name}; the same request again replays that answer
+ * (`Idempotent-Replayed: true`, the same app), so the key is really claimed.
+ */
+function checkKeyedCreate(path: string, key: BenchKey, idempotencyKey: string, name: string) {
+  return async (base: string): Promise<CheckInfo> => {
+    const what = `POST ${path} {"app_name": "${name}"} with Idempotency-Key ${idempotencyKey}`;
+    const send = () =>
+      fetch(`${base}${path}`, {
+        method: "POST",
+        headers: { ...postHeaders(key), "Idempotency-Key": idempotencyKey },
+        body: JSON.stringify({ app_name: name }),
+        signal: AbortSignal.timeout(60_000),
+      });
+    const first = await send();
+    const created = expectJson(what, { status: first.status, text: await first.text() });
+    if (typeof created.app_id !== "string" || !UUID.test(created.app_id) || created.app_name !== name)
+      throw new ScenarioError(`${what}: answered ${JSON.stringify(created)}`);
+    const again = await send();
+    const replayed = expectJson(`${what}, again`, { status: again.status, text: await again.text() });
+    if (replayed.app_id !== created.app_id || again.headers.get("Idempotent-Replayed") !== "true")
+      throw new ScenarioError(
+        `${what}, sent again: answered ${JSON.stringify(replayed)} (Idempotent-Replayed: ${again.headers.get("Idempotent-Replayed")}), expected a replay of ${created.app_id}`,
+      );
+    return { created: 1 };
+  };
+}
+
+/** The scenarios of every run. */
+export type CoreScenarioId =
+  | "static"
+  | "select1"
+  | "get"
+  | "fetch"
+  | "post"
+  | "postKeyed"
+  | "deploy"
+  | "deployLarge"
+  | "getSmall1"
+  | "getLarge1"
+  | "postEmpty"
+  | "postFull";
+/** A scenario is a core one, or the GET against a copy of the service with another request log (`--log-variants`). */
+export type ScenarioId = CoreScenarioId | `log:${string}`;
+
+/**
+ * Every scenario, in the order they run; `connections` concurrent ones for the throughput scenarios. `runTag`
+ * makes this run's app names and Idempotency-Keys unique.
+ */
+export function benchScenarios(
+  data: BenchData,
+  connections: number,
+  runTag: string,
+  logVariants: LogVariant[] = [],
+): Record<CoreScenarioId, Scenario> & Record<`log:${string}`, Scenario> {
   const postBody = '{"app_name": "bench-[<id>]"}';
-  const getPath = (which: "small" | "large") => `/apps/${data.apps[which]}/revisions/production`;
+  const getPath = (target: HistoryTarget) => `/apps/${target.appId}/revisions/${target.environment}`;
+  const { get: reads, deploy: deploys } = data;
   // Every scenario, floors included, sends an Authorization header taken in turn from a pool of keys (the floor
   // ignores it): the same request shape and the same load-generator work per request everywhere.
   const k = data.keys;
   const json = { Accept: "application/json" };
   const post = { ...json, "Content-Type": "application/json" };
+  const getScenario = (label: string, server: ServerName): Scenario => ({
+    label,
+    server,
+    method: "GET",
+    path: getPath(reads.small),
+    headers: json,
+    keys: k.read,
+    connections,
+    check: checkRecord(getPath(reads.small), k.read[0], reads.small.appId, SMALL_HISTORY),
+  });
+  const logScenarios = Object.fromEntries(
+    logVariants.map((variant) => [
+      `log:${variant.name}`,
+      getScenario(`GET production, ${SMALL_HISTORY} revisions, log: ${variant.name}`, `log:${variant.name}`),
+    ]),
+  ) as Record<`log:${string}`, Scenario>;
+  // The short-history deploys take turns on DEPLOY_APPS environments, so that none of their histories grows long.
+  const smallDeployBodies = deploys.small.map(deployBody);
+  const keyedName = (n: number | string) => `bench-key-${runTag}-${n}`;
+  const keyedKey = (n: number | string) => `bench-${runTag}-${n}`;
   return {
     static: {
       label: "floor: static JSON",
@@ -130,15 +296,18 @@ export function benchScenarios(data: BenchData, connections: number): Record<Sce
       connections,
       check: checkBody("/select1", { one: 1 }),
     },
-    get: {
-      label: `GET production, ${SMALL_HISTORY} revisions`,
+    get: getScenario(`GET production, ${SMALL_HISTORY} revisions`, "service"),
+    ...logScenarios,
+    fetch: {
+      label: "POST configs/fetch by environment",
       server: "service",
-      method: "GET",
-      path: getPath("small"),
-      headers: json,
+      method: "POST",
+      path: "/variants/configs/fetch",
+      headers: post,
       keys: k.read,
+      body: fetchBody(reads.small),
       connections,
-      check: checkRecord(getPath("small"), k.read[0], data.apps.small, SMALL_HISTORY),
+      check: checkFetch("/variants/configs/fetch", k.read[0], reads.small),
     },
     post: {
       label: "POST /apps, new app_name each",
@@ -151,25 +320,57 @@ export function benchScenarios(data: BenchData, connections: number): Record<Sce
       connections,
       check: checkCreate("/apps", k.post[0], "post"),
     },
-    getSmall1: {
-      label: `GET production, ${SMALL_HISTORY} revisions, 1 conn.`,
+    postKeyed: {
+      label: "POST /apps with an Idempotency-Key",
       server: "service",
-      method: "GET",
-      path: getPath("small"),
-      headers: json,
+      method: "POST",
+      path: "/apps",
+      headers: post,
+      keys: k.keyed,
+      // A new key and a new name every request: each is a first request, which claims its key.
+      perRequest: (n) => ({
+        headers: { "Idempotency-Key": keyedKey(n) },
+        body: JSON.stringify({ app_name: keyedName(n) }),
+      }),
+      connections,
+      check: checkKeyedCreate("/apps", k.keyed[0], keyedKey("check"), keyedName("check")),
+    },
+    deploy: {
+      label: `POST configs/deploy, ${SMALL_HISTORY}-revision histories`,
+      server: "service",
+      method: "POST",
+      path: "/variants/configs/deploy",
+      headers: post,
       keys: k.read,
+      perRequest: (n) => ({ body: smallDeployBodies[n % DEPLOY_APPS] }),
+      connections,
+      // The check deploys into the last of them, the load starts with the first.
+      check: checkDeploy("/variants/configs/deploy", k.read[0], deploys.small[DEPLOY_APPS - 1], SMALL_HISTORY),
+    },
+    deployLarge: {
+      label: `POST configs/deploy, ${thousands(LARGE_HISTORY)}-revision history`,
+      server: "service",
+      method: "POST",
+      path: "/variants/configs/deploy",
+      headers: post,
+      keys: k.read,
+      body: deployBody(deploys.large),
+      connections,
+      check: checkDeploy("/variants/configs/deploy", k.read[0], deploys.large, LARGE_HISTORY),
+    },
+    getSmall1: {
+      ...getScenario(`GET production, ${SMALL_HISTORY} revisions, 1 conn.`, "service"),
       connections: 1,
-      check: checkRecord(getPath("small"), k.read[0], data.apps.small, SMALL_HISTORY),
     },
     getLarge1: {
       label: `GET production, ${thousands(LARGE_HISTORY)} revisions, 1 conn.`,
       server: "service",
       method: "GET",
-      path: getPath("large"),
+      path: getPath(reads.large),
       headers: json,
       keys: k.read,
       connections: 1,
-      check: checkRecord(getPath("large"), k.read[0], data.apps.large, LARGE_HISTORY),
+      check: checkRecord(getPath(reads.large), k.read[0], reads.large.appId, LARGE_HISTORY),
     },
     postEmpty: {
       label: "POST /apps into an empty project",

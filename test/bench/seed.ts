@@ -2,16 +2,27 @@
  * The benchmark's data, as one SQL file for `wrangler d1 execute DB --local --persist-to DIR --file F`, applied
  * after the migrations. Bulk rows come from recursive CTEs, so SQLite makes them itself and loading takes seconds.
  *
- * One user, `bench`, owns four organizations, each with its default workspace and default project, and has
+ * One user, `bench`, owns five organizations, each with its default workspace and default project, and has
  * KEYS_PER_PROJECT API keys naming each project (the key's project is where `POST /apps` puts an app that names no
  * target). The service limits requests per key (wrangler.toml, [[ratelimits]]), so the bench spreads its requests
  * over many keys, as traffic from many clients would be: the limiter is still consulted on every request.
- *   read   personal organization: app `bench-get-20` (production at revision 20) and `bench-get-10k`
- *          (production at revision 10,000), each with its three environments, variant `main`, variant
- *          revisions, deployments and environment revisions; development and staging at revision 0
+ *   read   personal organization, the apps with a deployment history (see below)
  *   post   empty project, target of the main POST scenario
+ *   keyed  empty project, target of the POST scenario with an Idempotency-Key
  *   empty  empty project, baseline of the POST scale scenario
  *   full   project holding 100,000 apps (each with its three environments, at revision 0)
+ *
+ * Every app with a history has its three environments and one variant, `main`, whose revisions hold params and a
+ * url (migrations/0003); each entry of an environment's history is a deployment of one of those revisions. The
+ * histories are inserted as the service's own deployments leave them, through the database's checks
+ * (migrations/0004): environment revisions 1, 2, ... in order, each the environment's next number, each moving the
+ * environment's pointers (the trigger does it; nothing is patched afterwards).
+ *   bench-get-20      production at revision 20 (GET of a record, config fetch by environment); variant `main`
+ *                     with 20 revisions
+ *   bench-get-10000   production at revision 10,000 (GET of a large record) and staging at revision 10,000
+ *                     (deploy into a long history); `main` with 10,000 revisions
+ *   bench-deploy-001… DEPLOY_APPS apps whose staging is at revision 20 (deploy into a short history: each request
+ *                     deploys into the next of them, so that each history stays short during the run); `main` with 20
  */
 import { createHash, randomBytes, randomInt } from "node:crypto";
 
@@ -19,11 +30,13 @@ import { createHash, randomBytes, randomInt } from "node:crypto";
 export const SMALL_HISTORY = 20;
 export const LARGE_HISTORY = 10_000;
 export const FULL_PROJECT_APPS = 100_000;
+/** Apps the short-history deploy scenario takes turns on: a few thousand deploys leave each history short. */
+export const DEPLOY_APPS = 256;
 /** Keys per project: enough that none reaches a per-key limit of 600 requests a minute at a few thousand req/s. */
 export const KEYS_PER_PROJECT = 128;
 
-export type KeyName = "read" | "post" | "empty" | "full";
-const KEY_NAMES: readonly KeyName[] = ["read", "post", "empty", "full"];
+export type KeyName = "read" | "post" | "keyed" | "empty" | "full";
+const KEY_NAMES: readonly KeyName[] = ["read", "post", "keyed", "empty", "full"];
 
 export interface BenchKey {
   /** `<8 letters/digits>.<64 lowercase hex>`, sent as `Authorization: ApiKey <key>`. */
@@ -34,13 +47,23 @@ export interface BenchKey {
   projectId: string;
 }
 
+/** An environment with a history: the app, the environment's id and name, and its revision once loaded. */
+export interface HistoryTarget {
+  appId: string;
+  environmentId: string;
+  environment: "production" | "staging";
+  revisions: number;
+}
+
 export interface BenchData {
   sql: string;
   userId: string;
   /** KEYS_PER_PROJECT keys for each project. */
   keys: Record<KeyName, BenchKey[]>;
-  /** Apps whose production environment has SMALL_HISTORY and LARGE_HISTORY revisions. */
-  apps: { small: string; large: string };
+  /** Production of bench-get-20 and of bench-get-10000 (GETs, config fetch). */
+  get: { small: HistoryTarget; large: HistoryTarget };
+  /** Staging of the DEPLOY_APPS bench-deploy apps, and of bench-get-10000 (deploys). */
+  deploy: { small: HistoryTarget[]; large: HistoryTarget };
   /** Checks run after loading: each query must return exactly `expected` in column `n`. */
   checks: { what: string; sql: string; expected: number }[];
 }
@@ -78,12 +101,25 @@ const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 const secondsAgo = (seconds: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', 'now', printf('-%d seconds', ${seconds}))`;
 
 const ENVIRONMENTS = ["development", "staging", "production"] as const;
-const PRODUCTION = 2;
 /** Environment counters: four per app, leaving room for the app's three. */
 const environmentCounter = (appCounter: string | number, index: number) => `(${appCounter}) * 4 + ${index}`;
-const environmentId = (appCounter: number, index: number) => id("environment", appCounter * 4 + index);
-/** Per-app history counters: revision r of app a is a * 1,000,000 + r. */
-const historyCounter = (appCounter: number, revision: string) => `${appCounter} * 1000000 + ${revision}`;
+const environmentId = (appCounter: number, name: (typeof ENVIRONMENTS)[number]) =>
+  id("environment", appCounter * 4 + ENVIRONMENTS.indexOf(name));
+/** Revision r of app a's variant: counter a * 1,000,000 + r. */
+const variantRevisionCounter = (appCounter: string, revision: string) => `(${appCounter}) * 1000000 + ${revision}`;
+/** Entry r of environment e's history (its deployment and its environment revision): counter e * 100,000 + r. */
+const historyCounter = (environment: string, revision: string) => `(${environment}) * 100000 + ${revision}`;
+
+/**
+ * The params of variant revision `revision` of the bench's `main` variants, as stored (SQL: `printf` of this
+ * template with the revision) and as the service answers them.
+ */
+const PARAMS_TEMPLATE =
+  '{"model":"gpt-4o-mini","temperature":0.2,"max_tokens":512,"prompt":"You are a helpful assistant. Answer in at most three sentences, citing the document you used.","revision":%d}';
+export const paramsOf = (revision: number): Record<string, unknown> =>
+  JSON.parse(PARAMS_TEMPLATE.replace("%d", String(revision)));
+const URL_TEMPLATE = "https://models.example.com/bench/main/%d";
+export const urlOf = (revision: number) => URL_TEMPLATE.replace("%d", String(revision));
 
 const PREFIX_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -96,33 +132,61 @@ export function newKey(projectId: string): BenchKey {
 
 const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
-/** An app with its three environments, and a deployment history of `revisions` entries on production. */
-function appWithHistory(appCounter: number, projectId: string, name: string, userId: string, revisions: number): string[] {
-  const appId = id("app", appCounter);
-  const variantId = id("variant", appCounter);
-  const production = environmentId(appCounter, PRODUCTION);
-  const series = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${revisions})`;
-  // Entry i was made (revisions - i) seconds ago: oldest first, the last one now.
-  const createdAt = secondsAgo(`${revisions} - i`);
-  return [
-    `INSERT INTO apps (id, project_id, name, created_by, created_at) VALUES (${quote(appId)}, ${quote(projectId)}, ${quote(name)}, ${quote(userId)}, ${secondsAgo(String(revisions + 60))});`,
-    `INSERT INTO environments (id, app_id, name) VALUES ${ENVIRONMENTS.map((env, index) => `(${quote(environmentId(appCounter, index))}, ${quote(appId)}, '${env}')`).join(", ")};`,
-    `INSERT INTO app_variants (id, app_id, name) VALUES (${quote(variantId)}, ${quote(appId)}, 'main');`,
-    `${series}
-INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, created_at)
-SELECT ${sqlId("variantRevision", historyCounter(appCounter, "i"))}, ${quote(variantId)}, i, ${quote(userId)}, ${createdAt} FROM n;`,
-    `${series}
-INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by, created_at)
-SELECT ${sqlId("deployment", historyCounter(appCounter, "i"))}, ${quote(production)}, ${sqlId("variantRevision", historyCounter(appCounter, "i"))}, ${quote(userId)}, ${createdAt} FROM n;`,
-    `${series}
-INSERT INTO environment_revisions (id, environment_id, revision, modified_by, deployed_app_variant_revision_id, deployment_id, created_at)
-SELECT ${sqlId("environmentRevision", historyCounter(appCounter, "i"))}, ${quote(production)}, i, ${quote(userId)},
-       ${sqlId("variantRevision", historyCounter(appCounter, "i"))}, ${sqlId("deployment", historyCounter(appCounter, "i"))}, ${createdAt} FROM n;`,
-    // The environment points at its latest revision, as a deployment through the service leaves it.
-    `UPDATE environments SET revision = ${revisions}, deployed_app_variant_id = ${quote(variantId)},
-       deployed_app_variant_revision_id = ${quote(id("variantRevision", appCounter * 1_000_000 + revisions))}
- WHERE id = ${quote(production)};`,
+/** Apps `first`..`first + count - 1` with their three environments, variant `main` and the given histories. */
+interface HistorySpec {
+  first: number;
+  count: number;
+  projectId: string;
+  /** printf pattern of the apps' names, given their number 1..count. */
+  name: string;
+  /** Revisions of each app's variant `main`. */
+  variantRevisions: number;
+  /** Entries of each app's environments' histories (entry r deploys variant revision ((r - 1) mod variantRevisions) + 1). */
+  histories: Partial<Record<(typeof ENVIRONMENTS)[number], number>>;
+}
+
+/**
+ * The SQL of the apps of `spec`. Environment revisions are inserted in (app, revision) order, so that each is its
+ * environment's next number when the database checks it, and the trigger moves the environment's pointers.
+ */
+function appsWithHistory(spec: HistorySpec, userId: string): string[] {
+  const { first, count, variantRevisions: v } = spec;
+  const apps = `a(k) AS (SELECT ${first} UNION ALL SELECT k + 1 FROM a WHERE k < ${first + count - 1})`;
+  const series = (n: number) => `n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${n})`;
+  const statements = [
+    `WITH RECURSIVE ${apps}
+INSERT INTO apps (id, project_id, name, created_by, created_at)
+SELECT ${sqlId("app", "k")}, ${quote(spec.projectId)}, printf(${quote(spec.name)}, k - ${first - 1}), ${quote(userId)}, ${secondsAgo(String(Math.max(v, ...Object.values(spec.histories)) + 120))} FROM a;`,
+    `WITH RECURSIVE ${apps}, e(j, name) AS (VALUES ${ENVIRONMENTS.map((env, index) => `(${index}, '${env}')`).join(", ")})
+INSERT INTO environments (id, app_id, name)
+SELECT ${sqlId("environment", `${environmentCounter("k", 0)} + j`)}, ${sqlId("app", "k")}, e.name FROM a, e ORDER BY k, j;`,
+    `WITH RECURSIVE ${apps}
+INSERT INTO app_variants (id, app_id, name, created_at) SELECT ${sqlId("variant", "k")}, ${sqlId("app", "k")}, 'main', ${secondsAgo(String(v + 90))} FROM a;`,
+    // Revision i was committed (v - i + 60) seconds ago: oldest first, all before the first deployment below.
+    `WITH RECURSIVE ${apps}, ${series(v)}
+INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params, url, created_at)
+SELECT ${sqlId("variantRevision", variantRevisionCounter("k", "i"))}, ${sqlId("variant", "k")}, i, ${quote(userId)},
+       printf(${quote(PARAMS_TEMPLATE)}, i), printf(${quote(URL_TEMPLATE)}, i), ${secondsAgo(`${v} - i + 60`)}
+  FROM a, n ORDER BY k, i;`,
   ];
+  for (const [name, entries] of Object.entries(spec.histories)) {
+    const environment = environmentCounter("k", ENVIRONMENTS.indexOf(name as (typeof ENVIRONMENTS)[number]));
+    const deployed = sqlId("variantRevision", variantRevisionCounter("k", `((i - 1) % ${v}) + 1`));
+    // Entry i was made (entries - i) seconds ago: oldest first, the last one now.
+    statements.push(
+      `WITH RECURSIVE ${apps}, ${series(entries)}
+INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by, created_at)
+SELECT ${sqlId("deployment", historyCounter(environment, "i"))}, ${sqlId("environment", environment)}, ${deployed}, ${quote(userId)},
+       ${secondsAgo(`${entries} - i`)}
+  FROM a, n ORDER BY k, i;`,
+      `WITH RECURSIVE ${apps}, ${series(entries)}
+INSERT INTO environment_revisions (id, environment_id, revision, modified_by, deployed_app_variant_revision_id, deployment_id, created_at)
+SELECT ${sqlId("environmentRevision", historyCounter(environment, "i"))}, ${sqlId("environment", environment)}, i, ${quote(userId)},
+       ${deployed}, ${sqlId("deployment", historyCounter(environment, "i"))}, ${secondsAgo(`${entries} - i`)}
+  FROM a, n ORDER BY k, i;`,
+    );
+  }
+  return statements;
 }
 
 export function buildBenchData(): BenchData {
@@ -158,11 +222,54 @@ export function buildBenchData(): BenchData {
     );
   });
 
-  const apps = { small: id("app", 1), large: id("app", 2) };
+  const readProject = keys.read[0].projectId;
+  const [SMALL_APP, LARGE_APP, FIRST_DEPLOY_APP] = [1, 2, 3];
   statements.push(
-    ...appWithHistory(1, keys.read[0].projectId, `bench-get-${SMALL_HISTORY}`, userId, SMALL_HISTORY),
-    ...appWithHistory(2, keys.read[0].projectId, `bench-get-${LARGE_HISTORY}`, userId, LARGE_HISTORY),
+    ...appsWithHistory(
+      {
+        first: SMALL_APP,
+        count: 1,
+        projectId: readProject,
+        name: `bench-get-${SMALL_HISTORY}`,
+        variantRevisions: SMALL_HISTORY,
+        histories: { production: SMALL_HISTORY },
+      },
+      userId,
+    ),
+    ...appsWithHistory(
+      {
+        first: LARGE_APP,
+        count: 1,
+        projectId: readProject,
+        name: `bench-get-${LARGE_HISTORY}`,
+        variantRevisions: LARGE_HISTORY,
+        histories: { production: LARGE_HISTORY, staging: LARGE_HISTORY },
+      },
+      userId,
+    ),
+    ...appsWithHistory(
+      {
+        first: FIRST_DEPLOY_APP,
+        count: DEPLOY_APPS,
+        projectId: readProject,
+        name: "bench-deploy-%03d",
+        variantRevisions: SMALL_HISTORY,
+        histories: { staging: SMALL_HISTORY },
+      },
+      userId,
+    ),
   );
+  const target = (appCounter: number, environment: "production" | "staging", revisions: number): HistoryTarget => ({
+    appId: id("app", appCounter),
+    environmentId: environmentId(appCounter, environment),
+    environment,
+    revisions,
+  });
+  const get = { small: target(SMALL_APP, "production", SMALL_HISTORY), large: target(LARGE_APP, "production", LARGE_HISTORY) };
+  const deploy = {
+    small: Array.from({ length: DEPLOY_APPS }, (_, index) => target(FIRST_DEPLOY_APP + index, "staging", SMALL_HISTORY)),
+    large: target(LARGE_APP, "staging", LARGE_HISTORY),
+  };
 
   // The full project: apps 1000 + i, named seed-app-000001..., each with its three environments at revision 0.
   const first = 1000;
@@ -176,7 +283,10 @@ INSERT INTO environments (id, app_id, name)
 SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, ${sqlId("app", `${first} + i`)}, e.name FROM n, e ORDER BY i, j;`,
   );
 
-  const production = (appCounter: number) => quote(environmentId(appCounter, PRODUCTION));
+  const revisionsOf = (environment: string) =>
+    `SELECT COUNT(*) AS n FROM environment_revisions WHERE environment_id = ${quote(environment)}`;
+  const historyApps = 2 + DEPLOY_APPS;
+  const histories = SMALL_HISTORY + 2 * LARGE_HISTORY + DEPLOY_APPS * SMALL_HISTORY;
   const checks = [
     { what: "users", sql: "SELECT COUNT(*) AS n FROM users", expected: 1 },
     {
@@ -192,41 +302,56 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
       expected: FULL_PROJECT_APPS,
     },
     {
-      what: "apps in the post and empty projects",
-      sql: `SELECT COUNT(*) AS n FROM apps WHERE project_id IN (${quote(keys.post[0].projectId)}, ${quote(keys.empty[0].projectId)})`,
+      what: "apps in the post, keyed and empty projects",
+      sql: `SELECT COUNT(*) AS n FROM apps WHERE project_id IN (${(["post", "keyed", "empty"] as const).map((name) => quote(keys[name][0].projectId)).join(", ")})`,
       expected: 0,
     },
-    { what: "environments", sql: "SELECT COUNT(*) AS n FROM environments", expected: 3 * (FULL_PROJECT_APPS + 2) },
+    {
+      what: "apps in the read project",
+      sql: `SELECT COUNT(*) AS n FROM apps WHERE project_id = ${quote(readProject)}`,
+      expected: historyApps,
+    },
+    { what: "environments", sql: "SELECT COUNT(*) AS n FROM environments", expected: 3 * (FULL_PROJECT_APPS + historyApps) },
     {
       what: "apps without three environments",
       sql: "SELECT COUNT(*) AS n FROM apps a WHERE (SELECT COUNT(*) FROM environments e WHERE e.app_id = a.id) <> 3",
       expected: 0,
     },
+    { what: `revisions of ${get.small.appId} production`, sql: revisionsOf(get.small.environmentId), expected: SMALL_HISTORY },
+    { what: `revisions of ${get.large.appId} production`, sql: revisionsOf(get.large.environmentId), expected: LARGE_HISTORY },
+    { what: `revisions of ${deploy.large.appId} staging`, sql: revisionsOf(deploy.large.environmentId), expected: LARGE_HISTORY },
     {
-      what: `revisions of ${apps.small} production`,
-      sql: `SELECT COUNT(*) AS n FROM environment_revisions WHERE environment_id = ${production(1)}`,
-      expected: SMALL_HISTORY,
+      what: "revisions of the bench-deploy apps' staging",
+      sql: `SELECT COUNT(*) AS n FROM environment_revisions er JOIN environments e ON e.id = er.environment_id
+             JOIN apps a ON a.id = e.app_id WHERE a.name LIKE 'bench-deploy-%' AND e.name = 'staging'`,
+      expected: DEPLOY_APPS * SMALL_HISTORY,
+    },
+    { what: "deployments", sql: "SELECT COUNT(*) AS n FROM deployments", expected: histories },
+    { what: "environment revisions", sql: "SELECT COUNT(*) AS n FROM environment_revisions", expected: histories },
+    {
+      what: "variant revisions with params and url",
+      sql: `SELECT COUNT(*) AS n FROM app_variant_revisions
+             WHERE json_extract(params, '$.revision') = revision AND url = printf(${quote(URL_TEMPLATE)}, revision)`,
+      expected: SMALL_HISTORY + LARGE_HISTORY + DEPLOY_APPS * SMALL_HISTORY,
     },
     {
-      what: `revisions of ${apps.large} production`,
-      sql: `SELECT COUNT(*) AS n FROM environment_revisions WHERE environment_id = ${production(2)}`,
-      expected: LARGE_HISTORY,
-    },
-    { what: "deployments", sql: "SELECT COUNT(*) AS n FROM deployments", expected: SMALL_HISTORY + LARGE_HISTORY },
-    {
-      what: "variant revisions",
-      sql: "SELECT COUNT(*) AS n FROM app_variant_revisions",
-      expected: SMALL_HISTORY + LARGE_HISTORY,
-    },
-    {
-      what: "production environments at their latest revision",
-      sql: `SELECT COUNT(*) AS n FROM environments e JOIN app_variant_revisions r ON r.id = e.deployed_app_variant_revision_id
-             WHERE e.revision = r.revision AND r.variant_id = e.deployed_app_variant_id
+      // What the trigger of migrations/0004 left: each environment with a history at its last revision, pointing
+      // at what that revision deployed.
+      what: "environments at their latest revision, pointing at what it deployed",
+      sql: `SELECT COUNT(*) AS n FROM environments e
+              JOIN environment_revisions er ON er.environment_id = e.id AND er.revision = e.revision
+              JOIN app_variant_revisions r ON r.id = er.deployed_app_variant_revision_id
+             WHERE e.deployed_app_variant_revision_id = r.id AND e.deployed_app_variant_id = r.variant_id
                AND e.revision = (SELECT MAX(revision) FROM environment_revisions WHERE environment_id = e.id)`,
-      expected: 2,
+      expected: 3 + DEPLOY_APPS,
+    },
+    {
+      what: "environments with a history",
+      sql: "SELECT COUNT(*) AS n FROM environments WHERE revision > 0",
+      expected: 3 + DEPLOY_APPS,
     },
     { what: "foreign key violations", sql: "SELECT COUNT(*) AS n FROM pragma_foreign_key_check", expected: 0 },
   ];
 
-  return { sql: `${statements.join("\n")}\n`, userId, keys, apps, checks };
+  return { sql: `${statements.join("\n")}\n`, userId, keys, get, deploy, checks };
 }

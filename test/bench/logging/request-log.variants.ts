@@ -1,0 +1,118 @@
+/**
+ * Ways of writing the per-request log line, measured against each other by `npm run bench -- --log-variants`.
+ *
+ * This file stands in for src/http/request-log.ts in a copy of the service per variant: the bench writes it there
+ * with VARIANT set to the variant's name and the imports below made relative to src/http/. Everything but the
+ * line itself (the request id, its header, what is logged) is as in src/http/request-log.ts; keep them in step.
+ */
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import { matchedRoutes } from "hono/route";
+import type { AppEnv } from "../../../src/types";
+
+export const REQUEST_ID_HEADER = "X-Request-Id";
+
+/** A caller's request id is kept only if it is this safe to log and echo; any other is replaced. */
+export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Set by the bench in each copy (see test/bench/logging/variants.ts). */
+const VARIANT: string = "__VARIANT__";
+
+/** The route pattern that answered (middleware is registered for "ALL"; a route's own handlers carry its method). */
+const routeOf = (c: Context<AppEnv>) =>
+  matchedRoutes(c)
+    .filter((route) => route.method !== "ALL")
+    .at(-1)?.path ?? null;
+
+type Emit = (c: Context<AppEnv>, requestId: string, started: number) => void;
+
+// Lines waiting to be written together ("batched").
+let pending: Record<string, unknown>[] = [];
+
+const EMITTERS: Record<string, Emit> = {
+  none: () => {},
+  "json-8": (c, requestId, started) =>
+    console.log(
+      JSON.stringify({
+        level: "info",
+        message: "request",
+        request_id: requestId,
+        method: c.req.method,
+        route: routeOf(c),
+        status: c.res.status,
+        duration_ms: Date.now() - started,
+        user_id: c.var.caller?.userId ?? null,
+      }),
+    ),
+  "object-8": (c, requestId, started) =>
+    console.log({
+      level: "info",
+      message: "request",
+      request_id: requestId,
+      method: c.req.method,
+      route: routeOf(c),
+      status: c.res.status,
+      duration_ms: Date.now() - started,
+      user_id: c.var.caller?.userId ?? null,
+    }),
+  "json-4": (c, requestId) =>
+    console.log(
+      JSON.stringify({
+        request_id: requestId,
+        route: `${c.req.method} ${routeOf(c)}`,
+        status: c.res.status,
+        user_id: c.var.caller?.userId ?? null,
+      }),
+    ),
+  "object-4": (c, requestId) =>
+    console.log({
+      request_id: requestId,
+      route: `${c.req.method} ${routeOf(c)}`,
+      status: c.res.status,
+      user_id: c.var.caller?.userId ?? null,
+    }),
+  "object-5": (c, requestId) =>
+    console.log({
+      request_id: requestId,
+      method: c.req.method,
+      route: routeOf(c),
+      status: c.res.status,
+      user_id: c.var.caller?.userId ?? null,
+    }),
+  text: (c, requestId) =>
+    console.log(`${c.req.method} ${routeOf(c)} ${c.res.status} ${requestId} ${c.var.caller?.userId ?? "-"}`),
+  // Not a candidate (a line holds other requests' entries, and an isolate evicted before the flush loses them):
+  // it tells whether the cost is per line or per byte.
+  batched: (c, requestId) => {
+    pending.push({
+      request_id: requestId,
+      route: `${c.req.method} ${routeOf(c)}`,
+      status: c.res.status,
+      user_id: c.var.caller?.userId ?? null,
+    });
+    if (pending.length === 1) {
+      c.executionCtx.waitUntil(
+        new Promise<void>((done) =>
+          setTimeout(() => {
+            console.log({ requests: pending });
+            pending = [];
+            done();
+          }, 100),
+        ),
+      );
+    }
+  },
+};
+
+const emit = EMITTERS[VARIANT];
+if (!emit) throw new Error(`unknown request log variant ${VARIANT}`);
+
+export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
+  const started = Date.now();
+  const given = c.req.header(REQUEST_ID_HEADER);
+  const requestId = given !== undefined && REQUEST_ID_PATTERN.test(given) ? given : crypto.randomUUID();
+  c.set("requestId", requestId);
+  await next();
+  c.header(REQUEST_ID_HEADER, requestId);
+  emit(c, requestId, started);
+});
