@@ -35,12 +35,16 @@ export type DeploymentOutcome =
  */
 export type DeploymentTarget = ConfigRefs;
 
-/** The environment the deployment goes to: that of environment revision ?6 (a revert), else the one named ?9. */
+/**
+ * The environment the deployment goes to: that of environment revision ?6 (a revert), else the one named ?9; a
+ * name given with a revision id must be its environment's.
+ */
 const TARGET_ENVIRONMENT = `target AS (
   SELECT e.id, e.revision FROM environments e
    WHERE e.app_id = (SELECT id FROM app)
-     AND e.id = COALESCE((SELECT environment_id FROM environment_revisions WHERE id = ?6),
-                         (SELECT id FROM environments WHERE app_id = (SELECT id FROM app) AND name = ?9)))`;
+     AND e.id = CASE WHEN ?6 IS NOT NULL THEN (SELECT environment_id FROM environment_revisions WHERE id = ?6)
+                     ELSE (SELECT id FROM environments WHERE app_id = (SELECT id FROM app) AND name = ?9) END
+     AND (?9 IS NULL OR e.name = ?9))`;
 
 /**
  * Deploys what the target names, in one batch: a deployment row and the environment's next revision, whose

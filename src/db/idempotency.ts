@@ -1,4 +1,4 @@
-import { batchAsCaller, type Caller } from "./caller";
+import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import { isUniqueViolation, type Queryable } from "./d1";
 
 /** A request's Idempotency-Key, and what identifies the request itself (method, path and a digest of its body). */
@@ -37,12 +37,14 @@ export async function batchClaimed(
             WHERE key_hash = ?1 AND idempotency_key = ?2 AND expires_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
         )
         .bind(owner, claim.key),
+      // From the caller: an unknown key claims nothing, and the batch answers 401 like any other.
       db
         .prepare(
-          `INSERT INTO idempotency_keys (key_hash, idempotency_key, fingerprint, result_id, expires_at)
-           VALUES (?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+24 hours'))`,
+          `WITH ${CALLER_CTE}
+           INSERT INTO idempotency_keys (key_hash, idempotency_key, fingerprint, result_id, expires_at)
+           SELECT ?2, ?3, ?4, ?5, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+24 hours') FROM caller`,
         )
-        .bind(owner, claim.key, claim.fingerprint, resultId),
+        .bind(...caller.credentials, claim.key, claim.fingerprint, resultId),
       ...statements,
       db
         .prepare(

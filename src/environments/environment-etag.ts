@@ -7,7 +7,8 @@ import type { EnvironmentState } from "../db/deployments";
  */
 export const environmentETag = ({ environmentId, revision }: EnvironmentState) => `"${environmentId}.${revision}"`;
 
-const ETAG = /^"([0-9a-f-]{36})\.([0-9]{1,9})"$/;
+// Entity tags compare character for character: a revision written with leading zeros names no state.
+const ETAG = /^"([0-9a-f-]{36})\.(0|[1-9][0-9]{0,8})"$/;
 
 /**
  * What an If-Match header asks for: null for none or `*` (any state of an existing environment), else the state

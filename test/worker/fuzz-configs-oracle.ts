@@ -1,21 +1,29 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULT_ENVIRONMENTS, send } from "./fixtures";
-import { ConfigBody, type Model, plantedWorld, type Ref, type Refs, type Tracked } from "./fuzz-model";
+import { ConfigBody, type EnvironmentRow, type Model, plantedWorld, type Ref, type Refs } from "./fuzz-model";
+import {
+  type Answer,
+  type Changes,
+  type Check,
+  deployed,
+  fuzzPost,
+  KeyLedger,
+  type PostFuzzing,
+  refusedWithOneOf,
+  type Sent,
+  unchanged,
+} from "./fuzz-posts";
 import {
   anyString,
   asObject,
-  type Body,
   bodySpec,
-  contentType,
   environmentNameIsValid,
   expectDetail,
   FORBIDDEN,
   fieldValue,
-  fuzz,
   type Holder,
   hasLoneSurrogate,
-  headersOf,
   idStrings,
   lengthWithin,
   likelyValidName,
@@ -24,20 +32,18 @@ import {
   type Replay,
   RUNS,
   readJsonBody,
-  requestInput,
-  routedAnswer,
   TIMEOUT,
   TIMESTAMP,
   uuidValidity,
   type Verdict,
-  type World,
   worldIds,
 } from "./fuzz-support";
-import { type changes, databaseProblems } from "./harness";
+import { databaseProblems } from "./harness";
 
 /*
- * The fuzzing of the config registry, POST /variants/configs/{add,commit,fetch,fork} (run by fuzz-configs.test.ts and
- * fuzz-configs-lookups.test.ts). Bodies are mostly planned from the database as it is when the request is made (refs
+ * The fuzzing of the config registry, POST /variants/configs/{add,commit,fetch,fork,deploy} (run by fuzz-configs.test.ts,
+ * fuzz-configs-lookups.test.ts and fuzz-deployments.test.ts), through fuzz-posts.ts's runner: with Idempotency-Key,
+ * and If-Match on deploy. Bodies are mostly planned from the database as it is when the request is made (refs
  * that name existing apps, configs, versions and revisions, or nearly), else anything. The oracle reads each body by
  * the contract (LEGACY-API.md), resolves its refs in fuzz-model.ts and predicts the answer and the rows written; after
  * each request the rows that changed must be exactly those.
@@ -52,13 +58,16 @@ const ACTIONS = {
   },
   fetch: { maxBytes: MAX_BODY_BYTES, fields: ["variant_ref", "environment_ref", "application_ref"] },
   fork: { maxBytes: MAX_BODY_BYTES, fields: ["variant_ref", "environment_ref", "application_ref"] },
+  deploy: { maxBytes: MAX_BODY_BYTES, fields: ["variant_ref", "environment_ref", "application_ref"] },
 } as const;
 export type Action = keyof typeof ACTIONS;
 
-/** The world the requests are made in, and the database as the oracle tracks it (set up by `describeConfigFuzzing`). */
-export const fuzzing = {} as { world: World; db: Tracked };
+/**
+ * The world the requests are made in, the database as the oracle tracks it, the Idempotency-Keys used (set up by
+ * `describeConfigFuzzing`).
+ */
+export const fuzzing = {} as PostFuzzing;
 
-type Changes = ReturnType<typeof changes>;
 type Loc = (string | number)[];
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -174,12 +183,16 @@ function readConfigBody(action: Action, verdict: Verdict, value: unknown): Confi
     if (validity === false || !application) valid = false;
     request.configName = typeof slug === "string" ? slug.normalize("NFC") : "";
   } else if (!application) {
-    // The app must be named unless the variant ref (or, without one, the environment ref) names a revision by id.
+    // The app must be named unless the variant ref (or, without one, the environment ref) names a revision by id; a
+    // deploy without a variant ref is refused for that already.
     const byId =
       action === "commit" || variant
         ? variant !== "invalid" && variant?.id != null
         : environment !== "invalid" && environment?.id != null;
-    const undetermined = variant === "invalid" || (action !== "commit" && !variant && environment === "invalid");
+    const undetermined =
+      variant === "invalid" ||
+      (action === "deploy" && !variant) ||
+      (action !== "commit" && !variant && environment === "invalid");
     if (undetermined) verdict.field(at("application_ref"), undefined);
     else if (!byId) {
       verdict.fail(422, at("application_ref"));
@@ -198,6 +211,13 @@ function readConfigBody(action: Action, verdict: Verdict, value: unknown): Confi
     if (!variant || !params || urlValidity === false) valid = false;
     request.params = params ?? {};
     request.url = typeof url === "string" ? url : null;
+  }
+  if (action === "deploy") {
+    // Both refs are required. An environment ref's version the contract says nothing of for a deploy.
+    if (!variant) verdict.fail(422, at("variant_ref"));
+    if (!environment) verdict.fail(422, at("environment_ref"));
+    if (environment && environment !== "invalid" && environment.version !== null) verdict.unpredictable = true;
+    if (!variant || !environment) valid = false;
   }
   if (wrapped) verdict.coarsen(["body"]);
   if (!valid) return undefined;
@@ -323,6 +343,7 @@ function pools(model: Model, focus: number, holder: Holder | undefined) {
   const otherEnvironmentRevisions = [...model.environmentRevisions.values()].filter((row) => !environmentRevisions.includes(row));
   const configNames = variants.map((variant) => variant.name);
   return {
+    focus: app,
     app: {
       slugs: [[app.name], others.map((other) => other.name)] as Pool<string>,
       ids: [[app.id], [...others.map((other) => other.id), revisions[0]?.id ?? app.id]] as Pool<string>,
@@ -398,13 +419,18 @@ const urlPlan = (messy: number) =>
     [fc.constantFrom<unknown>(1, true, {}, []), messy],
   );
 
-/** A body planned for an action: its refs; for add the new config's name; for commit params, url and wrapping. */
+/**
+ * A body planned for an action: its refs (a deploy's own: both refs given, mostly, the environment's without a
+ * version); for add the new config's name; for commit params, url and wrapping.
+ */
 const bodyPlan = (messy: number) =>
   fc.record({
     focus: fc.nat(),
     application: refPlan(messy, messy, messy),
     variant: refPlan(3, 2, messy),
     environment: refPlan(5, 2, messy),
+    source: refPlan(messy, 2, messy),
+    target: refPlan(messy, 0, messy),
     configName: weighted<{ pick: number } | { value: unknown }>(
       [fc.nat(9).map((n) => ({ pick: n })), 2],
       [
@@ -426,23 +452,46 @@ const bodyPlans = fc.oneof({ arbitrary: bodyPlan(0), weight: 4 }, { arbitrary: b
 const padding = (plan: PlanValue) =>
   typeof plan.params === "object" && plan.params !== null && "prompt" in plan.params ? { pad: plan.params } : {};
 
-/** The body a plan makes of the database as it is now. */
-function plannedBody(action: Action, plan: PlanValue, model: Model, holder: Holder | undefined): string {
+/**
+ * The body a plan makes of the database as it is now; for a deploy, the environment it most likely targets (that its
+ * environment ref names, by a revision's id or in the focused app by name), which If-Match is then mostly about.
+ */
+function plannedBody(
+  action: Action,
+  plan: PlanValue,
+  model: Model,
+  holder: Holder | undefined,
+): { body: string; target?: EnvironmentRow } {
   const at = pools(model, plan.focus, holder);
   const application = refJson(plan.application, at.app.slugs, at.app.ids, () => [0]);
   if (action === "add") {
     const slug = "pick" in plan.configName ? pick([at.configNames, ["main"]], plan.configName.pick) : plan.configName.value;
     const forms = { absent: undefined, null: null, "not an object": plan.variant.other, object: { slug } };
-    return JSON.stringify({ variant_ref: forms[plan.variant.form], application_ref: application, ...padding(plan) });
+    return { body: JSON.stringify({ variant_ref: forms[plan.variant.form], application_ref: application, ...padding(plan) }) };
   }
+  const deploying = action === "deploy";
+  const environment = refJson(
+    deploying ? plan.target : plan.environment,
+    at.environment.slugs,
+    at.environment.ids,
+    at.environment.versions,
+  );
   const refs = {
     application_ref: application,
-    variant_ref: refJson(plan.variant, at.variant.slugs, at.variant.ids, at.variant.versions),
-    environment_ref: refJson(plan.environment, at.environment.slugs, at.environment.ids, at.environment.versions),
+    variant_ref: refJson(deploying ? plan.source : plan.variant, at.variant.slugs, at.variant.ids, at.variant.versions),
+    environment_ref: environment,
   };
-  if (action !== "commit") return JSON.stringify({ ...refs, ...padding(plan) });
+  if (deploying) {
+    const { slug, id } = (asObject(environment) ?? {}) as { slug?: unknown; id?: unknown };
+    const revision = typeof id === "string" ? model.environmentRevisions.get(id) : undefined;
+    const target = revision
+      ? model.environments.get(revision.environment_id)
+      : model.environmentsOf(at.focus.id).find((row) => row.name === slug);
+    return { body: JSON.stringify({ ...refs, ...padding(plan) }), target };
+  }
+  if (action !== "commit") return { body: JSON.stringify({ ...refs, ...padding(plan) }) };
   const config = { ...refs, params: plan.params, url: plan.url, service_ref: plan.service ?? undefined };
-  return JSON.stringify(plan.wrapped ? { config } : config);
+  return { body: JSON.stringify(plan.wrapped ? { config } : config) };
 }
 
 /** Bodies of any kind, for the fields of an action (refs of known names and ids, or anything). */
@@ -477,11 +526,6 @@ function unplannedBody(action: Action, model: Model) {
 // ---------------------------------------------------------------------------------------------------------------
 // The properties.
 
-/** What a request made: its answer's status and body, and the checks of the rows it changed. */
-type Check = (changed: Changes, after: Model) => void;
-const unchanged: Check = (changed) => expect(changed).toEqual({});
-const anything: Check = () => {};
-
 /**
  * The Config a 200 answers is the one the database now holds, whose params are `params`; the rows that changed are
  * exactly `rows`.
@@ -514,9 +558,45 @@ const newVariant = (id: string, appId: string, name: string) => ({
   created_at: expect.stringMatching(TIMESTAMP),
 });
 
+const CONFIG_NOT_FOUND = "Config not found.";
+const ENVIRONMENT_NOT_FOUND = "App environment not found";
+
+/**
+ * A deploy: the variant revision the variant ref names, in the app the refs name (by application_ref, else by the
+ * variant revision's id), to the environment the environment ref names there, by a writer; If-Match decides last.
+ */
+function predictDeploy({ refs }: ConfigRequest, holder: Holder, model: Model, answer: Answer): Check {
+  const app = model.visibleApp(holder, model.namedApp(holder, { ...refs, environment: null })?.id);
+  const role = app && model.role(holder, app.id);
+  const revision = app && model.namedRevision(app.id, refs.variant!);
+  const environment = app && model.targetEnvironment(app.id, refs.environment!);
+  // Nothing to deploy, or nowhere: 404 (a viewer may be told 403: the contract does not order them). Without an
+  // application_ref, the app of an environment revision named by id may be the one a viewer is told 403 about.
+  const standIn =
+    !app && !refs.application && refs.environment?.id ? model.environmentRevisions.get(refs.environment.id) : undefined;
+  const viewer =
+    role === "viewer" || (standIn && model.role(holder, model.environments.get(standIn.environment_id)!.app_id) === "viewer");
+  const forbidden: [number, string][] = viewer ? [[403, FORBIDDEN]] : [];
+  if (!app) return refusedWithOneOf(answer, [[404, CONFIG_NOT_FOUND], ...forbidden]);
+  if (!environment || !revision) {
+    const missing: [number, string][] = [];
+    if (!environment) missing.push([404, ENVIRONMENT_NOT_FOUND]);
+    if (!revision) missing.push([404, CONFIG_NOT_FOUND]);
+    return refusedWithOneOf(answer, [...missing, ...forbidden]);
+  }
+  if (viewer) return refusedWithOneOf(answer, forbidden);
+  // The Config as the environment now serves it: through its new revision.
+  return deployed(answer, holder, environment, revision, {
+    tagged: true,
+    ok: (made, after) => expect(answer.body).toEqual(after.config(revision, made)),
+  });
+}
+
 /** The outcome the contract gives a valid request, from the database before it (`model`); the check of its writes. */
-function predict(action: Action, request: ConfigRequest, holder: Holder, model: Model, status: number, body: unknown): Check {
+function predict(action: Action, request: ConfigRequest, holder: Holder, model: Model, answer: Answer): Check {
+  if (action === "deploy") return predictDeploy(request, holder, model, answer);
   const { refs } = request;
+  const { status, body } = answer;
   /** An error answer, which writes nothing. */
   const refused = (expected: number, detail: string) => {
     expectDetail(status, body, expected, detail);
@@ -527,7 +607,7 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
     expect(statuses).toContain(status);
     return unchanged;
   };
-  const notFound = () => refused(404, "Config not found.");
+  const notFound = () => refused(404, CONFIG_NOT_FOUND);
   if (action === "fetch") {
     const { revision, through } = model.fetched(holder, refs);
     if (!revision) return notFound();
@@ -597,18 +677,19 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
 /** The statuses each action's generators must reach. */
 const MUST_SEE: Record<Action, number[]> = {
   add: [200, 400, 401, 403, 404, 413, 415, 422],
-  commit: [200, 401, 403, 404, 409, 413, 415, 422],
-  fetch: [200, 401, 404, 413, 415, 422],
-  fork: [200, 401, 403, 404, 413, 415, 422],
+  commit: [200, 400, 401, 403, 404, 409, 413, 415, 422],
+  fetch: [200, 400, 401, 404, 413, 415, 422],
+  fork: [200, 400, 401, 403, 404, 413, 415, 422],
+  deploy: [200, 400, 401, 403, 404, 412, 413, 415, 422],
 };
 
 /**
- * The fuzzing of `actions`, each its own property of RUNS requests, in a world planted for them (the test file's: its
- * storage is its own), request logs silenced.
+ * The fuzzing of `actions`, each its own property of RUNS requests (fuzz-posts.ts's runner: with Idempotency-Key, and
+ * If-Match on deploy), in a world planted for them (the test file's: its storage is its own), request logs silenced.
  */
 export function describeConfigFuzzing(actions: Action[], replay: Replay) {
   beforeAll(async () => {
-    Object.assign(fuzzing, await plantedWorld());
+    Object.assign(fuzzing, await plantedWorld(), { keys: new KeyLedger() });
   });
 
   afterAll(() => {
@@ -619,40 +700,32 @@ export function describeConfigFuzzing(actions: Action[], replay: Replay) {
     it(
       `answers ${RUNS} generated requests as documented, and writes exactly what the oracle says`,
       async () => {
-        const { db } = fuzzing;
         const route = `/variants/configs/${action}`;
         const { maxBytes } = ACTIONS[action];
-        const input = requestInput(fuzzing.world, {
-          type: contentType,
-          body: fc.oneof(
-            { arbitrary: bodyPlans.map((plan) => ({ plan })), weight: 2 },
-            { arbitrary: unplannedBody(action, db.model).map((spec) => ({ spec })), weight: 1 },
-          ),
-        });
-        await fuzz(
-          `POST ${route}`,
-          replay,
-          input,
-          async ({ auth, type: [type, isJsonType], body: planned, slash, extra }) => {
-            const model = db.model;
-            const sent: Body = "plan" in planned ? plannedBody(action, planned.plan, model, auth.holder) : planned.spec.body;
-            const path = `${route}${slash ? "/" : ""}`;
-            const response = await send("POST", path, { rawBody: sent, headers: headersOf(auth, extra, type) });
-            const changed = await db.changes();
-            const check = await (async (): Promise<Check> => {
-              const answer = await routedAnswer(response, { path, route, auth }, ConfigBody, { 409: /./ });
-              if (!answer) return unchanged;
-              const { verdict, parsed } = readJsonBody(sent, isJsonType, maxBytes);
-              const request = parsed && readConfigBody(action, verdict, parsed.value);
-              if (!verdict.accepted(response.status, answer.body) || !request)
-                return response.status === 200 && verdict.unpredictable ? anything : unchanged;
-              return predict(action, request, answer.holder, model, response.status, answer.body);
-            })();
-            check(changed, db.model);
-            return response.status;
+        await fuzzPost(fuzzing, replay, route, {
+          parts: {
+            body: fc.oneof(
+              { arbitrary: bodyPlans.map((plan) => ({ plan })), weight: 2 },
+              { arbitrary: unplannedBody(action, fuzzing.db.model).map((spec) => ({ spec })), weight: 1 },
+            ),
           },
-          MUST_SEE[action],
-        );
+          plan: ({ body, slash, auth }, model) => {
+            const path = `${route}${slash ? "/" : ""}`;
+            return "plan" in body
+              ? { path, ...plannedBody(action, body.plan, model, auth.holder) }
+              : { path, body: body.spec.body };
+          },
+          read: ({ body, type: [, isJsonType] }: Sent) => {
+            const { verdict, parsed } = readJsonBody(body, isJsonType, maxBytes);
+            return { verdict, request: parsed && readConfigBody(action, verdict, parsed.value) };
+          },
+          predict: (request, holder, model, answer) => predict(action, request, holder, model, answer),
+          ok: ConfigBody,
+          details: { 409: /./ },
+          keeps: action !== "fetch",
+          ifMatch: action === "deploy",
+          mustSee: MUST_SEE[action],
+        });
         expect(await databaseProblems()).toEqual([]);
       },
       TIMEOUT,

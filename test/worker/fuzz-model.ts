@@ -1,8 +1,8 @@
 import { expect, vi } from "vitest";
 import { z } from "zod";
 import { type Account, createAppVia, DEFAULT_ENVIRONMENTS, deploy, type Role, send } from "./fixtures";
-import { createWorld, type Holder, Timestamp, Uuid, type World } from "./fuzz-support";
-import { databaseProblems, type Snapshot, Tracker } from "./harness";
+import { createWorld, type Holder, TIMESTAMP, Timestamp, UUID_V7, Uuid, type World } from "./fuzz-support";
+import { type changes, databaseProblems, type Snapshot, Tracker } from "./harness";
 
 /*
  * The fuzz oracle of the apps, variants and configs endpoints: what each answers, predicted from every row of the
@@ -378,6 +378,20 @@ export class Model {
   }
 
   /**
+   * The environment a deploy's environment ref names within the app: by an environment revision's id, that revision's
+   * environment (a slug given too must be its name), else the environment of that name.
+   */
+  targetEnvironment(appId: string, ref: Ref): EnvironmentRow | undefined {
+    const byId = ref.id !== null ? this.environmentRevisions.get(ref.id) : undefined;
+    const environment =
+      ref.id !== null
+        ? byId && this.environments.get(byId.environment_id)
+        : this.environmentsOf(appId).find((row) => row.name === ref.slug);
+    if (environment?.app_id !== appId) return undefined;
+    return ref.slug === null || environment.name === ref.slug ? environment : undefined;
+  }
+
+  /**
    * What configs/fetch (and fork) find: the app (when visible to the caller) and, there, the config a variant ref
    * names, else the one an environment ref (else production) has deployed.
    */
@@ -390,6 +404,53 @@ export class Model {
     const revision = id ? this.revisions.get(id) : undefined;
     return { app, revision, through: revision && through };
   }
+}
+
+/** The ETag of an environment's record: its id and revision (README, "Retries and races"). */
+export const etagOf = ({ id, revision }: EnvironmentRow) => `"${id}.${revision}"`;
+
+/**
+ * A deployment of variant revision `deployed` to `environment` by `userId` changed exactly these rows: one deployment,
+ * the environment's next revision (naming that deployment), and the environment's record moved onto it. Returns the
+ * new environment revision.
+ */
+export function expectDeployment(
+  changed: ReturnType<typeof changes>,
+  environment: EnvironmentRow,
+  deployed: RevisionRow,
+  userId: string,
+): EnvironmentRevisionRow {
+  const deployment = changed.deployments?.added[0];
+  const id = expect.stringMatching(UUID_V7);
+  const at = expect.stringMatching(TIMESTAMP);
+  const revision = environment.revision + 1;
+  expect(changed).toEqual({
+    deployments: {
+      added: [{ id, environment_id: environment.id, app_variant_revision_id: deployed.id, deployed_by: userId, created_at: at }],
+      removed: [],
+    },
+    environment_revisions: {
+      added: [
+        {
+          id,
+          environment_id: environment.id,
+          revision,
+          modified_by: userId,
+          deployed_app_variant_revision_id: deployed.id,
+          deployment_id: deployment?.id,
+          created_at: at,
+        },
+      ],
+      removed: [],
+    },
+    environments: {
+      added: [
+        { ...environment, revision, deployed_app_variant_id: deployed.variant_id, deployed_app_variant_revision_id: deployed.id },
+      ],
+      removed: [environment],
+    },
+  });
+  return changed.environment_revisions!.added[0] as unknown as EnvironmentRevisionRow;
 }
 
 /** Oldest first: the same rows as expected, in an order whose creation times never go back (ties in any order). */

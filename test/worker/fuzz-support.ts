@@ -22,15 +22,20 @@ export type Replay = Record<string, { seed: number; path?: string }>;
 // ---------------------------------------------------------------------------------------------------------------
 // The documented contract (README, "The HTTP contract"; LEGACY-API.md), written out independently of src/.
 
-export const DOCUMENTED_STATUSES = [200, 400, 401, 403, 404, 405, 409, 413, 415, 422];
+export const DOCUMENTED_STATUSES = [200, 400, 401, 403, 404, 405, 409, 412, 413, 415, 422];
 export const FORBIDDEN = "You do not have access to perform this action. Please contact your organization admin.";
+/** The 412 of a deploy or revert whose If-Match no longer names the environment's state. */
+export const MOVED_ON = "The environment has changed since the ETag given in If-Match: read it again, then retry";
+/** The 400 of a malformed Idempotency-Key: its message begins so (README, the contract table). */
+export const BAD_IDEMPOTENCY_KEY = /^Idempotency-Key must be /;
 const DETAIL_BY_STATUS: Record<number, RegExp> = {
-  400: /^Config already exists\.$/,
+  400: /^(Config already exists\.|Idempotency-Key must be .+)$/,
   401: /^Unauthorized$/,
   403: /^You do not have access to perform this action\. Please contact your organization admin\.$/,
-  404: /^(App environment not found|App not found|Not Found|Variant not found|Variant revision not found|No variant is deployed to this environment|Config not found\.)$/,
+  404: /^(App environment not found|App not found|Not Found|Variant not found|Variant revision not found|No variant is deployed to this environment|Config not found\.|Deployment revision not found)$/,
   405: /^Method Not Allowed$/,
   409: /^App with the same name already exists$/,
+  412: new RegExp(`^${MOVED_ON.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`),
   413: /^Request body is larger than \d+ bytes$/,
   415: /^Request body must be JSON/,
 };
@@ -55,7 +60,7 @@ export const ValidationBody = z.strictObject({
         loc: z
           .array(z.union([z.string(), z.number().int()]))
           .min(1)
-          .refine((loc) => ["body", "path", "query"].includes(String(loc[0])), "loc[0] is body, path or query"),
+          .refine((loc) => ["body", "path", "query", "header"].includes(String(loc[0])), "loc[0] is body, path, query or header"),
         msg: z.string(),
         type: z.string(),
       }),
@@ -833,7 +838,7 @@ export const own = (object: Record<string, unknown> | undefined, key: string): u
   object !== undefined && Object.hasOwn(object, key) ? object[key] : undefined;
 
 /**
- * Runs a property of RUNS generated requests: `request` sends one, checks it, and returns its status. Prints the
+ * Runs a property of RUNS (or `runs`) generated requests: `request` sends one, checks it, and returns its status. Prints the
  * seed and the statuses seen; checks that every status of `mustSee` was seen (the generators reach every documented
  * answer), unless a replay path narrows the run to one counterexample.
  */
@@ -843,6 +848,7 @@ export async function fuzz<T>(
   input: fc.Arbitrary<T>,
   request: (value: T) => Promise<number>,
   mustSee: number[],
+  runs = RUNS,
 ) {
   const statuses = new Map<number, number>();
   let requests = 0;
@@ -853,13 +859,13 @@ export async function fuzz<T>(
       const status = await request(value);
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
     }),
-    { numRuns: RUNS, seed, path },
+    { numRuns: runs, seed, path },
   );
   console.info(
     `${label}: ${requests} requests (seed: ${seed}), by status: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`,
   );
   if (path === undefined) {
-    expect(requests).toBeGreaterThanOrEqual(RUNS);
+    expect(requests).toBeGreaterThanOrEqual(runs);
     for (const status of mustSee) expect(statuses.get(status) ?? 0, `status ${status} never seen`).toBeGreaterThan(0);
   }
   return statuses;

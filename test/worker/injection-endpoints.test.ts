@@ -2,7 +2,18 @@ import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Account, createAccount, createAppVia, createTeam, deploy, issueKey, send } from "./fixtures";
 import { type changes, databaseProblems } from "./harness";
-import { changesBy, expectCleanError, expectNoChange, isAcceptableName, PAYLOADS } from "./injection-payloads";
+import {
+  asName,
+  changesBy,
+  environmentName,
+  expectCleanError,
+  expectNoChange,
+  expectRefused,
+  isAcceptableName,
+  issueAt,
+  PAYLOADS,
+  UUID_ISSUE,
+} from "./injection-payloads";
 
 /*
  * SQL injection into the endpoints beyond the original two: every path parameter, query parameter, body field and ref
@@ -39,29 +50,6 @@ afterAll(() => {
 const call = (method: string, path: string, body?: unknown) => send(method, path, { key, body });
 const configs = (action: string, body: unknown) => call("POST", `/variants/configs/${action}`, body);
 const enc = encodeURIComponent;
-
-const UUID_ISSUE = { msg: "Input should be a valid UUID", type: "uuid_parsing" };
-/** A 422 at `loc` (its message and type, when given). */
-const issueAt = (loc: (string | number)[], issue: object = {}) => expect.objectContaining({ loc, ...issue });
-
-/**
- * The request is refused with `status` and a detail holding `detail` (an issue, or the message), and changes nothing;
- * failures name the payload (tests below try every payload in turn).
- */
-async function expectRefused(payload: string, request: () => Promise<Response>, status: number, detail: unknown) {
-  const response = await expectNoChange(request);
-  expect(response.status, JSON.stringify(payload)).toBe(status);
-  const body = await expectCleanError(response, payload);
-  if (typeof detail === "string") expect(body.detail, JSON.stringify(payload)).toBe(detail);
-  else expect(body.detail, JSON.stringify(payload)).toContainEqual(detail);
-}
-
-/** A name the payload makes: looked up and found nowhere (`status`, `detail`), or refused at `loc` for a control character. */
-const asName =
-  (loc: string[], status: number, detail: string, acceptable = isAcceptableName) =>
-  (payload: string): [number, unknown] =>
-    acceptable(payload) ? [status, detail] : [422, issueAt(loc)];
-const environmentName = (payload: string) => !/\p{Cc}/u.test(payload);
 
 describe("SQL in path parameters", () => {
   const routes: [string, (payload: string) => Promise<Response>, string][] = [

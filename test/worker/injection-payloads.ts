@@ -2,8 +2,8 @@ import { expect } from "vitest";
 import { type changes, Tracker } from "./harness";
 
 /*
- * The SQL injection battery's payloads and checks, shared by injection.test.ts (the original endpoints) and
- * injection-endpoints.test.ts (the others).
+ * The SQL injection battery's payloads and checks, shared by injection.test.ts (the original endpoints),
+ * injection-endpoints.test.ts (the others) and injection-deployments.test.ts (deploy, revert and the two headers).
  */
 
 export const PAYLOADS = [
@@ -49,6 +49,8 @@ export const PAYLOADS = [
 
 /** What a payload is as a name or an environment name: accepted unless blank or holding a control character. */
 export const isAcceptableName = (value: string) => value.trim() !== "" && !/\p{Cc}/u.test(value);
+/** What a payload is as an environment's name: accepted unless it holds a control character. */
+export const environmentName = (payload: string) => !/\p{Cc}/u.test(payload);
 
 /** Text that must never reach a client: SQL, SQLite/D1 internals, stack traces, table names. */
 export const INTERNALS =
@@ -81,3 +83,25 @@ export async function expectNoChange<T>(request: () => Promise<T>): Promise<T> {
   expect(changed).toEqual({});
   return result;
 }
+
+export const UUID_ISSUE = { msg: "Input should be a valid UUID", type: "uuid_parsing" };
+/** A 422 at `loc` (its message and type, when given). */
+export const issueAt = (loc: (string | number)[], issue: object = {}) => expect.objectContaining({ loc, ...issue });
+
+/**
+ * The request is refused with `status` and a detail holding `detail` (an issue, or the message), and changes nothing;
+ * failures name the payload (tests try every payload in turn).
+ */
+export async function expectRefused(payload: string, request: () => Promise<Response>, status: number, detail: unknown) {
+  const response = await expectNoChange(request);
+  expect(response.status, JSON.stringify(payload)).toBe(status);
+  const body = await expectCleanError(response, payload);
+  if (typeof detail === "string") expect(body.detail, JSON.stringify(payload)).toBe(detail);
+  else expect(body.detail, JSON.stringify(payload)).toContainEqual(detail);
+}
+
+/** A name the payload makes: looked up and found nowhere (`status`, `detail`), or refused at `loc` for a control character. */
+export const asName =
+  (loc: string[], status: number, detail: string, acceptable = isAcceptableName) =>
+  (payload: string): [number, unknown] =>
+    acceptable(payload) ? [status, detail] : [422, issueAt(loc)];

@@ -1,0 +1,348 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { DEFAULT_ENVIRONMENTS, send } from "./fixtures";
+import { appNamed, describeConfigFuzzing, fuzzing } from "./fuzz-configs-oracle";
+import { etagOf, type Model } from "./fuzz-model";
+import { deployed, fuzzPost, refusedWithOneOf, type Sent } from "./fuzz-posts";
+import {
+  anyString,
+  asObject,
+  bodySpec,
+  certainParameters,
+  chooseId,
+  environmentNameIsValid,
+  FORBIDDEN,
+  fieldValue,
+  type Holder,
+  idChoice,
+  idStrings,
+  likelyValidName,
+  MAX_BODY_BYTES,
+  mayWriteIn,
+  nameIsValid,
+  own,
+  type Replay,
+  RUNS,
+  readJsonBody,
+  segmentChoice,
+  segmentOf,
+  TIMEOUT,
+  TIMESTAMP,
+  UUID_V7,
+  uuidValidity,
+  Verdict,
+  worldIds,
+} from "./fuzz-support";
+import { databaseProblems } from "./harness";
+
+/*
+ * Generated requests to the deployments, against the real local D1: POST /variants/configs/deploy (its oracle and plans
+ * are fuzz-configs-oracle.ts's), POST /environments/deploy and POST /configs/deployment/{id}/revert, each with
+ * If-Match and Idempotency-Key; and POST /apps with Idempotency-Key. Each answer is predicted from the request, the
+ * caller's role, every row of the database and the keys used so far (fuzz-posts.ts); each deploy or revert must write
+ * exactly one deployment, the environment's next revision, and move the environment onto it. Seeds, REPLAY and the
+ * runner: fuzz-support.ts.
+ */
+const REPLAY: Replay = {};
+
+describeConfigFuzzing(["deploy"], REPLAY);
+
+const REVERTED = "Environment was reverted to deployment revision successful";
+
+/** Ids of another kind than the one asked for: apps', variants', variant revisions', environments', deployments'. */
+const otherIds = (model: Model) => [
+  ...model.apps.keys(),
+  ...model.variants.keys(),
+  ...model.revisions.keys(),
+  ...model.environments.keys(),
+  ...model.rows.deployments.map((row) => row.id as string),
+];
+
+/** Ids the holder can see (twice as likely) or not. */
+const visibleFirst = (model: Model, holder: Holder | undefined, ids: string[], appOf: (id: string) => string) => {
+  const visible = ids.filter((id) => holder && model.role(holder, appOf(id)));
+  return [...visible, ...visible, ...ids];
+};
+
+/** Runs of the routes whose requests share most of their paths with POST /variants/configs/deploy's (RUNS). */
+const RUNS_SHARED = (RUNS * 3) / 5;
+
+describe("fuzzing POST /environments/deploy", () => {
+  it(
+    `answers ${RUNS_SHARED} generated requests as documented, and deploys exactly what the oracle says`,
+    async () => {
+      const fields = ["environment_name", "variant_id"] as const;
+      const model = fuzzing.db.model;
+      const ids = [...worldIds(fuzzing.world), ...otherIds(model)];
+      const variantIds = idStrings([...model.variants.keys()]);
+      const names = fc.oneof(fc.constantFrom(...DEFAULT_ENVIRONMENTS), likelyValidName, anyString);
+      const structured = fc
+        .tuple(
+          fc.record(
+            { environment_name: fc.oneof(names, fieldValue(ids)), variant_id: fc.oneof(variantIds, fieldValue(ids)) },
+            { requiredKeys: [] },
+          ),
+          fc.dictionary(anyString, fieldValue(ids), { maxKeys: 2 }),
+        )
+        .map(([known, extra]) => JSON.stringify({ ...extra, ...known }));
+      const planned = fc.record({
+        environment: fc.oneof(
+          { arbitrary: fc.constantFrom(...DEFAULT_ENVIRONMENTS), weight: 8 },
+          { arbitrary: fc.constantFrom("Production", "qa", " staging", "staging ", "a".repeat(256), "", "dev\u0000"), weight: 1 },
+        ),
+        variant: idChoice,
+        // Now and then a body over the limit (a 413).
+        pad: fc.oneof(
+          { arbitrary: fc.constant(null), weight: 15 },
+          { arbitrary: fc.integer({ min: MAX_BODY_BYTES - 100, max: MAX_BODY_BYTES + 900 }), weight: 1 },
+        ),
+      });
+      await fuzzPost(fuzzing, REPLAY, "/environments/deploy", {
+        parts: {
+          body: fc.oneof(
+            { arbitrary: planned.map((plan) => ({ plan })), weight: 3 },
+            {
+              arbitrary: bodySpec({
+                wellFormed: structured,
+                structured,
+                fields,
+                values: fieldValue(ids),
+                maxBytes: MAX_BODY_BYTES,
+              }),
+              weight: 1,
+            },
+          ),
+        },
+        plan: ({ body, slash, auth }, model) => {
+          const path = `/environments/deploy${slash ? "/" : ""}`;
+          if (!("plan" in body)) return { path, body: body.body };
+          const variants = visibleFirst(model, auth.holder, [...model.variants.keys()], (id) => model.variants.get(id)!.app_id);
+          const variantId = chooseId(body.plan.variant, variants, otherIds(model));
+          const variant = model.variants.get(variantId);
+          const target = variant && model.environmentsOf(variant.app_id).find((row) => row.name === body.plan.environment);
+          const pad = body.plan.pad === null ? {} : { pad: "y".repeat(body.plan.pad) };
+          return {
+            path,
+            body: JSON.stringify({ environment_name: body.plan.environment, variant_id: variantId, ...pad }),
+            target,
+          };
+        },
+        read: ({ body, type: [, isJsonType] }: Sent) => {
+          const { verdict, parsed } = readJsonBody(body, isJsonType, MAX_BODY_BYTES);
+          const request = asObject(parsed?.value);
+          if (parsed && !request) verdict.fail(422, ["body"]);
+          const [name, id] = fields.map((field) => own(request, field));
+          const nameValidity = typeof name === "string" && environmentNameIsValid(name);
+          const idValidity = typeof id === "string" ? uuidValidity(id) : false;
+          verdict.field(["body", "environment_name"], nameValidity);
+          verdict.field(["body", "variant_id"], idValidity);
+          if (!request || !nameValidity || idValidity === false) return { verdict };
+          return { verdict, request: { name: name as string, variantId: (id as string).toLowerCase() } };
+        },
+        // The variant (visible), the environment of that name in its app, a writer; its latest revision deployed.
+        predict: ({ name, variantId }, holder, model, answer) => {
+          const variant = model.variants.get(variantId);
+          const role = variant && model.role(holder, variant.app_id);
+          if (!variant || !role) return refusedWithOneOf(answer, [[404, "Variant not found"]]);
+          const environment = model.environmentsOf(variant.app_id).find((row) => row.name === name);
+          const forbidden: [number, string][] = role === "viewer" ? [[403, FORBIDDEN]] : [];
+          if (!environment) return refusedWithOneOf(answer, [[404, "App environment not found"], ...forbidden]);
+          if (role === "viewer") return refusedWithOneOf(answer, forbidden);
+          return deployed(answer, holder, environment, model.latest(variant.id)!, {
+            tagged: false,
+            ok: () => expect(answer.body).toBeNull(),
+          });
+        },
+        ok: z.null(),
+        keeps: true,
+        ifMatch: true,
+        mustSee: [200, 400, 401, 403, 404, 412, 413, 415, 422],
+        runs: RUNS_SHARED,
+      });
+      expect(await databaseProblems()).toEqual([]);
+    },
+    TIMEOUT,
+  );
+});
+
+describe("fuzzing POST /configs/deployment/{deployment_revision_id}/revert", () => {
+  it(
+    `answers ${RUNS_SHARED} generated requests as documented, and reverts exactly what the oracle says`,
+    async () => {
+      const route = "/configs/deployment/:deployment_revision_id/revert";
+      await fuzzPost(fuzzing, REPLAY, route, {
+        parts: {
+          revision: fc.record({ choice: segmentChoice, pick: idChoice }),
+          // No body is expected; one sent now and then (it is part of what a retry must repeat).
+          body: fc.oneof(
+            { arbitrary: fc.constant(undefined), weight: 8 },
+            { arbitrary: fc.constantFrom("{}", "null", "x", '{"environment_ref":{"slug":"production"}}'), weight: 1 },
+          ),
+        },
+        plan: ({ revision, body, slash, auth }, model) => {
+          const revisions = [...model.environmentRevisions.keys()];
+          const known = visibleFirst(model, auth.holder, revisions, (id) => {
+            return model.environments.get(model.environmentRevisions.get(id)!.environment_id)!.app_id;
+          });
+          const segment = segmentOf(revision.choice, chooseId(revision.pick, known, otherIds(model)));
+          const reverted = model.environmentRevisions.get(segment.decoded?.toLowerCase() ?? "");
+          return {
+            path: `/configs/deployment/${segment.raw}/revert${slash ? "/" : ""}`,
+            body,
+            parameters: certainParameters(segment),
+            target: reverted && model.environments.get(reverted.environment_id),
+          };
+        },
+        read: ({ body, parameters }: Sent) => {
+          const verdict = new Verdict();
+          // A body the contract says nothing of: ignored, or refused.
+          if (body !== undefined) verdict.possible.push({ status: 413 }, { status: 415 }, { status: 422, loc: ["body"] });
+          const [id] = parameters ?? [];
+          if (id === undefined) {
+            // An encoding that leaves the id uncertain: refused, or read one way or another.
+            verdict.possible.push({ status: 422, loc: ["path", "deployment_revision_id"] });
+            verdict.unpredictable = true;
+            return { verdict };
+          }
+          verdict.field(["path", "deployment_revision_id"], uuidValidity(id));
+          return { verdict, request: id.toLowerCase() };
+        },
+        // The revision (visible), by a writer: what it deployed, deployed again to its environment.
+        predict: (id, holder, model, answer) => {
+          const reverted = model.environmentRevisions.get(id);
+          const environment = reverted && model.environments.get(reverted.environment_id);
+          const role = environment && model.role(holder, environment.app_id);
+          const again =
+            reverted?.deployed_app_variant_revision_id && model.revisions.get(reverted.deployed_app_variant_revision_id);
+          if (!environment || !role || !again) return refusedWithOneOf(answer, [[404, "Deployment revision not found"]]);
+          if (role === "viewer") return refusedWithOneOf(answer, [[403, FORBIDDEN]]);
+          return deployed(answer, holder, environment, again, { tagged: false, ok: () => expect(answer.body).toBe(REVERTED) });
+        },
+        ok: z.literal(REVERTED),
+        keeps: true,
+        ifMatch: true,
+        mustSee: [200, 400, 401, 403, 404, 412, 422],
+        runs: RUNS_SHARED,
+      });
+      expect(await databaseProblems()).toEqual([]);
+    },
+    TIMEOUT,
+  );
+});
+
+describe("fuzzing Idempotency-Key on POST /apps", () => {
+  const runs = RUNS / 4;
+  it(
+    `answers ${runs} generated creates as documented: a retry replays, a key used for another create is a 422`,
+    async () => {
+      const names = fc.oneof(
+        { arbitrary: fc.constantFrom("keyed", "keyed 2", "fuzz-own", "App", "caf\u00e9", "cafe\u0301"), weight: 3 },
+        { arbitrary: likelyValidName, weight: 2 },
+        { arbitrary: anyString, weight: 1 },
+      );
+      await fuzzPost(fuzzing, REPLAY, "/apps", {
+        parts: { name: names },
+        plan: ({ name, slash }) => ({ path: slash ? "/apps/" : "/apps", body: JSON.stringify({ app_name: name }) }),
+        read: ({ body, type: [, isJsonType] }: Sent) => {
+          const { verdict, parsed } = readJsonBody(body, isJsonType, MAX_BODY_BYTES);
+          const name = own(asObject(parsed?.value), "app_name");
+          const validity = nameIsValid(name);
+          verdict.field(["body", "app_name"], validity);
+          return { verdict, request: validity ? (name as string).normalize("NFC") : undefined };
+        },
+        // Into the key's project: a writer there creates the app with its three environments, unless the name is taken.
+        predict: (name, holder, model, answer) => {
+          const projectId = holder.keyProjectId;
+          if (!mayWriteIn(holder, model.organizationOfProject(projectId)!)) return refusedWithOneOf(answer, [[403, FORBIDDEN]]);
+          if (model.appByName(projectId, name)) return refusedWithOneOf(answer, [[409, "App with the same name already exists"]]);
+          expect(answer).toMatchObject({ status: 200, body: { app_id: expect.stringMatching(UUID_V7), app_name: name } });
+          const appId = (answer.body as { app_id: string }).app_id;
+          const at = expect.stringMatching(TIMESTAMP);
+          const environment = (name: string) => ({
+            id: expect.stringMatching(UUID_V7),
+            app_id: appId,
+            name,
+            revision: 0,
+            deployed_app_variant_id: null,
+            deployed_app_variant_revision_id: null,
+            created_at: at,
+          });
+          return (changed) =>
+            expect(changed).toEqual({
+              apps: {
+                added: [{ id: appId, project_id: projectId, name, created_by: holder.userId, created_at: at, updated_at: null }],
+                removed: [],
+              },
+              environments: { added: expect.arrayContaining(DEFAULT_ENVIRONMENTS.map(environment)), removed: [] },
+            });
+        },
+        ok: z.strictObject({ app_id: z.string().regex(UUID_V7), app_name: z.string() }),
+        keeps: true,
+        mustSee: [200, 400, 401, 403, 409, 415, 422],
+        runs,
+      });
+      expect(await databaseProblems()).toEqual([]);
+    },
+    TIMEOUT,
+  );
+});
+
+describe("cases found by fuzzing", () => {
+  /** The owner's request: its status and body; the tracker told what it changed. */
+  const ownerSends = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const response = await send("POST", path, { key: fuzzing.world.owner.key, body, headers });
+    const answer = { status: response.status, body: await response.json(), etag: response.headers.get("ETag") };
+    return { ...answer, changed: await fuzzing.db.changes() };
+  };
+  const deployMain = (environment_ref: object) => ({
+    application_ref: { id: appNamed("fuzz-own").id },
+    variant_ref: { slug: "main" },
+    environment_ref,
+  });
+  const environmentOf = (name: string) =>
+    fuzzing.db.model.environmentsOf(appNamed("fuzz-own").id).find((row) => row.name === name)!;
+
+  it("answers 401, not 500, to a write with an Idempotency-Key and an API key that does not exist", async () => {
+    const [prefix, secret] = fuzzing.world.owner.key.split(".");
+    for (const key of [`${prefix}.${"0".repeat(64)}`, `Zz9Zz9Zz.${secret}`]) {
+      for (const [path, body] of [
+        ["/apps", { app_name: "never made" }],
+        ["/variants/configs/deploy", deployMain({ slug: "staging" })],
+        ["/configs/deployment/01900000-0000-7000-8000-000000000000/revert", undefined],
+      ] as const) {
+        const response = await send("POST", path, { key, body, headers: { "Idempotency-Key": "k1" } });
+        expect({ path, status: response.status, body: await response.json() }).toEqual({
+          path,
+          status: 401,
+          body: { detail: "Unauthorized" },
+        });
+      }
+    }
+    expect(await fuzzing.db.changes()).toEqual({});
+  });
+
+  it("deploys nowhere when an environment ref's slug and revision id disagree, or its id names no revision", async () => {
+    const production = fuzzing.db.model.environmentRevisionsOf(environmentOf("production").id).at(-1);
+    const anyRevision = production ?? [...fuzzing.db.model.environmentRevisions.values()][0];
+    for (const ref of [
+      { slug: "staging", id: anyRevision.id },
+      { slug: "staging", id: "01900000-0000-7000-8000-000000000000" },
+    ]) {
+      const answer = await ownerSends("/variants/configs/deploy", deployMain(ref));
+      expect({ ref, status: answer.status, body: answer.body, changed: answer.changed }).toEqual({
+        ref,
+        status: 404,
+        body: { detail: "App environment not found" },
+        changed: {},
+      });
+    }
+  });
+
+  it("refuses an If-Match that names the environment's revision with leading zeros: not the ETag, character for character", async () => {
+    const staging = environmentOf("staging");
+    const padded = etagOf(staging).replace(/\.(\d+)"$/, '.0$1"');
+    const answer = await ownerSends("/variants/configs/deploy", deployMain({ slug: "staging" }), { "If-Match": padded });
+    expect({ status: answer.status, changed: answer.changed }).toEqual({ status: 412, changed: {} });
+  });
+});
