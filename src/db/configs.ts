@@ -116,6 +116,13 @@ export function refBindings(caller: Caller, refs: ConfigRefs) {
 }
 
 /** The refs that name exactly one variant revision. */
+/** The refs that name the config an environment revision deployed, reached through that revision. */
+export const environmentRevisionRefs = (environmentRevisionId: string): ConfigRefs => ({
+  application: null,
+  variant: null,
+  environment: { slug: null, version: null, id: environmentRevisionId },
+});
+
 export const revisionRefs = (revisionId: string): ConfigRefs => ({
   application: null,
   variant: { slug: null, version: null, id: revisionId },
@@ -193,7 +200,7 @@ function written(role: D1Result, made: D1Result): ConfigWrite {
  * outcome, or for a retry of a request that already made its config, that config read back (`refsOfResult` names
  * it by the id the first request recorded).
  */
-export async function claimedConfigWrite(
+async function claimedConfigWrite(
   db: Queryable,
   caller: Caller,
   claim: IdempotencyClaim | null,

@@ -7,6 +7,7 @@ import {
   type ConfigRefs,
   type ConfigRow,
   configStatement,
+  environmentRevisionRefs,
   fetchConfig,
   refBindings,
   toConfig,
@@ -61,11 +62,6 @@ export async function deployConfig(
 ): Promise<DeploymentOutcome> {
   const [deploymentId, environmentRevisionId] = [uuidv7(), uuidv7()];
   const bindings = refBindings(caller, target);
-  const revisionRefs: ConfigRefs = {
-    application: null,
-    variant: null,
-    environment: { slug: null, version: null, id: environmentRevisionId },
-  };
   const batch = await batchClaimed(db, caller, claim, environmentRevisionId, [
     db
       .prepare(
@@ -92,14 +88,11 @@ export async function deployConfig(
           WHERE d.id = ?1`,
       )
       .bind(deploymentId, environmentRevisionId),
-    configStatement(db, caller, revisionRefs),
+    configStatement(db, caller, environmentRevisionRefs(environmentRevisionId)),
   ]);
   if ("reused" in batch) return { outcome: "key_reused" };
   if ("replayOf" in batch) {
-    const config = await fetchConfig(db, caller, {
-      ...revisionRefs,
-      environment: { slug: null, version: null, id: batch.replayOf },
-    });
+    const config = await fetchConfig(db, caller, environmentRevisionRefs(batch.replayOf));
     return config ? { outcome: "done", config, replayed: true } : { outcome: "not_found", missing: "environment" };
   }
   const [facts, , , deployed] = batch.ran;
