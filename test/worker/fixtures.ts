@@ -16,6 +16,10 @@ export { CALLER_CTE } from "../../src/db/caller";
 export { DEFAULT_ENVIRONMENTS } from "../../src/db/environments";
 export type { EnvironmentRevisions } from "../../src/environments/environments.schemas";
 export { EnvironmentRevisionsParams } from "../../src/environments/environments.schemas";
+export {
+  BURST_ENTRIES as REQUEST_LOG_BURST_ENTRIES,
+  BURST_MS as REQUEST_LOG_BURST_MS,
+} from "../../src/http/request-log";
 export { worker };
 
 /**

@@ -1,6 +1,15 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
-import { type Account, createAccount, createAppVia, getRevisions, postApp, send } from "./fixtures";
+import {
+  type Account,
+  createAccount,
+  createAppVia,
+  getRevisions,
+  postApp,
+  REQUEST_LOG_BURST_ENTRIES,
+  REQUEST_LOG_BURST_MS,
+  send,
+} from "./fixtures";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -11,8 +20,15 @@ beforeAll(async () => {
   appId = await createAppVia(account.key, { app_name: "logged" });
 });
 
+/**
+ * Resolves once every entry of a request that has answered is written. An entry waits in its burst, whose line is
+ * written REQUEST_LOG_BURST_MS after the burst's first entry: no later than a wait as long begun after the answer.
+ */
+const burstWritten = () => scheduler.wait(REQUEST_LOG_BURST_MS);
+
 let logs: MockInstance<typeof console.log>;
-beforeEach(() => {
+beforeEach(async () => {
+  await burstWritten(); // the entries of an earlier test's requests are not this test's
   logs = vi.spyOn(console, "log").mockImplementation(() => {});
 });
 afterEach(() => {
@@ -20,12 +36,22 @@ afterEach(() => {
 });
 
 const withId = (id: string) => ({ headers: { "X-Request-Id": id } });
+// What the log tests send: the request's line is written after its response, in its waitUntil work.
+
+/** Every entry logged so far, in the order written, whether alone on its line or in a line's `requests`. */
+function loggedEntries(): Record<string, unknown>[] {
+  return logs.mock.calls.flatMap(([line]) => {
+    const { requests } = line as { requests?: Record<string, unknown>[] };
+    return Array.isArray(requests) ? requests : [line as Record<string, unknown>];
+  });
+}
 
 /**
- * The one line logged for the request with this id: a single plain object (whose fields Workers Logs indexes), and
- * that object as JSON text.
+ * The one line logged for the request with this id, sent while no other request ran: a single plain object (whose
+ * fields Workers Logs indexes), and that object as JSON text.
  */
-function logLine(requestId: string): { text: string; fields: Record<string, unknown> } {
+async function logLine(requestId: string): Promise<{ text: string; fields: Record<string, unknown> }> {
+  await burstWritten();
   const lines = logs.mock.calls.filter(
     ([entry]) => typeof entry === "object" && entry !== null && (entry as { request_id?: unknown }).request_id === requestId,
   );
@@ -95,7 +121,7 @@ describe("the request log", () => {
   it("writes one object per request with the request id, method, route pattern, status and caller, and nothing else", async () => {
     const response = await send("GET", `/apps/${appId}/revisions/production`, { key: account.key, ...withId("log-get") });
     expect(response.status).toBe(200);
-    expect(logLine("log-get").fields).toEqual({
+    expect((await logLine("log-get")).fields).toEqual({
       request_id: "log-get",
       method: "GET",
       route: "/apps/:app_id/revisions/:environment_name",
@@ -108,13 +134,18 @@ describe("the request log", () => {
     const response = await send("GET", `/apps/${appId}/revisions/production`, { key: account.key });
     const id = response.headers.get("X-Request-Id");
     expect(id).toMatch(UUID);
-    expect(logLine(String(id)).fields).toMatchObject({ status: 200, user_id: account.userId });
+    expect((await logLine(String(id))).fields).toMatchObject({ status: 200, user_id: account.userId });
   });
 
   it("names the route, not the path, for a create sent with a trailing slash", async () => {
     const response = await send("POST", "/apps/", { key: account.key, body: { app_name: "slashed" }, ...withId("log-post") });
     expect(response.status).toBe(200);
-    expect(logLine("log-post").fields).toMatchObject({ method: "POST", route: "/apps", status: 200, user_id: account.userId });
+    expect((await logLine("log-post")).fields).toMatchObject({
+      method: "POST",
+      route: "/apps",
+      status: 200,
+      user_id: account.userId,
+    });
   });
 
   it("logs refused requests without a caller, and unknown paths without a route", async () => {
@@ -122,13 +153,13 @@ describe("the request log", () => {
       key: `${account.key.slice(0, 9)}${"0".repeat(64)}`,
       ...withId("log-401"),
     });
-    expect(logLine("log-401").fields).toMatchObject({
+    expect((await logLine("log-401")).fields).toMatchObject({
       route: "/apps/:app_id/revisions/:environment_name",
       status: 401,
       user_id: null,
     });
     await send("GET", "/apps/x/nowhere", withId("log-404"));
-    expect(logLine("log-404").fields).toMatchObject({ method: "GET", route: null, status: 404, user_id: null });
+    expect((await logLine("log-404")).fields).toMatchObject({ method: "GET", route: null, status: 404, user_id: null });
   });
 
   it("never writes the key or the Authorization header", async () => {
@@ -136,9 +167,49 @@ describe("the request log", () => {
     await postApp(account.key, { app_name: "secretive" }, withId("log-key-1"));
     await send("GET", "/apps/x/revisions/y", { authorization: `Bearer ${account.key}`, ...withId("log-key-2") });
     await getRevisions(account.key, appId, "staging");
+    await burstWritten();
     const written = logs.mock.calls.map((args) => args.map((arg) => JSON.stringify(arg)).join(" ")).join("\n");
-    expect(logLine("log-key-1").text).not.toContain(secret);
+    expect(written).toContain('"request_id":"log-key-1"');
     expect(written).not.toContain(secret);
     expect(written).not.toMatch(/authorization|apikey|bearer/i);
+  });
+});
+
+describe("the request log under concurrent requests", () => {
+  const ids = (prefix: string, count: number) => Array.from({ length: count }, (_, index) => `${prefix}-${index}`);
+  const getAll = (requestIds: string[]) =>
+    Promise.all(requestIds.map((id) => send("GET", `/apps/${appId}/revisions/production`, { key: account.key, ...withId(id) })));
+
+  it("writes the entries of requests that end together in one line, each of them once", async () => {
+    const sent = ids("burst", 12);
+    const responses = await getAll(sent);
+    expect(responses.map((response) => response.status)).toEqual(sent.map(() => 200));
+    await burstWritten();
+    expect(logs.mock.calls.length, "fewer lines than requests").toBeLessThan(sent.length);
+    expect(logs.mock.calls.some(([line]) => Array.isArray((line as { requests?: unknown }).requests))).toBe(true);
+    const entries = loggedEntries();
+    expect(entries.map((entry) => entry.request_id).sort()).toEqual([...sent].sort());
+    for (const entry of entries) {
+      expect(entry).toEqual({
+        request_id: entry.request_id,
+        method: "GET",
+        route: "/apps/:app_id/revisions/:environment_name",
+        status: 200,
+        user_id: account.userId,
+      });
+    }
+  });
+
+  it(`writes at most ${REQUEST_LOG_BURST_ENTRIES} entries in a line`, async () => {
+    const sent = ids("many", REQUEST_LOG_BURST_ENTRIES * 2 + 7);
+    await getAll(sent);
+    await burstWritten();
+    const sizes = logs.mock.calls.map(([line]) => (line as { requests?: unknown[] }).requests?.length ?? 1);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(REQUEST_LOG_BURST_ENTRIES);
+    expect(
+      loggedEntries()
+        .map((entry) => entry.request_id)
+        .sort(),
+    ).toEqual([...sent].sort());
   });
 });

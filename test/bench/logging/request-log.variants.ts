@@ -2,8 +2,9 @@
  * Ways of writing the per-request log line, measured against each other by `npm run bench -- --log-variants`.
  *
  * This file stands in for src/http/request-log.ts in a copy of the service per variant: the bench writes it there
- * with VARIANT set to the variant's name and the imports below made relative to src/http/. Everything but the
- * line itself (the request id, its header, what is logged) is as in src/http/request-log.ts; keep them in step.
+ * with VARIANT set to the variant's name and the imports below made relative to src/http/. Each variant writes one
+ * line per request, at the end of the request; the request id, its header and what is logged are as in
+ * src/http/request-log.ts, which writes the entries of a burst of requests in one line; keep them in step.
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -25,9 +26,6 @@ const routeOf = (c: Context<AppEnv>) =>
     .at(-1)?.path ?? null;
 
 type Emit = (c: Context<AppEnv>, requestId: string, started: number) => void;
-
-// Lines waiting to be written together ("batched").
-let pending: Record<string, unknown>[] = [];
 
 const EMITTERS: Record<string, Emit> = {
   none: () => {},
@@ -81,27 +79,6 @@ const EMITTERS: Record<string, Emit> = {
     }),
   text: (c, requestId) =>
     console.log(`${c.req.method} ${routeOf(c)} ${c.res.status} ${requestId} ${c.var.caller?.userId ?? "-"}`),
-  // Not a candidate (a line holds other requests' entries, and an isolate evicted before the flush loses them):
-  // it tells whether the cost is per line or per byte.
-  batched: (c, requestId) => {
-    pending.push({
-      request_id: requestId,
-      route: `${c.req.method} ${routeOf(c)}`,
-      status: c.res.status,
-      user_id: c.var.caller?.userId ?? null,
-    });
-    if (pending.length === 1) {
-      c.executionCtx.waitUntil(
-        new Promise<void>((done) =>
-          setTimeout(() => {
-            console.log({ requests: pending });
-            pending = [];
-            done();
-          }, 100),
-        ),
-      );
-    }
-  },
 };
 
 const emit = EMITTERS[VARIANT];

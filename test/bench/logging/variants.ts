@@ -29,14 +29,9 @@ export const LOG_VARIANTS: LogVariant[] = [
   {
     name: "object-5",
     description:
-      "`console.log({...})`, 5 fields: request_id, method, route, status, user_id (src/http/request-log.ts as of this round)",
+      "`console.log({...})`, 5 fields: request_id, method, route, status, user_id, one line per request (src/http/request-log.ts until round 4)",
   },
   { name: "text", description: '`console.log("GET /apps/:app_id/... 200 <request_id> <user_id>")`, one plain string' },
-  {
-    name: "batched",
-    description:
-      "the 4 fields, one `console.log` per isolate per 100 ms for every request in it (not a candidate: lines hold other requests, and are lost with the isolate)",
-  },
 ];
 
 const SOURCE = join(ROOT, "test/bench/logging/request-log.variants.ts");
