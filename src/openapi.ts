@@ -16,14 +16,11 @@ import {
   ValidationErrorBody,
   ValidationIssue,
 } from "./http/errors";
-import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "./http/idempotency";
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from "./http/idempotency";
 import { EXAMPLE_IDS, errorResponse, IDEMPOTENCY_KEY_ERRORS, jsonResponse, schemaRef } from "./http/openapi-parts";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
 import { MAX_BODY_BYTES } from "./http/validation";
 import { variantsOpenApi } from "./variants/variants.openapi";
-
-// What src/http/idempotency.ts accepts: not blank; printable ASCII, or a quoted string of it (\" and \\ escaped).
-const IDEMPOTENCY_KEY_PATTERN = /^(?!\s*$)(?!" *"$)(?:[ -~]{1,255}|"(?:[ !#-[\]-~]|\\["\\]){1,255}")$/u;
 
 type Fragment = ReturnType<
   typeof appsOpenApi | typeof environmentsOpenApi | typeof variantsOpenApi | typeof configsOpenApi | typeof deploymentsOpenApi

@@ -1,3 +1,5 @@
+import { sha256Hex, toHex } from "../http/digest";
+
 /** API keys look like `<prefix>.<secret>`: 8 letters/digits, a dot, 64 lowercase hex digits. */
 const KEY_PATTERN = /^([A-Za-z0-9]{8})\.[0-9a-f]{64}$/;
 const PREFIX_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -21,11 +23,9 @@ export function parseAuthorization(header: string | undefined): ParsedApiKey | n
   return /^(apikey|bearer)$/i.test(first) ? parseApiKey(second) : null;
 }
 
-const toHex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-
 /** SHA-256 of the whole key, hex: the only form in which a key is stored. */
 export async function hashApiKey(key: string): Promise<string> {
-  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key))));
+  return sha256Hex(new TextEncoder().encode(key));
 }
 
 export function generateApiKey(): ParsedApiKey {

@@ -38,13 +38,11 @@ export function requireResolvableRefs(body: Refs, context: z.core.$RefinementCtx
   for (const [key, value] of [
     ["variant_ref", variant],
     ["environment_ref", environment],
+    ["application_ref", application],
   ] as const) {
     if (value && value.slug === null && value.id === null) {
       context.addIssue({ code: "custom", path: [key], message: `${key} needs a slug or an id` });
     }
-  }
-  if (application && application.slug === null && application.id === null) {
-    context.addIssue({ code: "custom", path: ["application_ref"], message: "application_ref needs a slug or an id" });
   }
   const namedById = variant ? variant.id !== null : environment?.id != null;
   if (!application && !namedById) {

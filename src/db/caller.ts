@@ -108,10 +108,16 @@ export const APP_BY_REF_CTE = `app AS (${MEMBER_APPS}
 /** What a write found: done, nothing the caller can see, or something the caller may only read. */
 export type WriteOutcome = "done" | "not_found" | "forbidden";
 
+/**
+ * Why a write made nothing, from its batch's `SELECT role FROM app`: the caller may only read there, or there is
+ * nothing the caller can write (no row: nothing visible; a writer: what the write names is missing).
+ */
+export function refusal(role: D1Result): "not_found" | "forbidden" {
+  const found = role.results[0] as { role: Role } | undefined;
+  return found && !WRITER_ROLES.includes(found.role) ? "forbidden" : "not_found";
+}
+
 /** The outcome of a batch with a `SELECT role FROM app` and the write (its RETURNING rows). */
 export function writeOutcome(role: D1Result, written: D1Result): WriteOutcome {
-  if (written.results.length > 0) return "done";
-  const found = role.results[0] as { role: Role } | undefined;
-  if (!found) return "not_found";
-  return WRITER_ROLES.includes(found.role) ? "not_found" : "forbidden";
+  return written.results.length > 0 ? "done" : refusal(role);
 }

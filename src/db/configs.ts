@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./accounts";
-import { APP_BY_REF_CTE, batchAsCaller, CALLER_CTE, type Caller } from "./caller";
+import { APP_BY_REF_CTE, batchAsCaller, CALLER_CTE, type Caller, refusal } from "./caller";
 import { isUniqueViolation, type Queryable } from "./d1";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 
@@ -115,7 +115,6 @@ export function refBindings(caller: Caller, refs: ConfigRefs) {
   ];
 }
 
-/** The refs that name exactly one variant revision. */
 /** The refs that name the config an environment revision deployed, reached through that revision. */
 export const environmentRevisionRefs = (environmentRevisionId: string): ConfigRefs => ({
   application: null,
@@ -123,7 +122,8 @@ export const environmentRevisionRefs = (environmentRevisionId: string): ConfigRe
   environment: { slug: null, version: null, id: environmentRevisionId },
 });
 
-export const revisionRefs = (revisionId: string): ConfigRefs => ({
+/** The refs that name exactly one variant revision. */
+const revisionRefs = (revisionId: string): ConfigRefs => ({
   application: null,
   variant: { slug: null, version: null, id: revisionId },
   environment: null,
@@ -190,9 +190,7 @@ export type ConfigWrite =
 /** The outcome of a write batch from the caller's role (no row: nothing visible) and the config it made. */
 function written(role: D1Result, made: D1Result): ConfigWrite {
   const config = toConfig(made.results[0] as ConfigRow | undefined);
-  if (config) return { outcome: "done", config, replayed: false };
-  const found = role.results[0] as { role: Role } | undefined;
-  return { outcome: found && !WRITER_ROLES.includes(found.role) ? "forbidden" : "not_found" };
+  return config ? { outcome: "done", config, replayed: false } : { outcome: refusal(role) };
 }
 
 /**
@@ -339,7 +337,6 @@ export async function forkConfig(
   claim: IdempotencyClaim | null = null,
 ): Promise<ConfigWrite> {
   const [variantId, revisionId] = [uuidv7(), uuidv7()];
-  const suffix = Array.from(crypto.getRandomValues(new Uint8Array(4)), (byte) => byte.toString(16).padStart(2, "0")).join("");
   const bindings = refBindings(caller, refs);
   return claimedConfigWrite(
     db,
@@ -352,10 +349,10 @@ export async function forkConfig(
         .prepare(
           `WITH ${CALLER_CTE}, ${CONFIG_CTES}
            INSERT INTO app_variants (id, app_id, name)
-           SELECT ?13, app.id, substr(vr.config_name, 1, 246) || '_' || ?14 FROM app JOIN variant_revision vr
+           SELECT ?13, app.id, substr(vr.config_name, 1, 246) || '_' || lower(hex(randomblob(4))) FROM app JOIN variant_revision vr
             WHERE app.role IN ${WRITER_ROLES_SQL}`,
         )
-        .bind(...bindings, variantId, suffix),
+        .bind(...bindings, variantId),
       db
         .prepare(
           `WITH ${CALLER_CTE}, ${CONFIG_CTES}

@@ -2,22 +2,24 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { Caller } from "../db/caller";
 import type { IdempotencyClaim } from "../db/idempotency";
+import { sha256Hex } from "./digest";
 import { badIdempotencyKey, idempotencyKeyInFlight, idempotencyKeyReused } from "./errors";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 /** Set on an answer that replays the first request's (Stripe's name for it, which clients know). */
 export const REPLAYED_HEADER = "Idempotent-Replayed";
 
-/** 1 to 255 printable ASCII characters; the draft's Structured Field form ("...", quoted) is accepted too. */
-const KEY = /^[\x20-\x7e]{1,255}$/;
+/**
+ * A key: 1 to 255 printable ASCII characters, not all blank; or the draft's Structured Field form of one, quoted,
+ * with `\"` and `\\` escaped (documented as is in the OpenAPI document).
+ */
+export const IDEMPOTENCY_KEY_PATTERN = /^(?!\s*$)(?!" *"$)(?:[ -~]{1,255}|"(?:[ !#-[\]-~]|\\["\\]){1,255}")$/u;
 
 function parseKey(header: string): string | null {
+  if (!IDEMPOTENCY_KEY_PATTERN.test(header)) return null;
   const quoted = /^"((?:[^"\\]|\\["\\])*)"$/.exec(header);
-  const key = quoted ? quoted[1].replace(/\\(["\\])/g, "$1") : header;
-  return KEY.test(key) && key.trim() !== "" ? key : null;
+  return quoted ? quoted[1].replace(/\\(["\\])/g, "$1") : header;
 }
-
-const toHex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
 
 // Keys whose first request is being answered by this isolate right now (per API key): a retry meanwhile is a 409.
 const inFlight = new Set<string>();
@@ -40,9 +42,9 @@ export const idempotent = createMiddleware<{
   }
   const key = parseKey(header);
   if (key === null) throw badIdempotencyKey();
-  const body = await crypto.subtle.digest("SHA-256", await c.req.arrayBuffer());
+  const body = await sha256Hex(await c.req.arrayBuffer());
   const url = new URL(c.req.url);
-  c.set("claim", { key, fingerprint: `${c.req.method} ${url.pathname}${url.search} ${toHex(body)}` });
+  c.set("claim", { key, fingerprint: `${c.req.method} ${url.pathname}${url.search} ${body}` });
   const running = `${c.var.caller.credentials[1]} ${key}`;
   if (inFlight.has(running)) throw idempotencyKeyInFlight();
   inFlight.add(running);
