@@ -113,11 +113,8 @@ let keepTempDir = false;
 
 function cleanUpNow(): void {
   killAllGroups();
-  if (tempDir && !keepTempDir) {
-    // The copy links the repository's node_modules: remove the link itself first, whatever rmSync does with links.
-    rmSync(join(tempDir, "code", "node_modules"), { force: true });
-    rmSync(tempDir, { recursive: true, force: true });
-  }
+  // The copies link the repository's node_modules: rmSync removes a link, never what it points to.
+  if (tempDir && !keepTempDir) rmSync(tempDir, { recursive: true, force: true });
   tempDir = undefined;
 }
 

@@ -36,6 +36,19 @@ interface CpuSample {
   target: number;
 }
 
+/** A process's group and the CPU ticks it has used so far (user + system), from /proc/<pid>/stat; null once gone. */
+function procStat(pid: number | string): { pgrp: number; ticks: number } | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null; // gone meanwhile
+  }
+  // Fields after "(comm)": state ppid pgrp ... utime (14th field overall) stime (15th).
+  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { pgrp: Number(rest[2]), ticks: Number(rest[11]) + Number(rest[12]) };
+}
+
 function cpuSample(targetGroup: number | undefined): CpuSample | null {
   try {
     const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
@@ -46,17 +59,10 @@ function cpuSample(targetGroup: number | undefined): CpuSample | null {
     let target = 0;
     for (const entry of readdirSync("/proc")) {
       if (!/^\d+$/.test(entry)) continue;
-      let stat: string;
-      try {
-        stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      } catch {
-        continue; // gone meanwhile
-      }
-      // Fields after "(comm)": state ppid pgrp ... utime (14th field overall) stime (15th).
-      const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const stat = procStat(entry);
+      if (!stat) continue;
       const pid = Number(entry);
-      const pgrp = Number(rest[2]);
-      const ticks = Number(rest[11]) + Number(rest[12]);
+      const { pgrp, ticks } = stat;
       if (pid === process.pid || groups.has(pgrp)) mine += ticks;
       if (pid === process.pid || (targetGroup !== undefined && pgrp === targetGroup)) target += ticks;
     }
@@ -90,25 +96,11 @@ function groupOf(url: string): number | undefined {
 function groupTicks(group: number, members: number[]): number {
   if (members.length === 0) {
     for (const entry of readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-        if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) === group) members.push(Number(entry));
-      } catch {
-        // gone meanwhile
-      }
+      if (/^\d+$/.test(entry) && procStat(entry)?.pgrp === group) members.push(Number(entry));
     }
   }
   let ticks = 0;
-  for (const pid of members) {
-    try {
-      const rest = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = rest.slice(rest.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // gone meanwhile
-    }
-  }
+  for (const pid of members) ticks += procStat(pid)?.ticks ?? 0;
   return ticks;
 }
 

@@ -19,10 +19,12 @@ export async function loadData(code: string, dir: string): Promise<BenchData> {
   const checks = await d1Query(dir, `SELECT ${data.checks.map((check, index) => `(${check.sql}) AS c${index}`).join(", ")}`, {
     cwd: code,
   });
-  const failed = data.checks.filter((check, index) => checks[0]?.[`c${index}`] !== check.expected);
+  const failed = data.checks
+    .map((check, index) => ({ ...check, found: checks[0]?.[`c${index}`] }))
+    .filter((check) => check.found !== check.expected);
   if (failed.length > 0) {
     throw new HarnessError(
-      `the bench data is not what it should be:\n${failed.map((check) => `  ${check.what}: ${checks[0]?.[`c${data.checks.indexOf(check)}`]} (expected ${check.expected})`).join("\n")}`,
+      `the bench data is not what it should be:\n${failed.map((check) => `  ${check.what}: ${check.found} (expected ${check.expected})`).join("\n")}`,
     );
   }
   return data;

@@ -8,7 +8,7 @@ import type { Outcome, Writes } from "./load";
 import type { LogVariant } from "./logging/variants";
 import type { BundleSize } from "./prepare";
 import type { ScenarioId } from "./scenarios";
-import { DEPLOY_APPS, FULL_PROJECT_APPS, LARGE_HISTORY, SMALL_HISTORY } from "./seed";
+import { DEPLOY_APPS, FULL_PROJECT_APPS, HISTORY_APPS, HISTORY_ENTRIES, LARGE_HISTORY, SMALL_HISTORY } from "./seed";
 
 /** Throughput against the one-query floor (issue #10), and the bundle's size. */
 const TARGETS = { get: 0.85, fetch: 0.85, post: 0.6, postKeyed: 0.6, deploy: 0.6 } as const;
@@ -300,7 +300,10 @@ export function report({
     phases.map(([name, seconds]) => [name, seconds.toFixed(1)]),
     ["l", "r"],
   );
-  const historyApps = 2 + DEPLOY_APPS;
+  const contributors = bundle.contributors
+    .slice(0, 8)
+    .map(([owner, bytes]) => `${owner} ${kib(bytes)}`)
+    .join(", ");
   const options = [
     `--duration ${opts.duration} --warmup ${opts.warmup} --rounds ${opts.rounds} --connections ${opts.connections}`,
     opts.logLevel ? ` --log-level ${opts.logLevel}` : "",
@@ -317,8 +320,8 @@ export function report({
     `- \`npm run bench -- ${options}\`: ` +
       `each scenario checked with one request and warmed up ${opts.warmup} s, then measured ${opts.duration} s in all with autocannon, one scenario at a time, ` +
       `in ${opts.rounds} round(s) of ${fixed(opts.duration / opts.rounds, 1)} s per scenario; latencies of 2xx answers (any other answer fails the scenario)`,
-    `- data: ${thousands(FULL_PROJECT_APPS + historyApps)} apps, ${thousands(3 * (FULL_PROJECT_APPS + historyApps))} environments, ` +
-      `${thousands(SMALL_HISTORY + 2 * LARGE_HISTORY + DEPLOY_APPS * SMALL_HISTORY)} environment revisions at the start`,
+    `- data: ${thousands(FULL_PROJECT_APPS + HISTORY_APPS)} apps, ${thousands(3 * (FULL_PROJECT_APPS + HISTORY_APPS))} environments, ` +
+      `${thousands(HISTORY_ENTRIES)} environment revisions at the start`,
     `- written by the scenarios (check, warm-up, measurement), counted in the database afterwards: ${writes.lines.join("; ") || "nothing (no writing scenario ran)"}`,
     `- 1-minute load average: ${loadAtStart} at start, ${loadBefore} before starting the workers, ${loadAtEnd} at the end; ` +
       `"other CPU" below is the CPUs' worth of time programs other than the bench and its wrangler dev used during each measurement (0 on a quiet machine)`,
@@ -338,10 +341,7 @@ export function report({
     "",
     scaleTable,
     "",
-    `Largest parts of the bundle (bytes each contributes to the emitted index.js, as configured): ${bundle.contributors
-      .slice(0, 8)
-      .map(([owner, bytes]) => `${owner} ${kib(bytes)}`)
-      .join(", ")}.`,
+    `Largest parts of the bundle (bytes each contributes to the emitted index.js, as configured): ${contributors}.`,
     "",
     "## Time taken",
     "",
@@ -355,12 +355,7 @@ export function report({
     `\n${mainTable}\n${failureLines.length > 0 ? `\n${failureLines.join("\n")}\n` : ""}\n${ratioTable}\n${logTable ? `\n${logTable}\n` : ""}\n${scaleTable}\n\n${phaseTable}\n`,
   );
   console.log(`written: ${writes.lines.join("; ") || "nothing (no writing scenario ran)"}`);
-  console.log(
-    `bundle by package: ${bundle.contributors
-      .slice(0, 8)
-      .map(([owner, bytes]) => `${owner} ${kib(bytes)}`)
-      .join(", ")}`,
-  );
+  console.log(`bundle by package: ${contributors}`);
   console.log(
     `1-minute load average: ${loadAtStart} at start, ${loadBefore} before the workers started, ${loadAtEnd} at the end`,
   );

@@ -50,10 +50,13 @@ export interface CheckInfo {
   created?: number;
 }
 
-async function request(url: string, init: RequestInit = {}): Promise<{ status: number; text: string; bytes: number }> {
+async function request(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ status: number; headers: Headers; text: string; bytes: number }> {
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(60_000) });
   const body = Buffer.from(await response.arrayBuffer());
-  return { status: response.status, text: body.toString("utf8"), bytes: body.byteLength };
+  return { status: response.status, headers: response.headers, text: body.toString("utf8"), bytes: body.byteLength };
 }
 
 function expectJson(what: string, response: { status: number; text: string }): any {
@@ -70,22 +73,32 @@ const authorization = (key: BenchKey) => ({ Authorization: `ApiKey ${key.key}`, 
 const postHeaders = (key: BenchKey) => ({ ...authorization(key), "Content-Type": "application/json" });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** GET of an environment: 200, the record of the right app at revision `count`, revisions 1..count in order. */
-function checkRecord(path: string, key: BenchKey, appId: string, count: number) {
+/** The answer of POST /apps for a new name: {app_id, app_name}. */
+function expectCreated(what: string, created: any, name: string): void {
+  if (typeof created.app_id !== "string" || !UUID.test(created.app_id) || created.app_name !== name)
+    throw new ScenarioError(`${what}: answered ${JSON.stringify(created)}`);
+}
+
+const getPath = (target: HistoryTarget) => `/apps/${target.appId}/revisions/${target.environment}`;
+
+/** GET of an environment: 200, the record of the right app at its revision `count`, revisions 1..count in order. */
+function checkRecord(key: BenchKey, target: HistoryTarget) {
+  const { appId, environment, revisions: count } = target;
+  const path = getPath(target);
   return async (base: string): Promise<CheckInfo> => {
     const what = `GET ${path}`;
     const response = await request(`${base}${path}`, { headers: authorization(key) });
     const record = expectJson(what, response);
     const revisions = record.revisions;
     if (
-      record.name !== "production" ||
+      record.name !== environment ||
       record.app_id !== appId ||
       record.revision !== count ||
       !Array.isArray(revisions) ||
       revisions.length !== count
     ) {
       throw new ScenarioError(
-        `${what}: expected production of ${appId} at revision ${count} with ${count} revisions, got ${record.name} of ${record.app_id} at revision ${record.revision} with ${Array.isArray(revisions) ? revisions.length : "no"} revisions`,
+        `${what}: expected ${environment} of ${appId} at revision ${count} with ${count} revisions, got ${record.name} of ${record.app_id} at revision ${record.revision} with ${Array.isArray(revisions) ? revisions.length : "no"} revisions`,
       );
     }
     if (revisions.some((entry: { revision: number }, index: number) => entry.revision !== index + 1))
@@ -103,8 +116,7 @@ function checkCreate(path: string, key: BenchKey, label: string) {
       what,
       await request(`${base}${path}`, { method: "POST", headers: postHeaders(key), body: JSON.stringify({ app_name: name }) }),
     );
-    if (typeof created.app_id !== "string" || !UUID.test(created.app_id) || created.app_name !== name)
-      throw new ScenarioError(`${what}: answered ${JSON.stringify(created)}`);
+    expectCreated(what, created, name);
     return { created: 1 };
   };
 }
@@ -171,15 +183,9 @@ const deployBody = (target: HistoryTarget) =>
 function checkDeploy(path: string, key: BenchKey, target: HistoryTarget, variantRevisions: number) {
   return async (base: string): Promise<CheckInfo> => {
     const what = `POST ${path} ${deployBody(target)}`;
-    const response = await fetch(`${base}${path}`, {
-      method: "POST",
-      headers: postHeaders(key),
-      body: deployBody(target),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const text = await response.text();
+    const response = await request(`${base}${path}`, { method: "POST", headers: postHeaders(key), body: deployBody(target) });
     const next = target.revisions + 1;
-    checkConfig(what, expectJson(what, { status: response.status, text }), {
+    checkConfig(what, expectJson(what, response), {
       appId: target.appId,
       revision: variantRevisions,
       environment: target.environment,
@@ -188,7 +194,7 @@ function checkDeploy(path: string, key: BenchKey, target: HistoryTarget, variant
     const etag = response.headers.get("ETag");
     if (etag !== `"${target.environmentId}.${next}"`)
       throw new ScenarioError(`${what}: ETag ${etag}, expected "${target.environmentId}.${next}"`);
-    return { created: 1, bytes: Buffer.byteLength(text) };
+    return { created: 1, bytes: response.bytes };
   };
 }
 
@@ -200,18 +206,15 @@ function checkKeyedCreate(path: string, key: BenchKey, idempotencyKey: string, n
   return async (base: string): Promise<CheckInfo> => {
     const what = `POST ${path} {"app_name": "${name}"} with Idempotency-Key ${idempotencyKey}`;
     const send = () =>
-      fetch(`${base}${path}`, {
+      request(`${base}${path}`, {
         method: "POST",
         headers: { ...postHeaders(key), "Idempotency-Key": idempotencyKey },
         body: JSON.stringify({ app_name: name }),
-        signal: AbortSignal.timeout(60_000),
       });
-    const first = await send();
-    const created = expectJson(what, { status: first.status, text: await first.text() });
-    if (typeof created.app_id !== "string" || !UUID.test(created.app_id) || created.app_name !== name)
-      throw new ScenarioError(`${what}: answered ${JSON.stringify(created)}`);
+    const created = expectJson(what, await send());
+    expectCreated(what, created, name);
     const again = await send();
-    const replayed = expectJson(`${what}, again`, { status: again.status, text: await again.text() });
+    const replayed = expectJson(`${what}, again`, again);
     if (replayed.app_id !== created.app_id || again.headers.get("Idempotent-Replayed") !== "true")
       throw new ScenarioError(
         `${what}, sent again: answered ${JSON.stringify(replayed)} (Idempotent-Replayed: ${again.headers.get("Idempotent-Replayed")}), expected a replay of ${created.app_id}`,
@@ -248,7 +251,6 @@ export function benchScenarios(
   logVariants: LogVariant[] = [],
 ): Record<CoreScenarioId, Scenario> & Record<`log:${string}`, Scenario> {
   const postBody = '{"app_name": "bench-[<id>]"}';
-  const getPath = (target: HistoryTarget) => `/apps/${target.appId}/revisions/${target.environment}`;
   const { get: reads, deploy: deploys } = data;
   // Every scenario, floors included, sends an Authorization header taken in turn from a pool of keys (the floor
   // ignores it): the same request shape and the same load-generator work per request everywhere.
@@ -263,7 +265,7 @@ export function benchScenarios(
     headers: json,
     keys: k.read,
     connections,
-    check: checkRecord(getPath(reads.small), k.read[0], reads.small.appId, SMALL_HISTORY),
+    check: checkRecord(k.read[0], reads.small),
   });
   const logScenarios = Object.fromEntries(
     logVariants.map((variant) => [
@@ -370,7 +372,7 @@ export function benchScenarios(
       headers: json,
       keys: k.read,
       connections: 1,
-      check: checkRecord(getPath(reads.large), k.read[0], reads.large.appId, LARGE_HISTORY),
+      check: checkRecord(k.read[0], reads.large),
     },
     postEmpty: {
       label: "POST /apps into an empty project",

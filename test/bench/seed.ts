@@ -34,6 +34,9 @@ export const FULL_PROJECT_APPS = 100_000;
 export const DEPLOY_APPS = 256;
 /** Keys per project: enough that none reaches a per-key limit of 600 requests a minute at a few thousand req/s. */
 export const KEYS_PER_PROJECT = 128;
+/** Apps with a history (bench-get-20, bench-get-10000, the bench-deploy apps), and their histories' entries in all. */
+export const HISTORY_APPS = 2 + DEPLOY_APPS;
+export const HISTORY_ENTRIES = SMALL_HISTORY + 2 * LARGE_HISTORY + DEPLOY_APPS * SMALL_HISTORY;
 
 export type KeyName = "read" | "post" | "keyed" | "empty" | "full";
 const KEY_NAMES: readonly KeyName[] = ["read", "post", "keyed", "empty", "full"];
@@ -87,7 +90,7 @@ type Kind = keyof typeof KIND;
 
 const ID_PREFIX = "0195";
 
-export function id(kind: Kind, counter: number): string {
+function id(kind: Kind, counter: number): string {
   return `${ID_PREFIX}${KIND[kind].toString(16).padStart(4, "0")}-0000-7000-8000-${counter.toString(16).padStart(12, "0")}`;
 }
 
@@ -124,7 +127,7 @@ export const urlOf = (revision: number) => URL_TEMPLATE.replace("%d", String(rev
 const PREFIX_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /** A fresh key, hashed as src/auth/api-keys.ts hashes it: SHA-256 of the UTF-8 of the whole key, hex. */
-export function newKey(projectId: string): BenchKey {
+function newKey(projectId: string): BenchKey {
   const prefix = Array.from({ length: 8 }, () => PREFIX_ALPHABET[randomInt(PREFIX_ALPHABET.length)]).join("");
   const key = `${prefix}.${randomBytes(32).toString("hex")}`;
   return { key, prefix, hash: createHash("sha256").update(key, "utf8").digest("hex"), projectId };
@@ -285,8 +288,6 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
 
   const revisionsOf = (environment: string) =>
     `SELECT COUNT(*) AS n FROM environment_revisions WHERE environment_id = ${quote(environment)}`;
-  const historyApps = 2 + DEPLOY_APPS;
-  const histories = SMALL_HISTORY + 2 * LARGE_HISTORY + DEPLOY_APPS * SMALL_HISTORY;
   const checks = [
     { what: "users", sql: "SELECT COUNT(*) AS n FROM users", expected: 1 },
     {
@@ -309,9 +310,9 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
     {
       what: "apps in the read project",
       sql: `SELECT COUNT(*) AS n FROM apps WHERE project_id = ${quote(readProject)}`,
-      expected: historyApps,
+      expected: HISTORY_APPS,
     },
-    { what: "environments", sql: "SELECT COUNT(*) AS n FROM environments", expected: 3 * (FULL_PROJECT_APPS + historyApps) },
+    { what: "environments", sql: "SELECT COUNT(*) AS n FROM environments", expected: 3 * (FULL_PROJECT_APPS + HISTORY_APPS) },
     {
       what: "apps without three environments",
       sql: "SELECT COUNT(*) AS n FROM apps a WHERE (SELECT COUNT(*) FROM environments e WHERE e.app_id = a.id) <> 3",
@@ -326,8 +327,8 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
              JOIN apps a ON a.id = e.app_id WHERE a.name LIKE 'bench-deploy-%' AND e.name = 'staging'`,
       expected: DEPLOY_APPS * SMALL_HISTORY,
     },
-    { what: "deployments", sql: "SELECT COUNT(*) AS n FROM deployments", expected: histories },
-    { what: "environment revisions", sql: "SELECT COUNT(*) AS n FROM environment_revisions", expected: histories },
+    { what: "deployments", sql: "SELECT COUNT(*) AS n FROM deployments", expected: HISTORY_ENTRIES },
+    { what: "environment revisions", sql: "SELECT COUNT(*) AS n FROM environment_revisions", expected: HISTORY_ENTRIES },
     {
       what: "variant revisions with params and url",
       sql: `SELECT COUNT(*) AS n FROM app_variant_revisions

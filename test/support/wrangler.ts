@@ -7,7 +7,7 @@ import { join, relative, sep } from "node:path";
 import { freePort, HarnessError, killGroup, ROOT, type RunResult, run, type SpawnOptions, spawnGroup } from "./processes";
 
 // The binary `npx wrangler` resolves to, called directly: the same program without npx's start-up cost.
-export const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
+const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
 
 /** `npx wrangler <args>` from `cwd`; a non-zero exit is a HarnessError saying what failed. */
 export async function wrangler(args: string[], what: string, options: SpawnOptions = {}): Promise<RunResult> {

@@ -3,9 +3,10 @@
  * is written (request-log.variants.ts in place of src/http/request-log.ts), each run by its own wrangler dev on its
  * own copy of the bench data, and measured on the GET of a record in the same rounds as everything else.
  */
-import { cpSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HarnessError, ROOT } from "../../support/processes";
+import { snapshot } from "../../support/wrangler";
 
 export interface LogVariant {
   name: string;
@@ -13,7 +14,7 @@ export interface LogVariant {
   description: string;
 }
 
-export const LOG_VARIANTS: LogVariant[] = [
+const LOG_VARIANTS: LogVariant[] = [
   { name: "none", description: "no log line (what the line costs, by difference; operators get nothing)" },
   {
     name: "json-8",
@@ -53,18 +54,16 @@ export function selectLogVariants(names: string): LogVariant[] {
 
 /**
  * A copy of the service in `code` (itself a copy) with the variant's request log, and a copy of the local D1 folder
- * `state` for it: `<work>/code-log-<name>` and `<work>/state-log-<name>`.
+ * `state` for it: `<work>/log-<name>/code` and `<work>/log-<name>/state`.
  */
 export function logVariantCopy(code: string, state: string, work: string, variant: LogVariant): { code: string; state: string } {
-  const variantCode = join(work, `code-log-${variant.name}`);
-  cpSync(code, variantCode, { recursive: true, filter: (source) => source !== join(code, "node_modules") });
-  symlinkSync(join(ROOT, "node_modules"), join(variantCode, "node_modules"), "dir");
+  const variantCode = snapshot(code, join(work, `log-${variant.name}`));
   const source = readFileSync(SOURCE, "utf8")
     .replace('const VARIANT: string = "__VARIANT__";', `const VARIANT: string = ${JSON.stringify(variant.name)};`)
     .replaceAll('"../../../src/', '"../');
   if (!source.includes(JSON.stringify(variant.name))) throw new HarnessError(`${SOURCE}: no VARIANT line to set`);
   writeFileSync(join(variantCode, "src/http/request-log.ts"), source);
-  const variantState = join(work, `state-log-${variant.name}`);
+  const variantState = join(work, `log-${variant.name}`, "state");
   cpSync(state, variantState, { recursive: true });
   return { code: variantCode, state: variantState };
 }
