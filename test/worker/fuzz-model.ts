@@ -16,6 +16,8 @@ import { type changes, databaseProblems, type Snapshot, Tracker } from "./harnes
 const Params = z.record(z.string(), z.unknown());
 export const AppListBody = z.array(z.strictObject({ app_id: Uuid, app_name: z.string(), updated_at: Timestamp }));
 export const RenamedBody = z.strictObject({ app_id: Uuid, app_name: z.string() });
+/** POST /apps's 200. */
+export const CreatedBody = z.strictObject({ app_id: z.string().regex(UUID_V7), app_name: z.string() });
 export const EnvironmentsBody = z
   .array(
     z.strictObject({
@@ -84,14 +86,14 @@ interface WorkspaceRow {
   id: string;
   organization_id: string;
 }
-export interface AppRow {
+interface AppRow {
   id: string;
   project_id: string;
   name: string;
   created_at: string;
   updated_at: string | null;
 }
-export interface VariantRow {
+interface VariantRow {
   id: string;
   app_id: string;
   name: string;
@@ -305,7 +307,7 @@ export class Model {
     const app = this.apps.get(variant.app_id)!;
     const lifecycle = (at: string, by: string) => ({
       created_at: at,
-      updated_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      updated_at: expect.stringMatching(TIMESTAMP),
       updated_by: this.email(by),
       updated_by_id: by,
     });
@@ -406,6 +408,12 @@ export class Model {
   }
 }
 
+/** Ids (of apps, or of things `appOf` says the app of): those of apps the holder can see twice as likely as the others. */
+export const visibleFirst = (model: Model, holder: Holder | undefined, ids: string[], appOf = (id: string) => id) => {
+  const visible = ids.filter((id) => holder && model.role(holder, appOf(id)));
+  return [...visible, ...visible, ...ids];
+};
+
 /** The ETag of an environment's record: its id and revision (README, "Retries and races"). */
 export const etagOf = ({ id, revision }: EnvironmentRow) => `"${id}.${revision}"`;
 
@@ -491,7 +499,7 @@ type Deployments = [environment: string, config: string][];
  * there and then commits a new revision of it (params and url that say which step made it): configs with several
  * revisions, deployed ones and newer ones.
  */
-export async function plant(by: Account, body: Record<string, unknown>, deployments: Deployments): Promise<string> {
+async function plant(by: Account, body: Record<string, unknown>, deployments: Deployments): Promise<string> {
   const appId = await createAppVia(by.key, body);
   for (const [step, [environment, config]] of deployments.entries()) {
     await deploy(appId, environment, config, by);
@@ -513,7 +521,7 @@ export async function plant(by: Account, body: Record<string, unknown>, deployme
  * Apps in the owner's, the team's, the editor's and the outsider's organizations: names that are SQL, NFC or 255
  * long; configs deployed to one environment or several, never deployed, or named 250 characters long.
  */
-export async function populate({ owner, editor, outsider, team }: World): Promise<void> {
+async function populate({ owner, editor, outsider, team }: World): Promise<void> {
   const inTeam = (app_name: string) => ({ app_name, organization_id: team.organizationId });
   await plant(owner, { app_name: "fuzz-own" }, [
     ["development", "main"],

@@ -44,7 +44,8 @@ import { PAYLOADS } from "./injection-payloads";
 export type Changes = ReturnType<typeof changes>;
 /** The check of what a request wrote: the rows it changed (idempotency_keys aside), and the database after it. */
 export type Check = (changed: Changes, after: Model) => void;
-export const unchanged: Check = (changed) => expect(changed).toEqual({});
+/** Nothing changed: a Check, which can do without the model. */
+export const unchanged = (changed: Changes) => expect(changed).toEqual({});
 export const anything: Check = () => {};
 
 /** A predicted answer, for an oracle. */
@@ -64,7 +65,7 @@ export function refusedWithOneOf({ status, body }: Answer, refusals: [number, st
 }
 
 /** What the service receives of a header's value: fetch drops the whitespace around it. */
-export const received = (value: string) => value.replace(/^[\t ]+|[\t ]+$/g, "");
+const received = (value: string) => value.replace(/^[\t ]+|[\t ]+$/g, "");
 
 // ---------------------------------------------------------------------------------------------------------------
 // Idempotency-Key, as the contract reads it.
@@ -79,7 +80,7 @@ export const quoted = (key: string) => `"${key.replace(/["\\]/g, "\\$&")}"`;
  * The key a header names: absent, invalid (a 400), valid, or (a quote at an end that does not make a quoted string)
  * either refused or taken as a bare key: the contract says nothing of those.
  */
-export type KeyReading = { kind: "none" } | { kind: "invalid" } | { kind: "valid" | "bare or invalid"; key: string };
+type KeyReading = { kind: "none" } | { kind: "invalid" } | { kind: "valid" | "bare or invalid"; key: string };
 
 export function readIdempotencyKey(header: string | undefined): KeyReading {
   if (header === undefined) return { kind: "none" };
@@ -146,11 +147,8 @@ const KEY_POOL = ["k1", '"k1"', " k1 ", "k2", "K1"];
  * request: a 422, mostly); a kept request of the route sent again with its key, by its API key (a replay); a fresh
  * one; any text.
  */
-export type KeyPlan =
-  | { kind: "none" }
-  | { kind: "pool" | "kept" | "retry"; n: number; form: number }
-  | { kind: "text"; text: string };
-export const keyPlan: fc.Arbitrary<KeyPlan> = fc.oneof(
+type KeyPlan = { kind: "none" } | { kind: "pool" | "kept" | "retry"; n: number; form: number } | { kind: "text"; text: string };
+const keyPlan: fc.Arbitrary<KeyPlan> = fc.oneof(
   { arbitrary: fc.constant<KeyPlan>({ kind: "none" }), weight: 8 },
   { arbitrary: fc.record({ kind: fc.constantFrom("pool", "kept", "kept", "retry"), n: fc.nat(), form: fc.nat() }), weight: 4 },
   { arbitrary: fc.uuid().map((text): KeyPlan => ({ kind: "text", text })), weight: 1 },
@@ -380,12 +378,12 @@ class KeyedAnswer {
  * newer, another environment's, weak, the revision with leading zeros, the id upper-cased, without quotes, in a list
  * with another tag; or any text.
  */
-export type IfMatchPlan = {
+type IfMatchPlan = {
   kind: "none" | "*" | "current" | "stale" | "other" | "weak" | "padded" | "upper" | "unquoted" | "list" | "text";
   n: number;
   text: string;
 };
-export const ifMatchPlan: fc.Arbitrary<IfMatchPlan> = fc.record({
+const ifMatchPlan: fc.Arbitrary<IfMatchPlan> = fc.record({
   kind: fc.oneof(
     { arbitrary: fc.constant("none" as const), weight: 8 },
     {
@@ -404,7 +402,7 @@ export const ifMatchPlan: fc.Arbitrary<IfMatchPlan> = fc.record({
 });
 
 /** The ETag of an environment's record, as GET /apps/{app_id}/revisions/{environment_name} answers it to a reader. */
-export async function currentETag(world: World, model: Model, environment: EnvironmentRow): Promise<string> {
+async function currentETag(world: World, model: Model, environment: EnvironmentRow): Promise<string> {
   const app = model.apps.get(environment.app_id)!;
   const response = await getRevisions(writerOf(world, app.project_id).key, app.id, environment.name);
   expect(response.status).toBe(200);
@@ -449,7 +447,7 @@ async function ifMatchText(plan: IfMatchPlan, target: EnvironmentRow | undefined
  * Whether If-Match lets a deployment to the environment through: none, `*` or exactly its ETag do (strong comparison,
  * RFC 9110); a list holding it, the contract does not say (undefined); anything else does not.
  */
-export function ifMatchAllows(header: string | undefined, environment: EnvironmentRow): boolean | undefined {
+function ifMatchAllows(header: string | undefined, environment: EnvironmentRow): boolean | undefined {
   if (header === undefined) return true;
   const value = received(header);
   if (value === "*" || value === etagOf(environment)) return true;
@@ -496,7 +494,7 @@ interface PostParts {
 }
 type Generated<T> = T & PostParts & { auth: AuthSpec; slash: boolean; extra: Record<string, string> };
 
-export interface PostSpec<T extends object, R> {
+interface PostSpec<T extends object, R> {
   parts: { [K in keyof T]: fc.Arbitrary<T[K]> };
   /** The request a generated value makes of the database as it is (`target`: the environment If-Match is likely about). */
   plan: (value: Generated<T>, model: Model) => Omit<Sent, "type"> & { target?: EnvironmentRow };
@@ -518,14 +516,15 @@ export interface PostSpec<T extends object, R> {
  * Fuzzes POST `route` (e.g. "/configs/deployment/:deployment_revision_id/revert") through `fuzz`: each generated request
  * is planned from the database as it is, sent with its headers (a retry sends a kept request again), and its answer
  * checked: documented; refused where the verdict says (an invalid Idempotency-Key adds a 400); else a replay, a 422 for
- * a key used before, or the oracle's outcome; then the rows it changed, idempotency_keys included. Prints what the keys
- * did, and checks that every outcome of a key was reached.
+ * a key used before, or the oracle's outcome; then the rows it changed, idempotency_keys included. Prints how often the
+ * oracle predicted and what the keys did, and checks that it did predict and that every outcome of a key was reached.
  */
 export async function fuzzPost<T extends object, R>(fuzzing: PostFuzzing, replay: Replay, route: string, spec: PostSpec<T, R>) {
   const { world, db, keys } = fuzzing;
   const label = `POST ${route}`;
   const parts = { ...spec.parts, type: contentType, key: keyPlan, ifMatch: ifMatchPlan };
   const input = requestInput<T & PostParts>(world, parts as { [K in keyof (T & PostParts)]: fc.Arbitrary<(T & PostParts)[K]> });
+  let predicted = 0;
   await fuzz(
     label,
     replay,
@@ -557,8 +556,11 @@ export async function fuzzPost<T extends object, R>(fuzzing: PostFuzzing, replay
           return unchanged;
         }
         if (request === undefined) return unchanged;
-        const predicted = { status: response.status, body: answer.body, response, ifMatch };
-        return keyed.outcome(spec.keeps, () => spec.predict(request, answer.holder, model, predicted));
+        const expected = { status: response.status, body: answer.body, response, ifMatch };
+        return keyed.outcome(spec.keeps, () => {
+          predicted += 1;
+          return spec.predict(request, answer.holder, model, expected);
+        });
       })();
       await keyed.settle(changed, db.model, check);
       return response.status;
@@ -567,8 +569,9 @@ export async function fuzzPost<T extends object, R>(fuzzing: PostFuzzing, replay
     spec.runs,
   );
   const counts = keys.counts.get(label) ?? {};
-  console.info(`${label}: Idempotency-Key: ${JSON.stringify(counts)}`);
+  console.info(`${label}: the oracle predicted ${predicted} answers; Idempotency-Key: ${JSON.stringify(counts)}`);
   if (replay[label]?.path !== undefined) return;
+  expect(predicted, "the oracle never predicted an answer").toBeGreaterThan(0);
   const outcomes = spec.keeps ? ["400 for the key", "kept", "replayed", "422 for a key used before"] : ["400 for the key"];
   for (const outcome of outcomes) expect(counts[outcome] ?? 0, `Idempotency-Key: ${outcome} never seen`).toBeGreaterThan(0);
 }

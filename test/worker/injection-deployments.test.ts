@@ -1,6 +1,5 @@
-import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type Account, createAccount, createAppVia, createTeam, deploy, issueKey, send } from "./fixtures";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type Account, getRevisions, issueKey, send } from "./fixtures";
 import { expectKeptRow, quoted, readIdempotencyKey } from "./fuzz-posts";
 import { BAD_IDEMPOTENCY_KEY, MOVED_ON } from "./fuzz-support";
 import { type changes, databaseProblems, type Table } from "./harness";
@@ -11,9 +10,12 @@ import {
   expectCleanError,
   expectNoChange,
   expectRefused,
+  injectionTarget,
   issueAt,
   PAYLOADS,
-  UUID_ISSUE,
+  quietRequestLog,
+  refExpectation,
+  uuidAt,
 } from "./injection-payloads";
 
 /*
@@ -33,28 +35,18 @@ let variantId: string;
 /** Two revisions of production, to revert to. */
 let revisions: string[];
 
-beforeAll(async () => {
-  vi.spyOn(console, "log").mockImplementation(() => {});
-  owner = await createAccount();
-  const team = await createTeam(owner);
-  teamProjectId = team.projectId;
-  key = await issueKey(owner.userId, team.projectId);
-  appId = await createAppVia(key, { app_name: "target" });
-  revisions = [(await deploy(appId, "production", "main", owner)).revisionId];
-  revisions.push((await deploy(appId, "production", "main", owner)).revisionId);
-  const variant = await env.DB.prepare("SELECT id FROM app_variants WHERE app_id = ?").bind(appId).first<{ id: string }>();
-  variantId = variant!.id;
-});
+quietRequestLog();
 
-afterAll(() => {
-  vi.restoreAllMocks();
+beforeAll(async () => {
+  const target = await injectionTarget(2);
+  ({ owner, key, appId, variantId, revisions } = target);
+  teamProjectId = target.team.projectId;
 });
 
 const enc = encodeURIComponent;
 const post = (path: string, body?: unknown, headers: Record<string, string> = {}, apiKey = key) =>
   send("POST", path, { key: apiKey, body, headers });
 const ENVIRONMENT_NOT_FOUND = "App environment not found";
-const CONFIG_NOT_FOUND = "Config not found.";
 /** Main's latest revision to an environment of the target app, by name, with `refs` over it. */
 const deployMain = (refs: object = {}) => ({
   application_ref: { id: appId },
@@ -63,28 +55,20 @@ const deployMain = (refs: object = {}) => ({
   ...refs,
 });
 const revert = (id: string) => `/configs/deployment/${enc(id)}/revert`;
-const recordETag = async (environment: string) =>
-  (await send("GET", `/apps/${appId}/revisions/${environment}`, { key })).headers.get("ETag")!;
+const recordETag = async (environment: string) => (await getRevisions(key, appId, environment)).headers.get("ETag")!;
 
 /** Whether a header can carry the payload at all: fetch refuses a NUL (or a line break) in a header's value. */
 const sendable = (payload: string) => !/[\0\r\n]/.test(payload);
 
 describe("SQL in the deployments' bodies and path", () => {
   type Case = [string, string, (payload: string) => Promise<Response>, (payload: string) => [number, unknown]];
-  const uuidAt = (loc: string[]) => () => [422, issueAt(loc, UUID_ISSUE)] as [number, unknown];
-  const versionAt = (loc: string[]) => () => [422, issueAt(loc)] as [number, unknown];
   /** What a payload in a ref part of a deploy finds: an id or a version is refused, a slug finds nothing. */
-  const refCase = (field: string, body: (payload: string) => object): Case => {
-    const loc = ["body", ...field.split(".")];
-    const expected = field.endsWith(".id")
-      ? uuidAt(loc)
-      : field.endsWith(".version")
-        ? versionAt(loc)
-        : field.startsWith("environment_ref")
-          ? asName(loc, 404, ENVIRONMENT_NOT_FOUND, environmentName)
-          : asName(loc, 404, CONFIG_NOT_FOUND);
-    return ["POST /variants/configs/deploy", field, (p) => post("/variants/configs/deploy", body(p)), expected];
-  };
+  const refCase = (field: string, body: (payload: string) => object): Case => [
+    "POST /variants/configs/deploy",
+    field,
+    (p) => post("/variants/configs/deploy", body(p)),
+    refExpectation(field, ENVIRONMENT_NOT_FOUND),
+  ];
   const cases: Case[] = [
     refCase("application_ref.id", (p) => deployMain({ application_ref: { id: p } })),
     refCase("application_ref.slug", (p) => deployMain({ application_ref: { slug: p } })),

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type Account, createAccount, createAppVia, createTeam, deploy, issueKey, send } from "./fixtures";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type Account, createAppVia, type createTeam, send } from "./fixtures";
 import { type changes, databaseProblems } from "./harness";
 import {
   asName,
@@ -9,10 +9,15 @@ import {
   expectCleanError,
   expectNoChange,
   expectRefused,
+  HEADER_PAYLOADS,
+  injectionTarget,
   isAcceptableName,
   issueAt,
   PAYLOADS,
+  quietRequestLog,
+  refExpectation,
   UUID_ISSUE,
+  uuidAt,
 } from "./injection-payloads";
 
 /*
@@ -30,21 +35,12 @@ let appId: string;
 let renamedId: string;
 let variantId: string;
 
+quietRequestLog();
+
 beforeAll(async () => {
-  vi.spyOn(console, "log").mockImplementation(() => {});
-  owner = await createAccount();
-  team = await createTeam(owner);
-  key = await issueKey(owner.userId, team.projectId);
-  appId = await createAppVia(key, { app_name: "target" });
+  ({ owner, team, key, appId, variantId } = await injectionTarget());
   // In the owner's own project: renamed to each payload, it must not be found by the lookups in the team's.
   renamedId = await createAppVia(owner.key, { app_name: "to be renamed" });
-  await deploy(appId, "production", "main", owner);
-  const variant = await env.DB.prepare("SELECT id FROM app_variants WHERE app_id = ?").bind(appId).first<{ id: string }>();
-  variantId = variant!.id;
-});
-
-afterAll(() => {
-  vi.restoreAllMocks();
 });
 
 const call = (method: string, path: string, body?: unknown) => send(method, path, { key, body });
@@ -75,15 +71,12 @@ describe("SQL in path parameters", () => {
     },
   );
 
-  it.each(routes.map(([label, request, field]) => [label, request, field] as const))(
-    "%s: a real id followed by SQL is refused, and nothing changes",
-    async (_, request, field) => {
-      const id = field === "app_id" ? appId : variantId;
-      for (const suffix of ["' OR 1=1 --", "' OR '1'='1", "; DROP TABLE apps", "%27"]) {
-        await expectRefused(suffix, () => request(`${id}${suffix}`), 422, issueAt(["path", field], UUID_ISSUE));
-      }
-    },
-  );
+  it.each(routes)("%s: a real id followed by SQL is refused, and nothing changes", async (_, request, field) => {
+    const id = field === "app_id" ? appId : variantId;
+    for (const suffix of ["' OR 1=1 --", "' OR '1'='1", "; DROP TABLE apps", "%27"]) {
+      await expectRefused(suffix, () => request(`${id}${suffix}`), 422, issueAt(["path", field], UUID_ISSUE));
+    }
+  });
 });
 
 describe("SQL in query parameters", () => {
@@ -105,15 +98,11 @@ describe("SQL in query parameters", () => {
   );
 
   const refusals: [string, (payload: string) => Promise<Response>, (payload: string) => [number, unknown]][] = [
-    [
-      "GET /apps?workspace_id=",
-      (p) => call("GET", `/apps?workspace_id=${enc(p)}`),
-      () => [422, issueAt(["query", "workspace_id"], UUID_ISSUE)],
-    ],
+    ["GET /apps?workspace_id=", (p) => call("GET", `/apps?workspace_id=${enc(p)}`), uuidAt(["query", "workspace_id"])],
     [
       "GET /apps/get_variant_by_env?app_id=",
       (p) => call("GET", `/apps/get_variant_by_env?app_id=${enc(p)}&environment=production`),
-      () => [422, issueAt(["query", "app_id"], UUID_ISSUE)],
+      uuidAt(["query", "app_id"]),
     ],
     [
       "GET /apps/get_variant_by_env?environment=",
@@ -126,23 +115,36 @@ describe("SQL in query parameters", () => {
   });
 });
 
+/**
+ * A request that writes when the payload is `acceptable`: then a 200, its body and the rows it changed; else a 422 at
+ * `loc` that changes nothing (undefined).
+ */
+async function expectWritten<T = { params: unknown; url: string; variant_ref: { slug: string } }>(
+  request: () => Promise<Response>,
+  payload: string,
+  loc: string[],
+  acceptable: (payload: string) => boolean,
+) {
+  const { result: response, changed } = await changesBy(request);
+  if (!acceptable(payload)) {
+    expect(response.status).toBe(422);
+    expect((await expectCleanError(response, payload)).detail).toContainEqual(issueAt(loc));
+    expect(changed).toEqual({});
+    return undefined;
+  }
+  expect(response.status).toBe(200);
+  return { body: (await response.json()) as T, changed };
+}
+
 describe("SQL in a new app name (PATCH /apps/{app_id})", () => {
   it.each(PAYLOADS.map((payload) => [JSON.stringify(payload), payload]))(
     "%s is an ordinary name: stored verbatim, exactly one row changed, and found by that name alone",
     async (_, payload) => {
-      const { result: response, changed } = await changesBy(() =>
-        send("PATCH", `/apps/${renamedId}`, { key: owner.key, body: { app_name: payload } }),
-      );
-      if (!isAcceptableName(payload)) {
-        expect(response.status).toBe(422);
-        expect((await expectCleanError(response, payload)).detail).toContainEqual(issueAt(["body", "app_name"]));
-        expect(changed).toEqual({});
-        return;
-      }
-      expect({ status: response.status, body: await response.json() }).toEqual({
-        status: 200,
-        body: { app_id: renamedId, app_name: payload.normalize("NFC") },
-      });
+      const rename = () => send("PATCH", `/apps/${renamedId}`, { key: owner.key, body: { app_name: payload } });
+      const made = await expectWritten<unknown>(rename, payload, ["body", "app_name"], isAcceptableName);
+      if (!made) return;
+      const { body, changed } = made;
+      expect(body).toEqual({ app_id: renamedId, app_name: payload.normalize("NFC") });
       const [renamed] = changed.apps?.removed ?? [];
       expect(changed).toEqual({
         apps: {
@@ -163,25 +165,6 @@ describe("SQL in configs' refs and fields", () => {
     (p) => configs(action, body(p)),
     expected,
   ];
-  const uuidAt =
-    (...loc: string[]) =>
-    () =>
-      [422, issueAt(["body", ...loc], UUID_ISSUE)] as [number, unknown];
-  const versionAt =
-    (...loc: string[]) =>
-    () =>
-      [422, issueAt(["body", ...loc])] as [number, unknown];
-  const NOT_FOUND = "Config not found.";
-  const slugAt = (...loc: string[]) => asName(["body", ...loc], 404, NOT_FOUND);
-  const environmentSlugAt = (...loc: string[]) => asName(["body", ...loc], 404, NOT_FOUND, environmentName);
-
-  /** What a payload in a field finds: an id is refused (uuid_parsing), a version too, a slug finds nothing. */
-  const expectationOf = (field: string) => {
-    const loc = field.split(".");
-    if (field.endsWith(".id")) return uuidAt(...loc);
-    if (field.endsWith(".version")) return versionAt(...loc);
-    return field.startsWith("environment_ref") ? environmentSlugAt(...loc) : slugAt(...loc);
-  };
   /** A body naming the target app (by id) and `refs` over it; with `commit`, main's next revision. */
   const onTarget = (refs: object) => ({ application_ref: { id: appId }, ...refs });
   const commit = (refs: object) => onTarget({ params: {}, variant_ref: { slug: "main" }, ...refs });
@@ -216,29 +199,12 @@ describe("SQL in configs' refs and fields", () => {
       ["commit", "environment_ref.id", (p) => commit({ environment_ref: { id: p } })],
       ["commit", "environment_ref.version", (p) => commit({ environment_ref: { slug: "production", version: p } })],
     ] as [string, string, (p: string) => unknown][]
-  ).map(([action, field, body]) => refused(action, field, body, expectationOf(field)));
+  ).map(([action, field, body]) => refused(action, field, body, refExpectation(field)));
 
   it.each(cases)("%s: every payload finds nothing or is refused, and nothing changes", async (_, request, expected) => {
     for (const payload of PAYLOADS) await expectRefused(payload, () => request(payload), ...expected(payload));
   });
 
-  /** The rows a request wrote: exactly `rows` in these tables, nothing else. */
-  async function expectWritten(
-    request: () => Promise<Response>,
-    payload: string,
-    loc: string[],
-    acceptable: (payload: string) => boolean,
-  ) {
-    const { result: response, changed } = await changesBy(request);
-    if (!acceptable(payload)) {
-      expect(response.status).toBe(422);
-      expect((await expectCleanError(response, payload)).detail).toContainEqual(issueAt(loc));
-      expect(changed).toEqual({});
-      return undefined;
-    }
-    expect(response.status).toBe(200);
-    return { body: (await response.json()) as { params: unknown; url: string; variant_ref: { slug: string } }, changed };
-  }
   const addedRevision = (changed: ReturnType<typeof changes>) => {
     const { app_variant_revisions, ...others } = changed;
     expect(others).toEqual({});
@@ -312,7 +278,7 @@ describe("SQL in headers", () => {
     ["POST", () => "/variants/configs/fork", { application_ref: { id: appId } }],
   ];
 
-  it.each(PAYLOADS.filter((payload) => !/[^\x20-\xff]/.test(payload)).map((payload) => [payload]))(
+  it.each(HEADER_PAYLOADS.map((payload) => [payload]))(
     "Authorization with %s is a 401 on every route, and nothing changes",
     async (payload) => {
       // The payload as the key, as a real key's secret, as the bare header: each route gets one, in turn.

@@ -1,8 +1,9 @@
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect, vi } from "vitest";
+import { createAccount, createAppVia, createTeam, deploy, issueKey } from "./fixtures";
 import { type changes, Tracker } from "./harness";
 
 /*
- * The SQL injection battery's payloads and checks, shared by injection.test.ts (the original endpoints),
+ * The SQL injection battery's payloads, checks and setup, shared by injection.test.ts (the original endpoints),
  * injection-endpoints.test.ts (the others) and injection-deployments.test.ts (deploy, revert and the two headers).
  */
 
@@ -47,13 +48,16 @@ export const PAYLOADS = [
   "a\u0000'; DROP TABLE apps; --",
 ] as const;
 
+/** The payloads a header's value can carry: no character outside U+0020-U+00FF. */
+export const HEADER_PAYLOADS = PAYLOADS.filter((payload) => !/[^\x20-\xff]/.test(payload));
+
 /** What a payload is as a name or an environment name: accepted unless blank or holding a control character. */
 export const isAcceptableName = (value: string) => value.trim() !== "" && !/\p{Cc}/u.test(value);
 /** What a payload is as an environment's name: accepted unless it holds a control character. */
 export const environmentName = (payload: string) => !/\p{Cc}/u.test(payload);
 
 /** Text that must never reach a client: SQL, SQLite/D1 internals, stack traces, table names. */
-export const INTERNALS =
+const INTERNALS =
   /sqlite|d1_|sql|syntax|near "|constraint|no such|\b(select|insert|update|delete|union|drop|pragma|from|where)\b|stack|\bat \S+ \(|api_keys|key_hash|organization_members/i;
 
 /** An error answer: the documented shape, and nothing of the payload, SQL or internals in it. */
@@ -105,3 +109,43 @@ export const asName =
   (loc: string[], status: number, detail: string, acceptable = isAcceptableName) =>
   (payload: string): [number, unknown] =>
     acceptable(payload) ? [status, detail] : [422, issueAt(loc)];
+
+/** A 422 at `loc` of an invalid UUID, whatever the payload. */
+export const uuidAt = (loc: string[]) => (): [number, unknown] => [422, issueAt(loc, UUID_ISSUE)];
+
+/**
+ * What a payload in a ref part of a configs body finds (`field`: "variant_ref.id", ...): an id is refused (uuid_parsing),
+ * a version too, a slug finds nothing: "Config not found.", or for an environment's `environmentNotFound`.
+ */
+export function refExpectation(field: string, environmentNotFound = "Config not found."): (payload: string) => [number, unknown] {
+  const loc = ["body", ...field.split(".")];
+  if (field.endsWith(".id")) return uuidAt(loc);
+  if (field.endsWith(".version")) return () => [422, issueAt(loc)];
+  return field.startsWith("environment_ref")
+    ? asName(loc, 404, environmentNotFound, environmentName)
+    : asName(loc, 404, "Config not found.");
+}
+
+/** Silences the request log (a line per request: thousands) for the tests of the file, restored after them. */
+export function quietRequestLog() {
+  beforeAll(() => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+  });
+  afterAll(() => {
+    vi.restoreAllMocks();
+  });
+}
+
+/**
+ * The app the payloads aim at: "target", made with the owner's key in a team's project (app slugs are looked up there,
+ * where no app is named like a payload), with config main deployed to production `deployments` times.
+ */
+export async function injectionTarget(deployments = 1) {
+  const owner = await createAccount();
+  const team = await createTeam(owner);
+  const key = await issueKey(owner.userId, team.projectId);
+  const appId = await createAppVia(key, { app_name: "target" });
+  const deployed = [];
+  while (deployed.length < deployments) deployed.push(await deploy(appId, "production", "main", owner));
+  return { owner, team, key, appId, variantId: deployed[0].variantId, revisions: deployed.map((one) => one.revisionId) };
+}

@@ -1,8 +1,16 @@
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, createAccount, createAppVia, createTeam, DEFAULT_ENVIRONMENTS, deploy, send } from "./fixtures";
 import { changes, databaseProblems, snapshot } from "./harness";
-import { expectCleanError, expectNoChange, isAcceptableName, PAYLOADS } from "./injection-payloads";
+import {
+  changesBy,
+  expectCleanError,
+  expectNoChange,
+  HEADER_PAYLOADS,
+  isAcceptableName,
+  PAYLOADS,
+  quietRequestLog,
+} from "./injection-payloads";
 
 /*
  * SQL injection, from the outside: every body field, both path parameters and the headers, against the real D1.
@@ -18,18 +26,15 @@ let team: Awaited<ReturnType<typeof createTeam>>;
 let appId: string;
 let otherAppId: string;
 
+quietRequestLog();
+
 beforeAll(async () => {
-  vi.spyOn(console, "log").mockImplementation(() => {});
   owner = await createAccount();
   outsider = await createAccount();
   team = await createTeam(owner);
   appId = await createAppVia(owner.key, { app_name: "target" });
   otherAppId = await createAppVia(outsider.key, { app_name: "someone else's" });
   await deploy(appId, "production", "main", owner);
-});
-
-afterAll(() => {
-  vi.restoreAllMocks();
 });
 
 const post = (body: unknown) => send("POST", "/apps", { key: owner.key, body });
@@ -40,15 +45,14 @@ describe("SQL in app_name", () => {
   it.each(PAYLOADS.map((payload) => [JSON.stringify(payload), payload]))(
     "%s is an ordinary name: stored and read back verbatim, and nothing else changes",
     async (_, payload) => {
-      const before = await snapshot();
-      const response = await post({ app_name: payload });
+      const { result: response, changed } = await changesBy(() => post({ app_name: payload }));
       if (!isAcceptableName(payload)) {
         expect(response.status).toBe(422);
         const { detail } = await expectCleanError(response, payload);
         expect(detail).toEqual([
           { loc: ["body", "app_name"], msg: "Value error, app_name must not contain control characters", type: "value_error" },
         ]);
-        expect(changes(before, await snapshot())).toEqual({});
+        expect(changed).toEqual({});
         return;
       }
       expect(response.status).toBe(200);
@@ -56,7 +60,7 @@ describe("SQL in app_name", () => {
       expect(created.app_name).toBe(payload);
 
       // Exactly what a create changes: one app row (the payload, verbatim) and its three environments.
-      const { apps, environments, ...others } = changes(before, await snapshot());
+      const { apps, environments, ...others } = changed;
       expect(others).toEqual({});
       expect(apps).toEqual({
         added: [
@@ -151,7 +155,7 @@ describe("SQL in the path", () => {
 });
 
 describe("SQL in headers", () => {
-  it.each(PAYLOADS.filter((payload) => !/[^\x20-\xff]/.test(payload)).map((payload) => [payload]))(
+  it.each(HEADER_PAYLOADS.map((payload) => [payload]))(
     "Authorization: ApiKey %s is a 401, and nothing changes",
     async (payload) => {
       for (const authorization of [`ApiKey ${payload}`, `ApiKey ${owner.key.split(".")[0]}.${payload}`, payload]) {
