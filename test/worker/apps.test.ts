@@ -1,11 +1,19 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, createAccount, createAppVia, createTeam, deploy, issueKey, send } from "./fixtures";
+import {
+  type Account,
+  createAccount,
+  createAppVia,
+  createTeam,
+  deploy,
+  expectError,
+  FORBIDDEN,
+  issueKey,
+  send,
+} from "./fixtures";
 import { databaseProblems, rowCounts, snapshot } from "./harness";
 
 /* GET /apps, PATCH /apps/{app_id}, DELETE /apps/{app_id}: as the platform's client calls them (bare key). */
-
-const FORBIDDEN = "You do not have access to perform this action. Please contact your organization admin.";
 
 let owner: Account;
 let viewer: Account;
@@ -20,11 +28,6 @@ beforeAll(async () => {
 const listApps = (key: string, query = "") => send("GET", `/apps${query}`, { authorization: key });
 const rename = (key: string, appId: string, body: unknown) => send("PATCH", `/apps/${appId}`, { authorization: key, body });
 const remove = (key: string, appId: string) => send("DELETE", `/apps/${appId}`, { authorization: key });
-
-async function expectError(response: Response, status: number, detail: string) {
-  expect(response.status).toBe(status);
-  expect(await response.json()).toEqual({ detail });
-}
 
 describe("GET /apps", () => {
   it("lists the key's project's apps oldest first, with when each was last changed", async () => {

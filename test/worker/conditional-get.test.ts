@@ -85,6 +85,35 @@ describe("D1 bookmarks (read replicas)", () => {
     expect((await withSessions(create({ "x-d1-bookmark": bookmark }))).sessions).toEqual([bookmark]);
   });
 
+  it("serves the config fetch by environment from anywhere, and from the client's bookmark after its deploy, which it sees", async () => {
+    const app = { application_ref: { id: await createAppVia(account.key, { app_name: "fetched at the edge" }) } };
+    const fetchProduction = (headers: Record<string, string>) => (options: RequestOptions) =>
+      send("POST", "/variants/configs/fetch", {
+        ...options,
+        key: account.key,
+        headers,
+        body: { ...app, environment_ref: { slug: "production" } },
+      });
+    expect(
+      (await send("POST", "/variants/configs/add", { key: account.key, body: { ...app, variant_ref: { slug: "main" } } })).status,
+    ).toBe(200);
+    const deployed = await send("POST", "/variants/configs/deploy", {
+      key: account.key,
+      body: { ...app, variant_ref: { slug: "main" }, environment_ref: { slug: "production" } },
+    });
+    expect(deployed.status).toBe(200);
+    const bookmark = deployed.headers.get("x-d1-bookmark") ?? "";
+    expect(bookmark).toMatch(BOOKMARK);
+    const { environment_ref } = (await deployed.json()) as { environment_ref: { id: string } };
+
+    const anywhere = await withSessions(fetchProduction({}));
+    expect([anywhere.response.status, anywhere.sessions]).toEqual([200, ["first-unconstrained"]]);
+    const after = await withSessions(fetchProduction({ "x-d1-bookmark": bookmark }));
+    expect([after.response.status, after.sessions]).toEqual([200, [bookmark]]);
+    expect(((await after.response.json()) as { environment_ref: { id: string } }).environment_ref.id).toBe(environment_ref.id);
+    expect(after.response.headers.get("x-d1-bookmark")).toMatch(BOOKMARK);
+  });
+
   it("ignores a bookmark that is not one: the documented start instead, and a bookmark of its own back", async () => {
     const real = (await list("production")).headers.get("x-d1-bookmark") ?? "";
     for (const garbage of ["garbage", "first-primary", "first-unconstrained", "x".repeat(2000), `${real}'--`, `${real}x`]) {

@@ -60,7 +60,15 @@ describe("CORS on (CORS_ORIGINS lists origins)", () => {
       expect(response.headers.get("Access-Control-Allow-Origin")).toBe(origin);
       expect(listed(response.headers.get("Access-Control-Allow-Methods"))).toEqual(["get", "head", "post", "patch", "delete"]);
       expect(listed(response.headers.get("Access-Control-Allow-Headers"))).toEqual(
-        expect.arrayContaining(["authorization", "content-type", "x-request-id", "x-d1-bookmark", "if-none-match"]),
+        expect.arrayContaining([
+          "authorization",
+          "content-type",
+          "x-request-id",
+          "x-d1-bookmark",
+          "if-none-match",
+          "if-match",
+          "idempotency-key",
+        ]),
       );
       expect(listed(response.headers.get("Vary"))).toContain("origin");
       expect(response.headers.get("X-Request-Id")).toBeTruthy();
@@ -83,7 +91,7 @@ describe("CORS on (CORS_ORIGINS lists origins)", () => {
       expect(response.status).toBe(status);
       expect(response.headers.get("Access-Control-Allow-Origin")).toBe(APP_ORIGIN);
       expect(listed(response.headers.get("Access-Control-Expose-Headers"))).toEqual(
-        expect.arrayContaining(["x-request-id", "x-d1-bookmark", "etag", "retry-after"]),
+        expect.arrayContaining(["x-request-id", "x-d1-bookmark", "etag", "retry-after", "idempotent-replayed"]),
       );
     }
   });

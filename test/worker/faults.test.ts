@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Account, countRows, createAccount, createAppVia, getRevisions, postApp, send } from "./fixtures";
 import { snapshot } from "./harness";
-import { type Instruments, instrumentD1 } from "./instrumented-d1";
+import { failTrips, type Instruments, instrumentD1 } from "./instrumented-d1";
 
 // Faults are injected into the real D1: with SQL (a failing trigger, a missing table), or by a wrapper around
 // the real binding that throws D1's own transient errors or slips a failing statement into a batch.
@@ -13,6 +13,7 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await env.DB.exec("DROP TRIGGER IF EXISTS fail_staging");
+  await env.DB.exec("DROP TRIGGER IF EXISTS fail_revisions");
   vi.restoreAllMocks();
 });
 
@@ -54,13 +55,6 @@ describe("an unexpected database error", () => {
     }
   });
 });
-
-const TRANSIENT = "D1_ERROR: Network connection lost.";
-const failTrips =
-  (trips: number[], message = TRANSIENT) =>
-  (trip: number) => {
-    if (trips.includes(trip)) throw new Error(message);
-  };
 
 /** A request whose D1 binding is the real one, instrumented; with the counter of its round trips. */
 async function withFaults(instruments: Instruments, request: (db: D1Database) => Promise<Response>) {
@@ -191,7 +185,7 @@ describe("a deploy or revert that fails half-way", () => {
   it("leaves no deployment, no environment revision and the record unmoved when the revision insert fails", async () => {
     const { appId, revisionId } = await deployedApp("deploy-half-way");
     await env.DB.exec(
-      "CREATE TRIGGER fail_staging BEFORE INSERT ON environment_revisions BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
+      "CREATE TRIGGER fail_revisions BEFORE INSERT ON environment_revisions BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
     );
     vi.spyOn(console, "error").mockImplementation(() => {});
     const before = await snapshot();

@@ -1,5 +1,6 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { expect } from "vitest";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import { createApiKey, createOrganization, createUser, type Role, setOrganizationMember } from "../../src/db/accounts";
 import { Caller } from "../../src/db/caller";
@@ -11,6 +12,7 @@ import worker from "../../src/index";
 export { createService } from "../../src/app";
 export { CreateAppBody } from "../../src/apps/apps.schemas";
 export { hashApiKey } from "../../src/auth/api-keys";
+export type { ConfigOutput } from "../../src/configs/configs.schemas";
 export { type Role, revokeApiKey } from "../../src/db/accounts";
 export { CALLER_CTE } from "../../src/db/caller";
 export { DEFAULT_ENVIRONMENTS } from "../../src/db/environments";
@@ -73,7 +75,11 @@ export async function deploy(appId: string, environmentName: string, configName:
     environment: { slug: environmentName, version: null, id: null },
   });
   if (deployed.outcome !== "done" || !deployed.config.environment) throw new Error(`deploy failed: ${JSON.stringify(deployed)}`);
-  return { revision: deployed.config.environment.revision, revisionId: deployed.config.environment.revisionId };
+  return {
+    revision: deployed.config.environment.revision,
+    revisionId: deployed.config.environment.revisionId,
+    variantId: deployed.config.variantId,
+  };
 }
 
 export const BASE_URL = "https://apps.example.test";
@@ -148,4 +154,20 @@ export async function withinOneWindow<T>(limiter: RateLimit, attempt: () => Prom
     if (!(await limiter.limit({ key: probe })).success) return result;
   }
   throw new Error("two attempts in a row straddled a rate limit window");
+}
+
+/** The 403 every refused write answers, in the platform's words. */
+export const FORBIDDEN = "You do not have access to perform this action. Please contact your organization admin.";
+
+/** Checks an error answer: its status and its `{"detail": ...}` body. */
+export async function expectError(response: Response, status: number, detail: string) {
+  expect(response.status).toBe(status);
+  expect(await response.json()).toEqual({ detail });
+}
+
+/** The JSON body of an answer with this status (the body is shown when the status is another). */
+export async function expectJson<T>(response: Response, status = 200): Promise<T> {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  return JSON.parse(text) as T;
 }

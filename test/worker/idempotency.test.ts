@@ -1,9 +1,9 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Account, createAccount, createAppVia, createTeam, hashApiKey, send, worker } from "./fixtures";
 import { snapshot } from "./harness";
-import { instrumentD1 } from "./instrumented-d1";
+import { failTrips, instrumentD1 } from "./instrumented-d1";
 
 /*
  * Idempotency-Key on every POST (IETF httpapi idempotency-key draft): a retry replays the first answer and writes
@@ -136,13 +136,13 @@ describe("a malformed key", () => {
 });
 
 describe("the realistic failure: the write commits, the answer is lost", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   it("a create: the retry gets the original 200 and the original id, and exactly one app exists", async () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
-    const { db } = instrumentD1(env.DB, {
-      afterTrip: () => {
-        throw new Error("D1_ERROR: Network connection lost.");
-      },
-    });
+    const { db } = instrumentD1(env.DB, { afterTrip: failTrips("all") });
     const lost = await createApp(account.key, { app_name: "lost-answer" }, "lost-1", { DB: db });
     expect(lost.status).toBe(503);
     expect(await appsNamed("lost-answer")).toBe(1);
@@ -152,7 +152,6 @@ describe("the realistic failure: the write commits, the answer is lost", () => {
     const stored = await env.DB.prepare("SELECT id FROM apps WHERE name = 'lost-answer'").first("id");
     expect(app_id).toBe(stored);
     expect(await appsNamed("lost-answer")).toBe(1);
-    vi.restoreAllMocks();
   });
 
   it("a deploy: the retry gets the original revision, and exactly one environment revision exists", async () => {
@@ -167,11 +166,7 @@ describe("the realistic failure: the write commits, the answer is lost", () => {
       ).status,
     ).toBe(200);
     const deploy = { variant_ref: { slug: "main" }, environment_ref: { slug: "production" }, application_ref: { id: appId } };
-    const { db } = instrumentD1(env.DB, {
-      afterTrip: () => {
-        throw new Error("D1_ERROR: Network connection lost.");
-      },
-    });
+    const { db } = instrumentD1(env.DB, { afterTrip: failTrips("all") });
     const lost = await send("POST", "/variants/configs/deploy", {
       key: account.key,
       body: deploy,
@@ -189,7 +184,6 @@ describe("the realistic failure: the write commits, the answer is lost", () => {
       .bind(appId)
       .all();
     expect(results).toEqual([{ id: environment_ref.id }]);
-    vi.restoreAllMocks();
   });
 });
 

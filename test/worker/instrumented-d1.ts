@@ -1,3 +1,13 @@
+/** An error D1 documents as transient (worth retrying a read after; a write's answer may be lost with it). */
+export const TRANSIENT = "D1_ERROR: Network connection lost.";
+
+/** An instrument that fails the given round trips (1-based) with `message`. */
+export const failTrips =
+  (trips: number[] | "all", message = TRANSIENT) =>
+  (trip: number) => {
+    if (trips === "all" || trips.includes(trip)) throw new Error(message);
+  };
+
 export interface Instruments {
   /** Called before every round trip (statement execution, batch or exec) with its 1-based number; may throw. */
   beforeTrip?: (trip: number) => void;

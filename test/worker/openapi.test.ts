@@ -19,7 +19,7 @@ import {
   send,
   withinOneWindow,
 } from "./fixtures";
-import { instrumentD1 } from "./instrumented-d1";
+import { failTrips, instrumentD1 } from "./instrumented-d1";
 
 // Real responses, made through the Worker's fetch handler, are checked against the document the Worker serves, with
 // a JSON Schema (2020-12) validator that runs here in workerd.
@@ -55,11 +55,7 @@ beforeAll(async () => {
   const team = await createTeam(account, [[viewer, "viewer"]]);
   teamOrganizationId = team.organizationId;
   teamAppId = await createAppVia(account.key, { app_name: "team app", organization_id: team.organizationId });
-  await deploy(teamAppId, "production", "main", account);
-  const variants = (await (await send("GET", `/apps/${teamAppId}/variants`, { key: account.key })).json()) as {
-    variant_id: string;
-  }[];
-  mainVariantId = variants[0].variant_id;
+  mainVariantId = (await deploy(teamAppId, "production", "main", account)).variantId;
 });
 
 afterEach(() => {
@@ -67,15 +63,7 @@ afterEach(() => {
 });
 
 /** The real D1 binding, failing every round trip with an error D1 documents as transient. */
-const unavailable = () => ({
-  bindings: {
-    DB: instrumentD1(env.DB, {
-      beforeTrip: () => {
-        throw new Error("D1_ERROR: Network connection lost.");
-      },
-    }).db,
-  },
-});
+const unavailable = () => ({ bindings: { DB: instrumentD1(env.DB, { beforeTrip: failTrips("all") }).db } });
 
 const escapePointer = (segment: string) => segment.replaceAll("~", "~0").replaceAll("/", "~1");
 
@@ -701,11 +689,7 @@ describe("deployments answer as documented", () => {
   let variantId: string;
   beforeAll(async () => {
     deployedAppId = await createAppVia(account.key, { app_name: "deployed", organization_id: teamOrganizationId });
-    await deploy(deployedAppId, "production", "main", account);
-    const variants = (await (await send("GET", `/apps/${deployedAppId}/variants`, { key: account.key })).json()) as {
-      variant_id: string;
-    }[];
-    variantId = variants[0].variant_id;
+    variantId = (await deploy(deployedAppId, "production", "main", account)).variantId;
   });
 
   const post = (path: string, options: RequestOptions = {}) => send("POST", path, { key: account.key, ...options });
@@ -718,6 +702,7 @@ describe("deployments answer as documented", () => {
 
   /** Checks that a deployment answered its environment's new ETag, the one its record now has. */
   async function expectNewETag(response: Response, environment: string) {
+    expect(response.headers.get("ETag")).not.toBeNull();
     expect(response.headers.get("ETag")).toBe(await etagOf(environment));
   }
 

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, createAccount, createAppVia, createTeam, deploy, send } from "./fixtures";
+import { type Account, createAccount, createAppVia, createTeam, deploy, getRevisions, send } from "./fixtures";
 import { instrumentD1 } from "./instrumented-d1";
 
 /** Status and D1 round trips of one request, counted on the real binding. */
-async function roundTrips(method: string, path: string, key: string, body?: object) {
+async function roundTrips(method: string, path: string, key: string, body?: object, headers?: Record<string, string>) {
   const { db, counter } = instrumentD1(env.DB);
-  const response = await send(method, path, { key, body, bindings: { DB: db } });
+  const response = await send(method, path, { key, body, headers, bindings: { DB: db } });
   await response.arrayBuffer();
   return { status: response.status, trips: counter.trips };
 }
@@ -19,6 +19,9 @@ let teamAppId: string;
 let renamedId: string;
 let deletedId: string;
 let variantId: string;
+let firstRevisionId: string;
+let staleETag: string;
+const keyed = (name: string) => ({ "Idempotency-Key": `round-trips-${name}` });
 const wrongKey = () => `${account.key.slice(0, 9)}${"0".repeat(64)}`;
 
 beforeAll(async () => {
@@ -26,13 +29,18 @@ beforeAll(async () => {
   viewer = await createAccount();
   team = await createTeam(account, [[viewer, "viewer"]]);
   appId = await createAppVia(account.key, { app_name: "counted" });
-  for (let i = 0; i < 5; i++) await deploy(appId, "production", "main", account);
+  const deployed = [];
+  for (let i = 0; i < 5; i++) deployed.push(await deploy(appId, "production", "main", account));
+  [{ variantId, revisionId: firstRevisionId }] = deployed;
+  // The ETag production had after its first deploy: four deploys ago.
+  staleETag = String((await getRevisions(account.key, appId, "production")).headers.get("ETag")).replace(/\.5"$/, '.1"');
   teamAppId = await createAppVia(account.key, { app_name: "team-counted", organization_id: team.organizationId });
   await deploy(teamAppId, "staging", "main", account);
   renamedId = await createAppVia(account.key, { app_name: "to-rename" });
   deletedId = await createAppVia(account.key, { app_name: "to-delete" });
-  const variants = await send("GET", `/apps/${appId}/variants`, { key: account.key });
-  variantId = ((await variants.json()) as { variant_id: string }[])[0].variant_id;
+  expect((await send("POST", "/apps", { key: account.key, body: { app_name: "keyed" }, headers: keyed("taken") })).status).toBe(
+    200,
+  );
 });
 
 describe("D1 round trips per request", () => {
@@ -53,6 +61,7 @@ describe("D1 round trips per request", () => {
     path: () => string;
     key: () => string;
     body?: () => object;
+    headers?: () => Record<string, string>;
     status: number;
     trips: number;
   }
@@ -61,6 +70,7 @@ describe("D1 round trips per request", () => {
   const ownKey = () => account.key;
   const configs = (action: string) => () => `/variants/configs/${action}`;
   const mainOf = (id: () => string) => () => ({ application_ref: { id: id() }, variant_ref: { slug: "main" } });
+  const mainTo = (environment: string) => () => ({ ...mainOf(() => appId)(), environment_ref: { slug: environment } });
   /** One case per route of the registry, each as the platform's client calls it. */
   const registryPaths: Case[] = [
     { name: "GET /apps", method: "GET", path: apps, key: ownKey, status: 200, trips: 1 },
@@ -214,6 +224,52 @@ describe("D1 round trips per request", () => {
       status: 200,
       trips: 1,
     },
+    {
+      name: "POST with an Idempotency-Key (its claim in the same batch)",
+      method: "POST",
+      path: apps,
+      key: ownKey,
+      body: () => ({ app_name: "keyed-trip" }),
+      headers: () => keyed("fresh"),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "configs/deploy",
+      method: "POST",
+      path: configs("deploy"),
+      key: ownKey,
+      body: mainTo("staging"),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "configs/deploy with If-Match: * and an Idempotency-Key",
+      method: "POST",
+      path: configs("deploy"),
+      key: ownKey,
+      body: mainTo("development"),
+      headers: () => ({ "If-Match": "*", ...keyed("deploy") }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "environments/deploy",
+      method: "POST",
+      path: () => "/environments/deploy",
+      key: ownKey,
+      body: () => ({ environment_name: "staging", variant_id: variantId }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "revert",
+      method: "POST",
+      path: () => `/configs/deployment/${firstRevisionId}/revert`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
   ];
 
   const errorPaths: Case[] = [
@@ -297,17 +353,50 @@ describe("D1 round trips per request", () => {
       status: 403,
       trips: 2,
     },
+    {
+      name: "configs/deploy, If-Match of an earlier state",
+      method: "POST",
+      path: configs("deploy"),
+      key: ownKey,
+      body: mainTo("production"),
+      headers: () => ({ "If-Match": staleETag }),
+      status: 412,
+      trips: 1,
+    },
+    {
+      name: "POST, a replay of an Idempotency-Key (its first answer read back)",
+      method: "POST",
+      path: apps,
+      key: ownKey,
+      body: () => ({ app_name: "keyed" }),
+      headers: () => keyed("taken"),
+      status: 200,
+      trips: 2,
+    },
+    {
+      name: "POST, an Idempotency-Key used for another request",
+      method: "POST",
+      path: apps,
+      key: ownKey,
+      body: () => ({ app_name: "not-keyed" }),
+      headers: () => keyed("taken"),
+      status: 422,
+      trips: 2,
+    },
   ];
 
-  it.each(successPaths)("success path $name: $trips round trip", async ({ method, path, key, body, status, trips }) => {
-    expect(await roundTrips(method, path(), key(), body?.())).toEqual({ status, trips });
+  it.each(successPaths)("success path $name: $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
   });
 
-  it.each(registryPaths)("registry $name: $status in $trips round trip", async ({ method, path, key, body, status, trips }) => {
-    expect(await roundTrips(method, path(), key(), body?.())).toEqual({ status, trips });
-  });
+  it.each(registryPaths)(
+    "registry $name: $status in $trips round trip",
+    async ({ method, path, key, body, headers, status, trips }) => {
+      expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+    },
+  );
 
-  it.each(errorPaths)("error path $name: $trips round trips", async ({ method, path, key, body, status, trips }) => {
-    expect(await roundTrips(method, path(), key(), body?.())).toEqual({ status, trips });
+  it.each(errorPaths)("error path $name: $trips round trips", async ({ method, path, key, body, headers, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
   });
 });

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, createAccount, createAppVia, createTeam, deploy, send } from "./fixtures";
+import { type Account, createAccount, createAppVia, createTeam, deploy, expectJson, send } from "./fixtures";
 
 /*
  * The reads of an app's variants and environments: GET /apps/{app_id}/environments, /apps/{app_id}/variants,
@@ -15,12 +15,6 @@ let team: Awaited<ReturnType<typeof createTeam>>;
 let appId: string;
 
 const get = (key: string, path: string) => send("GET", path, { authorization: key });
-
-async function expectJson<T>(response: Response, status = 200): Promise<T> {
-  const text = await response.text();
-  expect(response.status, text).toBe(status);
-  return JSON.parse(text) as T;
-}
 
 const commit = (key: string, config: string, params: Record<string, unknown>) =>
   send("POST", "/variants/configs/commit", {
