@@ -13,12 +13,16 @@ export interface IdempotencyClaim {
  */
 export type ClaimedBatch = { ran: D1Result[] } | { replayOf: string } | { reused: true };
 
+/** How many times `batchClaimed` tries a claim whose key was taken, then found free. */
+const CLAIM_ATTEMPTS = 2;
+
 /**
  * Runs a write's statements in one batch behind the key check and, with a claim, between the claim's own: first the
  * key is claimed for this API key for 24 hours (an expired claim of it is dropped first), recording `resultId`, the id of
  * what the write makes; last, the claim is dropped again if the write made nothing (a refusal is evaluated afresh
  * on a retry). A key already claimed fails the claim's insert, and with it the whole batch: nothing was written.
- * Only then, a second round trip reads the first request's claim.
+ * Only then, a second round trip reads the first request's claim. A claim gone by then (it expired in between) is
+ * tried again, CLAIM_ATTEMPTS times in all; a key still taken yet never readable after that is an error (a 500).
  */
 export async function batchClaimed(
   db: Queryable,
@@ -28,6 +32,23 @@ export async function batchClaimed(
   statements: D1PreparedStatement[],
 ): Promise<ClaimedBatch> {
   if (!claim) return { ran: await batchAsCaller(db, caller, statements) };
+  for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
+    const claimed = await claimOnce(db, caller, claim, resultId, statements);
+    if (claimed) return claimed;
+  }
+  throw new Error(
+    `Idempotency-Key claim refused as taken ${CLAIM_ATTEMPTS} times, yet no live claim of it was found: not retried further`,
+  );
+}
+
+/** One try of `batchClaimed`: null when the key was taken but its claim is gone by the time it is read. */
+async function claimOnce(
+  db: Queryable,
+  caller: Caller,
+  claim: IdempotencyClaim,
+  resultId: string,
+  statements: D1PreparedStatement[],
+): Promise<ClaimedBatch | null> {
   const owner = caller.credentials[1];
   try {
     const results = await batchAsCaller(db, caller, [
@@ -69,8 +90,8 @@ export async function batchClaimed(
       .bind(owner, claim.key),
   ]);
   const first = found.results[0];
-  // Gone since (it expired in between): the key is free, and the request runs as a first one.
-  if (!first) return batchClaimed(db, caller, claim, resultId, statements);
+  // Gone since (it expired in between): the key is free, and the request may run as a first one.
+  if (!first) return null;
   return first.fingerprint === claim.fingerprint ? { replayOf: first.resultId } : { reused: true };
 }
 

@@ -4,6 +4,7 @@ import {
   type Account,
   createAccount,
   createAppVia,
+  createLayeredTeam,
   createTeam,
   deploy,
   expectError,
@@ -62,6 +63,20 @@ describe("GET /apps", () => {
     const byViewer = await listApps(viewer.key, `?workspace_id=${team.workspaceId}`);
     expect(((await byViewer.json()) as { app_id: string }[]).map((app) => app.app_id)).toContain(inTeam);
     expect(await (await listApps(outsider.key, `?workspace_id=${team.workspaceId}`)).json()).toEqual([]);
+  });
+
+  it("lists the workspace's default project only, found by its flag: not its oldest project, nor its newest", async () => {
+    const layered = await createLayeredTeam(owner);
+    for (const [i, workspace] of layered.workspaces.entries()) {
+      const [older, newer] = workspace.otherProjectIds;
+      const inProject = (projectId: string, name: string) =>
+        createAppVia(owner.key, { app_name: `${name}-${i}`, project_id: projectId });
+      const inDefault = await inProject(workspace.defaultProjectId, "in-default");
+      await inProject(older, "in-older");
+      await inProject(newer, "in-newer");
+      const listed = (await (await listApps(owner.key, `?workspace_id=${workspace.id}`)).json()) as { app_id: string }[];
+      expect(listed.map((app) => app.app_id)).toEqual([inDefault]);
+    }
   });
 
   it("answers 422 for a workspace_id that is not a UUID, and 401 without a live key", async () => {

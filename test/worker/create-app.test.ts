@@ -1,6 +1,17 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, countRows, createAccount, getRevisions, postApp, send } from "./fixtures";
+import {
+  type Account,
+  countRows,
+  createAccount,
+  createAppVia,
+  createLayeredTeam,
+  getRevisions,
+  issueKey,
+  type LayeredWorkspace,
+  postApp,
+  send,
+} from "./fixtures";
 
 let account: Account;
 beforeAll(async () => {
@@ -91,6 +102,39 @@ describe("POST /apps", () => {
     expect(statuses).toEqual([200, ...Array(9).fill(409)]);
     const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM apps WHERE name = 'race'").first<{ n: number }>();
     expect(rows?.n).toBe(1);
+  });
+});
+
+describe("POST /apps into a workspace or an organization", () => {
+  // Three workspaces of three projects each, the defaults in the middle: the default is found by its flag, not its age.
+  let layered: Awaited<ReturnType<typeof createLayeredTeam>>;
+  beforeAll(async () => {
+    layered = await createLayeredTeam(account);
+  });
+
+  const projectOf = (appId: string) => env.DB.prepare("SELECT project_id FROM apps WHERE id = ?").bind(appId).first("project_id");
+  const listed = async (key: string, query = "") =>
+    ((await (await send("GET", `/apps${query}`, { key })).json()) as { app_id: string }[]).map((app) => app.app_id);
+
+  /** The app is in the workspace's default project: the workspace's list shows it, its other projects' lists do not. */
+  async function expectInDefaultProject(appId: string, workspace: LayeredWorkspace) {
+    expect(await projectOf(appId)).toBe(workspace.defaultProjectId);
+    expect(await listed(account.key, `?workspace_id=${workspace.id}`)).toContain(appId);
+    for (const projectId of workspace.otherProjectIds) {
+      expect(await listed(await issueKey(account.userId, projectId))).not.toContain(appId);
+    }
+  }
+
+  it("with workspace_id: that workspace's default project, neither its oldest nor its newest", async () => {
+    for (const [i, workspace] of layered.workspaces.entries()) {
+      const appId = await createAppVia(account.key, { app_name: `in-workspace-${i}`, workspace_id: workspace.id });
+      await expectInDefaultProject(appId, workspace);
+    }
+  });
+
+  it("with organization_id: its default workspace's default project", async () => {
+    const appId = await createAppVia(account.key, { app_name: "in-organization", organization_id: layered.organizationId });
+    await expectInDefaultProject(appId, layered.defaultWorkspace);
   });
 });
 

@@ -1,5 +1,6 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { v7 as uuidv7 } from "uuid";
 import { expect } from "vitest";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import { createApiKey, createOrganization, createUser, type Role, setOrganizationMember } from "../../src/db/accounts";
@@ -59,6 +60,60 @@ export async function createTeam(owner: Account, members: [Account, Role][] = []
   const ids = await createOrganization(env.DB, `team ${++counter}`, owner.userId);
   for (const [member, role] of members) await setOrganizationMember(env.DB, ids.organizationId, member.userId, role);
   return ids;
+}
+
+/** A workspace of `createLayeredTeam`: its default project, and the projects made before and after it. */
+export interface LayeredWorkspace {
+  id: string;
+  defaultProjectId: string;
+  otherProjectIds: [string, string];
+}
+
+/**
+ * An organization owned by `owner` whose defaults are neither the oldest nor the newest (by creation time, by id and
+ * by insertion): three workspaces, the middle one the default, each with three projects, the middle one the
+ * workspace's default; plain SQL. In an account or a `createTeam`, a workspace has one project, so "its default
+ * project" and "its first project" cannot be told apart; here they can.
+ */
+export async function createLayeredTeam(owner: Account) {
+  const organizationId = uuidv7();
+  const statements = [
+    env.DB.prepare("INSERT INTO organizations (id, name) VALUES (?, ?)").bind(organizationId, `layered ${++counter}`),
+    env.DB.prepare("INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, 'owner')").bind(
+      organizationId,
+      owner.userId,
+    ),
+  ];
+  let second = 0;
+  const createdAt = () => `2026-01-01T00:00:${String(second++).padStart(2, "0")}.000Z`;
+  const workspaces: LayeredWorkspace[] = [];
+  for (let w = 0; w < 3; w++) {
+    const workspaceId = uuidv7();
+    statements.push(
+      env.DB.prepare("INSERT INTO workspaces (id, organization_id, name, is_default, created_at) VALUES (?, ?, ?, ?, ?)").bind(
+        workspaceId,
+        organizationId,
+        `workspace ${w}`,
+        w === 1 ? 1 : 0,
+        createdAt(),
+      ),
+    );
+    const projects = [uuidv7(), uuidv7(), uuidv7()];
+    projects.forEach((projectId, p) => {
+      statements.push(
+        env.DB.prepare("INSERT INTO projects (id, workspace_id, name, is_default, created_at) VALUES (?, ?, ?, ?, ?)").bind(
+          projectId,
+          workspaceId,
+          `project ${p}`,
+          p === 1 ? 1 : 0,
+          createdAt(),
+        ),
+      );
+    });
+    workspaces.push({ id: workspaceId, defaultProjectId: projects[1], otherProjectIds: [projects[0], projects[2]] });
+  }
+  await env.DB.batch(statements);
+  return { organizationId, defaultWorkspace: workspaces[1], workspaces };
 }
 
 /**

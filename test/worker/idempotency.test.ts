@@ -1,7 +1,18 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { type Account, createAccount, createAppVia, createTeam, hashApiKey, send, worker } from "./fixtures";
+import {
+  type Account,
+  createAccount,
+  createAppVia,
+  createTeam,
+  deploy,
+  expectError,
+  expectJson,
+  hashApiKey,
+  send,
+  worker,
+} from "./fixtures";
 import { snapshot } from "./harness";
 import { failTrips, instrumentD1 } from "./instrumented-d1";
 
@@ -21,6 +32,38 @@ const appsNamed = async (name: string) =>
 beforeAll(async () => {
   account = await createAccount();
 });
+
+/**
+ * The real D1, whose batches wait until `release()`: a request that reaches its write (`reached`) stays in flight,
+ * past the Idempotency-Key middleware's in-flight check, for as long as the test wants.
+ */
+function heldD1() {
+  let reach = () => {};
+  let release = () => {};
+  const reached = new Promise<void>((resolve) => {
+    reach = resolve;
+  });
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const held =
+    (batch: D1Database["batch"]) =>
+    async <T>(statements: D1PreparedStatement[]) => {
+      reach();
+      await released;
+      return batch<T>(statements);
+    };
+  const db = Object.create(env.DB) as D1Database;
+  Object.assign(db, {
+    prepare: env.DB.prepare.bind(env.DB),
+    batch: held(env.DB.batch.bind(env.DB)),
+    withSession: (constraint?: D1SessionConstraint | D1SessionBookmark) => {
+      const session = env.DB.withSession(constraint);
+      return Object.assign(session, { batch: held(session.batch.bind(session)) });
+    },
+  });
+  return { db, reached, release };
+}
 
 describe("a retry with the same key", () => {
   it("replays the first answer (status and body) with Idempotent-Replayed, and creates nothing again", async () => {
@@ -63,6 +106,100 @@ describe("a retry with the same key", () => {
     expect(theirs.status).toBe(200);
     expect(theirs.headers.get("Idempotent-Replayed")).toBeNull();
     expect(await appsNamed("theirs")).toBe(1);
+  });
+});
+
+describe("a replay after what the first request made was renamed or deleted", () => {
+  const renameApp = async (appId: string, name: string) =>
+    expect((await send("PATCH", `/apps/${appId}`, { key: account.key, body: { app_name: name } })).status).toBe(200);
+  const deleteApp = async (appId: string) =>
+    expect((await send("DELETE", `/apps/${appId}`, { key: account.key })).status).toBe(200);
+
+  it("a create replays its first answer as it was: the name as first sent, and a 200 for an app deleted since", async () => {
+    const create = () => createApp(account.key, { app_name: "replayed-create" }, "replayed-create");
+    const first = await create();
+    expect(first.status).toBe(200);
+    const body = await first.text();
+    const { app_id } = JSON.parse(body) as { app_id: string };
+    await renameApp(app_id, "renamed-since");
+    const afterRename = await create();
+    expect([afterRename.status, afterRename.headers.get("Idempotent-Replayed")]).toEqual([200, "true"]);
+    expect(await afterRename.text()).toBe(body);
+    await deleteApp(app_id);
+    const before = await snapshot();
+    const afterDelete = await create();
+    expect([afterDelete.status, afterDelete.headers.get("Idempotent-Replayed")]).toEqual([200, "true"]);
+    expect(await afterDelete.text()).toBe(body);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("a config write (add, commit, fork) reads its revision again: the app's current name; 404 once the app is deleted", async () => {
+    const appId = await createAppVia(account.key, { app_name: "replayed-configs" });
+    const writes = [
+      ["add", { application_ref: { id: appId }, variant_ref: { slug: "main" } }],
+      ["commit", { application_ref: { id: appId }, variant_ref: { slug: "main" }, params: { a: 1 } }],
+      ["fork", { application_ref: { id: appId }, variant_ref: { slug: "main", version: 1 } }],
+    ] as const;
+    const write = (action: string, body: unknown) =>
+      send("POST", `/variants/configs/${action}`, { key: account.key, body, headers: keyed(`replayed-${action}`) });
+    const firsts = new Map<string, Record<string, unknown>>();
+    for (const [action, body] of writes) firsts.set(action, await expectJson(await write(action, body)));
+    await renameApp(appId, "replayed-configs-renamed");
+    for (const [action, body] of writes) {
+      const replay = await write(action, body);
+      expect(replay.headers.get("Idempotent-Replayed"), action).toBe("true");
+      const first = firsts.get(action) as { application_ref: Record<string, unknown> };
+      expect(await expectJson(replay)).toEqual({
+        ...first,
+        application_ref: { ...first.application_ref, slug: "replayed-configs-renamed" },
+      });
+    }
+    await deleteApp(appId);
+    const before = await snapshot();
+    for (const [action, body] of writes) {
+      const replay = await write(action, body);
+      expect(replay.headers.get("Idempotent-Replayed"), action).toBeNull();
+      await expectError(replay, 404, "Config not found.");
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("a deploy or revert reads its environment revision again: the app's current name; 404 once the app is deleted", async () => {
+    const appId = await createAppVia(account.key, { app_name: "replayed-deploys" });
+    const { variantId } = await deploy(appId, "staging", "main", account);
+    const { revisionId } = await deploy(appId, "production", "main", account);
+    const deploys = [
+      [
+        "/variants/configs/deploy",
+        { application_ref: { id: appId }, variant_ref: { slug: "main" }, environment_ref: { slug: "development" } },
+      ],
+      ["/environments/deploy", { environment_name: "staging", variant_id: variantId }],
+      [`/configs/deployment/${revisionId}/revert`, undefined],
+    ] as const;
+    const post = (path: string, body: unknown) =>
+      send("POST", path, { key: account.key, body, headers: keyed(`replayed-${path}`) });
+    const firsts = new Map<string, unknown>();
+    for (const [path, body] of deploys) firsts.set(path, await expectJson(await post(path, body)));
+    await renameApp(appId, "replayed-deploys-renamed");
+    for (const [path, body] of deploys) {
+      const replay = await post(path, body);
+      expect(replay.headers.get("Idempotent-Replayed"), path).toBe("true");
+      const first = firsts.get(path) as { application_ref?: Record<string, unknown> } | null | string;
+      const expected =
+        first && typeof first === "object"
+          ? { ...first, application_ref: { ...first.application_ref, slug: "replayed-deploys-renamed" } }
+          : first;
+      expect(await expectJson(replay), path).toEqual(expected);
+    }
+    await deleteApp(appId);
+    const before = await snapshot();
+    const details = ["App environment not found", "App environment not found", "Deployment revision not found"];
+    for (const [i, [path, body]] of deploys.entries()) {
+      const replay = await post(path, body);
+      expect(replay.headers.get("Idempotent-Replayed"), path).toBeNull();
+      await expectError(replay, 404, details[i]);
+    }
+    expect(await snapshot()).toEqual(before);
   });
 });
 
@@ -198,6 +335,53 @@ describe("a retry while the first is still being answered", () => {
   });
 });
 
+describe("a claim refused as taken while no claim of it can be read", () => {
+  afterEach(async () => {
+    await env.DB.exec("DROP TRIGGER IF EXISTS claim_always_taken");
+    vi.restoreAllMocks();
+  });
+
+  it("is tried twice, then ends: a 500 with nothing internal, logged, after four round trips, and nothing written", async () => {
+    // As if another API key's row held the key: every claim fails on the UNIQUE constraint, and none is ever found.
+    await env.DB.exec(
+      "CREATE TRIGGER claim_always_taken BEFORE INSERT ON idempotency_keys BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: idempotency_keys.key_hash, idempotency_keys.idempotency_key'); END",
+    );
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const before = await snapshot();
+    // A retry without a bound would run on: the 21st round trip fails, so that such a run ends too (with 21 trips).
+    const { db, counter } = instrumentD1(env.DB, {
+      beforeTrip: (trip) => {
+        if (trip > 20) throw new Error("more than 20 round trips");
+      },
+    });
+    const response = await createApp(account.key, { app_name: "never-claimed" }, "always-taken", { DB: db });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({ detail: "Internal Server Error" });
+    expect(text).not.toMatch(/idempotency|UNIQUE|D1_ERROR|claim/i);
+    // Each try: the claimed batch (refused), then the read of the claim (none).
+    expect(counter.trips).toBe(4);
+    expect(errors).toHaveBeenCalledTimes(1);
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe("two API keys sending the same Idempotency-Key at the same moment", () => {
+  it("are two requests, not a retry: both 200, each its own app", async () => {
+    const other = await createAccount();
+    const held = heldD1();
+    const first = createApp(account.key, { app_name: "same-moment-mine" }, "same-moment", { DB: held.db });
+    // The first is in flight (past the in-flight check, at its write) while the second is sent and answered.
+    await Promise.race([held.reached, first]);
+    const second = await createApp(other.key, { app_name: "same-moment-theirs" }, "same-moment");
+    held.release();
+    const answers = [await first, second];
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(answers.map((answer) => answer.headers.get("Idempotent-Replayed"))).toEqual([null, null]);
+    expect([await appsNamed("same-moment-mine"), await appsNamed("same-moment-theirs")]).toEqual([1, 1]);
+  });
+});
+
 describe("keeping keys", () => {
   it("keeps a key 24 hours; an expired one is free again, and the scheduled handler sweeps expired ones", async () => {
     expect((await createApp(account.key, { app_name: "kept" }, "kept-1")).status).toBe(200);
@@ -223,5 +407,39 @@ describe("keeping keys", () => {
     await worker.scheduled?.(createScheduledController(), env, context);
     await waitOnExecutionContext(context);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM idempotency_keys WHERE key_hash = ?").bind(owner).first("n")).toBe(0);
+  });
+
+  it("the sweep drops expired claims only: live ones stay as they were, and their retries still replay", async () => {
+    const sweeper = await createAccount();
+    const owner = await hashApiKey(sweeper.key);
+    const bodies = new Map<string, string>();
+    for (const name of ["fresh", "expiring", "expired"]) {
+      const response = await createApp(sweeper.key, { app_name: `swept-${name}` }, `sweep-${name}`);
+      expect(response.status).toBe(200);
+      bodies.set(name, await response.text());
+    }
+    const setExpiry = (key: string, expiresAt: Date) =>
+      env.DB.prepare("UPDATE idempotency_keys SET expires_at = ? WHERE key_hash = ? AND idempotency_key = ?")
+        .bind(expiresAt.toISOString(), owner, key)
+        .run();
+    await setExpiry("sweep-expiring", new Date(Date.now() + 60_000));
+    await setExpiry("sweep-expired", new Date("2000-01-01T00:00:00.000Z"));
+    const claims = (await snapshot()).idempotency_keys;
+    const live = claims.filter((claim) => String(claim.expires_at) > new Date().toISOString());
+    expect(claims.filter((claim) => claim.key_hash === owner).length).toBe(3);
+    const liveOfOwner = live.filter((claim) => claim.key_hash === owner).map((claim) => claim.idempotency_key);
+    expect(liveOfOwner.sort()).toEqual(["sweep-expiring", "sweep-fresh"]);
+
+    const context = createExecutionContext();
+    await worker.scheduled?.(createScheduledController(), env, context);
+    await waitOnExecutionContext(context);
+
+    expect((await snapshot()).idempotency_keys).toEqual(live);
+    for (const name of ["fresh", "expiring"]) {
+      const retry = await createApp(sweeper.key, { app_name: `swept-${name}` }, `sweep-${name}`);
+      expect(retry.status).toBe(200);
+      expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+      expect(await retry.text()).toBe(bodies.get(name));
+    }
   });
 });
