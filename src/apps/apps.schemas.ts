@@ -1,9 +1,12 @@
 import * as z from "zod";
 import type { AppSummary } from "../db/apps";
-import { nameField, uuid } from "../http/fields";
+import { nameField, newNameField, uuid } from "../http/fields";
 
-const appName = nameField("app_name", { nfc: true }).meta({
-  description: "Not blank, no control characters; stored NFC-normalised, unique per project",
+const appName = newNameField("app_name").meta({
+  description:
+    "Not blank, no control characters; no invisible, formatting or bidi characters, fillers, spaces other than U+0020, " +
+    "private-use or unassigned code points; a visible character, not a combining mark first; one script, or Latin with " +
+    "Han and Hiragana/Katakana, Bopomofo or Hangul. Stored NFC-normalised, unique per project",
 });
 
 export const CreateAppBody = z.object({

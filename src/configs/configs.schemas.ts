@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { Config, ConfigRefs, Ref } from "../db/configs";
-import { jsonObject, nameField, storableText, uuid } from "../http/fields";
+import { jsonObject, nameField, newNameField, storableText, uuid } from "../http/fields";
 
 /**
  * A reference `{slug, version, id}`, every key optional (missing = null); one whose three values are all null
@@ -60,7 +60,7 @@ export const FetchConfigBody = z
 
 export const AddConfigBody = z.object({
   variant_ref: z
-    .object({ slug: nameField("slug", { nfc: true }).meta({ description: "The new config's name" }) })
+    .object({ slug: newNameField("slug").meta({ description: "The new config's name: the rules of a new app_name" }) })
     .meta({ description: "Only `slug` is used" }),
   application_ref: applicationRef.refine((value) => value !== null, "application_ref needs a slug or an id"),
 });

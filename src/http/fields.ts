@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { newNameRefusal } from "./names";
 
 const NO_CONTROL_CHARACTERS = /^\P{Cc}*$/u;
 // A JSON escape can carry half of a surrogate pair, which is not text: it cannot be stored as UTF-8.
@@ -20,6 +21,20 @@ export function nameField(field: string, { nfc = false } = {}) {
     .refine((value) => NO_CONTROL_CHARACTERS.test(value), `${field} must not contain control characters`)
     .refine((value) => !LONE_SURROGATE.test(value), `${field} must be valid Unicode (no unpaired surrogates)`);
 }
+
+/**
+ * The name of a new app or config: a name (NFC), nothing invisible in it and nothing that passes for another name
+ * (names.ts). Only where a name is made: lookups take any name, so that rows made before stay reachable.
+ */
+export const newNameField = (field: string) =>
+  nameField(field, { nfc: true }).superRefine(
+    (value, context) => {
+      const refusal = newNameRefusal(value);
+      if (refusal) context.addIssue(`${field} ${refusal}`);
+    },
+    // Once the name is valid otherwise: a blank one is told so, not also that it has nothing visible.
+    { when: (payload) => payload.issues.length === 0 },
+  );
 
 /**
  * A whole number in a path (a revision number), as pydantic parses one: digits only, leading zeros and all. One

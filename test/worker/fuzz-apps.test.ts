@@ -33,6 +33,7 @@ import {
   likelyValidName,
   MAX_BODY_BYTES,
   nameIsValid,
+  newNameIsValid,
   own,
   queryPart,
   type Replay,
@@ -53,8 +54,9 @@ import {
 import { databaseProblems } from "./harness";
 
 /*
- * Generated requests to GET /apps, GET /apps/{app_id}/environments, PATCH and DELETE /apps/{app_id}, against the real
- * local D1 (seeds, REPLAY and the runner: fuzz-support.ts). The oracle (fuzz-model.ts) predicts each answer from the
+ * Generated requests to GET /apps, GET /apps/{app_id}/environments, PATCH and DELETE /apps/{app_id}, and new names
+ * (honest ones of several scripts, invisible characters, look-alikes) to POST /apps, PATCH /apps/{app_id} and POST
+ * /variants/configs/add, against the real local D1 (seeds, REPLAY and the runner: fuzz-support.ts). The oracle (fuzz-model.ts) predicts each answer from the
  * request, the caller's role and every row of the database; after each write, the rows that changed must be exactly
  * those the oracle says.
  */
@@ -192,7 +194,7 @@ describe("fuzzing PATCH /apps/{app_id}", () => {
           verdict.field(["path", "app_id"], uuidValidity(appId));
           const fields = asObject(parsed?.value);
           if (parsed && !fields) verdict.fail(422, ["body"]);
-          if (fields) verdict.field(["body", "app_name"], nameIsValid(own(fields, "app_name")));
+          if (fields) verdict.field(["body", "app_name"], newNameIsValid(own(fields, "app_name")));
           if (!verdict.accepted(response.status, answer.body)) {
             unchanged(changed);
             return response.status;
@@ -285,6 +287,182 @@ describe("fuzzing DELETE /apps/{app_id}", () => {
         },
         [200, 401, 403, 404, 422],
       );
+      expect(await databaseProblems()).toEqual([]);
+    },
+    TIMEOUT,
+  );
+});
+
+/** Letters of a few scripts (each only of its script), and what honest names put between words. */
+const ALPHABETS = {
+  latin: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZéèêëàâäçîïôöûüùñßøåæœ",
+  cyrillic: "абвгдеёжзийклмнопрстуфхцчшщъыьэюяАБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯіїє",
+  greek: "αβγδεζηθικλμνξοπρστυφχψωάέήίόύώςΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡΣΤΥΦΧΨΩ",
+  japanese: "日本語設定漢字東京アプリケーションひらがなカタカナー",
+  hangul: "가나다라마바사아자차카타파하앱설정한국어",
+  arabic: "ابتثجحخدذرزسشصضطظعغفقكلمنهوي",
+};
+const BETWEEN = "0123456789-_";
+/** Invisible, formatting, bidi and filler characters, and spaces other than U+0020 (README "Choices", `app_name`). */
+const INVISIBLE = [
+  ..."\u200b\u200c\u200d\u2060\ufeff\u00ad\u034f\u180e\u3164\u115f\u1160\uffa0\ufe0f\u202a\u202b\u202c\u202d\u202e",
+  ..."\u200e\u200f\u061c\u2066\u2067\u2068\u2069\u2800\u00a0\u2007\u202f\u3000\u2028\u2029",
+  "\u{e0100}",
+  "\u{1d173}",
+];
+/** Latin letters and their Cyrillic and Greek look-alikes. */
+const LOOK_ALIKES: [latin: string, lookAlike: string, script: string][] = [
+  ..."aceopxyisjABEKMHOPCTX"
+    .split("")
+    .map((latin, i): [string, string, string] => [latin, "асеорхуіѕјАВЕКМНОРСТХ"[i], "Cyrillic"]),
+  ..."ovuiABEZHIKMNOPTYX".split("").map((latin, i): [string, string, string] => [latin, "ονυιΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"[i], "Greek"]),
+];
+
+const word = (alphabet: string) => fc.string({ unit: fc.constantFrom(...alphabet), minLength: 1, maxLength: 8 });
+/** Words of `alphabets` (each word of one of them), with digits, hyphens or underscores between and after them. */
+const honestName = (...alphabets: string[]) =>
+  fc
+    .array(fc.tuple(fc.oneof(...alphabets.map(word)), fc.string({ unit: fc.constantFrom(...BETWEEN), maxLength: 2 })), {
+      minLength: 1,
+      maxLength: 3,
+    })
+    .map((parts) => parts.map(([letters, between]) => letters + between).join(""));
+
+/** A name, what the service must answer to it (`why`: the refusal's message after the field's name begins so). */
+interface NameCase {
+  label: string;
+  name: string;
+  why?: string;
+}
+
+const HONEST: [label: string, name: fc.Arbitrary<string>][] = [
+  ["Latin with accents", honestName(ALPHABETS.latin)],
+  ["Cyrillic", honestName(ALPHABETS.cyrillic)],
+  ["Greek", honestName(ALPHABETS.greek)],
+  ["Han and Kana", honestName(ALPHABETS.japanese)],
+  ["Latin with Han and Kana", honestName(ALPHABETS.latin, ALPHABETS.japanese)],
+  ["Hangul", honestName(ALPHABETS.hangul)],
+  ["Latin with Hangul", honestName(ALPHABETS.latin, ALPHABETS.hangul)],
+  ["Arabic", honestName(ALPHABETS.arabic)],
+  ["digits, hyphens and underscores", honestName("abc", BETWEEN)],
+];
+/** An honest name, sent decomposed (NFD) one time in four: the service stores it NFC. */
+const honest = fc.oneof(
+  ...HONEST.map(([label, name]) =>
+    fc.tuple(name, fc.nat(3)).map(([text, n]): NameCase => ({ label, name: n === 0 ? text.normalize("NFD") : text })),
+  ),
+);
+const withInvisible = fc
+  .tuple(fc.oneof(...HONEST.map(([, name]) => name)), fc.constantFrom(...INVISIBLE), fc.nat())
+  .map(([text, invisible, at]): NameCase => {
+    const chars = [...text];
+    chars.splice(at % (chars.length + 1), 0, invisible);
+    const code = invisible.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+    return {
+      label: "an invisible, bidi or filler character inserted",
+      name: chars.join(""),
+      why: `must not contain U+${code} (`,
+    };
+  });
+// One letter of a Latin name swapped for a look-alike, another Latin letter kept before or after it.
+const withLookAlike = fc
+  .tuple(word(ALPHABETS.latin), fc.constantFrom(...LOOK_ALIKES), honestName(ALPHABETS.latin), fc.boolean())
+  .map(
+    ([kept, [, lookAlike, script], rest, before]): NameCase => ({
+      label: `a ${script} look-alike among Latin letters`,
+      name: before ? `${kept}${lookAlike}${rest}` : `${lookAlike}${kept}${rest}`,
+      why: `mixes scripts (Latin and ${script}): use one script, or Latin with Han and Hiragana/Katakana, Bopomofo or Hangul`,
+    }),
+  );
+
+describe("fuzzing new names: POST /apps, PATCH /apps/{app_id}, POST /variants/configs/add", () => {
+  const runs = RUNS / 2;
+  it(
+    `takes ${runs} generated honest names of any script (stored NFC), and refuses invisible characters and look-alikes (422 at the name, nothing written)`,
+    async () => {
+      const { owner } = world;
+      const appId = await createAppVia(owner.key, { app_name: "names-target" });
+      await db.changes();
+      const labels = new Map<string, number>();
+      const input = fc.record({
+        name: fc.oneof({ arbitrary: honest, weight: 2 }, withInvisible, withLookAlike),
+        route: fc.constantFrom("POST /apps", "PATCH /apps/{app_id}", "POST /variants/configs/add"),
+      });
+      await fuzz(
+        "new names",
+        REPLAY,
+        input,
+        async ({ name: { label, name, why }, route }) => {
+          labels.set(label, (labels.get(label) ?? 0) + 1);
+          const model = db.model;
+          const [field, loc] = route.endsWith("add")
+            ? ["slug", ["body", "variant_ref", "slug"]]
+            : ["app_name", ["body", "app_name"]];
+          const response =
+            route === "POST /apps"
+              ? await send("POST", "/apps", { key: owner.key, body: { app_name: name } })
+              : route === "PATCH /apps/{app_id}"
+                ? await send("PATCH", `/apps/${appId}`, { key: owner.key, body: { app_name: name } })
+                : await send("POST", "/variants/configs/add", {
+                    key: owner.key,
+                    body: { variant_ref: { slug: name }, application_ref: { id: appId } },
+                  });
+          const answer = { status: response.status, body: await response.json() };
+          const changed = await db.changes();
+          // The oracle the other fuzz files use is sure of every name made here, and agrees.
+          expect(newNameIsValid(name), `the oracle, on ${JSON.stringify(name)}`).toBe(why === undefined);
+          if (why !== undefined) {
+            expect(answer).toEqual({
+              status: 422,
+              body: { detail: [{ loc, msg: expect.stringMatching(/^Value error, /), type: "value_error" }] },
+            });
+            const { msg } = (answer.body as { detail: { msg: string }[] }).detail[0];
+            expect(msg.startsWith(`Value error, ${field} ${why}`), msg).toBe(true);
+            unchanged(changed);
+            return response.status;
+          }
+          const stored = name.normalize("NFC");
+          if (route === "POST /apps") {
+            if (model.appByName(owner.projectId, stored)) {
+              expectDetail(answer.status, answer.body, 409, "App with the same name already exists");
+              unchanged(changed);
+            } else {
+              expect(answer).toEqual({ status: 200, body: { app_id: expect.any(String), app_name: stored } });
+              const created = { name: stored, project_id: owner.projectId };
+              expect(changed.apps).toEqual({ added: [expect.objectContaining(created)], removed: [] });
+              expect(Object.keys(changed).sort()).toEqual(["apps", "environments"]);
+            }
+          } else if (route === "PATCH /apps/{app_id}") {
+            if (model.appsOfProject(owner.projectId).some((other) => other.id !== appId && other.name === stored)) {
+              expectDetail(answer.status, answer.body, 409, "App with the same name already exists");
+              unchanged(changed);
+            } else {
+              expect(answer).toEqual({ status: 200, body: { app_id: appId, app_name: stored } });
+              expect(db.model.apps.get(appId)?.name).toBe(stored);
+              expect(Object.keys(changed)).toEqual(Object.keys(changed).length > 0 ? ["apps"] : []);
+            }
+          } else if (model.variantsOf(appId).some((variant) => variant.name === stored)) {
+            expectDetail(answer.status, answer.body, 400, "Config already exists.");
+            unchanged(changed);
+          } else {
+            expect(answer).toMatchObject({ status: 200, body: { variant_ref: { slug: stored, version: 1 } } });
+            expect(changed.app_variants).toEqual({
+              added: [expect.objectContaining({ app_id: appId, name: stored })],
+              removed: [],
+            });
+            expect(Object.keys(changed).sort()).toEqual(["app_variant_revisions", "app_variants"]);
+          }
+          return response.status;
+        },
+        [200, 422],
+        runs,
+      );
+      console.info(`new names: by label: ${JSON.stringify(Object.fromEntries([...labels].sort()))}`);
+      if (REPLAY["new names"]?.path === undefined) {
+        const all = [...HONEST.map(([label]) => label), "an invisible, bidi or filler character inserted"];
+        for (const label of [...all, "a Cyrillic look-alike among Latin letters", "a Greek look-alike among Latin letters"])
+          expect(labels.get(label) ?? 0, `${label}: never generated`).toBeGreaterThan(0);
+      }
       expect(await databaseProblems()).toEqual([]);
     },
     TIMEOUT,

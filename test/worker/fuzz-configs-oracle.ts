@@ -27,6 +27,7 @@ import {
   lengthWithin,
   likelyValidName,
   MAX_BODY_BYTES,
+  newNameIsValid,
   own,
   type Replay,
   RUNS,
@@ -176,7 +177,8 @@ function readConfigBody(action: Action, verdict: Verdict, value: unknown): Confi
     const slug = own(config, "slug");
     // Only the slug is read; other parts of the ref the contract says nothing of.
     for (const part of ["version", "id"]) if (own(config, part) != null) verdict.field(at("variant_ref", part), undefined);
-    const validity = !config ? false : typeof slug === "string" ? nameSlugValidity(slug) : false;
+    // A new name: more than a slug that looks one up (README "Choices", `app_name`).
+    const validity = !config ? false : newNameIsValid(slug);
     verdict.field(at("variant_ref", ...(config ? ["slug"] : [])), validity);
     if (!application) verdict.fail(422, at("application_ref"));
     if (validity === false || !application) valid = false;

@@ -78,13 +78,61 @@ export const lengthWithin = (text: string, max = 255): boolean => {
 /** Text that cannot be stored as UTF-8 (half of a surrogate pair) is refused. */
 export const hasLoneSurrogate = (text: string) => LONE_SURROGATE.test(text);
 
-/** What app_name must be (README "Choices"): 1-255 characters after NFC, not blank, no control characters. */
+/**
+ * What a name must be to look an app up (README "Choices"): 1-255 characters after NFC, not blank, no control
+ * characters. A new one must be more (`newNameIsValid`).
+ */
 export function nameIsValid(value: unknown): boolean {
   if (typeof value !== "string") return false;
   const name = value.normalize("NFC");
   if (name.trim() === "" || /\p{Cc}/u.test(name) || hasLoneSurrogate(name)) return false;
   return lengthWithin(name);
 }
+
+/** The letters of a few scripts, which the oracle is sure of (none is used by another script); a-z and A-Z are Latin. */
+const SCRIPT_LETTERS: [script: string, letters: RegExp][] = [
+  ["Latin", /[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u017f]/u],
+  ["Greek", /[\u0386\u0388-\u038a\u038c\u038e-\u03a1\u03a3-\u03ce]/u],
+  ["Cyrillic", /[\u0400-\u045f]/u],
+  ["Hebrew", /[\u05d0-\u05ea]/u],
+  ["Arabic", /[\u0621-\u063a\u0641-\u064a]/u],
+  ["Han", /[\u4e00-\u9fff]/u],
+  ["Kana", /[\u3041-\u3096\u30a1-\u30fa\u30fc]/u],
+  ["Hangul", /[\uac00-\ud7a3]/u],
+];
+/** The scripts a new name may mix (README "Choices"): Latin with those of Japanese or of Korean (Bopomofo aside). */
+const SCRIPT_COMBINATIONS = [
+  ["Latin", "Han", "Kana"],
+  ["Latin", "Han", "Hangul"],
+];
+
+/**
+ * What a new app_name or config name must be besides a name (README "Choices", `app_name`): no invisible, formatting,
+ * bidi, filler, private-use or unassigned character, no space but U+0020, a visible character, not a combining mark
+ * first, one script (or a combination one language writes). True or false where the name is simple enough to be sure
+ * (ASCII; the letters of SCRIPT_LETTERS; a refused character; two scripts no combination has); else undefined.
+ */
+export function newNameValidity(name: string): boolean | undefined {
+  if (/^[\x20-\x7e]*$/.test(name)) return true;
+  if (/(?! )[\p{Default_Ignorable_Code_Point}\p{Bidi_Control}\p{Cf}\p{Z}\p{Co}\p{Cn}\u2800]/u.test(name)) return false;
+  if (/^\p{M}/u.test(name) || !/[\p{L}\p{N}\p{P}\p{S}]/u.test(name)) return false;
+  const scripts = new Set<string>();
+  let sure = true;
+  for (const char of name) {
+    const script = SCRIPT_LETTERS.find(([, letters]) => letters.test(char))?.[0];
+    if (script) scripts.add(script);
+    // Neither a known letter nor ASCII punctuation, a digit or a space: the oracle is not sure of it.
+    else if (!/[\x20-\x40\x5b-\x60\x7b-\x7e]/.test(char)) sure = false;
+  }
+  const mixable = (combination: string[]) => [...scripts].every((script) => combination.includes(script));
+  // Two scripts no combination has: whatever else the name holds, it is refused.
+  if (scripts.size > 1 && !SCRIPT_COMBINATIONS.some(mixable)) return false;
+  return sure ? true : undefined;
+}
+
+/** What the name of a new app or config must be (`nameIsValid`, then `newNameValidity`); undefined: no claim. */
+export const newNameIsValid = (value: unknown): boolean | undefined =>
+  nameIsValid(value) ? newNameValidity((value as string).normalize("NFC")) : false;
 
 /** What environment_name must be: 1-255 characters, no control characters. */
 export const environmentNameIsValid = (name: string): boolean =>
@@ -277,6 +325,11 @@ const NASTY_STRINGS = [
   "\u1100\u1161",
   "\u0627\u0644\u0639\u0631\u0628\u064a\u0629",
   "\u{1f469}\u200d\u{1f4bb}",
+  "\u0430pp",
+  "h-app\u3164",
+  "\u2060app",
+  "\u2800",
+  "\u0301",
   "a".repeat(255),
   "a".repeat(256),
   "\u00e4".repeat(255),
@@ -320,6 +373,9 @@ export const likelyValidName = fc.oneof(
       "caf\u00e9",
       "cafe\u0301",
       "\u{1f600}",
+      "\u043f\u0440\u0438\u043b\u043e\u0436\u0435\u043d\u0438\u0435",
+      "\u65e5\u672c\u8a9e\u30a2\u30d7\u30ea",
+      "\ud55c\uae00-\uc571",
       "x".repeat(255),
       "e\u0301".repeat(200),
       "' OR 1=1 --",

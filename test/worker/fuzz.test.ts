@@ -23,7 +23,7 @@ import {
   LONE_SURROGATE,
   MAX_BODY_BYTES,
   mayWriteIn,
-  nameIsValid,
+  newNameIsValid,
   own,
   type Replay,
   RFC_UUID,
@@ -209,7 +209,7 @@ describe("fuzzing POST /apps", () => {
             expect(response.status).toBe(422);
             expect(hasIssueAt(issues, "body")).toBe(true);
           } else {
-            const validName = nameIsValid(appName);
+            const validName = newNameIsValid(appName);
             if (validName === false) {
               expect(response.status).toBe(422);
               expect(hasIssueAt(issues, "body", "app_name")).toBe(true);
