@@ -3,6 +3,7 @@
  * data-access code. JSON on stdout, messages on stderr. Run with `npm run admin -- <command> [options]`.
  */
 import { parseArgs } from "node:util";
+import * as z from "zod";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import {
   createApiKey,
@@ -22,6 +23,8 @@ import { Caller } from "../db/caller";
 import { addConfig, commitConfig, type Ref } from "../db/configs";
 import { isUniqueViolation } from "../db/d1";
 import { deployConfig } from "../db/deployments";
+import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
+import { httpUrlOrEmpty, jsonObject } from "../http/fields";
 import { openDatabase, retryWhenBusy } from "./database";
 import { runCli, UsageError } from "./run-cli";
 
@@ -93,6 +96,9 @@ async function ensureConfig(db: D1Database, caller: Caller, as: string, applicat
   const added = await addConfig(db, caller, application, configName);
   if (added.outcome === "forbidden" || added.outcome === "not_found") throw mayNotWrite(as);
 }
+
+/** `variant commit`'s params and url, by the rules of HTTP's configs/commit. */
+const CommitOptions = z.object({ params: jsonObject("--params"), url: httpUrlOrEmpty("--url").optional() });
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
@@ -202,19 +208,22 @@ const COMMANDS: Record<string, Command> = {
     const configName = required(options, "name").normalize("NFC");
     let params: unknown;
     try {
-      params = JSON.parse(required(options, "params"));
-    } catch {
-      throw new UsageError("--params must be JSON");
+      params = parseJsonExactly(required(options, "params"));
+    } catch (error) {
+      throw new UsageError(error instanceof InexactNumberError ? `--params: ${error.message}` : "--params must be JSON");
     }
     if (typeof params !== "object" || params === null || Array.isArray(params)) {
       throw new UsageError("--params must be a JSON object");
     }
+    // What HTTP refuses, the CLI refuses too: params nested too deep, a url that is not "" or http(s).
+    const checked = CommitOptions.safeParse({ params, url: options.url });
+    if (!checked.success) throw new UsageError(checked.error.issues[0].message);
     const { caller, as } = await operatorOnApp(db, appId, options.email);
     const refs = {
       application: { id: appId, slug: null, version: null },
       variant: { slug: configName, version: null, id: null },
     };
-    const change = { params: params as Record<string, unknown>, url: options.url ?? null };
+    const change = { params: checked.data.params, url: checked.data.url ?? null };
     let committed = await commitConfig(db, caller, refs, change);
     if (committed.outcome === "not_found") {
       await ensureConfig(db, caller, as, refs.application, configName);

@@ -11,6 +11,7 @@ import {
   CommitConfigBody,
   type ConfigOutput,
   FetchConfigBody,
+  paramsAsSent,
   toConfigOutput,
   toConfigRefs,
 } from "./configs.schemas";
@@ -55,7 +56,7 @@ export const configsRoutes = new Hono<AppEnv>()
     async (c) => {
       const body = c.req.valid("json");
       const refs = { application: body.application_ref, variant: body.variant_ref };
-      const change = { params: body.params, url: body.url ?? null };
+      const change = { params: paramsAsSent(await c.req.text()), url: body.url ?? null };
       const write = await writeSession(c, (db) => commitConfig(db, c.var.caller, refs, change, c.var.claim));
       return c.json(madeConfig(c, write), 200);
     },

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { Config, ConfigRefs, Ref } from "../db/configs";
-import { jsonObject, nameField, newNameField, storableText, uuid } from "../http/fields";
+import { parseJsonExactly } from "../db/exact-json";
+import { httpUrlOrEmpty, jsonObject, MAX_JSON_DEPTH, nameField, newNameField, uuid } from "../http/fields";
 
 /**
  * A reference `{slug, version, id}`, every key optional (missing = null); one whose three values are all null
@@ -32,31 +33,38 @@ export const environmentRef = ref(
 
 type Refs = { application_ref?: Ref | null; variant_ref?: Ref | null; environment_ref?: Ref | null };
 
-/** A ref by slug is looked up within an app, so the app must be named unless an id names the revision. */
-export function requireResolvableRefs(body: Refs, context: z.core.$RefinementCtx<Refs>) {
-  const { application_ref: application, variant_ref: variant, environment_ref: environment } = body;
-  for (const [key, value] of [
-    ["variant_ref", variant],
-    ["environment_ref", environment],
-    ["application_ref", application],
-  ] as const) {
-    if (value && value.slug === null && value.id === null) {
-      context.addIssue({ code: "custom", path: [key], message: `${key} needs a slug or an id` });
+/**
+ * A ref by slug is looked up within an app, so the app must be named: by `application_ref`, or by the revision an
+ * id names (a variant revision's; an environment revision's too where the route reads `environment_ref`).
+ */
+export const requireResolvableRefs =
+  ({ readsEnvironmentRef }: { readsEnvironmentRef: boolean }) =>
+  (body: Refs, context: z.core.$RefinementCtx<Refs>) => {
+    const { application_ref: application, variant_ref: variant, environment_ref: environment } = body;
+    for (const [key, value] of [
+      ["variant_ref", variant],
+      ["environment_ref", environment],
+      ["application_ref", application],
+    ] as const) {
+      if (value && value.slug === null && value.id === null) {
+        context.addIssue({ code: "custom", path: [key], message: `${key} needs a slug or an id` });
+      }
     }
-  }
-  const namedById = variant ? variant.id !== null : environment?.id != null;
-  if (!application && !namedById) {
-    context.addIssue({
-      code: "custom",
-      path: ["application_ref"],
-      message: "application_ref is required unless the variant (or environment) ref has an id",
-    });
-  }
-}
+    const namedById = variant?.id != null || (readsEnvironmentRef && environment?.id != null);
+    if (!application && !namedById) {
+      context.addIssue({
+        code: "custom",
+        path: ["application_ref"],
+        message: readsEnvironmentRef
+          ? "application_ref is required unless variant_ref or environment_ref has an id"
+          : "application_ref is required unless variant_ref has an id (environment_ref is not read here)",
+      });
+    }
+  };
 
 export const FetchConfigBody = z
   .object({ variant_ref: variantRef, environment_ref: environmentRef, application_ref: applicationRef })
-  .superRefine(requireResolvableRefs);
+  .superRefine(requireResolvableRefs({ readsEnvironmentRef: true }));
 
 export const AddConfigBody = z.object({
   variant_ref: z
@@ -67,22 +75,30 @@ export const AddConfigBody = z.object({
 
 const CommitConfig = z
   .object({
-    params: jsonObject.meta({ description: "Replaces the config's params (no merge)" }),
-    url: storableText("url").max(2048).nullish().meta({ description: "Replaces the url; omitted or null: the latest's is kept" }),
+    params: jsonObject("params").meta({
+      description: `Replaces the config's params (no merge); at most ${MAX_JSON_DEPTH} levels deep; numbers kept digit for digit`,
+    }),
+    url: httpUrlOrEmpty("url").nullish().meta({
+      description: 'Replaces the url: "" or an absolute http(s) URL; omitted or null: the latest\'s is kept',
+    }),
     application_ref: applicationRef,
     variant_ref: variantRef.refine((value) => value !== null, "variant_ref needs a slug or an id"),
     service_ref: z.unknown().optional().meta({ description: "Ignored" }),
     environment_ref: environmentRef.meta({ description: "Ignored" }),
   })
-  .superRefine(requireResolvableRefs);
+  .superRefine(requireResolvableRefs({ readsEnvironmentRef: false }));
 
-const isWrapped = (body: unknown) => typeof body === "object" && body !== null && "config" in body && !("params" in body);
+const unwrap = (body: unknown) =>
+  typeof body === "object" && body !== null && "config" in body && !("params" in body) ? body.config : body;
 
 /** The commit body, flat or wrapped as `{"config": {...}}` (as later clients send it). */
-export const CommitConfigBody = z.preprocess(
-  (body) => (isWrapped(body) ? (body as { config: unknown }).config : body),
-  CommitConfig,
-);
+export const CommitConfigBody = z.preprocess(unwrap, CommitConfig);
+
+/**
+ * The params of a valid commit body's text, every number as sent: the validated body was parsed by `JSON.parse`,
+ * which turns 9007199254740993 into 9007199254740992.
+ */
+export const paramsAsSent = (text: string) => (unwrap(parseJsonExactly(text)) as { params: Record<string, unknown> }).params;
 
 export const toConfigRefs = (body: Refs): ConfigRefs => ({
   application: body.application_ref ?? null,

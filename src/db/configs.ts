@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./accounts";
 import { APP_BY_REF_CTE, batchAsCaller, CALLER_CTE, type Caller, refusal } from "./caller";
 import { isUniqueViolation, type Queryable } from "./d1";
+import { parseJsonExactly } from "./exact-json";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 
 /** A reference to an app, a variant (revision) or an environment (revision): every part optional. */
@@ -155,7 +156,7 @@ export function toConfig(row: ConfigRow | undefined): Config | null {
   } = row;
   return {
     ...config,
-    params: JSON.parse(params),
+    params: parseJsonExactly(params) as Record<string, unknown>,
     environment:
       environmentName === null
         ? null

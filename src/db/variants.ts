@@ -1,5 +1,6 @@
 import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
+import { parseJsonExactly } from "./exact-json";
 
 /** A variant (a named config of an app) with its latest revision. */
 export interface Variant {
@@ -37,7 +38,10 @@ const VARIANTS_OF_APP = `SELECT v.id, app.id AS appId, app.name AS appName, app.
 
 type Row<T> = Omit<T, "params"> & { params: string };
 
-const withParams = <T extends { params: string }>(row: T) => ({ ...row, params: JSON.parse(row.params) });
+const withParams = <T extends { params: string }>(row: T) => ({
+  ...row,
+  params: parseJsonExactly(row.params) as Record<string, unknown>,
+});
 
 /** The variants of app ?3, oldest first; null when the app is not visible to the caller. */
 export async function listAppVariants(db: Queryable, caller: Caller, appId: string): Promise<Variant[] | null> {

@@ -11,7 +11,7 @@ export const DeployConfigBody = z
       .meta({ description: "The environment to deploy to, by name" }),
     application_ref: applicationRef,
   })
-  .superRefine(requireResolvableRefs);
+  .superRefine(requireResolvableRefs({ readsEnvironmentRef: true }));
 
 /** `deploy_to_environment`: the variant's latest revision. */
 export const DeployToEnvironmentBody = z.object({

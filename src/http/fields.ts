@@ -52,15 +52,53 @@ const isJsonObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
- * Any JSON object, taken as sent: zod's record and object types copy what they validate, and lose a key named
- * `__proto__` on the way (the copy's prototype takes it).
+ * How deep a stored JSON value may nest (the value itself is level 1): far below SQLite's own limit of 1,000, past
+ * which its `json_valid` CHECK fails the write, and far beyond any config (a protobuf parser's default is 100 too).
  */
-export const jsonObject = z
-  .unknown()
-  .refine(isJsonObject, { message: "Input should be a valid dictionary", params: { pydanticType: "dict_type" } })
-  .transform((value) => value as Record<string, unknown>)
-  .meta({ type: "object" });
+export const MAX_JSON_DEPTH = 100;
+
+/** Whether the value nests deeper than `max` levels; the walk stops there, however deep the value goes. */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (max === 0) return true;
+  return Object.values(value).some((child) => nestsDeeperThan(child, max - 1));
+}
+
+/**
+ * Any JSON object of at most MAX_JSON_DEPTH levels, taken as sent: zod's record and object types copy what they
+ * validate, and lose a key named `__proto__` on the way (the copy's prototype takes it).
+ */
+export const jsonObject = (field: string) =>
+  z
+    .unknown()
+    .refine(isJsonObject, { message: "Input should be a valid dictionary", params: { pydanticType: "dict_type" } })
+    .refine((value) => !nestsDeeperThan(value, MAX_JSON_DEPTH), `${field} must not nest deeper than ${MAX_JSON_DEPTH} levels`)
+    .transform((value) => value as Record<string, unknown>)
+    .meta({ type: "object" });
 
 /** Text that can be stored as sent: no half of a surrogate pair (a JSON escape can carry one). */
 export const storableText = (field: string) =>
-  z.string().refine((value) => !LONE_SURROGATE.test(value), `${field} must be valid Unicode (no unpaired surrogates)`);
+  z.string().refine((value) => !LONE_SURROGATE.test(value), {
+    message: `${field} must be valid Unicode (no unpaired surrogates)`,
+    abort: true,
+  });
+
+// The whole text, not what URL parsing keeps of it: the parser drops tabs and newlines, and trims spaces and controls.
+const HTTP_URL_TEXT = /^https?:\/\/[^\p{Cc}\s]+$/iu;
+
+function parsesAsUrl(value: string): boolean {
+  try {
+    return new URL(value).host !== "";
+  } catch {
+    return false;
+  }
+}
+
+/** `""` (none), or an absolute http(s) URL with no space or control character, such as a browser can open. */
+export const httpUrlOrEmpty = (field: string) =>
+  storableText(field)
+    .max(2048)
+    .refine(
+      (value) => value === "" || (HTTP_URL_TEXT.test(value) && parsesAsUrl(value)),
+      `${field} must be "" or an absolute http:// or https:// URL without spaces or control characters`,
+    );

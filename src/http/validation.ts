@@ -22,9 +22,13 @@ function toValidationIssue(location: Location, issue: z.core.$ZodIssue, input: u
       }
       if (issue.expected === "record") return { loc, msg: "Input should be a valid dictionary", type: "dict_type" };
       if (issue.expected === "int") return { loc, msg: "Input should be a valid integer", type: "int_type" };
+      // 1e400 parses to Infinity.
+      if (issue.expected === "number" && typeof valueAt(input, issue.path) === "number") {
+        return { loc, msg: "Input should be a finite number", type: "finite_number" };
+      }
       return { loc, msg: `Input should be a valid ${issue.expected}`, type: `${issue.expected}_type` };
     case "too_small":
-      if (issue.origin === "number") {
+      if (issue.origin === "number" || issue.origin === "int") {
         return { loc, msg: `Input should be greater than or equal to ${issue.minimum}`, type: "greater_than_equal" };
       }
       return {
@@ -33,6 +37,10 @@ function toValidationIssue(location: Location, issue: z.core.$ZodIssue, input: u
         type: "string_too_short",
       };
     case "too_big":
+      // An integer past 2^53 - 1 (which JSON.parse cannot hold exactly) is refused as a number, not as a string.
+      if (issue.origin === "number" || issue.origin === "int") {
+        return { loc, msg: `Input should be less than or equal to ${issue.maximum}`, type: "less_than_equal" };
+      }
       return { loc, msg: `String should have at most ${issue.maximum} characters`, type: "string_too_long" };
     case "invalid_format":
       if (issue.format === "uuid") return { loc, msg: "Input should be a valid UUID", type: "uuid_parsing" };

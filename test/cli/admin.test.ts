@@ -204,12 +204,30 @@ describe("each command prints exactly one JSON object and exits 0", () => {
   });
 
   it.each([
-    ["not JSON", "{temperature", /--params must be JSON/],
-    ["not an object", "[1, 2]", /--params must be a JSON object/],
-  ])("variant commit with --params %s", async (_, params, message) => {
-    const created = await api(worker, "POST", "/apps", made.aliceKey.key, { app_name: `bad-params-${params.length}` });
-    const result = await admin(dir, "variant", "commit", "--app", created.body.app_id, "--name", "main", "--params", params);
+    ["not JSON", ["--params", "{temperature"], /--params must be JSON/],
+    ["not an object", ["--params", "[1, 2]"], /--params must be a JSON object/],
+    [
+      "nested 101 deep",
+      ["--params", `{"a":${"[".repeat(100)}${"]".repeat(100)}}`],
+      /--params must not nest deeper than 100 levels/,
+    ],
+    ["a javascript: url", ["--params", "{}", "--url", "javascript:alert(1)"], /--url must be "" or an absolute http/],
+  ])("variant commit with %s is refused", async (_, args, message) => {
+    const created = await api(worker, "POST", "/apps", made.aliceKey.key, { app_name: `bad-params-${args.join("").length}` });
+    const result = await admin(dir, "variant", "commit", "--app", created.body.app_id, "--name", "main", ...args);
     expectCliError(result, message);
+  });
+
+  it("variant commit keeps every number as written, or refuses it where Node cannot (no JSON.rawJSON before Node 21)", async () => {
+    const created = await api(worker, "POST", "/apps", made.aliceKey.key, { app_name: "exact-numbers" });
+    const params = '{"id": 9007199254740993, "one": 1.0, "t": 0.2}';
+    const result = await admin(dir, "variant", "commit", "--app", created.body.app_id, "--name", "main", "--params", params);
+    if (typeof (JSON as { rawJSON?: unknown }).rawJSON === "function") {
+      expectJsonObject(result, COMMIT_FIELDS);
+      expect(result.stdout).toContain('"params": {\n    "id": 9007199254740993,\n    "one": 1.0,\n    "t": 0.2\n  }');
+    } else {
+      expectCliError(result, /--params: the number 9007199254740993 cannot be kept exactly by this runtime/);
+    }
   });
 });
 

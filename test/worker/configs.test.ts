@@ -304,15 +304,20 @@ describe("configs/fetch", () => {
     );
   });
 
-  it("needs a way to name the app (422), and treats an all-null ref as absent", async () => {
-    for (const body of [
-      {},
-      { variant_ref: { slug: fetched } },
-      { environment_ref: { slug: "staging" } },
-      { variant_ref: { version: 1 } },
-    ]) {
-      expect((await call("fetch", viewer.key, body)).status, JSON.stringify(body)).toBe(422);
+  it("needs a way to name the app (422, saying what would do), and treats an all-null ref as absent", async () => {
+    const unnamed = {
+      detail: [
+        {
+          loc: ["body", "application_ref"],
+          msg: "Value error, application_ref is required unless variant_ref or environment_ref has an id",
+          type: "value_error",
+        },
+      ],
+    };
+    for (const body of [{}, { variant_ref: { slug: fetched } }, { environment_ref: { slug: "staging" } }]) {
+      expect(await expectJson(await call("fetch", viewer.key, body), 422), JSON.stringify(body)).toEqual(unnamed);
     }
+    expect((await call("fetch", viewer.key, { variant_ref: { version: 1 } })).status).toBe(422);
     const allNull = await expectConfig(
       await call("fetch", viewer.key, {
         variant_ref: { slug: null, version: null, id: null },
@@ -321,6 +326,83 @@ describe("configs/fetch", () => {
       }),
     );
     expect(allNull.environment_ref?.slug).toBe("production");
+  });
+});
+
+describe("an environment revision's id names the app", () => {
+  it("for fetch and fork of a config by slug, with no application_ref; commit does not read environment_ref (422)", async () => {
+    const ref = { application_ref: { id: appId }, variant_ref: { slug: "by-environment-id" } };
+    await expectConfig(await call("add", editor.key, ref));
+    const committed = await expectConfig(await call("commit", editor.key, { ...ref, params: { n: 1 } }));
+    const deployed = await deploy(appId, "development", "main", owner);
+    const refs = { variant_ref: { slug: "by-environment-id" }, environment_ref: { id: deployed.revisionId } };
+    const fetchedConfig = await expectConfig(await call("fetch", viewer.key, refs));
+    expect({ variant_ref: fetchedConfig.variant_ref, params: fetchedConfig.params }).toEqual({
+      variant_ref: committed.variant_ref,
+      params: { n: 1 },
+    });
+    const forked = await expectConfig(await call("fork", editor.key, refs));
+    expect(forked.variant_ref.slug).toMatch(/^by-environment-id_[0-9a-f]{8}$/);
+    const before = await snapshot();
+    expect(await expectJson(await call("commit", editor.key, { ...refs, params: {} }), 422)).toEqual({
+      detail: [
+        {
+          loc: ["body", "application_ref"],
+          msg: "Value error, application_ref is required unless variant_ref has an id (environment_ref is not read here)",
+          type: "value_error",
+        },
+      ],
+    });
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe("configs/commit url", () => {
+  const commitWith = (url: string) => ({ application_ref: { id: appId }, variant_ref: { slug: "main" }, params: {}, url });
+  const urlRefused = {
+    detail: [
+      {
+        loc: ["body", "url"],
+        msg: 'Value error, url must be "" or an absolute http:// or https:// URL without spaces or control characters',
+        type: "value_error",
+      },
+    ],
+  };
+
+  it('is "" or an absolute http(s) URL, stored as sent', async () => {
+    for (const url of [
+      "https://svc.example/v1?a=b#c",
+      "HTTP://SVC.EXAMPLE",
+      "http://127.0.0.1:8080/x",
+      "https://例え.jp/パス",
+      "",
+    ]) {
+      const config = await expectConfig(await call("commit", editor.key, commitWith(url)));
+      expect(config.url).toBe(url);
+    }
+  });
+
+  it("refuses javascript:, file:, other schemes, relative urls, spaces and control characters (422), writing nothing", async () => {
+    const before = await snapshot();
+    for (const url of [
+      "javascript:alert(1)",
+      "file:///etc/passwd",
+      "https://svc.example/\r\nSet-Cookie: a=b",
+      "https://svc.example/a\tb",
+      "https://svc.example/a b",
+      " https://svc.example",
+      "https://svc.example/\u0085",
+      "ftp://svc.example/x",
+      "data:text/html,<script>alert(1)</script>",
+      "http:svc.example",
+      "//svc.example/x",
+      "/relative/path",
+      "svc.example",
+      "https://",
+    ]) {
+      expect(await expectJson(await call("commit", editor.key, commitWith(url)), 422), url).toEqual(urlRefused);
+    }
+    expect(await snapshot()).toEqual(before);
   });
 });
 

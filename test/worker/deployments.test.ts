@@ -135,6 +135,19 @@ describe("POST /variants/configs/deploy", () => {
     expect(((await byId.json()) as Config).environment_ref).toMatchObject({ slug: "production", version: 2 });
   });
 
+  it("deploys by config slug to the environment an environment revision's id names, with no application_ref", async () => {
+    const latest = await commit("main", { v: 5 });
+    const staging = (await record("staging")).revisions.at(-1)!;
+    const response = await deployConfig(owner.key, { variant_ref: { slug: "main" }, environment_ref: { id: staging.id } });
+    expect(response.status).toBe(200);
+    const config = (await response.json()) as Config;
+    expect({ variant_ref: config.variant_ref, environment: config.environment_ref?.slug }).toEqual({
+      variant_ref: latest.variant_ref,
+      environment: "staging",
+    });
+    expect((await record("staging")).revision).toBe(staging.revision + 1);
+  });
+
   it("refuses a viewer (403), hides the app from an outsider (404), and names what is missing (404): nothing written", async () => {
     const deploy = { variant_ref: { slug: "main" }, environment_ref: { slug: "staging" }, application_ref: { id: appId } };
     const before = await snapshot();

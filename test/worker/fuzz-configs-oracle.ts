@@ -18,6 +18,7 @@ import {
   anyString,
   asObject,
   bodySpec,
+  depthOf,
   environmentNameIsValid,
   FORBIDDEN,
   fieldValue,
@@ -27,6 +28,7 @@ import {
   lengthWithin,
   likelyValidName,
   MAX_BODY_BYTES,
+  MAX_PARAMS_DEPTH,
   newNameIsValid,
   own,
   type Replay,
@@ -80,10 +82,20 @@ const nameSlugValidity = (value: string): boolean | undefined => {
   return name.trim() === "" ? undefined : true;
 };
 
-/** A version: an integer, 0 or more; a larger one than a double holds exactly, or a digit string or a boolean: no claim. */
+/** A commit's url by the contract: "" (none), or what a browser opens as an absolute http(s) URL. */
+function urlIsValid(url: string): boolean {
+  if (url === "") return true;
+  if (!/^https?:\/\/[^\s\p{Cc}]+$/iu.test(url) || hasLoneSurrogate(url)) return false;
+  try {
+    return new URL(url).host !== "";
+  } catch {
+    return false;
+  }
+}
+
+/** A version: an integer from 0 to 2^53 - 1 (a larger one is refused as a number); a digit string or a boolean: no claim. */
 function versionValidity(verdict: Verdict, version: unknown): boolean | undefined {
-  if (typeof version === "number")
-    return Number.isSafeInteger(version) && version >= 0 ? true : Number.isInteger(version) && version > 0 ? undefined : false;
+  if (typeof version === "number") return Number.isSafeInteger(version) && version >= 0;
   if (typeof version === "boolean" || (typeof version === "string" && /^[0-9]+$/.test(version))) {
     verdict.unpredictable = true; // read as a number, or refused: the contract does not say
     return undefined;
@@ -184,16 +196,13 @@ function readConfigBody(action: Action, verdict: Verdict, value: unknown): Confi
     if (validity === false || !application) valid = false;
     request.configName = typeof slug === "string" ? slug.normalize("NFC") : "";
   } else if (!application) {
-    // The app must be named unless the variant ref (or, without one, the environment ref) names a revision by id; a
-    // deploy without a variant ref is refused for that already.
-    const byId =
-      action === "commit" || variant
-        ? variant !== "invalid" && variant?.id != null
-        : environment !== "invalid" && environment?.id != null;
+    // The app must be named unless a ref names a revision by id: the variant ref, or (where the route reads it, all
+    // but commit) the environment ref; a deploy without a variant ref is refused for that already.
+    const hasId = (ref: typeof variant) => ref !== "invalid" && ref?.id != null;
+    const byId = hasId(variant) || (action !== "commit" && hasId(environment));
     const undetermined =
-      variant === "invalid" ||
-      (action === "deploy" && !variant) ||
-      (action !== "commit" && !variant && environment === "invalid");
+      (!byId && (variant === "invalid" || (action !== "commit" && environment === "invalid"))) ||
+      (action === "deploy" && !variant);
     if (undetermined) verdict.field(at("application_ref"), undefined);
     else if (!byId) {
       verdict.fail(422, at("application_ref"));
@@ -202,12 +211,12 @@ function readConfigBody(action: Action, verdict: Verdict, value: unknown): Confi
   }
   if (action === "commit") {
     if (!variant) verdict.fail(422, at("variant_ref"));
-    const params = asObject(own(body, "params"));
+    let params = asObject(own(body, "params"));
+    if (params && depthOf(params) > MAX_PARAMS_DEPTH) params = undefined;
     if (!params) verdict.fail(422, at("params"));
     const url = own(body, "url") ?? null;
-    // A url is a string: one over 2048 characters, or with half a surrogate pair, the contract says nothing of.
-    const urlValidity =
-      url === null || (typeof url === "string" && (url.length <= 2048 && !hasLoneSurrogate(url) ? true : undefined));
+    // A url is "" or an absolute http(s) URL without spaces or controls; over 2048 characters, the contract is silent.
+    const urlValidity = url === null || (typeof url === "string" && urlIsValid(url) && (url.length <= 2048 || undefined));
     verdict.field(at("url"), urlValidity);
     if (!variant || !params || urlValidity === false) valid = false;
     request.params = params ?? {};

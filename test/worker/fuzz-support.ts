@@ -75,6 +75,17 @@ export const lengthWithin = (text: string, max = 255): boolean => {
   return codePoints >= 1 && codePoints <= max;
 };
 
+/** How many levels a parsed JSON value nests (a scalar: 0; `{}`: 1); params may nest 100 (README "Choices"). */
+export function depthOf(value: unknown): number {
+  // Level by level, not recursively: the fuzz sends values nested 8,000 deep.
+  for (let depth = 0, level = [value]; ; depth += 1) {
+    const containers = level.filter((item): item is object => typeof item === "object" && item !== null);
+    if (containers.length === 0) return depth;
+    level = containers.flatMap((item) => Object.values(item));
+  }
+}
+export const MAX_PARAMS_DEPTH = 100;
+
 /** Text that cannot be stored as UTF-8 (half of a surrogate pair) is refused. */
 export const hasLoneSurrogate = (text: string) => LONE_SURROGATE.test(text);
 

@@ -232,17 +232,28 @@ describe("SQL in configs' refs and fields", () => {
   );
 
   it.each(PAYLOADS.map((payload) => [JSON.stringify(payload), payload]))(
-    "commit: %s as a params key and value, and as the url, is stored verbatim as one new revision",
+    "commit: %s as a params key and value, and in the url's query, is stored verbatim as one new revision",
     async (_, payload) => {
       const params = { [payload]: payload, nested: [payload] };
-      const request = () => configs("commit", commit({ params, url: payload }));
-      // A url is any string: none of the payloads is refused.
+      const url = `https://svc.example/find?q=${encodeURIComponent(payload)}`;
+      const request = () => configs("commit", commit({ params, url }));
       const made = await expectWritten(request, payload, ["body", "url"], () => true);
       const row = addedRevision(made!.changed);
-      expect({ params: JSON.parse(row.params as string), url: row.url }).toEqual({ params, url: payload });
-      expect({ params: made!.body.params, url: made!.body.url }).toEqual({ params, url: payload });
+      expect({ params: JSON.parse(row.params as string), url: row.url }).toEqual({ params, url });
+      expect({ params: made!.body.params, url: made!.body.url }).toEqual({ params, url });
     },
   );
+
+  it('commit: no payload is a url by itself (a url is "" or an absolute http(s) URL): 422 at url, nothing written', async () => {
+    for (const payload of PAYLOADS) {
+      await expectWritten(
+        () => configs("commit", commit({ params: {}, url: payload })),
+        payload,
+        ["body", "url"],
+        () => false,
+      );
+    }
+  });
 
   // Parts commit reads but does not use: validated (a control character in a name is refused), then ignored.
   const ignored: [string, (payload: string) => object, (payload: string) => boolean][] = [
