@@ -8,7 +8,7 @@ import autocannon from "autocannon";
 import { HarnessError, runningGroups } from "../support/processes";
 import { type DevServer, d1Query } from "../support/wrangler";
 import { fixed, thousands } from "./report";
-import { type CheckInfo, type Scenario, ScenarioError, type ScenarioId } from "./scenarios";
+import { type CheckInfo, committedRevisionsSql, type Scenario, ScenarioError, type ScenarioId } from "./scenarios";
 import { type BenchData, type KeyName, LARGE_HISTORY, SMALL_HISTORY } from "./seed";
 
 /** Seconds of warm-up and of measurement per scenario, and in how many rounds the measurement is split. */
@@ -411,6 +411,7 @@ export async function checkWrites(
             ${projectApps("keyed")} AS keyed,
             (SELECT COUNT(*) FROM idempotency_keys i JOIN api_keys k ON k.key_hash = i.key_hash
               WHERE k.project_id = ${quote(data.keys.keyed[0].projectId)}) AS keyedClaims,
+            ${committedRevisionsSql(data.get.small)} AS committed,
             (SELECT COUNT(*) FROM environment_revisions WHERE environment_id IN (${smallEnvironments})) AS deploy,
             (SELECT MIN(revision) FROM environments WHERE id IN (${smallEnvironments})) AS deployMin,
             (SELECT MAX(revision) FROM environments WHERE id IN (${smallEnvironments})) AS deployMax,
@@ -444,6 +445,8 @@ export async function checkWrites(
     outcomes.postKeyed.error = `${thousands(n("keyed"))} apps created with an Idempotency-Key, but ${thousands(n("keyedClaims"))} keys claimed`;
     outcomes.postKeyed.measurement = undefined;
   }
+  // Revision 1 is the check's add, whose commit the check counts.
+  verify("commit", n("committed"), 1, "variant revisions");
   verify(
     "deploy",
     n("deploy"),

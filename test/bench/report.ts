@@ -12,7 +12,8 @@ import { DEPLOY_APPS, FULL_PROJECT_APPS, HISTORY_APPS, HISTORY_ENTRIES, LARGE_HI
 
 /** Throughput against the one-query floor (issue #10), and the bundle's size. */
 const TARGETS = { get: 0.85, fetch: 0.85, post: 0.6, postKeyed: 0.6, deploy: 0.6 } as const;
-const BUNDLE_TARGET_KIB = 64;
+// The budget for the whole surface (issue 16: under 100 KiB gzip; it was 64 while the surface was smaller).
+const BUNDLE_TARGET_KIB = 100;
 
 export const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
 export const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
@@ -169,6 +170,14 @@ export function report({
       targetRow(`GET of a record (${SMALL_HISTORY} revisions) / one-query floor`, "get"),
       targetRow("config fetch by environment / one-query floor", "fetch"),
       targetRow("deploy / one-query floor", "deploy"),
+      [
+        "config commit / one-query floor",
+        fixed(ratio("commit", "select1"), 2),
+        spread("commit", "select1"),
+        fixed(cpuRatio("commit", "select1"), 2),
+        "",
+        "cost",
+      ],
       targetRow("POST /apps with an Idempotency-Key / one-query floor", "postKeyed"),
       targetRow("POST /apps / one-query floor", "post"),
       [

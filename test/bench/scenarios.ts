@@ -169,6 +169,46 @@ function checkFetch(path: string, key: BenchKey, target: HistoryTarget) {
   };
 }
 
+/** The config the commit scenario commits to, in the app of `GET production`: its check adds it. */
+const COMMITTED_CONFIG = "bench-commit";
+
+const commitBody = (target: HistoryTarget, revision: number) =>
+  JSON.stringify({
+    params: paramsOf(revision),
+    url: urlOf(revision),
+    variant_ref: { slug: COMMITTED_CONFIG },
+    application_ref: { id: target.appId },
+  });
+
+/**
+ * Config commit of the bench's params (numbers, a prompt) on top of the latest: the check adds the config, then
+ * commits its revision 2, answered with the params and url as sent.
+ */
+function checkCommit(path: string, key: BenchKey, target: HistoryTarget) {
+  return async (base: string): Promise<CheckInfo> => {
+    const add = JSON.stringify({ variant_ref: { slug: COMMITTED_CONFIG }, application_ref: { id: target.appId } });
+    expectJson(
+      `POST /variants/configs/add ${add}`,
+      await request(`${base}/variants/configs/add`, { method: "POST", headers: postHeaders(key), body: add }),
+    );
+    const what = `POST ${path} ${commitBody(target, 2)}`;
+    const response = await request(`${base}${path}`, { method: "POST", headers: postHeaders(key), body: commitBody(target, 2) });
+    const config = expectJson(what, response);
+    if (
+      config?.variant_ref?.version !== 2 ||
+      JSON.stringify(config?.params) !== JSON.stringify(paramsOf(2)) ||
+      config?.url !== urlOf(2)
+    )
+      throw new ScenarioError(`${what}: answered ${response.text.slice(0, 300)}`);
+    return { created: 1, bytes: response.bytes };
+  };
+}
+
+/** Revisions of the commit scenario's config, in SQL (for counting what the scenario wrote). */
+export const committedRevisionsSql = (target: HistoryTarget) =>
+  `(SELECT COUNT(*) FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
+     WHERE v.app_id = '${target.appId}' AND v.name = '${COMMITTED_CONFIG}')`;
+
 const deployBody = (target: HistoryTarget) =>
   JSON.stringify({
     variant_ref: { slug: "main" },
@@ -229,6 +269,7 @@ export type CoreScenarioId =
   | "select1"
   | "get"
   | "fetch"
+  | "commit"
   | "post"
   | "postKeyed"
   | "deploy"
@@ -310,6 +351,17 @@ export function benchScenarios(
       body: fetchBody(reads.small),
       connections,
       check: checkFetch("/variants/configs/fetch", k.read[0], reads.small),
+    },
+    commit: {
+      label: "POST configs/commit, on top of the latest",
+      server: "service",
+      method: "POST",
+      path: "/variants/configs/commit",
+      headers: post,
+      keys: k.read,
+      perRequest: (n) => ({ body: commitBody(reads.small, n + 3) }),
+      connections,
+      check: checkCommit("/variants/configs/commit", k.read[0], reads.small),
     },
     post: {
       label: "POST /apps, new app_name each",
