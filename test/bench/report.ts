@@ -151,59 +151,42 @@ export function report({
     const ratios = x.map((value, index) => value / y[index]).filter(Number.isFinite);
     return ratios.length > 1 ? `${fixed(Math.min(...ratios), 2)} to ${fixed(Math.max(...ratios), 2)}` : "";
   };
-  const targetRow = (label: string, id: keyof typeof TARGETS) => {
-    const value = ratio(id, "select1");
-    return [
-      label,
-      fixed(value, 2),
-      spread(id, "select1"),
-      fixed(cpuRatio(id, "select1"), 2),
-      `>= ${TARGETS[id]}`,
-      verdict(value, TARGETS[id]),
-    ];
-  };
+  /** A row of the ratio table: `id` against `base`, by throughput (and per round) and by CPU. */
+  const ratioRow = (label: string, id: ScenarioId, base: ScenarioId, target: string, kind: string) => [
+    label,
+    fixed(ratio(id, base), 2),
+    spread(id, base),
+    fixed(cpuRatio(id, base), 2),
+    target,
+    kind,
+  ];
+  const targetRow = (label: string, id: keyof typeof TARGETS) =>
+    ratioRow(label, id, "select1", `>= ${TARGETS[id]}`, verdict(ratio(id, "select1"), TARGETS[id]));
   const deployFlat = ratio("deployLarge", "deploy");
-  const fullRatio = ratio("postFull", "postEmpty");
   const ratioTable = table(
     ["throughput ratio", "value", "rounds", "by CPU", "target", ""],
     [
       targetRow(`GET of a record (${SMALL_HISTORY} revisions) / one-query floor`, "get"),
       targetRow("config fetch by environment / one-query floor", "fetch"),
       targetRow("deploy / one-query floor", "deploy"),
-      [
-        "config commit / one-query floor",
-        fixed(ratio("commit", "select1"), 2),
-        spread("commit", "select1"),
-        fixed(cpuRatio("commit", "select1"), 2),
-        "",
-        "cost",
-      ],
+      ratioRow("config commit / one-query floor", "commit", "select1", "", "cost"),
       targetRow("POST /apps with an Idempotency-Key / one-query floor", "postKeyed"),
       targetRow("POST /apps / one-query floor", "post"),
-      [
+      ratioRow(
         `deploy into ${thousands(LARGE_HISTORY)} revisions / into ${SMALL_HISTORY}`,
-        fixed(deployFlat, 2),
-        spread("deployLarge", "deploy"),
-        fixed(cpuRatio("deployLarge", "deploy"), 2),
+        "deployLarge",
+        "deploy",
         "near 1",
         "scale",
-      ],
-      [
+      ),
+      ratioRow(
         `POST into ${thousands(FULL_PROJECT_APPS)}-app project / into empty project`,
-        fixed(fullRatio, 2),
-        spread("postFull", "postEmpty"),
-        fixed(cpuRatio("postFull", "postEmpty"), 2),
+        "postFull",
+        "postEmpty",
         "near 1",
         "scale",
-      ],
-      [
-        "one-query floor / static floor",
-        fixed(ratio("select1", "static"), 2),
-        spread("select1", "static"),
-        fixed(cpuRatio("select1", "static"), 2),
-        "",
-        "context",
-      ],
+      ),
+      ratioRow("one-query floor / static floor", "select1", "static", "", "context"),
     ],
     ["l", "r", "l", "r", "l", "l"],
   );
@@ -288,7 +271,7 @@ export function report({
       ],
       [
         `POST into ${thousands(FULL_PROJECT_APPS)}-app project / into empty project`,
-        `${fixed(fullRatio, 2)} (${fixed(rps("postFull"), 0)} / ${fixed(rps("postEmpty"), 0)} req/s)`,
+        `${fixed(ratio("postFull", "postEmpty"), 2)} (${fixed(rps("postFull"), 0)} / ${fixed(rps("postEmpty"), 0)} req/s)`,
         "near 1",
       ],
       [
