@@ -214,6 +214,20 @@ export async function withinOneWindow<T>(limiter: RateLimit, attempt: () => Prom
 /** The 403 every refused write answers, in the platform's words. */
 export const FORBIDDEN = "You do not have access to perform this action. Please contact your organization admin.";
 
+/** A config registry call (`/variants/configs/<action>`) with its body sent as written: JSON.stringify would change its numbers. */
+export const postConfigText = (action: string, key: string, body: string, headers: Record<string, string> = {}) =>
+  send("POST", `/variants/configs/${action}`, {
+    authorization: key,
+    rawBody: body,
+    headers: { "Content-Type": "application/json", ...headers },
+  });
+
+/** JSON with each number as `{ number: "<its text>" }`, so that whole values compare digit for digit. */
+export const parseKeepingNumbers = (text: string): any =>
+  JSON.parse(text, (_key, value, context?: { source?: string }) =>
+    typeof value === "number" ? { number: context?.source } : value,
+  );
+
 /** Checks an error answer: its status and its `{"detail": ...}` body. */
 export async function expectError(response: Response, status: number, detail: string) {
   expect(response.status).toBe(status);

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, createAccount, createAppVia, expectJson, send } from "./fixtures";
+import { type Account, createAccount, createAppVia, expectJson, parseKeepingNumbers, postConfigText, send } from "./fixtures";
 import { depthOf, fuzz, MAX_PARAMS_DEPTH, type Replay, TIMEOUT } from "./fuzz-support";
 import { fingerprint } from "./harness";
 
@@ -62,12 +62,6 @@ const paramsText = fc
   )
   .map(([chain, inner]) => `{"p":${chain.reduce((text, kind) => (kind === "array" ? `[${text}]` : `{"n":${text}}`), inner)}}`);
 
-/** Parses an answer with each number as `{ number: "<its text>" }`, so that whole values compare digit for digit. */
-const keepingNumbers = (text: string) =>
-  JSON.parse(text, (_key, value, context?: { source?: string }) =>
-    typeof value === "number" ? { number: context?.source } : value,
-  );
-
 let owner: Account;
 let appId: string;
 
@@ -77,13 +71,6 @@ beforeAll(async () => {
   const add = { variant_ref: { slug: "main" }, application_ref: { id: appId } };
   await expectJson(await send("POST", "/variants/configs/add", { authorization: owner.key, body: add }));
 });
-
-const post = (action: string, body: string) =>
-  send("POST", `/variants/configs/${action}`, {
-    authorization: owner.key,
-    rawBody: body,
-    headers: { "Content-Type": "application/json" },
-  });
 
 describe("params as written", () => {
   it("depthOf counts levels as the contract does", () => {
@@ -100,7 +87,7 @@ describe("params as written", () => {
         paramsText,
         async (params) => {
           const before = await fingerprint();
-          const response = await post("commit", `{"params":${params},${refs}}`);
+          const response = await postConfigText("commit", owner.key, `{"params":${params},${refs}}`);
           const text = await response.text();
           if (depthOf(JSON.parse(params)) > MAX_PARAMS_DEPTH) {
             expect({ status: response.status, body: JSON.parse(text) }).toEqual({
@@ -119,16 +106,16 @@ describe("params as written", () => {
             return response.status;
           }
           expect(response.status, text).toBe(200);
-          const sent = keepingNumbers(params);
-          expect(keepingNumbers(text).params).toEqual(sent);
-          const fetched = await post("fetch", `{${refs}}`);
-          expect(keepingNumbers(await fetched.text()).params).toEqual(sent);
+          const sent = parseKeepingNumbers(params);
+          expect(parseKeepingNumbers(text).params).toEqual(sent);
+          const fetched = await postConfigText("fetch", owner.key, `{${refs}}`);
+          expect(parseKeepingNumbers(await fetched.text()).params).toEqual(sent);
           const { id } = JSON.parse(text).variant_ref;
           // JavaScript puts keys such as "0" first in an object: the order of keys is not kept, their values are.
           const row = await env.DB.prepare("SELECT params FROM app_variant_revisions WHERE id = ?")
             .bind(id)
             .first<{ params: string }>();
-          expect(keepingNumbers(row!.params)).toEqual(sent);
+          expect(parseKeepingNumbers(row!.params)).toEqual(sent);
           return response.status;
         },
         [200, 422],

@@ -34,8 +34,8 @@ beforeAll(async () => {
 });
 
 /**
- * The real D1, whose batches wait until `release()`: a request that reaches its write (`reached`) stays in flight,
- * past the Idempotency-Key middleware's in-flight check, for as long as the test wants.
+ * The real D1, whose round trips wait until `release()`: a request that reaches its first query (`reached`) stays in
+ * flight, past the Idempotency-Key middleware's in-flight check, for as long as the test wants.
  */
 function heldD1() {
   let reach = () => {};
@@ -46,20 +46,10 @@ function heldD1() {
   const released = new Promise<void>((resolve) => {
     release = resolve;
   });
-  const held =
-    (batch: D1Database["batch"]) =>
-    async <T>(statements: D1PreparedStatement[]) => {
+  const { db } = instrumentD1(env.DB, {
+    beforeTrip: () => {
       reach();
-      await released;
-      return batch<T>(statements);
-    };
-  const db = Object.create(env.DB) as D1Database;
-  Object.assign(db, {
-    prepare: env.DB.prepare.bind(env.DB),
-    batch: held(env.DB.batch.bind(env.DB)),
-    withSession: (constraint?: D1SessionConstraint | D1SessionBookmark) => {
-      const session = env.DB.withSession(constraint);
-      return Object.assign(session, { batch: held(session.batch.bind(session)) });
+      return released;
     },
   });
   return { db, reached, release };

@@ -9,8 +9,11 @@ export const failTrips =
   };
 
 export interface Instruments {
-  /** Called before every round trip (statement execution, batch or exec) with its 1-based number; may throw. */
-  beforeTrip?: (trip: number) => void;
+  /**
+   * Called before every round trip (statement execution, batch or exec) with its 1-based number; may throw, or
+   * hold the trip until the promise it returns settles.
+   */
+  beforeTrip?: (trip: number) => void | Promise<void>;
   /** Called once a round trip has completed in the real D1, before its result is returned; may throw (an answer lost). */
   afterTrip?: (trip: number) => void;
   /** May change the statements of a batch before it runs (e.g. slip a failing one into the middle). */
@@ -26,7 +29,7 @@ export function instrumentD1(db: D1Database, instruments: Instruments = {}) {
   const counter = { trips: 0, sessions: [] as unknown[] };
   const trip = async (run: () => unknown) => {
     const number = ++counter.trips;
-    instruments.beforeTrip?.(number);
+    await instruments.beforeTrip?.(number);
     const result = await run();
     instruments.afterTrip?.(number);
     return result;

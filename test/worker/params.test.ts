@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, createAccount, createAppVia, expectJson, send } from "./fixtures";
+import { type Account, createAccount, createAppVia, expectJson, parseKeepingNumbers, postConfigText, send } from "./fixtures";
 import { snapshot } from "./harness";
 
 /*
@@ -11,21 +11,11 @@ import { snapshot } from "./harness";
 let editor: Account;
 let appId: string;
 
-/** The platform client's call, with a body sent as written (JSON.stringify would change the numbers first). */
-const callRaw = (action: string, key: string, body: string, headers: Record<string, string> = {}) =>
-  send("POST", `/variants/configs/${action}`, {
-    authorization: key,
-    rawBody: body,
-    headers: { "Content-Type": "application/json", ...headers },
-  });
-
-/** A JSON answer with each number as `{ number: "<its text>" }`, so that a whole value compares digit for digit. */
+/** An answer's JSON with each number as `{ number: "<its text>" }`, once its status is checked. */
 async function readKeepingNumbers(response: Response, status = 200): Promise<any> {
   const text = await response.text();
   expect(response.status, text).toBe(status);
-  return JSON.parse(text, (_key, value, context?: { source?: string }) =>
-    typeof value === "number" ? { number: context?.source } : value,
-  );
+  return parseKeepingNumbers(text);
 }
 
 // Each number here is one JSON.parse and JSON.stringify would change: past 2^53, past a double's range, or not in
@@ -57,9 +47,13 @@ describe("numbers in params", () => {
   const app = () => `{"id":"${appId}"}`;
 
   beforeAll(async () => {
-    await expectJson(await callRaw("add", editor.key, `{"variant_ref":{"slug":"exact"},"application_ref":${app()}}`));
+    await expectJson(await postConfigText("add", editor.key, `{"variant_ref":{"slug":"exact"},"application_ref":${app()}}`));
     const committed = await readKeepingNumbers(
-      await callRaw("commit", editor.key, `{"params":${PARAMS_TEXT},"variant_ref":{"slug":"exact"},"application_ref":${app()}}`),
+      await postConfigText(
+        "commit",
+        editor.key,
+        `{"params":${PARAMS_TEXT},"variant_ref":{"slug":"exact"},"application_ref":${app()}}`,
+      ),
     );
     expect(committed.params).toEqual(PARAMS_AS_SENT);
     revisionId = committed.variant_ref.id;
@@ -79,10 +73,10 @@ describe("numbers in params", () => {
     const deployBody = `{"variant_ref":{"slug":"exact"},"environment_ref":{"slug":"staging"},"application_ref":${app()}}`;
     const byEnvironment = `{"environment_ref":{"slug":"staging"},"application_ref":${app()}}`;
     const answers = {
-      fetch: (await readKeepingNumbers(await callRaw("fetch", editor.key, byVariant))).params,
-      fork: (await readKeepingNumbers(await callRaw("fork", editor.key, byVariant))).params,
-      deploy: (await readKeepingNumbers(await callRaw("deploy", editor.key, deployBody))).params,
-      fetchByEnvironment: (await readKeepingNumbers(await callRaw("fetch", editor.key, byEnvironment))).params,
+      fetch: (await readKeepingNumbers(await postConfigText("fetch", editor.key, byVariant))).params,
+      fork: (await readKeepingNumbers(await postConfigText("fork", editor.key, byVariant))).params,
+      deploy: (await readKeepingNumbers(await postConfigText("deploy", editor.key, deployBody))).params,
+      fetchByEnvironment: (await readKeepingNumbers(await postConfigText("fetch", editor.key, byEnvironment))).params,
       variant: (await readKeepingNumbers(await send("GET", `/variants/${variantId}`, { key: editor.key }))).parameters,
       revisions: (await readKeepingNumbers(await send("GET", `/variants/${variantId}/revisions`, { key: editor.key })))[1].config
         .parameters,
@@ -103,8 +97,8 @@ describe("numbers in params", () => {
   it("come back digit for digit when a keyed commit is replayed, and in the wrapped form", async () => {
     const body = `{"config":{"params":${PARAMS_TEXT},"variant_ref":{"slug":"exact"},"application_ref":${app()}}}`;
     const headers = { "Idempotency-Key": "exact-numbers-1" };
-    const first = await readKeepingNumbers(await callRaw("commit", editor.key, body, headers));
-    const replay = await callRaw("commit", editor.key, body, headers);
+    const first = await readKeepingNumbers(await postConfigText("commit", editor.key, body, headers));
+    const replay = await postConfigText("commit", editor.key, body, headers);
     expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
     expect(await readKeepingNumbers(replay)).toEqual(first);
     expect(first.params).toEqual(PARAMS_AS_SENT);
@@ -113,7 +107,7 @@ describe("numbers in params", () => {
   it("a variant_ref.version past 2^53 - 1 is refused as a number (422), writing nothing", async () => {
     const before = await snapshot();
     for (const version of ["9007199254740992", "9007199254740993", "1e300"]) {
-      const response = await callRaw(
+      const response = await postConfigText(
         "commit",
         editor.key,
         `{"params":{},"variant_ref":{"slug":"exact","version":${version}},"application_ref":${app()}}`,
@@ -128,7 +122,7 @@ describe("numbers in params", () => {
         ],
       });
     }
-    const infinite = await callRaw(
+    const infinite = await postConfigText(
       "fetch",
       editor.key,
       `{"variant_ref":{"slug":"exact","version":1e400},"application_ref":${app()}}`,
@@ -153,12 +147,16 @@ describe("nesting of params", () => {
   };
 
   beforeAll(async () => {
-    await expectJson(await callRaw("add", editor.key, `{"variant_ref":{"slug":"deep"},"application_ref":{"id":"${appId}"}}`));
+    await expectJson(
+      await postConfigText("add", editor.key, `{"variant_ref":{"slug":"deep"},"application_ref":{"id":"${appId}"}}`),
+    );
   });
 
   it("up to 100 levels is stored and answered as sent", async () => {
     for (const kind of ["object", "array"] as const) {
-      const config = await expectJson<{ params: unknown }>(await callRaw("commit", editor.key, commitBody(nested(100, kind))));
+      const config = await expectJson<{ params: unknown }>(
+        await postConfigText("commit", editor.key, commitBody(nested(100, kind))),
+      );
       expect(JSON.stringify(config.params)).toBe(nested(100, kind));
     }
   });
@@ -166,8 +164,10 @@ describe("nesting of params", () => {
   it("deeper is a 422 naming params (1,000 deep was a 500), wrapped or not, and writes nothing", async () => {
     const before = await snapshot();
     for (const params of [nested(101), nested(101, "array"), nested(1000), nested(1000, "array"), nested(50_000, "array")]) {
-      expect(await expectJson(await callRaw("commit", editor.key, commitBody(params)), 422)).toEqual(TOO_DEEP);
-      expect(await expectJson(await callRaw("commit", editor.key, `{"config":${commitBody(params)}}`), 422)).toEqual(TOO_DEEP);
+      expect(await expectJson(await postConfigText("commit", editor.key, commitBody(params)), 422)).toEqual(TOO_DEEP);
+      expect(await expectJson(await postConfigText("commit", editor.key, `{"config":${commitBody(params)}}`), 422)).toEqual(
+        TOO_DEEP,
+      );
     }
     expect(await snapshot()).toEqual(before);
   });
