@@ -71,7 +71,7 @@ function nestsDeeperThan(value: unknown, max: number): boolean {
 export const jsonObject = (field: string) =>
   z
     .unknown()
-    .refine(isJsonObject, { message: "Input should be a valid dictionary", params: { pydanticType: "dict_type" } })
+    .refine(isJsonObject, { message: "Input should be a valid dictionary", params: { pydanticType: "dict_type" }, abort: true })
     .refine((value) => !nestsDeeperThan(value, MAX_JSON_DEPTH), `${field} must not nest deeper than ${MAX_JSON_DEPTH} levels`)
     .transform((value) => value as Record<string, unknown>)
     .meta({ type: "object" });
