@@ -11,6 +11,7 @@ import { handleError, methodNotAllowed as methodNotAllowedResponse, notFound } f
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "./http/idempotency";
 import { REQUEST_ID_HEADER, requestLog } from "./http/request-log";
 import { openApiDocument } from "./openapi";
+import { basesRoutes, registryRoutes } from "./registry/registry.routes";
 import type { AppEnv } from "./types";
 import { appVariantsRoutes, variantsRoutes } from "./variants/variants.routes";
 
@@ -38,7 +39,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
     service.use(
       cors({
         origin: corsOrigins.includes("*") ? "*" : corsOrigins,
-        allowMethods: ["GET", "HEAD", "POST", "PATCH", "DELETE"],
+        allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
         allowHeaders: [
           "Authorization",
           "Content-Type",
@@ -69,11 +70,14 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
     .use("/variants/*", accountData)
     .use("/environments/*", accountData)
     .use("/configs/*", accountData)
+    .use("/bases/*", accountData)
     .route("/", deploymentsRoutes)
     .route("/apps", appVariantsRoutes)
     .route("/apps", appsRoutes)
     .route("/apps", environmentsRoutes)
     .route("/variants/configs", configsRoutes)
-    .route("/variants", variantsRoutes);
+    .route("/variants", variantsRoutes)
+    .route("/configs", registryRoutes)
+    .route("/bases", basesRoutes);
   return service;
 }

@@ -100,6 +100,9 @@ export const CommitConfigBody = z.preprocess(unwrap, CommitConfig);
  */
 export const paramsAsSent = (text: string) => (unwrap(parseJsonExactly(text)) as { params: Record<string, unknown> }).params;
 
+/** The `parameters` of a valid body's text, every number as sent (see `paramsAsSent`). */
+export const parametersAsSent = (text: string) => (parseJsonExactly(text) as { parameters: Record<string, unknown> }).parameters;
+
 export const toConfigRefs = (body: Refs): ConfigRefs => ({
   application: body.application_ref ?? null,
   variant: body.variant_ref ?? null,

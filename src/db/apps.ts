@@ -227,3 +227,11 @@ export async function deleteApp(db: Queryable, caller: Caller, appId: string): P
   ]);
   return writeOutcome(role, deleted);
 }
+
+/** Whether app ?3 exists and the caller may see it: one round trip. */
+export async function appIsVisible(db: Queryable, caller: Caller, appId: string): Promise<boolean> {
+  const [app] = await batchAsCaller(db, caller, [
+    db.prepare(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT id FROM app`).bind(...caller.credentials, appId),
+  ]);
+  return app.results.length > 0;
+}

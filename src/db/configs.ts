@@ -25,7 +25,10 @@ export interface ConfigRefs {
 export interface Config {
   appId: string;
   appName: string;
+  projectId: string;
   variantId: string;
+  variantCreatedAt: string;
+  /** The variant's config name; for a removed variant, the name it had. */
   configName: string;
   revisionId: string;
   revision: number;
@@ -56,7 +59,8 @@ export interface Config {
  * The CTEs `app` (APP_BY_REF_CTE), `environment_revision` (in environment mode: the revision ?6, else revision
  * ?10 or the current one of environment ?9, production by default) and `variant_revision` (in variant mode: the
  * revision ?5, else revision ?8 or the latest of variant ?12 or of config ?7; in environment mode: what the environment revision
- * deployed). Each must belong to the app, and every part of a ref given must agree.
+ * deployed). Each must belong to the app, and every part of a ref given must agree. A removed variant is no longer
+ * found by its name or its id, but its revisions still are, by their ids and through environment histories.
  */
 export const CONFIG_CTES = `${APP_BY_REF_CTE},
 environment_revision AS (
@@ -69,7 +73,8 @@ environment_revision AS (
                                  AND er2.revision = COALESCE(?10, e2.revision)))
      AND e.app_id = (SELECT id FROM app) AND (?9 IS NULL OR e.name = ?9) AND (?10 IS NULL OR er.revision = ?10)),
 variant_revision AS (
-  SELECT r.id, r.revision, r.params, r.url, r.created_at, r.modified_by, v.id AS variant_id, v.name AS config_name
+  SELECT r.id, r.revision, r.params, r.url, r.created_at, r.modified_by, v.id AS variant_id,
+         COALESCE(v.removed_name, v.name) AS config_name, v.created_at AS variant_created_at, v.removed_at
     FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
    WHERE r.id = CASE ?11
                   WHEN 'variant' THEN COALESCE(?5, (
@@ -79,10 +84,12 @@ variant_revision AS (
                        AND r2.revision = COALESCE(?8, (SELECT MAX(revision) FROM app_variant_revisions WHERE variant_id = v2.id))))
                   ELSE (SELECT variant_revision_id FROM environment_revision) END
      AND v.app_id = (SELECT id FROM app)
-     AND (?11 <> 'variant' OR ((?7 IS NULL OR v.name = ?7) AND (?8 IS NULL OR r.revision = ?8) AND (?12 IS NULL OR v.id = ?12))))`;
+     AND (?11 <> 'variant' OR ((?7 IS NULL OR v.name = ?7) AND (?8 IS NULL OR r.revision = ?8)
+                               AND (?12 IS NULL OR (v.id = ?12 AND v.removed_at IS NULL)))))`;
 
 /** The Config row of the CTEs above (no row: nothing found). */
-const SELECT_CONFIG = `SELECT app.id AS appId, app.name AS appName, vr.variant_id AS variantId, vr.config_name AS configName,
+const SELECT_CONFIG = `SELECT app.id AS appId, app.name AS appName, app.project_id AS projectId, vr.variant_id AS variantId,
+       vr.variant_created_at AS variantCreatedAt, vr.config_name AS configName,
        vr.id AS revisionId, vr.revision, vr.params, vr.url, vr.created_at AS revisionCreatedAt,
        vr.modified_by AS revisionModifiedById, vu.email AS revisionModifiedByEmail,
        er.environment_id AS environmentId, er.name AS environmentName, er.id AS environmentRevisionId, er.revision AS environmentRevision,
@@ -216,8 +223,9 @@ async function claimedConfigWrite(
 }
 
 /**
- * Adds config `configName` to the app the ref names, with revision 1 holding params {} and url "": one batch.
- * "exists" when the app already has a config of that name (its UNIQUE constraint, which only a writer reaches).
+ * Adds config `configName` to the app the ref names, with revision 1 holding `params` ({} unless given) and url "":
+ * one batch. "exists" when the app already has a config of that name (its UNIQUE constraint, which only a writer
+ * reaches).
  */
 export async function addConfig(
   db: Queryable,
@@ -225,6 +233,7 @@ export async function addConfig(
   application: Ref,
   configName: string,
   claim: IdempotencyClaim | null = null,
+  params: Record<string, unknown> = {},
 ): Promise<ConfigWrite> {
   const [variantId, revisionId] = [uuidv7(), uuidv7()];
   const app = refBindings(caller, { application, variant: null, environment: null });
@@ -245,10 +254,10 @@ export async function addConfig(
         db
           .prepare(
             `WITH ${CALLER_CTE}
-             INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by)
-             SELECT ?4, id, 1, (SELECT user_id FROM caller) FROM app_variants WHERE id = ?3`,
+             INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params)
+             SELECT ?4, id, 1, (SELECT user_id FROM caller), ?5 FROM app_variants WHERE id = ?3`,
           )
-          .bind(...caller.credentials, variantId, revisionId),
+          .bind(...caller.credentials, variantId, revisionId, JSON.stringify(params)),
         configStatement(db, caller, revisionRefs(revisionId)),
       ],
       revisionRefs,
@@ -260,19 +269,21 @@ export async function addConfig(
 }
 
 /**
- * The CTEs of a commit: `app` (APP_BY_REF_CTE), `variant` (config ?7 of the app, or the variant of revision
- * ?5; both must agree, and so must ?5 and version ?8), `latest` (its latest revision) and `expected` (the
- * revision the committer saw: ?8, else ?5's; null: none said).
+ * The CTEs of a commit: `app` (APP_BY_REF_CTE), `variant` (the variant of revision ?5, else variant ?12, else
+ * config ?7 of the app; all given must agree, and so must ?5 and version ?8; never a removed one), `latest` (its
+ * latest revision) and `expected` (the revision the committer saw: ?8, else ?5's; null: none said).
  */
-const COMMIT_CTES = `${APP_BY_REF_CTE},
+export const COMMIT_CTES = `${APP_BY_REF_CTE},
 variant AS (
   SELECT v.id FROM app_variants v
-   WHERE v.id = COALESCE((SELECT variant_id FROM app_variant_revisions WHERE id = ?5),
+   WHERE v.id = COALESCE((SELECT variant_id FROM app_variant_revisions WHERE id = ?5), ?12,
                          (SELECT id FROM app_variants WHERE app_id = (SELECT id FROM app) AND name = ?7))
-     AND v.app_id = (SELECT id FROM app) AND (?7 IS NULL OR v.name = ?7)
+     AND v.app_id = (SELECT id FROM app) AND v.removed_at IS NULL AND (?7 IS NULL OR v.name = ?7)
+     AND (?12 IS NULL OR v.id = ?12)
      AND (?5 IS NULL OR ?8 IS NULL OR ?8 = (SELECT revision FROM app_variant_revisions WHERE id = ?5))),
 latest AS (
-  SELECT revision, url FROM app_variant_revisions WHERE variant_id = (SELECT id FROM variant) ORDER BY revision DESC LIMIT 1),
+  SELECT revision, url, params FROM app_variant_revisions WHERE variant_id = (SELECT id FROM variant)
+   ORDER BY revision DESC LIMIT 1),
 expected AS (SELECT COALESCE(?8, (SELECT revision FROM app_variant_revisions WHERE id = ?5)) AS revision)`;
 
 const mayWrite = (row: { role: Role | null }) => row.role !== null && WRITER_ROLES.includes(row.role);
@@ -286,7 +297,7 @@ const mayWrite = (row: { role: Role | null }) => row.role !== null && WRITER_ROL
 export async function commitConfig(
   db: Queryable,
   caller: Caller,
-  refs: Pick<ConfigRefs, "application" | "variant">,
+  refs: Omit<ConfigRefs, "environment">,
   change: { params: Record<string, unknown>; url: string | null },
   claim: IdempotencyClaim | null = null,
 ): Promise<ConfigWrite> {

@@ -26,6 +26,7 @@ export type DeploymentOutcome =
   | { outcome: "done"; config: Config; replayed: boolean }
   | { outcome: "not_found"; missing: "app" | "config" | "environment" }
   | { outcome: "forbidden" }
+  | { outcome: "removed" }
   | { outcome: "key_reused" }
   | { outcome: "moved_on"; current: EnvironmentState };
 
@@ -47,26 +48,36 @@ const TARGET_ENVIRONMENT = `target AS (
                      ELSE (SELECT id FROM environments WHERE app_id = (SELECT id FROM app) AND name = ?9) END
      AND (?9 IS NULL OR e.name = ?9))`;
 
+/** What a deployment makes: its deployment row and the environment's next revision. */
+export interface DeploymentIds {
+  deploymentId: string;
+  environmentRevisionId: string;
+}
+
+export const newDeploymentIds = (): DeploymentIds => ({ deploymentId: uuidv7(), environmentRevisionId: uuidv7() });
+
 /**
- * Deploys what the target names, in one batch: a deployment row and the environment's next revision, whose
- * insert the database checks (gapless numbering) and follows by moving the environment's current pointers
- * (migrations/0004). With `expected` (If-Match), the environment must still be in that state, checked by the
- * insert itself inside the transaction: a writer who saw an older state writes nothing ("moved_on").
+ * The statements of a deployment of what the target names, to run in one batch (after others, for a save that
+ * deploys what it committed): the facts `deploymentOutcome` reads, a deployment row and the environment's next
+ * revision, whose insert the database checks (gapless numbering) and follows by moving the environment's current
+ * pointers (migrations/0004), then the config deployed. With `expected` (If-Match), the environment must still be in
+ * that state, checked by the insert itself inside the transaction. A removed variant's revision is never deployed.
+ * `laterRevisionsOnly`: a revision 1 is not deployed (a save deploys a config it overwrote, never one it made).
  */
-export async function deployConfig(
+export function deploymentStatements(
   db: Queryable,
   caller: Caller,
   target: DeploymentTarget,
-  expected: EnvironmentState | null = null,
-  claim: IdempotencyClaim | null = null,
-): Promise<DeploymentOutcome> {
-  const [deploymentId, environmentRevisionId] = [uuidv7(), uuidv7()];
+  ids: DeploymentIds,
+  { expected = null, laterRevisionsOnly = false }: { expected?: EnvironmentState | null; laterRevisionsOnly?: boolean } = {},
+): D1PreparedStatement[] {
   const bindings = refBindings(caller, target);
-  const batch = await batchClaimed(db, caller, claim, environmentRevisionId, [
+  return [
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${TARGET_ENVIRONMENT}
          SELECT app.role, (SELECT id FROM variant_revision) AS revisionId,
+                (SELECT removed_at FROM variant_revision) IS NOT NULL AS removed,
                 target.id AS environmentId, target.revision AS environmentRevision
            FROM app LEFT JOIN target`,
       )
@@ -77,9 +88,16 @@ export async function deployConfig(
          INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by)
          SELECT ?13, target.id, vr.id, (SELECT user_id FROM caller)
            FROM app JOIN variant_revision vr JOIN target
-          WHERE app.role IN ${WRITER_ROLES_SQL} AND (?14 IS NULL OR (target.id = ?14 AND target.revision = ?15))`,
+          WHERE app.role IN ${WRITER_ROLES_SQL} AND vr.removed_at IS NULL AND (?16 = 0 OR vr.revision > 1)
+            AND (?14 IS NULL OR (target.id = ?14 AND target.revision = ?15))`,
       )
-      .bind(...bindings, deploymentId, expected?.environmentId ?? null, expected?.revision ?? null),
+      .bind(
+        ...bindings,
+        ids.deploymentId,
+        expected?.environmentId ?? null,
+        expected?.revision ?? null,
+        laterRevisionsOnly ? 1 : 0,
+      ),
     db
       .prepare(
         `INSERT INTO environment_revisions (id, environment_id, revision, modified_by, deployed_app_variant_revision_id, deployment_id)
@@ -87,23 +105,46 @@ export async function deployConfig(
            FROM deployments d JOIN environments e ON e.id = d.environment_id
           WHERE d.id = ?1`,
       )
-      .bind(deploymentId, environmentRevisionId),
-    configStatement(db, caller, environmentRevisionRefs(environmentRevisionId)),
-  ]);
-  if ("reused" in batch) return { outcome: "key_reused" };
-  if ("replayOf" in batch) {
-    const config = await fetchConfig(db, caller, environmentRevisionRefs(batch.replayOf));
-    return config ? { outcome: "done", config, replayed: true } : { outcome: "not_found", missing: "environment" };
-  }
-  const [facts, , , deployed] = batch.ran;
+      .bind(ids.deploymentId, ids.environmentRevisionId),
+    configStatement(db, caller, environmentRevisionRefs(ids.environmentRevisionId)),
+  ];
+}
+
+/** What the results of `deploymentStatements` say: the config now deployed, or why nothing was. */
+export function deploymentOutcome([facts, , , deployed]: D1Result[]): Exclude<DeploymentOutcome, { outcome: "key_reused" }> {
   const config = toConfig(deployed.results[0] as ConfigRow | undefined);
   if (config) return { outcome: "done", config, replayed: false };
   const found = facts.results[0] as
-    | { role: Role; revisionId: string | null; environmentId: string | null; environmentRevision: number | null }
+    | { role: Role; revisionId: string | null; removed: number; environmentId: string | null; environmentRevision: number | null }
     | undefined;
   if (!found) return { outcome: "not_found", missing: "app" };
   if (!WRITER_ROLES.includes(found.role)) return { outcome: "forbidden" };
   if (!found.environmentId || found.environmentRevision === null) return { outcome: "not_found", missing: "environment" };
   if (!found.revisionId) return { outcome: "not_found", missing: "config" };
+  if (found.removed) return { outcome: "removed" };
   return { outcome: "moved_on", current: { environmentId: found.environmentId, revision: found.environmentRevision } };
+}
+
+/** Deploys what the target names (see `deploymentStatements`) in one batch, with the request's If-Match and claim. */
+export async function deployConfig(
+  db: Queryable,
+  caller: Caller,
+  target: DeploymentTarget,
+  expected: EnvironmentState | null = null,
+  claim: IdempotencyClaim | null = null,
+): Promise<DeploymentOutcome> {
+  const ids = newDeploymentIds();
+  const batch = await batchClaimed(
+    db,
+    caller,
+    claim,
+    ids.environmentRevisionId,
+    deploymentStatements(db, caller, target, ids, { expected }),
+  );
+  if ("reused" in batch) return { outcome: "key_reused" };
+  if ("replayOf" in batch) {
+    const config = await fetchConfig(db, caller, environmentRevisionRefs(batch.replayOf));
+    return config ? { outcome: "done", config, replayed: true } : { outcome: "not_found", missing: "environment" };
+  }
+  return deploymentOutcome(batch.ran);
 }

@@ -1,4 +1,5 @@
-import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, batchAsCaller, CALLER_CTE, type Caller } from "./caller";
+import { WRITER_ROLES_SQL } from "./accounts";
+import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, batchAsCaller, CALLER_CTE, type Caller, refusal } from "./caller";
 import type { Queryable } from "./d1";
 import { parseJsonExactly } from "./exact-json";
 
@@ -28,11 +29,11 @@ export interface VariantRevision {
   createdAt: string;
 }
 
-/** Variants of the CTE `app` with their latest revision; `v` is the variant. */
+/** Variants of the CTE `app` with their latest revision, removed ones left out; `v` is the variant. */
 const VARIANTS_OF_APP = `SELECT v.id, app.id AS appId, app.name AS appName, app.project_id AS projectId, v.name AS configName,
        v.created_at AS createdAt, r.revision, r.params, r.created_at AS updatedAt, r.modified_by AS modifiedById
   FROM app
-  JOIN app_variants v ON v.app_id = app.id
+  JOIN app_variants v ON v.app_id = app.id AND v.removed_at IS NULL
   JOIN app_variant_revisions r ON r.variant_id = v.id
    AND r.revision = (SELECT MAX(revision) FROM app_variant_revisions WHERE variant_id = v.id)`;
 
@@ -92,7 +93,7 @@ export async function getVariantDeployedTo(
 
 /**
  * The revisions of variant ?3 by number ascending, or only revision `revision`; null when the variant is not
- * visible to the caller.
+ * visible to the caller or was removed (its revisions stay readable by their ids, as environment histories show them).
  */
 export async function listVariantRevisions(
   db: Queryable,
@@ -103,7 +104,7 @@ export async function listVariantRevisions(
   const [variant, revisions] = await batchAsCaller<Row<VariantRevision>>(db, caller, [
     db
       .prepare(
-        `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE} SELECT v.id FROM app JOIN app_variants v ON v.app_id = app.id AND v.id = ?3`,
+        `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE} SELECT v.id FROM app JOIN app_variants v ON v.app_id = app.id AND v.id = ?3 AND v.removed_at IS NULL`,
       )
       .bind(...caller.credentials, variantId),
     db
@@ -111,7 +112,7 @@ export async function listVariantRevisions(
         `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
          SELECT r.id, r.revision, v.name AS configName, r.params, u.username AS modifiedBy, r.created_at AS createdAt
            FROM app
-           JOIN app_variants v ON v.app_id = app.id AND v.id = ?3
+           JOIN app_variants v ON v.app_id = app.id AND v.id = ?3 AND v.removed_at IS NULL
            JOIN app_variant_revisions r ON r.variant_id = v.id
            JOIN users u ON u.id = r.modified_by
           WHERE ?4 IS NULL OR r.revision = ?4
@@ -120,4 +121,38 @@ export async function listVariantRevisions(
       .bind(...caller.credentials, variantId, revision),
   ]);
   return variant.results.length > 0 ? revisions.results.map(withParams) : null;
+}
+
+/** What a removal did: removed, nothing the caller can see, read-only access, or where the variant still runs. */
+export type RemoveOutcome = "done" | "not_found" | "forbidden" | { deployedTo: string[] };
+
+/**
+ * Removes variant ?3 in one batch, unless an environment runs one of its revisions now: it leaves lists and lookups
+ * by name and id, and frees its name (migrations/0005), while its revisions stay for the histories that show them.
+ */
+export async function removeVariant(db: Queryable, caller: Caller, variantId: string): Promise<RemoveOutcome> {
+  const bindings = [...caller.credentials, variantId];
+  const [facts, removed] = await batchAsCaller(db, caller, [
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
+         SELECT app.role, (SELECT json_group_array(name) FROM (SELECT name FROM environments WHERE deployed_app_variant_id = ?3
+                                                               ORDER BY rowid)) AS deployedTo
+           FROM app JOIN app_variants v ON v.id = ?3 AND v.removed_at IS NULL`,
+      )
+      .bind(...bindings),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
+         UPDATE app_variants SET removed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), removed_name = name, name = char(1) || id
+          WHERE id = ?3 AND removed_at IS NULL AND (SELECT role FROM app) IN ${WRITER_ROLES_SQL}
+            AND NOT EXISTS (SELECT 1 FROM environments WHERE deployed_app_variant_id = ?3)
+         RETURNING id`,
+      )
+      .bind(...bindings),
+  ]);
+  if (removed.results.length > 0) return "done";
+  const found = facts.results[0] as { deployedTo: string } | undefined;
+  const deployedTo = found ? (JSON.parse(found.deployedTo) as string[]) : [];
+  return deployedTo.length > 0 && refusal(facts) !== "forbidden" ? { deployedTo } : refusal(facts);
 }

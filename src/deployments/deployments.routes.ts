@@ -15,6 +15,7 @@ import {
   environmentMovedOn,
   forbidden,
   variantNotFound,
+  variantRemoved,
 } from "../http/errors";
 import { idempotent, settleClaim } from "../http/idempotency";
 import { jsonBody, validate } from "../http/validation";
@@ -46,6 +47,8 @@ async function deploy<E extends { Bindings: Env }>(
       throw forbidden();
     case "moved_on":
       throw environmentMovedOn();
+    case "removed":
+      throw variantRemoved();
     case "not_found":
       throw notFound(outcome.missing);
   }

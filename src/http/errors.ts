@@ -60,6 +60,18 @@ export const configNotFound = () => new ApiError(404, "Config not found.");
 
 export const configExists = () => new ApiError(400, "Config already exists.");
 
+export const configNameTaken = () =>
+  new ApiError(400, "Config name already exists. Please use a different name or set overwrite to True.");
+
+export const variantRemoved = () =>
+  new ApiError(409, "This revision belongs to a removed variant, which cannot be deployed again: deploy another config");
+
+export const variantStillDeployed = (environments: string[]) =>
+  new ApiError(
+    409,
+    `Variant is deployed to ${environments.join(", ")}: deploy another variant there first, then remove this one`,
+  );
+
 export const badIdempotencyKey = () =>
   new ApiError(400, "Idempotency-Key must be 1 to 255 printable ASCII characters (optionally as a quoted string)");
 

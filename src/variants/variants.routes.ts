@@ -1,14 +1,29 @@
 import { Hono } from "hono";
 import { requireApiKey } from "../auth/require-api-key";
-import { getVariant, getVariantDeployedTo, listAppVariants, listVariantRevisions } from "../db/variants";
-import { readSession } from "../http/d1-session";
-import { appEnvironmentNotFound, appNotFound, nothingDeployed, variantNotFound, variantRevisionNotFound } from "../http/errors";
+import { parametersAsSent } from "../configs/configs.schemas";
+import { addConfig, commitConfig } from "../db/configs";
+import { getVariant, getVariantDeployedTo, listAppVariants, listVariantRevisions, removeVariant } from "../db/variants";
+import { readSession, writeSession } from "../http/d1-session";
+import {
+  appEnvironmentNotFound,
+  appNotFound,
+  configExists,
+  forbidden,
+  nothingDeployed,
+  variantNotFound,
+  variantRevisionNotFound,
+  variantStillDeployed,
+} from "../http/errors";
 import { AppParams } from "../http/fields";
-import { validate } from "../http/validation";
+import { idempotent, settleClaim } from "../http/idempotency";
+import { jsonBody, MAX_CONFIG_BODY_BYTES, validate } from "../http/validation";
 import type { AppEnv } from "../types";
 import {
+  AddVariantFromBaseBody,
+  configAsAppVariant,
   toAppVariant,
   toAppVariantRevision,
+  UpdateVariantParametersBody,
   VariantByEnvironmentQuery,
   VariantParams,
   VariantRevisionParams,
@@ -30,8 +45,50 @@ export const appVariantsRoutes = new Hono<AppEnv>()
     return c.json(variants.map(toAppVariant), 200);
   });
 
-/** Routes under /variants that read one variant and its revisions. */
+/** Routes under /variants: one variant and its revisions; the older SDK's variant writes. */
 export const variantsRoutes = new Hono<AppEnv>()
+  .post(
+    "/from-base",
+    requireApiKey,
+    ...jsonBody(MAX_CONFIG_BODY_BYTES),
+    idempotent,
+    validate("json", AddVariantFromBaseBody),
+    async (c) => {
+      const { base_id, new_config_name } = c.req.valid("json");
+      const application = { slug: null, version: null, id: base_id };
+      const params = parametersAsSent(await c.req.text());
+      const write = await writeSession(c, (db) => addConfig(db, c.var.caller, application, new_config_name, c.var.claim, params));
+      settleClaim(c, write);
+      if (write.outcome === "exists") throw configExists();
+      if (write.outcome === "forbidden") throw forbidden();
+      if (write.outcome !== "done") throw appNotFound();
+      return c.json(configAsAppVariant(write.config), 200);
+    },
+  )
+  .put(
+    "/:variant_id/parameters",
+    requireApiKey,
+    validate("param", VariantParams),
+    ...jsonBody(MAX_CONFIG_BODY_BYTES),
+    idempotent,
+    validate("json", UpdateVariantParametersBody),
+    async (c) => {
+      const refs = { application: null, variant: null, variantId: c.req.valid("param").variant_id };
+      const change = { params: parametersAsSent(await c.req.text()), url: null };
+      const write = await writeSession(c, (db) => commitConfig(db, c.var.caller, refs, change, c.var.claim));
+      settleClaim(c, write);
+      if (write.outcome === "forbidden") throw forbidden();
+      if (write.outcome !== "done") throw variantNotFound();
+      return c.json(null, 200);
+    },
+  )
+  .delete("/:variant_id", requireApiKey, validate("param", VariantParams), async (c) => {
+    const removed = await writeSession(c, (db) => removeVariant(db, c.var.caller, c.req.valid("param").variant_id));
+    if (removed === "not_found") throw variantNotFound();
+    if (removed === "forbidden") throw forbidden();
+    if (removed !== "done") throw variantStillDeployed(removed.deployedTo);
+    return c.json(null, 200);
+  })
   .get("/:variant_id", requireApiKey, validate("param", VariantParams), async (c) => {
     const { variant_id } = c.req.valid("param");
     const variant = await readSession(c, (db) => getVariant(db, c.var.caller, variant_id));

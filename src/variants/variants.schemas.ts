@@ -1,6 +1,7 @@
 import * as z from "zod";
+import type { Config } from "../db/configs";
 import type { Variant, VariantRevision } from "../db/variants";
-import { integerParam, nameField, uuid } from "../http/fields";
+import { integerParam, jsonObject, MAX_JSON_DEPTH, nameField, newNameField, uuid } from "../http/fields";
 import { BASE_NAME, variantName } from "./variant-names";
 
 export const VariantParams = z.object({ variant_id: uuid });
@@ -13,6 +14,27 @@ export const VariantRevisionParams = z.object({
 export const VariantByEnvironmentQuery = z.object({
   app_id: uuid,
   environment: nameField("environment").meta({ description: "Environment name, matched exactly" }),
+});
+
+/** Params as the older SDK's calls send them. */
+export const parametersField = jsonObject("parameters").meta({
+  description: `Any JSON object of at most ${MAX_JSON_DEPTH} levels; numbers kept digit for digit`,
+});
+
+/** `add_variant_from_base_and_config`. */
+export const AddVariantFromBaseBody = z.object({
+  base_id: uuid.meta({ description: "The app's id: every app has one implicit base, whose id is the app's" }),
+  new_variant_name: z
+    .string()
+    .optional()
+    .meta({ description: "Accepted and ignored: a variant's name is always `app.<new_config_name>`" }),
+  new_config_name: newNameField("new_config_name").meta({ description: "The new config's name: the rules of a new app_name" }),
+  parameters: parametersField.meta({ description: "Revision 1's params" }),
+});
+
+/** `update_variant_parameters`. */
+export const UpdateVariantParametersBody = z.object({
+  parameters: parametersField.meta({ description: "The next revision's params: they replace the latest's (no merge)" }),
 });
 
 // Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
@@ -72,3 +94,18 @@ export const toAppVariantRevision = (revision: VariantRevision): AppVariantRevis
   config: { config_name: revision.configName, parameters: revision.params },
   created_at: revision.createdAt,
 });
+
+/** The AppVariant of a config a write made: its variant, at that revision. */
+export const configAsAppVariant = (config: Config): AppVariant =>
+  toAppVariant({
+    id: config.variantId,
+    appId: config.appId,
+    appName: config.appName,
+    projectId: config.projectId,
+    configName: config.configName,
+    createdAt: config.variantCreatedAt,
+    revision: config.revision,
+    params: config.params,
+    updatedAt: config.revisionCreatedAt,
+    modifiedById: config.revisionModifiedById,
+  });
