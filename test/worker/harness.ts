@@ -156,19 +156,25 @@ export async function databaseProblems(): Promise<string[]> {
            OR (e.deployed_app_variant_revision_id IS NOT NULL AND vr.variant_id <> e.deployed_app_variant_id)
            OR ((e.deployed_app_variant_id IS NULL) <> (e.deployed_app_variant_revision_id IS NULL))`,
     ),
+    // Environments running a removed variant (DELETE /variants/{id} refuses, and so does every deploy).
+    env.DB.prepare(
+      `SELECT e.id AS id, v.id AS variant FROM environments e JOIN app_variants v ON v.id = e.deployed_app_variant_id
+        WHERE v.removed_at IS NOT NULL`,
+    ),
   ];
   const results = await env.DB.batch([...orphanQueries, ...checks]);
   FOREIGN_KEYS.forEach((foreignKey, i) => {
     const n = (results[i].results[0] as { n: number }).n;
     if (n > 0) problems.push(`${n} orphan row(s): ${describeForeignKey(foreignKey)}`);
   });
-  const [wrongEnvironments, wrongCounters, wrongVariants, crossApp] = results
+  const [wrongEnvironments, wrongCounters, wrongVariants, crossApp, runningRemoved] = results
     .slice(FOREIGN_KEYS.length)
     .map((result) => result.results);
   for (const row of wrongEnvironments) problems.push(`app without exactly ${expected}: ${JSON.stringify(row)}`);
   for (const row of wrongCounters) problems.push(`environment revisions not 1..revision: ${JSON.stringify(row)}`);
   for (const row of wrongVariants) problems.push(`variant revisions not 1..n: ${JSON.stringify(row)}`);
   for (const row of crossApp) problems.push(`environment deploys another app's variant: ${JSON.stringify(row)}`);
+  for (const row of runningRemoved) problems.push(`environment runs a removed variant: ${JSON.stringify(row)}`);
   const pragma = await env.DB.prepare("PRAGMA foreign_key_check").all();
   for (const row of pragma.results) problems.push(`PRAGMA foreign_key_check: ${JSON.stringify(row)}`);
   return problems;

@@ -12,6 +12,7 @@ import {
   send,
 } from "./fixtures";
 import { databaseProblems, rowCounts } from "./harness";
+import { instrumentD1 } from "./instrumented-d1";
 
 /*
  * Concurrent requests (all started before any is answered) against the real D1: the database, not a prior read,
@@ -336,5 +337,101 @@ describe("concurrent deploys over HTTP", () => {
     expect(record.revision).toBe(30);
     expect(record.revisions.map((entry) => entry.revision)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     expect(await databaseProblems()).toEqual([]);
+  });
+});
+
+describe("the older SDK's registry under concurrency", () => {
+  const save = (appId: string, i: number) =>
+    send("POST", "/configs", {
+      authorization: owner.key,
+      body: { base_id: appId, config_name: "main", parameters: { i }, overwrite: true },
+    });
+  /** Variant revision numbers and params of config main, and the variant revision each production revision deploys. */
+  async function historyOf(appId: string) {
+    const [variant, production] = await env.DB.batch<{ revision: number; params: string; deployed: number | null }>([
+      env.DB.prepare(
+        `SELECT r.revision, r.params FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
+          WHERE v.app_id = ? AND v.name = 'main' ORDER BY r.revision`,
+      ).bind(appId),
+      env.DB.prepare(
+        `SELECT er.revision, vr.revision AS deployed FROM environment_revisions er
+           JOIN environments e ON e.id = er.environment_id AND e.app_id = ? AND e.name = 'production'
+           JOIN app_variant_revisions vr ON vr.id = er.deployed_app_variant_revision_id ORDER BY er.revision`,
+      ).bind(appId),
+    ]);
+    return { variant: variant.results, production: production.results };
+  }
+
+  it("20 save_config overwrites of one name at once: 20 gapless revisions, each deployed to production in turn", async () => {
+    const appId = await createAppVia(owner.key, { app_name: "saved-20" });
+    expect((await save(appId, -1)).status).toBe(200);
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => save(appId, i)));
+    expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
+    const { variant, production } = await historyOf(appId);
+    expect(variant.map((row) => row.revision)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+    expect(
+      variant
+        .slice(1)
+        .map((row) => JSON.parse(row.params).i)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    // Production revision n deploys variant revision n + 1: each save deployed what it committed.
+    expect(production).toEqual(Array.from({ length: 20 }, (_, i) => ({ revision: i + 1, deployed: i + 2 })));
+    expect(await databaseProblems()).toEqual([]);
+  });
+
+  it("20 saves of a free name at once: one makes it (deploying nothing), 19 commit over it and deploy", async () => {
+    const appId = await createAppVia(owner.key, { app_name: "saved-free-20" });
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => save(appId, i)));
+    expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
+    const { variant, production } = await historyOf(appId);
+    expect(variant.map((row) => row.revision)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(production).toEqual(Array.from({ length: 19 }, (_, i) => ({ revision: i + 1, deployed: i + 2 })));
+    expect(await databaseProblems()).toEqual([]);
+  });
+
+  it("a removal racing deploys of the same variant never leaves an environment running a removed variant", async () => {
+    const removals: number[] = [];
+    for (let round = 0; round < 6; round++) {
+      const appId = await createAppVia(owner.key, { app_name: `removal-race-${round}` });
+      const { variantId } = await deploy(appId, "development", "gone", owner);
+      await deploy(appId, "development", "other", owner);
+      const revisionId = (await env.DB.prepare("SELECT id FROM app_variant_revisions WHERE variant_id = ?")
+        .bind(variantId)
+        .first("id")) as string;
+      const deploys = ["staging", "production"].flatMap((environment) => [
+        send("POST", "/variants/configs/deploy", {
+          key: owner.key,
+          body: { application_ref: { id: appId }, variant_ref: { slug: "gone" }, environment_ref: { slug: environment } },
+        }),
+        send("POST", "/variants/configs/deploy", {
+          key: owner.key,
+          body: { variant_ref: { id: revisionId }, environment_ref: { slug: environment } },
+        }),
+        send("POST", "/environments/deploy", { key: owner.key, body: { environment_name: environment, variant_id: variantId } }),
+      ]);
+      // Sent with the deploys, the removal reaches D1 first; every other round it is held until a deploy is answered.
+      const gate = round % 2 === 0 ? Promise.resolve() : Promise.race(deploys);
+      const { db } = instrumentD1(env.DB, { beforeTrip: async () => void (await gate) });
+      const at = [0, 3, 6][round % 3];
+      const racing = [
+        ...deploys.slice(0, at),
+        send("DELETE", `/variants/${variantId}`, { key: owner.key, bindings: { DB: db } }),
+      ];
+      racing.push(...deploys.slice(at));
+      const statuses = (await Promise.all(racing)).map((response) => response.status);
+      const [removal] = statuses.splice(at, 1);
+      removals.push(removal);
+      const running = await env.DB.prepare("SELECT name FROM environments WHERE app_id = ? AND deployed_app_variant_id = ?")
+        .bind(appId, variantId)
+        .all<{ name: string }>();
+      // Removed: nothing runs it, and no deploy got through after. Refused: a deploy got there first.
+      expect(running.results.length > 0).toBe(removal === 409);
+      expect([200, 409]).toContain(removal);
+      for (const status of statuses) expect([200, 404, 409]).toContain(status);
+      expect(await databaseProblems()).toEqual([]);
+    }
+    // Both orders happened: the race was run, not just one side of it.
+    expect(new Set(removals)).toEqual(new Set([200, 409]));
   });
 });
