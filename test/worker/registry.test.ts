@@ -506,6 +506,34 @@ describe("DELETE /variants/{id} (variants.remove_variant): history is never rewr
   });
 });
 
+describe("Idempotency-Key on the older SDK's writes", () => {
+  it("from-base and PUT parameters replay a retry's first answer and write nothing; the key used for another body is a 422", async () => {
+    const appId = await newApp();
+    const body = { base_id: appId, new_variant_name: "v", new_config_name: "keyed", parameters: { k: 1 } };
+    const headers = { "Idempotency-Key": `from-base-${appId}` };
+    const first = await expectJson<AppVariant>(await fromBase(owner.key, body, headers));
+    let before = await snapshot();
+    const retry = await fromBase(owner.key, body, headers);
+    expect(await expectJson(retry)).toEqual(first);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(changes(before, await snapshot())).toEqual({});
+    expect((await fromBase(owner.key, { ...body, new_config_name: "other" }, headers)).status).toBe(422);
+
+    const put = (parameters: object) =>
+      call("PUT", `/variants/${first.variant_id}/parameters`, owner.key, {
+        body: { parameters },
+        headers: { "Idempotency-Key": `put-${appId}` },
+      });
+    expect(await expectJson(await put({ k: 2 }))).toBeNull();
+    before = await snapshot();
+    const again = await put({ k: 2 });
+    expect(await expectJson(again)).toBeNull();
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(changes(before, await snapshot())).toEqual({});
+    expect((await variantNamed(appId, "keyed")).revision).toBe(2);
+  });
+});
+
 describe("under BASE_PATH=/api, as the older SDK's host/api base URL", () => {
   it("serves the seven calls there", async () => {
     const appId = await newApp();

@@ -21,6 +21,7 @@ let deletedId: string;
 let variantId: string;
 let firstRevisionId: string;
 let staleETag: string;
+let removableId: string;
 const keyed = (name: string) => ({ "Idempotency-Key": `round-trips-${name}` });
 const wrongKey = () => `${account.key.slice(0, 9)}${"0".repeat(64)}`;
 
@@ -41,6 +42,11 @@ beforeAll(async () => {
   expect((await send("POST", "/apps", { key: account.key, body: { app_name: "keyed" }, headers: keyed("taken") })).status).toBe(
     200,
   );
+  const removable = await send("POST", "/variants/from-base", {
+    key: account.key,
+    body: { base_id: appId, new_variant_name: "x", new_config_name: "removable", parameters: {} },
+  });
+  removableId = ((await removable.json()) as { variant_id: string }).variant_id;
 });
 
 describe("D1 round trips per request", () => {
@@ -57,7 +63,7 @@ describe("D1 round trips per request", () => {
 
   interface Case {
     name: string;
-    method: "GET" | "POST" | "PATCH" | "DELETE";
+    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
     path: () => string;
     key: () => string;
     body?: () => object;
@@ -384,6 +390,127 @@ describe("D1 round trips per request", () => {
       trips: 2,
     },
   ];
+
+  const saved = (config: string, overwrite: boolean) => () => ({
+    base_id: appId,
+    config_name: config,
+    parameters: { n: 1 },
+    overwrite,
+  });
+  /** The older SDK's registry: one round trip each, the key check and (for a save over a name) the deploy inside it. */
+  const olderSdkPaths: Case[] = [
+    {
+      name: "GET /configs by environment",
+      method: "GET",
+      path: () => `/configs?base_id=${appId}&environment_name=production`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "GET /configs by name",
+      method: "GET",
+      path: () => `/configs?base_id=${appId}&config_name=main`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "GET /configs, nothing deployed",
+      method: "GET",
+      path: () => `/configs?base_id=${appId}&environment_name=qa`,
+      key: ownKey,
+      status: 404,
+      trips: 1,
+    },
+    {
+      name: "POST /configs, a new name",
+      method: "POST",
+      path: () => "/configs",
+      key: ownKey,
+      body: saved("saved", false),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /configs, overwrite (commit and deploy)",
+      method: "POST",
+      path: () => "/configs",
+      key: ownKey,
+      body: saved("main", true),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /configs with an Idempotency-Key",
+      method: "POST",
+      path: () => "/configs",
+      key: ownKey,
+      body: saved("main", true),
+      headers: () => keyed("save"),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /configs, name taken",
+      method: "POST",
+      path: () => "/configs",
+      key: ownKey,
+      body: saved("saved", false),
+      status: 400,
+      trips: 1,
+    },
+    {
+      name: "GET /configs/deployment/{id}",
+      method: "GET",
+      path: () => `/configs/deployment/${firstRevisionId}`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /bases", method: "GET", path: () => `/bases?app_id=${appId}`, key: ownKey, status: 200, trips: 1 },
+    {
+      name: "POST /variants/from-base",
+      method: "POST",
+      path: () => "/variants/from-base",
+      key: ownKey,
+      body: () => ({ base_id: appId, new_variant_name: "v", new_config_name: "based", parameters: { n: 1 } }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "PUT /variants/{id}/parameters",
+      method: "PUT",
+      path: () => `/variants/${variantId}/parameters`,
+      key: ownKey,
+      body: () => ({ parameters: { n: 2 } }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "DELETE /variants/{id}",
+      method: "DELETE",
+      path: () => `/variants/${removableId}`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "DELETE /variants/{id}, deployed",
+      method: "DELETE",
+      path: () => `/variants/${variantId}`,
+      key: ownKey,
+      status: 409,
+      trips: 1,
+    },
+  ];
+
+  it.each(olderSdkPaths)(
+    "older SDK $name: $status in $trips round trip",
+    async ({ method, path, key, body, headers, status, trips }) => {
+      expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+    },
+  );
 
   it.each(successPaths)("success path $name: $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
     expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
