@@ -20,10 +20,16 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from
 import { EXAMPLE_IDS, errorResponse, IDEMPOTENCY_KEY_ERRORS, jsonResponse, schemaRef } from "./http/openapi-parts";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
 import { MAX_BODY_BYTES } from "./http/validation";
+import { registryOpenApi } from "./registry/registry.openapi";
 import { variantsOpenApi } from "./variants/variants.openapi";
 
 type Fragment = ReturnType<
-  typeof appsOpenApi | typeof environmentsOpenApi | typeof variantsOpenApi | typeof configsOpenApi | typeof deploymentsOpenApi
+  | typeof appsOpenApi
+  | typeof environmentsOpenApi
+  | typeof variantsOpenApi
+  | typeof configsOpenApi
+  | typeof deploymentsOpenApi
+  | typeof registryOpenApi
 >;
 
 /** One part of every fragment, merged; a name two fragments both define is a mistake, not an override. */
@@ -52,7 +58,14 @@ function componentSchemas(schemas: Record<string, z.ZodType>, io: "input" | "out
  * zod itself (requests as clients send them, responses as the service answers).
  */
 export function openApiDocument(basePath: string) {
-  const resources: Fragment[] = [appsOpenApi(), environmentsOpenApi(), variantsOpenApi(), configsOpenApi(), deploymentsOpenApi()];
+  const resources: Fragment[] = [
+    appsOpenApi(),
+    environmentsOpenApi(),
+    variantsOpenApi(),
+    configsOpenApi(),
+    deploymentsOpenApi(),
+    registryOpenApi(),
+  ];
   return {
     openapi: "3.1.0",
     info: {
@@ -60,10 +73,12 @@ export function openApiDocument(basePath: string) {
       version: "0.1.0",
       description:
         "Apps (create, list, rename, delete), their environments and deployment history, their variants and " +
-        "variant revisions, the config registry (add, commit, fetch, fork), deployments and reverts. Reads need any " +
+        "variant revisions, the config registry (add, commit, fetch, fork), deployments and reverts; and the calls of " +
+        "the platform's older SDK (GET and POST /configs, GET /configs/deployment/{id}, GET /bases, POST " +
+        "/variants/from-base, PUT /variants/{id}/parameters, DELETE /variants/{id}). Reads need any " +
         "role in the app's organization, writes owner, admin or editor; what the caller cannot see is not found. " +
         `Every response but a 304 is JSON; each carries ${REQUEST_ID_HEADER}, and ${BOOKMARK_HEADER} once the ` +
-        `database was reached. Every POST takes an ${IDEMPOTENCY_KEY_HEADER}. Without a key, unknown paths answer 404 ` +
+        `database was reached. Every POST, and PUT /variants/{id}/parameters, takes an ${IDEMPOTENCY_KEY_HEADER}. Without a key, unknown paths answer 404 ` +
         "(components/responses/NotFound) and a known path with another method 405 " +
         "(components/responses/MethodNotAllowed), with an Allow header. Every route also answers with a trailing slash.",
     },
@@ -127,7 +142,7 @@ export function openApiDocument(basePath: string) {
           in: "header",
           required: false,
           description:
-            "Makes a POST safe to retry (IETF httpapi draft): 1 to 255 printable ASCII characters, not blank, bare or as a " +
+            "Makes a POST (or PUT) safe to retry (IETF httpapi draft): 1 to 255 printable ASCII characters, not blank, bare or as a " +
             "quoted string, kept 24 hours per API key. A retry with the same method, path and body replays the first 200 " +
             `(with ${REPLAYED_HEADER}) and writes nothing; the same key on another request is a 422, and a retry while ` +
             "the first is still being answered a 409. A failed request is not kept: its retry runs again. " +
@@ -202,7 +217,7 @@ export function openApiDocument(basePath: string) {
           unsupportedMediaType(),
         ),
         ValidationFailed: jsonResponse(
-          "Body fields, path or query parameters, or an empty or malformed JSON body; on a POST that writes, also an " +
+          "Body fields, path or query parameters, or an empty or malformed JSON body; on a POST or PUT that writes, also an " +
             `${IDEMPOTENCY_KEY_HEADER} already used for another request. \`loc\` names the faulty input`,
           schemaRef("ValidationError"),
           {

@@ -1,6 +1,12 @@
 import type * as z from "zod";
 import { demoConfigIn } from "../configs/configs.openapi";
-import { appEnvironmentNotFound, configNotFound, deploymentRevisionNotFound, variantNotFound } from "../http/errors";
+import {
+  appEnvironmentNotFound,
+  configNotFound,
+  deploymentRevisionNotFound,
+  variantNotFound,
+  variantRemoved,
+} from "../http/errors";
 import {
   EXAMPLE_IDS,
   errorResponse,
@@ -13,6 +19,7 @@ import {
   requestHeaders,
   responseRef,
   schemaRef,
+  withKeyErrors,
 } from "../http/openapi-parts";
 import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertOutput, RevertParams } from "./deployments.schemas";
 
@@ -20,17 +27,32 @@ const CONDITIONS =
   "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +
   "environment's new ETag.";
 
-/** A deployment's responses: its 200 (this body, with the environment's new ETag), its 404, a 412, the key's. */
+/** The 409 of a deployment of a revision whose variant was removed, beside that of an Idempotency-Key in flight. */
+const removedVariantConflict = () =>
+  withKeyErrors(
+    409,
+    "The revision belongs to a variant that was removed (DELETE /variants/{variant_id}): its revisions stay in " +
+      "environment histories but are never deployed again; nothing was written. Deploy another config",
+    { variantRemoved: variantRemoved() },
+  );
+
+/**
+ * A deployment's responses: its 200 (this body, with the environment's new ETag), its 404, a 412, the key's; and,
+ * where the revision deployed may be one of a removed variant (`removable`), that 409.
+ */
 const deploymentResponses = (
   ok: { description: string; schema: object; example: unknown },
   notFound: string,
-  { jsonBody }: { jsonBody?: "PayloadTooLarge" } = {},
-) =>
-  operationResponses(
+  { jsonBody, removable = false }: { jsonBody?: "PayloadTooLarge"; removable?: boolean } = {},
+) => {
+  const errors: Record<number, object> = { 404: responseRef(notFound), 412: responseRef("EnvironmentMovedOn") };
+  if (removable) errors[409] = removedVariantConflict();
+  return operationResponses(
     jsonResponse(ok.description, ok.schema, { example: ok.example }, { ETag: headerRef("ETag") }),
-    { 404: responseRef(notFound), 412: responseRef("EnvironmentMovedOn") },
+    errors,
     { write: true, idempotencyKey: "replays", jsonBody },
   );
+};
 
 /** The OpenAPI fragment of src/deployments/deployments.routes.ts: its paths, schemas and own responses; built with
  * the document, on its first request. */
@@ -66,7 +88,7 @@ export const deploymentsOpenApi = () => ({
             example: demoConfigIn("staging", 2),
           },
           "DeployTargetNotFound",
-          { jsonBody: "PayloadTooLarge" },
+          { jsonBody: "PayloadTooLarge", removable: true },
         ),
       },
     },
@@ -100,6 +122,7 @@ export const deploymentsOpenApi = () => ({
         responses: deploymentResponses(
           { description: "Reverted", schema: schemaRef("RevertOutput"), example: REVERTED },
           "DeploymentRevisionNotFound",
+          { removable: true },
         ),
       },
     },
@@ -112,7 +135,7 @@ export const deploymentsOpenApi = () => ({
       { configNotFound: configNotFound(), environmentNotFound: appEnvironmentNotFound() },
     ),
     DeployVariantNotFound: errorResponse(
-      "The variant does not exist or is not visible to the caller; or its app has no such environment",
+      "The variant does not exist, was removed, or is not visible to the caller; or its app has no such environment",
       { variantNotFound: variantNotFound(), environmentNotFound: appEnvironmentNotFound() },
     ),
     DeploymentRevisionNotFound: errorResponse(

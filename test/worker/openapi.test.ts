@@ -220,6 +220,9 @@ const DEPLOYMENTS = [
 /** Operations a key is needed for. */
 const keyedOperations = () => SERVED_ROUTES.filter((operation) => !["GET /health", "GET /openapi.json"].includes(operation));
 
+/** Whether the operation takes an Idempotency-Key: every POST, and the one PUT. */
+const takesIdempotencyKey = (operation: string) => operation.startsWith("POST ") || operation.startsWith("PUT ");
+
 describe("GET /openapi.json", () => {
   it("serves an OpenAPI 3.1 document without a key", async () => {
     expect(document.openapi).toBe("3.1.0");
@@ -309,7 +312,7 @@ describe("every route, as the document lists it", () => {
     }
   });
 
-  it("takes X-Request-Id and x-d1-bookmark everywhere, Idempotency-Key on every POST, If-Match where a 412 is documented", () => {
+  it("takes X-Request-Id and x-d1-bookmark everywhere, Idempotency-Key on every POST and PUT, If-Match where a 412 is documented", () => {
     // The shared responses of a malformed key and of one still in flight, by status.
     const keyErrors = { 400: "BadIdempotencyKey", 409: "IdempotencyKeyInFlight" };
     for (const operation of keyedOperations()) {
@@ -318,14 +321,13 @@ describe("every route, as the document lists it", () => {
       );
       expect(headers.slice(0, 2), operation).toEqual(["RequestId", "D1Bookmark"]);
       const [method, path] = operation.split(" ");
-      const post = method === "POST";
-      expect(headers.includes("IdempotencyKey"), operation).toBe(post);
-      if (post) {
+      const keyed = takesIdempotencyKey(operation);
+      expect(headers.includes("IdempotencyKey"), operation).toBe(keyed);
+      if (keyed) {
         for (const [status, shared] of Object.entries(keyErrors)) {
           const keyError = documentedBodies(`/components/responses/${shared}`)[0];
-          expect(documentedBodies(documentedResponse("post", path, Number(status))), `${operation} ${status}`).toContainEqual(
-            keyError,
-          );
+          const documented = documentedResponse(method.toLowerCase(), path, Number(status));
+          expect(documentedBodies(documented), `${operation} ${status}`).toContainEqual(keyError);
         }
         const replays = at(`${operationPointer(operation)}/responses/200/headers/Idempotent-Replayed`) !== undefined;
         expect(replays, operation).toBe(operation !== "POST /variants/configs/fetch");
@@ -351,8 +353,9 @@ describe("every route, as the document lists it", () => {
       const methods = documentedOperations()
         .filter((documented) => templateMatches(documented.split(" ")[1], path))
         .map((documented) => documented.split(" ")[0]);
-      const wrongMethod = await send("PUT", path);
-      expect(wrongMethod.status, `PUT ${path}`).toBe(405);
+      const other = methods.includes("PUT") ? "PATCH" : "PUT";
+      const wrongMethod = await send(other, path);
+      expect(wrongMethod.status, `${other} ${path}`).toBe(405);
       const allowed = wrongMethod.headers.get("Allow")?.split(", ") ?? [];
       expect(allowed.filter((method) => method !== "HEAD").sort(), path).toEqual([...new Set(methods)].sort());
     }
@@ -683,6 +686,130 @@ describe("POST /variants/configs/... answer as documented", () => {
   });
 });
 
+describe("the older SDK's registry answers as documented", () => {
+  const configsOf = (query: string, key = account.key) => send("GET", `/configs?${query}`, { key });
+  const save = (body: unknown, key = account.key) => send("POST", "/configs", { key, body });
+  const saved = (config_name: string, overwrite: boolean, parameters: Record<string, unknown> = { temperature: 0.5 }) => ({
+    base_id: teamAppId,
+    config_name,
+    parameters,
+    overwrite,
+  });
+
+  it("GET /configs: 200 by environment and by name, for a viewer too; 404 for nothing deployed, an unknown name or app; 422", async () => {
+    const answers = answersOf("GET /configs");
+    expect(await answers(await configsOf(`base_id=${teamAppId}&environment_name=production`, viewer.key), 200)).toEqual({
+      config_name: "main",
+      current_version: 1,
+      parameters: {},
+    });
+    expect(await answers(await configsOf(`base_id=${teamAppId}&config_name=main`), 200)).toMatchObject({ config_name: "main" });
+    await answers(await configsOf(`base_id=${teamAppId}&environment_name=staging`), 404, { example: true });
+    await answers(await configsOf(`base_id=${teamAppId}&config_name=nothing`), 404, { example: true });
+    await answers(await configsOf(`base_id=${UNKNOWN_ID}&environment_name=production`), 404, { example: true });
+    await answers(await configsOf(`base_id=${teamAppId}`), 422);
+    await answers(await configsOf("base_id=nope&environment_name=production"), 422);
+  });
+
+  it("POST /configs: 200 null for a new name and for an overwrite (then deployed to production), 400 when taken, 403, 404, 422", async () => {
+    const answers = answersOf("POST /configs");
+    const appId = await createAppVia(account.key, { app_name: "saved configs", organization_id: teamOrganizationId });
+    const toApp = (body: ReturnType<typeof saved>) => ({ ...body, base_id: appId });
+    await answers(await save(toApp(saved("saved", false))), 200, { example: true });
+    await answers(await save(toApp(saved("saved", false))), 400, { example: true });
+    await answers(await save(toApp(saved("saved", true, { temperature: 0.9 }))), 200, { example: true });
+    expect(await (await configsOf(`base_id=${appId}&environment_name=production`)).json()).toEqual({
+      config_name: "saved",
+      current_version: 2,
+      parameters: { temperature: 0.9 },
+    });
+    await answers(await save(saved("by a viewer", false), viewer.key), 403, { example: true });
+    await answers(await save({ ...saved("nowhere", false), base_id: UNKNOWN_ID }), 404, { example: true });
+    await answers(await save({ ...saved("no overwrite", false), overwrite: undefined }), 422);
+  });
+
+  it("GET /configs/deployment/{deployment_revision_id}: 200, 404, 422", async () => {
+    const answers = answersOf("GET /configs/deployment/{deployment_revision_id}");
+    const read = (id: string) => send("GET", `/configs/deployment/${id}`, { key: account.key });
+    const deployed = await deploy(teamAppId, "development", "main", account);
+    expect(await answers(await read(deployed.revisionId), 200)).toEqual({
+      config_name: "main",
+      current_version: deployed.revision,
+      parameters: {},
+    });
+    await answers(await read(UNKNOWN_ID), 404, { example: true });
+    await answers(await read("nope"), 422);
+  });
+
+  it("GET /bases: 200 with the app's base and with none, 404, 422", async () => {
+    const answers = answersOf("GET /bases");
+    const bases = (query: string) => send("GET", `/bases?${query}`, { key: account.key });
+    expect(await answers(await bases(`app_id=${teamAppId}`), 200)).toEqual([{ base_id: teamAppId, base_name: "app" }]);
+    expect(await answers(await bases(`app_id=${teamAppId}&base_name=other`), 200)).toEqual([]);
+    await answers(await bases(`app_id=${UNKNOWN_ID}`), 404, { example: true });
+    await answers(await bases("app_id=nope"), 422);
+  });
+});
+
+describe("the older SDK's variant writes answer as documented", () => {
+  const fromBase = (body: unknown, key = account.key) => send("POST", "/variants/from-base", { key, body });
+  const newConfig = (new_config_name: string) => ({
+    base_id: teamAppId,
+    new_variant_name: "ignored",
+    new_config_name,
+    parameters: { temperature: 0.3 },
+  });
+
+  it("POST /variants/from-base: 200, 400 when the name is taken, 403 for a viewer, 404, 422", async () => {
+    const answers = answersOf("POST /variants/from-base");
+    expect(await answers(await fromBase(newConfig("from base")), 200)).toMatchObject({
+      variant_name: "app.from base",
+      revision: 1,
+      parameters: { temperature: 0.3 },
+    });
+    await answers(await fromBase(newConfig("from base")), 400, { example: true });
+    await answers(await fromBase(newConfig("by a viewer"), viewer.key), 403, { example: true });
+    await answers(await fromBase({ ...newConfig("nowhere"), base_id: UNKNOWN_ID }), 404, { example: true });
+    await answers(await fromBase({ ...newConfig("no parameters"), parameters: undefined }), 422);
+  });
+
+  it("PUT /variants/{variant_id}/parameters: 200 null, 403 for a viewer, 404, 422", async () => {
+    const answers = answersOf("PUT /variants/{variant_id}/parameters");
+    const update = (id: string, body: unknown, key = account.key) => send("PUT", `/variants/${id}/parameters`, { key, body });
+    const { variant_id } = (await (await fromBase(newConfig("updated"))).json()) as { variant_id: string };
+    await answers(await update(variant_id, { parameters: { temperature: 0.4 } }), 200, { example: true });
+    expect(await (await send("GET", `/variants/${variant_id}`, { key: account.key })).json()).toMatchObject({
+      revision: 2,
+      parameters: { temperature: 0.4 },
+    });
+    await answers(await update(variant_id, { parameters: {} }, viewer.key), 403, { example: true });
+    await answers(await update(UNKNOWN_ID, { parameters: {} }), 404, { example: true });
+    await answers(await update(variant_id, { parameters: "not an object" }), 422);
+    await answers(await update("nope", { parameters: {} }), 422);
+  });
+
+  it("DELETE /variants/{variant_id}: 409 while deployed, then 200 null and 404 after; 403 for a viewer, 422", async () => {
+    const answers = answersOf("DELETE /variants/{variant_id}");
+    const remove = (id: string, key = account.key) => send("DELETE", `/variants/${id}`, { key });
+    const appId = await createAppVia(account.key, { app_name: "removals", organization_id: teamOrganizationId });
+    const { variantId } = await deploy(appId, "production", "removed", account);
+    await answers(await remove(variantId), 409, { example: true });
+    await answers(await remove(variantId, viewer.key), 403, { example: true });
+    await deploy(appId, "production", "main", account);
+    await answers(await remove(variantId), 200, { example: true });
+    await answers(await remove(variantId), 404, { example: true });
+    const reads = [
+      ["GET /variants/{variant_id}", `/variants/${variantId}`],
+      ["GET /variants/{variant_id}/revisions", `/variants/${variantId}/revisions`],
+      ["GET /variants/{variant_id}/revisions/{revision_number}", `/variants/${variantId}/revisions/1`],
+    ];
+    for (const [operation, path] of reads) {
+      await expectDocumented(await send("GET", path, { key: account.key }), operation, 404, { example: true });
+    }
+    await answers(await remove("nope"), 422);
+  });
+});
+
 describe("deployments answer as documented", () => {
   /** An app of the team, whose config "main" is deployed to production once. */
   let deployedAppId: string;
@@ -750,6 +877,34 @@ describe("deployments answer as documented", () => {
     await answers(await revert("nope"), 422);
   });
 
+  it("409 for a revision of a removed variant (deploy, revert); 404 for the removed variant itself", async () => {
+    const appId = await createAppVia(account.key, { app_name: "deploys a removed variant", organization_id: teamOrganizationId });
+    const removed = await deploy(appId, "staging", "removed", account);
+    await deploy(appId, "staging", "main", account);
+    expect((await send("DELETE", `/variants/${removed.variantId}`, { key: account.key })).status).toBe(200);
+    const fetched = await post("/variants/configs/fetch", { body: { environment_ref: { id: removed.revisionId } } });
+    const { variant_ref } = (await answersOf("POST /variants/configs/fetch")(fetched, 200)) as { variant_ref: { id: string } };
+    const readable = await post("/variants/configs/fetch", { body: { variant_ref: { id: variant_ref.id } } });
+    expect(await answersOf("POST /variants/configs/fetch")(readable, 200)).toMatchObject({ variant_ref: { slug: "removed" } });
+    const byRevision = {
+      application_ref: { id: appId },
+      variant_ref: { id: variant_ref.id },
+      environment_ref: { slug: "staging" },
+    };
+    await answersOf("POST /variants/configs/deploy")(await post("/variants/configs/deploy", { body: byRevision }), 409, {
+      example: true,
+    });
+    await answersOf("POST /configs/deployment/{deployment_revision_id}/revert")(
+      await post(`/configs/deployment/${removed.revisionId}/revert`),
+      409,
+      { example: true },
+    );
+    const toEnvironment = { environment_name: "staging", variant_id: removed.variantId };
+    await answersOf("POST /environments/deploy")(await post("/environments/deploy", { body: toEnvironment }), 404, {
+      example: true,
+    });
+  });
+
   it("Idempotency-Key: a retry replays the 200 with Idempotent-Replayed, the key on another request is a 422", async () => {
     const answers = answersOf("POST /variants/configs/deploy");
     const keyed = { body: mainTo("staging"), headers: { "Idempotency-Key": `deploy-${crypto.randomUUID()}` } };
@@ -771,11 +926,14 @@ describe("deployments answer as documented", () => {
     await expectDocumented(inFlight ?? responses[0], "POST /variants/configs/deploy", 409, { example: true });
   });
 
-  it("Idempotency-Key: 400 for a malformed key on every POST; the documented pattern accepts exactly the keys the service does", async () => {
-    const posts = keyedOperations().filter((operation) => operation.startsWith("POST "));
-    for (const operation of posts) {
+  it("Idempotency-Key: 400 for a malformed key on every POST and PUT; the documented pattern accepts exactly the keys the service does", async () => {
+    for (const operation of keyedOperations().filter(takesIdempotencyKey)) {
       const headers = { "Idempotency-Key": "a".repeat(256) };
-      const response = await post(exampleUrl(operation), { body: exampleBodies(operation)[0], headers });
+      const response = await send(operation.split(" ")[0], exampleUrl(operation), {
+        key: account.key,
+        body: exampleBodies(operation)[0],
+        headers,
+      });
       await expectDocumented(response, operation, 400, { example: true });
     }
     const [long, tooLong] = ["a".repeat(255), "a".repeat(256)];
