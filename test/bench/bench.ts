@@ -14,7 +14,8 @@
  *      rate limit, a 500 a broken service); the others still run. Besides throughput and latency, the CPU time the
  *      load generator and the measured wrangler dev spent per request (test/bench/load.ts), which other programs on
  *      the machine skew far less than throughput.
- *   5. what the writing scenarios wrote, counted in the database: apps, claimed Idempotency-Keys, deployments
+ *   5. what the writing scenarios wrote, counted in the database: apps, claimed Idempotency-Keys, variant revisions,
+ *      deployments
  *   6. a table, the ratios against their targets and the scale figures, on stdout and as markdown in a file
  *
  * With --log-variants, copies of the service that differ only in the per-request log line (test/bench/logging/)

@@ -8,7 +8,7 @@ import autocannon from "autocannon";
 import { HarnessError, runningGroups } from "../support/processes";
 import { type DevServer, d1Query } from "../support/wrangler";
 import { fixed, thousands } from "./report";
-import { type CheckInfo, committedRevisionsSql, type Scenario, ScenarioError, type ScenarioId } from "./scenarios";
+import { type CheckInfo, committedRevisionsSql, type Scenario, ScenarioError, type ScenarioId, savedSql } from "./scenarios";
 import { type BenchData, type KeyName, LARGE_HISTORY, SMALL_HISTORY } from "./seed";
 
 /** Seconds of warm-up and of measurement per scenario, and in how many rounds the measurement is split. */
@@ -391,7 +391,8 @@ export interface Writes {
 /**
  * Every 2xx answer of a writing scenario wrote what it says, counted in the database once wrangler dev is stopped
  * (nothing holds the file): an app per POST (and a claimed Idempotency-Key per keyed POST), an environment revision
- * per deploy. A request in flight when a run ends is cut off by autocannon but may still have been served: up to
+ * per deploy, a variant revision per commit, and per save with overwrite a revision of `main` and a production deploy
+ * of it. A request in flight when a run ends is cut off by autocannon but may still have been served: up to
  * one per connection per run more than counted. A scenario whose count is off fails.
  */
 export async function checkWrites(
@@ -405,6 +406,7 @@ export async function checkWrites(
   const projectApps = (which: KeyName) =>
     `(SELECT COUNT(*) FROM apps WHERE project_id = ${quote(data.keys[which][0].projectId)} AND name NOT LIKE 'seed-app-%')`;
   const smallEnvironments = data.deploy.small.map((target) => quote(target.environmentId)).join(", ");
+  const saved = savedSql(data.save);
   const [row] = await d1Query<Record<string, number>>(
     dir,
     `SELECT ${projectApps("post")} AS post, ${projectApps("empty")} AS empty, ${projectApps("full")} AS full,
@@ -412,6 +414,8 @@ export async function checkWrites(
             (SELECT COUNT(*) FROM idempotency_keys i JOIN api_keys k ON k.key_hash = i.key_hash
               WHERE k.project_id = ${quote(data.keys.keyed[0].projectId)}) AS keyedClaims,
             ${committedRevisionsSql(data.get.small)} AS committed,
+            ${saved.revisions} AS saved, ${saved.deploys} AS saveDeploys,
+            ${saved.environmentRevision} AS saveRevision, ${saved.runs} AS saveRuns,
             (SELECT COUNT(*) FROM environment_revisions WHERE environment_id IN (${smallEnvironments})) AS deploy,
             (SELECT MIN(revision) FROM environments WHERE id IN (${smallEnvironments})) AS deployMin,
             (SELECT MAX(revision) FROM environments WHERE id IN (${smallEnvironments})) AS deployMax,
@@ -447,6 +451,24 @@ export async function checkWrites(
   }
   // Revision 1 is the check's add, whose commit the check counts.
   verify("commit", n("committed"), 1, "variant revisions");
+  // Each save commits `main`'s next revision and deploys it to production: as many deploys as revisions, and
+  // production at its last revision, running `main`'s latest.
+  verify(
+    "saveConfig",
+    n("saved"),
+    SMALL_HISTORY,
+    "revisions of main",
+    `, ${thousands(n("saveDeploys") - SMALL_HISTORY)} production deploys (production now at revision ${n("saveRevision")}, running main revision ${n("saveRuns")})`,
+  );
+  if (
+    outcomes.saveConfig?.measurement &&
+    !(n("saveDeploys") === n("saved") && n("saveRevision") === n("saveDeploys") && n("saveRuns") === n("saved"))
+  ) {
+    outcomes.saveConfig.error =
+      `${thousands(n("saved") - SMALL_HISTORY)} revisions of main saved but ${thousands(n("saveDeploys") - SMALL_HISTORY)} production deploys; ` +
+      `production at revision ${n("saveRevision")} of ${n("saveDeploys")}, running main revision ${n("saveRuns")} of ${n("saved")}`;
+    outcomes.saveConfig.measurement = undefined;
+  }
   verify(
     "deploy",
     n("deploy"),

@@ -169,6 +169,83 @@ function checkFetch(path: string, key: BenchKey, target: HistoryTarget) {
   };
 }
 
+/** The older SDK's start-up read (`get_config`): what the target environment runs, by the app's id (its base's). */
+const getConfigPath = (target: HistoryTarget) =>
+  `/configs?${new URLSearchParams({ base_id: target.appId, environment_name: target.environment })}`;
+
+/**
+ * The body of GET /configs: exactly {config_name, current_version, parameters}, of config `main` at variant
+ * revision `revision` (what the environment runs) with the params `params`.
+ */
+function checkRegistryConfig(what: string, config: any, revision: number, params: Record<string, unknown>): void {
+  const keys = config !== null && typeof config === "object" && !Array.isArray(config) ? Object.keys(config).sort() : [];
+  const problems = [
+    JSON.stringify(keys) === JSON.stringify(["config_name", "current_version", "parameters"])
+      ? ""
+      : `keys ${JSON.stringify(keys)} (expected config_name, current_version, parameters)`,
+    config?.config_name === "main" ? "" : `config_name ${JSON.stringify(config?.config_name)} (expected main)`,
+    config?.current_version === revision
+      ? ""
+      : `current_version ${JSON.stringify(config?.current_version)} (expected ${revision})`,
+    JSON.stringify(config?.parameters) === JSON.stringify(params) ? "" : `parameters ${JSON.stringify(config?.parameters)}`,
+  ].filter(Boolean);
+  if (problems.length > 0) throw new ScenarioError(`${what}: unexpected ${problems.join("; ")}`);
+}
+
+/** GET /configs by environment: 200, `main` at the revision the environment's current revision deployed. */
+function checkGetConfig(key: BenchKey, target: HistoryTarget) {
+  return async (base: string): Promise<CheckInfo> => {
+    const path = getConfigPath(target);
+    const what = `GET ${path}`;
+    const response = await request(`${base}${path}`, { headers: authorization(key) });
+    // The bench data deploys revision r at environment revision r.
+    checkRegistryConfig(what, expectJson(what, response), target.revisions, paramsOf(target.revisions));
+    return { bytes: response.bytes };
+  };
+}
+
+/** The older SDK's save (`save_config`) over the taken name `main`, with overwrite: params of the given number. */
+const saveBody = (target: HistoryTarget, n: number) =>
+  JSON.stringify({ base_id: target.appId, config_name: "main", parameters: paramsOf(n), overwrite: true });
+
+/**
+ * POST /configs with overwrite over `main`: 200 and `null`; then GET /configs by environment finds production
+ * running `main`'s next revision with the params sent (the save committed it and deployed it in one batch).
+ */
+function checkSaveConfig(key: BenchKey, target: HistoryTarget) {
+  return async (base: string): Promise<CheckInfo> => {
+    const next = target.revisions + 1; // `main` has as many revisions as production has entries
+    const what = `POST /configs ${saveBody(target, next)}`;
+    const response = await request(`${base}/configs`, {
+      method: "POST",
+      headers: postHeaders(key),
+      body: saveBody(target, next),
+    });
+    const saved = expectJson(what, response);
+    if (saved !== null) throw new ScenarioError(`${what}: answered ${response.text.slice(0, 300)}, expected null`);
+    const path = getConfigPath(target);
+    const read = `${what}, then GET ${path}`;
+    checkRegistryConfig(
+      read,
+      expectJson(read, await request(`${base}${path}`, { headers: authorization(key) })),
+      next,
+      paramsOf(next),
+    );
+    return { created: 1, bytes: response.bytes };
+  };
+}
+
+/** What the save scenario left, in SQL: `main`'s revisions, production's revisions, and what production runs. */
+export const savedSql = (target: HistoryTarget) => ({
+  revisions: `(SELECT COUNT(*) FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
+                WHERE v.app_id = '${target.appId}' AND v.name = 'main')`,
+  deploys: `(SELECT COUNT(*) FROM environment_revisions er JOIN deployments d ON d.id = er.deployment_id
+              WHERE er.environment_id = '${target.environmentId}')`,
+  environmentRevision: `(SELECT revision FROM environments WHERE id = '${target.environmentId}')`,
+  runs: `(SELECT r.revision FROM environments e JOIN app_variant_revisions r ON r.id = e.deployed_app_variant_revision_id
+           JOIN app_variants v ON v.id = r.variant_id WHERE e.id = '${target.environmentId}' AND v.name = 'main')`,
+});
+
 /** The config the commit scenario commits to, in the app of `GET production`: its check adds it. */
 const COMMITTED_CONFIG = "bench-commit";
 
@@ -269,7 +346,9 @@ export type CoreScenarioId =
   | "select1"
   | "get"
   | "fetch"
+  | "getConfig"
   | "commit"
+  | "saveConfig"
   | "post"
   | "postKeyed"
   | "deploy"
@@ -292,7 +371,7 @@ export function benchScenarios(
   logVariants: LogVariant[] = [],
 ): Record<CoreScenarioId, Scenario> & Record<`log:${string}`, Scenario> {
   const postBody = '{"app_name": "bench-[<id>]"}';
-  const { get: reads, deploy: deploys } = data;
+  const { get: reads, deploy: deploys, save } = data;
   // Every scenario, floors included, sends an Authorization header taken in turn from a pool of keys (the floor
   // ignores it): the same request shape and the same load-generator work per request everywhere.
   const k = data.keys;
@@ -352,6 +431,16 @@ export function benchScenarios(
       connections,
       check: checkFetch("/variants/configs/fetch", k.read[0], reads.small),
     },
+    getConfig: {
+      label: "GET /configs by environment (older SDK)",
+      server: "service",
+      method: "GET",
+      path: getConfigPath(reads.small),
+      headers: json,
+      keys: k.read,
+      connections,
+      check: checkGetConfig(k.read[0], reads.small),
+    },
     commit: {
       label: "POST configs/commit, on top of the latest",
       server: "service",
@@ -362,6 +451,18 @@ export function benchScenarios(
       perRequest: (n) => ({ body: commitBody(reads.small, n + 3) }),
       connections,
       check: checkCommit("/variants/configs/commit", k.read[0], reads.small),
+    },
+    saveConfig: {
+      label: "POST /configs, overwrite: commit and deploy",
+      server: "service",
+      method: "POST",
+      path: "/configs",
+      headers: post,
+      keys: k.read,
+      // The check saved params of SMALL_HISTORY + 1; the params differ from one request to the next.
+      perRequest: (n) => ({ body: saveBody(save, SMALL_HISTORY + 2 + n) }),
+      connections,
+      check: checkSaveConfig(k.read[0], save),
     },
     post: {
       label: "POST /apps, new app_name each",

@@ -23,6 +23,9 @@
  *                     (deploy into a long history); `main` with 10,000 revisions
  *   bench-deploy-001… DEPLOY_APPS apps whose staging is at revision 20 (deploy into a short history: each request
  *                     deploys into the next of them, so that each history stays short during the run); `main` with 20
+ *   bench-save-20     production at revision 20 and `main` with 20 revisions (the older SDK's save over a taken
+ *                     name, POST /configs with overwrite: each request commits `main` and deploys it to production;
+ *                     an app of its own, so that no read scenario sees its production move)
  */
 import { createHash, randomBytes, randomInt } from "node:crypto";
 
@@ -34,9 +37,9 @@ export const FULL_PROJECT_APPS = 100_000;
 export const DEPLOY_APPS = 256;
 /** Keys per project: enough that none reaches a per-key limit of 600 requests a minute at a few thousand req/s. */
 export const KEYS_PER_PROJECT = 128;
-/** Apps with a history (bench-get-20, bench-get-10000, the bench-deploy apps), and their histories' entries in all. */
-export const HISTORY_APPS = 2 + DEPLOY_APPS;
-export const HISTORY_ENTRIES = SMALL_HISTORY + 2 * LARGE_HISTORY + DEPLOY_APPS * SMALL_HISTORY;
+/** Apps with a history (bench-get-20, bench-get-10000, the bench-deploy apps, bench-save-20), and their histories' entries in all. */
+export const HISTORY_APPS = 3 + DEPLOY_APPS;
+export const HISTORY_ENTRIES = SMALL_HISTORY + 2 * LARGE_HISTORY + DEPLOY_APPS * SMALL_HISTORY + SMALL_HISTORY;
 
 export type KeyName = "read" | "post" | "keyed" | "empty" | "full";
 const KEY_NAMES: readonly KeyName[] = ["read", "post", "keyed", "empty", "full"];
@@ -67,6 +70,8 @@ export interface BenchData {
   get: { small: HistoryTarget; large: HistoryTarget };
   /** Staging of the DEPLOY_APPS bench-deploy apps, and of bench-get-10000 (deploys). */
   deploy: { small: HistoryTarget[]; large: HistoryTarget };
+  /** Production of bench-save-20 (POST /configs with overwrite: saves over `main`, each deployed there). */
+  save: HistoryTarget;
   /** Checks run after loading: each query must return exactly `expected` in column `n`. */
   checks: { what: string; sql: string; expected: number }[];
 }
@@ -227,6 +232,7 @@ export function buildBenchData(): BenchData {
 
   const readProject = keys.read[0].projectId;
   const [SMALL_APP, LARGE_APP, FIRST_DEPLOY_APP] = [1, 2, 3];
+  const SAVE_APP = FIRST_DEPLOY_APP + DEPLOY_APPS;
   statements.push(
     ...appsWithHistory(
       {
@@ -261,6 +267,17 @@ export function buildBenchData(): BenchData {
       },
       userId,
     ),
+    ...appsWithHistory(
+      {
+        first: SAVE_APP,
+        count: 1,
+        projectId: readProject,
+        name: `bench-save-${SMALL_HISTORY}`,
+        variantRevisions: SMALL_HISTORY,
+        histories: { production: SMALL_HISTORY },
+      },
+      userId,
+    ),
   );
   const target = (appCounter: number, environment: "production" | "staging", revisions: number): HistoryTarget => ({
     appId: id("app", appCounter),
@@ -273,6 +290,7 @@ export function buildBenchData(): BenchData {
     small: Array.from({ length: DEPLOY_APPS }, (_, index) => target(FIRST_DEPLOY_APP + index, "staging", SMALL_HISTORY)),
     large: target(LARGE_APP, "staging", LARGE_HISTORY),
   };
+  const save = target(SAVE_APP, "production", SMALL_HISTORY);
 
   // The full project: apps 1000 + i, named seed-app-000001..., each with its three environments at revision 0.
   const first = 1000;
@@ -321,6 +339,7 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
     { what: `revisions of ${get.small.appId} production`, sql: revisionsOf(get.small.environmentId), expected: SMALL_HISTORY },
     { what: `revisions of ${get.large.appId} production`, sql: revisionsOf(get.large.environmentId), expected: LARGE_HISTORY },
     { what: `revisions of ${deploy.large.appId} staging`, sql: revisionsOf(deploy.large.environmentId), expected: LARGE_HISTORY },
+    { what: `revisions of ${save.appId} production`, sql: revisionsOf(save.environmentId), expected: SMALL_HISTORY },
     {
       what: "revisions of the bench-deploy apps' staging",
       sql: `SELECT COUNT(*) AS n FROM environment_revisions er JOIN environments e ON e.id = er.environment_id
@@ -333,7 +352,7 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
       what: "variant revisions with params and url",
       sql: `SELECT COUNT(*) AS n FROM app_variant_revisions
              WHERE json_extract(params, '$.revision') = revision AND url = printf(${quote(URL_TEMPLATE)}, revision)`,
-      expected: SMALL_HISTORY + LARGE_HISTORY + DEPLOY_APPS * SMALL_HISTORY,
+      expected: SMALL_HISTORY + LARGE_HISTORY + DEPLOY_APPS * SMALL_HISTORY + SMALL_HISTORY,
     },
     {
       // What the trigger of migrations/0004 left: each environment with a history at its last revision, pointing
@@ -344,15 +363,15 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
               JOIN app_variant_revisions r ON r.id = er.deployed_app_variant_revision_id
              WHERE e.deployed_app_variant_revision_id = r.id AND e.deployed_app_variant_id = r.variant_id
                AND e.revision = (SELECT MAX(revision) FROM environment_revisions WHERE environment_id = e.id)`,
-      expected: 3 + DEPLOY_APPS,
+      expected: 4 + DEPLOY_APPS,
     },
     {
       what: "environments with a history",
       sql: "SELECT COUNT(*) AS n FROM environments WHERE revision > 0",
-      expected: 3 + DEPLOY_APPS,
+      expected: 4 + DEPLOY_APPS,
     },
     { what: "foreign key violations", sql: "SELECT COUNT(*) AS n FROM pragma_foreign_key_check", expected: 0 },
   ];
 
-  return { sql: `${statements.join("\n")}\n`, userId, keys, get, deploy, checks };
+  return { sql: `${statements.join("\n")}\n`, userId, keys, get, deploy, save, checks };
 }
