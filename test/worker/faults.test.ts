@@ -210,3 +210,25 @@ describe("a deploy or revert that fails half-way", () => {
     expect(await snapshot()).toEqual(before);
   });
 });
+
+describe("an older SDK's save that fails half-way (its deploy to production fails after its commit)", () => {
+  it("leaves neither the new revision nor any deployment behind", async () => {
+    const appId = await createAppVia(account.key, { app_name: "save-half-way" });
+    const save = (overwrite: boolean) =>
+      send("POST", "/configs", { key: account.key, body: { base_id: appId, config_name: "main", parameters: { n: 1 }, overwrite } });
+    expect((await save(false)).status).toBe(200);
+    await env.DB.exec(
+      "CREATE TRIGGER fail_revisions BEFORE INSERT ON environment_revisions BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
+    );
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const before = await snapshot();
+
+    const response = await save(true);
+
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ detail: "Internal Server Error" });
+    expect(await snapshot()).toEqual(before);
+    await env.DB.exec("DROP TRIGGER fail_revisions");
+    expect((await save(true)).status).toBe(200);
+  });
+});
