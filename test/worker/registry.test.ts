@@ -288,19 +288,21 @@ describe("POST /configs (configs.save_config)", () => {
 describe("GET /configs/deployment/{id} (configs.get_config_deployment_revision)", () => {
   it("answers what that environment revision deployed, with the environment revision's number", async () => {
     const appId = await newApp();
+    // Variant revisions 1 and 2, then environment revision 1 deploying variant revision 2: the numbers differ.
     await saveConfig(owner.key, { base_id: appId, config_name: "main", parameters: { r: 1 }, overwrite: false });
+    await putParameters(owner.key, (await variantNamed(appId, "main")).variant_id, { r: 2 });
     const first = await deploy(appId, "production", "main", owner);
-    await saveConfig(owner.key, { base_id: appId, config_name: "main", parameters: { r: 2 }, overwrite: true });
+    await saveConfig(owner.key, { base_id: appId, config_name: "main", parameters: { r: 3 }, overwrite: true });
     expect(await expectJson(await call("GET", `/configs/deployment/${first.revisionId}`, viewer.key))).toEqual({
       config_name: "main",
       current_version: 1,
-      parameters: { r: 1 },
+      parameters: { r: 2 },
     });
     const latest = (await productionOf(appId)).revisions[1];
     expect(await expectJson(await call("GET", `/configs/deployment/${latest.id}`, viewer.key))).toEqual({
       config_name: "main",
       current_version: 2,
-      parameters: { r: 2 },
+      parameters: { r: 3 },
     });
     await expectError(await call("GET", `/configs/deployment/${first.revisionId}`, outsider.key), 404, "Config not found.");
     await expectError(await call("GET", `/configs/deployment/${first.variantId}`, owner.key), 404, "Config not found.");
