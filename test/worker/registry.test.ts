@@ -181,6 +181,9 @@ describe("POST /configs (configs.save_config)", () => {
     const appId = await newApp();
     await saveConfig(owner.key, { base_id: appId, config_name: "main", parameters: { v: 1 }, overwrite: false });
     const { variant_id } = await variantNamed(appId, "main");
+    const url = "https://llm.example.com/main";
+    const committed = { application_ref: { id: appId }, variant_ref: { slug: "main" }, params: { v: 1 }, url };
+    expect((await call("POST", "/variants/configs/commit", owner.key, { body: committed })).status).toBe(200);
     for (const v of [2, 3]) {
       expect(
         await expectJson(
@@ -188,7 +191,10 @@ describe("POST /configs (configs.save_config)", () => {
         ),
       ).toBeNull();
     }
-    expect((await variantNamed(appId, "main")).revision).toBe(3);
+    expect((await variantNamed(appId, "main")).revision).toBe(4);
+    // The url is kept: the older SDK's calls carry none.
+    const deployed = await expectJson<ConfigOutput>(await fetchConfig(owner.key, { application_ref: { id: appId } }));
+    expect(deployed).toMatchObject({ url, params: { v: 3 }, variant_ref: { version: 4 } });
     const record = await productionOf(appId);
     expect(record.revision).toBe(2);
     expect(record.revisions.map((revision) => revision.revision)).toEqual([1, 2]);
@@ -196,11 +202,11 @@ describe("POST /configs (configs.save_config)", () => {
     // The older SDK's Agenta.get_config(base_id, "production") now reads it.
     expect(await expectJson(await getConfig(viewer.key, { base_id: appId, environment_name: "production" }))).toEqual({
       config_name: "main",
-      current_version: 3,
+      current_version: 4,
       parameters: { v: 3 },
     });
     const revisions = await expectJson<{ revision: number }[]>(await call("GET", `/variants/${variant_id}/revisions`, owner.key));
-    expect(revisions.map((revision) => revision.revision)).toEqual([1, 2, 3]);
+    expect(revisions.map((revision) => revision.revision)).toEqual([1, 2, 3, 4]);
   });
 
   it("over a taken name without overwrite: 400 in the platform's words, nothing written; unless its params are still {}", async () => {
