@@ -254,7 +254,7 @@ interface RefPlan {
 }
 
 /** Weighted choices, leaving out those of weight 0. */
-const weighted = <T>(...choices: [fc.Arbitrary<T>, number][]) =>
+export const weighted = <T>(...choices: [fc.Arbitrary<T>, number][]) =>
   fc.oneof(...choices.filter(([, weight]) => weight > 0).map(([arbitrary, weight]) => ({ arbitrary, weight })));
 
 /** A part: given (out of 7) `present` times, else left out; with `messy`, also null or anything. */
@@ -346,7 +346,8 @@ function pools(model: Model, focus: number, holder: Holder | undefined) {
   const app = (candidates.length > 0 ? candidates : apps)[Math.floor(focus / 5) % (candidates.length || apps.length)];
   const others = apps.filter((other) => other.id !== app.id);
   const variants = model.variantsOf(app.id);
-  const revisions = variants.flatMap((variant) => model.revisionsOf(variant.id));
+  // Removed variants' revisions too: they are still reached by their ids.
+  const revisions = model.everyVariantOf(app.id).flatMap((variant) => model.revisionsOf(variant.id));
   const environments = model.environmentsOf(app.id);
   const environmentRevisions = environments.flatMap((environment) => model.environmentRevisionsOf(environment.id));
   const otherRevisions = [...model.revisions.values()].filter((revision) => !revisions.includes(revision));
@@ -390,7 +391,7 @@ function pools(model: Model, focus: number, holder: Holder | undefined) {
 }
 
 /** Params: an object (its keys may be prototype names or repeat: the last wins, as JSON.parse says); `messy`: or not. */
-const paramsPlan = (messy: number) =>
+export const paramsPlan = (messy: number) =>
   weighted<unknown>(
     [
       fc
@@ -552,7 +553,7 @@ const expectMade =
   };
 
 /** A revision row as a write must make it (its params are checked by `expectMade`). */
-const newRevision = (id: string, variantId: string, revision: number, holder: Holder, url: string) => ({
+export const newRevision = (id: string, variantId: string, revision: number, holder: Holder, url: string) => ({
   id,
   variant_id: variantId,
   revision,
@@ -561,31 +562,36 @@ const newRevision = (id: string, variantId: string, revision: number, holder: Ho
   params: expect.any(String),
   url,
 });
-const newVariant = (id: string, appId: string, name: string) => ({
+/** A variant row as a write must make it. */
+export const newVariant = (id: string, appId: string, name: string) => ({
   id,
   app_id: appId,
   name,
   created_at: expect.stringMatching(TIMESTAMP),
+  removed_at: null,
+  removed_name: null,
 });
 
 const CONFIG_NOT_FOUND = "Config not found.";
 const ENVIRONMENT_NOT_FOUND = "App environment not found";
+/** The 409 of a deploy (or revert) of a removed variant's revision. */
+export const VARIANT_REMOVED =
+  "This revision belongs to a removed variant, which cannot be deployed again: deploy another config";
 
 /**
  * A deploy: the variant revision the variant ref names, in the app the refs name (by application_ref, else by the
- * variant revision's id), to the environment the environment ref names there, by a writer; If-Match decides last.
+ * variant revision's id), to the environment the environment ref names there, by a writer; never a removed variant's
+ * revision (409); If-Match decides last.
  */
 function predictDeploy({ refs }: ConfigRequest, holder: Holder, model: Model, answer: Answer): Check {
-  const app = model.visibleApp(holder, model.namedApp(holder, { ...refs, environment: null })?.id);
+  // Without an application_ref, a revision id names the app (README, "Fetch": the same holds for deploy): the variant
+  // ref's, else the environment ref's; a config slug is then looked up in that app.
+  const app = model.visibleApp(holder, model.namedApp(holder, refs)?.id);
   const role = app && model.role(holder, app.id);
   const revision = app && model.namedRevision(app.id, refs.variant!);
   const environment = app && model.targetEnvironment(app.id, refs.environment!);
-  // Nothing to deploy, or nowhere: 404 (a viewer may be told 403: the contract does not order them). Without an
-  // application_ref, the app of an environment revision named by id may be the one a viewer is told 403 about.
-  const standIn =
-    !app && !refs.application && refs.environment?.id ? model.environmentRevisions.get(refs.environment.id) : undefined;
-  const viewer =
-    role === "viewer" || (standIn && model.role(holder, model.environments.get(standIn.environment_id)!.app_id) === "viewer");
+  // Nothing to deploy, or nowhere: 404 (a viewer may be told 403: the contract does not order them).
+  const viewer = role === "viewer";
   const forbidden: [number, string][] = viewer ? [[403, FORBIDDEN]] : [];
   if (!app) return refusedWithOneOf(answer, [[404, CONFIG_NOT_FOUND], ...forbidden]);
   if (!environment || !revision) {
@@ -595,6 +601,8 @@ function predictDeploy({ refs }: ConfigRequest, holder: Holder, model: Model, an
     return refusedWithOneOf(answer, [...missing, ...forbidden]);
   }
   if (viewer) return refusedWithOneOf(answer, forbidden);
+  // A removed variant's revision is never deployed again, whatever If-Match says.
+  if (model.isRemovedRevision(revision)) return refusedWithOneOf(answer, [[409, VARIANT_REMOVED]]);
   // The Config as the environment now serves it: through its new revision.
   return deployed(answer, holder, environment, revision, {
     tagged: true,
@@ -640,7 +648,8 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
     if (!source) return notFound();
     if (role === "viewer") return refusedWithOneOf(answer, [[403, FORBIDDEN]]);
     expect(status).toBe(200);
-    const configName = model.variants.get(source.variant_id)!.name;
+    // A removed variant's revision is forked under the name it had.
+    const configName = model.configName(model.variants.get(source.variant_id)!);
     // <config_name>_<8 hex>; a name too long for that keeps within 255 characters, its start that of the source's.
     const name = [...configName].length <= 246 ? `${configName}_` : [...configName].slice(0, 200).join("");
     const forked = (body as { variant_ref: { slug: string } }).variant_ref.slug;
@@ -654,9 +663,10 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
   const variantRef = refs.variant!;
   const byId = variantRef.id !== null ? model.revisions.get(variantRef.id) : undefined;
   const named = variantRef.id !== null ? model.namedRevision(app.id, { ...variantRef, version: null }) : undefined;
+  // Never a removed variant: its revisions are read by their ids, but nothing is committed onto them.
   const variant =
     variantRef.id !== null
-      ? named && model.variants.get(named.variant_id)
+      ? named && model.liveVariant(named.variant_id)
       : model.variantsOf(app.id).find((row) => row.name === variantRef.slug);
   // A revision id and a version that disagree name nothing, or a stale version: the contract does not say which.
   const disagree = byId !== undefined && variantRef.version !== null && byId.revision !== variantRef.version;

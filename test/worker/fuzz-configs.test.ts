@@ -24,6 +24,22 @@ describe("cases found by fuzzing", () => {
     await fuzzing.db.changes();
   });
 
+  // BUG, not fixed here (found by fuzz-registry.test.ts, which tells it for the older SDK's writes): the params kept as
+  // sent are read by parsing the whole body text again with a reviver (paramsAsSent, parseJsonExactly), which overflows
+  // the stack on a field nested a few thousand levels deep that validation let through (an unknown one, ignored): a 500,
+  // nothing written, where LEGACY-API.md says never a 500 for bad input. Once fixed, `it.fails` must become `it`.
+  it.fails("takes params beside an unknown field nested 3,000 levels deep (or refuses the body), not a 500", async () => {
+    const app = appNamed("fuzz-own");
+    const deep = `${"[".repeat(3000)}${"]".repeat(3000)}`;
+    const response = await ownerCalls(
+      "commit",
+      `{"unknown":${deep},"application_ref":{"id":"${app.id}"},"variant_ref":{"slug":"main"},"params":{"a":1}}`,
+    );
+    const body = await response.json();
+    await fuzzing.db.changes();
+    expect([200, 422], JSON.stringify(body)).toContain(response.status);
+  });
+
   it("refuses a url holding half a surrogate pair (it cannot be stored as sent), rather than storing it altered", async () => {
     const app = appNamed("fuzz-own");
     const response = await ownerCalls(

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { DEFAULT_ENVIRONMENTS, send } from "./fixtures";
-import { appNamed, describeConfigFuzzing, fuzzing } from "./fuzz-configs-oracle";
+import { appNamed, describeConfigFuzzing, fuzzing, VARIANT_REMOVED } from "./fuzz-configs-oracle";
 import { CreatedBody, etagOf, type Model, visibleFirst } from "./fuzz-model";
 import { deployed, fuzzPost, refusedWithOneOf, type Sent } from "./fuzz-posts";
 import {
@@ -133,14 +133,19 @@ describe("fuzzing POST /environments/deploy", () => {
           if (!request || !nameValidity || idValidity === false) return { verdict };
           return { verdict, request: { name: name as string, variantId: (id as string).toLowerCase() } };
         },
-        // The variant (visible), the environment of that name in its app, a writer; its latest revision deployed.
+        // The variant (visible, not removed), the environment of that name in its app, a writer; its latest revision
+        // deployed.
         predict: ({ name, variantId }, holder, model, answer) => {
           const variant = model.variants.get(variantId);
           const role = variant && model.role(holder, variant.app_id);
           if (!variant || !role) return refusedWithOneOf(answer, [[404, "Variant not found"]]);
           const environment = model.environmentsOf(variant.app_id).find((row) => row.name === name);
           const forbidden: [number, string][] = role === "viewer" ? [[403, FORBIDDEN]] : [];
-          if (!environment) return refusedWithOneOf(answer, [[404, "App environment not found"], ...forbidden]);
+          const noEnvironment: [number, string][] = environment ? [] : [[404, "App environment not found"]];
+          // A removed variant is not found by its id (the contract does not order that and a viewer's 403, nor the two 404s).
+          if (!model.liveVariant(variant.id))
+            return refusedWithOneOf(answer, [[404, "Variant not found"], ...noEnvironment, ...forbidden]);
+          if (!environment) return refusedWithOneOf(answer, [...noEnvironment, ...forbidden]);
           if (role === "viewer") return refusedWithOneOf(answer, forbidden);
           return deployed(answer, holder, environment, model.latest(variant.id)!, {
             tagged: false,
@@ -201,7 +206,8 @@ describe("fuzzing POST /configs/deployment/{deployment_revision_id}/revert", () 
           verdict.field(["path", "deployment_revision_id"], uuidValidity(id));
           return { verdict, request: id.toLowerCase() };
         },
-        // The revision (visible), by a writer: what it deployed, deployed again to its environment.
+        // The revision (visible), by a writer: what it deployed, deployed again to its environment; never a removed
+        // variant's revision (409, whatever If-Match says).
         predict: (id, holder, model, answer) => {
           const reverted = model.environmentRevisions.get(id);
           const environment = reverted && model.environments.get(reverted.environment_id);
@@ -210,6 +216,7 @@ describe("fuzzing POST /configs/deployment/{deployment_revision_id}/revert", () 
             reverted?.deployed_app_variant_revision_id && model.revisions.get(reverted.deployed_app_variant_revision_id);
           if (!environment || !role || !again) return refusedWithOneOf(answer, [[404, "Deployment revision not found"]]);
           if (role === "viewer") return refusedWithOneOf(answer, [[403, FORBIDDEN]]);
+          if (model.isRemovedRevision(again)) return refusedWithOneOf(answer, [[409, VARIANT_REMOVED]]);
           return deployed(answer, holder, environment, again, { tagged: false, ok: () => expect(answer.body).toBe(REVERTED) });
         },
         ok: z.literal(REVERTED),
@@ -332,6 +339,25 @@ describe("cases found by fuzzing", () => {
         changed: {},
       });
     }
+  });
+
+  it("without application_ref, deploys the config a slug names in the app of the environment revision named by id", async () => {
+    // README, "Fetch": a revision's id names its app, and a config slug is then looked up in that app; so for deploy.
+    const development = environmentOf("development");
+    const revision = fuzzing.db.model.environmentRevisionsOf(development.id).at(-1)!;
+    const answer = await ownerSends("/variants/configs/deploy", {
+      variant_ref: { slug: "main" },
+      environment_ref: { id: revision.id },
+    });
+    expect({ status: answer.status, body: answer.body }).toMatchObject({
+      status: 200,
+      body: {
+        application_ref: { id: appNamed("fuzz-own").id },
+        variant_ref: { slug: "main" },
+        environment_ref: { slug: "development", version: development.revision + 1 },
+      },
+    });
+    expect(answer.changed.environment_revisions?.added).toHaveLength(1);
   });
 
   it("refuses an If-Match that names the environment's revision with leading zeros: not the ETag, character for character", async () => {

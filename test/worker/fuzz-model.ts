@@ -69,6 +69,15 @@ export const ConfigBody = z.strictObject({
   environment_lifecycle: Lifecycle.nullable(),
 });
 
+/** GET /configs's and GET /configs/deployment/{id}'s 200. */
+export const RegistryConfigBody = z.strictObject({
+  config_name: z.string(),
+  current_version: z.number().int().min(1),
+  parameters: Params,
+});
+/** GET /bases's 200: the app's one base, or none. */
+export const BasesBody = z.array(z.strictObject({ base_id: Uuid, base_name: z.literal("app") })).max(1);
+
 // ---------------------------------------------------------------------------------------------------------------
 // Rows, as the migrations define them.
 
@@ -93,11 +102,15 @@ interface AppRow {
   created_at: string;
   updated_at: string | null;
 }
-interface VariantRow {
+export interface VariantRow {
   id: string;
   app_id: string;
+  /** For a removed variant, a tombstone no request can send (U+0001 and its id). */
   name: string;
   created_at: string;
+  /** Set when the variant was removed (DELETE /variants/{variant_id}); its name then moved to removed_name. */
+  removed_at: string | null;
+  removed_name: string | null;
 }
 export interface RevisionRow {
   id: string;
@@ -206,8 +219,30 @@ export class Model {
     return this.appsOfProject(projectId).find((app) => app.name === name);
   }
 
+  /** The app's variants, removed ones left out (as lists and lookups by name leave them out), oldest first. */
   variantsOf(appId: string): VariantRow[] {
+    return this.everyVariantOf(appId).filter((variant) => variant.removed_at === null);
+  }
+
+  /** The app's variants, removed ones included: their revisions stay reachable by their ids. */
+  everyVariantOf(appId: string): VariantRow[] {
     return this.variantsByApp.get(appId) ?? [];
+  }
+
+  /** The variant, unless it does not exist or was removed (lookups by a variant's id leave removed ones out). */
+  liveVariant(variantId: string): VariantRow | undefined {
+    const variant = this.variants.get(variantId);
+    return variant?.removed_at === null ? variant : undefined;
+  }
+
+  /** Whether the revision belongs to a removed variant. */
+  isRemovedRevision(revision: RevisionRow): boolean {
+    return this.variants.get(revision.variant_id)?.removed_at !== null;
+  }
+
+  /** The name a variant's revisions are shown under: for a removed variant, the name it had. */
+  configName(variant: VariantRow): string {
+    return variant.removed_name ?? variant.name;
   }
 
   revisionsOf(variantId: string): RevisionRow[] {
@@ -229,7 +264,7 @@ export class Model {
   /** Every row that goes with the app: what deleting it must remove. */
   subtree(appId: string): Partial<Record<keyof Snapshot, unknown[]>> {
     const environments = new Set(this.environmentsOf(appId).map((row) => row.id));
-    const variants = new Set(this.variantsOf(appId).map((row) => row.id));
+    const variants = new Set(this.everyVariantOf(appId).map((row) => row.id));
     const rows = (table: keyof Snapshot, belongs: (row: Record<string, unknown>) => boolean) => this.rows[table].filter(belongs);
     return {
       apps: rows("apps", (row) => row.id === appId),
@@ -296,8 +331,17 @@ export class Model {
       id: revision.id,
       revision: revision.revision,
       modified_by: this.users.get(revision.modified_by)!.username,
-      config: { config_name: this.variants.get(revision.variant_id)!.name, parameters: JSON.parse(revision.params) },
+      config: { config_name: this.configName(this.variants.get(revision.variant_id)!), parameters: JSON.parse(revision.params) },
       created_at: revision.created_at,
+    };
+  }
+
+  /** A config as the older SDK reads it (GET /configs, GET /configs/deployment/{id}), with the route's current_version. */
+  registryConfig(revision: RevisionRow, currentVersion: number) {
+    return {
+      config_name: this.configName(this.variants.get(revision.variant_id)!),
+      current_version: currentVersion,
+      parameters: JSON.parse(revision.params),
     };
   }
 
@@ -317,7 +361,7 @@ export class Model {
       url: revision.url,
       application_ref: { slug: app.name, version: null, id: app.id },
       service_ref: null,
-      variant_ref: { slug: variant.name, version: revision.revision, id: revision.id },
+      variant_ref: { slug: this.configName(variant), version: revision.revision, id: revision.id },
       environment_ref: through && environment ? { slug: environment.name, version: through.revision, id: through.id } : null,
       variant_lifecycle: lifecycle(revision.created_at, revision.modified_by),
       environment_lifecycle: through ? lifecycle(through.created_at, through.modified_by) : null,
@@ -330,7 +374,7 @@ export class Model {
   /**
    * The app the refs name, whether or not the caller can see it: by application_ref's id (its slug, when given
    * too, must agree), else by its slug in the key's project; without an application_ref, the app of the variant
-   * revision, else of the environment revision, named by id.
+   * revision named by id, else (none: no such revision) of the environment revision named by id.
    */
   namedApp(holder: Holder, refs: Refs): AppRow | undefined {
     const { application, variant, environment } = refs;
@@ -339,15 +383,17 @@ export class Model {
         application.id !== null ? this.apps.get(application.id) : this.appByName(holder.keyProjectId, application.slug ?? "");
       return app && (application.slug === null || app.name === application.slug) ? app : undefined;
     }
-    if (variant?.id) {
-      const revision = this.revisions.get(variant.id);
-      return revision && this.apps.get(this.variants.get(revision.variant_id)!.app_id);
-    }
+    const byVariant = variant?.id ? this.revisions.get(variant.id) : undefined;
+    if (byVariant) return this.apps.get(this.variants.get(byVariant.variant_id)!.app_id);
     const revision = environment?.id ? this.environmentRevisions.get(environment.id) : undefined;
     return revision && this.apps.get(this.environments.get(revision.environment_id)!.app_id);
   }
 
-  /** The variant revision a variant ref names within the app (its id, else its slug), every part given agreeing. */
+  /**
+   * The variant revision a variant ref names within the app (its id, else its slug), every part given agreeing. A
+   * removed variant is no longer found by its name, but its revisions still are by their ids (a slug given along never
+   * agrees: its name is now a tombstone no request can send).
+   */
   namedRevision(appId: string, ref: Ref): RevisionRow | undefined {
     let revision: RevisionRow | undefined;
     if (ref.id !== null) {
@@ -494,6 +540,15 @@ export class Tracked {
 
 type Deployments = [environment: string, config: string][];
 
+/** Commits params and url as the config's next revision, as `by`. */
+async function commit(by: Account, appId: string, config: string, params: object, url: string) {
+  const response = await send("POST", "/variants/configs/commit", {
+    key: by.key,
+    body: { application_ref: { id: appId }, variant_ref: { slug: config }, params, url },
+  });
+  if (response.status !== 200) throw new Error(`commit failed: ${response.status} ${await response.text()}`);
+}
+
 /**
  * Creates an app as `by` (body: its name, and where) and, for each deployment, deploys the config's latest revision
  * there and then commits a new revision of it (params and url that say which step made it): configs with several
@@ -503,44 +558,70 @@ async function plant(by: Account, body: Record<string, unknown>, deployments: De
   const appId = await createAppVia(by.key, body);
   for (const [step, [environment, config]] of deployments.entries()) {
     await deploy(appId, environment, config, by);
-    const response = await send("POST", "/variants/configs/commit", {
-      key: by.key,
-      body: {
-        application_ref: { id: appId },
-        variant_ref: { slug: config },
-        params: { step, nested: { list: [step, "x"], none: null } },
-        url: `https://example.test/${step}`,
-      },
-    });
-    if (response.status !== 200) throw new Error(`commit failed: ${response.status} ${await response.text()}`);
+    await commit(by, appId, config, { step, nested: { list: [step, "x"], none: null } }, `https://example.test/${step}`);
   }
   return appId;
 }
 
 /**
+ * Makes config `config` of the app (two revisions) and removes it, as `by` (DELETE /variants/{variant_id}): first
+ * deployed to an environment and then replaced there by another config, when `replacedIn` says so (its revision stays
+ * in that environment's history); and, when `reborn`, makes a new config of the name it had (the name is free again).
+ */
+async function retire(
+  by: Account,
+  appId: string,
+  config: string,
+  { replacedIn, reborn = false }: { replacedIn?: [environment: string, replacement: string]; reborn?: boolean },
+) {
+  if (replacedIn) await deploy(appId, replacedIn[0], config, by);
+  else {
+    const body = { application_ref: { id: appId }, variant_ref: { slug: config } };
+    const added = await send("POST", "/variants/configs/add", { key: by.key, body });
+    if (added.status !== 200) throw new Error(`add failed: ${added.status} ${await added.text()}`);
+  }
+  await commit(by, appId, config, { retired: config, nested: [{ before: "removal" }] }, "https://example.test/retired");
+  if (replacedIn) await deploy(appId, replacedIn[0], replacedIn[1], by);
+  const listed = await send("GET", `/apps/${appId}/variants`, { key: by.key });
+  const variant = ((await listed.json()) as { variant_id: string; config_name: string }[]).find(
+    (each) => each.config_name === config,
+  );
+  const removed = await send("DELETE", `/variants/${variant?.variant_id}`, { key: by.key });
+  if (removed.status !== 200) throw new Error(`removal failed: ${removed.status} ${await removed.text()}`);
+  if (!reborn) return;
+  const body = { base_id: appId, config_name: config, parameters: { reborn: true }, overwrite: false };
+  const saved = await send("POST", "/configs", { key: by.key, body });
+  if (saved.status !== 200) throw new Error(`save failed: ${saved.status} ${await saved.text()}`);
+}
+
+/**
  * Apps in the owner's, the team's, the editor's and the outsider's organizations: names that are SQL, NFC or 255
- * long; configs deployed to one environment or several, never deployed, or named 250 characters long.
+ * long; configs deployed to one environment or several, never deployed, or named 250 characters long; removed
+ * configs, once deployed (their revisions in an environment's history) or never, one whose name a new config took.
  */
 async function populate({ owner, editor, outsider, team }: World): Promise<void> {
   const inTeam = (app_name: string) => ({ app_name, organization_id: team.organizationId });
-  await plant(owner, { app_name: "fuzz-own" }, [
+  const own = await plant(owner, { app_name: "fuzz-own" }, [
     ["development", "main"],
     ["development", "main"],
     ["staging", "canary"],
   ]);
+  await retire(owner, own, "retired", { replacedIn: ["production", "main"], reborn: true });
   await plant(owner, { app_name: "caf\u00e9" }, []);
   await plant(owner, { app_name: "' OR 1=1 --" }, [["production", "main"]]);
   await plant(owner, { app_name: "x".repeat(255) }, [["production", "' OR 1=1 --"]]);
-  await plant(owner, inTeam("fuzz-team"), [
+  const shared = await plant(owner, inTeam("fuzz-team"), [
     ["production", "main"],
     ["production", "main"],
     ["production", "canary"],
     ["staging", "main"],
   ]);
+  await retire(owner, shared, "scratch", {});
   await plant(owner, inTeam("App"), [["development", "c".repeat(250)]]);
   await plant(owner, inTeam("billing"), []);
   await plant(editor, { app_name: "editor-app" }, [["staging", "main"]]);
-  await plant(outsider, { app_name: "fuzz-other" }, [["production", "main"]]);
+  const other = await plant(outsider, { app_name: "fuzz-other" }, [["production", "main"]]);
+  await retire(outsider, other, "old", { replacedIn: ["staging", "main"] });
 }
 
 /** Who of the world may write to a project's apps (owns it, or owns its organization). */

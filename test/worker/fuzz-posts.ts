@@ -33,7 +33,8 @@ import type { changes } from "./harness";
 import { PAYLOADS } from "./injection-payloads";
 
 /*
- * What every fuzzed POST shares (the config registry's, the deployments', POST /apps'): its two headers and the runner.
+ * What every fuzzed POST shares (the config registry's, the deployments', POST /apps', the older SDK's saves), and PUT
+ * /variants/{variant_id}/parameters (a commit): its two headers and the runner.
  * - Idempotency-Key (README, "Retries and races"): read by the contract; a ledger of the keys each API key has used
  *   predicts replays (the first answer again, nothing written) and 422s (a key used for another request), and the row a
  *   kept answer leaves in idempotency_keys.
@@ -176,22 +177,23 @@ interface Kept {
 }
 
 /** Method, path and a digest of the body: what the contract compares. */
-async function fingerprintOf({ path, body }: Sent): Promise<string> {
+async function fingerprintOf(method: string, { path, body }: Sent): Promise<string> {
   const url = new URL(`${BASE_URL}${path}`);
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : (body ?? new Uint8Array());
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return `POST ${url.pathname}${url.search} ${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `${method} ${url.pathname}${url.search} ${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The one idempotency_keys row a kept answer adds: the API key's hash, the key verbatim, the id of what the write made
- * (an app, a variant revision or an environment revision), kept 24 hours.
+ * (an app, a variant revision or an environment revision; a save that commits and deploys names the variant revision
+ * it committed), kept 24 hours.
  */
 export async function expectKeptRow(changed: Changes, apiKey: string, key: string) {
   const { idempotency_keys, ...rest } = changed;
-  const made = rest.environment_revisions?.added[0] ?? rest.app_variant_revisions?.added[0] ?? rest.apps?.added[0];
+  const made = rest.app_variant_revisions?.added[0] ?? rest.environment_revisions?.added[0] ?? rest.apps?.added[0];
   expect(made, "a kept answer made something").toBeDefined();
   const at = expect.stringMatching(TIMESTAMP);
   expect(idempotency_keys).toEqual({
@@ -268,7 +270,15 @@ class KeyedAnswer {
   ) {}
 
   /** The reading of the header, settled by the answer where the contract leaves it open (refused, or a bare key). */
-  static async of(ledger: KeyLedger, label: string, auth: AuthSpec, header: string | undefined, sent: Sent, response: Response) {
+  static async of(
+    ledger: KeyLedger,
+    label: string,
+    method: string,
+    auth: AuthSpec,
+    header: string | undefined,
+    sent: Sent,
+    response: Response,
+  ) {
     let reading = readIdempotencyKey(header);
     const text = await response.clone().text();
     const body = (() => {
@@ -291,7 +301,7 @@ class KeyedAnswer {
       reading,
       header,
       sent,
-      await fingerprintOf(sent),
+      await fingerprintOf(method, sent),
       response.status,
       body,
       replayHeader,
@@ -495,6 +505,8 @@ interface PostParts {
 type Generated<T> = T & PostParts & { auth: AuthSpec; slash: boolean; extra: Record<string, string> };
 
 interface PostSpec<T extends object, R> {
+  /** POST (the default), or PUT for PUT /variants/{variant_id}/parameters. */
+  method?: "POST" | "PUT";
   parts: { [K in keyof T]: fc.Arbitrary<T[K]> };
   /** The request a generated value makes of the database as it is (`target`: the environment If-Match is likely about). */
   plan: (value: Generated<T>, model: Model) => Omit<Sent, "type"> & { target?: EnvironmentRow };
@@ -513,15 +525,17 @@ interface PostSpec<T extends object, R> {
 }
 
 /**
- * Fuzzes POST `route` (e.g. "/configs/deployment/:deployment_revision_id/revert") through `fuzz`: each generated request
- * is planned from the database as it is, sent with its headers (a retry sends a kept request again), and its answer
- * checked: documented; refused where the verdict says (an invalid Idempotency-Key adds a 400); else a replay, a 422 for
- * a key used before, or the oracle's outcome; then the rows it changed, idempotency_keys included. Prints how often the
- * oracle predicted and what the keys did, and checks that it did predict and that every outcome of a key was reached.
+ * Fuzzes POST (or `spec.method`) `route` (e.g. "/configs/deployment/:deployment_revision_id/revert") through `fuzz`:
+ * each generated request is planned from the database as it is, sent with its headers (a retry sends a kept request
+ * again), and its answer checked: documented; refused where the verdict says (an invalid Idempotency-Key adds a 400);
+ * else a replay, a 422 for a key used before, or the oracle's outcome; then the rows it changed, idempotency_keys
+ * included. Prints how often the oracle predicted and what the keys did, and checks that it did predict and that every
+ * outcome of a key was reached.
  */
 export async function fuzzPost<T extends object, R>(fuzzing: PostFuzzing, replay: Replay, route: string, spec: PostSpec<T, R>) {
   const { world, db, keys } = fuzzing;
-  const label = `POST ${route}`;
+  const method = spec.method ?? "POST";
+  const label = `${method} ${route}`;
   const parts = { ...spec.parts, type: contentType, key: keyPlan, ifMatch: ifMatchPlan };
   const input = requestInput<T & PostParts>(world, parts as { [K in keyof (T & PostParts)]: fc.Arbitrary<(T & PostParts)[K]> });
   let predicted = 0;
@@ -542,9 +556,9 @@ export async function fuzzPost<T extends object, R>(fuzzing: PostFuzzing, replay
         ...(header !== undefined ? { "Idempotency-Key": header } : {}),
         ...(ifMatch !== undefined ? { "If-Match": ifMatch } : {}),
       };
-      const response = await send("POST", sent.path, { rawBody: sent.body, headers });
+      const response = await send(method, sent.path, { rawBody: sent.body, headers });
       const changed = await db.changes();
-      const keyed = await KeyedAnswer.of(keys, label, auth, header, sent, response);
+      const keyed = await KeyedAnswer.of(keys, label, method, auth, header, sent, response);
       const check = await (async (): Promise<Check> => {
         const answer = await routedAnswer(response, { path: sent.path, route, auth }, spec.ok, spec.details);
         if (!answer) return response.status === 200 ? keyed.outcome(spec.keeps, () => anything) : unchanged;

@@ -29,12 +29,12 @@ export const MOVED_ON = "The environment has changed since the ETag given in If-
 /** The 400 of a malformed Idempotency-Key: its message begins so (README, the contract table). */
 export const BAD_IDEMPOTENCY_KEY = /^Idempotency-Key must be /;
 const DETAIL_BY_STATUS: Record<number, RegExp> = {
-  400: /^(Config already exists\.|Idempotency-Key must be .+)$/,
+  400: /^(Config already exists\.|Config name already exists\. Please use a different name or set overwrite to True\.|Idempotency-Key must be .+)$/,
   401: /^Unauthorized$/,
   403: /^You do not have access to perform this action\. Please contact your organization admin\.$/,
   404: /^(App environment not found|App not found|Not Found|Variant not found|Variant revision not found|No variant is deployed to this environment|Config not found\.|Deployment revision not found)$/,
   405: /^Method Not Allowed$/,
-  409: /^App with the same name already exists$/,
+  409: /^(App with the same name already exists|Variant is deployed to [^:]+: deploy another variant there first, then remove this one|This revision belongs to a removed variant, which cannot be deployed again: deploy another config)$/,
   412: new RegExp(`^${MOVED_ON.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`),
   413: /^Request body is larger than \d+ bytes$/,
   415: /^Request body must be JSON/,
@@ -787,7 +787,7 @@ export const certainParameters = (...segments: Segment[]): string[] | undefined 
 };
 
 /** A query parameter: absent, or a value (a repeated parameter is sent twice). */
-type QueryPart = { name: string; value: Segment; repeated?: boolean };
+export type QueryPart = { name: string; value: Segment; repeated?: boolean };
 
 /**
  * A query string, and the parameters the service must see: undefined when a raw value leaves them uncertain or a
@@ -999,10 +999,11 @@ export const requestInput = <T extends object>(world: World, parts: { [K in keyo
     .map(([common, own]) => ({ ...common, ...own }));
 
 /**
- * Fuzzes GET `route` (e.g. "/variants/:variant_id/revisions"): RUNS requests whose path parameters are the segments
- * `segments` makes (in the route's order) and whose query is `query`'s, each answer checked as documented. Where the
- * parameters are certain, `judge` says which are valid (by default: path parameters are UUIDs), and `predict` checks
- * the answer to an accepted request (a run in which it never does fails).
+ * Fuzzes GET `route` (e.g. "/variants/:variant_id/revisions"): RUNS (or `spec.runs`) requests whose path parameters
+ * are the segments `segments` makes (in the route's order) and whose query is `query`'s (both may choose by the
+ * caller), each answer checked as documented. Where the parameters are certain, `judge` says which are valid (by
+ * default: path parameters are UUIDs), and `predict` checks the answer to an accepted request (a run in which it never
+ * does fails).
  */
 export async function fuzzRead<T extends object>(
   world: World,
@@ -1011,7 +1012,7 @@ export async function fuzzRead<T extends object>(
   spec: {
     parts: { [K in keyof T]: fc.Arbitrary<T[K]> };
     segments?: (value: T, holder: Holder | undefined) => Segment[];
-    query?: (value: T) => (QueryPart | undefined)[];
+    query?: (value: T, holder: Holder | undefined) => (QueryPart | undefined)[];
     ok: z.ZodType;
     judge?: (verdict: Verdict, parameters: string[], query: Record<string, string>) => void;
     predict: (
@@ -1022,6 +1023,8 @@ export async function fuzzRead<T extends object>(
     ) => void;
     /** The statuses the generators must reach. */
     mustSee?: number[];
+    /** How many requests (RUNS by default). */
+    runs?: number;
   },
 ) {
   const names = route.split("/").flatMap((part) => (part.startsWith(":") ? [part.slice(1)] : []));
@@ -1038,7 +1041,7 @@ export async function fuzzRead<T extends object>(
     async (value) => {
       const { auth, slash, extra } = value;
       const segments = spec.segments?.(value as T, auth.holder) ?? [];
-      const query = queryString(spec.query?.(value as T).flatMap((part) => part ?? []) ?? []);
+      const query = queryString(spec.query?.(value as T, auth.holder).flatMap((part) => part ?? []) ?? []);
       const raw = segments.map((part) => part.raw);
       const path = `${route.replace(/:\w+/g, () => raw.shift() ?? "")}${slash ? "/" : ""}${query.raw}`;
       const response = await send("GET", path, { headers: headersOf(auth, extra) });
@@ -1055,6 +1058,7 @@ export async function fuzzRead<T extends object>(
       return response.status;
     },
     spec.mustSee ?? [200, 401, 404, 422],
+    spec.runs,
   );
   console.info(`${label}: the oracle predicted ${predicted} answers`);
   if (replay[label]?.path === undefined) expect(predicted, "the oracle never predicted an answer").toBeGreaterThan(0);

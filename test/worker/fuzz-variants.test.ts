@@ -52,13 +52,16 @@ const idPath = ({ choice, pick }: { choice: SegmentChoice; pick: IdChoice }, kno
 
 const appIds = () => [...model.apps.keys()];
 const variantIds = () => [...model.variants.keys()];
-/** A variant id path segment, or one of an id of another kind: an app's, a variant revision's, an environment revision's. */
+/**
+ * A variant id path segment (removed variants' too), or one of an id of another kind: an app's, a variant revision's, an
+ * environment revision's.
+ */
 const variantPath = ({ variant }: { variant: { choice: SegmentChoice; pick: IdChoice } }) =>
   idPath(variant, variantIds(), [...model.apps.keys(), ...model.revisions.keys(), ...model.environmentRevisions.keys()]);
 
-/** The variant, when it exists and the caller can see its app. */
+/** The variant, when it exists, was not removed and the caller can see its app. */
 const visibleVariant = (holder: Holder, id: string) => {
-  const variant = model.variants.get(id.toLowerCase());
+  const variant = model.liveVariant(id.toLowerCase());
   return variant && model.role(holder, variant.app_id) ? variant : undefined;
 };
 
