@@ -1,7 +1,8 @@
 import * as z from "zod";
 import type { Config, ConfigRefs, Ref } from "../db/configs";
 import { parseJsonExactly } from "../db/exact-json";
-import { httpUrlOrEmpty, jsonObject, MAX_JSON_DEPTH, nameField, newNameField, uuid } from "../http/fields";
+import { validationFailed } from "../http/errors";
+import { httpUrlOrEmpty, jsonObject, MAX_JSON_DEPTH, nameField, nestsDeeperThan, newNameField, uuid } from "../http/fields";
 
 /**
  * A reference `{slug, version, id}`, every key optional (missing = null); one whose three values are all null
@@ -95,13 +96,30 @@ const unwrap = (body: unknown) =>
 export const CommitConfigBody = z.preprocess(unwrap, CommitConfig);
 
 /**
+ * How deep a body whose params are read as sent may nest anywhere: its params are bounded by validation, but a field
+ * the route ignores is not, and the exact reader recurses (past a few thousand levels, a stack overflow). SQLite's
+ * own limit for JSON.
+ */
+export const MAX_BODY_DEPTH = 1000;
+
+/** A valid body's text parsed again with every number as sent (see `paramsAsSent`); 422 when it nests too deep. */
+function parseBodyExactly(text: string): unknown {
+  if (nestsDeeperThan(JSON.parse(text), MAX_BODY_DEPTH)) {
+    throw validationFailed([
+      { loc: ["body"], msg: `Value error, the body must not nest deeper than ${MAX_BODY_DEPTH} levels`, type: "value_error" },
+    ]);
+  }
+  return parseJsonExactly(text);
+}
+
+/**
  * The params of a valid commit body's text, every number as sent: the validated body was parsed by `JSON.parse`,
  * which turns 9007199254740993 into 9007199254740992.
  */
-export const paramsAsSent = (text: string) => (unwrap(parseJsonExactly(text)) as { params: Record<string, unknown> }).params;
+export const paramsAsSent = (text: string) => (unwrap(parseBodyExactly(text)) as { params: Record<string, unknown> }).params;
 
 /** The `parameters` of a valid body's text, every number as sent (see `paramsAsSent`). */
-export const parametersAsSent = (text: string) => (parseJsonExactly(text) as { parameters: Record<string, unknown> }).parameters;
+export const parametersAsSent = (text: string) => (parseBodyExactly(text) as { parameters: Record<string, unknown> }).parameters;
 
 export const toConfigRefs = (body: Refs): ConfigRefs => ({
   application: body.application_ref ?? null,

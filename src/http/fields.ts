@@ -58,7 +58,7 @@ const isJsonObject = (value: unknown): value is Record<string, unknown> =>
 export const MAX_JSON_DEPTH = 100;
 
 /** Whether the value nests deeper than `max` levels; the walk stops there, however deep the value goes. */
-function nestsDeeperThan(value: unknown, max: number): boolean {
+export function nestsDeeperThan(value: unknown, max: number): boolean {
   if (typeof value !== "object" || value === null) return false;
   if (max === 0) return true;
   return Object.values(value).some((child) => nestsDeeperThan(child, max - 1));

@@ -28,6 +28,7 @@ import {
   lengthWithin,
   likelyValidName,
   MAX_BODY_BYTES,
+  MAX_BODY_DEPTH,
   MAX_PARAMS_DEPTH,
   newNameIsValid,
   own,
@@ -149,6 +150,8 @@ function readConfigBody(action: Action, verdict: Verdict, value: unknown): Confi
     verdict.fail(422, ["body"]);
     return undefined;
   }
+  // Commit reads its body again for params' numbers, which a body nesting deeper than 1,000 levels anywhere cannot be.
+  if (action === "commit" && depthOf(body) > MAX_BODY_DEPTH) verdict.fail(422, ["body"]);
   // Commit's body may come wrapped as {"config": {...}}: where a 422 points inside it is not said.
   const wrapped = action === "commit" && Object.hasOwn(body, "config") && !Object.hasOwn(body, "params");
   if (wrapped) body = asObject(body.config);

@@ -85,6 +85,8 @@ export function depthOf(value: unknown): number {
   }
 }
 export const MAX_PARAMS_DEPTH = 100;
+/** How deep a body whose params are kept as sent may nest anywhere (README "Choices"). */
+export const MAX_BODY_DEPTH = 1000;
 
 /** Text that cannot be stored as UTF-8 (half of a surrogate pair) is refused. */
 export const hasLoneSurrogate = (text: string) => LONE_SURROGATE.test(text);
