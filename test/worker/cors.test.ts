@@ -58,7 +58,14 @@ describe("CORS on (CORS_ORIGINS lists origins)", () => {
       const response = await fetchWith(origins, path, preflight(origin, method));
       expect(response.status, `${method} ${path}`).toBe(204);
       expect(response.headers.get("Access-Control-Allow-Origin")).toBe(origin);
-      expect(listed(response.headers.get("Access-Control-Allow-Methods"))).toEqual(["get", "head", "post", "put", "patch", "delete"]);
+      expect(listed(response.headers.get("Access-Control-Allow-Methods"))).toEqual([
+        "get",
+        "head",
+        "post",
+        "put",
+        "patch",
+        "delete",
+      ]);
       expect(listed(response.headers.get("Access-Control-Allow-Headers"))).toEqual(
         expect.arrayContaining([
           "authorization",

@@ -215,7 +215,10 @@ describe("an older SDK's save that fails half-way (its deploy to production fail
   it("leaves neither the new revision nor any deployment behind", async () => {
     const appId = await createAppVia(account.key, { app_name: "save-half-way" });
     const save = (overwrite: boolean) =>
-      send("POST", "/configs", { key: account.key, body: { base_id: appId, config_name: "main", parameters: { n: 1 }, overwrite } });
+      send("POST", "/configs", {
+        key: account.key,
+        body: { base_id: appId, config_name: "main", parameters: { n: 1 }, overwrite },
+      });
     expect((await save(false)).status).toBe(200);
     await env.DB.exec(
       "CREATE TRIGGER fail_revisions BEFORE INSERT ON environment_revisions BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
