@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, vi } from "vitest";
-import { createAccount, createAppVia, createTeam, deploy, issueKey } from "./fixtures";
+import { createAccount, createAppVia, createTeam, deploy, issueKey, send } from "./fixtures";
 import { type changes, Tracker } from "./harness";
 
 /*
@@ -86,6 +86,35 @@ export async function expectNoChange<T>(request: () => Promise<T>): Promise<T> {
   const { result, changed } = await changesBy(request);
   expect(changed).toEqual({});
   return result;
+}
+
+/** A route as the header checks call it: its method, its path, and its body where it takes one. */
+export type HeaderRoute = [method: string, path: () => string, body?: () => unknown];
+
+/**
+ * Every route with `payload` in Authorization (as the key, as the secret of the live `key`, as the bare header: each
+ * route gets one, in turn) is a 401 that says nothing internal, and nothing changes.
+ */
+export async function expectUnauthorizedWith(payload: string, key: string, routes: HeaderRoute[]) {
+  const headers = [`ApiKey ${payload}`, `ApiKey ${key.split(".")[0]}.${payload}`, payload];
+  await expectNoChange(async () => {
+    for (const [i, [method, path, body]] of routes.entries()) {
+      const response = await send(method, path(), { authorization: headers[i % headers.length], body: body?.() });
+      expect(response.status, `${method} ${path()}`).toBe(401);
+      await expectCleanError(response, payload);
+    }
+  });
+}
+
+/** Every read among the routes, with SQL as its D1 bookmark: a 200 that changes nothing and never sends the SQL back. */
+export async function expectBookmarkSqlIgnored(key: string, routes: HeaderRoute[]) {
+  for (const [method, path] of routes.filter(([method]) => method === "GET")) {
+    for (const payload of ["' OR 1=1 --", "first-primary", "00000000-00000000-00000000-00000000000000000000000000000000'--"]) {
+      const response = await expectNoChange(() => send(method, path(), { key, headers: { "x-d1-bookmark": payload } }));
+      expect(response.status, path()).toBe(200);
+      expect(response.headers.get("x-d1-bookmark") ?? "").not.toContain(payload);
+    }
+  }
 }
 
 export const UUID_ISSUE = { msg: "Input should be a valid UUID", type: "uuid_parsing" };
