@@ -1,39 +1,10 @@
 import { v7 as uuidv7 } from "uuid";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./accounts";
-import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
-import { COMMIT_CTES, CONFIG_CTES, type ConfigRefs, refBindings } from "./configs";
+import { CALLER_CTE, type Caller } from "./caller";
+import { COMMIT_CTES, refBindings } from "./configs";
 import type { Queryable } from "./d1";
 import { deploymentStatements, newDeploymentIds } from "./deployments";
-import { parseJsonExactly } from "./exact-json";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
-
-/** A config as the older SDK reads it: its name, its revision's number and params, and the environment revision's. */
-export interface RegistryConfig {
-  configName: string;
-  revision: number;
-  params: Record<string, unknown>;
-  /** The number of the environment revision it was reached through; null when reached by name. */
-  environmentRevision: number | null;
-}
-
-/**
- * The config the refs name (as `fetchConfig` finds it), with only what the older SDK reads: one round trip, and less
- * for the database to do than a whole Config (no authors, no lifecycle), on the read every app of that SDK makes at
- * start-up. Null when there is none.
- */
-export async function fetchRegistryConfig(db: Queryable, caller: Caller, refs: ConfigRefs): Promise<RegistryConfig | null> {
-  const [config] = await batchAsCaller<Omit<RegistryConfig, "params"> & { params: string }>(db, caller, [
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${CONFIG_CTES}
-         SELECT vr.config_name AS configName, vr.revision, vr.params, er.revision AS environmentRevision
-           FROM app JOIN variant_revision vr LEFT JOIN environment_revision er`,
-      )
-      .bind(...refBindings(caller, refs)),
-  ]);
-  const row = config.results[0];
-  return row ? { ...row, params: parseJsonExactly(row.params) as Record<string, unknown> } : null;
-}
 
 /** What a save did: made a new config, or committed over one and deployed it; or why it did neither. */
 export type SaveOutcome =

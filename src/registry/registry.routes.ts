@@ -2,8 +2,8 @@ import { Hono } from "hono";
 import { requireApiKey } from "../auth/require-api-key";
 import { parametersAsSent } from "../configs/configs.schemas";
 import { appIsVisible } from "../db/apps";
-import { type ConfigRefs, environmentRevisionRefs } from "../db/configs";
-import { fetchRegistryConfig, saveConfig } from "../db/registry";
+import { type ConfigRefs, environmentRevisionRefs, fetchConfig } from "../db/configs";
+import { saveConfig } from "../db/registry";
 import { readSession, writeSession } from "../http/d1-session";
 import { appNotFound, configNameTaken, configNotFound, forbidden } from "../http/errors";
 import { idempotent, settleClaim } from "../http/idempotency";
@@ -31,7 +31,7 @@ function registryRefs(query: { base_id: string; environment_name?: string; confi
 export const registryRoutes = new Hono<AppEnv>()
   .get("/", requireApiKey, validate("query", GetConfigQuery), async (c) => {
     const refs = registryRefs(c.req.valid("query"));
-    const config = await readSession(c, (db) => fetchRegistryConfig(db, c.var.caller, refs));
+    const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
     if (!config) throw configNotFound();
     return c.json(toRegistryConfig(config, config.revision), 200);
   })
@@ -47,9 +47,9 @@ export const registryRoutes = new Hono<AppEnv>()
   })
   .get("/deployment/:deployment_revision_id", requireApiKey, validate("param", DeploymentRevisionParams), async (c) => {
     const refs = environmentRevisionRefs(c.req.valid("param").deployment_revision_id);
-    const config = await readSession(c, (db) => fetchRegistryConfig(db, c.var.caller, refs));
-    if (config?.environmentRevision == null) throw configNotFound();
-    return c.json(toRegistryConfig(config, config.environmentRevision), 200);
+    const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
+    if (!config?.environment) throw configNotFound();
+    return c.json(toRegistryConfig(config, config.environment.revision), 200);
   });
 
 /** Routes under /bases: an app's one implicit base. */

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import type { RegistryConfig as FoundConfig } from "../db/registry";
+import type { Config } from "../db/configs";
 import { nameField, newNameField, uuid } from "../http/fields";
 import { BASE_NAME } from "../variants/variant-names";
 import { parametersField } from "../variants/variants.schemas";
@@ -55,7 +55,7 @@ export const RegistryConfig = z.object({
 });
 export type RegistryConfig = z.infer<typeof RegistryConfig>;
 
-export const toRegistryConfig = (config: FoundConfig, currentVersion: number): RegistryConfig => ({
+export const toRegistryConfig = (config: Config, currentVersion: number): RegistryConfig => ({
   config_name: config.configName,
   current_version: currentVersion,
   parameters: config.params,
