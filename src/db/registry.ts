@@ -6,9 +6,9 @@ import type { Queryable } from "./d1";
 import { deploymentStatements, newDeploymentIds } from "./deployments";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 
-/** What a save did: made a new config, or committed over one and deployed it; or why it did neither. */
+/** What a save did: saved (a new config, or a commit over one and its deploy), or why it did nothing. */
 export type SaveOutcome =
-  | { outcome: "created" | "deployed"; replayed: boolean }
+  | { outcome: "done"; replayed: boolean }
   | { outcome: "not_found" | "forbidden" | "exists" | "key_reused" };
 
 /**
@@ -31,9 +31,7 @@ export async function saveConfig(
     environment: null,
   });
   const batch = await batchClaimed(db, caller, claim, revisionId, [
-    db
-      .prepare(`WITH ${CALLER_CTE}, ${COMMIT_CTES} SELECT app.role, variant.id AS variantId FROM app LEFT JOIN variant`)
-      .bind(...bindings),
+    db.prepare(`WITH ${CALLER_CTE}, ${COMMIT_CTES} SELECT role FROM app`).bind(...bindings),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${COMMIT_CTES}
@@ -65,12 +63,12 @@ export async function saveConfig(
     ),
   ]);
   if ("reused" in batch) return { outcome: "key_reused" };
-  // The first request made revision `replayOf`; what it did with it is not kept, and the answer is null either way.
-  if ("replayOf" in batch) return { outcome: "created", replayed: true };
-  const [facts, variant, revision] = batch.ran;
-  if (variant.meta.changes > 0) return { outcome: "created", replayed: false };
-  if (revision.meta.changes > 0) return { outcome: "deployed", replayed: false };
-  const found = facts.results[0] as { role: Role; variantId: string | null } | undefined;
+  // The first request made revision `replayOf`; the answer is null either way.
+  if ("replayOf" in batch) return { outcome: "done", replayed: true };
+  // Every save that writes makes a revision (a new config's first, or the next); one that does not was refused.
+  const [role, , revision] = batch.ran;
+  if (revision.meta.changes > 0) return { outcome: "done", replayed: false };
+  const found = role.results[0] as { role: Role } | undefined;
   if (!found) return { outcome: "not_found" };
   return WRITER_ROLES.includes(found.role) ? { outcome: "exists" } : { outcome: "forbidden" };
 }

@@ -319,9 +319,9 @@ describe("GET /configs/deployment/{id} (configs.get_config_deployment_revision)"
 describe("GET /bases (bases.list_bases)", () => {
   it("answers the app's one base, or none for another name; 404 for an app the caller cannot see", async () => {
     const appId = await newApp();
-    expect(await expectJson(await call("GET", `/bases?app_id=${appId}`, viewer.key))).toEqual([
-      { base_id: appId, base_name: "app" },
-    ]);
+    const bases = await call("GET", `/bases?app_id=${appId}`, viewer.key);
+    expect(bases.headers.get("Cache-Control")).toBe("no-store");
+    expect(await expectJson(bases)).toEqual([{ base_id: appId, base_name: "app" }]);
     expect(await expectJson(await call("GET", `/bases?app_id=${appId}&base_name=app`, viewer.key))).toEqual([
       { base_id: appId, base_name: "app" },
     ]);
