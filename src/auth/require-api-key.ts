@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { recordKeyUse } from "../db/accounts";
 import { Caller, verifyCaller } from "../db/caller";
 import { ApiError, handleError, tooManyRequests, unauthorized } from "../http/errors";
 import { hashApiKey, parseAuthorization } from "./api-keys";
@@ -18,6 +19,8 @@ async function countAuthFailure<E extends { Bindings: Env }>(c: Context<E>) {
   }
 }
 
+const logKeyUseFailure = () => console.warn(JSON.stringify({ level: "warn", message: "key use not recorded" }));
+
 /** A client error answered before the route's query (body limits, validation, a malformed Idempotency-Key). */
 const answeredBeforeKeyCheck = (c: Context, caller: Caller) =>
   c.error instanceof ApiError && c.error.status < 500 && !caller.queried;
@@ -27,7 +30,8 @@ const answeredBeforeKeyCheck = (c: Context, caller: Caller) =>
  * missing or malformed) and gives the handler `c.var.caller`, which the handler passes to the data layer: the
  * route's own D1 round trip checks the key together with the data (an unknown key is a 401 there). A request that
  * fails before getting there has its key checked here instead, so that a bad key is a 401 whatever else is wrong.
- * Rate limits: per key (429), and per client address for failed authentications (429 instead of 401).
+ * Rate limits: per key (429), and per client address for failed authentications (429 instead of 401). The key's
+ * last use is recorded after the answer, at most hourly (`Caller.keyUseIsStale`).
  */
 export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { caller: Caller } }>(async (c, next) => {
   const parsed = parseAuthorization(c.req.header("Authorization"));
@@ -40,6 +44,8 @@ export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { call
     c.set("caller", caller);
     await next();
     if (answeredBeforeKeyCheck(c, caller)) await verifyCaller(c.env.DB, caller).catch((error) => answerWith(c, error));
+    // After the answer, so that no request waits on it; a failure costs only the record of one use.
+    if (caller.keyUseIsStale) c.executionCtx.waitUntil(recordKeyUse(c.env.DB, keyHash).catch(logKeyUseFailure));
   }
   if (c.res.status === 401) await countAuthFailure(c);
 });

@@ -1,12 +1,22 @@
 import { v7 as uuidv7 } from "uuid";
 import type { Queryable } from "./d1";
 
-export const ROLES = ["owner", "admin", "editor", "viewer"] as const;
+/** The six roles of ACCOUNTS-API.md, most powerful first; a member has one per organization. */
+export const ROLES = ["owner", "workspace_admin", "editor", "deployment_manager", "evaluator", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
-/** Roles that may create apps and record deployments in their organization; `viewer` only reads. */
-export const WRITER_ROLES: readonly Role[] = ["owner", "admin", "editor"];
-/** WRITER_ROLES as an SQL list, written out so that SQL text stays made of literals. */
-export const WRITER_ROLES_SQL = "('owner', 'admin', 'editor')";
+/** Role names accepted wherever a role is named, besides ROLES: the admin CLI's `admin`. */
+export const ROLE_SYNONYMS: Readonly<Record<string, Role>> = { admin: "workspace_admin" };
+
+// Each list also as SQL, written out so that SQL text stays made of literals.
+/** Roles that may create, rename and delete apps and add, commit and fork configs. */
+export const WRITER_ROLES: readonly Role[] = ["owner", "workspace_admin", "editor"];
+export const WRITER_ROLES_SQL = "('owner', 'workspace_admin', 'editor')";
+/** Roles that may deploy and revert: the writers and `deployment_manager`. */
+export const DEPLOYER_ROLES: readonly Role[] = [...WRITER_ROLES, "deployment_manager"];
+export const DEPLOYER_ROLES_SQL = "('owner', 'workspace_admin', 'editor', 'deployment_manager')";
+/** Roles that may invite, assign roles, remove members and create and update workspaces. */
+export const ADMIN_ROLES: readonly Role[] = ["owner", "workspace_admin"];
+export const ADMIN_ROLES_SQL = "('owner', 'workspace_admin')";
 
 /** The owner of the key with this prefix, live or not. */
 export function findApiKeyOwner(db: Queryable, prefix: string): Promise<{ userId: string } | null> {
@@ -32,7 +42,7 @@ export interface OrganizationIds {
 const newOrganizationIds = (): OrganizationIds => ({ organizationId: uuidv7(), workspaceId: uuidv7(), projectId: uuidv7() });
 
 /** An organization with its owner, default workspace and default project: the statements, to batch with others. */
-function organizationStatements(db: Queryable, name: string, ownerId: string, isPersonal: boolean, ids: OrganizationIds) {
+export function organizationStatements(db: Queryable, name: string, ownerId: string, isPersonal: boolean, ids: OrganizationIds) {
   return [
     db
       .prepare("INSERT INTO organizations (id, name, is_personal) VALUES (?, ?, ?)")
@@ -137,4 +147,18 @@ export function revokeApiKey(db: Queryable, prefix: string): Promise<{ prefix: s
     )
     .bind(prefix)
     .first();
+}
+
+/**
+ * Records that the key with this hash was used, unless that was already recorded within the hour: run after the
+ * answer (waitUntil), only when the request's own key check found the record older than that.
+ */
+export async function recordKeyUse(db: Queryable, keyHash: string): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE api_keys SET last_used_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+        WHERE key_hash = ? AND (last_used_at IS NULL OR last_used_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour'))`,
+    )
+    .bind(keyHash)
+    .run();
 }

@@ -92,9 +92,8 @@ export async function createAppAsCaller(
            FROM caller, target
           WHERE (?4 IS NULL OR target.workspace_id = ?4)
             AND (?5 IS NULL OR target.organization_id = ?5)
-            AND EXISTS (SELECT 1 FROM organization_members m
-                         WHERE m.organization_id = target.organization_id AND m.user_id = caller.user_id
-                           AND m.role IN ${WRITER_ROLES_SQL})
+            AND EXISTS (SELECT 1 FROM membership m
+                         WHERE m.organization_id = target.organization_id AND m.role IN ${WRITER_ROLES_SQL})
          RETURNING id`,
       )
       .bind(...targetBindings(caller, target), appId, name),
@@ -115,11 +114,10 @@ export interface CreateRefusal {
 
 /** Whether the given project (?3), workspace (?4) or organization (?5) is in an organization the caller belongs to. */
 const VISIBLE_PROJECT = `EXISTS (SELECT 1 FROM projects p JOIN workspaces w ON w.id = p.workspace_id
-  JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = (SELECT user_id FROM caller) WHERE p.id = ?3)`;
+  JOIN membership m ON m.organization_id = w.organization_id WHERE p.id = ?3)`;
 const VISIBLE_WORKSPACE = `EXISTS (SELECT 1 FROM workspaces w
-  JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = (SELECT user_id FROM caller) WHERE w.id = ?4)`;
-const VISIBLE_ORGANIZATION = `EXISTS (SELECT 1 FROM organization_members m
-  WHERE m.organization_id = ?5 AND m.user_id = (SELECT user_id FROM caller))`;
+  JOIN membership m ON m.organization_id = w.organization_id WHERE w.id = ?4)`;
+const VISIBLE_ORGANIZATION = `EXISTS (SELECT 1 FROM membership m WHERE m.organization_id = ?5)`;
 
 /**
  * Why a create was refused, in one more round trip (error paths only): the visibility of each given id and the
@@ -141,8 +139,7 @@ export async function findCreateRefusal(db: Queryable, caller: Caller, target: A
                 ?4 IS NULL OR ${VISIBLE_WORKSPACE} AS workspace,
                 ?5 IS NULL OR ${VISIBLE_ORGANIZATION} AS organization,
                 target.workspace_id AS workspaceId, target.organization_id AS organizationId,
-                (SELECT role FROM organization_members
-                  WHERE organization_id = target.organization_id AND user_id = (SELECT user_id FROM caller)) AS role
+                (SELECT role FROM membership WHERE organization_id = target.organization_id) AS role
            FROM (SELECT 1) LEFT JOIN target`,
       )
       .bind(...targetBindings(caller, target)),
@@ -180,7 +177,7 @@ export async function listApps(
         `WITH ${CALLER_CTE},
          project AS (
            SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
-             JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = (SELECT user_id FROM caller)
+             JOIN membership m ON m.organization_id = w.organization_id
             WHERE p.id = CASE WHEN ?4 IS NULL THEN (SELECT project_id FROM caller)
                               ELSE (SELECT id FROM projects WHERE workspace_id = ?4 AND is_default = 1) END)
          SELECT a.id, a.name, COALESCE(a.updated_at, a.created_at) AS updatedAt

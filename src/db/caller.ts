@@ -1,6 +1,9 @@
 import { type Role, WRITER_ROLES } from "./accounts";
 import type { Queryable } from "./d1";
 
+/** last_used_at is kept to the hour: a key's use is written at most once an hour. */
+const KEY_USE_RESOLUTION_MS = 3_600_000;
+
 /**
  * Who is asking: a request's API key, not yet checked, or an operator (the admin CLI) acting as a user. The
  * database checks it inside each query's own round trip (see `batchAsCaller`), which then records whose it is.
@@ -8,6 +11,9 @@ import type { Queryable } from "./d1";
 export class Caller {
   /** The user, once the database has found the key live (or the operator's user); null until then. */
   userId: string | null = null;
+
+  /** When the key was last recorded as used (null: never, or an operator), once the database has found it. */
+  lastUsedAt: string | null = null;
 
   /** Whether a batch with the key check has been sent (it checks the key, whatever else happens to it). */
   queried = false;
@@ -22,6 +28,12 @@ export class Caller {
   /** The presented key: its prefix and the SHA-256 (hex) of the whole key. */
   static withKey(prefix: string, keyHash: string): Caller {
     return new Caller(prefix, keyHash);
+  }
+
+  /** Whether the key's use should be recorded: it was found live, and its last recorded use is over an hour old. */
+  get keyUseIsStale(): boolean {
+    if (this.credentials[0] === null || this.userId === null) return false;
+    return this.lastUsedAt === null || Date.parse(this.lastUsedAt) < Date.now() - KEY_USE_RESOLUTION_MS;
   }
 
   /** An operator acting as this user, with the user's roles; never built from a request. */
@@ -43,13 +55,18 @@ export class UnknownApiKeyError extends Error {
  * (`+prefix` keeps SQLite off the prefix index): an unknown prefix costs exactly what a wrong secret costs,
  * and a hash lookup leaks nothing about stored keys, whatever the timing. An operator (`Caller.operatorAs`)
  * binds no prefix and a user id as ?2; a request always has a prefix, so it can never take that branch.
+ * It also defines `membership`: the caller's organizations with the role the request acts in, which is `viewer`
+ * for a read-only key whatever the user's role. Every access check goes through it.
  */
 export const CALLER_CTE = `caller AS (
-  SELECT user_id, project_id FROM api_keys
+  SELECT user_id, project_id, read_only, last_used_at FROM api_keys
    WHERE key_hash = ?2 AND +prefix = ?1 AND revoked_at IS NULL
      AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
   UNION ALL
-  SELECT id, NULL FROM users WHERE ?1 IS NULL AND id = ?2)`;
+  SELECT id, NULL, 0, NULL FROM users WHERE ?1 IS NULL AND id = ?2),
+membership AS (
+  SELECT organization_id, CASE WHEN (SELECT read_only FROM caller) = 1 THEN 'viewer' ELSE role END AS role
+    FROM organization_members WHERE user_id = (SELECT user_id FROM caller))`;
 
 /**
  * Runs the statements in one batch (one round trip, one transaction) behind the key check, and records the
@@ -63,12 +80,13 @@ export async function batchAsCaller<T = Record<string, unknown>>(
 ): Promise<D1Result<T>[]> {
   caller.queried = true;
   const [found, ...results] = await db.batch<T>([
-    db.prepare(`WITH ${CALLER_CTE} SELECT user_id FROM caller`).bind(...caller.credentials),
+    db.prepare(`WITH ${CALLER_CTE} SELECT user_id, last_used_at FROM caller`).bind(...caller.credentials),
     ...statements,
   ]);
-  const userId = (found.results[0] as { user_id: string } | undefined)?.user_id;
-  if (!userId) throw new UnknownApiKeyError();
-  caller.userId = userId;
+  const key = found.results[0] as { user_id: string; last_used_at: string | null } | undefined;
+  if (!key) throw new UnknownApiKeyError();
+  caller.userId = key.user_id;
+  caller.lastUsedAt = key.last_used_at;
   return results;
 }
 
@@ -82,7 +100,7 @@ const MEMBER_APPS = `SELECT a.id, a.name, a.project_id, a.created_at, COALESCE(a
   FROM apps a
   JOIN projects p ON p.id = a.project_id
   JOIN workspaces w ON w.id = p.workspace_id
-  JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = (SELECT user_id FROM caller)`;
+  JOIN membership m ON m.organization_id = w.organization_id`;
 
 /** The app ?3 as the caller sees it (no row: no such app, or the caller is not a member): a CTE named `app`. */
 export const APP_BY_ID_CTE = `app AS (${MEMBER_APPS} WHERE a.id = ?3)`;

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
-import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./accounts";
+import { DEPLOYER_ROLES, DEPLOYER_ROLES_SQL, type Role } from "./accounts";
 import { CALLER_CTE, type Caller } from "./caller";
 import {
   CONFIG_CTES,
@@ -88,7 +88,7 @@ export function deploymentStatements(
          INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by)
          SELECT ?13, target.id, vr.id, (SELECT user_id FROM caller)
            FROM app JOIN variant_revision vr JOIN target
-          WHERE app.role IN ${WRITER_ROLES_SQL} AND vr.removed_at IS NULL AND (?16 = 0 OR vr.revision > 1)
+          WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND vr.removed_at IS NULL AND (?16 = 0 OR vr.revision > 1)
             AND (?14 IS NULL OR (target.id = ?14 AND target.revision = ?15))`,
       )
       .bind(
@@ -118,7 +118,7 @@ export function deploymentOutcome([facts, , , deployed]: D1Result[]): Exclude<De
     | { role: Role; revisionId: string | null; removed: number; environmentId: string | null; environmentRevision: number | null }
     | undefined;
   if (!found) return { outcome: "not_found", missing: "app" };
-  if (!WRITER_ROLES.includes(found.role)) return { outcome: "forbidden" };
+  if (!DEPLOYER_ROLES.includes(found.role)) return { outcome: "forbidden" };
   if (!found.environmentId || found.environmentRevision === null) return { outcome: "not_found", missing: "environment" };
   if (!found.revisionId) return { outcome: "not_found", missing: "config" };
   if (found.removed) return { outcome: "removed" };

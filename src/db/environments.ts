@@ -39,7 +39,7 @@ const VISIBLE_ENVIRONMENT_CTE = `environment AS (
     JOIN apps a ON a.id = e.app_id
     JOIN projects p ON p.id = a.project_id
     JOIN workspaces w ON w.id = p.workspace_id
-    JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = (SELECT user_id FROM caller)
+    JOIN membership m ON m.organization_id = w.organization_id
    WHERE e.app_id = ?3 AND e.name = ?4)`;
 
 /**

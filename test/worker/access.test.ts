@@ -22,11 +22,11 @@ let outsider: Account;
 
 beforeAll(async () => {
   owner = await createAccount();
-  for (const role of ["admin", "editor", "viewer"] as const) members[role] = await createAccount();
+  for (const role of ["workspace_admin", "editor", "viewer"] as const) members[role] = await createAccount();
   members.owner = owner;
   outsider = await createAccount();
   team = await createTeam(owner, [
-    [members.admin, "admin"],
+    [members.workspace_admin, "workspace_admin"],
     [members.editor, "editor"],
     [members.viewer, "viewer"],
   ]);
@@ -36,7 +36,7 @@ beforeAll(async () => {
 describe("role matrix", () => {
   it.each([
     ["owner", 200],
-    ["admin", 200],
+    ["workspace_admin", 200],
     ["editor", 200],
     ["viewer", 403],
   ] as const)("a team %s creating in the team gets %i", async (role, status) => {
@@ -63,7 +63,7 @@ describe("role matrix", () => {
     expect(await countRows("apps")).toBe(before);
   });
 
-  it.each(["owner", "admin", "editor", "viewer"] as const)("a team %s can read the team's app", async (role) => {
+  it.each(["owner", "workspace_admin", "editor", "viewer"] as const)("a team %s can read the team's app", async (role) => {
     const response = await getRevisions(members[role].key, teamAppId, "production");
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ app_id: teamAppId, organization_id: team.organizationId });

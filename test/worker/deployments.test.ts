@@ -62,7 +62,7 @@ async function commit(name: string, params: Record<string, unknown>): Promise<Co
 beforeAll(async () => {
   [owner, admin, editor, viewer, outsider] = await Promise.all(Array.from({ length: 5 }, () => createAccount()));
   const team = await createTeam(owner, [
-    [admin, "admin"],
+    [admin, "workspace_admin"],
     [editor, "editor"],
     [viewer, "viewer"],
   ]);

@@ -55,6 +55,13 @@ export async function issueKey(userId: string, projectId: string, expiresAt: str
   return key;
 }
 
+/** Records the key's use as just now, as the request after its first in an hour finds it. */
+export async function markKeyUsed(key: string): Promise<void> {
+  await env.DB.prepare("UPDATE api_keys SET last_used_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE key_hash = ?")
+    .bind(await hashApiKey(key))
+    .run();
+}
+
 /** An organization owned by `owner`, with `members` added in the given roles. */
 export async function createTeam(owner: Account, members: [Account, Role][] = []) {
   const ids = await createOrganization(env.DB, `team ${++counter}`, owner.userId);

@@ -202,7 +202,7 @@ export interface Holder {
   keyProjectId: string;
 }
 
-const WRITERS: readonly Role[] = ["owner", "admin", "editor"];
+const WRITERS: readonly Role[] = ["owner", "workspace_admin", "editor"];
 export const mayWriteIn = (holder: Holder, organizationId: string) =>
   WRITERS.includes(holder.roles.get(organizationId) ?? "viewer");
 
@@ -227,7 +227,7 @@ export async function createWorld(): Promise<World> {
   while (accounts.length < 5) accounts.push(await createAccount());
   const [owner, admin, editor, viewer, outsider] = accounts;
   const team = await createTeam(owner, [
-    [admin, "admin"],
+    [admin, "workspace_admin"],
     [editor, "editor"],
     [viewer, "viewer"],
   ]);
@@ -244,7 +244,7 @@ export async function createWorld(): Promise<World> {
   const holders = [
     holder("owner", owner, owner.key, owner.projectId, "owner"),
     holder("owner, key in the team", owner, await issueKey(owner.userId, team.projectId), team.projectId, "owner"),
-    holder("admin, key in the team", admin, await issueKey(admin.userId, team.projectId), team.projectId, "admin"),
+    holder("admin, key in the team", admin, await issueKey(admin.userId, team.projectId), team.projectId, "workspace_admin"),
     holder("editor", editor, editor.key, editor.projectId, "editor"),
     holder("viewer, key in the team", viewer, await issueKey(viewer.userId, team.projectId), team.projectId, "viewer"),
     holder("viewer", viewer, viewer.key, viewer.projectId, "viewer"),

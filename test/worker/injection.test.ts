@@ -185,11 +185,11 @@ describe("SQL in headers", () => {
 it("the before/after comparison sees a changed value in a table that a request never writes", async () => {
   const before = await snapshot();
   const member = "UPDATE organization_members SET role = ? WHERE organization_id = ? AND user_id = ?";
-  await env.DB.prepare(member).bind("admin", team.organizationId, owner.userId).run();
+  await env.DB.prepare(member).bind("workspace_admin", team.organizationId, owner.userId).run();
   try {
     expect(changes(before, await snapshot())).toEqual({
       organization_members: {
-        added: [expect.objectContaining({ organization_id: team.organizationId, role: "admin" })],
+        added: [expect.objectContaining({ organization_id: team.organizationId, role: "workspace_admin" })],
         removed: [expect.objectContaining({ organization_id: team.organizationId, role: "owner" })],
       },
     });
