@@ -6,49 +6,353 @@ import {
   createAccount,
   createAppVia,
   createTeam,
+  deploy,
+  expectError,
+  expectJson,
+  FORBIDDEN,
   getRevisions,
   issueKey,
+  markKeyUsed,
   postApp,
   type Role,
+  send,
 } from "./fixtures";
+import { changes, snapshot, type Table } from "./harness";
 
-const FORBIDDEN = { detail: "You do not have access to perform this action. Please contact your organization admin." };
+/** The six roles of ACCOUNTS-API.md, and who may do what there. */
+const ROLES: readonly Role[] = ["owner", "workspace_admin", "editor", "deployment_manager", "evaluator", "viewer"];
+const WRITERS: readonly Who[] = ["owner", "workspace_admin", "editor"];
+const DEPLOYERS: readonly Who[] = [...WRITERS, "deployment_manager"];
+
+/** Who calls in the matrices: a team member in each role, and the owner with a read-only key (a viewer's rights). */
+const READ_ONLY = "owner with a read-only key";
+type Who = Role | typeof READ_ONLY;
+const CALLERS: readonly Who[] = [...ROLES, READ_ONLY];
 
 let owner: Account;
 let team: Awaited<ReturnType<typeof createTeam>>;
 let teamAppId: string;
+let teamDeployment: Awaited<ReturnType<typeof deploy>>;
 const members = {} as Record<Role, Account>;
+const keys = {} as Record<Who, string>;
 let outsider: Account;
 
 beforeAll(async () => {
-  owner = await createAccount();
-  for (const role of ["workspace_admin", "editor", "viewer"] as const) members[role] = await createAccount();
-  members.owner = owner;
+  for (const role of ROLES) members[role] = await createAccount();
+  owner = members.owner;
   outsider = await createAccount();
-  team = await createTeam(owner, [
-    [members.workspace_admin, "workspace_admin"],
-    [members.editor, "editor"],
-    [members.viewer, "viewer"],
-  ]);
+  team = await createTeam(
+    owner,
+    ROLES.filter((role) => role !== "owner").map((role) => [members[role], role]),
+  );
+  for (const role of ROLES) keys[role] = members[role].key;
+  keys[READ_ONLY] = await issueKey(owner.userId, team.projectId, { readOnly: true });
+  // A key's first use is recorded after the answer (waitUntil): recorded now, so that a snapshot taken around a
+  // request sees only what the request itself wrote.
+  for (const key of Object.values(keys)) await markKeyUsed(key);
   teamAppId = await createAppVia(owner.key, { app_name: "team-app", organization_id: team.organizationId });
+  teamDeployment = await deploy(teamAppId, "production", "main", owner);
 });
 
-describe("role matrix", () => {
-  it.each([
-    ["owner", 200],
-    ["workspace_admin", 200],
-    ["editor", 200],
-    ["viewer", 403],
-  ] as const)("a team %s creating in the team gets %i", async (role, status) => {
-    const before = await countRows("apps");
-    const response = await postApp(members[role].key, { app_name: `by-${role}`, organization_id: team.organizationId });
-    expect(response.status).toBe(status);
-    if (status === 403) {
-      expect(await response.json()).toEqual(FORBIDDEN);
-      expect(await countRows("apps")).toBe(before);
+/** Every read route, on the team's app; with what the owner's answer holds (the least of it). */
+const READS: [route: string, read: (key: string) => Promise<Response>, holds: () => unknown][] = [
+  [
+    "GET /apps",
+    (key) => send("GET", `/apps?workspace_id=${team.workspaceId}`, { key }),
+    () => expect.arrayContaining([expect.objectContaining({ app_id: teamAppId, app_name: "team-app" })]),
+  ],
+  [
+    "GET /apps/{id}/revisions/{env}",
+    (key) => getRevisions(key, teamAppId, "production"),
+    () => ({ app_id: teamAppId, organization_id: team.organizationId, revision: 1, deployed_variant_name: "app.main" }),
+  ],
+  ["GET /apps/{id}/environments", (key) => send("GET", `/apps/${teamAppId}/environments`, { key }), () => expect.any(Array)],
+  [
+    "GET /apps/{id}/variants",
+    (key) => send("GET", `/apps/${teamAppId}/variants`, { key }),
+    () => [{ variant_id: teamDeployment.variantId, config_name: "main" }],
+  ],
+  [
+    "GET /apps/get_variant_by_env",
+    (key) => send("GET", `/apps/get_variant_by_env?app_id=${teamAppId}&environment=production`, { key }),
+    () => ({ variant_id: teamDeployment.variantId }),
+  ],
+  [
+    "POST /variants/configs/fetch",
+    (key) =>
+      send("POST", "/variants/configs/fetch", {
+        key,
+        body: { application_ref: { id: teamAppId }, environment_ref: { slug: "production" } },
+      }),
+    () => ({ variant_ref: { slug: "main", version: 1 }, environment_ref: { slug: "production", version: 1 } }),
+  ],
+  [
+    "GET /configs",
+    (key) => send("GET", `/configs?base_id=${teamAppId}&config_name=main`, { key }),
+    () => ({ config_name: "main" }),
+  ],
+  [
+    "GET /configs/deployment/{id}",
+    (key) => send("GET", `/configs/deployment/${teamDeployment.revisionId}`, { key }),
+    () => ({ config_name: "main" }),
+  ],
+  [
+    "GET /variants/{id}",
+    (key) => send("GET", `/variants/${teamDeployment.variantId}`, { key }),
+    () => ({ variant_id: teamDeployment.variantId, revision: 1 }),
+  ],
+  [
+    "GET /variants/{id}/revisions",
+    (key) => send("GET", `/variants/${teamDeployment.variantId}/revisions`, { key }),
+    () => [{ revision: 1 }],
+  ],
+  [
+    "GET /variants/{id}/revisions/{n}",
+    (key) => send("GET", `/variants/${teamDeployment.variantId}/revisions/1`, { key }),
+    () => ({ revision: 1 }),
+  ],
+  ["GET /bases", (key) => send("GET", `/bases?app_id=${teamAppId}`, { key }), () => [{ base_id: teamAppId, base_name: "app" }]],
+];
+
+describe("every role, and a read-only key, reads what the owner reads", () => {
+  it.each(READS)("%s", async (_route, read, holds) => {
+    const expected = await expectJson(await read(owner.key));
+    expect(expected).toMatchObject(holds() as object);
+    for (const who of CALLERS) expect(await expectJson(await read(keys[who])), who).toEqual(expected);
+  });
+});
+
+/** A fresh app of the team for each write, made by the owner. */
+let apps = 0;
+async function newApp(): Promise<{ id: string; name: string }> {
+  const name = `written-${++apps}`;
+  return { id: await createAppVia(owner.key, { app_name: name, organization_id: team.organizationId }), name };
+}
+
+/** A config of the app made by the owner (revision 1, params {}); its variant id. */
+async function newVariant(appId: string, name: string): Promise<string> {
+  const response = await send("POST", "/variants/from-base", {
+    key: owner.key,
+    body: { base_id: appId, new_config_name: name, parameters: {} },
+  });
+  return (await expectJson<{ variant_id: string }>(response)).variant_id;
+}
+
+const anyString = expect.any(String);
+const lifecycle = (by: Account) => ({
+  created_at: anyString,
+  updated_at: anyString,
+  updated_by: `${by.username}@example.com`,
+  updated_by_id: by.userId,
+});
+
+/** A config answer (/variants/configs/*), whole: its ids and times any string; `by` made the revision (or deployed it). */
+const configAnswer = (
+  app: { id: string; name: string },
+  by: Account,
+  variant: { slug: unknown; version: number; params?: Record<string, unknown> },
+  environment?: { slug: string; version: number; by: Account },
+) => ({
+  params: variant.params ?? {},
+  url: "",
+  application_ref: { slug: app.name, version: null, id: app.id },
+  service_ref: null,
+  variant_ref: { slug: variant.slug, version: variant.version, id: anyString },
+  environment_ref: environment ? { slug: environment.slug, version: environment.version, id: anyString } : null,
+  variant_lifecycle: lifecycle(by),
+  environment_lifecycle: environment ? lifecycle(environment.by) : null,
+});
+
+interface Write {
+  route: string;
+  /** Who is answered 200; every other caller 403 FORBIDDEN, with nothing written. */
+  allowed: readonly Who[];
+  /** The tables a 200 writes to. */
+  tables: Table[];
+  /** Prepares what the request acts on in `app` (as the owner); the request, and its 200 answer for `by`. */
+  prepare(
+    app: { id: string; name: string },
+    by: Account,
+  ): Promise<{ request: (key: string) => Promise<Response>; answer: unknown }>;
+}
+
+const CONFIG_TABLES: Table[] = ["app_variant_revisions", "app_variants"];
+const REVISION_TABLES: Table[] = ["app_variant_revisions"];
+const DEPLOY_TABLES: Table[] = ["deployments", "environment_revisions", "environments"];
+const main = (app: { id: string }) => ({ application_ref: { id: app.id }, variant_ref: { slug: "main" } });
+
+const WRITES: Write[] = [
+  {
+    route: "POST /apps",
+    allowed: WRITERS,
+    tables: ["apps", "environments"],
+    prepare: async (app) => ({
+      request: (key) => postApp(key, { app_name: `${app.name}-new`, organization_id: team.organizationId }),
+      answer: { app_id: anyString, app_name: `${app.name}-new` },
+    }),
+  },
+  {
+    route: "PATCH /apps/{id}",
+    allowed: WRITERS,
+    tables: ["apps"],
+    prepare: async (app) => ({
+      request: (key) => send("PATCH", `/apps/${app.id}`, { key, body: { app_name: `${app.name}-renamed` } }),
+      answer: { app_id: app.id, app_name: `${app.name}-renamed` },
+    }),
+  },
+  {
+    route: "DELETE /apps/{id}",
+    allowed: WRITERS,
+    tables: ["apps", "environments"],
+    prepare: async (app) => ({ request: (key) => send("DELETE", `/apps/${app.id}`, { key }), answer: null }),
+  },
+  {
+    route: "POST /variants/configs/add",
+    allowed: WRITERS,
+    tables: CONFIG_TABLES,
+    prepare: async (app, by) => ({
+      request: (key) => send("POST", "/variants/configs/add", { key, body: main(app) }),
+      answer: configAnswer(app, by, { slug: "main", version: 1 }),
+    }),
+  },
+  {
+    route: "POST /variants/configs/commit",
+    allowed: WRITERS,
+    tables: REVISION_TABLES,
+    prepare: async (app, by) => {
+      await newVariant(app.id, "main");
+      return {
+        request: (key) => send("POST", "/variants/configs/commit", { key, body: { ...main(app), params: { k: 1 } } }),
+        answer: configAnswer(app, by, { slug: "main", version: 2, params: { k: 1 } }),
+      };
+    },
+  },
+  {
+    route: "POST /variants/configs/fork",
+    allowed: WRITERS,
+    tables: CONFIG_TABLES,
+    prepare: async (app, by) => {
+      await newVariant(app.id, "main");
+      return {
+        request: (key) => send("POST", "/variants/configs/fork", { key, body: main(app) }),
+        answer: configAnswer(app, by, { slug: expect.stringMatching(/^main_[0-9a-f]{8}$/), version: 1 }),
+      };
+    },
+  },
+  {
+    route: "POST /configs",
+    allowed: WRITERS,
+    tables: CONFIG_TABLES,
+    prepare: async (app) => ({
+      request: (key) =>
+        send("POST", "/configs", { key, body: { base_id: app.id, config_name: "main", parameters: { k: 1 }, overwrite: false } }),
+      answer: null,
+    }),
+  },
+  {
+    route: "PUT /variants/{id}/parameters",
+    allowed: WRITERS,
+    tables: REVISION_TABLES,
+    prepare: async (app) => {
+      const variantId = await newVariant(app.id, "main");
+      return {
+        request: (key) => send("PUT", `/variants/${variantId}/parameters`, { key, body: { parameters: { k: 1 } } }),
+        answer: null,
+      };
+    },
+  },
+  {
+    route: "DELETE /variants/{id}",
+    allowed: WRITERS,
+    tables: ["app_variants"],
+    prepare: async (app) => {
+      const variantId = await newVariant(app.id, "main");
+      return { request: (key) => send("DELETE", `/variants/${variantId}`, { key }), answer: null };
+    },
+  },
+  {
+    route: "POST /variants/from-base",
+    allowed: WRITERS,
+    tables: CONFIG_TABLES,
+    prepare: async (app, by) => ({
+      request: (key) =>
+        send("POST", "/variants/from-base", { key, body: { base_id: app.id, new_config_name: "main", parameters: { k: 1 } } }),
+      answer: {
+        app_id: app.id,
+        app_name: app.name,
+        variant_id: anyString,
+        variant_name: "app.main",
+        project_id: team.projectId,
+        base_name: "app",
+        base_id: app.id,
+        config_name: "main",
+        revision: 1,
+        parameters: { k: 1 },
+        uri: null,
+        created_at: anyString,
+        updated_at: anyString,
+        modified_by_id: by.userId,
+      },
+    }),
+  },
+  {
+    route: "POST /variants/configs/deploy",
+    allowed: DEPLOYERS,
+    tables: DEPLOY_TABLES,
+    prepare: async (app, by) => {
+      await newVariant(app.id, "main");
+      return {
+        request: (key) =>
+          send("POST", "/variants/configs/deploy", { key, body: { ...main(app), environment_ref: { slug: "staging" } } }),
+        answer: configAnswer(app, owner, { slug: "main", version: 1 }, { slug: "staging", version: 1, by }),
+      };
+    },
+  },
+  {
+    route: "POST /environments/deploy",
+    allowed: DEPLOYERS,
+    tables: DEPLOY_TABLES,
+    prepare: async (app) => {
+      const variantId = await newVariant(app.id, "main");
+      return {
+        request: (key) =>
+          send("POST", "/environments/deploy", { key, body: { environment_name: "staging", variant_id: variantId } }),
+        answer: null,
+      };
+    },
+  },
+  {
+    route: "POST /configs/deployment/{id}/revert",
+    allowed: DEPLOYERS,
+    tables: DEPLOY_TABLES,
+    prepare: async (app) => {
+      const first = await deploy(app.id, "production", "main", owner);
+      await deploy(app.id, "production", "other", owner);
+      return {
+        request: (key) => send("POST", `/configs/deployment/${first.revisionId}/revert`, { key }),
+        answer: "Environment was reverted to deployment revision successful",
+      };
+    },
+  },
+];
+
+describe.each(WRITES)("$route", ({ allowed, tables, prepare }) => {
+  it.each(CALLERS.map((who) => [who, allowed.includes(who) ? 200 : 403] as const))("%s: %i", async (who, status) => {
+    const app = await newApp();
+    const { request, answer } = await prepare(app, who === READ_ONLY ? owner : members[who]);
+    const before = await snapshot();
+    const response = await request(keys[who]);
+    if (status === 200) {
+      expect(await expectJson(response)).toEqual(answer);
+      expect(Object.keys(changes(before, await snapshot())).sort()).toEqual([...tables].sort());
+    } else {
+      await expectError(response, 403, FORBIDDEN);
+      expect(await snapshot()).toEqual(before);
     }
   });
+});
 
+describe("outsiders and leavers", () => {
   it("an outsider creating in the team gets 403 and nothing is written", async () => {
     const before = await countRows("apps");
     for (const body of [
@@ -56,23 +360,18 @@ describe("role matrix", () => {
       { app_name: "intruder", workspace_id: team.workspaceId },
       { app_name: "intruder", project_id: team.projectId },
     ]) {
-      const response = await postApp(outsider.key, body);
-      expect(response.status).toBe(403);
-      expect(await response.json()).toEqual(FORBIDDEN);
+      await expectError(await postApp(outsider.key, body), 403, FORBIDDEN);
     }
     expect(await countRows("apps")).toBe(before);
   });
 
-  it.each(["owner", "workspace_admin", "editor", "viewer"] as const)("a team %s can read the team's app", async (role) => {
-    const response = await getRevisions(members[role].key, teamAppId, "production");
-    expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ app_id: teamAppId, organization_id: team.organizationId });
+  it("an outsider reading the team's app gets the same 404 as for an app that does not exist", async () => {
+    await expectError(await getRevisions(outsider.key, teamAppId, "production"), 404, "App environment not found");
   });
 
-  it("an outsider reading the team's app gets the same 404 as for an app that does not exist", async () => {
-    const response = await getRevisions(outsider.key, teamAppId, "production");
-    expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ detail: "App environment not found" });
+  it("a read-only key of an owner writes nothing, while the owner's other keys still write", async () => {
+    await expectError(await postApp(keys[READ_ONLY], { app_name: "read-only", project_id: team.projectId }), 403, FORBIDDEN);
+    expect((await postApp(owner.key, { app_name: "read-write", project_id: team.projectId })).status).toBe(200);
   });
 
   it("a member removed from the organization loses access", async () => {
@@ -136,9 +435,7 @@ describe("choosing the target project", () => {
   it("answers 403 for ids that do not exist, whichever field names them", async () => {
     const missing = "01900000-0000-7000-8000-0000000000ff";
     for (const field of ["project_id", "workspace_id", "organization_id"]) {
-      const response = await postApp(owner.key, { app_name: "t-missing", [field]: missing });
-      expect(response.status).toBe(403);
-      expect(await response.json()).toEqual(FORBIDDEN);
+      await expectError(await postApp(owner.key, { app_name: "t-missing", [field]: missing }), 403, FORBIDDEN);
     }
   });
 

@@ -49,9 +49,20 @@ export async function createAccount(): Promise<Account> {
   return { ...ids, username, key };
 }
 
-export async function issueKey(userId: string, projectId: string, expiresAt: string | null = null): Promise<string> {
+/**
+ * A live key of the user's naming the project: expiring at `expiresAt` (null: never), read-only with
+ * `{ readOnly: true }` (set by SQL: the admin CLI makes no read-only keys).
+ */
+export async function issueKey(
+  userId: string,
+  projectId: string,
+  expiry: string | null | { expiresAt?: string | null; readOnly?: boolean } = null,
+): Promise<string> {
+  const { expiresAt = null, readOnly = false } = typeof expiry === "object" && expiry !== null ? expiry : { expiresAt: expiry };
   const { key, prefix } = generateApiKey();
-  await createApiKey(env.DB, { prefix, keyHash: await hashApiKey(key), userId, projectId, expiresAt });
+  const keyHash = await hashApiKey(key);
+  await createApiKey(env.DB, { prefix, keyHash, userId, projectId, expiresAt });
+  if (readOnly) await env.DB.prepare("UPDATE api_keys SET read_only = 1 WHERE key_hash = ?").bind(keyHash).run();
   return key;
 }
 
