@@ -67,7 +67,11 @@ CREATE TABLE invitations (
   expires_at      TEXT NOT NULL,
   accepted_at     TEXT,
   accepted_by     TEXT REFERENCES users (id),
-  voided_at       TEXT
+  -- Set by the request that accepted it, so that the rest of that request's batch acts on this acceptance only.
+  acceptance_id   TEXT UNIQUE,
+  voided_at       TEXT,
+  -- The invitation that voided this one (a resend, or a new invitation of the same email).
+  replaced_by     TEXT
 );
 CREATE UNIQUE INDEX invitations_one_open_per_email ON invitations (organization_id, email)
   WHERE accepted_at IS NULL AND voided_at IS NULL;

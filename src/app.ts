@@ -10,10 +10,13 @@ import { BOOKMARK_HEADER } from "./http/d1-session";
 import { handleError, methodNotAllowed as methodNotAllowedResponse, notFound } from "./http/errors";
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "./http/idempotency";
 import { REQUEST_ID_HEADER, requestLog } from "./http/request-log";
+import { keysRoutes, profileRoutes } from "./keys/keys.routes";
 import { openApiDocument } from "./openapi";
+import { organizationsRoutes } from "./organizations/organizations.routes";
 import { basesRoutes, registryRoutes } from "./registry/registry.routes";
 import type { AppEnv } from "./types";
 import { appVariantsRoutes, variantsRoutes } from "./variants/variants.routes";
+import { workspacesRoutes } from "./workspaces/workspaces.routes";
 
 export interface ServiceConfig {
   /** Prefix every route is mounted under, e.g. "/api", or "" for the root. */
@@ -71,6 +74,10 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
     .use("/environments/*", accountData)
     .use("/configs/*", accountData)
     .use("/bases/*", accountData)
+    .use("/keys/*", accountData)
+    .use("/profile/*", accountData)
+    .use("/organizations/*", accountData)
+    .use("/workspaces/*", accountData)
     .route("/", deploymentsRoutes)
     .route("/apps", appVariantsRoutes)
     .route("/apps", appsRoutes)
@@ -78,6 +85,10 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
     .route("/variants/configs", configsRoutes)
     .route("/variants", variantsRoutes)
     .route("/configs", registryRoutes)
-    .route("/bases", basesRoutes);
+    .route("/bases", basesRoutes)
+    .route("/keys", keysRoutes)
+    .route("/profile", profileRoutes)
+    .route("/organizations", organizationsRoutes)
+    .route("/workspaces", workspacesRoutes);
   return service;
 }

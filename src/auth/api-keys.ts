@@ -1,4 +1,4 @@
-import { sha256Hex, toHex } from "../http/digest";
+import { sha256OfText, toHex } from "../http/digest";
 
 /** API keys look like `<prefix>.<secret>`: 8 letters/digits, a dot, 64 lowercase hex digits. */
 const KEY_PATTERN = /^([A-Za-z0-9]{8})\.[0-9a-f]{64}$/;
@@ -24,9 +24,7 @@ export function parseAuthorization(header: string | undefined): ParsedApiKey | n
 }
 
 /** SHA-256 of the whole key, hex: the only form in which a key is stored. */
-export async function hashApiKey(key: string): Promise<string> {
-  return sha256Hex(new TextEncoder().encode(key));
-}
+export const hashApiKey = (key: string): Promise<string> => sha256OfText(key);
 
 export function generateApiKey(): ParsedApiKey {
   // 62 does not divide 256, so reject the top bytes to keep every prefix character equally likely.
@@ -40,3 +38,8 @@ export function generateApiKey(): ParsedApiKey {
   const key = `${prefix.join("")}.${secret}`;
   return { key, prefix: prefix.join("") };
 }
+
+/** An invitation token: 256 random bits as hex. Only its SHA-256 is stored. */
+export const generateInvitationToken = () => toHex(crypto.getRandomValues(new Uint8Array(32)));
+
+export const hashInvitationToken = (token: string): Promise<string> => sha256OfText(token);

@@ -49,3 +49,9 @@ export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { call
   }
   if (c.res.status === 401) await countAuthFailure(c);
 });
+
+/** For a route open to callers without a key (accepting an invitation): an empty or absent Authorization is no key. */
+export const optionalApiKey = createMiddleware<{ Bindings: Env; Variables: { caller: Caller } }>(async (c, next) => {
+  if ((c.req.header("Authorization") ?? "").trim() === "") return next();
+  return requireApiKey(c, next);
+});

@@ -72,6 +72,38 @@ export const variantStillDeployed = (environments: string[]) =>
     `Variant is deployed to ${environments.join(", ")}: deploy another variant there first, then remove this one`,
   );
 
+// Accounts (ACCOUNTS-API.md).
+export const apiKeyNotFound = () => new ApiError(404, "API key not found");
+
+export const organizationNotFound = () => new ApiError(404, "Organization not found");
+
+export const workspaceNotFound = () => new ApiError(404, "Workspace not found in this organization");
+
+export const memberNotFound = () => new ApiError(404, "No member of this organization has that email");
+
+export const alreadyMember = () => new ApiError(409, "This email is already a member of the organization");
+
+export const lastOwner = () => new ApiError(409, "This is the organization's last owner: make another member an owner first");
+
+export const userNotFound = () => new ApiError(404, "User not found");
+
+export const invitationNotFound = () => new ApiError(404, "Invitation not found");
+
+export const invitationUsed = () => new ApiError(409, "This invitation has already been accepted");
+
+export const invitationExpired = () => new ApiError(410, "This invitation has expired: ask for it to be sent again");
+
+export const invitationReplaced = () => new ApiError(410, "This invitation was replaced by a newer one: use the latest token");
+
+export const projectNotInWorkspace = () => new ApiError(404, "Project not found in this workspace");
+
+export const invitationNeedsKey = () =>
+  new ApiError(401, "This email already has an account: accept the invitation with that account's API key", {
+    "WWW-Authenticate": 'ApiKey realm="app-management", Bearer realm="app-management"',
+  });
+
+export const invitationForAnotherEmail = () => new ApiError(403, "This invitation is for another email address");
+
 export const badIdempotencyKey = () =>
   new ApiError(400, "Idempotency-Key must be 1 to 255 printable ASCII characters (optionally as a quoted string)");
 

@@ -102,3 +102,10 @@ export const httpUrlOrEmpty = (field: string) =>
       (value) => value === "" || (HTTP_URL_TEXT.test(value) && parsesAsUrl(value)),
       `${field} must be "" or an absolute http:// or https:// URL without spaces or control characters`,
     );
+
+/** An email address as an account holds it: compared without case (the database's NOCASE), stored as sent. */
+export const emailField = z
+  .string()
+  .trim()
+  .max(254)
+  .pipe(z.email({ message: "value is not a valid email address" }));

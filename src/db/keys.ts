@@ -1,0 +1,110 @@
+import { v7 as uuidv7 } from "uuid";
+import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
+import type { Queryable } from "./d1";
+
+/** A key as its owner lists it: never its secret, nor its hash. */
+export interface ApiKeySummary {
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  expiration_date: string | null;
+  read_only: boolean;
+  project_id: string;
+  workspace_id: string;
+  organization_id: string;
+}
+
+/** The caller's keys that are not deleted (expired ones included, so that they can be seen and deleted), oldest first. */
+export async function listApiKeys(db: Queryable, caller: Caller): Promise<ApiKeySummary[]> {
+  const [keys] = await batchAsCaller<Omit<ApiKeySummary, "read_only"> & { read_only: number }>(db, caller, [
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}
+         SELECT k.prefix, k.created_at, k.last_used_at, k.expires_at AS expiration_date, k.read_only,
+                k.project_id, p.workspace_id, w.organization_id
+           FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
+          WHERE k.user_id = (SELECT user_id FROM caller) AND k.revoked_at IS NULL
+          ORDER BY k.created_at, k.id`,
+      )
+      .bind(...caller.credentials),
+  ]);
+  return keys.results.map((key) => ({ ...key, read_only: key.read_only === 1 }));
+}
+
+export interface NewKeyRequest {
+  workspaceId: string;
+  readOnly: boolean;
+  expiresAt: string | null;
+  prefix: string;
+  keyHash: string;
+}
+
+/**
+ * A key of the caller's for the default project of workspace ?3, where the caller must be a member: one round
+ * trip. A read-only key makes no keys ("forbidden"); "not_found": no such workspace among the caller's.
+ */
+export async function createApiKeyAsCaller(
+  db: Queryable,
+  caller: Caller,
+  key: NewKeyRequest,
+): Promise<"done" | "not_found" | "forbidden"> {
+  const [facts, made] = await batchAsCaller<{ readOnly: number }>(db, caller, [
+    db.prepare(`WITH ${CALLER_CTE} SELECT read_only AS readOnly FROM caller`).bind(...caller.credentials),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}
+         INSERT INTO api_keys (id, prefix, key_hash, user_id, project_id, expires_at, read_only)
+         SELECT ?4, ?5, ?6, caller.user_id, p.id, ?7, ?8
+           FROM caller
+           JOIN workspaces w ON w.id = ?3
+           JOIN membership m ON m.organization_id = w.organization_id
+           JOIN projects p ON p.workspace_id = w.id AND p.is_default = 1
+          WHERE caller.read_only = 0
+         RETURNING id`,
+      )
+      .bind(...caller.credentials, key.workspaceId, uuidv7(), key.prefix, key.keyHash, key.expiresAt, key.readOnly ? 1 : 0),
+  ]);
+  if (made.results.length > 0) return "done";
+  return facts.results[0]?.readOnly === 1 ? "forbidden" : "not_found";
+}
+
+/**
+ * Deletes (revokes) the caller's live key with this prefix: it fails from the next request on. "not_found": no
+ * live key of the caller's has it; "forbidden": the request's key is read-only.
+ */
+export async function deleteApiKeyAsCaller(
+  db: Queryable,
+  caller: Caller,
+  prefix: string,
+): Promise<{ outcome: "done"; prefix: string; revokedAt: string } | { outcome: "not_found" | "forbidden" }> {
+  const [facts, revoked] = await batchAsCaller<{ readOnly: number; prefix: string; revokedAt: string }>(db, caller, [
+    db.prepare(`WITH ${CALLER_CTE} SELECT read_only AS readOnly FROM caller`).bind(...caller.credentials),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}
+         UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+          WHERE prefix = ?3 AND revoked_at IS NULL
+            AND user_id = (SELECT user_id FROM caller WHERE read_only = 0)
+         RETURNING prefix, revoked_at AS revokedAt`,
+      )
+      .bind(...caller.credentials, prefix),
+  ]);
+  const row = revoked.results[0];
+  if (row) return { outcome: "done", prefix: row.prefix, revokedAt: row.revokedAt };
+  return { outcome: facts.results[0]?.readOnly === 1 ? "forbidden" : "not_found" };
+}
+
+/** Whether the caller has a live key (not deleted, not expired) with this prefix. */
+export async function isLiveKeyOfCaller(db: Queryable, caller: Caller, prefix: string): Promise<boolean> {
+  const [found] = await batchAsCaller<{ live: number }>(db, caller, [
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}
+         SELECT EXISTS (SELECT 1 FROM api_keys
+                         WHERE prefix = ?3 AND user_id = (SELECT user_id FROM caller) AND revoked_at IS NULL
+                           AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))) AS live`,
+      )
+      .bind(...caller.credentials, prefix),
+  ]);
+  return found.results[0]?.live === 1;
+}

@@ -1,0 +1,185 @@
+import { Hono } from "hono";
+import { generateApiKey, generateInvitationToken, hashApiKey, hashInvitationToken } from "../auth/api-keys";
+import { optionalApiKey, requireApiKey } from "../auth/require-api-key";
+import { type AcceptVerdict, acceptInvitation, type InviteVerdict, issueInvitation } from "../db/invitations";
+import {
+  createOrganizationAsCaller,
+  createWorkspaceAsCaller,
+  fetchOrganization,
+  fetchOwnOrganization,
+  listOrganizations,
+  updateOrganizationAsCaller,
+  updateWorkspaceAsCaller,
+} from "../db/organizations";
+import { readSession, writeSession } from "../http/d1-session";
+import {
+  type ApiError,
+  alreadyMember,
+  forbidden,
+  invitationExpired,
+  invitationForAnotherEmail,
+  invitationNeedsKey,
+  invitationNotFound,
+  invitationReplaced,
+  invitationUsed,
+  organizationNotFound,
+  projectNotInWorkspace,
+  validationFailed,
+  workspaceNotFound,
+} from "../http/errors";
+import { jsonBody, validate } from "../http/validation";
+import type { AppEnv } from "../types";
+import {
+  AcceptBody,
+  AcceptQuery,
+  CreateOrganizationBody,
+  CreateWorkspaceBody,
+  InviteBody,
+  OrganizationParams,
+  ResendBody,
+  toOrganizationDetails,
+  toWorkspace,
+  UpdateOrganizationBody,
+  UpdateWorkspaceBody,
+  WorkspaceParams,
+} from "./organizations.schemas";
+
+const ownerIsNotTheCaller = () =>
+  validationFailed([
+    { loc: ["body", "owner"], msg: "Value error, owner must be your own user id or email", type: "value_error" },
+  ]);
+
+/** Why an invitation was not issued, as an error. */
+const INVITE_REFUSALS: Record<Exclude<InviteVerdict, "invite">, () => ApiError> = {
+  not_found: workspaceNotFound,
+  forbidden,
+  no_invitation: invitationNotFound,
+  member: alreadyMember,
+};
+
+/** Why an invitation was not accepted, as an error. */
+const ACCEPT_REFUSALS: Record<Exclude<AcceptVerdict, "accept">, () => ApiError> = {
+  not_found: invitationNotFound,
+  used: invitationUsed,
+  replaced: invitationReplaced,
+  expired: invitationExpired,
+  no_project: projectNotInWorkspace,
+  key_needed: invitationNeedsKey,
+  other_user: invitationForAnotherEmail,
+  read_only: forbidden,
+  member: alreadyMember,
+};
+
+/** Routes under /organizations: organizations, their workspaces, and invitations to them. */
+export const organizationsRoutes = new Hono<AppEnv>()
+  .get("/", requireApiKey, async (c) => {
+    return c.json(await readSession(c, (db) => listOrganizations(db, c.var.caller)), 200);
+  })
+  .post("/", requireApiKey, ...jsonBody(), validate("json", CreateOrganizationBody), async (c) => {
+    const made = await writeSession(c, (db) => createOrganizationAsCaller(db, c.var.caller, c.req.valid("json")));
+    if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : ownerIsNotTheCaller();
+    return c.json(made.organization, 200);
+  })
+  // Before /:org_id, which would take "own" for an id.
+  .get("/own", requireApiKey, async (c) => {
+    const own = await readSession(c, (db) => fetchOwnOrganization(db, c.var.caller));
+    if (!own) throw organizationNotFound();
+    return c.json(own, 200);
+  })
+  .get("/:org_id", requireApiKey, validate("param", OrganizationParams), async (c) => {
+    const details = await readSession(c, (db) => fetchOrganization(db, c.var.caller, c.req.valid("param").org_id));
+    if (!details) throw organizationNotFound();
+    return c.json(toOrganizationDetails(details), 200);
+  })
+  .put(
+    "/:org_id",
+    requireApiKey,
+    ...jsonBody(),
+    validate("param", OrganizationParams),
+    validate("json", UpdateOrganizationBody),
+    async (c) => {
+      const { org_id } = c.req.valid("param");
+      const updated = await writeSession(c, (db) => updateOrganizationAsCaller(db, c.var.caller, org_id, c.req.valid("json")));
+      if (updated.outcome !== "done") throw updated.outcome === "forbidden" ? forbidden() : organizationNotFound();
+      return c.json(updated.value, 200);
+    },
+  )
+  .post(
+    "/:org_id/workspaces",
+    requireApiKey,
+    ...jsonBody(),
+    validate("param", OrganizationParams),
+    validate("json", CreateWorkspaceBody),
+    async (c) => {
+      const { org_id } = c.req.valid("param");
+      const made = await writeSession(c, (db) => createWorkspaceAsCaller(db, c.var.caller, org_id, c.req.valid("json")));
+      if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : organizationNotFound();
+      return c.json(toWorkspace(made.value), 200);
+    },
+  )
+  .put(
+    "/:org_id/workspaces/:workspace_id",
+    requireApiKey,
+    ...jsonBody(),
+    validate("param", WorkspaceParams),
+    validate("json", UpdateWorkspaceBody),
+    async (c) => {
+      const { org_id, workspace_id } = c.req.valid("param");
+      const fields = c.req.valid("json");
+      const updated = await writeSession(c, (db) => updateWorkspaceAsCaller(db, c.var.caller, org_id, workspace_id, fields));
+      if (updated.outcome !== "done") throw updated.outcome === "forbidden" ? forbidden() : workspaceNotFound();
+      return c.json(toWorkspace(updated.value), 200);
+    },
+  )
+  .post(
+    "/:org_id/workspaces/:workspace_id/invite",
+    requireApiKey,
+    ...jsonBody(),
+    validate("param", WorkspaceParams),
+    validate("json", InviteBody),
+    async (c) => {
+      const { org_id, workspace_id } = c.req.valid("param");
+      const [{ email, roles }] = c.req.valid("json");
+      const target = { organizationId: org_id, workspaceId: workspace_id, email };
+      const token = generateInvitationToken();
+      const tokenHash = await hashInvitationToken(token);
+      const issued = await writeSession(c, (db) => issueInvitation(db, c.var.caller, target, roles[0], tokenHash));
+      if (!issued.invitation) throw INVITE_REFUSALS[issued.verdict as keyof typeof INVITE_REFUSALS]();
+      return c.json({ ...issued.invitation, token }, 200);
+    },
+  )
+  .post(
+    "/:org_id/workspaces/:workspace_id/invite/resend",
+    requireApiKey,
+    ...jsonBody(),
+    validate("param", WorkspaceParams),
+    validate("json", ResendBody),
+    async (c) => {
+      const { org_id, workspace_id } = c.req.valid("param");
+      const target = { organizationId: org_id, workspaceId: workspace_id, email: c.req.valid("json").email };
+      const token = generateInvitationToken();
+      const tokenHash = await hashInvitationToken(token);
+      const issued = await writeSession(c, (db) => issueInvitation(db, c.var.caller, target, null, tokenHash));
+      if (!issued.invitation) throw INVITE_REFUSALS[issued.verdict as keyof typeof INVITE_REFUSALS]();
+      return c.json({ ...issued.invitation, token }, 200);
+    },
+  )
+  .post(
+    "/:org_id/workspaces/:workspace_id/invite/accept",
+    optionalApiKey,
+    ...jsonBody(),
+    validate("param", WorkspaceParams),
+    validate("query", AcceptQuery),
+    validate("json", AcceptBody),
+    async (c) => {
+      const { org_id, workspace_id } = c.req.valid("param");
+      const target = { organizationId: org_id, workspaceId: workspace_id, projectId: c.req.valid("query").project_id };
+      const tokenHash = await hashInvitationToken(c.req.valid("json").token);
+      const { key, prefix } = generateApiKey();
+      const firstKey = { prefix, keyHash: await hashApiKey(key) };
+      const caller = c.var.caller ?? null;
+      const accepted = await writeSession(c, (db) => acceptInvitation(db, caller, target, tokenHash, firstKey));
+      if (!accepted.acceptance) throw ACCEPT_REFUSALS[accepted.verdict as keyof typeof ACCEPT_REFUSALS]();
+      return c.json(accepted.newUser ? { ...accepted.acceptance, api_key: key } : accepted.acceptance, 200);
+    },
+  );

@@ -1,0 +1,133 @@
+import * as z from "zod";
+import { ROLES } from "../db/accounts";
+import type { MemberRow, OrganizationDetails, WorkspaceDetails } from "../db/organizations";
+import { emailField, nameField, uuid } from "../http/fields";
+import { ROLE_DESCRIPTIONS, roleField } from "../workspaces/roles";
+
+const description = z.string().max(2000);
+const type = z.string().max(64).meta({ description: "Kept and answered as given" });
+const updatedAt = z.unknown().optional().meta({ description: "Sent by the client; ignored (the service keeps its own)" });
+
+export const CreateOrganizationBody = z.object({
+  name: nameField("name"),
+  owner: z.string().trim().min(1).meta({ description: "The caller's own user id or email: the caller is the owner" }),
+  description: description.optional(),
+  type: type.optional(),
+});
+
+export const UpdateOrganizationBody = z.object({
+  name: nameField("name").optional(),
+  description: description.optional(),
+  type: type.optional(),
+  updated_at: updatedAt,
+});
+
+export const CreateWorkspaceBody = z.object({
+  name: nameField("name"),
+  description: description.optional(),
+  type: type.optional(),
+});
+
+export const UpdateWorkspaceBody = UpdateOrganizationBody;
+
+export const OrganizationParams = z.object({ org_id: uuid });
+
+export const WorkspaceParams = z.object({ org_id: uuid, workspace_id: uuid });
+
+/** `invite_user_to_workspace`: a JSON array of exactly one invitation, of exactly one role. */
+export const InviteBody = z
+  .array(z.object({ email: emailField, roles: z.array(roleField).length(1, "roles must hold exactly one role") }))
+  .length(1, "the body must be an array of exactly one invitation");
+
+export const ResendBody = z.object({ email: emailField });
+
+export const AcceptQuery = z.object({
+  project_id: uuid.meta({ description: "A project of the workspace: the invitation's answer names it" }),
+});
+
+export const AcceptBody = z.object({ token: z.string().min(1).max(256) });
+
+// Response bodies.
+
+export const Organization = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  description: z.string(),
+  type: z.string().nullable(),
+  owner: z.uuid().meta({ description: "The earliest owner's user id (an organization may have several owners)" }),
+  is_personal: z.boolean(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  role: z.enum(ROLES).meta({ description: "The role the caller acts in here (viewer with a read-only key)" }),
+  workspaces: z.array(z.uuid()),
+  members: z.array(z.uuid()).meta({ description: "Members' user ids" }),
+});
+
+const RoleDescription = z.object({ role_name: z.enum(ROLES), role_description: z.string() });
+
+export const WorkspaceMember = z.object({
+  user: z.object({ id: z.uuid(), email: z.string(), username: z.string() }),
+  roles: z.array(RoleDescription).meta({ description: "The member's one role in the organization" }),
+});
+
+const toMember = ({ id, email, username, role }: MemberRow) => ({
+  user: { id, email, username },
+  roles: [{ role_name: role, role_description: ROLE_DESCRIPTIONS[role] }],
+});
+
+export const Workspace = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  description: z.string(),
+  type: z.string().nullable(),
+  organization: z.uuid(),
+  default_project_id: z.uuid().meta({ description: "Where keys and apps of this workspace live by default" }),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  members: z.array(WorkspaceMember).meta({ description: "The organization's members: roles are per organization" }),
+});
+
+export const toWorkspace = ({ workspace, members }: WorkspaceDetails) => ({ ...workspace, members: members.map(toMember) });
+
+export const OrganizationDetailsBody = Organization.extend({
+  workspaces: z.array(Workspace),
+  invitations: z
+    .array(
+      z.object({
+        email: z.string(),
+        role: z.enum(ROLES),
+        workspace_id: z.uuid(),
+        created_at: z.iso.datetime(),
+        expires_at: z.iso.datetime(),
+      }),
+    )
+    .meta({ description: "Open invitations; shown to owners and workspace admins only" }),
+});
+
+export const toOrganizationDetails = ({ organization, workspaces, members, invitations }: OrganizationDetails) => ({
+  ...organization,
+  workspaces: workspaces.map((workspace) => toWorkspace({ workspace, members })),
+  invitations,
+});
+
+export const OwnOrganization = z.object({ id: z.uuid(), name: z.string() });
+
+export const Invitation = z.object({
+  email: z.string(),
+  role: z.enum(ROLES),
+  token: z.string().meta({ description: "Shown this once, to pass on to the invitee: the service sends no mail" }),
+  organization_id: z.uuid(),
+  workspace_id: z.uuid(),
+  project_id: z.uuid().meta({ description: "What the invitee passes as accept's project_id" }),
+  expires_at: z.iso.datetime(),
+});
+
+export const AcceptedInvitation = z.object({
+  user_id: z.uuid(),
+  email: z.string(),
+  role: z.enum(ROLES),
+  organization_id: z.uuid(),
+  workspace_id: z.uuid(),
+  project_id: z.uuid(),
+  api_key: z.string().optional().meta({ description: "A new user's first key, shown this once (absent for an existing user)" }),
+});
