@@ -14,7 +14,10 @@ export const CreateKeyQuery = z.object({
     }),
   expiration_date: z.iso
     .datetime({ offset: true })
-    .refine((value) => Date.parse(value) > Date.now(), "expiration_date must be in the future")
+    .refine((value) => Date.parse(value) > Date.now(), {
+      message: "expiration_date must be in the future",
+      when: (payload) => payload.issues.length === 0,
+    })
     .transform((value) => new Date(value).toISOString())
     .optional()
     .meta({ description: "When the key stops working (RFC 3339); none: never" }),

@@ -258,3 +258,43 @@ export async function expectJson<T>(response: Response, status = 200): Promise<T
   expect(response.status, text).toBe(status);
   return JSON.parse(text) as T;
 }
+
+/** An organization made through the API by the key's user (its owner), with the default workspace's id. */
+export async function createOrganizationVia(key: string, name = `org ${++counter}`) {
+  const me = await expectJson<{ id: string }>(await send("GET", "/profile", { key }));
+  const organization = await expectJson<{ id: string; workspaces: string[] }>(
+    await send("POST", "/organizations", { key, body: { name, owner: me.id } }),
+  );
+  return { organizationId: organization.id, workspaceId: organization.workspaces[0] };
+}
+
+/** What an invite answers: the token to pass on, and the project the invitee accepts into. */
+export interface IssuedInvitation {
+  email: string;
+  role: Role;
+  token: string;
+  organization_id: string;
+  workspace_id: string;
+  project_id: string;
+  expires_at: string;
+}
+
+/** `invite_user_to_workspace` as the platform's client sends it. */
+export const invite = (key: string, organizationId: string, workspaceId: string, email: string, role: string) =>
+  send("POST", `/organizations/${organizationId}/workspaces/${workspaceId}/invite`, { key, body: [{ email, roles: [role] }] });
+
+/** `accept_invitation` as the client sends it: with the invitee's key, or with an empty Authorization (no key). */
+export const accept = (invitation: IssuedInvitation, key = "", token = invitation.token) =>
+  send(
+    "POST",
+    `/organizations/${invitation.organization_id}/workspaces/${invitation.workspace_id}/invite/accept?project_id=${invitation.project_id}`,
+    { authorization: key, body: { token } },
+  );
+
+/** A new email invited by `key`'s user and accepted with the token alone: the new member's id and first key. */
+export async function joinAsNewUser(key: string, organizationId: string, workspaceId: string, role: string) {
+  const email = `invitee${++counter}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+  const invitation = await expectJson<IssuedInvitation>(await invite(key, organizationId, workspaceId, email, role));
+  const joined = await expectJson<{ user_id: string; api_key: string }>(await accept(invitation));
+  return { email, userId: joined.user_id, key: joined.api_key };
+}
