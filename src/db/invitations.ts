@@ -65,15 +65,16 @@ export async function issueInvitation(
           WHERE ${IS_OPEN_INVITATION} AND (SELECT verdict FROM verdict) = 'invite'`,
       )
       .bind(...bind, invitationId),
-    // Once voided, the invitation resent is found by what replaced it.
+    // A resend's verdict no longer finds the invitation it voided: that one is found by what replaced it.
     db
       .prepare(
-        `WITH ${CALLER_CTE}
+        `WITH ${CALLER_CTE}, ${INVITE_VERDICT}
          INSERT INTO invitations (id, organization_id, workspace_id, email, role, token_hash, invited_by, expires_at)
          SELECT ?8, ?3, ?4, ?5, COALESCE(?6, (SELECT role FROM invitations WHERE replaced_by = ?8 AND workspace_id = ?4)), ?9,
                 caller.user_id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+${INVITATION_DAYS} days')
            FROM caller
-          WHERE ?6 IS NOT NULL OR EXISTS (SELECT 1 FROM invitations WHERE replaced_by = ?8 AND workspace_id = ?4)
+          WHERE CASE WHEN ?7 = 1 THEN EXISTS (SELECT 1 FROM invitations WHERE replaced_by = ?8 AND workspace_id = ?4)
+                     ELSE (SELECT verdict FROM verdict) = 'invite' END
          RETURNING email, role, organization_id, workspace_id, expires_at,
                    (SELECT id FROM projects WHERE workspace_id = ?4 AND is_default = 1) AS project_id`,
       )
