@@ -1,6 +1,21 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, createAccount, createAppVia, createTeam, deploy, getRevisions, markKeyUsed, send } from "./fixtures";
+import {
+  type Account,
+  createAccount,
+  createAppVia,
+  createOrganizationVia,
+  createTeam,
+  deploy,
+  expectJson,
+  getRevisions,
+  type IssuedInvitation,
+  invite,
+  issueKey,
+  joinAsNewUser,
+  markKeyUsed,
+  send,
+} from "./fixtures";
 import { instrumentD1 } from "./instrumented-d1";
 
 /**
@@ -27,6 +42,11 @@ let variantId: string;
 let firstRevisionId: string;
 let staleETag: string;
 let removableId: string;
+let org: Awaited<ReturnType<typeof createOrganizationVia>>;
+let spareKey: string;
+let newcomer: IssuedInvitation;
+let memberEmail: string;
+let leaverEmail: string;
 const keyed = (name: string) => ({ "Idempotency-Key": `round-trips-${name}` });
 const wrongKey = () => `${account.key.slice(0, 9)}${"0".repeat(64)}`;
 
@@ -52,6 +72,13 @@ beforeAll(async () => {
     body: { base_id: appId, new_variant_name: "x", new_config_name: "removable", parameters: {} },
   });
   removableId = ((await removable.json()) as { variant_id: string }).variant_id;
+  org = await createOrganizationVia(account.key, "counted org");
+  spareKey = await issueKey(account.userId, account.projectId);
+  newcomer = await expectJson<IssuedInvitation>(
+    await invite(account.key, org.organizationId, org.workspaceId, "counted@example.com", "editor"),
+  );
+  memberEmail = (await joinAsNewUser(account.key, org.organizationId, org.workspaceId, "editor")).email;
+  leaverEmail = (await joinAsNewUser(account.key, org.organizationId, org.workspaceId, "viewer")).email;
 });
 
 describe("D1 round trips per request", () => {
@@ -523,6 +550,174 @@ describe("D1 round trips per request", () => {
 
   it.each(registryPaths)(
     "registry $name: $status in $trips round trip",
+    async ({ method, path, key, body, headers, status, trips }) => {
+      expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+    },
+  );
+
+  const inOrg = (path: string) => () => `/organizations/${org.organizationId}${path}`;
+  const inWorkspace = (path: string) => () => `/workspaces/${org.workspaceId}${path}`;
+  const inOrgWorkspace = (path: string) => () => `/organizations/${org.organizationId}/workspaces/${org.workspaceId}${path}`;
+  /** One case per accounts route (ACCOUNTS-API.md), each as the platform's client calls it. */
+  const accountsPaths: Case[] = [
+    { name: "GET /keys", method: "GET", path: () => "/keys", key: ownKey, status: 200, trips: 1 },
+    {
+      name: "POST /keys",
+      method: "POST",
+      path: () => `/keys?workspace_id=${org.workspaceId}`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "DELETE /keys/{prefix}",
+      method: "DELETE",
+      path: () => `/keys/${spareKey.split(".")[0]}`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "DELETE /keys/{prefix}, unknown",
+      method: "DELETE",
+      path: () => "/keys/ZZZZZZZZ",
+      key: ownKey,
+      status: 404,
+      trips: 1,
+    },
+    {
+      name: "GET /keys/{prefix}/validate",
+      method: "GET",
+      path: () => "/keys/ZZZZZZZZ/validate",
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /profile", method: "GET", path: () => "/profile", key: ownKey, status: 200, trips: 1 },
+    { name: "GET /organizations", method: "GET", path: () => "/organizations", key: ownKey, status: 200, trips: 1 },
+    {
+      name: "POST /organizations",
+      method: "POST",
+      path: () => "/organizations",
+      key: ownKey,
+      body: () => ({ name: "another", owner: account.userId }),
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /organizations/own", method: "GET", path: () => "/organizations/own", key: ownKey, status: 200, trips: 1 },
+    { name: "GET /organizations/{id}", method: "GET", path: inOrg(""), key: ownKey, status: 200, trips: 1 },
+    {
+      name: "PUT /organizations/{id}",
+      method: "PUT",
+      path: inOrg(""),
+      key: ownKey,
+      body: () => ({ name: "renamed" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "PUT /organizations/{id}, not a member",
+      method: "PUT",
+      path: inOrg(""),
+      key: () => viewer.key,
+      body: () => ({ name: "x" }),
+      status: 404,
+      trips: 1,
+    },
+    {
+      name: "POST .../workspaces",
+      method: "POST",
+      path: inOrg("/workspaces"),
+      key: ownKey,
+      body: () => ({ name: "w2" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "PUT .../workspaces/{id}",
+      method: "PUT",
+      path: inOrgWorkspace(""),
+      key: ownKey,
+      body: () => ({ description: "d" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST .../invite",
+      method: "POST",
+      path: inOrgWorkspace("/invite"),
+      key: ownKey,
+      body: () => [{ email: "counted-2@example.com", roles: ["viewer"] }],
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST .../invite/resend",
+      method: "POST",
+      path: inOrgWorkspace("/invite/resend"),
+      key: ownKey,
+      body: () => ({ email: "counted-2@example.com" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST .../invite/accept, a new email without a key",
+      method: "POST",
+      path: () => `${inOrgWorkspace("/invite/accept")()}?project_id=${newcomer.project_id}`,
+      key: () => "",
+      body: () => ({ token: newcomer.token }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST .../invite/accept, a used token",
+      method: "POST",
+      path: () => `${inOrgWorkspace("/invite/accept")()}?project_id=${newcomer.project_id}`,
+      key: () => "",
+      body: () => ({ token: newcomer.token }),
+      status: 409,
+      trips: 1,
+    },
+    { name: "GET /workspaces/roles", method: "GET", path: () => "/workspaces/roles", key: ownKey, status: 200, trips: 1 },
+    {
+      name: "GET /workspaces/permissions",
+      method: "GET",
+      path: () => "/workspaces/permissions",
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /workspaces/{id}/roles",
+      method: "POST",
+      path: inWorkspace("/roles"),
+      key: ownKey,
+      body: () => ({ email: memberEmail, organization_id: org.organizationId, role: "deployment_manager" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "DELETE /workspaces/{id}/roles",
+      method: "DELETE",
+      path: () =>
+        `/workspaces/${org.workspaceId}/roles?email=${memberEmail}&org_id=${org.organizationId}&role=deployment_manager`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "DELETE /workspaces/{id}/users",
+      method: "DELETE",
+      path: () => `/workspaces/${org.workspaceId}/users?email=${leaverEmail}&org_id=${org.organizationId}`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /health", method: "GET", path: () => "/health", key: () => "", status: 200, trips: 0 },
+  ];
+
+  it.each(accountsPaths)(
+    "accounts $name: $status in $trips round trip",
     async ({ method, path, key, body, headers, status, trips }) => {
       expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
     },
