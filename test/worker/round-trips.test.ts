@@ -93,6 +93,28 @@ describe("D1 round trips per request", () => {
     expect(counter.trips).toBe(5);
   });
 
+  it("a key's first request in an hour is answered after one round trip; the record of its use comes after the answer", async () => {
+    const fresh = await createAccount();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // Trip 2, the write of the key's use, is held until the answer is in: the answer does not wait for it.
+    const { db, counter } = instrumentD1(env.DB, { beforeTrip: (trip) => (trip === 2 ? held : undefined) });
+    const response = await send("GET", "/profile", { key: fresh.key, bindings: { DB: db } });
+    expect(response.status).toBe(200);
+    expect(counter.trips).toBe(2);
+    release();
+    const recorded = async () =>
+      (
+        await env.DB.prepare("SELECT last_used_at FROM api_keys WHERE user_id = ?")
+          .bind(fresh.userId)
+          .first<{ last_used_at: string | null }>()
+      )?.last_used_at;
+    for (let attempt = 0; attempt < 50 && !(await recorded()); attempt++) await scheduler.wait(10);
+    expect(await recorded()).not.toBeNull();
+  });
+
   interface Case {
     name: string;
     method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
