@@ -14,6 +14,7 @@ export const TABLES = [
   "workspaces",
   "projects",
   "api_keys",
+  "invitations",
   "apps",
   "app_variants",
   "app_variant_revisions",
@@ -32,6 +33,10 @@ export const FOREIGN_KEYS: readonly (readonly [Table, string, Table, string])[] 
   ["projects", "workspace_id", "workspaces", "id"],
   ["api_keys", "user_id", "users", "id"],
   ["api_keys", "project_id", "projects", "id"],
+  ["invitations", "organization_id", "organizations", "id"],
+  ["invitations", "workspace_id", "workspaces", "id"],
+  ["invitations", "invited_by", "users", "id"],
+  ["invitations", "accepted_by", "users", "id"],
   ["apps", "project_id", "projects", "id"],
   ["apps", "created_by", "users", "id"],
   ["app_variants", "app_id", "apps", "id"],
@@ -50,21 +55,34 @@ export const FOREIGN_KEYS: readonly (readonly [Table, string, Table, string])[] 
   ["idempotency_keys", "key_hash", "api_keys", "key_hash"],
 ];
 
-/** The foreign keys the migrations declare (`col TYPE ... REFERENCES parent (col)`), to keep FOREIGN_KEYS complete. */
+/**
+ * The foreign keys the migrations declare (`col TYPE ... REFERENCES parent (col)`), to keep FOREIGN_KEYS complete. A
+ * table rebuilt the SQLite way (CREATE TABLE t_next, DROP TABLE t, ALTER TABLE t_next RENAME TO t: migration 0006)
+ * declares its keys under its final name; a dropped table's keys are gone.
+ */
 export function declaredForeignKeys(): string[] {
-  const declared: string[] = [];
+  const declared = new Map<string, string[]>();
   for (const migration of env.TEST_MIGRATIONS) {
     for (const statement of migration.queries) {
+      const dropped = /DROP TABLE (?:IF EXISTS )?(\w+)/.exec(statement)?.[1];
+      if (dropped) declared.delete(dropped);
+      const [, from, to] = /ALTER TABLE (\w+) RENAME TO (\w+)/.exec(statement) ?? [];
+      if (from && to) {
+        declared.set(to, declared.get(from) ?? []);
+        declared.delete(from);
+      }
       const table = /CREATE TABLE (\w+)/.exec(statement)?.[1];
       if (!table) continue;
+      const keys: string[] = [];
       for (const [, column, parent, parentColumn] of statement.matchAll(
         /^\s*(\w+)\s+\w+[^,\n]*?REFERENCES\s+(\w+)\s*\((\w+)\)/gm,
       )) {
-        declared.push(`${table}.${column} -> ${parent}.${parentColumn}`);
+        keys.push(`${column} -> ${parent}.${parentColumn}`);
       }
+      declared.set(table, keys);
     }
   }
-  return declared.sort();
+  return [...declared].flatMap(([table, keys]) => keys.map((key) => `${table}.${key}`)).sort();
 }
 
 export const describeForeignKey = ([table, column, parent, parentColumn]: (typeof FOREIGN_KEYS)[number]) =>
@@ -78,6 +96,18 @@ export async function rowCounts(): Promise<Record<Table, number>> {
 type Row = Record<string, unknown>;
 export type Snapshot = Record<Table, Row[]>;
 
+/**
+ * Columns no request's effect is judged by: a key's last use is written after the answer of its first request in an
+ * hour (src/auth/require-api-key.ts), whatever the request did. keys.test.ts checks it on its own.
+ */
+const BOOKKEEPING: Partial<Record<Table, string[]>> = { api_keys: ["last_used_at"] };
+
+function withoutBookkeeping(table: Table, row: Row): Row {
+  const left = { ...row };
+  for (const column of BOOKKEEPING[table] ?? []) delete left[column];
+  return left;
+}
+
 /** Each table's primary key columns, as the schema declares them (read once). */
 let primaryKeys: Promise<string[][]> | undefined;
 
@@ -90,7 +120,9 @@ export async function snapshot(): Promise<Snapshot> {
   const results = await env.DB.batch(
     TABLES.map((table, i) => env.DB.prepare(`SELECT * FROM ${table} ORDER BY ${keys[i].join(", ")}`)),
   );
-  return Object.fromEntries(TABLES.map((table, i) => [table, results[i].results])) as Snapshot;
+  return Object.fromEntries(
+    TABLES.map((table, i) => [table, results[i].results.map((row) => withoutBookkeeping(table, row as Row))]),
+  ) as Snapshot;
 }
 
 /** The rows each table gained and lost between two snapshots (a changed row is both); unchanged tables are left out. */
@@ -116,7 +148,11 @@ export function changes(before: Snapshot, after: Snapshot): Partial<Record<Table
  *   another name;
  * - an environment whose revision counter disagrees with its revision rows (1..n, gapless), or whose deployed
  *   variant belongs to another app;
- * - a variant whose revisions are not 1..n.
+ * - a variant whose revisions are not 1..n;
+ * - an organization without an owner (migration 0006's triggers keep one; this is the second line);
+ * - two open invitations (neither accepted nor voided) for one organization and email (emails compared without case);
+ * - a live key (not revoked) of a user for a project of an organization they are not a member of: what removing a
+ *   member must prevent, by revoking their keys there in the same transaction.
  */
 export async function databaseProblems(): Promise<string[]> {
   const problems: string[] = [];
@@ -161,13 +197,31 @@ export async function databaseProblems(): Promise<string[]> {
       `SELECT e.id AS id, v.id AS variant FROM environments e JOIN app_variants v ON v.id = e.deployed_app_variant_id
         WHERE v.removed_at IS NOT NULL`,
     ),
+    // Organizations without an owner.
+    env.DB.prepare(
+      `SELECT o.id AS id FROM organizations o
+        WHERE NOT EXISTS (SELECT 1 FROM organization_members WHERE organization_id = o.id AND role = 'owner')`,
+    ),
+    // More than one open invitation for an organization and email.
+    env.DB.prepare(
+      `SELECT organization_id, lower(email) AS email, COUNT(*) AS n FROM invitations
+        WHERE accepted_at IS NULL AND voided_at IS NULL
+        GROUP BY organization_id, lower(email) HAVING n > 1`,
+    ),
+    // Live keys for a project of an organization their user is not a member of.
+    env.DB.prepare(
+      `SELECT k.prefix AS prefix, k.user_id AS user_id, w.organization_id AS organization_id
+         FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
+        WHERE k.revoked_at IS NULL
+          AND NOT EXISTS (SELECT 1 FROM organization_members WHERE organization_id = w.organization_id AND user_id = k.user_id)`,
+    ),
   ];
   const results = await env.DB.batch([...orphanQueries, ...checks]);
   FOREIGN_KEYS.forEach((foreignKey, i) => {
     const n = (results[i].results[0] as { n: number }).n;
     if (n > 0) problems.push(`${n} orphan row(s): ${describeForeignKey(foreignKey)}`);
   });
-  const [wrongEnvironments, wrongCounters, wrongVariants, crossApp, runningRemoved] = results
+  const [wrongEnvironments, wrongCounters, wrongVariants, crossApp, runningRemoved, ownerless, twiceInvited, strayKeys] = results
     .slice(FOREIGN_KEYS.length)
     .map((result) => result.results);
   for (const row of wrongEnvironments) problems.push(`app without exactly ${expected}: ${JSON.stringify(row)}`);
@@ -175,6 +229,9 @@ export async function databaseProblems(): Promise<string[]> {
   for (const row of wrongVariants) problems.push(`variant revisions not 1..n: ${JSON.stringify(row)}`);
   for (const row of crossApp) problems.push(`environment deploys another app's variant: ${JSON.stringify(row)}`);
   for (const row of runningRemoved) problems.push(`environment runs a removed variant: ${JSON.stringify(row)}`);
+  for (const row of ownerless) problems.push(`organization without an owner: ${JSON.stringify(row)}`);
+  for (const row of twiceInvited) problems.push(`more than one open invitation: ${JSON.stringify(row)}`);
+  for (const row of strayKeys) problems.push(`live key outside its user's organizations: ${JSON.stringify(row)}`);
   const pragma = await env.DB.prepare("PRAGMA foreign_key_check").all();
   for (const row of pragma.results) problems.push(`PRAGMA foreign_key_check: ${JSON.stringify(row)}`);
   return problems;
@@ -192,7 +249,10 @@ export async function fingerprint(): Promise<string> {
     TABLES.map((table) => env.DB.prepare("SELECT name FROM pragma_table_info(?) ORDER BY cid").bind(table)),
   ).then((results) => {
     const tables = TABLES.map((table, i) => {
-      const columns = results[i].results.map((column) => column.name).join(", ");
+      const columns = results[i].results
+        .map((column) => column.name)
+        .filter((column) => !BOOKKEEPING[table]?.includes(column))
+        .join(", ");
       return `'${table}', (SELECT json_group_array(json_array(${columns})) FROM ${table})`;
     });
     return `SELECT json_object(${tables.join(", ")}) AS rows`;
