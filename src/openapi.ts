@@ -20,8 +20,11 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from
 import { EXAMPLE_IDS, errorResponse, IDEMPOTENCY_KEY_ERRORS, jsonResponse, schemaRef } from "./http/openapi-parts";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
 import { MAX_BODY_BYTES } from "./http/validation";
+import { keysOpenApi } from "./keys/keys.openapi";
+import { organizationsOpenApi } from "./organizations/organizations.openapi";
 import { registryOpenApi } from "./registry/registry.openapi";
 import { variantsOpenApi } from "./variants/variants.openapi";
+import { workspacesOpenApi } from "./workspaces/workspaces.openapi";
 
 type Fragment = ReturnType<
   | typeof appsOpenApi
@@ -30,6 +33,9 @@ type Fragment = ReturnType<
   | typeof configsOpenApi
   | typeof deploymentsOpenApi
   | typeof registryOpenApi
+  | typeof keysOpenApi
+  | typeof organizationsOpenApi
+  | typeof workspacesOpenApi
 >;
 
 /** One part of every fragment, merged; a name two fragments both define is a mistake, not an override. */
@@ -65,6 +71,9 @@ export function openApiDocument(basePath: string) {
     configsOpenApi(),
     deploymentsOpenApi(),
     registryOpenApi(),
+    keysOpenApi(),
+    organizationsOpenApi(),
+    workspacesOpenApi(),
   ];
   return {
     openapi: "3.1.0",
@@ -76,9 +85,17 @@ export function openApiDocument(basePath: string) {
         "variant revisions, the config registry (add, commit, fetch, fork), deployments and reverts; and the calls of " +
         "the platform's older SDK (GET and POST /configs, GET /configs/deployment/{id}, GET /bases, POST " +
         "/variants/from-base, PUT /variants/{id}/parameters, DELETE /variants/{id}). Reads need any " +
-        "role in the app's organization, writes owner, admin or editor; what the caller cannot see is not found. " +
+        "role in the app's organization, writes owner, workspace_admin or editor (deploys and reverts also " +
+        "deployment_manager); a read-only key reads only; what the caller cannot see is not found. " +
+        "Accounts, as the platform's client calls them: the caller's API keys and profile (/keys, /profile), " +
+        "organizations, their workspaces and invitations (/organizations), roles, permissions and members " +
+        "(/workspaces); each operation says which role it needs. Members and roles are per organization, one set for " +
+        "all its workspaces. API keys and invitation tokens are shown once, when made: only their hashes are kept. The " +
+        "service sends no mail: an inviter passes the token on. Accepting an invitation needs no key for an email that has " +
+        "no user yet (an empty Authorization header counts as none), and that user's own key otherwise. GET /health and " +
+        "GET /openapi.json need no key. " +
         `Every response but a 304 is JSON; each carries ${REQUEST_ID_HEADER}, and ${BOOKMARK_HEADER} once the ` +
-        `database was reached. Every POST, and PUT /variants/{id}/parameters, takes an ${IDEMPOTENCY_KEY_HEADER}. Without a key, unknown paths answer 404 ` +
+        `database was reached. Every POST but those of accounts, and PUT /variants/{id}/parameters, takes an ${IDEMPOTENCY_KEY_HEADER}. Without a key, unknown paths answer 404 ` +
         "(components/responses/NotFound) and a known path with another method 405 " +
         "(components/responses/MethodNotAllowed), with an Allow header. Every route also answers with a trailing slash.",
     },
@@ -90,6 +107,7 @@ export function openApiDocument(basePath: string) {
         get: {
           operationId: "health",
           summary: "Liveness, without a key",
+          description: "The client's health_check: no key needed (an empty Authorization header is fine).",
           security: [],
           responses: {
             200: jsonResponse(

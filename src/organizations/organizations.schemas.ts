@@ -15,12 +15,14 @@ export const CreateOrganizationBody = z.object({
   type: type.optional(),
 });
 
-export const UpdateOrganizationBody = z.object({
-  name: nameField("name").optional(),
-  description: description.optional(),
-  type: type.optional(),
-  updated_at: updatedAt,
-});
+export const UpdateOrganizationBody = z
+  .object({
+    name: nameField("name").optional(),
+    description: description.optional(),
+    type: type.optional(),
+    updated_at: updatedAt,
+  })
+  .meta({ description: "The fields to change; those left out keep their value" });
 
 export const CreateWorkspaceBody = z.object({
   name: nameField("name"),
@@ -28,7 +30,10 @@ export const CreateWorkspaceBody = z.object({
   type: type.optional(),
 });
 
-export const UpdateWorkspaceBody = UpdateOrganizationBody;
+// The same fields, as its own schema (`.meta` copies it): the OpenAPI document names each body once.
+export const UpdateWorkspaceBody = UpdateOrganizationBody.meta({
+  description: "The fields to change; those left out keep their value",
+});
 
 export const OrganizationParams = z.object({ org_id: uuid });
 

@@ -13,7 +13,9 @@ import {
   deploy,
   type EnvironmentRevisions,
   EnvironmentRevisionsParams,
+  expectJson,
   getRevisions,
+  issueKey,
   postApp,
   type RequestOptions,
   send,
@@ -217,11 +219,18 @@ const DEPLOYMENTS = [
   "POST /configs/deployment/{deployment_revision_id}/revert",
 ];
 
-/** Operations a key is needed for. */
+/** Operations a key is needed for, or (ACCEPT) may be given to. */
 const keyedOperations = () => SERVED_ROUTES.filter((operation) => !["GET /health", "GET /openapi.json"].includes(operation));
 
-/** Whether the operation takes an Idempotency-Key: every POST, and the one PUT. */
-const takesIdempotencyKey = (operation: string) => operation.startsWith("POST ") || operation.startsWith("PUT ");
+/** Accepting an invitation: a new email's invitee has no key yet, so the key is optional there. */
+const ACCEPT = "POST /organizations/{org_id}/workspaces/{workspace_id}/invite/accept";
+
+/** The accounts routes (ACCOUNTS-API.md): they take no Idempotency-Key. */
+const isAccountsOperation = (operation: string) => /^\w+ \/(keys|profile|organizations|workspaces)\b/.test(operation);
+
+/** Whether the operation takes an Idempotency-Key: every POST and PUT but those of accounts. */
+const takesIdempotencyKey = (operation: string) =>
+  (operation.startsWith("POST ") || operation.startsWith("PUT ")) && !isAccountsOperation(operation);
 
 describe("GET /openapi.json", () => {
   it("serves an OpenAPI 3.1 document without a key", async () => {
@@ -253,6 +262,7 @@ describe("GET /openapi.json", () => {
     expect(at(`/paths/${escapePointer(REVISIONS)}/get/security`)).toBeUndefined();
     expect(at("/paths/~1health/get/security")).toEqual([]);
     expect(at("/paths/~1openapi.json/get/security")).toEqual([]);
+    expect(at(`${operationPointer(ACCEPT)}/security`)).toEqual([{}, { ApiKey: [] }]);
   });
 
   it("has servers relative to BASE_PATH, and is served under it", async () => {
@@ -294,6 +304,10 @@ describe("GET /openapi.json", () => {
         "/paths/~1apps/get/parameters/2/example",
         "/paths/~1variants~1configs~1commit/post/requestBody/content/application~1json/examples/wrapped",
         "/components/responses/NoVariantDeployed/content/application~1json/examples/nothingDeployed",
+        "/paths/~1keys/post/parameters/4/example",
+        `${operationPointer(ACCEPT)}/responses/200/content/application~1json/examples/newUser`,
+        "/components/responses/InvitationUnauthorized/content/application~1json/examples/invitationNeedsKey",
+        "/paths/~1workspaces~1roles/get/responses/200/content/application~1json/example",
       ]),
     );
   });
@@ -347,7 +361,9 @@ describe("every route, as the document lists it", () => {
       const url = exampleUrl(operation);
       const keyed = keyedOperations().includes(operation);
       const response = await send(operation.split(" ")[0], url, { body: exampleBodies(operation)[0] });
-      await expectDocumented(response, operation, keyed ? 401 : 200, { example: keyed });
+      // Without a key, the example invitation's token is looked up, and is not found.
+      const status = !keyed ? 200 : operation === ACCEPT ? 404 : 401;
+      await expectDocumented(response, operation, status, { example: keyed });
       // A path may match several templates (/apps/get_variant_by_env is also an /apps/{app_id}).
       const path = url.split("?")[0];
       const methods = documentedOperations()
@@ -365,6 +381,12 @@ describe("every route, as the document lists it", () => {
     for (const operation of keyedOperations()) {
       for (const body of exampleBodies(operation)) {
         const response = await send(operation.split(" ")[0], exampleUrl(operation), { key: account.key, body });
+        if (operation === "POST /organizations") {
+          // Its examples name the README's demo user as the owner, which only that user may: the one 422 allowed.
+          const refused = (await expectDocumented(response, operation, 422)) as { detail: { loc: unknown[] }[] };
+          expect(refused.detail.map(({ loc }) => loc)).toEqual([["body", "owner"]]);
+          continue;
+        }
         expect(response.status, `${operation} ${JSON.stringify(body)}`).not.toBe(422);
         await expectDocumented(response, operation, response.status);
       }
@@ -947,6 +969,347 @@ describe("deployments answer as documented", () => {
       const documentedValid = schemaErrors("/components/parameters/IdempotencyKey/schema", key).length === 0;
       expect(fetched.status, JSON.stringify(key)).toBe(documentedValid ? 404 : 400);
     }
+  });
+});
+
+describe("accounts answer as documented", () => {
+  /** The owner of an organization made through the API, and of a workspace made in it. */
+  let owner: Account;
+  let organizationId: string;
+  let workspaceId: string;
+  /** The workspace's default project, which its invitations name. */
+  let projectId: string;
+  /** A new user who joined that organization as an editor by invitation, with the first key accepting gave them. */
+  let editor: Joined;
+
+  interface Invitation {
+    email: string;
+    token: string;
+    project_id: string;
+  }
+  interface Joined {
+    email: string;
+    userId: string;
+    key: string;
+  }
+
+  let emails = 0;
+  const newEmail = () => `invitee${++emails}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+  const emailOf = (account: Account) => `${account.username}@example.com`;
+  const asKey = (key: string) => (key === "" ? "" : `ApiKey ${key}`);
+
+  const inviteTo = (email: string, role: string, key = owner.key) =>
+    send("POST", `/organizations/${organizationId}/workspaces/${workspaceId}/invite`, { key, body: [{ email, roles: [role] }] });
+  const resend = (email: string, key = owner.key) =>
+    send("POST", `/organizations/${organizationId}/workspaces/${workspaceId}/invite/resend`, { key, body: { email } });
+  /** Accepting, with `key` ("": an empty Authorization header, as the client sends without one). */
+  const accept = (invitation: Invitation, key = "", token = invitation.token, project = invitation.project_id) =>
+    send("POST", `/organizations/${organizationId}/workspaces/${workspaceId}/invite/accept?project_id=${project}`, {
+      authorization: asKey(key),
+      body: { token },
+    });
+
+  /** A new email invited in `role` and accepted with the token alone. */
+  async function join(role: string): Promise<Joined> {
+    const email = newEmail();
+    const invitation = await expectJson<Invitation>(await inviteTo(email, role));
+    const joined = await expectJson<{ user_id: string; api_key: string }>(await accept(invitation));
+    return { email, userId: joined.user_id, key: joined.api_key };
+  }
+
+  beforeAll(async () => {
+    owner = await createAccount();
+    const body = { name: `documented ${crypto.randomUUID().slice(0, 8)}`, owner: owner.userId };
+    organizationId = (await expectJson<{ id: string }>(await send("POST", "/organizations", { key: owner.key, body }))).id;
+    const workspace = await expectJson<{ id: string; default_project_id: string }>(
+      await send("POST", `/organizations/${organizationId}/workspaces`, { key: owner.key, body: { name: "Production" } }),
+    );
+    [workspaceId, projectId] = [workspace.id, workspace.default_project_id];
+    editor = await join("editor");
+  });
+
+  it("POST /organizations: 200 (owner by id or email), 403 for a read-only key, 422 for another owner", async () => {
+    const answers = answersOf("POST /organizations");
+    const create = (body: unknown, key = owner.key) => send("POST", "/organizations", { key, body });
+    expect(
+      await answers(await create({ name: "by email", owner: emailOf(owner), description: "d", type: "team" }), 200),
+    ).toMatchObject({
+      name: "by email",
+      description: "d",
+      type: "team",
+      owner: owner.userId,
+      is_personal: false,
+      role: "owner",
+      members: [owner.userId],
+    });
+    const readOnly = await issueKey(owner.userId, owner.projectId, { readOnly: true });
+    await answers(await create({ name: "read only", owner: owner.userId }, readOnly), 403, { example: true });
+    await answers(await create({ name: "for another", owner: editor.userId }), 422);
+    await answers(await create({ owner: owner.userId }), 422);
+  });
+
+  it("GET /organizations, /organizations/own and /organizations/{org_id}: 200 for the owner and an editor; 404, 422", async () => {
+    const read = (path: string, key = owner.key) => send("GET", path, { key });
+    const list = answersOf("GET /organizations");
+    expect(await list(await read("/organizations"), 200)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: owner.organizationId, is_personal: true, role: "owner" }),
+        expect.objectContaining({ id: organizationId, role: "owner", members: [owner.userId, editor.userId] }),
+      ]),
+    );
+    expect(await list(await read("/organizations", editor.key), 200)).toEqual([
+      expect.objectContaining({ id: organizationId, role: "editor", owner: owner.userId }),
+    ]);
+    const own = answersOf("GET /organizations/own");
+    expect(await own(await read("/organizations/own"), 200)).toEqual({ id: owner.organizationId, name: owner.username });
+    // Joined by invitation, with no personal organization: the key's.
+    expect(await own(await read("/organizations/own", editor.key), 200)).toMatchObject({ id: organizationId });
+    const details = answersOf("GET /organizations/{org_id}");
+    await inviteTo(newEmail(), "viewer");
+    const asOwner = (await details(await read(`/organizations/${organizationId}`), 200)) as {
+      workspaces: { id: string; members: unknown[] }[];
+      invitations: unknown[];
+    };
+    expect(asOwner.workspaces.map(({ id }) => id)).toContain(workspaceId);
+    expect(asOwner.workspaces[0].members).toHaveLength(2);
+    expect(asOwner.invitations).toEqual(
+      expect.arrayContaining([expect.objectContaining({ role: "viewer", workspace_id: workspaceId })]),
+    );
+    expect(await details(await read(`/organizations/${organizationId}`, editor.key), 200)).toMatchObject({
+      role: "editor",
+      invitations: [],
+    });
+    await details(await read(`/organizations/${UNKNOWN_ID}`), 404, { example: true });
+    await details(await read(`/organizations/${owner.organizationId}`, editor.key), 404, { example: true });
+    await details(await read("/organizations/nope"), 422);
+  });
+
+  it("PUT /organizations/{org_id}: 200 for an owner, 403 for an editor, 404, 422", async () => {
+    const answers = answersOf("PUT /organizations/{org_id}");
+    const update = (id: string, body: unknown, key = owner.key) => send("PUT", `/organizations/${id}`, { key, body });
+    const updated = await answers(await update(organizationId, { description: "documented", updated_at: "ignored" }), 200);
+    expect(updated).toMatchObject({ id: organizationId, description: "documented", role: "owner" });
+    await answers(await update(organizationId, { name: "by an editor" }, editor.key), 403, { example: true });
+    await answers(await update(UNKNOWN_ID, { name: "nowhere" }), 404, { example: true });
+    await answers(await update(organizationId, { name: "" }), 422);
+  });
+
+  it("POST /organizations/{org_id}/workspaces and PUT .../{workspace_id}: 200, 403 for an editor, 404, 422", async () => {
+    const create = answersOf("POST /organizations/{org_id}/workspaces");
+    const post = (id: string, body: unknown, key = owner.key) => send("POST", `/organizations/${id}/workspaces`, { key, body });
+    const made = (await create(await post(organizationId, { name: "Staging", description: "tries" }), 200)) as {
+      id: string;
+      members: { user: { id: string }; roles: { role_name: string }[] }[];
+    };
+    expect(made).toMatchObject({ name: "Staging", description: "tries", organization: organizationId });
+    expect(made.members.map(({ user, roles }) => [user.id, roles[0].role_name])).toEqual([
+      [owner.userId, "owner"],
+      [editor.userId, "editor"],
+    ]);
+    await create(await post(organizationId, { name: "by an editor" }, editor.key), 403, { example: true });
+    await create(await post(UNKNOWN_ID, { name: "nowhere" }), 404, { example: true });
+    await create(await post(organizationId, {}), 422);
+
+    const update = answersOf("PUT /organizations/{org_id}/workspaces/{workspace_id}");
+    const put = (id: string, body: unknown, key = owner.key, org = organizationId) =>
+      send("PUT", `/organizations/${org}/workspaces/${id}`, { key, body });
+    expect(await update(await put(made.id, { name: "Staging 2" }), 200)).toMatchObject({ id: made.id, name: "Staging 2" });
+    await update(await put(made.id, { name: "by an editor" }, editor.key), 403, { example: true });
+    // A workspace of another organization than the one named.
+    await update(await put(owner.workspaceId, { name: "elsewhere" }), 404, { example: true });
+    await update(await put("nope", { name: "x" }), 422);
+  });
+
+  it("invite, resend and accept a new email with no key: 200 each, the key answered once; 404, 409, 410 after", async () => {
+    const invited = answersOf("POST /organizations/{org_id}/workspaces/{workspace_id}/invite");
+    const resent = answersOf("POST /organizations/{org_id}/workspaces/{workspace_id}/invite/resend");
+    const accepted = answersOf(ACCEPT);
+    const email = newEmail();
+    const first = (await invited(await inviteTo(email, "deployment_manager"), 200)) as Invitation;
+    expect(first).toMatchObject({ email, role: "deployment_manager", workspace_id: workspaceId, project_id: projectId });
+    const second = (await resent(await resend(email), 200)) as Invitation;
+    expect(second).toMatchObject({ email, role: "deployment_manager", project_id: projectId });
+    expect(second.token).not.toBe(first.token);
+    await accepted(await accept(first), 410, { example: true });
+    await accepted(await accept(second, "", "not the token"), 404, { example: true });
+    await accepted(await accept(second, "", second.token, owner.projectId), 404, { example: true });
+    const joined = (await accepted(await accept(second), 200)) as { user_id: string; api_key: string };
+    expect(joined).toMatchObject({ email, role: "deployment_manager", project_id: projectId });
+    expect(await (await send("GET", "/profile", { key: joined.api_key })).json()).toMatchObject({ id: joined.user_id, email });
+    await accepted(await accept(second), 409, { example: true });
+    await invited(await inviteTo(email, "viewer"), 409, { example: true });
+    await resent(await resend(newEmail()), 404, { example: true });
+    await invited(await inviteTo(newEmail(), "viewer", editor.key), 403, { example: true });
+    await resent(await resend(email, editor.key), 403, { example: true });
+    await invited(
+      await send("POST", `/organizations/${UNKNOWN_ID}/workspaces/${workspaceId}/invite`, {
+        key: owner.key,
+        body: [{ email: newEmail(), roles: ["viewer"] }],
+      }),
+      404,
+      { example: true },
+    );
+    await invited(
+      await send("POST", `/organizations/${organizationId}/workspaces/${workspaceId}/invite`, {
+        key: owner.key,
+        body: { email: newEmail(), roles: ["viewer"] },
+      }),
+      422,
+    );
+    await resent(await resend("not an email"), 422);
+  });
+
+  it("accept for an email that has a user: 401 without a key, 403 with another's, 200 with theirs; 410 once expired, 422", async () => {
+    const accepted = answersOf(ACCEPT);
+    const existing = await createAccount();
+    const invitation = await expectJson<Invitation>(await inviteTo(emailOf(existing), "viewer"));
+    await accepted(await accept(invitation), 401, { example: true });
+    await accepted(await accept(invitation, editor.key), 403, { example: true });
+    const joined = await accepted(await accept(invitation, existing.key), 200);
+    expect(joined).toEqual({
+      user_id: existing.userId,
+      email: emailOf(existing),
+      role: "viewer",
+      organization_id: organizationId,
+      workspace_id: workspaceId,
+      project_id: projectId,
+    });
+    const expiring = await expectJson<Invitation>(await inviteTo(newEmail(), "viewer"));
+    await env.DB.prepare("UPDATE invitations SET expires_at = '2020-01-01T00:00:00.000Z' WHERE email = ?")
+      .bind(expiring.email)
+      .run();
+    await accepted(await accept(expiring), 410, { example: true });
+    await accepted(await accept(expiring, "", ""), 422);
+    await accepted(await accept(expiring, "", expiring.token, "nope"), 422);
+  });
+
+  it("GET, POST, DELETE /keys and GET /keys/{key_prefix}/validate: 200s, a key deleted fails at once; 403, 404, 422", async () => {
+    const holder = await createAccount();
+    const keys = (key = holder.key) => send("GET", "/keys", { key });
+    const create = (query: string, key = holder.key) => send("POST", `/keys?${query}`, { key });
+    const validate = (prefix: string, key = holder.key) => send("GET", `/keys/${prefix}/validate`, { key });
+    const remove = (prefix: string, key = holder.key) => send("DELETE", `/keys/${prefix}`, { key });
+    const [list, post, valid, removed] = [
+      answersOf("GET /keys"),
+      answersOf("POST /keys"),
+      answersOf("GET /keys/{key_prefix}/validate"),
+      answersOf("DELETE /keys/{key_prefix}"),
+    ];
+    expect(await list(await keys(), 200)).toEqual([
+      expect.objectContaining({
+        prefix: holder.key.slice(0, 8),
+        last_used_at: null,
+        expiration_date: null,
+        read_only: false,
+        project_id: holder.projectId,
+        workspace_id: holder.workspaceId,
+        organization_id: holder.organizationId,
+      }),
+    ]);
+    const made = (await post(await create(`workspace_id=${holder.workspaceId}`), 200)) as string;
+    expect(made).toMatch(/^[A-Za-z0-9]{8}\.[0-9a-f]{64}$/);
+    const expires = new Date(Date.now() + 86_400_000).toISOString();
+    const query = `workspace_id=${holder.workspaceId}&read_only=true&expiration_date=${encodeURIComponent(expires)}`;
+    const readOnly = (await post(await create(query), 200)) as string;
+    expect(await list(await keys(made), 200)).toEqual([
+      expect.objectContaining({ prefix: holder.key.slice(0, 8) }),
+      expect.objectContaining({ prefix: made.slice(0, 8), read_only: false, expiration_date: null }),
+      expect.objectContaining({ prefix: readOnly.slice(0, 8), read_only: true, expiration_date: expires }),
+    ]);
+    await post(await create(`workspace_id=${holder.workspaceId}`, readOnly), 403, { example: true });
+    await post(await create(`workspace_id=${workspaceId}`), 404, { example: true });
+    await post(await create(`workspace_id=${holder.workspaceId}&expiration_date=2020-01-01T00:00:00Z`), 422);
+
+    await valid(await validate(made.slice(0, 8)), 200, { example: true });
+    expect(await (await validate(made.slice(0, 8))).json()).toBe(true);
+    await removed(await remove(made.slice(0, 8), readOnly), 403, { example: true });
+    expect(await removed(await remove(made.slice(0, 8)), 200)).toEqual({
+      prefix: made.slice(0, 8),
+      revoked_at: expect.any(String),
+    });
+    expect(await valid(await validate(made.slice(0, 8)), 200, { example: true })).toBe(false);
+    await list(await keys(made), 401, { example: true });
+    await removed(await remove(made.slice(0, 8)), 404, { example: true });
+    await removed(await remove(owner.key.slice(0, 8)), 404, { example: true });
+    await valid(await validate("a".repeat(65)), 422);
+  });
+
+  it("GET /profile: 200, also with the caller's own user_id; 404 for another's, 422", async () => {
+    const answers = answersOf("GET /profile");
+    const profile = (query = "") => send("GET", `/profile${query}`, { key: editor.key });
+    const me = await answers(await profile(), 200);
+    expect(me).toMatchObject({ id: editor.userId, email: editor.email });
+    expect(await answers(await profile(`?user_id=${editor.userId}`), 200)).toEqual(me);
+    await answers(await profile(`?user_id=${owner.userId}`), 404, { example: true });
+    await answers(await profile("?user_id=nope"), 422);
+  });
+
+  it("GET /workspaces/roles and /workspaces/permissions: 200, exactly as documented, for any role", async () => {
+    const roles = await answersOf("GET /workspaces/roles")(await send("GET", "/workspaces/roles", { key: editor.key }), 200, {
+      example: true,
+    });
+    expect((roles as { role_name: string }[]).map(({ role_name }) => role_name)).toEqual([
+      "owner",
+      "workspace_admin",
+      "editor",
+      "deployment_manager",
+      "evaluator",
+      "viewer",
+    ]);
+    await answersOf("GET /workspaces/permissions")(await send("GET", "/workspaces/permissions", { key: editor.key }), 200, {
+      example: true,
+    });
+  });
+
+  it("POST and DELETE /workspaces/{workspace_id}/roles, DELETE .../users: 200; 403 for an editor, 404, 409 for the last owner, 422", async () => {
+    const member = await join("viewer");
+    const assign = answersOf("POST /workspaces/{workspace_id}/roles");
+    const unassign = answersOf("DELETE /workspaces/{workspace_id}/roles");
+    const removal = answersOf("DELETE /workspaces/{workspace_id}/users");
+    const post = (email: string, role: string, key = owner.key, org = organizationId) =>
+      send("POST", `/workspaces/${workspaceId}/roles`, { key, body: { email, organization_id: org, role } });
+    const unpost = (email: string, role: string, key = owner.key) =>
+      send(
+        "DELETE",
+        `/workspaces/${workspaceId}/roles?email=${encodeURIComponent(email)}&org_id=${organizationId}&role=${role}`,
+        {
+          key,
+        },
+      );
+    const remove = (email: string, key = owner.key, org = organizationId) =>
+      send("DELETE", `/workspaces/${workspaceId}/users?email=${encodeURIComponent(email)}&org_id=${org}`, { key });
+
+    await assign(await post(member.email, "deployment_manager"), 200, { example: true });
+    expect(await unassign(await unpost(member.email, "deployment_manager"), 200)).toEqual({
+      id: member.userId,
+      email: member.email,
+      username: expect.any(String),
+      role: "viewer",
+    });
+    // Another role than theirs: nothing changes, still a 200.
+    expect(await unassign(await unpost(member.email, "editor"), 200)).toMatchObject({ role: "viewer" });
+    await assign(await post(member.email, "admin"), 200, { example: true });
+
+    await assign(await post(member.email, "viewer", editor.key), 403, { example: true });
+    await unassign(await unpost(member.email, "workspace_admin", editor.key), 403, { example: true });
+    await removal(await remove(member.email, editor.key), 403, { example: true });
+    await assign(await post(newEmail(), "viewer"), 404, { example: true });
+    await assign(await post(member.email, "viewer", owner.key, owner.organizationId), 404, { example: true });
+    await unassign(await unpost(newEmail(), "viewer"), 404, { example: true });
+    await removal(await remove(member.email, owner.key, UNKNOWN_ID), 404, { example: true });
+    await assign(await post(emailOf(owner), "viewer"), 409, { example: true });
+    await unassign(await unpost(emailOf(owner), "owner"), 409, { example: true });
+    await removal(await remove(emailOf(owner)), 409, { example: true });
+    await assign(await post(member.email, "superuser"), 422);
+    await unassign(await unpost("not an email", "viewer"), 422);
+    await removal(await send("DELETE", `/workspaces/${workspaceId}/users?org_id=${organizationId}`, { key: owner.key }), 422);
+
+    const left = (await removal(await remove(member.email), 200)) as { id: string; members: { user: { id: string } }[] };
+    expect(left.id).toBe(workspaceId);
+    expect(left.members.map(({ user }) => user.id)).toEqual(expect.arrayContaining([owner.userId, editor.userId]));
+    expect(left.members.map(({ user }) => user.id)).not.toContain(member.userId);
+    // Removed, and their keys for the organization's projects revoked in the same transaction.
+    await answersOf("GET /keys")(await send("GET", "/keys", { key: member.key }), 401, { example: true });
   });
 });
 

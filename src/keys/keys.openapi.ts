@@ -1,0 +1,146 @@
+import type * as z from "zod";
+import { apiKeyNotFound, forbidden, userNotFound, workspaceNotFound } from "../http/errors";
+import {
+  arrayOf,
+  DEMO_IDS,
+  errorResponse,
+  jsonResponse,
+  operationResponses,
+  parametersOf,
+  requestHeaders,
+  schemaRef,
+} from "../http/openapi-parts";
+import { ApiKeyListItem, CreateKeyQuery, DeletedApiKey, KeyPrefixParams, NewApiKey, Profile, ProfileQuery } from "./keys.schemas";
+
+const EVERY_ROLE = "Any role may: a member of any organization manages their own keys, and no one else's.";
+
+/** The README's demo key, as its owner lists it. */
+const demoKey = {
+  prefix: "localdev",
+  created_at: "2026-11-22T02:54:50.912Z",
+  last_used_at: "2026-11-22T03:12:07.441Z",
+  expiration_date: null,
+  read_only: false,
+  project_id: DEMO_IDS.project,
+  workspace_id: DEMO_IDS.workspace,
+  organization_id: DEMO_IDS.organization,
+} satisfies z.output<typeof ApiKeyListItem>;
+
+const newKey = "k7Qm2PzX.5b1e0c9d8a7f6e5d4c3b2a190817263544536271809a8b7c6d5e4f3a2b1c0d9e";
+
+/** The OpenAPI fragment of src/keys/keys.routes.ts (the caller's API keys, and GET /profile): its paths, schemas and own
+ * responses; built with the document, on its first request. */
+export const keysOpenApi = () => ({
+  paths: {
+    "/keys": {
+      get: {
+        operationId: "listApiKeys",
+        summary: "List the caller's API keys",
+        description:
+          "The keys of the key's user that are not deleted, expired ones included (so that they can be seen and " +
+          "deleted), oldest first; never a key's secret, which is shown once, at creation, nor its hash. " +
+          `\`last_used_at\` is recorded after the answer, at most once an hour. ${EVERY_ROLE} A read-only key may list.`,
+        parameters: requestHeaders(),
+        responses: operationResponses(
+          jsonResponse("The caller's keys, oldest first", arrayOf(schemaRef("ApiKeyListItem")), { example: [demoKey] }),
+        ),
+      },
+      post: {
+        operationId: "createApiKey",
+        summary: "Create an API key for a workspace's default project",
+        description:
+          "A new key of the caller's, for the default project of `workspace_id`, a workspace of an organization the " +
+          "caller is a member of (else 404; the platform ignored `workspace_id`). The answer is the key itself, a JSON " +
+          "string, shown this once: only its SHA-256 is kept, and it cannot be shown again. `read_only` and " +
+          "`expiration_date` are this service's and optional, beyond what the platform's client sends (its call is " +
+          `unchanged): a read-only key is refused every write, and an expiring key stops working then. ${EVERY_ROLE} ` +
+          "A read-only key makes no keys (403). No body; no Idempotency-Key: a retry makes another key.",
+        parameters: [
+          ...requestHeaders(),
+          ...parametersOf("query", CreateKeyQuery, {
+            workspace_id: DEMO_IDS.workspace,
+            read_only: "true",
+            expiration_date: "2099-01-01T00:00:00Z",
+          }),
+        ],
+        responses: operationResponses(jsonResponse("The new key, shown this once", schemaRef("NewApiKey"), { example: newKey }), {
+          403: errorResponse("The request's key is read-only: it makes no keys", forbidden()),
+          404: errorResponse(
+            "No such workspace in an organization the caller is a member of (not told apart)",
+            workspaceNotFound(),
+          ),
+        }),
+      },
+    },
+    "/keys/{key_prefix}": {
+      parameters: parametersOf("path", KeyPrefixParams, { key_prefix: "localdev" }),
+      delete: {
+        operationId: "deleteApiKey",
+        summary: "Delete one of the caller's API keys",
+        description:
+          "Revokes the caller's live key with this prefix (the key sending the request too): it fails from the very " +
+          `next request on. ${EVERY_ROLE} A read-only key deletes none (403).`,
+        parameters: requestHeaders(),
+        responses: operationResponses(
+          jsonResponse("The key is revoked", schemaRef("DeletedApiKey"), {
+            example: { prefix: "localdev", revoked_at: "2026-11-22T04:00:12.318Z" } satisfies z.output<typeof DeletedApiKey>,
+          }),
+          {
+            403: errorResponse("The request's key is read-only: it deletes no keys", forbidden()),
+            404: errorResponse(
+              "No live key of the caller's has this prefix: another user's, a deleted one, or none (not told apart)",
+              apiKeyNotFound(),
+            ),
+          },
+        ),
+      },
+    },
+    "/keys/{key_prefix}/validate": {
+      parameters: parametersOf("path", KeyPrefixParams, { key_prefix: "localdev" }),
+      get: {
+        operationId: "validateApiKey",
+        summary: "Whether a prefix is that of a live key of the caller's",
+        description:
+          "`true` only for a key of the caller's that is neither deleted nor expired; `false` for anything else, " +
+          `another user's key included (the platform answered \`true\` whatever the prefix). ${EVERY_ROLE}`,
+        parameters: requestHeaders(),
+        responses: operationResponses(
+          jsonResponse(
+            "Whether the key is live",
+            { type: "boolean" },
+            {
+              examples: {
+                live: { summary: "A live key of the caller's", value: true },
+                notLive: { summary: "Deleted, expired, another user's, or none", value: false },
+              },
+            },
+          ),
+        ),
+      },
+    },
+    "/profile": {
+      get: {
+        operationId: "fetchUserProfile",
+        summary: "Read the caller's own user",
+        description:
+          "The key's user. `user_id` may name only that user: any other id is a 404 (the platform answered any " +
+          `user's profile). ${EVERY_ROLE}`,
+        parameters: [...requestHeaders(), ...parametersOf("query", ProfileQuery, { user_id: DEMO_IDS.user })],
+        responses: operationResponses(
+          jsonResponse("The caller's user", schemaRef("Profile"), {
+            example: {
+              id: DEMO_IDS.user,
+              username: "demo",
+              email: "demo@example.com",
+              created_at: "2026-11-22T02:54:50.912Z",
+            } satisfies z.output<typeof Profile>,
+          }),
+          { 404: errorResponse("`user_id` is not the caller's own id", userNotFound()) },
+        ),
+      },
+    },
+  },
+  inputSchemas: {},
+  outputSchemas: { ApiKeyListItem, NewApiKey, DeletedApiKey, Profile },
+  responses: {},
+});

@@ -1,0 +1,447 @@
+import type * as z from "zod";
+import {
+  alreadyMember,
+  forbidden,
+  invitationExpired,
+  invitationForAnotherEmail,
+  invitationNeedsKey,
+  invitationNotFound,
+  invitationReplaced,
+  invitationUsed,
+  organizationNotFound,
+  projectNotInWorkspace,
+  unauthorized,
+  workspaceNotFound,
+} from "../http/errors";
+import {
+  arrayOf,
+  DEMO_IDS,
+  errorResponse,
+  jsonRequestBody,
+  jsonResponse,
+  operationResponses,
+  parametersOf,
+  type RequestExamples,
+  requestHeaders,
+  responseRef,
+  schemaRef,
+} from "../http/openapi-parts";
+import { ROLE_DESCRIPTIONS } from "../workspaces/roles";
+import {
+  AcceptBody,
+  AcceptedInvitation,
+  AcceptQuery,
+  CreateOrganizationBody,
+  CreateWorkspaceBody,
+  Invitation,
+  InviteBody,
+  Organization,
+  OrganizationDetailsBody,
+  OrganizationParams,
+  OwnOrganization,
+  ResendBody,
+  UpdateOrganizationBody,
+  UpdateWorkspaceBody,
+  Workspace,
+  WorkspaceMember,
+  WorkspaceParams,
+} from "./organizations.schemas";
+
+/** Where roles apply, said once for every route that reads or changes members. */
+export const PER_ORGANIZATION =
+  "Members and roles are per organization: every workspace of an organization has the organization's members, each " +
+  "in their one role there.";
+
+/** Who may administer an organization's members, invitations and workspaces. */
+export const ADMINS_ONLY = "Owners and workspace admins only (403 for any other role, and for a read-only key).";
+
+// Ids the examples make up: an organization made through the API, and a workspace of it.
+export const EXAMPLE_ACCOUNT_IDS = {
+  organization: "01a2012e-1c4a-7d2b-9e31-6f0a2b3c4d5e",
+  workspace: "01a2012e-1c4b-7f10-8a4b-2d6e8f0a1c3e",
+  project: "01a2012e-1c4b-7f10-8a4b-2d6e8f0a1c40",
+  invitee: "01a2012e-3a77-7c02-b5d1-04e6a9c3f218",
+} as const;
+
+const TOKEN = "9f2c4e6a8b0d1f3e5a7c9b1d3f5e7a9c0b2d4f6e8a1c3e5b7d9f0a2c4e6b8d0f";
+
+const demoOrganization = {
+  id: DEMO_IDS.organization,
+  name: "demo",
+  description: "",
+  type: null,
+  owner: DEMO_IDS.user,
+  is_personal: true,
+  created_at: "2026-11-22T02:54:50.912Z",
+  updated_at: "2026-11-22T02:54:50.912Z",
+  role: "owner",
+  workspaces: [DEMO_IDS.workspace],
+  members: [DEMO_IDS.user],
+} satisfies z.output<typeof Organization>;
+
+const acme = {
+  ...demoOrganization,
+  id: EXAMPLE_ACCOUNT_IDS.organization,
+  name: "Acme",
+  description: "Acme's apps",
+  is_personal: false,
+  created_at: "2026-11-23T09:15:02.117Z",
+  updated_at: "2026-11-23T09:15:02.117Z",
+  workspaces: [EXAMPLE_ACCOUNT_IDS.workspace],
+} satisfies z.output<typeof Organization>;
+
+const demoMember = {
+  user: { id: DEMO_IDS.user, email: "demo@example.com", username: "demo" },
+  roles: [{ role_name: "owner", role_description: ROLE_DESCRIPTIONS.owner }],
+} satisfies z.output<typeof WorkspaceMember>;
+
+export const demoWorkspace = {
+  id: EXAMPLE_ACCOUNT_IDS.workspace,
+  name: "Production",
+  description: "",
+  type: null,
+  organization: EXAMPLE_ACCOUNT_IDS.organization,
+  default_project_id: EXAMPLE_ACCOUNT_IDS.project,
+  created_at: "2026-11-23T09:16:40.502Z",
+  updated_at: "2026-11-23T09:16:40.502Z",
+  members: [demoMember],
+} satisfies z.output<typeof Workspace>;
+
+const demoInvitation = {
+  email: "new.person@example.com",
+  role: "editor",
+  token: TOKEN,
+  organization_id: EXAMPLE_ACCOUNT_IDS.organization,
+  workspace_id: EXAMPLE_ACCOUNT_IDS.workspace,
+  project_id: EXAMPLE_ACCOUNT_IDS.project,
+  expires_at: "2026-11-30T09:20:11.730Z",
+} satisfies z.output<typeof Invitation>;
+
+const forbiddenUnlessAdmin = (what: string) =>
+  errorResponse(
+    `The caller's role in the organization is not owner or workspace_admin${what}, or the key is read-only`,
+    forbidden(),
+  );
+
+/** The OpenAPI fragment of src/organizations/organizations.routes.ts: its paths, schemas and own responses; built with
+ * the document, on its first request. */
+export const organizationsOpenApi = () => ({
+  paths: {
+    "/organizations": {
+      get: {
+        operationId: "listOrganizations",
+        summary: "List the caller's organizations",
+        description:
+          "Every organization the caller is a member of, oldest first, with the role the caller acts in there " +
+          "(`viewer` with a read-only key) and its workspaces and members by id. Any role.",
+        parameters: requestHeaders(),
+        responses: operationResponses(
+          jsonResponse("The caller's organizations", arrayOf(schemaRef("Organization")), { example: [demoOrganization, acme] }),
+        ),
+      },
+      post: {
+        operationId: "createOrganization",
+        summary: "Create an organization, owned by the caller",
+        description:
+          "A new organization with a default workspace and project, the caller its one owner. `owner` (the client " +
+          "requires it) must be the caller's own user id or email: no one makes someone else an owner (else 422). Any " +
+          "user may; a read-only key may not (403). No Idempotency-Key: a retry makes another organization.",
+        parameters: requestHeaders(),
+        requestBody: jsonRequestBody(schemaRef("CreateOrganization"), {
+          byId: {
+            summary: "Owned by the caller, named by id",
+            value: { name: "Acme", owner: DEMO_IDS.user, description: "Acme's apps" },
+          },
+          byEmail: { summary: "Owned by the caller, named by email", value: { name: "Acme Labs", owner: "demo@example.com" } },
+        } satisfies RequestExamples<z.input<typeof CreateOrganizationBody>>),
+        responses: operationResponses(
+          jsonResponse("The organization was created", schemaRef("Organization"), { example: acme }),
+          { 403: errorResponse("The request's key is read-only", forbidden()) },
+          { jsonBody: "PayloadTooLarge" },
+        ),
+      },
+    },
+    "/organizations/own": {
+      get: {
+        operationId: "getOwnOrganization",
+        summary: "Read the caller's own organization",
+        description:
+          "The caller's personal organization (made with their user), or, for a user who joined by invitation and " +
+          "has none, the organization of the key's project. Any role.",
+        parameters: requestHeaders(),
+        responses: operationResponses(
+          jsonResponse("The caller's own organization", schemaRef("OwnOrganization"), {
+            example: { id: DEMO_IDS.organization, name: "demo" } satisfies z.output<typeof OwnOrganization>,
+          }),
+          { 404: errorResponse("The caller has no organization of their own", organizationNotFound()) },
+        ),
+      },
+    },
+    "/organizations/{org_id}": {
+      parameters: parametersOf("path", OrganizationParams, { org_id: EXAMPLE_ACCOUNT_IDS.organization }),
+      get: {
+        operationId: "fetchOrganizationDetails",
+        summary: "Read an organization, its workspaces, members and open invitations",
+        description:
+          `Any role in the organization. ${PER_ORGANIZATION} Open invitations are listed to owners and workspace ` +
+          "admins only (never their tokens, which are not kept); to other roles `invitations` is `[]`.",
+        parameters: requestHeaders(),
+        responses: operationResponses(
+          jsonResponse("The organization", schemaRef("OrganizationDetails"), {
+            example: {
+              ...acme,
+              workspaces: [demoWorkspace],
+              invitations: [
+                {
+                  email: demoInvitation.email,
+                  role: demoInvitation.role,
+                  workspace_id: demoInvitation.workspace_id,
+                  created_at: "2026-11-23T09:20:11.730Z",
+                  expires_at: demoInvitation.expires_at,
+                },
+              ],
+            } satisfies z.output<typeof OrganizationDetailsBody>,
+          }),
+          { 404: responseRef("OrganizationNotFound") },
+        ),
+      },
+      put: {
+        operationId: "updateOrganization",
+        summary: "Rename or describe an organization",
+        description:
+          "Changes the fields given; `updated_at`, which the client sends, is ignored. Owners only (403 for any other " +
+          "role, and for a read-only key).",
+        parameters: requestHeaders(),
+        requestBody: jsonRequestBody(schemaRef("UpdateOrganization"), {
+          rename: { summary: "A new name", value: { name: "Acme Inc." } },
+        } satisfies RequestExamples<z.input<typeof UpdateOrganizationBody>>),
+        responses: operationResponses(
+          jsonResponse("The organization as updated", schemaRef("Organization"), {
+            example: { ...acme, name: "Acme Inc.", updated_at: "2026-11-24T10:02:45.009Z" },
+          }),
+          {
+            403: errorResponse("The caller is not an owner of the organization, or the key is read-only", forbidden()),
+            404: responseRef("OrganizationNotFound"),
+          },
+          { jsonBody: "PayloadTooLarge" },
+        ),
+      },
+    },
+    "/organizations/{org_id}/workspaces": {
+      parameters: parametersOf("path", OrganizationParams, { org_id: EXAMPLE_ACCOUNT_IDS.organization }),
+      post: {
+        operationId: "createWorkspace",
+        summary: "Create a workspace in an organization",
+        description:
+          `A new workspace of the organization, with its default project (\`default_project_id\`). ${ADMINS_ONLY} ` +
+          `${PER_ORGANIZATION} No Idempotency-Key: a retry makes another workspace.`,
+        parameters: requestHeaders(),
+        requestBody: jsonRequestBody(schemaRef("CreateWorkspace"), {
+          named: { summary: "A workspace", value: { name: "Production" } },
+        } satisfies RequestExamples<z.input<typeof CreateWorkspaceBody>>),
+        responses: operationResponses(
+          jsonResponse("The workspace was created", schemaRef("Workspace"), { example: demoWorkspace }),
+          { 403: forbiddenUnlessAdmin(""), 404: responseRef("OrganizationNotFound") },
+          { jsonBody: "PayloadTooLarge" },
+        ),
+      },
+    },
+    "/organizations/{org_id}/workspaces/{workspace_id}": {
+      parameters: workspaceParameters(),
+      put: {
+        operationId: "updateWorkspace",
+        summary: "Rename or describe a workspace",
+        description: `Changes the fields given; \`updated_at\`, which the client sends, is ignored. ${ADMINS_ONLY}`,
+        parameters: requestHeaders(),
+        requestBody: jsonRequestBody(schemaRef("UpdateWorkspace"), {
+          rename: { summary: "A new name", value: { name: "Staging", description: "Where releases are tried" } },
+        } satisfies RequestExamples<z.input<typeof UpdateWorkspaceBody>>),
+        responses: operationResponses(
+          jsonResponse("The workspace as updated", schemaRef("Workspace"), {
+            example: {
+              ...demoWorkspace,
+              name: "Staging",
+              description: "Where releases are tried",
+              updated_at: "2026-11-24T10:05:31.772Z",
+            },
+          }),
+          { 403: forbiddenUnlessAdmin(""), 404: responseRef("WorkspaceNotFound") },
+          { jsonBody: "PayloadTooLarge" },
+        ),
+      },
+    },
+    "/organizations/{org_id}/workspaces/{workspace_id}/invite": {
+      parameters: workspaceParameters(),
+      post: {
+        operationId: "inviteUserToWorkspace",
+        summary: "Invite an email to the organization, through one of its workspaces",
+        description:
+          "The body is a JSON array of exactly one invitation, of exactly one role (`admin` stands for " +
+          "`workspace_admin`). The service sends no mail: the answer holds the invitation's token, shown this once " +
+          "(only its SHA-256 is kept), and the `project_id` to accept into; the inviter passes both on. The invitation " +
+          "is single use, bound to the email, and expires after 7 days; inviting an email again voids its open " +
+          `invitation, and its token. ${ADMINS_ONLY} Only an owner invites an owner. ${PER_ORGANIZATION}`,
+        parameters: requestHeaders(),
+        requestBody: jsonRequestBody(schemaRef("Invite"), {
+          editor: { summary: "An editor", value: [{ email: "new.person@example.com", roles: ["editor"] }] },
+        } satisfies RequestExamples<z.input<typeof InviteBody>>),
+        responses: operationResponses(
+          jsonResponse("The invitation, with its token (shown this once) to pass on", schemaRef("Invitation"), {
+            example: demoInvitation,
+          }),
+          {
+            403: forbiddenUnlessAdmin(" (or, to invite an owner, not owner)"),
+            404: responseRef("WorkspaceNotFound"),
+            409: responseRef("AlreadyMember"),
+          },
+          { jsonBody: "PayloadTooLarge" },
+        ),
+      },
+    },
+    "/organizations/{org_id}/workspaces/{workspace_id}/invite/resend": {
+      parameters: workspaceParameters(),
+      post: {
+        operationId: "resendInvitation",
+        summary: "Issue an open invitation again, under a new token",
+        description:
+          "The open invitation of `email` in this workspace, in the same role, under a new token and for 7 days " +
+          "more: the old token stops working (accepting with it is a 410). The service sends no mail: the new token " +
+          `is in the answer, shown this once, for the inviter to pass on. ${ADMINS_ONLY} Only an owner resends an ` +
+          "owner's invitation.",
+        parameters: requestHeaders(),
+        requestBody: jsonRequestBody(schemaRef("Resend"), {
+          email: { summary: "The invited email", value: { email: "new.person@example.com" } },
+        } satisfies RequestExamples<z.input<typeof ResendBody>>),
+        responses: operationResponses(
+          jsonResponse("The invitation, with its new token (shown this once) to pass on", schemaRef("Invitation"), {
+            example: { ...demoInvitation, expires_at: "2026-12-01T08:00:00.000Z" },
+          }),
+          {
+            403: forbiddenUnlessAdmin(" (or, for an owner's invitation, not owner)"),
+            404: errorResponse(
+              "No such workspace in an organization the caller is a member of, or no open invitation of that email there",
+              { workspaceNotFound: workspaceNotFound(), invitationNotFound: invitationNotFound() },
+            ),
+            409: responseRef("AlreadyMember"),
+          },
+          { jsonBody: "PayloadTooLarge" },
+        ),
+      },
+    },
+    "/organizations/{org_id}/workspaces/{workspace_id}/invite/accept": {
+      parameters: workspaceParameters(),
+      post: {
+        operationId: "acceptInvitation",
+        summary: "Accept an invitation with its token",
+        description:
+          "For an email that has no user yet, the token alone: no API key (an empty Authorization header counts as " +
+          "none); the user is made, joins the organization in the invited role, and the answer holds their first API " +
+          "key (`api_key`, for `project_id`), shown this once. For an email that has a user, that user's own key is " +
+          "needed as well (401 without one, 403 with another's or a read-only one), so that the inviter, who sees the " +
+          "token, cannot take the account over. `project_id` must be a project of the workspace: the invitation's " +
+          `answer names it. A token is single use (409 after) and expires after 7 days (410). ${PER_ORGANIZATION}`,
+        security: [{}, { ApiKey: [] }],
+        parameters: [...requestHeaders(), ...parametersOf("query", AcceptQuery, { project_id: EXAMPLE_ACCOUNT_IDS.project })],
+        requestBody: jsonRequestBody(schemaRef("Accept"), {
+          token: { summary: "The invitation's token", value: { token: TOKEN } },
+        } satisfies RequestExamples<z.input<typeof AcceptBody>>),
+        responses: operationResponses(
+          jsonResponse("The invitation was accepted", schemaRef("AcceptedInvitation"), {
+            examples: {
+              newUser: {
+                summary: "A new user, with their first key",
+                value: {
+                  user_id: EXAMPLE_ACCOUNT_IDS.invitee,
+                  email: demoInvitation.email,
+                  role: "editor",
+                  organization_id: EXAMPLE_ACCOUNT_IDS.organization,
+                  workspace_id: EXAMPLE_ACCOUNT_IDS.workspace,
+                  project_id: EXAMPLE_ACCOUNT_IDS.project,
+                  api_key: "Qw8eR2tY.0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
+                } satisfies z.output<typeof AcceptedInvitation>,
+              },
+              existingUser: {
+                summary: "An existing user, with their own key",
+                value: {
+                  user_id: DEMO_IDS.user,
+                  email: "demo@example.com",
+                  role: "editor",
+                  organization_id: EXAMPLE_ACCOUNT_IDS.organization,
+                  workspace_id: EXAMPLE_ACCOUNT_IDS.workspace,
+                  project_id: EXAMPLE_ACCOUNT_IDS.project,
+                } satisfies z.output<typeof AcceptedInvitation>,
+              },
+            },
+          }),
+          {
+            401: responseRef("InvitationUnauthorized"),
+            403: errorResponse(
+              "The key given is not that of the invited email's user (for an email with no user yet, send none), or " +
+                "it is read-only",
+              {
+                invitationForAnotherEmail: invitationForAnotherEmail(),
+                forbidden: forbidden(),
+              },
+            ),
+            404: errorResponse(
+              "No invitation of this token through this organization and workspace, or `project_id` is not a project of " +
+                "the workspace",
+              { invitationNotFound: invitationNotFound(), projectNotInWorkspace: projectNotInWorkspace() },
+            ),
+            409: errorResponse("The invitation was accepted already, or the user is a member already", {
+              invitationUsed: invitationUsed(),
+              alreadyMember: alreadyMember(),
+            }),
+            410: errorResponse(
+              "The invitation expired, or was replaced by a newer one (a resend, or another invitation of the email)",
+              { invitationExpired: invitationExpired(), invitationReplaced: invitationReplaced() },
+            ),
+          },
+          { jsonBody: "PayloadTooLarge" },
+        ),
+      },
+    },
+  },
+  inputSchemas: {
+    CreateOrganization: CreateOrganizationBody,
+    UpdateOrganization: UpdateOrganizationBody,
+    CreateWorkspace: CreateWorkspaceBody,
+    UpdateWorkspace: UpdateWorkspaceBody,
+    Invite: InviteBody,
+    Resend: ResendBody,
+    Accept: AcceptBody,
+  },
+  outputSchemas: {
+    Organization,
+    OrganizationDetails: OrganizationDetailsBody,
+    OwnOrganization,
+    Workspace,
+    WorkspaceMember,
+    Invitation,
+    AcceptedInvitation,
+  },
+  responses: {
+    OrganizationNotFound: errorResponse(
+      "The organization does not exist or the caller is not a member of it (not told apart)",
+      organizationNotFound(),
+    ),
+    WorkspaceNotFound: errorResponse(
+      "The caller is not a member of the organization, or the workspace is not one of its (not told apart)",
+      workspaceNotFound(),
+    ),
+    AlreadyMember: errorResponse("The email is a member of the organization already", alreadyMember()),
+    InvitationUnauthorized: errorResponse(
+      "A key was given and is malformed, unknown, expired or revoked; or none was, and the email has a user, whose " +
+        "own key is needed",
+      { unauthorized: unauthorized(), invitationNeedsKey: invitationNeedsKey() },
+    ),
+  },
+});
+
+/** The path parameters of every route under /organizations/{org_id}/workspaces/{workspace_id}. */
+function workspaceParameters() {
+  return parametersOf("path", WorkspaceParams, {
+    org_id: EXAMPLE_ACCOUNT_IDS.organization,
+    workspace_id: EXAMPLE_ACCOUNT_IDS.workspace,
+  });
+}
