@@ -6,22 +6,27 @@ import { parseArgs } from "node:util";
 import * as z from "zod";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import {
+  changeMemberRole,
   createApiKey,
   createOrganization,
   createUser,
+  DEPLOYER_ROLES,
   findProjectForUser,
   findUserByEmail,
   organizationExists,
+  ROLE_SYNONYMS,
   ROLES,
   type Role,
+  removeOrganizationMember,
   revokeApiKey,
   setOrganizationMember,
   type User,
+  WRITER_ROLES,
 } from "../db/accounts";
 import { findAppCreator } from "../db/apps";
 import { Caller } from "../db/caller";
 import { addConfig, commitConfig, type Ref } from "../db/configs";
-import { isUniqueViolation } from "../db/d1";
+import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
 import { deployConfig } from "../db/deployments";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
@@ -33,11 +38,19 @@ const USAGE = `Usage: npm run --silent admin -- <command> [options] [--persist-t
 Commands:
   user create --email E [--username U]
   org create --name N --owner E
-  org add-member --org ID --email E --role owner|admin|editor|viewer
+  org add-member --org ID --email E --role ROLE
+  org set-role --org ID --email E --role ROLE
+  org remove-member --org ID --email E
   key create --email E [--project ID] [--expires-in-days N]
   key revoke --prefix P
   deploy --app ID --env NAME --variant CONFIG_NAME --email E
   variant commit --app ID --name CONFIG_NAME --params JSON [--url URL] [--email E]
+
+ROLE is one of ${ROLES.join(", ")};
+admin is a synonym of workspace_admin.
+add-member adds the user, or changes the role of one who is a member already; set-role changes
+an existing member's role only; remove-member also revokes the user's keys for the organization's
+projects. An organization keeps at least one owner.
 
 Targets the local D1 of \`npm run dev\` by default (.wrangler/state), the folder given
 with --persist-to (as wrangler's own flag), or the deployed database with --remote.
@@ -85,8 +98,12 @@ async function operatorOnApp(db: D1Database, appId: string, email: string | unde
   return { caller: Caller.operatorAs(user.id), as: user.email };
 }
 
-const mayNotWrite = (email: string) =>
-  new UsageError(`${email} must be an owner, admin or editor of the app's organization to do this`);
+/** "an owner, workspace_admin or editor" */
+const roleList = (roles: readonly Role[]) => `an ${roles.slice(0, -1).join(", ")} or ${roles.at(-1)}`;
+
+/** The operator's user may not do this in the app's organization: who may, by ACCOUNTS-API.md's roles. */
+const mayNot = (email: string, roles: readonly Role[], what: string) =>
+  new UsageError(`${email} must be ${roleList(roles)} of the app's organization to ${what}`);
 
 /**
  * Adds the config when the app has none of that name (revision 1, params {}), as deploy always did for a new
@@ -94,7 +111,48 @@ const mayNotWrite = (email: string) =>
  */
 async function ensureConfig(db: D1Database, caller: Caller, as: string, application: Ref, configName: string) {
   const added = await addConfig(db, caller, application, configName);
-  if (added.outcome === "forbidden" || added.outcome === "not_found") throw mayNotWrite(as);
+  if (added.outcome === "forbidden" || added.outcome === "not_found") {
+    throw mayNot(as, WRITER_ROLES, `add config ${configName}`);
+  }
+}
+
+/** --role: one of ROLES, or a synonym of one (`admin`); the role itself. */
+function roleOption(options: Options): Role {
+  const given = required(options, "role");
+  // Own keys only: `toString` is no synonym.
+  const role = ROLES.includes(given as Role)
+    ? (given as Role)
+    : Object.hasOwn(ROLE_SYNONYMS, given)
+      ? ROLE_SYNONYMS[given]
+      : null;
+  if (!role) {
+    const synonyms = Object.entries(ROLE_SYNONYMS).map(([synonym, of]) => `${synonym} for ${of}`);
+    throw new UsageError(`--role must be one of ${ROLES.join(", ")} (or ${synonyms.join(", ")})`);
+  }
+  return role;
+}
+
+/** The organization named by --org (which must exist) and the user named by --email. */
+async function organizationAndUser(db: D1Database, options: Options): Promise<{ organizationId: string; user: User }> {
+  const organizationId = required(options, "org");
+  const user = await userByEmail(db, required(options, "email"));
+  if (!(await organizationExists(db, organizationId))) throw new UsageError(`no organization with id ${organizationId}`);
+  return { organizationId, user };
+}
+
+/**
+ * Runs a change of membership (`what`: "remove E from organization O"); the database's refusal to leave the
+ * organization without an owner (migrations/0006's triggers), which changes nothing, as a UsageError.
+ */
+async function keepingAnOwner<T>(change: Promise<T>, what: string): Promise<T> {
+  try {
+    return await change;
+  } catch (error) {
+    if (!isLastOwnerViolation(error)) throw error;
+    throw new UsageError(
+      `cannot ${what}: they are its last owner (an organization keeps at least one owner; make another member an owner first)`,
+    );
+  }
 }
 
 /** `variant commit`'s params and url, by the rules of HTTP's configs/commit. */
@@ -142,13 +200,29 @@ const COMMANDS: Record<string, Command> = {
   },
 
   async "org add-member"(db, options) {
-    const organizationId = required(options, "org");
-    const role = required(options, "role");
-    if (!ROLES.includes(role as Role)) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
-    const user = await userByEmail(db, required(options, "email"));
-    if (!(await organizationExists(db, organizationId))) throw new UsageError(`no organization with id ${organizationId}`);
-    await setOrganizationMember(db, organizationId, user.id, role as Role);
+    const role = roleOption(options);
+    const { organizationId, user } = await organizationAndUser(db, options);
+    const change = setOrganizationMember(db, organizationId, user.id, role);
+    await keepingAnOwner(change, `make ${user.email} ${role} in organization ${organizationId}`);
     return { organization_id: organizationId, user_id: user.id, role };
+  },
+
+  async "org set-role"(db, options) {
+    const role = roleOption(options);
+    const { organizationId, user } = await organizationAndUser(db, options);
+    const change = changeMemberRole(db, organizationId, user.id, role);
+    const changed = await keepingAnOwner(change, `make ${user.email} ${role} in organization ${organizationId}`);
+    if (!changed)
+      throw new UsageError(`${user.email} is not a member of organization ${organizationId}: add them with org add-member`);
+    return { organization_id: organizationId, user_id: user.id, role };
+  },
+
+  async "org remove-member"(db, options) {
+    const { organizationId, user } = await organizationAndUser(db, options);
+    const removal = removeOrganizationMember(db, organizationId, user.id);
+    const removed = await keepingAnOwner(removal, `remove ${user.email} from organization ${organizationId}`);
+    if (!removed) throw new UsageError(`${user.email} is not a member of organization ${organizationId}`);
+    return { organization_id: organizationId, user_id: user.id, revoked_keys: removed.revokedKeys };
   },
 
   async "key create"(db, options) {
@@ -197,7 +271,7 @@ const COMMANDS: Record<string, Command> = {
       throw new UsageError(`app ${appId} has no environment ${environmentName}`);
     }
     // The app exists (operatorOnApp): not found means not visible to the user, who is no member of its organization.
-    if (deployed.outcome !== "done") throw mayNotWrite(as);
+    if (deployed.outcome !== "done") throw mayNot(as, DEPLOYER_ROLES, "deploy");
     const environment = deployed.config.environment;
     if (!environment) throw new Error("a deployment answered no environment");
     return { environment: environmentName, revision: environment.revision, revision_id: environment.revisionId };
@@ -229,7 +303,7 @@ const COMMANDS: Record<string, Command> = {
       await ensureConfig(db, caller, as, refs.application, configName);
       committed = await commitConfig(db, caller, refs, change);
     }
-    if (committed.outcome !== "done") throw mayNotWrite(as);
+    if (committed.outcome !== "done") throw mayNot(as, WRITER_ROLES, "commit");
     const { config } = committed;
     return {
       app_id: config.appId,

@@ -162,3 +162,45 @@ export async function recordKeyUse(db: Queryable, keyHash: string): Promise<void
     .bind(keyHash)
     .run();
 }
+
+/**
+ * Changes an existing member's role; false when the user is no member of the organization. Demoting the last
+ * owner fails with D1's error (`isLastOwnerViolation`), changing nothing.
+ */
+export async function changeMemberRole(db: Queryable, organizationId: string, userId: string, role: Role): Promise<boolean> {
+  const changed = await db
+    .prepare("UPDATE organization_members SET role = ? WHERE organization_id = ? AND user_id = ? RETURNING user_id")
+    .bind(role, organizationId, userId)
+    .all();
+  return changed.results.length > 0;
+}
+
+/**
+ * Removes the member and, in the same batch (one transaction), revokes their live keys for every project of the
+ * organization; their keys elsewhere stay live. Null when the user is no member (nothing is written); else the
+ * prefixes of the keys it revoked. Removing the last owner fails with D1's error (`isLastOwnerViolation`), and the
+ * keys stay live.
+ */
+export async function removeOrganizationMember(
+  db: Queryable,
+  organizationId: string,
+  userId: string,
+): Promise<{ revokedKeys: string[] } | null> {
+  const [revoked, removed] = await db.batch([
+    db
+      .prepare(
+        `UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+          WHERE user_id = ?2 AND revoked_at IS NULL
+            AND project_id IN (SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
+                                WHERE w.organization_id = ?1)
+            AND EXISTS (SELECT 1 FROM organization_members WHERE organization_id = ?1 AND user_id = ?2)
+         RETURNING prefix`,
+      )
+      .bind(organizationId, userId),
+    db
+      .prepare("DELETE FROM organization_members WHERE organization_id = ?1 AND user_id = ?2 RETURNING user_id")
+      .bind(organizationId, userId),
+  ]);
+  if (removed.results.length === 0) return null;
+  return { revokedKeys: (revoked.results as { prefix: string }[]).map((key) => key.prefix).sort() };
+}

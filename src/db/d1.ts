@@ -11,6 +11,14 @@ export function isUniqueViolation(error: unknown, table: string): boolean {
   return messageOf(error).includes(`UNIQUE constraint failed: ${table}.`);
 }
 
+/** What migrations/0006's triggers abort with when a statement would leave an organization without an owner. */
+export const LAST_OWNER_MESSAGE = "an organization keeps at least one owner";
+
+/** True when D1 rejected a removal or demotion of an organization's last owner (migrations/0006's triggers). */
+export function isLastOwnerViolation(error: unknown): boolean {
+  return messageOf(error).includes(LAST_OWNER_MESSAGE);
+}
+
 // The D1 errors Cloudflare documents as transient, worth retrying (D1 "Retry queries" best practice).
 const TRANSIENT = ["Network connection lost", "storage caused object to be reset", "reset because its code was updated"];
 

@@ -2,6 +2,7 @@
  * The admin CLI (`npm run admin -- ...`) as operators run it: one process per command, against a temporary
  * --persist-to folder that `wrangler dev` serves at the same time.
  */
+import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,12 +24,15 @@ import {
 const USER_FIELDS = ["user_id", "username", "organization_id", "workspace_id", "project_id"];
 const ORG_FIELDS = ["organization_id", "workspace_id", "project_id"];
 const MEMBER_FIELDS = ["organization_id", "user_id", "role"];
+const REMOVED_FIELDS = ["organization_id", "user_id", "revoked_keys"];
 const KEY_FIELDS = ["key", "prefix", "user_id", "project_id", "expires_at"];
 const REVOKE_FIELDS = ["prefix", "revoked_at"];
 const COMMIT_FIELDS = ["app_id", "variant_id", "config_name", "revision", "revision_id", "params", "url"];
 const DEPLOY_FIELDS = ["environment", "revision", "revision_id"];
 
 const DAY_MS = 86_400_000;
+/** For a test that runs the CLI a dozen times, a process each (seconds apiece on a busy machine). */
+const MANY_RUNS_MS = 300_000;
 
 let dir: string;
 let unmigrated: string;
@@ -79,7 +83,7 @@ describe("each command prints exactly one JSON object and exits 0", () => {
     made.acme = org;
   });
 
-  it("org add-member --org --email --role", async () => {
+  it("org add-member --org --email --role: admin is workspace_admin", async () => {
     const result = await admin(
       dir,
       "org",
@@ -94,9 +98,41 @@ describe("each command prints exactly one JSON object and exits 0", () => {
     expect(expectJsonObject(result, MEMBER_FIELDS)).toEqual({
       organization_id: made.acme.organization_id,
       user_id: made.bob.user_id,
-      role: "admin",
+      role: "workspace_admin",
     });
   });
+
+  it(
+    "org set-role --org --email --role: each of the six roles and admin, an owner demoted while another remains",
+    async () => {
+      const setRole = (role: string) =>
+        admin(dir, "org", "set-role", "--org", made.acme.organization_id, "--email", "bob.smith@example.com", "--role", role);
+      for (const [role, stored] of [
+        ["owner", "owner"],
+        ["workspace_admin", "workspace_admin"],
+        ["editor", "editor"],
+        ["deployment_manager", "deployment_manager"],
+        ["evaluator", "evaluator"],
+        ["viewer", "viewer"],
+        ["admin", "workspace_admin"],
+      ]) {
+        expect(expectJsonObject(await setRole(role), MEMBER_FIELDS), role).toEqual({
+          organization_id: made.acme.organization_id,
+          user_id: made.bob.user_id,
+          role: stored,
+        });
+      }
+      const members = await d1Query(
+        dir,
+        `SELECT user_id, role FROM organization_members WHERE organization_id = '${made.acme.organization_id}' ORDER BY role`,
+      );
+      expect(members).toEqual([
+        { user_id: made.alice.user_id, role: "owner" },
+        { user_id: made.bob.user_id, role: "workspace_admin" },
+      ]);
+    },
+    MANY_RUNS_MS,
+  );
 
   it("key create --email: a key for the personal project that never expires", async () => {
     const key = expectJsonObject(await admin(dir, "key", "create", "--email", "alice@example.com"), KEY_FIELDS);
@@ -239,6 +275,8 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
   const COUNTS = `SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM organizations) AS organizations,
     (SELECT COUNT(*) FROM organization_members) AS members, (SELECT COUNT(*) FROM api_keys) AS api_keys,
     (SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NOT NULL) AS revoked_keys,
+    (SELECT group_concat(member) FROM (SELECT organization_id || ':' || user_id || ':' || role AS member
+                                         FROM organization_members ORDER BY 1)) AS roles,
     (SELECT COUNT(*) FROM environment_revisions) AS environment_revisions`;
 
   beforeAll(async () => {
@@ -258,19 +296,53 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
     expectCliError(await admin(dir, "key", "create", "--email", "nobody@example.com"), /no user with email nobody@example\.com/);
   });
 
-  it("bad role", async () => {
+  it.each([
+    ["add-member", "superuser"],
+    ["add-member", "toString"],
+    ["set-role", "Admin"],
+  ])("bad role: org %s --role %s", async (command, role) => {
     const result = await admin(
       dir,
       "org",
-      "add-member",
+      command,
       "--org",
       carol.organization_id,
       "--email",
       "dave@example.com",
       "--role",
-      "superuser",
+      role,
     );
-    expectCliError(result, /--role must be one of owner, admin, editor, viewer/);
+    expectCliError(
+      result,
+      /--role must be one of owner, workspace_admin, editor, deployment_manager, evaluator, viewer \(or admin for workspace_admin\)/,
+    );
+  });
+
+  it.each([
+    ["remove-member", [], /cannot remove carol@example\.com from organization ORG: they are its last owner/],
+    ["set-role", ["--role", "viewer"], /cannot make carol@example\.com viewer in organization ORG: they are its last owner/],
+    [
+      "add-member",
+      ["--role", "admin"],
+      /cannot make carol@example\.com workspace_admin in organization ORG: they are its last owner/,
+    ],
+  ])("the last owner cannot be removed or demoted: org %s", async (command, args, message) => {
+    const result = await admin(dir, "org", command, "--org", carol.organization_id, "--email", "carol@example.com", ...args);
+    expectCliError(result, new RegExp(message.source.replace("ORG", carol.organization_id)));
+    expect(result.stderr).toMatch(/an organization keeps at least one owner; make another member an owner first/);
+    expect(result.code).toBe(2);
+    const left = `SELECT m.role, (SELECT COUNT(*) FROM api_keys WHERE user_id = m.user_id AND revoked_at IS NULL) AS live_keys
+      FROM organization_members m WHERE m.organization_id = '${carol.organization_id}'`;
+    expect(await d1Query(dir, left)).toEqual([{ role: "owner", live_keys: 1 }]);
+  });
+
+  it.each([
+    ["set-role", ["--role", "editor"], /dave@example\.com is not a member of organization ORG: add them with org add-member/],
+    ["remove-member", [], /dave@example\.com is not a member of organization ORG$/m],
+  ])("org %s of a user who is not a member", async (command, args, message) => {
+    const result = await admin(dir, "org", command, "--org", carol.organization_id, "--email", "dave@example.com", ...args);
+    expectCliError(result, new RegExp(message.source.replace("ORG", carol.organization_id), message.flags));
+    expect(result.code).toBe(2);
   });
 
   it("unknown organization id", async () => {
@@ -369,7 +441,10 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
       "--email",
       "dave@example.com",
     );
-    expectCliError(result, /dave@example\.com must be an owner, admin or editor of the app's organization/);
+    expectCliError(
+      result,
+      /dave@example\.com must be an owner, workspace_admin, editor or deployment_manager of the app's organization to deploy/,
+    );
   });
 
   it("a username already taken, and an empty one", async () => {
@@ -478,6 +553,61 @@ describe("end to end, with wrangler dev serving the same folder", () => {
     const revoked = await api(worker, "GET", path, key);
     expect(revoked.status).toBe(401);
   });
+
+  it(
+    "org remove-member: the member's keys for every project of the organization stop working, their other keys do not",
+    async () => {
+      const henry = expectJsonObject(
+        await admin(dir, "user", "create", "--email", "henry@example.com", "--username", "henry"),
+        USER_FIELDS,
+      );
+      const ivy = expectJsonObject(
+        await admin(dir, "user", "create", "--email", "ivy@example.com", "--username", "ivy"),
+        USER_FIELDS,
+      );
+      const org = expectJsonObject(
+        await admin(dir, "org", "create", "--name", "Hooli", "--owner", "henry@example.com"),
+        ORG_FIELDS,
+      );
+      // A second workspace and project of the organization (made over HTTP in time; by SQL here).
+      const [workspaceId, projectId] = [randomUUID(), randomUUID()];
+      await d1Query(
+        dir,
+        `INSERT INTO workspaces (id, organization_id, name, is_default) VALUES ('${workspaceId}', '${org.organization_id}', 'Second', 0);
+       INSERT INTO projects (id, workspace_id, name, is_default) VALUES ('${projectId}', '${workspaceId}', 'Default', 1)`,
+      );
+      const member = ["--org", org.organization_id, "--email", "ivy@example.com"];
+      expectJsonObject(await admin(dir, "org", "add-member", ...member, "--role", "editor"), MEMBER_FIELDS);
+      const key = async (email: string, ...args: string[]) =>
+        expectJsonObject(await admin(dir, "key", "create", "--email", email, ...args), KEY_FIELDS);
+      const ivyInOrg = await key("ivy@example.com", "--project", org.project_id);
+      const ivyInSecond = await key("ivy@example.com", "--project", projectId);
+      const ivyOwn = await key("ivy@example.com");
+      const henryInOrg = await key("henry@example.com", "--project", org.project_id);
+      const app = await api(worker, "POST", "/apps", henryInOrg.key, { app_name: "hooli-app" });
+      expect(app.status).toBe(200);
+      const path = `/apps/${app.body.app_id}/revisions/production`;
+      for (const { key } of [ivyInOrg, ivyInSecond, ivyOwn]) expect((await api(worker, "GET", path, key)).status).toBe(200);
+
+      const removed = await admin(dir, "org", "remove-member", ...member);
+      expect(expectJsonObject(removed, REMOVED_FIELDS)).toEqual({
+        organization_id: org.organization_id,
+        user_id: ivy.user_id,
+        revoked_keys: [ivyInOrg.prefix, ivyInSecond.prefix].sort(),
+      });
+
+      expect((await api(worker, "GET", path, ivyInOrg.key)).status).toBe(401);
+      expect((await api(worker, "GET", "/apps", ivyInSecond.key)).status).toBe(401);
+      // Her own key still works, and no longer sees the organization's app.
+      expect((await api(worker, "GET", "/apps", ivyOwn.key)).status).toBe(200);
+      expect((await api(worker, "GET", path, ivyOwn.key)).status).toBe(404);
+      expect((await api(worker, "GET", path, henryInOrg.key)).status).toBe(200);
+      expect(
+        await d1Query(dir, `SELECT user_id, role FROM organization_members WHERE organization_id = '${org.organization_id}'`),
+      ).toEqual([{ user_id: henry.user_id, role: "owner" }]);
+    },
+    MANY_RUNS_MS,
+  );
 
   it("org add-member: a viewer can read the org's apps but not create one; re-added as editor, they can", async () => {
     expectJsonObject(await admin(dir, "user", "create", "--email", "frank@example.com", "--username", "frank"), USER_FIELDS);
