@@ -11,7 +11,7 @@ const TARGET_FIELDS = [
 /**
  * Why the database refused a create, as the client is told: 403 for an id that does not exist or is not
  * visible; 422 naming each id that disagrees with the target; 403 for a target where the caller may not create
- * (not an owner, admin or editor there, or no longer, in a race with a change of role).
+ * (not an owner, workspace_admin or editor there, or no longer, in a race with a change of role).
  */
 export function createRefusedError(refusal: CreateRefusal, target: AppTarget): ApiError {
   const given = TARGET_FIELDS.filter(([, key]) => target[key] !== null);
