@@ -98,6 +98,7 @@ verdict AS (SELECT CASE
   WHEN (SELECT expires_at FROM invitation) <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now') THEN 'expired'
   WHEN NOT EXISTS (SELECT 1 FROM projects WHERE id = ?6 AND workspace_id = ?4) THEN 'no_project'
   WHEN EXISTS (SELECT 1 FROM invitee) AND NOT EXISTS (SELECT 1 FROM caller) THEN 'key_needed'
+  WHEN EXISTS (SELECT 1 FROM caller) AND NOT EXISTS (SELECT 1 FROM invitee) THEN 'new_account'
   WHEN EXISTS (SELECT 1 FROM caller) AND (SELECT user_id FROM caller) IS NOT (SELECT id FROM invitee) THEN 'other_user'
   WHEN (SELECT read_only FROM caller) = 1 THEN 'read_only'
   WHEN EXISTS (SELECT 1 FROM organization_members WHERE organization_id = ?3 AND user_id = (SELECT id FROM invitee))
@@ -111,6 +112,7 @@ export type AcceptVerdict =
   | "expired"
   | "no_project"
   | "key_needed"
+  | "new_account"
   | "other_user"
   | "read_only"
   | "member"

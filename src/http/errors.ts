@@ -104,6 +104,12 @@ export const invitationNeedsKey = () =>
 
 export const invitationForAnotherEmail = () => new ApiError(403, "This invitation is for another email address");
 
+export const invitationForNewAccount = () =>
+  new ApiError(
+    403,
+    "This invitation is for an email that has no account yet: accept it with the token alone, without an API key",
+  );
+
 export const badIdempotencyKey = () =>
   new ApiError(400, "Idempotency-Key must be 1 to 255 printable ASCII characters (optionally as a quoted string)");
 

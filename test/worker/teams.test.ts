@@ -326,7 +326,11 @@ describe("invitations", () => {
     const invitation = await expectJson<IssuedInvitation>(
       await invite(owner.key, ids.organizationId, ids.workspaceId, "bound@example.com", "viewer"),
     );
-    await expectError(await accept(invitation, outsider.key), 403, "This invitation is for another email address");
+    await expectError(
+      await accept(invitation, outsider.key),
+      403,
+      "This invitation is for an email that has no account yet: accept it with the token alone, without an API key",
+    );
   });
 
   it("an expired token is 410; resend voids the old token (410) and the new one works", async () => {
