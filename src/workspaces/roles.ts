@@ -57,7 +57,7 @@ export const ALL_ROLES = ROLES.map(describeRole);
 /** A role as requests name it: one of ROLES, or a synonym (`admin`). */
 export const roleField = z
   .string()
-  .transform((name) => ROLE_SYNONYMS[name] ?? name)
+  .transform((name) => (Object.hasOwn(ROLE_SYNONYMS, name) ? ROLE_SYNONYMS[name] : name))
   .refine((name): name is Role => (ROLES as readonly string[]).includes(name), {
     message: `role must be one of ${ROLES.join(", ")} (or admin, for workspace_admin)`,
   })
