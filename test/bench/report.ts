@@ -177,6 +177,7 @@ export function report({
       targetRow(`GET of a record (${SMALL_HISTORY} revisions) / one-query floor`, "get"),
       targetRow("config fetch by environment / one-query floor", "fetch"),
       targetRow("GET /configs by environment (older SDK) / one-query floor", "getConfig"),
+      ratioRow("GET /organizations (accounts) / one-query floor", "organizations", "select1", "", "cost"),
       targetRow("deploy / one-query floor", "deploy"),
       ratioRow("config commit / one-query floor", "commit", "select1", "", "cost"),
       ratioRow("POST /configs with overwrite (commit and deploy) / one-query floor", "saveConfig", "select1", "", "cost"),

@@ -204,6 +204,22 @@ function checkGetConfig(key: BenchKey, target: HistoryTarget) {
   };
 }
 
+/** GET /organizations: the bench user's organizations (one per key pool), each owned by that user. */
+function checkOrganizations(key: BenchKey, userId: string) {
+  return async (base: string): Promise<CheckInfo> => {
+    const what = "GET /organizations";
+    const response = await request(`${base}/organizations`, { headers: authorization(key) });
+    const organizations = expectJson(what, response);
+    if (!Array.isArray(organizations) || organizations.length === 0)
+      throw new ScenarioError(`${what}: expected a non-empty list: ${response.text.slice(0, 300)}`);
+    for (const organization of organizations) {
+      if (organization.owner !== userId || organization.role !== "owner" || !UUID.test(organization.id))
+        throw new ScenarioError(`${what}: expected organizations owned by the bench user: ${JSON.stringify(organization)}`);
+    }
+    return { bytes: response.bytes };
+  };
+}
+
 /** The older SDK's save (`save_config`) over the taken name `main`, with overwrite: params of the given number. */
 const saveBody = (target: HistoryTarget, n: number) =>
   JSON.stringify({ base_id: target.appId, config_name: "main", parameters: paramsOf(n), overwrite: true });
@@ -347,6 +363,7 @@ export type CoreScenarioId =
   | "get"
   | "fetch"
   | "getConfig"
+  | "organizations"
   | "commit"
   | "saveConfig"
   | "post"
@@ -440,6 +457,16 @@ export function benchScenarios(
       keys: k.read,
       connections,
       check: checkGetConfig(k.read[0], reads.small),
+    },
+    organizations: {
+      label: "GET /organizations (accounts: every organization with its workspaces and members)",
+      server: "service",
+      method: "GET",
+      path: "/organizations",
+      headers: json,
+      keys: k.read,
+      connections,
+      check: checkOrganizations(k.read[0], data.userId),
     },
     commit: {
       label: "POST configs/commit, on top of the latest",
