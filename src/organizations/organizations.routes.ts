@@ -1,6 +1,8 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { generateApiKey, generateInvitationToken, hashApiKey, hashInvitationToken } from "../auth/api-keys";
 import { optionalApiKey, requireApiKey } from "../auth/require-api-key";
+import type { Role } from "../db/accounts";
+import type { Caller } from "../db/caller";
 import { type AcceptVerdict, acceptInvitation, type InviteVerdict, issueInvitation } from "../db/invitations";
 import {
   createOrganizationAsCaller,
@@ -72,6 +74,19 @@ const ACCEPT_REFUSALS: Record<Exclude<AcceptVerdict, "accept">, () => ApiError> 
   member: alreadyMember,
 };
 
+/** Invites (`role`), or re-sends the open invitation (null), under a new token: the answer, with the token shown once. */
+async function issue(
+  c: Context<AppEnv & { Variables: { caller: Caller } }>,
+  target: { organizationId: string; workspaceId: string; email: string },
+  role: Role | null,
+) {
+  const token = generateInvitationToken();
+  const tokenHash = await hashInvitationToken(token);
+  const issued = await writeSession(c, (db) => issueInvitation(db, c.var.caller, target, role, tokenHash));
+  if (!issued.invitation) throw INVITE_REFUSALS[issued.verdict as keyof typeof INVITE_REFUSALS]();
+  return { ...issued.invitation, token };
+}
+
 /** Routes under /organizations: organizations, their workspaces, and invitations to them. */
 export const organizationsRoutes = new Hono<AppEnv>()
   .get("/", requireApiKey, async (c) => {
@@ -142,12 +157,7 @@ export const organizationsRoutes = new Hono<AppEnv>()
     async (c) => {
       const { org_id, workspace_id } = c.req.valid("param");
       const [{ email, roles }] = c.req.valid("json");
-      const target = { organizationId: org_id, workspaceId: workspace_id, email };
-      const token = generateInvitationToken();
-      const tokenHash = await hashInvitationToken(token);
-      const issued = await writeSession(c, (db) => issueInvitation(db, c.var.caller, target, roles[0], tokenHash));
-      if (!issued.invitation) throw INVITE_REFUSALS[issued.verdict as keyof typeof INVITE_REFUSALS]();
-      return c.json({ ...issued.invitation, token }, 200);
+      return c.json(await issue(c, { organizationId: org_id, workspaceId: workspace_id, email }, roles[0]), 200);
     },
   )
   .post(
@@ -159,11 +169,7 @@ export const organizationsRoutes = new Hono<AppEnv>()
     async (c) => {
       const { org_id, workspace_id } = c.req.valid("param");
       const target = { organizationId: org_id, workspaceId: workspace_id, email: c.req.valid("json").email };
-      const token = generateInvitationToken();
-      const tokenHash = await hashInvitationToken(token);
-      const issued = await writeSession(c, (db) => issueInvitation(db, c.var.caller, target, null, tokenHash));
-      if (!issued.invitation) throw INVITE_REFUSALS[issued.verdict as keyof typeof INVITE_REFUSALS]();
-      return c.json({ ...issued.invitation, token }, 200);
+      return c.json(await issue(c, target, null), 200);
     },
   )
   .post(
