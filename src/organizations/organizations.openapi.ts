@@ -26,7 +26,8 @@ import {
   responseRef,
   schemaRef,
 } from "../http/openapi-parts";
-import { ROLE_DESCRIPTIONS } from "../workspaces/roles";
+import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/workspaces.openapi";
+import { Workspace, WorkspaceMember } from "../workspaces/workspaces.schemas";
 import {
   AcceptBody,
   AcceptedInvitation,
@@ -42,26 +43,8 @@ import {
   ResendBody,
   UpdateOrganizationBody,
   UpdateWorkspaceBody,
-  Workspace,
-  WorkspaceMember,
   WorkspaceParams,
 } from "./organizations.schemas";
-
-/** Where roles apply, said once for every route that reads or changes members. */
-export const PER_ORGANIZATION =
-  "Members and roles are per organization: every workspace of an organization has the organization's members, each " +
-  "in their one role there.";
-
-/** Who may administer an organization's members, invitations and workspaces. */
-export const ADMINS_ONLY = "Owners and workspace admins only (403 for any other role, and for a read-only key).";
-
-// Ids the examples make up: an organization made through the API, and a workspace of it.
-export const EXAMPLE_ACCOUNT_IDS = {
-  organization: "01a2012e-1c4a-7d2b-9e31-6f0a2b3c4d5e",
-  workspace: "01a2012e-1c4b-7f10-8a4b-2d6e8f0a1c3e",
-  project: "01a2012e-1c4b-7f10-8a4b-2d6e8f0a1c40",
-  invitee: "01a2012e-3a77-7c02-b5d1-04e6a9c3f218",
-} as const;
 
 const TOKEN = "9f2c4e6a8b0d1f3e5a7c9b1d3f5e7a9c0b2d4f6e8a1c3e5b7d9f0a2c4e6b8d0f";
 
@@ -89,23 +72,6 @@ const acme = {
   updated_at: "2026-11-23T09:15:02.117Z",
   workspaces: [EXAMPLE_ACCOUNT_IDS.workspace],
 } satisfies z.output<typeof Organization>;
-
-const demoMember = {
-  user: { id: DEMO_IDS.user, email: "demo@example.com", username: "demo" },
-  roles: [{ role_name: "owner", role_description: ROLE_DESCRIPTIONS.owner }],
-} satisfies z.output<typeof WorkspaceMember>;
-
-export const demoWorkspace = {
-  id: EXAMPLE_ACCOUNT_IDS.workspace,
-  name: "Production",
-  description: "",
-  type: null,
-  organization: EXAMPLE_ACCOUNT_IDS.organization,
-  default_project_id: EXAMPLE_ACCOUNT_IDS.project,
-  created_at: "2026-11-23T09:16:40.502Z",
-  updated_at: "2026-11-23T09:16:40.502Z",
-  members: [demoMember],
-} satisfies z.output<typeof Workspace>;
 
 const demoInvitation = {
   email: "new.person@example.com",

@@ -32,6 +32,7 @@ import {
 } from "../http/errors";
 import { jsonBody, validate } from "../http/validation";
 import type { AppEnv } from "../types";
+import { toWorkspace } from "../workspaces/workspaces.schemas";
 import {
   AcceptBody,
   AcceptQuery,
@@ -41,7 +42,6 @@ import {
   OrganizationParams,
   ResendBody,
   toOrganizationDetails,
-  toWorkspace,
   UpdateOrganizationBody,
   UpdateWorkspaceBody,
   WorkspaceParams,

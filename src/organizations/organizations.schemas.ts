@@ -1,8 +1,9 @@
 import * as z from "zod";
 import { ROLES } from "../db/accounts";
-import type { MemberRow, OrganizationDetails, WorkspaceDetails } from "../db/organizations";
+import type { OrganizationDetails } from "../db/organizations";
 import { emailField, nameField, uuid } from "../http/fields";
-import { ROLE_DESCRIPTIONS, roleField } from "../workspaces/roles";
+import { roleField } from "../workspaces/roles";
+import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
 
 const description = z.string().max(2000);
 const type = z.string().max(64).meta({ description: "Kept and answered as given" });
@@ -67,32 +68,6 @@ export const Organization = z.object({
   workspaces: z.array(z.uuid()),
   members: z.array(z.uuid()).meta({ description: "Members' user ids" }),
 });
-
-const RoleDescription = z.object({ role_name: z.enum(ROLES), role_description: z.string() });
-
-export const WorkspaceMember = z.object({
-  user: z.object({ id: z.uuid(), email: z.string(), username: z.string() }),
-  roles: z.array(RoleDescription).meta({ description: "The member's one role in the organization" }),
-});
-
-const toMember = ({ id, email, username, role }: MemberRow) => ({
-  user: { id, email, username },
-  roles: [{ role_name: role, role_description: ROLE_DESCRIPTIONS[role] }],
-});
-
-export const Workspace = z.object({
-  id: z.uuid(),
-  name: z.string(),
-  description: z.string(),
-  type: z.string().nullable(),
-  organization: z.uuid(),
-  default_project_id: z.uuid().meta({ description: "Where keys and apps of this workspace live by default" }),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-  members: z.array(WorkspaceMember).meta({ description: "The organization's members: roles are per organization" }),
-});
-
-export const toWorkspace = ({ workspace, members }: WorkspaceDetails) => ({ ...workspace, members: members.map(toMember) });
 
 export const OrganizationDetailsBody = Organization.extend({
   workspaces: z.array(Workspace),

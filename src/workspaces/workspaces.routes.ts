@@ -5,10 +5,9 @@ import { changeMemberRole, type MemberVerdict, removeMember } from "../db/member
 import { readSession, writeSession } from "../http/d1-session";
 import { type ApiError, forbidden, lastOwner, memberNotFound, workspaceNotFound } from "../http/errors";
 import { jsonBody, validate } from "../http/validation";
-import { toWorkspace } from "../organizations/organizations.schemas";
 import type { AppEnv } from "../types";
 import { ALL_ROLES, PERMISSIONS } from "./roles";
-import { AssignRoleBody, RemoveUserQuery, UnassignRoleQuery, WorkspaceIdParams } from "./workspaces.schemas";
+import { AssignRoleBody, RemoveUserQuery, toWorkspace, UnassignRoleQuery, WorkspaceIdParams } from "./workspaces.schemas";
 
 /** Why a member was left as they were, as an error ("unchanged" is no error: the platform answers 200). */
 const MEMBER_REFUSALS: Partial<Record<MemberVerdict, () => ApiError>> = {

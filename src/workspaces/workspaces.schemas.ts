@@ -1,7 +1,8 @@
 import * as z from "zod";
 import { ROLES } from "../db/accounts";
+import type { MemberRow, WorkspaceDetails } from "../db/organizations";
 import { emailField, uuid } from "../http/fields";
-import { roleField } from "./roles";
+import { ROLE_DESCRIPTIONS, roleField } from "./roles";
 
 export const WorkspaceIdParams = z.object({ workspace_id: uuid });
 
@@ -23,3 +24,29 @@ export const RoleListItem = z.object({
 });
 
 export const Member = z.object({ id: z.uuid(), email: z.string(), username: z.string(), role: z.enum(ROLES) });
+
+const RoleDescription = z.object({ role_name: z.enum(ROLES), role_description: z.string() });
+
+export const WorkspaceMember = z.object({
+  user: z.object({ id: z.uuid(), email: z.string(), username: z.string() }),
+  roles: z.array(RoleDescription).meta({ description: "The member's one role in the organization" }),
+});
+
+const toMember = ({ id, email, username, role }: MemberRow) => ({
+  user: { id, email, username },
+  roles: [{ role_name: role, role_description: ROLE_DESCRIPTIONS[role] }],
+});
+
+export const Workspace = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  description: z.string(),
+  type: z.string().nullable(),
+  organization: z.uuid(),
+  default_project_id: z.uuid().meta({ description: "Where keys and apps of this workspace live by default" }),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  members: z.array(WorkspaceMember).meta({ description: "The organization's members: roles are per organization" }),
+});
+
+export const toWorkspace = ({ workspace, members }: WorkspaceDetails) => ({ ...workspace, members: members.map(toMember) });
