@@ -77,7 +77,7 @@ export const jsonObject = (field: string) =>
     .meta({ type: "object" });
 
 /** Text that can be stored as sent: no half of a surrogate pair (a JSON escape can carry one). */
-const storableText = (field: string) =>
+export const storableText = (field: string) =>
   z.string().refine((value) => !LONE_SURROGATE.test(value), {
     message: `${field} must be valid Unicode (no unpaired surrogates)`,
     abort: true,

@@ -1,12 +1,12 @@
 import * as z from "zod";
 import { ROLES } from "../db/accounts";
 import type { OrganizationDetails } from "../db/organizations";
-import { emailField, nameField, uuid } from "../http/fields";
+import { emailField, nameField, storableText, uuid } from "../http/fields";
 import { roleField } from "../workspaces/roles";
 import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
 
-const description = z.string().max(2000);
-const type = z.string().max(64).meta({ description: "Kept and answered as given" });
+const description = storableText("description").max(2000);
+const type = storableText("type").max(64).meta({ description: "Kept and answered as given" });
 const updatedAt = z.unknown().optional().meta({ description: "Sent by the client; ignored (the service keeps its own)" });
 
 export const CreateOrganizationBody = z.object({
