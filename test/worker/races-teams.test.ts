@@ -211,6 +211,26 @@ describe("two owners at once", () => {
     expect(await databaseProblems()).toEqual([]);
   });
 
+  it("three owners demoting each other in a ring at once: at least one owner is left, whoever goes first", async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const [a, b, c] = [await createAccount(), await createAccount(), await createAccount()];
+      const team = await createTeam(a, [
+        [b, "owner"],
+        [c, "owner"],
+      ]);
+      const ring = [assignRole(a.key, team, emailOf(b), "viewer"), assignRole(b.key, team, emailOf(c), "editor")];
+      ring.push(assignRole(c.key, team, emailOf(a), "workspace_admin"));
+      // Held in turn: none, then each one in the ring.
+      const answers = await race(ring, round === 0 ? [] : [round % 3]);
+      for (const answer of answers) expect([200, 403]).toContain(answer.status);
+      const owners = await ownersOf(team.organizationId);
+      expect(owners.length).toBeGreaterThanOrEqual(1);
+      // Each 200 demoted someone, who is no owner now; each 403 was sent by someone demoted before their batch ran.
+      expect(owners).toHaveLength(3 - answers.filter((answer) => answer.status === 200).length);
+    }
+    expect(await databaseProblems()).toEqual([]);
+  });
+
   it("one demoting the other while that one removes the first: never no owner, never a 500", async () => {
     const outcomes = new Set<string>();
     for (let round = 0; round < ROUNDS; round++) {
@@ -280,6 +300,23 @@ describe("accepting an invitation", () => {
       expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
       expect(answers.find((answer) => answer.status === 200)?.body).not.toHaveProperty("api_key");
       expect((await rolesIn(team.organizationId))[invitee.userId]).toBe("deployment_manager");
+    }
+    expect(await databaseProblems()).toEqual([]);
+  });
+
+  it("one new email invited to two organizations, both accepted at once without a key: one user; the second needs that user's key (401)", async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const other = await createTeam(owner);
+      const email = `doubly-${round}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+      const first = await expectJson<Invitation>(await invite(owner.key, team, email, "viewer")());
+      const second = await expectJson<Invitation>(await invite(owner.key, other, email, "editor")());
+      const answers = await race([accept(first), accept(second)], heldIn(round));
+      expect(answers.map((answer) => answer.status).sort()).toEqual([200, 401]);
+      const joined = answers.find((answer) => answer.status === 200)?.body as { user_id: string; api_key: string };
+      expect(await usersWithEmail(email)).toEqual([joined.user_id]);
+      // The one left open is accepted with the new user's key.
+      const left = answers[0].status === 401 ? first : second;
+      expect((await accept(left, joined.api_key)()).status).toBe(200);
     }
     expect(await databaseProblems()).toEqual([]);
   });
