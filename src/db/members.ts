@@ -86,15 +86,6 @@ export async function removeMember(
   const [facts, ...rest] = await batchAsCaller(db, caller, [
     db.prepare(`WITH ${CALLER_CTE}, ${MEMBER_VERDICT} SELECT verdict FROM verdict`).bind(...bind),
     ...workspaceStatements(db, caller, change.workspaceId),
-    // Keys first: once the membership is gone, the verdict no longer finds the member.
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${MEMBER_VERDICT}
-         UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-          WHERE user_id = (SELECT user_id FROM target) AND revoked_at IS NULL AND (SELECT verdict FROM verdict) = 'change'
-            AND project_id IN (SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id WHERE w.organization_id = ?3)`,
-      )
-      .bind(...bind),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${MEMBER_VERDICT}
@@ -102,6 +93,16 @@ export async function removeMember(
           WHERE organization_id = ?3 AND user_id = (SELECT user_id FROM target) AND (SELECT verdict FROM verdict) = 'change'`,
       )
       .bind(...bind),
+    // Then their keys for the organization's projects: whoever is no longer a member there. Not by the verdict, nor
+    // behind the caller's key: a member who removes themselves may have used one of those very keys.
+    db
+      .prepare(
+        `UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+          WHERE user_id = (SELECT id FROM users WHERE email = ?2) AND revoked_at IS NULL
+            AND project_id IN (SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id WHERE w.organization_id = ?1)
+            AND NOT EXISTS (SELECT 1 FROM organization_members WHERE organization_id = ?1 AND user_id = api_keys.user_id)`,
+      )
+      .bind(change.organizationId, change.email),
   ]);
   const verdict = verdictOf(facts);
   const workspace = toWorkspace(rest.slice(0, 2));

@@ -423,13 +423,9 @@ describe("removing a member while they make a key", () => {
 });
 
 describe("found on the way", () => {
-  // src/db/members.ts, removeMember: the batch revokes the member's keys in the organization's projects before it
-  // deletes the membership, and each statement checks the caller's key again (CALLER_CTE). A member removing
-  // themselves with a key of one of those projects revokes that very key first: the DELETE then finds no caller
-  // (verdict not_found) and deletes nothing. The answer is the 200 of a removal (the workspace without them), but they
-  // are still a member, with their keys there revoked. Two owners each leaving at once this way both get 200, and
-  // both stay.
-  it.fails("a member removing themselves with a key of the organization's own project is no longer a member", async () => {
+  // Found here: removeMember revoked the member's keys before deleting the membership, each statement behind the
+  // caller's key, so a member removing themselves with one of those keys was answered 200 and stayed a member.
+  it("a member removing themselves with a key of the organization's own project is no longer a member", async () => {
     const { a, team } = await twoOwners();
     const teamKey = await issueKey(a.userId, team.projectId);
     const removed = await expectJson<{ members: { user: { id: string } }[] }>(await removeUser(teamKey, team, emailOf(a))());
