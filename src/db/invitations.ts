@@ -39,8 +39,8 @@ export interface IssuedInvitation {
   expires_at: string;
 }
 
-/** Invitations last this long; accepting after is a 410. */
-export const INVITATION_DAYS = 7;
+/** When an invitation made now expires: 7 days on (accepting after is a 410). */
+const INVITATION_EXPIRY = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+7 days')";
 
 /**
  * Invites `email` (role given), or with `role` null re-sends the open invitation of that email in the workspace
@@ -71,7 +71,7 @@ export async function issueInvitation(
         `WITH ${CALLER_CTE}, ${INVITE_VERDICT}
          INSERT INTO invitations (id, organization_id, workspace_id, email, role, token_hash, invited_by, expires_at)
          SELECT ?8, ?3, ?4, ?5, COALESCE(?6, (SELECT role FROM invitations WHERE replaced_by = ?8 AND workspace_id = ?4)), ?9,
-                caller.user_id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+${INVITATION_DAYS} days')
+                caller.user_id, ${INVITATION_EXPIRY}
            FROM caller
           WHERE CASE WHEN ?7 = 1 THEN EXISTS (SELECT 1 FROM invitations WHERE replaced_by = ?8 AND workspace_id = ?4)
                      ELSE (SELECT verdict FROM verdict) = 'invite' END

@@ -184,17 +184,17 @@ describe("SQL in headers", () => {
 
 it("the before/after comparison sees a changed value in a table that a request never writes", async () => {
   const before = await snapshot();
-  const member = "UPDATE organization_members SET role = ? WHERE organization_id = ? AND user_id = ?";
-  await env.DB.prepare(member).bind("workspace_admin", team.organizationId, owner.userId).run();
+  const project = "UPDATE projects SET name = ? WHERE id = ?";
+  await env.DB.prepare(project).bind("Renamed", team.projectId).run();
   try {
     expect(changes(before, await snapshot())).toEqual({
-      organization_members: {
-        added: [expect.objectContaining({ organization_id: team.organizationId, role: "workspace_admin" })],
-        removed: [expect.objectContaining({ organization_id: team.organizationId, role: "owner" })],
+      projects: {
+        added: [expect.objectContaining({ id: team.projectId, name: "Renamed" })],
+        removed: [expect.objectContaining({ id: team.projectId, name: "Default" })],
       },
     });
   } finally {
-    await env.DB.prepare(member).bind("owner", team.organizationId, owner.userId).run();
+    await env.DB.prepare(project).bind("Default", team.projectId).run();
   }
   expect(changes(before, await snapshot())).toEqual({});
 });
