@@ -285,3 +285,20 @@ describe("GET /health", () => {
     }
   });
 });
+
+describe("caching", () => {
+  it("every accounts answer is no-store and nosniff, errors included: keys and members are never cached", async () => {
+    const paths = ["/keys", "/keys/ZZZZZZZZ/validate", "/profile", "/organizations", `/organizations/${account.organizationId}`];
+    for (const path of [
+      ...paths,
+      "/organizations/own",
+      "/workspaces/roles",
+      "/workspaces/permissions",
+      `/organizations/${other.organizationId}`,
+    ]) {
+      const response = await send("GET", path, { key: account.key });
+      expect(response.headers.get("Cache-Control"), path).toBe("no-store");
+      expect(response.headers.get("X-Content-Type-Options"), path).toBe("nosniff");
+    }
+  });
+});
