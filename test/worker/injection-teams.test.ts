@@ -126,6 +126,25 @@ const within = (max: number) => (payload: string) => payload.length <= max;
 const NEW_ORGANIZATION: Rows = { organizations: [1, 0], organization_members: [1, 0], workspaces: [1, 0], projects: [1, 0] };
 const NEW_WORKSPACE: Rows = { workspaces: [1, 0], projects: [1, 0] };
 
+/** An organization's or workspace's three text fields, each with the values it takes. */
+const TEXT_FIELDS = [
+  ["name", isAcceptableName],
+  ["description", always],
+  ["type", within(64)],
+] as const;
+
+/** `expectStored` for the payload in each text field in turn, through `write` (the body holding that one field). */
+async function expectTextFieldsStored(
+  payload: string,
+  write: (fields: Record<string, string>) => () => Promise<Response>,
+  rows: Rows,
+  table: Table,
+) {
+  for (const [column, acceptable] of TEXT_FIELDS) {
+    await expectStored(payload, write({ [column]: payload }), { loc: ["body", column], acceptable, rows, table, column });
+  }
+}
+
 describe("SQL in path parameters", () => {
   const ids = () => ({ org: team.organizationId, ws: team.workspaceId });
   /** A route with `id` as one parameter: its method and path, a body, and the parameter's name. */
@@ -291,27 +310,7 @@ describe("SQL in body fields", () => {
       const create = (fields: Record<string, string>) => () => call("POST", "/organizations", organizationBody(fields));
       const rows = NEW_ORGANIZATION;
       const table = "organizations";
-      await expectStored(payload, create({ name: payload }), {
-        loc: ["body", "name"],
-        acceptable: isAcceptableName,
-        rows,
-        table,
-        column: "name",
-      });
-      await expectStored(payload, create({ description: payload }), {
-        loc: ["body", "description"],
-        acceptable: always,
-        rows,
-        table,
-        column: "description",
-      });
-      await expectStored(payload, create({ type: payload }), {
-        loc: ["body", "type"],
-        acceptable: within(64),
-        rows,
-        table,
-        column: "type",
-      });
+      await expectTextFieldsStored(payload, create, rows, table);
     }
   });
 
@@ -334,27 +333,7 @@ describe("SQL in body fields", () => {
     const table = "organizations";
     for (const payload of PAYLOADS) {
       const update = (fields: Record<string, string>) => () => call("PUT", path, fields);
-      await expectStored(payload, update({ name: payload }), {
-        loc: ["body", "name"],
-        acceptable: isAcceptableName,
-        rows,
-        table,
-        column: "name",
-      });
-      await expectStored(payload, update({ description: payload }), {
-        loc: ["body", "description"],
-        acceptable: always,
-        rows,
-        table,
-        column: "description",
-      });
-      await expectStored(payload, update({ type: payload }), {
-        loc: ["body", "type"],
-        acceptable: within(64),
-        rows,
-        table,
-        column: "type",
-      });
+      await expectTextFieldsStored(payload, update, rows, table);
       const { result, changed } = await changesBy(update({ updated_at: payload }));
       expect(result.status).toBe(200);
       expectRows(changed, rows);
@@ -371,27 +350,7 @@ describe("SQL in body fields", () => {
     for (const payload of PAYLOADS) {
       const create = (fields: Record<string, string>) => () => call("POST", path, { name: "w", ...fields });
       const rows = NEW_WORKSPACE;
-      await expectStored(payload, create({ name: payload }), {
-        loc: ["body", "name"],
-        acceptable: isAcceptableName,
-        rows,
-        table,
-        column: "name",
-      });
-      await expectStored(payload, create({ description: payload }), {
-        loc: ["body", "description"],
-        acceptable: always,
-        rows,
-        table,
-        column: "description",
-      });
-      await expectStored(payload, create({ type: payload }), {
-        loc: ["body", "type"],
-        acceptable: within(64),
-        rows,
-        table,
-        column: "type",
-      });
+      await expectTextFieldsStored(payload, create, rows, table);
     }
   });
 
@@ -401,27 +360,7 @@ describe("SQL in body fields", () => {
     const table = "workspaces";
     for (const payload of PAYLOADS) {
       const update = (fields: Record<string, string>) => () => call("PUT", path, fields);
-      await expectStored(payload, update({ name: payload }), {
-        loc: ["body", "name"],
-        acceptable: isAcceptableName,
-        rows,
-        table,
-        column: "name",
-      });
-      await expectStored(payload, update({ description: payload }), {
-        loc: ["body", "description"],
-        acceptable: always,
-        rows,
-        table,
-        column: "description",
-      });
-      await expectStored(payload, update({ type: payload }), {
-        loc: ["body", "type"],
-        acceptable: within(64),
-        rows,
-        table,
-        column: "type",
-      });
+      await expectTextFieldsStored(payload, update, rows, table);
     }
   });
 
