@@ -6,6 +6,7 @@ import { appsRoutes } from "./apps/apps.routes";
 import { configsRoutes } from "./configs/configs.routes";
 import { deploymentsRoutes } from "./deployments/deployments.routes";
 import { environmentsRoutes } from "./environments/environments.routes";
+import { eventsRoutes } from "./events/events.routes";
 import { BOOKMARK_HEADER } from "./http/d1-session";
 import { handleError, methodNotAllowed as methodNotAllowedResponse, notFound } from "./http/errors";
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "./http/idempotency";
@@ -78,6 +79,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
     .use("/profile/*", accountData)
     .use("/organizations/*", accountData)
     .use("/workspaces/*", accountData)
+    .use("/events/*", accountData)
     .route("/", deploymentsRoutes)
     .route("/apps", appVariantsRoutes)
     .route("/apps", appsRoutes)
@@ -89,6 +91,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
     .route("/keys", keysRoutes)
     .route("/profile", profileRoutes)
     .route("/organizations", organizationsRoutes)
-    .route("/workspaces", workspacesRoutes);
+    .route("/workspaces", workspacesRoutes)
+    .route("/events", eventsRoutes);
   return service;
 }

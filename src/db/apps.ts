@@ -3,6 +3,7 @@ import { type Role, WRITER_ROLES_SQL } from "./accounts";
 import { APP_BY_ID_CTE, batchAsCaller, CALLER_CTE, type Caller, type WriteOutcome, writeOutcome } from "./caller";
 import type { Queryable } from "./d1";
 import { DEFAULT_ENVIRONMENTS } from "./environments";
+import { APP_PLACE, EVENT_ACTOR, INSERT_EVENT } from "./events";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 
 export interface NewApp {
@@ -98,6 +99,14 @@ export async function createAppAsCaller(
       )
       .bind(...targetBindings(caller, target), appId, name),
     ...environmentInserts(db, appId),
+    // The app's id is new: it exists only if this batch made it.
+    db
+      .prepare(
+        `WITH ${CALLER_CTE} ${INSERT_EVENT}
+         SELECT ?3, 'app.created', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object('app_id', a.id, 'app_name', a.name)
+           FROM apps a ${APP_PLACE} WHERE a.id = ?4`,
+      )
+      .bind(...caller.credentials, uuidv7(), appId),
   ]);
   if ("reused" in batch) return { outcome: "key_reused" };
   if ("replayOf" in batch) return { outcome: "created", appId: batch.replayOf, replayed: true };
@@ -195,8 +204,19 @@ export async function listApps(
  * fails with D1's UNIQUE error on `apps`, which only a caller allowed to rename can reach.
  */
 export async function renameApp(db: Queryable, caller: Caller, appId: string, name: string): Promise<WriteOutcome> {
-  const [role, renamed] = await batchAsCaller(db, caller, [
+  const [role, , renamed] = await batchAsCaller(db, caller, [
     db.prepare(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT role FROM app`).bind(...caller.credentials, appId),
+    // Before the update, which it is conditioned like: the name it had. A rename refused by the database (a name
+    // taken) fails the batch, this event with it.
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} ${INSERT_EVENT}
+         SELECT ?5, 'app.renamed', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
+                json_object('app_id', a.id, 'app_name', ?4, 'previous_app_name', a.name)
+           FROM app JOIN apps a ON a.id = app.id ${APP_PLACE}
+          WHERE app.role IN ${WRITER_ROLES_SQL} AND a.name <> ?4`,
+      )
+      .bind(...caller.credentials, appId, name, uuidv7()),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}
@@ -213,8 +233,16 @@ export async function renameApp(db: Queryable, caller: Caller, appId: string, na
  * deployments: the schema's ON DELETE CASCADE), in one statement, so in one transaction.
  */
 export async function deleteApp(db: Queryable, caller: Caller, appId: string): Promise<WriteOutcome> {
-  const [role, deleted] = await batchAsCaller(db, caller, [
+  const [role, , deleted] = await batchAsCaller(db, caller, [
     db.prepare(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT role FROM app`).bind(...caller.credentials, appId),
+    // Before the delete, which it is conditioned like: afterwards there is no app to name.
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} ${INSERT_EVENT}
+         SELECT ?4, 'app.deleted', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object('app_id', a.id, 'app_name', a.name)
+           FROM app JOIN apps a ON a.id = app.id ${APP_PLACE} WHERE app.role IN ${WRITER_ROLES_SQL}`,
+      )
+      .bind(...caller.credentials, appId, uuidv7()),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}

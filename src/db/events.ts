@@ -1,0 +1,111 @@
+import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./accounts";
+import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
+import type { Queryable } from "./d1";
+
+/**
+ * Events (EVENTS.md): each change's statements include the insert of its event, so that the change and its event
+ * commit together or not at all. An event statement selects, per change made, the columns of INSERT_EVENT in order:
+ * its id, its type, the organization, workspace, project and app it concerns, EVENT_ACTOR, and its data (JSON text).
+ * No row selected: nothing changed, no event.
+ */
+export const INSERT_EVENT = `INSERT INTO events
+  (id, type, organization_id, workspace_id, project_id, app_id, actor_user_id, actor_username, actor_api_key_prefix, data)`;
+
+/** Who made the change, after CALLER_CTE: the caller's user, and the prefix of the key they used (?1; null for the CLI). */
+export const EVENT_ACTOR = `(SELECT user_id FROM caller), (SELECT username FROM users WHERE id = (SELECT user_id FROM caller)), ?1`;
+
+/** Where an app (aliased `a`) lives, for an event about it: its project `p` and workspace `w`. */
+export const APP_PLACE = "JOIN projects p ON p.id = a.project_id JOIN workspaces w ON w.id = p.workspace_id";
+
+export interface Event {
+  id: string;
+  type: string;
+  occurred_at: string;
+  organization_id: string;
+  workspace_id: string | null;
+  project_id: string | null;
+  actor: { user_id: string | null; username: string | null; api_key_prefix: string | null };
+  data: Record<string, unknown>;
+}
+
+export interface EventFilter {
+  /** Null: the organization of the key's project. */
+  organizationId: string | null;
+  appId: string | null;
+  /** Types, or families ending with a dot (`environment.`); empty: every type. */
+  types: string[];
+  actor: string | null;
+  since: string | null;
+  until: string | null;
+  /** The last event of the previous page (its id): this page begins after it. */
+  cursor: string | null;
+  limit: number;
+}
+
+/** The organization the audit log reads (?3, else the key's project's), and the caller's role there. */
+const LOG_SCOPE = `scope AS (
+  SELECT o.id, (SELECT role FROM membership WHERE organization_id = o.id) AS role FROM organizations o
+   WHERE o.id = COALESCE(?3, (SELECT w.organization_id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
+                               WHERE p.id = (SELECT project_id FROM caller))))`;
+
+type StoredEvent = Omit<Event, "actor" | "data"> & {
+  actor_user_id: string | null;
+  actor_username: string | null;
+  actor_api_key_prefix: string | null;
+  data: string;
+};
+
+/**
+ * A page of the audit log, newest first: events after the cursor (older than it), at most `limit`, and whether more
+ * follow. Owners and workspace admins read it ("forbidden" for other roles); "not_found": not a member there.
+ */
+export async function listEvents(
+  db: Queryable,
+  caller: Caller,
+  filter: EventFilter,
+): Promise<{ outcome: "done"; events: Event[]; more: boolean } | { outcome: "not_found" | "forbidden" }> {
+  const [scope, rows] = await batchAsCaller(db, caller, [
+    db.prepare(`WITH ${CALLER_CTE}, ${LOG_SCOPE} SELECT role FROM scope`).bind(...caller.credentials, filter.organizationId),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${LOG_SCOPE}
+         SELECT e.id, e.type, e.occurred_at, e.organization_id, e.workspace_id, e.project_id,
+                e.actor_user_id, e.actor_username, e.actor_api_key_prefix, e.data
+           FROM events e
+          WHERE e.organization_id = (SELECT id FROM scope WHERE role IN ${ADMIN_ROLES_SQL})
+            AND (?4 IS NULL OR e.app_id = ?4)
+            AND (?5 IS NULL OR e.actor_user_id = ?5)
+            AND (?6 IS NULL OR e.occurred_at >= ?6)
+            AND (?7 IS NULL OR e.occurred_at <= ?7)
+            AND (?8 IS NULL OR e.id < ?8)
+            AND (?9 IS NULL OR EXISTS (
+                  SELECT 1 FROM json_each(?9) t
+                   WHERE e.type = t.value OR (substr(t.value, -1) = '.' AND substr(e.type, 1, length(t.value)) = t.value)))
+          ORDER BY e.id DESC LIMIT ?10`,
+      )
+      .bind(
+        ...caller.credentials,
+        filter.organizationId,
+        filter.appId,
+        filter.actor,
+        filter.since,
+        filter.until,
+        filter.cursor,
+        filter.types.length > 0 ? JSON.stringify(filter.types) : null,
+        filter.limit + 1,
+      ),
+  ]);
+  const found = scope.results[0] as { role: Role | null } | undefined;
+  if (!found?.role) return { outcome: "not_found" };
+  if (!ADMIN_ROLES.includes(found.role)) return { outcome: "forbidden" };
+  const page = (rows.results as unknown as StoredEvent[]).slice(0, filter.limit);
+  return {
+    outcome: "done",
+    more: rows.results.length > filter.limit,
+    events: page.map(({ actor_user_id, actor_username, actor_api_key_prefix, data, ...event }) => ({
+      ...event,
+      actor: { user_id: actor_user_id, username: actor_username, api_key_prefix: actor_api_key_prefix },
+      data: JSON.parse(data),
+    })),
+  };
+}
