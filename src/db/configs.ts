@@ -3,6 +3,7 @@ import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./accounts";
 import { APP_BY_REF_CTE, batchAsCaller, CALLER_CTE, type Caller, refusal } from "./caller";
 import { isUniqueViolation, type Queryable } from "./d1";
 import { parseJsonExactly } from "./exact-json";
+import { APP_PLACE, EVENT_ACTOR, INSERT_EVENT, REVISION_DATA, revisionEvent } from "./events";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 
 /** A reference to an app, a variant (revision) or an environment (revision): every part optional. */
@@ -258,6 +259,7 @@ export async function addConfig(
              SELECT ?4, id, 1, (SELECT user_id FROM caller), ?5 FROM app_variants WHERE id = ?3`,
           )
           .bind(...caller.credentials, variantId, revisionId, JSON.stringify(params)),
+        revisionEvent(db, caller, revisionId),
         configStatement(db, caller, revisionRefs(revisionId)),
       ],
       revisionRefs,
@@ -325,10 +327,11 @@ export async function commitConfig(
             WHERE (SELECT role FROM app) IN ${WRITER_ROLES_SQL} AND COALESCE(expected.revision, latest.revision) = latest.revision`,
         )
         .bind(...bindings, revisionId, JSON.stringify(change.params), change.url),
+      revisionEvent(db, caller, revisionId),
       configStatement(db, caller, revisionRefs(revisionId)),
     ],
     revisionRefs,
-    ([facts, , made]) => {
+    ([facts, , , made]) => {
       const found = facts.results[0] as { role: Role | null; variantId: string | null; latest: number; expected: number | null };
       if (found?.variantId && mayWrite(found) && found.expected !== null && found.expected !== found.latest) {
         return { outcome: "stale", latest: found.latest };
@@ -373,6 +376,16 @@ export async function forkConfig(
             WHERE EXISTS (SELECT 1 FROM app_variants WHERE id = ?14)`,
         )
         .bind(...bindings, revisionId, variantId),
+      db
+        .prepare(
+          `WITH ${CALLER_CTE}, ${CONFIG_CTES} ${INSERT_EVENT}
+           SELECT ?14, 'config.forked', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
+                  json_object(${REVISION_DATA}, 'source_config_name', source.config_name, 'source_revision', source.revision)
+             FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id JOIN apps a ON a.id = v.app_id ${APP_PLACE}
+             JOIN variant_revision source
+            WHERE r.id = ?13`,
+        )
+        .bind(...bindings, revisionId, uuidv7()),
       configStatement(db, caller, revisionRefs(revisionId)),
     ],
     revisionRefs,

@@ -13,6 +13,7 @@ import {
   toConfig,
 } from "./configs";
 import type { Queryable } from "./d1";
+import { deploymentEvent } from "./events";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 
 /** The state of an environment a writer saw (its ETag): its id and revision; null: any state (`If-Match: *`). */
@@ -106,12 +107,13 @@ export function deploymentStatements(
           WHERE d.id = ?1`,
       )
       .bind(ids.deploymentId, ids.environmentRevisionId),
+    deploymentEvent(db, caller, ids.environmentRevisionId, target.environment?.id ?? null),
     configStatement(db, caller, environmentRevisionRefs(ids.environmentRevisionId)),
   ];
 }
 
 /** What the results of `deploymentStatements` say: the config now deployed, or why nothing was. */
-export function deploymentOutcome([facts, , , deployed]: D1Result[]): Exclude<DeploymentOutcome, { outcome: "key_reused" }> {
+export function deploymentOutcome([facts, , , , deployed]: D1Result[]): Exclude<DeploymentOutcome, { outcome: "key_reused" }> {
   const config = toConfig(deployed.results[0] as ConfigRow | undefined);
   if (config) return { outcome: "done", config, replayed: false };
   const found = facts.results[0] as

@@ -1,3 +1,4 @@
+import { v7 as uuidv7 } from "uuid";
 import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./accounts";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
@@ -16,6 +17,53 @@ export const EVENT_ACTOR = `(SELECT user_id FROM caller), (SELECT username FROM 
 
 /** Where an app (aliased `a`) lives, for an event about it: its project `p` and workspace `w`. */
 export const APP_PLACE = "JOIN projects p ON p.id = a.project_id JOIN workspaces w ON w.id = p.workspace_id";
+
+/** What an event says of a config revision `r` of variant `v` of app `a`. */
+export const REVISION_DATA = `'app_id', a.id, 'app_name', a.name, 'config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id,
+  'revision', r.revision, 'revision_id', r.id`;
+
+/**
+ * The event of config revision `revisionId`, which the batch makes (a new id: it exists only if made):
+ * `config.added` for a revision 1, else `config.committed`; to place after the revision's insert.
+ */
+export const revisionEvent = (db: Queryable, caller: Caller, revisionId: string) =>
+  db
+    .prepare(
+      `WITH ${CALLER_CTE} ${INSERT_EVENT}
+       SELECT ?3, CASE WHEN r.revision = 1 THEN 'config.added' ELSE 'config.committed' END,
+              w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object(${REVISION_DATA})
+         FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id JOIN apps a ON a.id = v.app_id ${APP_PLACE}
+        WHERE r.id = ?4`,
+    )
+    .bind(...caller.credentials, uuidv7(), revisionId);
+
+/** A deployed config revision, by revision id (an SQL expression's value): `{config_name, variant_id, revision, revision_id}`. */
+const DEPLOYED = `SELECT json_object('config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id, 'revision', r.revision,
+                         'revision_id', r.id)
+    FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id`;
+
+/**
+ * The event of environment revision `environmentRevisionId`, which the batch makes: `environment.deployed`, or with
+ * `revertedTo` (the environment revision whose deployment was made again) `environment.reverted`; what the
+ * environment ran before (`previous`, null at first) and runs now (`current`). To place after the revision's insert.
+ */
+export const deploymentEvent = (db: Queryable, caller: Caller, environmentRevisionId: string, revertedTo: string | null) =>
+  db
+    .prepare(
+      `WITH ${CALLER_CTE} ${INSERT_EVENT}
+       SELECT ?3, CASE WHEN ?5 IS NULL THEN 'environment.deployed' ELSE 'environment.reverted' END,
+              w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
+              json_patch(
+                json_object('app_id', a.id, 'app_name', a.name, 'environment', e.name, 'environment_revision', er.revision,
+                            'environment_revision_id', er.id,
+                            'previous', json((${DEPLOYED} JOIN environment_revisions before ON before.deployed_app_variant_revision_id = r.id
+                                               WHERE before.environment_id = er.environment_id AND before.revision = er.revision - 1)),
+                            'current', json((${DEPLOYED} WHERE r.id = er.deployed_app_variant_revision_id))),
+                CASE WHEN ?5 IS NULL THEN '{}' ELSE json_object('reverted_to_revision_id', ?5) END)
+         FROM environment_revisions er JOIN environments e ON e.id = er.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}
+        WHERE er.id = ?4`,
+    )
+    .bind(...caller.credentials, uuidv7(), environmentRevisionId, revertedTo);
 
 export interface Event {
   id: string;

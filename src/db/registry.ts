@@ -4,6 +4,7 @@ import { CALLER_CTE, type Caller } from "./caller";
 import { COMMIT_CTES, refBindings } from "./configs";
 import type { Queryable } from "./d1";
 import { deploymentStatements, newDeploymentIds } from "./deployments";
+import { revisionEvent } from "./events";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 
 /** What a save did: saved (a new config, or a commit over one and its deploy), or why it did nothing. */
@@ -50,6 +51,7 @@ export async function saveConfig(
             AND (latest.revision IS NULL OR ?15 = 1 OR NOT EXISTS (SELECT 1 FROM json_each(latest.params)))`,
       )
       .bind(...bindings, revisionId, JSON.stringify(save.params), save.overwrite ? 1 : 0),
+    revisionEvent(db, caller, revisionId),
     ...deploymentStatements(
       db,
       caller,

@@ -66,6 +66,117 @@ describe("app events", () => {
   });
 });
 
+describe("config and environment events", () => {
+  it("add, commit, fork, deploy and revert make one event each, with what a receiver needs", async () => {
+    const me = await createAccount();
+    const appId = await createAppVia(me.key, { app_name: "configured" });
+    const app = { id: appId };
+    const configs = async (action: string, body: object) =>
+      expectJson<any>(await send("POST", `/variants/configs/${action}`, { key: me.key, body }));
+    const added = await configs("add", { application_ref: app, variant_ref: { slug: "main" } });
+    const committed = await configs("commit", {
+      config: { params: { t: 1 }, url: "", application_ref: app, variant_ref: { slug: "main", version: 1 } },
+    });
+    const forked = await configs("fork", { application_ref: app, variant_ref: { slug: "main", version: 2 } });
+    const first = await configs("deploy", {
+      application_ref: app,
+      variant_ref: { slug: "main", version: 1 },
+      environment_ref: { slug: "staging" },
+    });
+    const second = await configs("deploy", {
+      application_ref: app,
+      variant_ref: { slug: "main", version: 2 },
+      environment_ref: { slug: "staging" },
+    });
+    await expectJson(await send("POST", `/configs/deployment/${first.environment_ref.id}/revert`, { key: me.key }));
+    // A Config's variant_ref.id is its revision's id; events name the variant too.
+    const variantIds = Object.fromEntries(
+      (
+        await env.DB.prepare("SELECT name, id FROM app_variants WHERE app_id = ?").bind(appId).all<{ name: string; id: string }>()
+      ).results.map(({ name, id }) => [name, id]),
+    );
+    const revision = (config: any) => ({
+      config_name: config.variant_ref.slug,
+      variant_id: variantIds[config.variant_ref.slug],
+      revision: config.variant_ref.version,
+      revision_id: config.variant_ref.id,
+    });
+    const log = (await events(me.key, "?type=config.&type=environment.")).events;
+    const base = { app_id: appId, app_name: "configured" };
+    expect(log.map((event) => [event.type, event.data])).toEqual([
+      [
+        "environment.reverted",
+        {
+          ...base,
+          environment: "staging",
+          environment_revision: 3,
+          environment_revision_id: expect.any(String),
+          previous: revision(second),
+          current: revision(first),
+          reverted_to_revision_id: first.environment_ref.id,
+        },
+      ],
+      [
+        "environment.deployed",
+        {
+          ...base,
+          environment: "staging",
+          environment_revision: 2,
+          environment_revision_id: second.environment_ref.id,
+          previous: revision(first),
+          current: revision(second),
+        },
+      ],
+      [
+        "environment.deployed",
+        {
+          ...base,
+          environment: "staging",
+          environment_revision: 1,
+          environment_revision_id: first.environment_ref.id,
+          previous: null,
+          current: revision(first),
+        },
+      ],
+      ["config.forked", { ...base, ...revision(forked), source_config_name: "main", source_revision: 2 }],
+      ["config.committed", { ...base, ...revision(committed) }],
+      ["config.added", { ...base, ...revision(added) }],
+    ]);
+  });
+
+  it("the older SDK's save with overwrite makes a commit and a deploy; from-base an add; parameters a commit", async () => {
+    const me = await createAccount();
+    const appId = await createAppVia(me.key, { app_name: "saved" });
+    const save = (overwrite: boolean, parameters: object) =>
+      send("POST", "/configs", { key: me.key, body: { base_id: appId, config_name: "main", parameters, overwrite } });
+    await expectJson(await save(false, { a: 1 }));
+    await expectJson(await save(true, { a: 2 }));
+    const from = await expectJson<{ variant_id: string }>(
+      await send("POST", "/variants/from-base", {
+        key: me.key,
+        body: { base_id: appId, new_variant_name: "x", new_config_name: "drafted", parameters: {} },
+      }),
+    );
+    await expectJson(
+      await send("PUT", `/variants/${from.variant_id}/parameters`, { key: me.key, body: { parameters: { b: 1 } } }),
+    );
+    const log = (await events(me.key, "?type=config.&type=environment.")).events;
+    expect(
+      log.map((event) => [
+        event.type,
+        event.data.config_name ?? (event.data.current as any)?.config_name,
+        event.data.revision ?? event.data.environment_revision,
+      ]),
+    ).toEqual([
+      ["config.committed", "drafted", 2],
+      ["config.added", "drafted", 1],
+      ["environment.deployed", "main", 1],
+      ["config.committed", "main", 2],
+      ["config.added", "main", 1],
+    ]);
+  });
+});
+
 describe("GET /events", () => {
   let team: Awaited<ReturnType<typeof createTeam>>;
   let admin: Account;
