@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { ADMIN_ROLES_SQL, type Role } from "./accounts";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
+import { EVENT_ACTOR, INSERT_EVENT } from "./events";
 
 /**
  * Invitations to an organization, through one of its workspaces: ?3 is the organization, ?4 the workspace, ?5 the
@@ -79,6 +80,15 @@ export async function issueInvitation(
                    (SELECT id FROM projects WHERE workspace_id = ?4 AND is_default = 1) AS project_id`,
       )
       .bind(...bind, invitationId, tokenHash),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE} ${INSERT_EVENT}
+         SELECT ?4, 'member.invited', i.organization_id, i.workspace_id, NULL, NULL, ${EVENT_ACTOR},
+                json_object('email', i.email, 'user_id', (SELECT id FROM users WHERE email = i.email), 'role', i.role,
+                            'workspace_id', i.workspace_id, 'resent', json(CASE WHEN ?5 = 1 THEN 'true' ELSE 'false' END))
+           FROM invitations i WHERE i.id = ?3`,
+      )
+      .bind(...caller.credentials, invitationId, uuidv7(), role === null ? 1 : 0),
   ]);
   const verdict = (facts.results[0] as { verdict: InviteVerdict }).verdict;
   return { verdict, invitation: verdict === "invite" ? (issued.results[0] as unknown as IssuedInvitation) : null };
@@ -144,7 +154,7 @@ export async function acceptInvitation(
   tokenHash: string,
   firstKey: FirstKey,
 ): Promise<{ verdict: AcceptVerdict; acceptance: Acceptance | null; newUser: boolean }> {
-  const [acceptanceId, newUserId] = [uuidv7(), uuidv7()];
+  const [acceptanceId, newUserId, keyId] = [uuidv7(), uuidv7(), uuidv7()];
   const bind = [
     ...(caller?.credentials ?? [null, null]),
     target.organizationId,
@@ -186,7 +196,25 @@ export async function acceptInvitation(
         `INSERT INTO api_keys (id, prefix, key_hash, user_id, project_id)
          SELECT ?2, ?3, ?4, accepted_by, ?5 FROM invitations WHERE acceptance_id = ?1 AND accepted_by = ?6`,
       )
-      .bind(acceptanceId, uuidv7(), firstKey.prefix, firstKey.keyHash, target.projectId, newUserId),
+      .bind(acceptanceId, keyId, firstKey.prefix, firstKey.keyHash, target.projectId, newUserId),
+    // The joiner acts: with their key, or (a new user, no key) as the user this batch made.
+    db
+      .prepare(
+        `${INSERT_EVENT}
+         SELECT ?2, 'member.joined', i.organization_id, i.workspace_id, NULL, NULL, i.accepted_by,
+                (SELECT username FROM users WHERE id = i.accepted_by), ?3,
+                json_object('email', i.email, 'user_id', i.accepted_by, 'role', i.role, 'workspace_id', i.workspace_id)
+           FROM invitations i WHERE i.acceptance_id = ?1`,
+      )
+      .bind(acceptanceId, uuidv7(), caller?.credentials[0] ?? null),
+    db
+      .prepare(
+        `${INSERT_EVENT}
+         SELECT ?2, 'api_key.created', w.organization_id, w.id, p.id, NULL, k.user_id, (SELECT username FROM users WHERE id = k.user_id),
+                NULL, json_object('prefix', k.prefix, 'user_id', k.user_id, 'project_id', k.project_id)
+           FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id WHERE k.id = ?1`,
+      )
+      .bind(keyId, uuidv7()),
     db
       .prepare(
         `SELECT accepted_by AS user_id, email, role, organization_id, workspace_id, ?2 AS project_id
@@ -194,7 +222,7 @@ export async function acceptInvitation(
       )
       .bind(acceptanceId, target.projectId),
   ];
-  const [facts, , , , , acceptance] = caller ? await batchAsCaller(db, caller, statements) : await db.batch(statements);
+  const [facts, , , , , , , acceptance] = caller ? await batchAsCaller(db, caller, statements) : await db.batch(statements);
   const verdict = (facts.results[0] as { verdict: AcceptVerdict }).verdict;
   const row = (acceptance.results[0] as unknown as Acceptance | undefined) ?? null;
   return { verdict, acceptance: row, newUser: row?.user_id === newUserId };

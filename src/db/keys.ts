@@ -1,6 +1,11 @@
 import { v7 as uuidv7 } from "uuid";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
+import { EVENT_ACTOR, INSERT_EVENT } from "./events";
+
+/** Where key `k` works, for an event about it: its project `p` and workspace `w`; and what the event says of it. */
+const KEY_PLACE = "JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id";
+const KEY_DATA = "json_object('prefix', k.prefix, 'user_id', k.user_id, 'project_id', k.project_id)";
 
 /** A key as its owner lists it: never its secret, nor its hash. */
 export interface ApiKeySummary {
@@ -48,6 +53,7 @@ export async function createApiKeyAsCaller(
   caller: Caller,
   key: NewKeyRequest,
 ): Promise<"done" | "not_found" | "forbidden"> {
+  const keyId = uuidv7();
   const [facts, made] = await batchAsCaller<{ readOnly: number }>(db, caller, [
     db.prepare(`WITH ${CALLER_CTE} SELECT read_only AS readOnly FROM caller`).bind(...caller.credentials),
     db
@@ -62,7 +68,14 @@ export async function createApiKeyAsCaller(
           WHERE caller.read_only = 0
          RETURNING id`,
       )
-      .bind(...caller.credentials, key.workspaceId, uuidv7(), key.prefix, key.keyHash, key.expiresAt, key.readOnly ? 1 : 0),
+      .bind(...caller.credentials, key.workspaceId, keyId, key.prefix, key.keyHash, key.expiresAt, key.readOnly ? 1 : 0),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE} ${INSERT_EVENT}
+         SELECT ?3, 'api_key.created', w.organization_id, w.id, p.id, NULL, ${EVENT_ACTOR}, ${KEY_DATA}
+           FROM api_keys k ${KEY_PLACE} WHERE k.id = ?4`,
+      )
+      .bind(...caller.credentials, uuidv7(), keyId),
   ]);
   if (made.results.length > 0) return "done";
   return facts.results[0]?.readOnly === 1 ? "forbidden" : "not_found";
@@ -77,8 +90,17 @@ export async function deleteApiKeyAsCaller(
   caller: Caller,
   prefix: string,
 ): Promise<{ outcome: "done"; prefix: string; revokedAt: string } | { outcome: "not_found" | "forbidden" }> {
-  const [facts, revoked] = await batchAsCaller<{ readOnly: number; prefix: string; revokedAt: string }>(db, caller, [
+  const [facts, , revoked] = await batchAsCaller<{ readOnly: number; prefix: string; revokedAt: string }>(db, caller, [
     db.prepare(`WITH ${CALLER_CTE} SELECT read_only AS readOnly FROM caller`).bind(...caller.credentials),
+    // Before the update, which it is conditioned like.
+    db
+      .prepare(
+        `WITH ${CALLER_CTE} ${INSERT_EVENT}
+         SELECT ?4, 'api_key.deleted', w.organization_id, w.id, p.id, NULL, ${EVENT_ACTOR}, ${KEY_DATA}
+           FROM api_keys k ${KEY_PLACE}
+          WHERE k.prefix = ?3 AND k.revoked_at IS NULL AND k.user_id = (SELECT user_id FROM caller WHERE read_only = 0)`,
+      )
+      .bind(...caller.credentials, prefix, uuidv7()),
     db
       .prepare(
         `WITH ${CALLER_CTE}

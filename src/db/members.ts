@@ -1,6 +1,8 @@
+import { v7 as uuidv7 } from "uuid";
 import { ADMIN_ROLES_SQL, type Role } from "./accounts";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
+import { EVENT_ACTOR, INSERT_EVENT } from "./events";
 import { type MemberRow, toWorkspace, type WorkspaceDetails, workspaceStatements } from "./organizations";
 
 /**
@@ -52,8 +54,16 @@ export async function changeMemberRole(
   onlyFrom: Role | null = null,
 ): Promise<{ verdict: MemberVerdict; member: MemberRow | null }> {
   const bind = bindings(caller, change, to, onlyFrom);
-  const [facts, , member] = await batchAsCaller(db, caller, [
+  const [facts, , , member] = await batchAsCaller(db, caller, [
     db.prepare(`WITH ${CALLER_CTE}, ${MEMBER_VERDICT} SELECT verdict FROM verdict`).bind(...bind),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${MEMBER_VERDICT} ${INSERT_EVENT}
+         SELECT ?8, 'member.role_changed', ?3, ?4, NULL, NULL, ${EVENT_ACTOR},
+                json_object('email', ?5, 'user_id', target.user_id, 'role', ?6, 'previous_role', target.role, 'workspace_id', ?4)
+           FROM target WHERE (SELECT verdict FROM verdict) = 'change'`,
+      )
+      .bind(...bind, uuidv7()),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${MEMBER_VERDICT}
@@ -86,6 +96,14 @@ export async function removeMember(
   const [facts, ...rest] = await batchAsCaller(db, caller, [
     db.prepare(`WITH ${CALLER_CTE}, ${MEMBER_VERDICT} SELECT verdict FROM verdict`).bind(...bind),
     ...workspaceStatements(db, caller, change.workspaceId),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${MEMBER_VERDICT} ${INSERT_EVENT}
+         SELECT ?8, 'member.removed', ?3, ?4, NULL, NULL, ${EVENT_ACTOR},
+                json_object('email', ?5, 'user_id', target.user_id, 'role', target.role, 'workspace_id', ?4)
+           FROM target WHERE (SELECT verdict FROM verdict) = 'change'`,
+      )
+      .bind(...bind, uuidv7()),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${MEMBER_VERDICT}

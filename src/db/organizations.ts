@@ -2,12 +2,22 @@ import { v7 as uuidv7 } from "uuid";
 import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./accounts";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
+import { EVENT_ACTOR, INSERT_EVENT } from "./events";
 
 /**
  * Organizations and their workspaces as the caller sees them. Statements bind the key as ?1 and ?2 (CALLER_CTE),
  * the organization as ?3 and the workspace as ?4. Members and roles are per organization: every workspace of an
  * organization has the organization's members.
  */
+
+/**
+ * An update's event data: the row `o` before, and after with the new values (name, description, type), bound as the
+ * three parameters after the ids (?4 to ?6 for an organization, ?5 to ?7 for a workspace; null: unchanged).
+ */
+const BEFORE_AND_AFTER = `'before', json_object('name', o.name, 'description', o.description, 'type', o.type),
+  'after', json_object('name', COALESCE(?4, o.name), 'description', COALESCE(?5, o.description), 'type', COALESCE(?6, o.type))`;
+const BEFORE_AND_AFTER_WORKSPACE = `'before', json_object('name', o.name, 'description', o.description, 'type', o.type),
+  'after', json_object('name', COALESCE(?5, o.name), 'description', COALESCE(?6, o.description), 'type', COALESCE(?7, o.type))`;
 
 /** An organization as lists show it: its workspaces and members by id, and the role the caller acts in there. */
 export interface OrganizationRow {
@@ -227,8 +237,18 @@ export async function updateOrganizationAsCaller(
   fields: OrganizationFields,
 ): Promise<ScopedOutcome<OrganizationRow>> {
   const bind = [...caller.credentials, organizationId];
-  const [facts, updated, organization] = await batchAsCaller(db, caller, [
+  const changed = [fields.name ?? null, fields.description ?? null, fields.type ?? null];
+  const [facts, , updated, organization] = await batchAsCaller(db, caller, [
     scopeFacts(db, caller, organizationId, null),
+    // Before the update, which it is conditioned like.
+    db
+      .prepare(
+        `WITH ${CALLER_CTE} ${INSERT_EVENT}
+         SELECT ?7, 'organization.updated', o.id, NULL, NULL, NULL, ${EVENT_ACTOR},
+                json_object('organization_id', o.id, ${BEFORE_AND_AFTER})
+           FROM organizations o WHERE o.id = ?3 AND (SELECT role FROM membership WHERE organization_id = ?3) = 'owner'`,
+      )
+      .bind(...bind, ...changed, uuidv7()),
     db
       .prepare(
         `WITH ${CALLER_CTE}
@@ -237,7 +257,7 @@ export async function updateOrganizationAsCaller(
           WHERE id = ?3 AND (SELECT role FROM membership WHERE organization_id = ?3) = 'owner'
          RETURNING id`,
       )
-      .bind(...bind, fields.name ?? null, fields.description ?? null, fields.type ?? null),
+      .bind(...bind, ...changed),
     db.prepare(`WITH ${CALLER_CTE} ${ORGANIZATIONS} WHERE o.id = ?3`).bind(...bind),
   ]);
   if (updated.results.length === 0) return { outcome: scopeRefusal(facts, ["owner"]) };
@@ -278,7 +298,7 @@ export async function createWorkspaceAsCaller(
 ): Promise<ScopedOutcome<WorkspaceDetails>> {
   const [workspaceId, projectId] = [uuidv7(), uuidv7()];
   const bind = [...caller.credentials, organizationId, workspaceId];
-  const [facts, made, , ...workspace] = await batchAsCaller(db, caller, [
+  const [facts, made, , , ...workspace] = await batchAsCaller(db, caller, [
     scopeFacts(db, caller, organizationId, null),
     db
       .prepare(
@@ -293,6 +313,14 @@ export async function createWorkspaceAsCaller(
         "INSERT INTO projects (id, workspace_id, name, is_default) SELECT ?2, ?1, 'Default', 1 FROM workspaces WHERE id = ?1",
       )
       .bind(workspaceId, projectId),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE} ${INSERT_EVENT}
+         SELECT ?5, 'workspace.created', w.organization_id, w.id, NULL, NULL, ${EVENT_ACTOR},
+                json_object('workspace_id', w.id, 'name', w.name, 'description', w.description, 'type', w.type)
+           FROM workspaces w WHERE w.id = ?4`,
+      )
+      .bind(...bind, uuidv7()),
     ...workspaceStatements(db, caller, workspaceId),
   ]);
   const details = made.results.length > 0 ? toWorkspace(workspace) : null;
@@ -308,8 +336,20 @@ export async function updateWorkspaceAsCaller(
   fields: OrganizationFields,
 ): Promise<ScopedOutcome<WorkspaceDetails>> {
   const bind = [...caller.credentials, organizationId, workspaceId];
-  const [facts, updated, ...workspace] = await batchAsCaller(db, caller, [
+  const changed = [fields.name ?? null, fields.description ?? null, fields.type ?? null];
+  const [facts, , updated, ...workspace] = await batchAsCaller(db, caller, [
     scopeFacts(db, caller, organizationId, workspaceId),
+    // Before the update, which it is conditioned like.
+    db
+      .prepare(
+        `WITH ${CALLER_CTE} ${INSERT_EVENT}
+         SELECT ?8, 'workspace.updated', o.organization_id, o.id, NULL, NULL, ${EVENT_ACTOR},
+                json_object('workspace_id', o.id, ${BEFORE_AND_AFTER_WORKSPACE})
+           FROM workspaces o
+          WHERE o.id = ?4 AND o.organization_id = ?3
+            AND (SELECT role FROM membership WHERE organization_id = ?3) IN ${ADMIN_ROLES_SQL}`,
+      )
+      .bind(...bind, ...changed, uuidv7()),
     db
       .prepare(
         `WITH ${CALLER_CTE}
@@ -319,7 +359,7 @@ export async function updateWorkspaceAsCaller(
             AND (SELECT role FROM membership WHERE organization_id = ?3) IN ${ADMIN_ROLES_SQL}
          RETURNING id`,
       )
-      .bind(...bind, fields.name ?? null, fields.description ?? null, fields.type ?? null),
+      .bind(...bind, ...changed),
     ...workspaceStatements(db, caller, workspaceId),
   ]);
   const details = updated.results.length > 0 ? toWorkspace(workspace) : null;

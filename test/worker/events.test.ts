@@ -177,6 +177,72 @@ describe("config and environment events", () => {
   });
 });
 
+describe("accounts events", () => {
+  it("keys, members, invitations, the organization and its workspaces: one event per change", async () => {
+    const founder = await createAccount();
+    const org = await expectJson<{ id: string; workspaces: string[] }>(
+      await send("POST", "/organizations", { key: founder.key, body: { name: "Evented", owner: founder.userId } }),
+    );
+    const key = (method: string, path: string, body?: unknown) => send(method, path, { key: founder.key, body });
+    await expectJson(await key("PUT", `/organizations/${org.id}`, { description: "d" }));
+    const ws = await expectJson<{ id: string }>(await key("POST", `/organizations/${org.id}/workspaces`, { name: "W" }));
+    await expectJson(await key("PUT", `/organizations/${org.id}/workspaces/${ws.id}`, { name: "W2" }));
+    const invitation = await expectJson<{ token: string; project_id: string }>(
+      await key("POST", `/organizations/${org.id}/workspaces/${ws.id}/invite`, [
+        { email: "joiner@example.com", roles: ["editor"] },
+      ]),
+    );
+    const joined = await expectJson<{ user_id: string; api_key: string }>(
+      await send("POST", `/organizations/${org.id}/workspaces/${ws.id}/invite/accept?project_id=${invitation.project_id}`, {
+        authorization: "",
+        body: { token: invitation.token },
+      }),
+    );
+    const change = { email: "joiner@example.com", organization_id: org.id, role: "deployment_manager" };
+    await expectJson(await key("POST", `/workspaces/${ws.id}/roles`, change));
+    const spare = await expectJson<string>(await key("POST", `/keys?workspace_id=${ws.id}`));
+    await expectJson(await key("DELETE", `/keys/${spare.split(".")[0]}`));
+    await expectJson(await key("DELETE", `/workspaces/${ws.id}/users?org_id=${org.id}&email=joiner@example.com`));
+    const log = (await events(founder.key, `?organization_id=${org.id}`)).events;
+    const member = (role: string) => ({ email: "joiner@example.com", user_id: joined.user_id, role, workspace_id: ws.id });
+    const spareData = { prefix: spare.split(".")[0], user_id: founder.userId, project_id: expect.any(String) };
+    expect(log.map((event) => [event.type, event.data])).toEqual([
+      ["member.removed", member("deployment_manager")],
+      ["api_key.deleted", spareData],
+      ["api_key.created", spareData],
+      ["member.role_changed", { ...member("deployment_manager"), previous_role: "editor" }],
+      ["api_key.created", { prefix: joined.api_key.split(".")[0], user_id: joined.user_id, project_id: invitation.project_id }],
+      ["member.joined", member("editor")],
+      ["member.invited", { ...member("editor"), user_id: null, resent: false }],
+      [
+        "workspace.updated",
+        {
+          workspace_id: ws.id,
+          before: { name: "W", description: "", type: null },
+          after: { name: "W2", description: "", type: null },
+        },
+      ],
+      ["workspace.created", { workspace_id: ws.id, name: "W", description: "", type: null }],
+      [
+        "organization.updated",
+        {
+          organization_id: org.id,
+          before: { name: "Evented", description: "", type: null },
+          after: { name: "Evented", description: "d", type: null },
+        },
+      ],
+    ]);
+    // The joiner acted as themselves, without a key; everything else, the founder with theirs.
+    const joinedEvent = log.find((event) => event.type === "member.joined");
+    expect(joinedEvent?.actor).toEqual({ user_id: joined.user_id, username: "joiner", api_key_prefix: null });
+    expect(
+      log
+        .filter((event) => event !== joinedEvent && event.actor.user_id !== joined.user_id)
+        .map((event) => event.actor.api_key_prefix),
+    ).toEqual(Array(8).fill(founder.key.split(".")[0]));
+  });
+});
+
 describe("GET /events", () => {
   let team: Awaited<ReturnType<typeof createTeam>>;
   let admin: Account;

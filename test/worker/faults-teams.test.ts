@@ -101,7 +101,7 @@ const CASES: Case[] = [
         body: { name: "torn", description: "never made" },
         bindings,
       }),
-    statements: 6,
+    statements: 7,
     trigger: "BEFORE INSERT ON projects",
   },
   {
@@ -111,7 +111,7 @@ const CASES: Case[] = [
       return (bindings) =>
         send("POST", acceptPath(invitation), { authorization: "", body: { token: invitation.token }, bindings });
     },
-    statements: 6,
+    statements: 8,
     trigger: "BEFORE INSERT ON api_keys",
   },
   {
@@ -125,7 +125,7 @@ const CASES: Case[] = [
       return (bindings) =>
         send("POST", acceptPath(invitation), { key: invitee.key, body: { token: invitation.token }, bindings });
     },
-    statements: 7,
+    statements: 9,
     trigger: "BEFORE INSERT ON organization_members",
   },
   {
@@ -138,7 +138,7 @@ const CASES: Case[] = [
           bindings,
         });
     },
-    statements: 6,
+    statements: 7,
     trigger: "BEFORE DELETE ON organization_members",
   },
   {
@@ -148,7 +148,7 @@ const CASES: Case[] = [
       return (bindings) =>
         send("POST", invitePath(), { key: owner.key, body: inviteBody(email, "deployment_manager"), bindings });
     },
-    statements: 4,
+    statements: 5,
     trigger: "BEFORE INSERT ON invitations",
   },
   {
@@ -157,7 +157,7 @@ const CASES: Case[] = [
       const { email } = await openInvitation();
       return (bindings) => send("POST", `${invitePath()}/resend`, { key: owner.key, body: { email }, bindings });
     },
-    statements: 4,
+    statements: 5,
     trigger: "BEFORE INSERT ON invitations",
   },
   {
@@ -171,13 +171,13 @@ const CASES: Case[] = [
           bindings,
         });
     },
-    statements: 4,
+    statements: 5,
     trigger: "BEFORE UPDATE ON organization_members",
   },
   {
     name: "POST /keys",
     setup: async () => (bindings) => send("POST", `/keys?workspace_id=${team.workspaceId}`, { key: member.key, bindings }),
-    statements: 3,
+    statements: 4,
     trigger: "BEFORE INSERT ON api_keys",
   },
 ];
