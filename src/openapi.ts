@@ -3,6 +3,7 @@ import { appsOpenApi } from "./apps/apps.openapi";
 import { configsOpenApi } from "./configs/configs.openapi";
 import { deploymentsOpenApi } from "./deployments/deployments.openapi";
 import { environmentsOpenApi } from "./environments/environments.openapi";
+import { eventsOpenApi } from "./events/events.openapi";
 import { BOOKMARK_HEADER } from "./http/d1-session";
 import {
   ErrorBody,
@@ -36,6 +37,7 @@ type Fragment = ReturnType<
   | typeof keysOpenApi
   | typeof organizationsOpenApi
   | typeof workspacesOpenApi
+  | typeof eventsOpenApi
 >;
 
 /** One part of every fragment, merged; a name two fragments both define is a mistake, not an override. */
@@ -74,6 +76,7 @@ export function openApiDocument(basePath: string) {
     keysOpenApi(),
     organizationsOpenApi(),
     workspacesOpenApi(),
+    eventsOpenApi(),
   ];
   return {
     openapi: "3.1.0",

@@ -10,6 +10,7 @@ import { DEFAULT_ENVIRONMENTS } from "./fixtures";
 export const TABLES = [
   "users",
   "organizations",
+  "events",
   "organization_members",
   "workspaces",
   "projects",
@@ -27,6 +28,7 @@ export type Table = (typeof TABLES)[number];
 
 /** Every foreign key of the schema: [child table, column, parent table, parent column]. */
 export const FOREIGN_KEYS: readonly (readonly [Table, string, Table, string])[] = [
+  ["events", "organization_id", "organizations", "id"],
   ["organization_members", "organization_id", "organizations", "id"],
   ["organization_members", "user_id", "users", "id"],
   ["workspaces", "organization_id", "organizations", "id"],
