@@ -735,6 +735,7 @@ describe("D1 round trips per request", () => {
       status: 200,
       trips: 1,
     },
+    { name: "GET /events", method: "GET", path: () => "/events?type=app.&limit=5", key: ownKey, status: 200, trips: 1 },
     { name: "GET /health", method: "GET", path: () => "/health", key: () => "", status: 200, trips: 0 },
   ];
 
