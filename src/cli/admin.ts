@@ -19,6 +19,7 @@ import {
   type Role,
   removeOrganizationMember,
   revokeApiKey,
+  roleNamed,
   setOrganizationMember,
   type User,
   WRITER_ROLES,
@@ -118,13 +119,7 @@ async function ensureConfig(db: D1Database, caller: Caller, as: string, applicat
 
 /** --role: one of ROLES, or a synonym of one (`admin`); the role itself. */
 function roleOption(options: Options): Role {
-  const given = required(options, "role");
-  // Own keys only: `toString` is no synonym.
-  const role = ROLES.includes(given as Role)
-    ? (given as Role)
-    : Object.hasOwn(ROLE_SYNONYMS, given)
-      ? ROLE_SYNONYMS[given]
-      : null;
+  const role = roleNamed(required(options, "role"));
   if (!role) {
     const synonyms = Object.entries(ROLE_SYNONYMS).map(([synonym, of]) => `${synonym} for ${of}`);
     throw new UsageError(`--role must be one of ${ROLES.join(", ")} (or ${synonyms.join(", ")})`);

@@ -7,6 +7,12 @@ export type Role = (typeof ROLES)[number];
 /** Role names accepted wherever a role is named, besides ROLES: the admin CLI's `admin`. */
 export const ROLE_SYNONYMS: Readonly<Record<string, Role>> = { admin: "workspace_admin" };
 
+/** The role a name names (one of ROLES, or a synonym; own keys only: `toString` is no synonym), else null. */
+export function roleNamed(name: string): Role | null {
+  if ((ROLES as readonly string[]).includes(name)) return name as Role;
+  return Object.hasOwn(ROLE_SYNONYMS, name) ? ROLE_SYNONYMS[name] : null;
+}
+
 // Each list also as SQL, written out so that SQL text stays made of literals.
 /** Roles that may create, rename and delete apps and add, commit and fork configs. */
 export const WRITER_ROLES: readonly Role[] = ["owner", "workspace_admin", "editor"];
@@ -42,7 +48,7 @@ export interface OrganizationIds {
 const newOrganizationIds = (): OrganizationIds => ({ organizationId: uuidv7(), workspaceId: uuidv7(), projectId: uuidv7() });
 
 /** An organization with its owner, default workspace and default project: the statements, to batch with others. */
-export function organizationStatements(db: Queryable, name: string, ownerId: string, isPersonal: boolean, ids: OrganizationIds) {
+function organizationStatements(db: Queryable, name: string, ownerId: string, isPersonal: boolean, ids: OrganizationIds) {
   return [
     db
       .prepare("INSERT INTO organizations (id, name, is_personal) VALUES (?, ?, ?)")

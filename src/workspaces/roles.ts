@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { ROLE_SYNONYMS, ROLES, type Role } from "../db/accounts";
+import { ROLE_SYNONYMS, ROLES, type Role, roleNamed } from "../db/accounts";
 
 /**
  * What each role may do here, in the platform's permission names (its client's `Permission` list holds more: only
@@ -57,9 +57,8 @@ export const ALL_ROLES = ROLES.map(describeRole);
 /** A role as requests name it: one of ROLES, or a synonym (`admin`). */
 export const roleField = z
   .string()
-  .transform((name) => (Object.hasOwn(ROLE_SYNONYMS, name) ? ROLE_SYNONYMS[name] : name))
-  .refine((name): name is Role => (ROLES as readonly string[]).includes(name), {
+  .refine((name) => roleNamed(name) !== null, {
     message: `role must be one of ${ROLES.join(", ")} (or admin, for workspace_admin)`,
   })
-  .transform((name) => name as Role)
-  .meta({ type: "string", enum: [...ROLES, "admin"] });
+  .transform((name) => roleNamed(name) as Role)
+  .meta({ type: "string", enum: [...ROLES, ...Object.keys(ROLE_SYNONYMS)] });

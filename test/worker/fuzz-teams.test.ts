@@ -629,7 +629,8 @@ describe("invitations", () => {
       case "no roles":
         return { body: [{ email: item.email }], valid: false };
       case "roles not a list":
-        return { body: [{ email: item.email, roles: roles[0] }], valid: false };
+        // roleValue can itself be a list (["viewer"]): its one element is then the non-list
+        return { body: [{ email: item.email, roles: Array.isArray(roles[0]) ? roles[0][0] : roles[0] }], valid: false };
       case "no email":
         return { body: [{ roles }], valid: false };
       case "none":
