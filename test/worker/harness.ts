@@ -23,6 +23,9 @@ export const TABLES = [
   "deployments",
   "environment_revisions",
   "idempotency_keys",
+  "webhooks",
+  "webhook_deliveries",
+  "webhook_attempts",
 ] as const;
 export type Table = (typeof TABLES)[number];
 
@@ -55,6 +58,10 @@ export const FOREIGN_KEYS: readonly (readonly [Table, string, Table, string])[] 
   ["environment_revisions", "deployed_app_variant_revision_id", "app_variant_revisions", "id"],
   ["environment_revisions", "deployment_id", "deployments", "id"],
   ["idempotency_keys", "key_hash", "api_keys", "key_hash"],
+  ["webhooks", "organization_id", "organizations", "id"],
+  ["webhook_deliveries", "webhook_id", "webhooks", "id"],
+  ["webhook_deliveries", "event_id", "events", "id"],
+  ["webhook_attempts", "delivery_id", "webhook_deliveries", "id"],
 ];
 
 /**
