@@ -17,6 +17,8 @@ import { organizationsRoutes } from "./organizations/organizations.routes";
 import { basesRoutes, registryRoutes } from "./registry/registry.routes";
 import type { AppEnv } from "./types";
 import { appVariantsRoutes, variantsRoutes } from "./variants/variants.routes";
+import { handOffEvents } from "./webhooks/hand-off";
+import { webhooksRoutes } from "./webhooks/webhooks.routes";
 import { workspacesRoutes } from "./workspaces/workspaces.routes";
 
 export interface ServiceConfig {
@@ -38,6 +40,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
   // Not strict: existing clients send paths with and without a trailing slash; both route the same.
   const service = new Hono<AppEnv>({ strict: false });
   service.use(requestLog);
+  service.use(handOffEvents);
   if (corsOrigins.length > 0) {
     // Ahead of the 405 check, so that a preflight is answered (204) rather than refused.
     service.use(
@@ -80,6 +83,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
     .use("/organizations/*", accountData)
     .use("/workspaces/*", accountData)
     .use("/events/*", accountData)
+    .use("/webhooks/*", accountData)
     .route("/", deploymentsRoutes)
     .route("/apps", appVariantsRoutes)
     .route("/apps", appsRoutes)
@@ -92,6 +96,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
     .route("/profile", profileRoutes)
     .route("/organizations", organizationsRoutes)
     .route("/workspaces", workspacesRoutes)
-    .route("/events", eventsRoutes);
+    .route("/events", eventsRoutes)
+    .route("/webhooks", webhooksRoutes);
   return service;
 }

@@ -1,5 +1,10 @@
 import { createService } from "./app";
 import { deleteExpiredClaims } from "./db/idempotency";
+import { pruneHistory } from "./db/webhooks";
+import { type DeliveryMessage, deliverQueued, sweepOverdueDeliveries } from "./webhooks/delivery";
+
+/** wrangler.toml [triggers]: the hourly clean-up; every other minute's trigger is the delivery sweep. */
+const HOURLY = "23 * * * *";
 
 // Vars only reach the Worker with a request, so the service is built on first use (per isolate and configuration).
 const services = new Map<string, ReturnType<typeof createService>>();
@@ -22,8 +27,15 @@ export default {
     return service.fetch(request, env, ctx);
   },
 
-  // wrangler.toml [triggers]: Idempotency-Key claims past their 24 hours are dropped.
-  scheduled(_controller, env, ctx) {
-    ctx.waitUntil(deleteExpiredClaims(env.DB));
+  // Hourly: Idempotency-Key claims past their 24 hours, and events and deliveries past their retention, are dropped.
+  // Each minute: deliveries a lost hand-off left pending are queued again.
+  scheduled(controller, env, ctx) {
+    if (controller.cron === HOURLY) ctx.waitUntil(Promise.all([deleteExpiredClaims(env.DB), pruneHistory(env.DB)]));
+    else ctx.waitUntil(sweepOverdueDeliveries(env));
   },
-} satisfies ExportedHandler<Env>;
+
+  // The webhook delivery queue (wrangler.toml [[queues.consumers]]).
+  queue(batch, env) {
+    return deliverQueued(batch as MessageBatch<DeliveryMessage>, env);
+  },
+} satisfies ExportedHandler<Env, DeliveryMessage>;

@@ -16,7 +16,8 @@ export default defineConfig(async () => {
             cloudflareTest({
               wrangler: { configPath: path.join(root, "wrangler.toml") },
               miniflare: {
-                bindings: { TEST_MIGRATIONS: migrations },
+                // Webhooks may target the tests' receiver on 127.0.0.1 (webhook-receiver.ts).
+                bindings: { TEST_MIGRATIONS: migrations, WEBHOOKS_ALLOW_LOCAL: "true" },
                 // The suite sends thousands of requests with few keys from one address: wrangler.toml's limits
                 // are raised here, and rate-limits.test.ts swaps in the strict emulated limiters below.
                 ratelimits: {
@@ -35,6 +36,7 @@ export default defineConfig(async () => {
             silent: "passed-only",
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["test/worker/apply-migrations.ts"],
+            globalSetup: ["test/worker/webhook-receiver.ts"],
           },
         },
         {

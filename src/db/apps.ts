@@ -3,7 +3,7 @@ import { type Role, WRITER_ROLES_SQL } from "./accounts";
 import { APP_BY_ID_CTE, batchAsCaller, CALLER_CTE, type Caller, type WriteOutcome, writeOutcome } from "./caller";
 import type { Queryable } from "./d1";
 import { DEFAULT_ENVIRONMENTS } from "./environments";
-import { APP_PLACE, EVENT_ACTOR, INSERT_EVENT } from "./events";
+import { APP_PLACE, EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "./events";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 
 export interface NewApp {
@@ -104,7 +104,7 @@ export async function createAppAsCaller(
       .prepare(
         `WITH ${CALLER_CTE} ${INSERT_EVENT}
          SELECT ?3, 'app.created', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object('app_id', a.id, 'app_name', a.name)
-           FROM apps a ${APP_PLACE} WHERE a.id = ?4`,
+           FROM apps a ${APP_PLACE} WHERE a.id = ?4 ${EVENT_HANDOFF}`,
       )
       .bind(...caller.credentials, uuidv7(), appId),
   ]);
@@ -214,7 +214,7 @@ export async function renameApp(db: Queryable, caller: Caller, appId: string, na
          SELECT ?5, 'app.renamed', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
                 json_object('app_id', a.id, 'app_name', ?4, 'previous_app_name', a.name)
            FROM app JOIN apps a ON a.id = app.id ${APP_PLACE}
-          WHERE app.role IN ${WRITER_ROLES_SQL} AND a.name <> ?4`,
+          WHERE app.role IN ${WRITER_ROLES_SQL} AND a.name <> ?4 ${EVENT_HANDOFF}`,
       )
       .bind(...caller.credentials, appId, name, uuidv7()),
     db
@@ -240,7 +240,7 @@ export async function deleteApp(db: Queryable, caller: Caller, appId: string): P
       .prepare(
         `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} ${INSERT_EVENT}
          SELECT ?4, 'app.deleted', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object('app_id', a.id, 'app_name', a.name)
-           FROM app JOIN apps a ON a.id = app.id ${APP_PLACE} WHERE app.role IN ${WRITER_ROLES_SQL}`,
+           FROM app JOIN apps a ON a.id = app.id ${APP_PLACE} WHERE app.role IN ${WRITER_ROLES_SQL} ${EVENT_HANDOFF}`,
       )
       .bind(...caller.credentials, appId, uuidv7()),
     db

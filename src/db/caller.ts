@@ -15,6 +15,9 @@ export class Caller {
   /** When the key was last recorded as used (null: never, or an operator), once the database has found it. */
   lastUsedAt: string | null = null;
 
+  /** Events this request committed that a webhook may want (EVENT_HANDOFF): handed to the delivery queue after the answer. */
+  readonly eventsToDeliver: string[] = [];
+
   /** Whether a batch with the key check has been sent (it checks the key, whatever else happens to it). */
   queried = false;
 
@@ -87,6 +90,12 @@ export async function batchAsCaller<T = Record<string, unknown>>(
   if (!key) throw new UnknownApiKeyError();
   caller.userId = key.user_id;
   caller.lastUsedAt = key.last_used_at;
+  for (const { results: rows } of results) {
+    if (rows.length === 0 || !("event_to_deliver" in (rows[0] as object))) continue;
+    for (const row of rows as { event_to_deliver: string | null }[]) {
+      if (row.event_to_deliver) caller.eventsToDeliver.push(row.event_to_deliver);
+    }
+  }
   return results;
 }
 

@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./accounts";
 import { APP_BY_REF_CTE, batchAsCaller, CALLER_CTE, type Caller, refusal } from "./caller";
 import { isUniqueViolation, type Queryable } from "./d1";
-import { APP_PLACE, EVENT_ACTOR, INSERT_EVENT, REVISION_DATA, revisionEvent } from "./events";
+import { APP_PLACE, EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT, REVISION_DATA, revisionEvent } from "./events";
 import { parseJsonExactly } from "./exact-json";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 
@@ -383,7 +383,7 @@ export async function forkConfig(
                   json_object(${REVISION_DATA}, 'source_config_name', source.config_name, 'source_revision', source.revision)
              FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id JOIN apps a ON a.id = v.app_id ${APP_PLACE}
              JOIN variant_revision source
-            WHERE r.id = ?13`,
+            WHERE r.id = ?13 ${EVENT_HANDOFF}`,
         )
         .bind(...bindings, revisionId, uuidv7()),
       configStatement(db, caller, revisionRefs(revisionId)),

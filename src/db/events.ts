@@ -12,6 +12,14 @@ import type { Queryable } from "./d1";
 export const INSERT_EVENT = `INSERT INTO events
   (id, type, organization_id, workspace_id, project_id, app_id, actor_user_id, actor_username, actor_api_key_prefix, data)`;
 
+/**
+ * Ends every event insert: names the event if its organization has a live webhook, which `batchAsCaller` collects
+ * for the request to hand to the delivery queue after its answer (the deliveries themselves are made by the
+ * `events_fan_out` trigger, in the same statement).
+ */
+export const EVENT_HANDOFF = `RETURNING CASE WHEN EXISTS (SELECT 1 FROM webhooks subscribed
+  WHERE subscribed.organization_id = events.organization_id AND subscribed.enabled = 1) THEN id END AS event_to_deliver`;
+
 /** Who made the change, after CALLER_CTE: the caller's user, and the prefix of the key they used (?1; null for the CLI). */
 export const EVENT_ACTOR = `(SELECT user_id FROM caller), (SELECT username FROM users WHERE id = (SELECT user_id FROM caller)), ?1`;
 
@@ -33,7 +41,7 @@ export const revisionEvent = (db: Queryable, caller: Caller, revisionId: string)
        SELECT ?3, CASE WHEN r.revision = 1 THEN 'config.added' ELSE 'config.committed' END,
               w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object(${REVISION_DATA})
          FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id JOIN apps a ON a.id = v.app_id ${APP_PLACE}
-        WHERE r.id = ?4`,
+        WHERE r.id = ?4 ${EVENT_HANDOFF}`,
     )
     .bind(...caller.credentials, uuidv7(), revisionId);
 
@@ -61,7 +69,7 @@ export const deploymentEvent = (db: Queryable, caller: Caller, environmentRevisi
                             'current', json((${DEPLOYED} WHERE r.id = er.deployed_app_variant_revision_id))),
                 CASE WHEN ?5 IS NULL THEN '{}' ELSE json_object('reverted_to_revision_id', ?5) END)
          FROM environment_revisions er JOIN environments e ON e.id = er.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}
-        WHERE er.id = ?4`,
+        WHERE er.id = ?4 ${EVENT_HANDOFF}`,
     )
     .bind(...caller.credentials, uuidv7(), environmentRevisionId, revertedTo);
 
@@ -90,13 +98,13 @@ export interface EventFilter {
   limit: number;
 }
 
-/** The organization the audit log reads (?3, else the key's project's), and the caller's role there. */
-const LOG_SCOPE = `scope AS (
+/** The organization a request names (?3, else the key's project's), and the caller's role there. */
+export const ORGANIZATION_SCOPE = `scope AS (
   SELECT o.id, (SELECT role FROM membership WHERE organization_id = o.id) AS role FROM organizations o
    WHERE o.id = COALESCE(?3, (SELECT w.organization_id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
                                WHERE p.id = (SELECT project_id FROM caller))))`;
 
-type StoredEvent = Omit<Event, "actor" | "data"> & {
+export type StoredEvent = Omit<Event, "actor" | "data"> & {
   actor_user_id: string | null;
   actor_username: string | null;
   actor_api_key_prefix: string | null;
@@ -113,10 +121,12 @@ export async function listEvents(
   filter: EventFilter,
 ): Promise<{ outcome: "done"; events: Event[]; more: boolean } | { outcome: "not_found" | "forbidden" }> {
   const [scope, rows] = await batchAsCaller(db, caller, [
-    db.prepare(`WITH ${CALLER_CTE}, ${LOG_SCOPE} SELECT role FROM scope`).bind(...caller.credentials, filter.organizationId),
+    db
+      .prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT role FROM scope`)
+      .bind(...caller.credentials, filter.organizationId),
     db
       .prepare(
-        `WITH ${CALLER_CTE}, ${LOG_SCOPE}
+        `WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE}
          SELECT e.id, e.type, e.occurred_at, e.organization_id, e.workspace_id, e.project_id,
                 e.actor_user_id, e.actor_username, e.actor_api_key_prefix, e.data
            FROM events e
@@ -150,10 +160,13 @@ export async function listEvents(
   return {
     outcome: "done",
     more: rows.results.length > filter.limit,
-    events: page.map(({ actor_user_id, actor_username, actor_api_key_prefix, data, ...event }) => ({
-      ...event,
-      actor: { user_id: actor_user_id, username: actor_username, api_key_prefix: actor_api_key_prefix },
-      data: JSON.parse(data),
-    })),
+    events: page.map(toEvent),
   };
 }
+
+/** An event as clients see it, from its row. */
+export const toEvent = ({ actor_user_id, actor_username, actor_api_key_prefix, data, ...event }: StoredEvent): Event => ({
+  ...event,
+  actor: { user_id: actor_user_id, username: actor_username, api_key_prefix: actor_api_key_prefix },
+  data: JSON.parse(data),
+});

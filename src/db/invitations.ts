@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { ADMIN_ROLES_SQL, type Role } from "./accounts";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
-import { EVENT_ACTOR, INSERT_EVENT } from "./events";
+import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "./events";
 
 /**
  * Invitations to an organization, through one of its workspaces: ?3 is the organization, ?4 the workspace, ?5 the
@@ -86,7 +86,7 @@ export async function issueInvitation(
          SELECT ?4, 'member.invited', i.organization_id, i.workspace_id, NULL, NULL, ${EVENT_ACTOR},
                 json_object('email', i.email, 'user_id', (SELECT id FROM users WHERE email = i.email), 'role', i.role,
                             'workspace_id', i.workspace_id, 'resent', json(CASE WHEN ?5 = 1 THEN 'true' ELSE 'false' END))
-           FROM invitations i WHERE i.id = ?3`,
+           FROM invitations i WHERE i.id = ?3 ${EVENT_HANDOFF}`,
       )
       .bind(...caller.credentials, invitationId, uuidv7(), role === null ? 1 : 0),
   ]);
@@ -204,7 +204,7 @@ export async function acceptInvitation(
          SELECT ?2, 'member.joined', i.organization_id, i.workspace_id, NULL, NULL, i.accepted_by,
                 (SELECT username FROM users WHERE id = i.accepted_by), ?3,
                 json_object('email', i.email, 'user_id', i.accepted_by, 'role', i.role, 'workspace_id', i.workspace_id)
-           FROM invitations i WHERE i.acceptance_id = ?1`,
+           FROM invitations i WHERE i.acceptance_id = ?1 ${EVENT_HANDOFF}`,
       )
       .bind(acceptanceId, uuidv7(), caller?.credentials[0] ?? null),
     db
@@ -212,7 +212,7 @@ export async function acceptInvitation(
         `${INSERT_EVENT}
          SELECT ?2, 'api_key.created', w.organization_id, w.id, p.id, NULL, k.user_id, (SELECT username FROM users WHERE id = k.user_id),
                 NULL, json_object('prefix', k.prefix, 'user_id', k.user_id, 'project_id', k.project_id)
-           FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id WHERE k.id = ?1`,
+           FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id WHERE k.id = ?1 ${EVENT_HANDOFF}`,
       )
       .bind(keyId, uuidv7()),
     db

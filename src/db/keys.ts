@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
-import { EVENT_ACTOR, INSERT_EVENT } from "./events";
+import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "./events";
 
 /** Where key `k` works, for an event about it: its project `p` and workspace `w`; and what the event says of it. */
 const KEY_PLACE = "JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id";
@@ -73,7 +73,7 @@ export async function createApiKeyAsCaller(
       .prepare(
         `WITH ${CALLER_CTE} ${INSERT_EVENT}
          SELECT ?3, 'api_key.created', w.organization_id, w.id, p.id, NULL, ${EVENT_ACTOR}, ${KEY_DATA}
-           FROM api_keys k ${KEY_PLACE} WHERE k.id = ?4`,
+           FROM api_keys k ${KEY_PLACE} WHERE k.id = ?4 ${EVENT_HANDOFF}`,
       )
       .bind(...caller.credentials, uuidv7(), keyId),
   ]);
@@ -98,7 +98,7 @@ export async function deleteApiKeyAsCaller(
         `WITH ${CALLER_CTE} ${INSERT_EVENT}
          SELECT ?4, 'api_key.deleted', w.organization_id, w.id, p.id, NULL, ${EVENT_ACTOR}, ${KEY_DATA}
            FROM api_keys k ${KEY_PLACE}
-          WHERE k.prefix = ?3 AND k.revoked_at IS NULL AND k.user_id = (SELECT user_id FROM caller WHERE read_only = 0)`,
+          WHERE k.prefix = ?3 AND k.revoked_at IS NULL AND k.user_id = (SELECT user_id FROM caller WHERE read_only = 0) ${EVENT_HANDOFF}`,
       )
       .bind(...caller.credentials, prefix, uuidv7()),
     db

@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { ADMIN_ROLES_SQL, type Role } from "./accounts";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
-import { EVENT_ACTOR, INSERT_EVENT } from "./events";
+import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "./events";
 import { type MemberRow, toWorkspace, type WorkspaceDetails, workspaceStatements } from "./organizations";
 
 /**
@@ -61,7 +61,7 @@ export async function changeMemberRole(
         `WITH ${CALLER_CTE}, ${MEMBER_VERDICT} ${INSERT_EVENT}
          SELECT ?8, 'member.role_changed', ?3, ?4, NULL, NULL, ${EVENT_ACTOR},
                 json_object('email', ?5, 'user_id', target.user_id, 'role', ?6, 'previous_role', target.role, 'workspace_id', ?4)
-           FROM target WHERE (SELECT verdict FROM verdict) = 'change'`,
+           FROM target WHERE (SELECT verdict FROM verdict) = 'change' ${EVENT_HANDOFF}`,
       )
       .bind(...bind, uuidv7()),
     db
@@ -101,7 +101,7 @@ export async function removeMember(
         `WITH ${CALLER_CTE}, ${MEMBER_VERDICT} ${INSERT_EVENT}
          SELECT ?8, 'member.removed', ?3, ?4, NULL, NULL, ${EVENT_ACTOR},
                 json_object('email', ?5, 'user_id', target.user_id, 'role', target.role, 'workspace_id', ?4)
-           FROM target WHERE (SELECT verdict FROM verdict) = 'change'`,
+           FROM target WHERE (SELECT verdict FROM verdict) = 'change' ${EVENT_HANDOFF}`,
       )
       .bind(...bind, uuidv7()),
     db

@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./accounts";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
-import { EVENT_ACTOR, INSERT_EVENT } from "./events";
+import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "./events";
 
 /**
  * Organizations and their workspaces as the caller sees them. Statements bind the key as ?1 and ?2 (CALLER_CTE),
@@ -246,7 +246,7 @@ export async function updateOrganizationAsCaller(
         `WITH ${CALLER_CTE} ${INSERT_EVENT}
          SELECT ?7, 'organization.updated', o.id, NULL, NULL, NULL, ${EVENT_ACTOR},
                 json_object('organization_id', o.id, ${BEFORE_AND_AFTER})
-           FROM organizations o WHERE o.id = ?3 AND (SELECT role FROM membership WHERE organization_id = ?3) = 'owner'`,
+           FROM organizations o WHERE o.id = ?3 AND (SELECT role FROM membership WHERE organization_id = ?3) = 'owner' ${EVENT_HANDOFF}`,
       )
       .bind(...bind, ...changed, uuidv7()),
     db
@@ -318,7 +318,7 @@ export async function createWorkspaceAsCaller(
         `WITH ${CALLER_CTE} ${INSERT_EVENT}
          SELECT ?5, 'workspace.created', w.organization_id, w.id, NULL, NULL, ${EVENT_ACTOR},
                 json_object('workspace_id', w.id, 'name', w.name, 'description', w.description, 'type', w.type)
-           FROM workspaces w WHERE w.id = ?4`,
+           FROM workspaces w WHERE w.id = ?4 ${EVENT_HANDOFF}`,
       )
       .bind(...bind, uuidv7()),
     ...workspaceStatements(db, caller, workspaceId),
@@ -347,7 +347,7 @@ export async function updateWorkspaceAsCaller(
                 json_object('workspace_id', o.id, ${BEFORE_AND_AFTER_WORKSPACE})
            FROM workspaces o
           WHERE o.id = ?4 AND o.organization_id = ?3
-            AND (SELECT role FROM membership WHERE organization_id = ?3) IN ${ADMIN_ROLES_SQL}`,
+            AND (SELECT role FROM membership WHERE organization_id = ?3) IN ${ADMIN_ROLES_SQL} ${EVENT_HANDOFF}`,
       )
       .bind(...bind, ...changed, uuidv7()),
     db

@@ -110,6 +110,15 @@ export const invitationForNewAccount = () =>
     "This invitation is for an email that has no account yet: accept it with the token alone, without an API key",
   );
 
+export const webhookNotFound = () => new ApiError(404, "Webhook not found");
+
+export const deliveryNotFound = () => new ApiError(404, "Delivery not found for this webhook");
+
+export const webhookDisabled = () => new ApiError(409, "This webhook is disabled: enable it (PATCH enabled: true) first");
+
+export const webhooksNotSetUp = () =>
+  new ApiError(503, "Webhooks are not set up on this service: its operator must set the WEBHOOK_SECRETS_KEY secret");
+
 export const badIdempotencyKey = () =>
   new ApiError(400, "Idempotency-Key must be 1 to 255 printable ASCII characters (optionally as a quoted string)");
 

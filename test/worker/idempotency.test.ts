@@ -394,7 +394,7 @@ describe("keeping keys", () => {
       .bind(owner)
       .run();
     const context = createExecutionContext();
-    await worker.scheduled?.(createScheduledController(), env, context);
+    await worker.scheduled?.(createScheduledController({ cron: "23 * * * *" }), env, context);
     await waitOnExecutionContext(context);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM idempotency_keys WHERE key_hash = ?").bind(owner).first("n")).toBe(0);
   });
@@ -421,7 +421,7 @@ describe("keeping keys", () => {
     expect(liveOfOwner.sort()).toEqual(["sweep-expiring", "sweep-fresh"]);
 
     const context = createExecutionContext();
-    await worker.scheduled?.(createScheduledController(), env, context);
+    await worker.scheduled?.(createScheduledController({ cron: "23 * * * *" }), env, context);
     await waitOnExecutionContext(context);
 
     expect((await snapshot()).idempotency_keys).toEqual(live);

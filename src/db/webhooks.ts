@@ -1,0 +1,546 @@
+import { v7 as uuidv7 } from "uuid";
+import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./accounts";
+import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
+import type { Queryable } from "./d1";
+import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT, ORGANIZATION_SCOPE, type StoredEvent } from "./events";
+
+/** A webhook as clients see it (never its secret). */
+export interface Webhook {
+  id: string;
+  organization_id: string;
+  url: string;
+  events: string[];
+  app_id: string | null;
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const WEBHOOK_COLUMNS = `w.id, w.organization_id, w.url, w.events, w.app_id, w.description, w.enabled, w.disabled_reason,
+  w.created_at, w.updated_at`;
+
+type WebhookRow = Omit<Webhook, "events" | "enabled"> & { events: string; enabled: number };
+
+const toWebhook = (row: WebhookRow): Webhook => ({ ...row, events: JSON.parse(row.events), enabled: row.enabled === 1 });
+
+/** Refusals shared by the webhook routes: not a member there (or no such webhook), or not an owner or admin. */
+type Refusal = { outcome: "not_found" | "forbidden" };
+
+function refusal(role: Role | null | undefined): Refusal | null {
+  if (!role) return { outcome: "not_found" };
+  return ADMIN_ROLES.includes(role) ? null : { outcome: "forbidden" };
+}
+
+/** The webhook ?3 and the caller's role in its organization (none: not a member, or no such webhook). */
+const HOOK_SCOPE = `hook AS (
+  SELECT w.*, (SELECT role FROM membership WHERE organization_id = w.organization_id) AS role FROM webhooks w WHERE w.id = ?3)`;
+
+/** Whether the app ?4 (null: none named) is one of the organization's. */
+const APP_IN_ORGANIZATION = `(?4 IS NULL OR EXISTS (
+  SELECT 1 FROM apps a JOIN projects p ON p.id = a.project_id JOIN workspaces ws ON ws.id = p.workspace_id
+   WHERE a.id = ?4 AND ws.organization_id = %ORG%))`;
+
+/** A webhook event (`webhook.*`) about the webhook in `hook`, by the caller; ?5 is its id. */
+const HOOK_EVENT = `${INSERT_EVENT}
+  SELECT ?5, ?6, hook.organization_id, NULL, NULL, NULL, ${EVENT_ACTOR}, json_object('webhook_id', hook.id, 'url', hook.url)`;
+
+export interface NewWebhook {
+  organizationId: string | null;
+  url: string;
+  events: string[];
+  appId: string | null;
+  description: string | null;
+  /** Sealed (secret-box.ts). */
+  secret: string;
+}
+
+export async function createWebhook(
+  db: Queryable,
+  caller: Caller,
+  hook: NewWebhook,
+): Promise<{ outcome: "done"; webhook: Webhook } | { outcome: "app_not_found" } | Refusal> {
+  const id = uuidv7();
+  const allowed = `(SELECT id FROM scope WHERE role IN ${ADMIN_ROLES_SQL})`;
+  const appOk = APP_IN_ORGANIZATION.replace("%ORG%", "(SELECT id FROM scope)");
+  const [scope, app, , , created] = await batchAsCaller(db, caller, [
+    db
+      .prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT role FROM scope`)
+      .bind(...caller.credentials, hook.organizationId),
+    db
+      .prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT ${appOk} AS ok`)
+      .bind(...caller.credentials, hook.organizationId, hook.appId),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE}
+         INSERT INTO webhooks (id, organization_id, url, events, app_id, description, secret)
+         SELECT ?5, ${allowed}, ?6, ?7, ?4, ?8, ?9 WHERE ${allowed} IS NOT NULL AND ${appOk}`,
+      )
+      .bind(
+        ...caller.credentials,
+        hook.organizationId,
+        hook.appId,
+        id,
+        hook.url,
+        JSON.stringify(hook.events),
+        hook.description,
+        hook.secret,
+      ),
+    db
+      .prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} ${HOOK_EVENT} FROM hook ${EVENT_HANDOFF}`)
+      .bind(...caller.credentials, id, null, uuidv7(), "webhook.created"),
+    db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.id = ?1`).bind(id),
+  ]);
+  const refused = refusal((scope.results[0] as { role: Role | null } | undefined)?.role);
+  if (refused) return refused;
+  if (!(app.results[0] as { ok: number }).ok) return { outcome: "app_not_found" };
+  return { outcome: "done", webhook: toWebhook(created.results[0] as WebhookRow) };
+}
+
+export async function listWebhooks(
+  db: Queryable,
+  caller: Caller,
+  organizationId: string | null,
+): Promise<{ outcome: "done"; webhooks: Webhook[] } | Refusal> {
+  const [scope, rows] = await batchAsCaller(db, caller, [
+    db.prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT role FROM scope`).bind(...caller.credentials, organizationId),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE}
+         SELECT ${WEBHOOK_COLUMNS} FROM webhooks w
+          WHERE w.organization_id = (SELECT id FROM scope WHERE role IN ${ADMIN_ROLES_SQL}) ORDER BY w.id`,
+      )
+      .bind(...caller.credentials, organizationId),
+  ]);
+  const refused = refusal((scope.results[0] as { role: Role | null } | undefined)?.role);
+  if (refused) return refused;
+  return { outcome: "done", webhooks: (rows.results as unknown as WebhookRow[]).map(toWebhook) };
+}
+
+/** The caller's role in the webhook's organization (a batch's first statement, for `refusal`). */
+const hookRole = (db: Queryable, caller: Caller, id: string) =>
+  db.prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} SELECT role FROM hook`).bind(...caller.credentials, id);
+
+const roleOf = (result: D1Result) => (result.results[0] as { role: Role | null } | undefined)?.role;
+
+const selectWebhook = (db: Queryable, id: string) =>
+  db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.id = ?1`).bind(id);
+
+export async function getWebhook(
+  db: Queryable,
+  caller: Caller,
+  id: string,
+): Promise<{ outcome: "done"; webhook: Webhook } | Refusal> {
+  const [scope, row] = await batchAsCaller(db, caller, [hookRole(db, caller, id), selectWebhook(db, id)]);
+  return refusal(roleOf(scope)) ?? { outcome: "done", webhook: toWebhook(row.results[0] as WebhookRow) };
+}
+
+/** What a PATCH changes: a field left out keeps its value; `app_id` and `description` may be set to null. */
+export interface WebhookChanges {
+  url?: string;
+  events?: string[];
+  app_id?: string | null;
+  description?: string | null;
+  enabled?: boolean;
+}
+
+/** The caller may manage the webhook (HOOK_SCOPE) and the app named (?4) is the organization's. */
+const MAY_CHANGE = `(SELECT role FROM hook) IN ${ADMIN_ROLES_SQL} AND ${APP_IN_ORGANIZATION.replace("%ORG%", "(SELECT organization_id FROM hook)")}`;
+
+/**
+ * Changes a webhook (?7: the changes as JSON). Enabling a disabled one clears its failure count; disabling one ends
+ * its pending deliveries as failed.
+ */
+export async function updateWebhook(
+  db: Queryable,
+  caller: Caller,
+  id: string,
+  changes: WebhookChanges,
+): Promise<{ outcome: "done"; webhook: Webhook } | { outcome: "app_not_found" } | Refusal> {
+  const appId = changes.app_id ?? null;
+  const bind = [...caller.credentials, id, appId, uuidv7(), "webhook.updated", JSON.stringify(changes)];
+  const [scope, app, , , , updated] = await batchAsCaller(db, caller, [
+    hookRole(db, caller, id),
+    db.prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} SELECT ${MAY_CHANGE} AS ok`).bind(...caller.credentials, id, appId),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
+         UPDATE webhooks SET
+           url = COALESCE(json_extract(?7, '$.url'), url),
+           events = COALESCE(json_extract(?7, '$.events'), events),
+           app_id = CASE WHEN json_type(?7, '$.app_id') IS NULL THEN app_id ELSE ?4 END,
+           description = CASE WHEN json_type(?7, '$.description') IS NULL THEN description ELSE json_extract(?7, '$.description') END,
+           enabled = COALESCE(json_extract(?7, '$.enabled'), enabled),
+           disabled_reason = CASE WHEN json_extract(?7, '$.enabled') IS NULL THEN disabled_reason END,
+           failing_since = CASE WHEN json_extract(?7, '$.enabled') = 1 AND enabled = 0 THEN NULL ELSE failing_since END,
+           failed_events = CASE WHEN json_extract(?7, '$.enabled') = 1 AND enabled = 0 THEN 0 ELSE failed_events END,
+           updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+         WHERE id = ?3 AND ${MAY_CHANGE}`,
+      )
+      .bind(...bind),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
+         UPDATE webhook_deliveries SET status = 'failed', last_error = 'webhook disabled', next_attempt_at = NULL
+          WHERE webhook_id = ?3 AND status = 'pending' AND (SELECT enabled FROM hook) = 0 AND ${MAY_CHANGE}`,
+      )
+      .bind(...bind.slice(0, 4)),
+    db
+      .prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} ${HOOK_EVENT} FROM hook WHERE ${MAY_CHANGE} ${EVENT_HANDOFF}`)
+      .bind(...bind.slice(0, 6)),
+    selectWebhook(db, id),
+  ]);
+  const refused = refusal(roleOf(scope));
+  if (refused) return refused;
+  if (!(app.results[0] as { ok: number }).ok) return { outcome: "app_not_found" };
+  return { outcome: "done", webhook: toWebhook(updated.results[0] as WebhookRow) };
+}
+
+/** Deletes a webhook, its deliveries and their attempts; the event names what it was. */
+export async function deleteWebhook(db: Queryable, caller: Caller, id: string): Promise<{ outcome: "done" } | Refusal> {
+  const bind = [...caller.credentials, id, null, uuidv7(), "webhook.deleted"];
+  const [scope] = await batchAsCaller(db, caller, [
+    hookRole(db, caller, id),
+    db.prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} ${HOOK_EVENT} FROM hook WHERE ${MAY_CHANGE} ${EVENT_HANDOFF}`).bind(...bind),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${HOOK_SCOPE} DELETE FROM webhooks WHERE id = ?3 AND (SELECT role FROM hook) IN ${ADMIN_ROLES_SQL}`,
+      )
+      .bind(...caller.credentials, id),
+  ]);
+  return refusal(roleOf(scope)) ?? { outcome: "done" };
+}
+
+/** A new secret (sealed); the previous one keeps signing for 24 hours. */
+export async function rotateWebhookSecret(
+  db: Queryable,
+  caller: Caller,
+  id: string,
+  sealedSecret: string,
+): Promise<{ outcome: "done" } | Refusal> {
+  const bind = [...caller.credentials, id, null, uuidv7(), "webhook.secret_rotated", sealedSecret];
+  const [scope] = await batchAsCaller(db, caller, [
+    hookRole(db, caller, id),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
+         UPDATE webhooks SET previous_secret = secret, secret = ?7,
+                previous_secret_expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+24 hours'),
+                updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+          WHERE id = ?3 AND ${MAY_CHANGE}`,
+      )
+      .bind(...bind),
+    db
+      .prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} ${HOOK_EVENT} FROM hook WHERE ${MAY_CHANGE} ${EVENT_HANDOFF}`)
+      .bind(...bind.slice(0, 6)),
+  ]);
+  return refusal(roleOf(scope)) ?? { outcome: "done" };
+}
+
+/** Where to send and how to sign: the URL and the live secrets (sealed), the current one first. */
+export interface Target {
+  webhook_id: string;
+  url: string;
+  secret: string;
+  /** Null once 24 hours have passed since the rotation. */
+  previous_secret: string | null;
+}
+
+const TARGET_COLUMNS = `w.id AS webhook_id, w.url, w.secret,
+  CASE WHEN w.previous_secret_expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') THEN w.previous_secret END AS previous_secret`;
+
+/** A webhook's target, for a test delivery by the caller. */
+export async function webhookTarget(
+  db: Queryable,
+  caller: Caller,
+  id: string,
+): Promise<{ outcome: "done"; target: Target; organizationId: string; username: string } | Refusal> {
+  const [scope, row] = await batchAsCaller(db, caller, [
+    hookRole(db, caller, id),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE} SELECT ${TARGET_COLUMNS}, w.organization_id,
+                (SELECT username FROM users WHERE id = (SELECT user_id FROM caller)) AS username
+           FROM webhooks w WHERE w.id = ?3`,
+      )
+      .bind(...caller.credentials, id),
+  ]);
+  const refused = refusal(roleOf(scope));
+  if (refused) return refused;
+  const { organization_id, username, ...target } = row.results[0] as unknown as Target & {
+    organization_id: string;
+    username: string;
+  };
+  return { outcome: "done", target, organizationId: organization_id, username };
+}
+
+export type DeliveryStatus = "pending" | "succeeded" | "failed";
+
+export interface Delivery {
+  id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+}
+
+const DELIVERY_COLUMNS = `d.id, d.event_id, e.type AS event_type, d.status, d.attempts, d.last_attempt_at, d.last_status_code,
+  d.last_error, d.next_attempt_at`;
+
+/** A webhook's deliveries, newest first, after the cursor (a delivery id), at most `limit`, and whether more follow. */
+export async function listDeliveries(
+  db: Queryable,
+  caller: Caller,
+  id: string,
+  filter: { status: DeliveryStatus | null; cursor: string | null; limit: number },
+): Promise<{ outcome: "done"; deliveries: Delivery[]; more: boolean } | Refusal> {
+  const [scope, rows] = await batchAsCaller(db, caller, [
+    hookRole(db, caller, id),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
+         SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+          WHERE d.webhook_id = (SELECT id FROM hook WHERE role IN ${ADMIN_ROLES_SQL})
+            AND (?4 IS NULL OR d.status = ?4)
+            AND (?5 IS NULL OR (d.created_at, d.id) < (SELECT created_at, id FROM webhook_deliveries WHERE id = ?5))
+          ORDER BY d.created_at DESC, d.id DESC LIMIT ?6`,
+      )
+      .bind(...caller.credentials, id, filter.status, filter.cursor, filter.limit + 1),
+  ]);
+  const refused = refusal(roleOf(scope));
+  if (refused) return refused;
+  const found = rows.results as unknown as Delivery[];
+  return { outcome: "done", deliveries: found.slice(0, filter.limit), more: found.length > filter.limit };
+}
+
+export interface Attempt {
+  attempted_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  response_excerpt: string | null;
+  error: string | null;
+}
+
+/** One delivery and its attempts, oldest first. */
+export async function getDelivery(
+  db: Queryable,
+  caller: Caller,
+  id: string,
+  deliveryId: string,
+): Promise<{ outcome: "done"; delivery: Delivery & { attempt_log: Attempt[] } } | { outcome: "delivery_not_found" } | Refusal> {
+  const [scope, delivery, attempts] = await batchAsCaller(db, caller, [
+    hookRole(db, caller, id),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
+         SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+          WHERE d.id = ?4 AND d.webhook_id = (SELECT id FROM hook WHERE role IN ${ADMIN_ROLES_SQL})`,
+      )
+      .bind(...caller.credentials, id, deliveryId),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
+         SELECT t.attempted_at, t.status_code, t.duration_ms, t.response_excerpt, t.error
+           FROM webhook_attempts t JOIN webhook_deliveries d ON d.id = t.delivery_id
+          WHERE d.id = ?4 AND d.webhook_id = (SELECT id FROM hook WHERE role IN ${ADMIN_ROLES_SQL}) ORDER BY t.id`,
+      )
+      .bind(...caller.credentials, id, deliveryId),
+  ]);
+  const refused = refusal(roleOf(scope));
+  if (refused) return refused;
+  const found = delivery.results[0] as unknown as Delivery | undefined;
+  if (!found) return { outcome: "delivery_not_found" };
+  return { outcome: "done", delivery: { ...found, attempt_log: attempts.results as unknown as Attempt[] } };
+}
+
+/** Makes a delivery pending again, due now (one more attempt); refused while the webhook is disabled. */
+export async function redeliver(
+  db: Queryable,
+  caller: Caller,
+  id: string,
+  deliveryId: string,
+): Promise<{ outcome: "done"; delivery: Delivery } | { outcome: "delivery_not_found" | "disabled" } | Refusal> {
+  const [scope, enabled, , delivery] = await batchAsCaller(db, caller, [
+    hookRole(db, caller, id),
+    db.prepare("SELECT enabled FROM webhooks WHERE id = ?1").bind(id),
+    db
+      .prepare(
+        `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
+         UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
+                leased_until = NULL, lease = NULL
+          WHERE id = ?4 AND webhook_id = (SELECT id FROM hook WHERE role IN ${ADMIN_ROLES_SQL} AND enabled = 1)`,
+      )
+      .bind(...caller.credentials, id, deliveryId),
+    db
+      .prepare(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = ?1 AND d.webhook_id = ?2`,
+      )
+      .bind(deliveryId, id),
+  ]);
+  const refused = refusal(roleOf(scope));
+  if (refused) return refused;
+  const found = delivery.results[0] as unknown as Delivery | undefined;
+  if (!found) return { outcome: "delivery_not_found" };
+  if ((enabled.results[0] as { enabled: number }).enabled !== 1) return { outcome: "disabled" };
+  return { outcome: "done", delivery: found };
+}
+
+// The delivery side: the queue consumer and the sweep, outside any request (no caller).
+
+/** A claimed delivery: what to send, where, and how many attempts it had. */
+export interface ClaimedDelivery extends Target {
+  delivery_id: string;
+  attempts: number;
+  event: StoredEvent;
+}
+
+/**
+ * Claims the pending, due, unleased deliveries of the events and deliveries named, for `leaseSeconds` under the
+ * lease ?3, and reads what they need: a duplicate queue message finds them leased (or settled) and does nothing.
+ */
+export async function claimDeliveries(
+  db: Queryable,
+  names: { events: string[]; deliveries: string[] },
+): Promise<ClaimedDelivery[]> {
+  const lease = crypto.randomUUID();
+  const [, rows] = await db.batch([
+    db
+      .prepare(
+        `UPDATE webhook_deliveries SET lease = ?3, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+60 seconds')
+          WHERE (id IN (SELECT value FROM json_each(?1)) OR event_id IN (SELECT value FROM json_each(?2)))
+            AND status = 'pending' AND next_attempt_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+2 seconds')
+            AND (leased_until IS NULL OR leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+            AND webhook_id IN (SELECT id FROM webhooks WHERE enabled = 1)`,
+      )
+      .bind(JSON.stringify(names.deliveries), JSON.stringify(names.events), lease),
+    db
+      .prepare(
+        `SELECT d.id AS delivery_id, d.attempts, ${TARGET_COLUMNS},
+                json_object('id', e.id, 'type', e.type, 'occurred_at', e.occurred_at, 'organization_id', e.organization_id,
+                            'workspace_id', e.workspace_id, 'project_id', e.project_id, 'actor_user_id', e.actor_user_id,
+                            'actor_username', e.actor_username, 'actor_api_key_prefix', e.actor_api_key_prefix,
+                            'data', e.data) AS event
+           FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
+          WHERE d.lease = ?1`,
+      )
+      .bind(lease),
+  ]);
+  return (rows.results as unknown as (Omit<ClaimedDelivery, "event"> & { event: string })[]).map((row) => ({
+    ...row,
+    event: JSON.parse(row.event),
+  }));
+}
+
+/** What one attempt got: a status code (any) or an error (no answer), its duration and the response's first 1 KiB. */
+export interface AttemptOutcome {
+  deliveryId: string;
+  webhookId: string;
+  attemptedAt: string;
+  statusCode: number | null;
+  durationMs: number;
+  responseExcerpt: string | null;
+  error: string | null;
+  succeeded: boolean;
+  /** When to try again (failed attempts with retries left), else null: settled. */
+  nextAttemptAt: string | null;
+}
+
+/** An enabled webhook (?1) that has failed long enough, as of ?2, to be disabled. */
+const MUST_DISABLE = `enabled = 1 AND (failed_events >= 20 OR failing_since <= strftime('%Y-%m-%dT%H:%M:%fZ', ?2, '-24 hours'))`;
+const DISABLE_REASON = `CASE WHEN failed_events >= 20 THEN 'deliveries of 20 events in a row failed'
+  ELSE 'every delivery failed for 24 hours' END`;
+
+/**
+ * Records an attempt and settles or reschedules its delivery. A failure counts against the webhook (an event whose
+ * first attempt failed is one more failed event; failing since when); a success clears that. A webhook whose
+ * deliveries have failed for 24 hours, or for 20 events in a row, is disabled with a `webhook.disabled` event, and
+ * its pending deliveries end as failed.
+ */
+export function recordAttempt(db: Queryable, outcome: AttemptOutcome) {
+  const { deliveryId, webhookId, attemptedAt, statusCode, error } = outcome;
+  return db.batch([
+    db
+      .prepare(
+        `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_excerpt, error)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)`,
+      )
+      .bind(deliveryId, attemptedAt, statusCode, outcome.durationMs, outcome.responseExcerpt, error),
+    db
+      .prepare(
+        `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = ?2, last_status_code = ?3, last_error = ?4,
+                status = CASE WHEN ?5 = 1 THEN 'succeeded' WHEN ?6 IS NULL THEN 'failed' ELSE 'pending' END,
+                next_attempt_at = ?6, lease = NULL, leased_until = NULL
+          WHERE id = ?1`,
+      )
+      .bind(deliveryId, attemptedAt, statusCode, error, outcome.succeeded ? 1 : 0, outcome.nextAttemptAt),
+    db
+      .prepare(
+        `UPDATE webhooks SET
+           failing_since = CASE WHEN ?4 = 1 THEN NULL ELSE COALESCE(failing_since, ?3) END,
+           failed_events = CASE WHEN ?4 = 1 THEN 0
+                                WHEN (SELECT attempts FROM webhook_deliveries WHERE id = ?1) = 1 THEN failed_events + 1
+                                ELSE failed_events END
+          WHERE id = ?2`,
+      )
+      .bind(deliveryId, webhookId, attemptedAt, outcome.succeeded ? 1 : 0),
+    // The event, then the change, on the same condition (while the webhook is still enabled).
+    db
+      .prepare(
+        `WITH hook AS (SELECT *, ${DISABLE_REASON} AS reason FROM webhooks WHERE id = ?1 AND ${MUST_DISABLE})
+         ${INSERT_EVENT}
+         SELECT ?3, 'webhook.disabled', organization_id, NULL, NULL, NULL, NULL, NULL, NULL,
+                json_object('webhook_id', id, 'url', url, 'reason', reason)
+           FROM hook ${EVENT_HANDOFF}`,
+      )
+      .bind(webhookId, attemptedAt, uuidv7()),
+    db
+      .prepare(
+        `UPDATE webhooks SET enabled = 0, disabled_reason = ${DISABLE_REASON}, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+          WHERE id = ?1 AND ${MUST_DISABLE}`,
+      )
+      .bind(webhookId, attemptedAt),
+    db
+      .prepare(
+        `UPDATE webhook_deliveries SET status = 'failed', last_error = 'webhook disabled', next_attempt_at = NULL,
+                lease = NULL, leased_until = NULL
+          WHERE webhook_id = ?1 AND status = 'pending' AND (SELECT enabled FROM webhooks WHERE id = ?1) = 0`,
+      )
+      .bind(webhookId),
+  ]);
+}
+
+/** Deliveries a lost hand-off (or a lost retry message) left behind: pending, unleased, overdue by a minute. */
+export async function overdueDeliveries(db: Queryable): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT id FROM webhook_deliveries
+        WHERE status = 'pending' AND next_attempt_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-60 seconds')
+          AND (leased_until IS NULL OR leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        ORDER BY next_attempt_at LIMIT 1000`,
+    )
+    .all<{ id: string }>();
+  return results.map(({ id }) => id);
+}
+
+/**
+ * Retention: events are kept 400 days, settled deliveries (and their attempts) 30 days. Each run deletes at most
+ * 10,000 of each, oldest first; the hourly cron catches up over a few runs.
+ */
+export function pruneHistory(db: Queryable) {
+  return db.batch([
+    db.prepare(
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries
+          WHERE status <> 'pending' AND created_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-30 days') LIMIT 10000)`,
+    ),
+    db.prepare(
+      `DELETE FROM events WHERE id IN (
+         SELECT id FROM events WHERE occurred_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-400 days') ORDER BY id LIMIT 10000)`,
+    ),
+  ]);
+}

@@ -1,0 +1,140 @@
+import { type Event, toEvent } from "../db/events";
+import { type ClaimedDelivery, claimDeliveries, overdueDeliveries, recordAttempt, type Target } from "../db/webhooks";
+import { openSecret, type WebhookSettings } from "./secret-box";
+import { signedHeaders } from "./signing";
+
+/** A message on the delivery queue: events just committed, or deliveries due (a retry, a redelivery, the sweep). */
+export interface DeliveryMessage {
+  events?: string[];
+  deliveries?: string[];
+}
+
+/** Seconds to wait after the nth failed attempt (about 19 hours in all); after the last, the delivery has failed. */
+const RETRY_DELAYS = [5, 60, 600, 3600, 6 * 3600, 12 * 3600];
+/** Cloudflare Queues delay a message by 12 hours at most. */
+const MAX_QUEUE_DELAY = 12 * 3600;
+
+/** The delay before the next attempt after `attempts` failed ones, with up to 20% jitter; null: no attempt left. */
+function retryDelay(attempts: number): number | null {
+  const base = RETRY_DELAYS[attempts - 1];
+  if (base === undefined) return null;
+  return Math.min(MAX_QUEUE_DELAY, Math.round(base * (1 + Math.random() * 0.2)));
+}
+
+const TIMEOUT_MS = 10_000;
+const EXCERPT_BYTES = 1024;
+
+/** The first KiB of a response body (as text), leaving the rest unread. */
+async function excerpt(response: Response): Promise<string | null> {
+  if (!response.body) return null;
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let read = 0;
+  while (read < EXCERPT_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const part = value.subarray(0, EXCERPT_BYTES - read);
+    read += part.byteLength;
+    text += decoder.decode(part, { stream: true });
+  }
+  await reader.cancel().catch(() => {});
+  return text + decoder.decode();
+}
+
+export interface AttemptResult {
+  status_code: number | null;
+  duration_ms: number;
+  response_excerpt: string | null;
+  error: string | null;
+}
+
+/**
+ * One signed POST of `event` to the target: a 2xx within 10 seconds is success. Redirects are not followed (a 3xx
+ * fails): the URL rules judged the URL given, not where it may send the service.
+ */
+export async function sendEvent(
+  settings: WebhookSettings,
+  target: Target,
+  messageId: string,
+  event: Event,
+): Promise<AttemptResult> {
+  const started = Date.now();
+  const took = () => Date.now() - started;
+  try {
+    const secrets = [await openSecret(settings, target.secret)];
+    if (target.previous_secret) secrets.push(await openSecret(settings, target.previous_secret));
+    const body = JSON.stringify({ type: event.type, timestamp: event.occurred_at, data: event });
+    const headers = await signedHeaders(secrets, messageId, Math.floor(Date.now() / 1000), body);
+    const response = await fetch(target.url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "User-Agent": "app-management-service-webhooks", ...headers },
+      body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    const text = await excerpt(response).catch(() => null);
+    const ok = response.status >= 200 && response.status < 300;
+    return {
+      status_code: response.status,
+      duration_ms: took(),
+      response_excerpt: text,
+      error: ok ? null : `HTTP ${response.status}`,
+    };
+  } catch (error) {
+    const timedOut = error instanceof Error && error.name === "TimeoutError";
+    const reason = timedOut ? "no answer within 10 seconds" : `could not reach the URL: ${String(error).slice(0, 200)}`;
+    return { status_code: null, duration_ms: took(), response_excerpt: null, error: reason };
+  }
+}
+
+const succeeded = (result: AttemptResult) => result.status_code !== null && result.status_code >= 200 && result.status_code < 300;
+
+interface Queues {
+  WEBHOOK_DELIVERIES: Queue<DeliveryMessage>;
+  DB: D1Database;
+}
+
+/** Attempts one claimed delivery, records the attempt, and queues the retry if one is due. */
+async function attemptDelivery(env: Queues & WebhookSettings, claimed: ClaimedDelivery): Promise<void> {
+  const attemptedAt = new Date().toISOString();
+  const result = await sendEvent(env, claimed, claimed.delivery_id, toEvent(claimed.event));
+  const ok = succeeded(result);
+  const delay = ok ? null : retryDelay(claimed.attempts + 1);
+  await recordAttempt(env.DB, {
+    deliveryId: claimed.delivery_id,
+    webhookId: claimed.webhook_id,
+    attemptedAt,
+    statusCode: result.status_code,
+    durationMs: result.duration_ms,
+    responseExcerpt: result.response_excerpt,
+    error: result.error,
+    succeeded: ok,
+    nextAttemptAt: delay === null ? null : new Date(Date.parse(attemptedAt) + delay * 1000).toISOString(),
+  });
+  if (delay !== null) await env.WEBHOOK_DELIVERIES.send({ deliveries: [claimed.delivery_id] }, { delaySeconds: delay });
+}
+
+/**
+ * The queue consumer: claims what the messages name (a delivery already settled, leased or not yet due is left
+ * alone, so duplicates are harmless) and attempts each. A failure to reach D1 throws: the queue retries the batch.
+ */
+export async function deliverQueued(batch: MessageBatch<DeliveryMessage>, env: Queues & WebhookSettings): Promise<void> {
+  const events = batch.messages.flatMap((message) => message.body.events ?? []);
+  const deliveries = batch.messages.flatMap((message) => message.body.deliveries ?? []);
+  const claimed = await claimDeliveries(env.DB, { events, deliveries });
+  await Promise.all(claimed.map((delivery) => attemptDelivery(env, delivery)));
+  batch.ackAll();
+}
+
+/** A message per 100 deliveries: the sweep's and a redelivery's hand-off. */
+export async function queueDeliveries(queue: Queue<DeliveryMessage>, ids: string[]): Promise<void> {
+  const messages = [];
+  for (let i = 0; i < ids.length; i += 100) messages.push({ body: { deliveries: ids.slice(i, i + 100) } });
+  if (messages.length > 0) await queue.sendBatch(messages);
+}
+
+/** Each minute: queue again the deliveries that a lost hand-off (an isolate gone after its commit) left pending. */
+export async function sweepOverdueDeliveries(env: Queues): Promise<void> {
+  await queueDeliveries(env.WEBHOOK_DELIVERIES, await overdueDeliveries(env.DB));
+}

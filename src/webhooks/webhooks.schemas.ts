@@ -1,0 +1,124 @@
+import * as z from "zod";
+import { storableText, uuid } from "../http/fields";
+
+/** Every event type (EVENTS.md); a webhook takes some of them, or "*" for all. */
+export const EVENT_TYPES = [
+  "app.created",
+  "app.renamed",
+  "app.deleted",
+  "config.added",
+  "config.committed",
+  "config.forked",
+  "environment.deployed",
+  "environment.reverted",
+  "member.invited",
+  "member.joined",
+  "member.role_changed",
+  "member.removed",
+  "api_key.created",
+  "api_key.deleted",
+  "organization.updated",
+  "workspace.created",
+  "workspace.updated",
+  "webhook.created",
+  "webhook.updated",
+  "webhook.deleted",
+  "webhook.secret_rotated",
+  "webhook.disabled",
+] as const;
+
+const url = z
+  .string()
+  .max(2048)
+  .meta({ description: "https:// only (http:// and loopback too where WEBHOOKS_ALLOW_LOCAL is true)" });
+const events = z
+  .array(z.enum([...EVENT_TYPES, "*"]))
+  .min(1)
+  .max(EVENT_TYPES.length + 1)
+  .transform((types) => (types.includes("*") ? ["*"] : [...new Set(types)]))
+  .meta({ description: 'Event types, or ["*"] for every type' });
+const appId = uuid.nullable().meta({ description: "Only this app's events (null: every event of the organization)" });
+const description = storableText("description").max(2000).nullable();
+
+export const CreateWebhookBody = z.object({
+  url,
+  events,
+  app_id: appId.optional(),
+  description: description.optional(),
+  organization_id: uuid.optional().meta({ description: "Default: the organization of the key's project" }),
+});
+
+export const UpdateWebhookBody = z
+  .object({
+    url: url.optional(),
+    events: events.optional(),
+    app_id: appId.optional(),
+    description: description.optional(),
+    enabled: z.boolean().optional().meta({ description: "true on a disabled webhook clears its failure count" }),
+  })
+  .meta({ description: "The fields to change; those left out keep their value" });
+
+export const ListWebhooksQuery = z.object({
+  organization_id: uuid.optional().meta({ description: "Default: the organization of the key's project" }),
+});
+
+export const WebhookParams = z.object({ webhook_id: uuid });
+
+export const DeliveryParams = z.object({ webhook_id: uuid, delivery_id: uuid });
+
+export const ListDeliveriesQuery = z.object({
+  status: z.enum(["pending", "succeeded", "failed"]).optional(),
+  cursor: uuid.optional().meta({ description: "next_cursor of the previous page" }),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+// Response bodies.
+
+export const WebhookBody = z.object({
+  id: z.uuid(),
+  organization_id: z.uuid(),
+  url: z.string(),
+  events: z.array(z.string()),
+  app_id: z.uuid().nullable(),
+  description: z.string().nullable(),
+  enabled: z.boolean(),
+  disabled_reason: z.string().nullable().meta({ description: "Why the service disabled it; null otherwise" }),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+
+export const CreatedWebhookBody = WebhookBody.extend({
+  secret: z.string().meta({ description: "`whsec_` + base64 of 32 random bytes: shown this once" }),
+});
+
+export const WebhookSecretBody = z.object({
+  secret: z.string().meta({ description: "The new secret, shown this once; the previous one signs too for 24 hours" }),
+});
+
+export const AttemptBody = z.object({
+  status_code: z.int().nullable().meta({ description: "Null: no answer (see error)" }),
+  duration_ms: z.int(),
+  response_excerpt: z.string().nullable().meta({ description: "The first 1 KiB of the response body" }),
+  error: z.string().nullable(),
+});
+
+export const DeliveryBody = z.object({
+  id: z.uuid().meta({ description: "Also the `webhook-id` header of every attempt" }),
+  event_id: z.uuid(),
+  event_type: z.string(),
+  status: z.enum(["pending", "succeeded", "failed"]),
+  attempts: z.int(),
+  last_attempt_at: z.iso.datetime().nullable(),
+  last_status_code: z.int().nullable(),
+  last_error: z.string().nullable(),
+  next_attempt_at: z.iso.datetime().nullable().meta({ description: "When pending: when the next attempt is due" }),
+});
+
+export const DeliveryPage = z.object({
+  deliveries: z.array(DeliveryBody),
+  next_cursor: z.uuid().nullable().meta({ description: "Pass as `cursor` for the next page; null: no more" }),
+});
+
+export const DeliveryWithAttempts = DeliveryBody.extend({
+  attempt_log: z.array(AttemptBody.extend({ attempted_at: z.iso.datetime() })).meta({ description: "Oldest first" }),
+});

@@ -1,0 +1,97 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { Webhook as StandardWebhook } from "standardwebhooks";
+import { expect, inject } from "vitest";
+import { expectJson, send, worker } from "./fixtures";
+import type { Received } from "./webhook-receiver";
+
+/** A fresh inbox on the tests' receiver (webhook-receiver.ts); `query` sets how it answers (status, fail_first...). */
+export const newInbox = (query = "") => `${inject("receiverUrl")}/${crypto.randomUUID()}${query ? `?${query}` : ""}`;
+
+/** What an inbox got so far, oldest first. */
+export async function received(inbox: string): Promise<Received[]> {
+  const url = new URL(inbox);
+  return (await fetch(`${url.origin}${url.pathname}`)).json();
+}
+
+/** What an inbox got, once it got `count` requests (polling; fails after `withinMs`). */
+export async function receivedAtLeast(inbox: string, count: number, withinMs = 15_000): Promise<Received[]> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const got = await received(inbox);
+    if (got.length >= count) return got;
+    if (Date.now() > deadline) throw new Error(`${inbox} got ${got.length} requests, expected ${count}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export interface CreatedWebhook {
+  id: string;
+  organization_id: string;
+  url: string;
+  events: string[];
+  app_id: string | null;
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+  secret: string;
+}
+
+export const subscribe = async (key: string, body: Record<string, unknown>) =>
+  expectJson<CreatedWebhook>(await send("POST", "/webhooks", { key, body }));
+
+/** The payload of a received request, once its signature verifies with `secret` (the standardwebhooks library). */
+export const verified = (request: Received, secret: string) => new StandardWebhook(secret).verify(request.body, request.headers);
+
+/** Runs the Worker's cron handler as the trigger `cron` would, to its end. */
+export async function runCron(cron: "* * * * *" | "23 * * * *") {
+  const context = createExecutionContext();
+  await worker.scheduled?.(createScheduledController({ cron }), env, context);
+  await waitOnExecutionContext(context);
+}
+
+export interface DeliveryView {
+  id: string;
+  event_id: string;
+  event_type: string;
+  status: "pending" | "succeeded" | "failed";
+  attempts: number;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+}
+
+export const deliveriesOf = async (key: string, webhookId: string, query = "") =>
+  expectJson<{ deliveries: DeliveryView[]; next_cursor: string | null }>(
+    await send("GET", `/webhooks/${webhookId}/deliveries${query}`, { key }),
+  );
+
+/** The webhook's deliveries once none is being attempted or due within `withinMs` (polling). */
+export async function settledDeliveries(key: string, webhookId: string, withinMs = 15_000) {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const { deliveries } = await deliveriesOf(key, webhookId);
+    if (deliveries.every((delivery) => delivery.status !== "pending" || delivery.attempts > 0)) return deliveries;
+    expect(Date.now(), "deliveries still unattempted").toBeLessThan(deadline);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Time passes, as far as the delivery tables know: every time they hold moves `hours` into the past. */
+export async function hoursPass(hours: number) {
+  const shift = `-${hours} hours`;
+  await env.DB.batch([
+    env.DB.prepare(
+      `UPDATE webhook_deliveries SET next_attempt_at = strftime('%Y-%m-%dT%H:%M:%fZ', next_attempt_at, ?1),
+              leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', leased_until, ?1), created_at = strftime('%Y-%m-%dT%H:%M:%fZ', created_at, ?1)`,
+    ).bind(shift),
+    env.DB.prepare(
+      `UPDATE webhooks SET failing_since = strftime('%Y-%m-%dT%H:%M:%fZ', failing_since, ?1),
+              previous_secret_expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', previous_secret_expires_at, ?1)`,
+    ).bind(shift),
+    env.DB.prepare("UPDATE events SET occurred_at = strftime('%Y-%m-%dT%H:%M:%fZ', occurred_at, ?1)").bind(shift),
+  ]);
+}
