@@ -80,9 +80,9 @@ export async function settledDeliveries(key: string, webhookId: string, withinMs
   }
 }
 
-/** Time passes, as far as the delivery tables know: every time they hold moves `hours` into the past. */
-export async function hoursPass(hours: number) {
-  const shift = `-${hours} hours`;
+/** Time passes, as far as the event and webhook tables know: every time they hold moves `seconds` into the past. */
+export async function timePasses(seconds: number) {
+  const shift = `-${seconds} seconds`;
   await env.DB.batch([
     env.DB.prepare(
       `UPDATE webhook_deliveries SET next_attempt_at = strftime('%Y-%m-%dT%H:%M:%fZ', next_attempt_at, ?1),

@@ -39,7 +39,10 @@ export default async function startReceiver(project: TestProject) {
       const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
       inbox.push({ headers, body: Buffer.concat(chunks).toString("utf8"), status });
       const body = query.has("body_bytes") ? "x".repeat(Number(query.get("body_bytes"))) : `received ${inbox.length}`;
-      setTimeout(() => response.writeHead(status, { "Content-Type": "text/plain" }).end(body), Number(query.get("delay_ms") ?? 0));
+      setTimeout(
+        () => response.writeHead(status, { "Content-Type": "text/plain" }).end(body),
+        Number(query.get("delay_ms") ?? 0),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
