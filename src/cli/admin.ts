@@ -6,8 +6,9 @@ import { parseArgs } from "node:util";
 import * as z from "zod";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import {
+  addOrganizationMember,
   changeMemberRole,
-  createApiKey,
+  createApiKeyAsOperator,
   createOrganization,
   createUser,
   DEPLOYER_ROLES,
@@ -18,9 +19,8 @@ import {
   ROLES,
   type Role,
   removeOrganizationMember,
-  revokeApiKey,
+  revokeApiKeyAsOperator,
   roleNamed,
-  setOrganizationMember,
   type User,
   WRITER_ROLES,
 } from "../db/accounts";
@@ -52,6 +52,12 @@ admin is a synonym of workspace_admin.
 add-member adds the user, or changes the role of one who is a member already; set-role changes
 an existing member's role only; remove-member also revokes the user's keys for the organization's
 projects. An organization keeps at least one owner.
+
+Each change is recorded as an event of its organization's audit log (EVENTS.md), with no API key
+as its actor's: member.joined, member.role_changed (add-member of a member, set-role),
+member.removed, api_key.created, api_key.deleted (revoke of a live key), and for deploy and
+variant commit, as the user they act as, environment.deployed and config.added or
+config.committed. user create and org create record none (no event type names them).
 
 Targets the local D1 of \`npm run dev\` by default (.wrangler/state), the folder given
 with --persist-to (as wrangler's own flag), or the deployed database with --remote.
@@ -197,7 +203,7 @@ const COMMANDS: Record<string, Command> = {
   async "org add-member"(db, options) {
     const role = roleOption(options);
     const { organizationId, user } = await organizationAndUser(db, options);
-    const change = setOrganizationMember(db, organizationId, user.id, role);
+    const change = addOrganizationMember(db, organizationId, user.id, role);
     await keepingAnOwner(change, `make ${user.email} ${role} in organization ${organizationId}`);
     return { organization_id: organizationId, user_id: user.id, role };
   },
@@ -235,13 +241,13 @@ const COMMANDS: Record<string, Command> = {
     }
     const expiresAt = days ? new Date(Date.now() + Number(days) * 86_400_000).toISOString() : null;
     const { key, prefix } = generateApiKey();
-    await createApiKey(db, { prefix, keyHash: await hashApiKey(key), userId: user.id, projectId, expiresAt });
+    await createApiKeyAsOperator(db, { prefix, keyHash: await hashApiKey(key), userId: user.id, projectId, expiresAt });
     return { key, prefix, user_id: user.id, project_id: projectId, expires_at: expiresAt };
   },
 
   async "key revoke"(db, options) {
     const prefix = required(options, "prefix");
-    const revoked = await revokeApiKey(db, prefix);
+    const revoked = await revokeApiKeyAsOperator(db, prefix);
     if (!revoked) throw new UsageError(`no key with prefix ${prefix}`);
     return revoked;
   },

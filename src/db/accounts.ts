@@ -1,5 +1,14 @@
 import { v7 as uuidv7 } from "uuid";
 import type { Queryable } from "./d1";
+import { INSERT_EVENT } from "./events";
+
+/*
+ * The admin CLI's changes of members and keys write their events (EVENTS.md) in the change's own batch, as the HTTP
+ * routes do. The operator acts there as no user and with no key: the actor is all null (OPERATOR_ACTOR). Member
+ * events name the organization's default workspace, the CLI naming none. (INSERT_EVENT is read only inside
+ * functions, never at this module's load: events.ts imports this module too.)
+ */
+const OPERATOR_ACTOR = "NULL, NULL, NULL";
 
 /** The six roles of ACCOUNTS-API.md, most powerful first; a member has one per organization. */
 export const ROLES = ["owner", "workspace_admin", "editor", "deployment_manager", "evaluator", "viewer"] as const;
@@ -92,7 +101,10 @@ export async function organizationExists(db: Queryable, organizationId: string):
   return (await db.prepare("SELECT 1 FROM organizations WHERE id = ?").bind(organizationId).first()) !== null;
 }
 
-/** Adds the member, or changes their role if they already are one. */
+/**
+ * Adds the member, or changes their role if they already are one; writes no event: for setting up data (test
+ * fixtures). The admin CLI uses `addOrganizationMember`.
+ */
 export async function setOrganizationMember(db: Queryable, organizationId: string, userId: string, role: Role): Promise<void> {
   await db
     .prepare(
@@ -101,6 +113,37 @@ export async function setOrganizationMember(db: Queryable, organizationId: strin
     )
     .bind(organizationId, userId, role)
     .run();
+}
+
+/**
+ * Adds the member (`member.joined`), or changes the role of one who is a member already (`member.role_changed`,
+ * with `previous_role`): the change and its event in one batch. The same role again changes nothing, and records
+ * nothing. Demoting the last owner fails with D1's error (`isLastOwnerViolation`), changing and recording nothing.
+ */
+export async function addOrganizationMember(db: Queryable, organizationId: string, userId: string, role: Role): Promise<void> {
+  await db.batch([
+    // Before the upsert, which it is conditioned like: it reads the role the member had.
+    db
+      .prepare(
+        `${INSERT_EVENT}
+         SELECT ?4, CASE WHEN m.role IS NULL THEN 'member.joined' ELSE 'member.role_changed' END, o.id, w.id, NULL, NULL,
+                ${OPERATOR_ACTOR},
+                CASE WHEN m.role IS NULL THEN json_object('email', u.email, 'user_id', u.id, 'role', ?3, 'workspace_id', w.id)
+                     ELSE json_object('email', u.email, 'user_id', u.id, 'role', ?3, 'previous_role', m.role, 'workspace_id', w.id)
+                END
+           FROM organizations o JOIN users u ON u.id = ?2
+           LEFT JOIN organization_members m ON m.organization_id = o.id AND m.user_id = u.id
+           LEFT JOIN workspaces w ON w.organization_id = o.id AND w.is_default = 1
+          WHERE o.id = ?1 AND m.role IS NOT ?3`,
+      )
+      .bind(organizationId, userId, role, uuidv7()),
+    db
+      .prepare(
+        `INSERT INTO organization_members (organization_id, user_id, role) VALUES (?1, ?2, ?3)
+         ON CONFLICT (organization_id, user_id) DO UPDATE SET role = excluded.role`,
+      )
+      .bind(organizationId, userId, role),
+  ]);
 }
 
 /** The user's personal project, or the given project if it exists and the user belongs to its organization. */
@@ -137,22 +180,61 @@ export interface NewApiKey {
   expiresAt: string | null;
 }
 
-export async function createApiKey(db: Queryable, key: NewApiKey, id: string = uuidv7()): Promise<void> {
-  await db
+const insertApiKey = (db: Queryable, key: NewApiKey, id: string) =>
+  db
     .prepare("INSERT INTO api_keys (id, prefix, key_hash, user_id, project_id, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
-    .bind(id, key.prefix, key.keyHash, key.userId, key.projectId, key.expiresAt)
-    .run();
+    .bind(id, key.prefix, key.keyHash, key.userId, key.projectId, key.expiresAt);
+
+/** The key; writes no event: for setting up data (test fixtures, the demo seed). The admin CLI uses `createApiKeyAsOperator`. */
+export async function createApiKey(db: Queryable, key: NewApiKey, id: string = uuidv7()): Promise<void> {
+  await insertApiKey(db, key, id).run();
 }
 
-/** Revokes the key (keeping the first revocation time); null when no key has that prefix. */
-export function revokeApiKey(db: Queryable, prefix: string): Promise<{ prefix: string; revoked_at: string } | null> {
-  return db
+/** Where key `k` works (its project `p`, workspace `w`) and what an event says of it: as src/db/keys.ts's events. */
+const KEY_EVENT_COLUMNS = `w.organization_id, w.id, p.id, NULL, ${OPERATOR_ACTOR},
+  json_object('prefix', k.prefix, 'user_id', k.user_id, 'project_id', k.project_id)
+  FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id`;
+
+/** The key and its `api_key.created` event, in one batch. */
+export async function createApiKeyAsOperator(db: Queryable, key: NewApiKey, id: string = uuidv7()): Promise<void> {
+  await db.batch([
+    insertApiKey(db, key, id),
+    db.prepare(`${INSERT_EVENT} SELECT ?2, 'api_key.created', ${KEY_EVENT_COLUMNS} WHERE k.id = ?1`).bind(id, uuidv7()),
+  ]);
+}
+
+const revokeStatement = (db: Queryable, prefix: string) =>
+  db
     .prepare(
       `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
         WHERE prefix = ? RETURNING prefix, revoked_at`,
     )
-    .bind(prefix)
-    .first();
+    .bind(prefix);
+
+/**
+ * Revokes the key (keeping the first revocation time); null when no key has that prefix. Writes no event: for
+ * setting up data (test fixtures). The admin CLI uses `revokeApiKeyAsOperator`.
+ */
+export function revokeApiKey(db: Queryable, prefix: string): Promise<{ prefix: string; revoked_at: string } | null> {
+  return revokeStatement(db, prefix).first();
+}
+
+/**
+ * `revokeApiKey` with its `api_key.deleted` event, in one batch: recorded when the key was live (not yet revoked);
+ * revoking a revoked key again changes nothing, and records nothing.
+ */
+export async function revokeApiKeyAsOperator(
+  db: Queryable,
+  prefix: string,
+): Promise<{ prefix: string; revoked_at: string } | null> {
+  const [, revoked] = await db.batch<{ prefix: string; revoked_at: string }>([
+    // Before the update, which it is conditioned like.
+    db
+      .prepare(`${INSERT_EVENT} SELECT ?2, 'api_key.deleted', ${KEY_EVENT_COLUMNS} WHERE k.prefix = ?1 AND k.revoked_at IS NULL`)
+      .bind(prefix, uuidv7()),
+    revokeStatement(db, prefix),
+  ]);
+  return revoked.results[0] ?? null;
 }
 
 /**
@@ -170,29 +252,53 @@ export async function recordKeyUse(db: Queryable, keyHash: string): Promise<void
 }
 
 /**
- * Changes an existing member's role; false when the user is no member of the organization. Demoting the last
- * owner fails with D1's error (`isLastOwnerViolation`), changing nothing.
+ * Changes an existing member's role, with its `member.role_changed` event, in one batch (the same role again
+ * changes nothing, and records nothing); false when the user is no member of the organization. Demoting the last
+ * owner fails with D1's error (`isLastOwnerViolation`), changing and recording nothing.
  */
 export async function changeMemberRole(db: Queryable, organizationId: string, userId: string, role: Role): Promise<boolean> {
-  const changed = await db
-    .prepare("UPDATE organization_members SET role = ? WHERE organization_id = ? AND user_id = ? RETURNING user_id")
-    .bind(role, organizationId, userId)
-    .all();
+  const [, changed] = await db.batch([
+    // Before the update, which it is conditioned like: it reads the role the member had.
+    db
+      .prepare(
+        `${INSERT_EVENT}
+         SELECT ?4, 'member.role_changed', m.organization_id, w.id, NULL, NULL, ${OPERATOR_ACTOR},
+                json_object('email', u.email, 'user_id', u.id, 'role', ?3, 'previous_role', m.role, 'workspace_id', w.id)
+           FROM organization_members m JOIN users u ON u.id = m.user_id
+           LEFT JOIN workspaces w ON w.organization_id = m.organization_id AND w.is_default = 1
+          WHERE m.organization_id = ?1 AND m.user_id = ?2 AND m.role <> ?3`,
+      )
+      .bind(organizationId, userId, role, uuidv7()),
+    db
+      .prepare("UPDATE organization_members SET role = ?3 WHERE organization_id = ?1 AND user_id = ?2 RETURNING user_id")
+      .bind(organizationId, userId, role),
+  ]);
   return changed.results.length > 0;
 }
 
 /**
  * Removes the member and, in the same batch (one transaction), revokes their live keys for every project of the
- * organization; their keys elsewhere stay live. Null when the user is no member (nothing is written); else the
- * prefixes of the keys it revoked. Removing the last owner fails with D1's error (`isLastOwnerViolation`), and the
- * keys stay live.
+ * organization (their keys elsewhere stay live) and records `member.removed`, with the role they had (the keys'
+ * revocation is part of it: no `api_key.deleted`, as over HTTP). Null when the user is no member (nothing is
+ * written); else the prefixes of the keys it revoked. Removing the last owner fails with D1's error
+ * (`isLastOwnerViolation`): the keys stay live, and nothing is recorded.
  */
 export async function removeOrganizationMember(
   db: Queryable,
   organizationId: string,
   userId: string,
 ): Promise<{ revokedKeys: string[] } | null> {
-  const [revoked, removed] = await db.batch([
+  const [, revoked, removed] = await db.batch([
+    db
+      .prepare(
+        `${INSERT_EVENT}
+         SELECT ?3, 'member.removed', m.organization_id, w.id, NULL, NULL, ${OPERATOR_ACTOR},
+                json_object('email', u.email, 'user_id', u.id, 'role', m.role, 'workspace_id', w.id)
+           FROM organization_members m JOIN users u ON u.id = m.user_id
+           LEFT JOIN workspaces w ON w.organization_id = m.organization_id AND w.is_default = 1
+          WHERE m.organization_id = ?1 AND m.user_id = ?2`,
+      )
+      .bind(organizationId, userId, uuidv7()),
     db
       .prepare(
         `UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')

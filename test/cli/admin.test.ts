@@ -277,7 +277,8 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
     (SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NOT NULL) AS revoked_keys,
     (SELECT group_concat(member) FROM (SELECT organization_id || ':' || user_id || ':' || role AS member
                                          FROM organization_members ORDER BY 1)) AS roles,
-    (SELECT COUNT(*) FROM environment_revisions) AS environment_revisions`;
+    (SELECT COUNT(*) FROM environment_revisions) AS environment_revisions, (SELECT COUNT(*) FROM app_variants) AS configs,
+    (SELECT COUNT(*) FROM events) AS events`;
 
   beforeAll(async () => {
     carol = expectJsonObject(
@@ -475,6 +476,232 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
   it("none of the failed commands above wrote anything", async () => {
     expect(await d1Query(dir, COUNTS)).toEqual(countsBefore);
   });
+});
+
+describe("every change a command makes is an event, written in the change's batch (EVENTS.md)", () => {
+  interface EventRow {
+    n: number;
+    id: string;
+    type: string;
+    occurred_at: string;
+    organization_id: string;
+    workspace_id: string | null;
+    project_id: string | null;
+    app_id: string | null;
+    actor_user_id: string | null;
+    actor_username: string | null;
+    actor_api_key_prefix: string | null;
+    data: string;
+  }
+  /** The last event row already looked at (events have SQLite's rowid: it grows with each insert). */
+  let seen = 0;
+  /** The events written since the last call, oldest first, as the audit log shows them (with their app_id). */
+  async function newEvents() {
+    const rows = await d1Query<EventRow>(
+      dir,
+      `SELECT rowid AS n, id, type, occurred_at, organization_id, workspace_id, project_id, app_id, actor_user_id,
+              actor_username, actor_api_key_prefix, data
+         FROM events WHERE rowid > ${seen} ORDER BY rowid`,
+    );
+    if (rows.length > 0) seen = rows[rows.length - 1].n;
+    return rows.map(({ n, actor_user_id, actor_username, actor_api_key_prefix, data, ...event }) => ({
+      ...event,
+      actor: { user_id: actor_user_id, username: actor_username, api_key_prefix: actor_api_key_prefix },
+      data: JSON.parse(data),
+    }));
+  }
+  /** The operator acting as nobody: no user, no key. */
+  const NO_ACTOR = { user_id: null, username: null, api_key_prefix: null };
+  interface Place {
+    organization_id: string;
+    workspace_id: string;
+    project_id?: string;
+    app_id?: string;
+  }
+  const event = (type: string, place: Place, data: Record<string, unknown>, actor: object = NO_ACTOR) => ({
+    id: expect.stringMatching(UUID),
+    type,
+    occurred_at: expect.stringMatching(TIMESTAMP),
+    project_id: null,
+    app_id: null,
+    ...place,
+    actor,
+    data,
+  });
+
+  let olga: any;
+  let pete: any;
+  let org: any;
+  let orgPlace: Place;
+
+  beforeAll(async () => {
+    await newEvents();
+  });
+
+  it(
+    "user create and org create record none; add-member, set-role, remove-member, key create and key revoke one each",
+    async () => {
+      olga = expectJsonObject(
+        await admin(dir, "user", "create", "--email", "olga@example.com", "--username", "olga"),
+        USER_FIELDS,
+      );
+      pete = expectJsonObject(
+        await admin(dir, "user", "create", "--email", "pete@example.com", "--username", "pete"),
+        USER_FIELDS,
+      );
+      org = expectJsonObject(await admin(dir, "org", "create", "--name", "Eventful", "--owner", "olga@example.com"), ORG_FIELDS);
+      // No event type names a new user or organization (over HTTP neither records one).
+      expect(await newEvents()).toEqual([]);
+      orgPlace = { organization_id: org.organization_id, workspace_id: org.workspace_id };
+      const member = (data: object) => ({
+        email: "pete@example.com",
+        user_id: pete.user_id,
+        workspace_id: org.workspace_id,
+        ...data,
+      });
+      const petes = ["--org", org.organization_id, "--email", "pete@example.com"];
+
+      expectJsonObject(await admin(dir, "org", "add-member", ...petes, "--role", "editor"), MEMBER_FIELDS);
+      expect(await newEvents()).toEqual([event("member.joined", orgPlace, member({ role: "editor" }))]);
+      // The same role again changes nothing; another role changes the member's.
+      expectJsonObject(await admin(dir, "org", "add-member", ...petes, "--role", "editor"), MEMBER_FIELDS);
+      expect(await newEvents()).toEqual([]);
+      expectJsonObject(await admin(dir, "org", "add-member", ...petes, "--role", "viewer"), MEMBER_FIELDS);
+      expect(await newEvents()).toEqual([
+        event("member.role_changed", orgPlace, member({ role: "viewer", previous_role: "editor" })),
+      ]);
+
+      expectJsonObject(await admin(dir, "org", "set-role", ...petes, "--role", "admin"), MEMBER_FIELDS);
+      expect(await newEvents()).toEqual([
+        event("member.role_changed", orgPlace, member({ role: "workspace_admin", previous_role: "viewer" })),
+      ]);
+      expectJsonObject(await admin(dir, "org", "set-role", ...petes, "--role", "workspace_admin"), MEMBER_FIELDS);
+      expect(await newEvents()).toEqual([]);
+
+      const keyPlace = { ...orgPlace, project_id: org.project_id };
+      const keyData = (prefix: string) => ({ prefix, user_id: pete.user_id, project_id: org.project_id });
+      const key = expectJsonObject(
+        await admin(dir, "key", "create", "--email", "pete@example.com", "--project", org.project_id),
+        KEY_FIELDS,
+      );
+      expect(await newEvents()).toEqual([event("api_key.created", keyPlace, keyData(key.prefix))]);
+      expectJsonObject(await admin(dir, "key", "revoke", "--prefix", key.prefix), REVOKE_FIELDS);
+      expect(await newEvents()).toEqual([event("api_key.deleted", keyPlace, keyData(key.prefix))]);
+      // Revoking a revoked key again answers as before, and changes nothing.
+      expectJsonObject(await admin(dir, "key", "revoke", "--prefix", key.prefix), REVOKE_FIELDS);
+      expect(await newEvents()).toEqual([]);
+
+      // Removal revokes the member's keys there too: one event, member.removed (as over HTTP).
+      const live = expectJsonObject(
+        await admin(dir, "key", "create", "--email", "pete@example.com", "--project", org.project_id),
+        KEY_FIELDS,
+      );
+      expect(await newEvents()).toEqual([event("api_key.created", keyPlace, keyData(live.prefix))]);
+      const removed = expectJsonObject(await admin(dir, "org", "remove-member", ...petes), REMOVED_FIELDS);
+      expect(removed.revoked_keys).toEqual([live.prefix]);
+      expect(await newEvents()).toEqual([event("member.removed", orgPlace, member({ role: "workspace_admin" }))]);
+    },
+    MANY_RUNS_MS,
+  );
+
+  it(
+    "refused commands record nothing",
+    async () => {
+      const olgas = ["--org", org.organization_id, "--email", "olga@example.com"];
+      const petes = ["--org", org.organization_id, "--email", "pete@example.com"];
+      // The last owner, demoted or removed: the database refuses the change, and its event with it.
+      expectCliError(await admin(dir, "org", "set-role", ...olgas, "--role", "viewer"), /last owner/);
+      expectCliError(await admin(dir, "org", "add-member", ...olgas, "--role", "editor"), /last owner/);
+      expectCliError(await admin(dir, "org", "remove-member", ...olgas), /last owner/);
+      expectCliError(await admin(dir, "org", "set-role", ...petes, "--role", "editor"), /is not a member/);
+      expectCliError(await admin(dir, "org", "remove-member", ...petes), /is not a member/);
+      expectCliError(await admin(dir, "key", "revoke", "--prefix", "Zz9Zz9Zz"), /no key with prefix/);
+      expect(await newEvents()).toEqual([]);
+    },
+    MANY_RUNS_MS,
+  );
+
+  it(
+    "variant commit and deploy: config.added, config.committed, environment.deployed, as the user they act as",
+    async () => {
+      const olgaKey = expectJsonObject(
+        await admin(dir, "key", "create", "--email", "olga@example.com", "--project", org.project_id),
+        KEY_FIELDS,
+      );
+      const created = await api(worker, "POST", "/apps", olgaKey.key, {
+        app_name: "evented-app",
+        organization_id: org.organization_id,
+      });
+      expect(created.status).toBe(200);
+      const appId: string = created.body.app_id;
+      expect((await newEvents()).map(({ type }) => type)).toEqual(["api_key.created", "app.created"]);
+
+      const appPlace = { ...orgPlace, project_id: org.project_id, app_id: appId };
+      const asOlga = { user_id: olga.user_id, username: "olga", api_key_prefix: null };
+      const app = { app_id: appId, app_name: "evented-app" };
+      const firstRevision = async (configName: string) =>
+        (
+          await d1Query<{ variant_id: string; revision_id: string }>(
+            dir,
+            `SELECT v.id AS variant_id, r.id AS revision_id FROM app_variants v JOIN app_variant_revisions r ON r.variant_id = v.id
+              WHERE v.app_id = '${appId}' AND v.name = '${configName}' AND r.revision = 1`,
+          )
+        )[0];
+      const revision = (config_name: string, variant_id: string, number: number, revision_id: string) => ({
+        config_name,
+        variant_id,
+        revision: number,
+        revision_id,
+      });
+
+      // A config that did not exist is added (revision 1), then committed: one event each.
+      const commit = (params: string, ...email: string[]) =>
+        admin(dir, "variant", "commit", "--app", appId, "--name", "main", "--params", params, ...email);
+      const second = expectJsonObject(await commit('{"t": 1}', "--email", "olga@example.com"), COMMIT_FIELDS);
+      const main1 = await firstRevision("main");
+      expect(await newEvents()).toEqual([
+        event("config.added", appPlace, { ...app, ...revision("main", main1.variant_id, 1, main1.revision_id) }, asOlga),
+        event("config.committed", appPlace, { ...app, ...revision("main", second.variant_id, 2, second.revision_id) }, asOlga),
+      ]);
+      // Without --email, the operator acts as the app's creator.
+      const third = expectJsonObject(await commit('{"t": 2}'), COMMIT_FIELDS);
+      const main3 = revision("main", third.variant_id, 3, third.revision_id);
+      expect(await newEvents()).toEqual([event("config.committed", appPlace, { ...app, ...main3 }, asOlga)]);
+
+      const deploy = (configName: string) =>
+        admin(dir, "deploy", "--app", appId, "--env", "staging", "--variant", configName, "--email", "olga@example.com");
+      const first = expectJsonObject(await deploy("main"), DEPLOY_FIELDS);
+      const deployed = (number: number, revisionId: string, previous: object | null, current: object) => ({
+        ...app,
+        environment: "staging",
+        environment_revision: number,
+        environment_revision_id: revisionId,
+        previous,
+        current,
+      });
+      expect(await newEvents()).toEqual([
+        event("environment.deployed", appPlace, deployed(1, first.revision_id, null, main3), asOlga),
+      ]);
+      // Deploying a config name the app does not have adds it (its own event), then deploys it.
+      const next = expectJsonObject(await deploy("canary"), DEPLOY_FIELDS);
+      const canary = await firstRevision("canary");
+      const canary1 = revision("canary", canary.variant_id, 1, canary.revision_id);
+      expect(await newEvents()).toEqual([
+        event("config.added", appPlace, { ...app, ...canary1 }, asOlga),
+        event("environment.deployed", appPlace, deployed(2, next.revision_id, main3, canary1), asOlga),
+      ]);
+
+      // pete, removed from the organization, may neither deploy nor commit there.
+      const byPete = ["--email", "pete@example.com"];
+      expectCliError(
+        await admin(dir, "deploy", "--app", appId, "--env", "staging", "--variant", "main", ...byPete),
+        /pete@example\.com must be/,
+      );
+      expectCliError(await commit('{"t": 3}', ...byPete), /pete@example\.com must be/);
+      expect(await newEvents()).toEqual([]);
+    },
+    MANY_RUNS_MS,
+  );
 });
 
 describe("end to end, with wrangler dev serving the same folder", () => {
