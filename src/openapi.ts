@@ -25,6 +25,7 @@ import { keysOpenApi } from "./keys/keys.openapi";
 import { organizationsOpenApi } from "./organizations/organizations.openapi";
 import { registryOpenApi } from "./registry/registry.openapi";
 import { variantsOpenApi } from "./variants/variants.openapi";
+import { webhookPayloadsOpenApi, webhooksOpenApi } from "./webhooks/webhooks.openapi";
 import { workspacesOpenApi } from "./workspaces/workspaces.openapi";
 
 type Fragment = ReturnType<
@@ -38,6 +39,7 @@ type Fragment = ReturnType<
   | typeof organizationsOpenApi
   | typeof workspacesOpenApi
   | typeof eventsOpenApi
+  | typeof webhooksOpenApi
 >;
 
 /** One part of every fragment, merged; a name two fragments both define is a mistake, not an override. */
@@ -77,6 +79,7 @@ export function openApiDocument(basePath: string) {
     organizationsOpenApi(),
     workspacesOpenApi(),
     eventsOpenApi(),
+    webhooksOpenApi(),
   ];
   return {
     openapi: "3.1.0",
@@ -130,6 +133,7 @@ export function openApiDocument(basePath: string) {
         },
       },
     },
+    webhooks: webhookPayloadsOpenApi(),
     components: {
       schemas: {
         ...componentSchemas(merge(resources, "inputSchemas") as Record<string, z.ZodType>, "input"),

@@ -37,10 +37,9 @@ function refusal(role: Role | null | undefined): Refusal | null {
 const HOOK_SCOPE = `hook AS (
   SELECT w.*, (SELECT role FROM membership WHERE organization_id = w.organization_id) AS role FROM webhooks w WHERE w.id = ?3)`;
 
-/** Whether the app ?4 (null: none named) is one of the organization's. */
-const APP_IN_ORGANIZATION = `(?4 IS NULL OR EXISTS (
-  SELECT 1 FROM apps a JOIN projects p ON p.id = a.project_id JOIN workspaces ws ON ws.id = p.workspace_id
-   WHERE a.id = ?4 AND ws.organization_id = %ORG%))`;
+/** The organization an app ?4 is in. */
+const APP_ORGANIZATION = `(SELECT ws.organization_id FROM apps a JOIN projects p ON p.id = a.project_id
+  JOIN workspaces ws ON ws.id = p.workspace_id WHERE a.id = ?4)`;
 
 /** A webhook event (`webhook.*`) about the webhook in `hook`, by the caller; ?5 is its id. */
 const HOOK_EVENT = `${INSERT_EVENT}
@@ -63,7 +62,7 @@ export async function createWebhook(
 ): Promise<{ outcome: "done"; webhook: Webhook } | { outcome: "app_not_found" } | Refusal> {
   const id = uuidv7();
   const allowed = `(SELECT id FROM scope WHERE role IN ${ADMIN_ROLES_SQL})`;
-  const appOk = APP_IN_ORGANIZATION.replace("%ORG%", "(SELECT id FROM scope)");
+  const appOk = `(?4 IS NULL OR ${APP_ORGANIZATION} = (SELECT id FROM scope))`;
   const [scope, app, , , created] = await batchAsCaller(db, caller, [
     db
       .prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT role FROM scope`)
@@ -146,7 +145,8 @@ export interface WebhookChanges {
 }
 
 /** The caller may manage the webhook (HOOK_SCOPE) and the app named (?4) is the organization's. */
-const MAY_CHANGE = `(SELECT role FROM hook) IN ${ADMIN_ROLES_SQL} AND ${APP_IN_ORGANIZATION.replace("%ORG%", "(SELECT organization_id FROM hook)")}`;
+const MAY_CHANGE = `(SELECT role FROM hook) IN ${ADMIN_ROLES_SQL}
+  AND (?4 IS NULL OR ${APP_ORGANIZATION} = (SELECT organization_id FROM hook))`;
 
 /**
  * Changes a webhook (?7: the changes as JSON). Enabling a disabled one clears its failure count; disabling one ends

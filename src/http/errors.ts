@@ -117,7 +117,7 @@ export const deliveryNotFound = () => new ApiError(404, "Delivery not found for 
 export const webhookDisabled = () => new ApiError(409, "This webhook is disabled: enable it (PATCH enabled: true) first");
 
 export const webhooksNotSetUp = () =>
-  new ApiError(503, "Webhooks are not set up on this service: its operator must set the WEBHOOK_SECRETS_KEY secret");
+  new ApiError(501, "Webhooks are not set up on this service: its operator must set the WEBHOOK_SECRETS_KEY secret");
 
 export const badIdempotencyKey = () =>
   new ApiError(400, "Idempotency-Key must be 1 to 255 printable ASCII characters (optionally as a quoted string)");

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { EventBody } from "../events/events.schemas";
 import { storableText, uuid } from "../http/fields";
 
 /** Every event type (EVENTS.md); a webhook takes some of them, or "*" for all. */
@@ -121,4 +122,11 @@ export const DeliveryPage = z.object({
 
 export const DeliveryWithAttempts = DeliveryBody.extend({
   attempt_log: z.array(AttemptBody.extend({ attempted_at: z.iso.datetime() })).meta({ description: "Oldest first" }),
+});
+
+/** The body a receiver gets: Standard Webhooks' envelope around the event (as GET /events shows it). */
+export const WebhookPayload = z.object({
+  type: z.string(),
+  timestamp: z.iso.datetime().meta({ description: "The event's occurred_at" }),
+  data: EventBody,
 });

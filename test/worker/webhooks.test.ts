@@ -121,7 +121,7 @@ describe("managing a webhook", () => {
     const before = await snapshot();
     const refusal = "Webhooks are not set up on this service: its operator must set the WEBHOOK_SECRETS_KEY secret";
     const body = { url: "https://hooks.example.com/in", events: ["*"] };
-    await expectError(await send("POST", "/webhooks", { key: me.key, body, bindings: production }), 503, refusal);
+    await expectError(await send("POST", "/webhooks", { key: me.key, body, bindings: production }), 501, refusal);
     await expectError(
       await send("POST", `/webhooks/${hook.id}/rotate-secret`, { key: me.key, bindings: production }),
       503,
