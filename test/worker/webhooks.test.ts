@@ -124,7 +124,7 @@ describe("managing a webhook", () => {
     await expectError(await send("POST", "/webhooks", { key: me.key, body, bindings: production }), 501, refusal);
     await expectError(
       await send("POST", `/webhooks/${hook.id}/rotate-secret`, { key: me.key, bindings: production }),
-      503,
+      501,
       refusal,
     );
     expect(await snapshot()).toEqual(before);
