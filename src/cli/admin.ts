@@ -11,18 +11,12 @@ import {
   createApiKeyAsOperator,
   createOrganization,
   createUser,
-  DEPLOYER_ROLES,
   findProjectForUser,
   findUserByEmail,
   organizationExists,
-  ROLE_SYNONYMS,
-  ROLES,
-  type Role,
   removeOrganizationMember,
   revokeApiKeyAsOperator,
-  roleNamed,
   type User,
-  WRITER_ROLES,
 } from "../db/accounts";
 import { findAppCreator } from "../db/apps";
 import { Caller } from "../db/caller";
@@ -30,6 +24,7 @@ import { addConfig, commitConfig, type Ref } from "../db/configs";
 import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
 import { deployConfig } from "../db/deployments";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
+import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLES } from "../db/roles";
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
 import { openDatabase, retryWhenBusy } from "./database";
 import { runCli, UsageError } from "./run-cli";

@@ -1,37 +1,14 @@
 import { v7 as uuidv7 } from "uuid";
 import type { Queryable } from "./d1";
 import { INSERT_EVENT } from "./events";
+import type { Role } from "./roles";
 
 /*
  * The admin CLI's changes of members and keys write their events (EVENTS.md) in the change's own batch, as the HTTP
  * routes do. The operator acts there as no user and with no key: the actor is all null (OPERATOR_ACTOR). Member
- * events name the organization's default workspace, the CLI naming none. (INSERT_EVENT is read only inside
- * functions, never at this module's load: events.ts imports this module too.)
+ * events name the organization's default workspace, the CLI naming none.
  */
 const OPERATOR_ACTOR = "NULL, NULL, NULL";
-
-/** The six roles of ACCOUNTS-API.md, most powerful first; a member has one per organization. */
-export const ROLES = ["owner", "workspace_admin", "editor", "deployment_manager", "evaluator", "viewer"] as const;
-export type Role = (typeof ROLES)[number];
-/** Role names accepted wherever a role is named, besides ROLES: the admin CLI's `admin`. */
-export const ROLE_SYNONYMS: Readonly<Record<string, Role>> = { admin: "workspace_admin" };
-
-/** The role a name names (one of ROLES, or a synonym; own keys only: `toString` is no synonym), else null. */
-export function roleNamed(name: string): Role | null {
-  if ((ROLES as readonly string[]).includes(name)) return name as Role;
-  return Object.hasOwn(ROLE_SYNONYMS, name) ? ROLE_SYNONYMS[name] : null;
-}
-
-// Each list also as SQL, written out so that SQL text stays made of literals.
-/** Roles that may create, rename and delete apps and add, commit and fork configs. */
-export const WRITER_ROLES: readonly Role[] = ["owner", "workspace_admin", "editor"];
-export const WRITER_ROLES_SQL = "('owner', 'workspace_admin', 'editor')";
-/** Roles that may deploy and revert: the writers and `deployment_manager`. */
-export const DEPLOYER_ROLES: readonly Role[] = [...WRITER_ROLES, "deployment_manager"];
-export const DEPLOYER_ROLES_SQL = "('owner', 'workspace_admin', 'editor', 'deployment_manager')";
-/** Roles that may invite, assign roles, remove members and create and update workspaces. */
-export const ADMIN_ROLES: readonly Role[] = ["owner", "workspace_admin"];
-export const ADMIN_ROLES_SQL = "('owner', 'workspace_admin')";
 
 /** The owner of the key with this prefix, live or not. */
 export function findApiKeyOwner(db: Queryable, prefix: string): Promise<{ userId: string } | null> {

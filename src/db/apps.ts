@@ -1,10 +1,10 @@
 import { v7 as uuidv7 } from "uuid";
-import { type Role, WRITER_ROLES_SQL } from "./accounts";
 import { APP_BY_ID_CTE, batchAsCaller, CALLER_CTE, type Caller, type WriteOutcome, writeOutcome } from "./caller";
 import type { Queryable } from "./d1";
 import { DEFAULT_ENVIRONMENTS } from "./environments";
 import { APP_PLACE, EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "./events";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
+import { type Role, WRITER_ROLES_SQL } from "./roles";
 
 export interface NewApp {
   projectId: string;

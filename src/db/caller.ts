@@ -1,5 +1,5 @@
-import { type Role, WRITER_ROLES } from "./accounts";
 import type { Queryable } from "./d1";
+import { type Role, WRITER_ROLES } from "./roles";
 
 /** last_used_at is kept to the hour: a key's use is written at most once an hour. */
 const KEY_USE_RESOLUTION_MS = 3_600_000;

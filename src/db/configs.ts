@@ -1,10 +1,10 @@
 import { v7 as uuidv7 } from "uuid";
-import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./accounts";
 import { APP_BY_REF_CTE, batchAsCaller, CALLER_CTE, type Caller, refusal } from "./caller";
 import { isUniqueViolation, type Queryable } from "./d1";
 import { APP_PLACE, EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT, REVISION_DATA, revisionEvent } from "./events";
 import { parseJsonExactly } from "./exact-json";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
+import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./roles";
 
 /** A reference to an app, a variant (revision) or an environment (revision): every part optional. */
 export interface Ref {

@@ -1,5 +1,4 @@
 import { v7 as uuidv7 } from "uuid";
-import { DEPLOYER_ROLES, DEPLOYER_ROLES_SQL, type Role } from "./accounts";
 import { CALLER_CTE, type Caller } from "./caller";
 import {
   CONFIG_CTES,
@@ -15,6 +14,7 @@ import {
 import type { Queryable } from "./d1";
 import { deploymentEvent } from "./events";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
+import { DEPLOYER_ROLES, DEPLOYER_ROLES_SQL, type Role } from "./roles";
 
 /** The state of an environment a writer saw (its ETag): its id and revision; null: any state (`If-Match: *`). */
 export interface EnvironmentState {

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
-import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./accounts";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
+import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./roles";
 
 /**
  * Events (EVENTS.md): each change's statements include the insert of its event, so that the change and its event

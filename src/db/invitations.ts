@@ -1,8 +1,8 @@
 import { v7 as uuidv7 } from "uuid";
-import { ADMIN_ROLES_SQL, type Role } from "./accounts";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "./events";
+import { ADMIN_ROLES_SQL, type Role } from "./roles";
 
 /**
  * Invitations to an organization, through one of its workspaces: ?3 is the organization, ?4 the workspace, ?5 the

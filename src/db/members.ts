@@ -1,9 +1,9 @@
 import { v7 as uuidv7 } from "uuid";
-import { ADMIN_ROLES_SQL, type Role } from "./accounts";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "./events";
 import { type MemberRow, toWorkspace, type WorkspaceDetails, workspaceStatements } from "./organizations";
+import { ADMIN_ROLES_SQL, type Role } from "./roles";
 
 /**
  * Changing a member's role, or removing them, through workspace ?4 of organization ?3 (roles are per

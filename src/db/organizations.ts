@@ -1,8 +1,8 @@
 import { v7 as uuidv7 } from "uuid";
-import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./accounts";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "./events";
+import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./roles";
 
 /**
  * Organizations and their workspaces as the caller sees them. Statements bind the key as ?1 and ?2 (CALLER_CTE),

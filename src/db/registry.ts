@@ -1,11 +1,11 @@
 import { v7 as uuidv7 } from "uuid";
-import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./accounts";
 import { CALLER_CTE, type Caller } from "./caller";
 import { COMMIT_CTES, refBindings } from "./configs";
 import type { Queryable } from "./d1";
 import { deploymentStatements, newDeploymentIds } from "./deployments";
 import { revisionEvent } from "./events";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
+import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./roles";
 
 /** What a save did: saved (a new config, or a commit over one and its deploy), or why it did nothing. */
 export type SaveOutcome =

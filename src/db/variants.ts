@@ -1,7 +1,7 @@
-import { WRITER_ROLES_SQL } from "./accounts";
 import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, batchAsCaller, CALLER_CTE, type Caller, refusal } from "./caller";
 import type { Queryable } from "./d1";
 import { parseJsonExactly } from "./exact-json";
+import { WRITER_ROLES_SQL } from "./roles";
 
 /** A variant (a named config of an app) with its latest revision. */
 export interface Variant {

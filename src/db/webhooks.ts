@@ -1,8 +1,8 @@
 import { v7 as uuidv7 } from "uuid";
-import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./accounts";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT, ORGANIZATION_SCOPE, type StoredEvent } from "./events";
+import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./roles";
 
 /** A webhook as clients see it (never its secret). */
 export interface Webhook {

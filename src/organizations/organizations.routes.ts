@@ -1,7 +1,6 @@
 import { type Context, Hono } from "hono";
 import { generateApiKey, generateInvitationToken, hashApiKey, hashInvitationToken } from "../auth/api-keys";
 import { optionalApiKey, requireApiKey } from "../auth/require-api-key";
-import type { Role } from "../db/accounts";
 import type { Caller } from "../db/caller";
 import { type AcceptVerdict, acceptInvitation, type InviteVerdict, issueInvitation } from "../db/invitations";
 import {
@@ -13,6 +12,7 @@ import {
   updateOrganizationAsCaller,
   updateWorkspaceAsCaller,
 } from "../db/organizations";
+import type { Role } from "../db/roles";
 import { readSession, writeSession } from "../http/d1-session";
 import {
   type ApiError,

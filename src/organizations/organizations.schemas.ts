@@ -1,6 +1,6 @@
 import * as z from "zod";
-import { ROLES } from "../db/accounts";
 import type { OrganizationDetails } from "../db/organizations";
+import { ROLES } from "../db/roles";
 import { emailField, nameField, storableText, uuid } from "../http/fields";
 import { roleField } from "../workspaces/roles";
 import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { ROLE_SYNONYMS, ROLES, type Role, roleNamed } from "../db/accounts";
+import { ROLE_SYNONYMS, ROLES, type Role, roleNamed } from "../db/roles";
 
 /**
  * What each role may do here, in the platform's permission names (its client's `Permission` list holds more: only

@@ -1,6 +1,6 @@
 import * as z from "zod";
-import { ROLES } from "../db/accounts";
 import type { MemberRow, WorkspaceDetails } from "../db/organizations";
+import { ROLES } from "../db/roles";
 import { emailField, uuid } from "../http/fields";
 import { ROLE_DESCRIPTIONS, roleField } from "./roles";
 

@@ -3,10 +3,11 @@ import { env } from "cloudflare:workers";
 import { v7 as uuidv7 } from "uuid";
 import { expect } from "vitest";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
-import { createApiKey, createOrganization, createUser, type Role, setOrganizationMember } from "../../src/db/accounts";
+import { createApiKey, createOrganization, createUser, setOrganizationMember } from "../../src/db/accounts";
 import { Caller } from "../../src/db/caller";
 import { addConfig } from "../../src/db/configs";
 import { deployConfig } from "../../src/db/deployments";
+import type { Role } from "../../src/db/roles";
 import worker from "../../src/index";
 
 // Every import from src/ of the worker tests is here (re-exported below), so that a move in src/ is one edit.
@@ -14,9 +15,10 @@ export { createService } from "../../src/app";
 export { CreateAppBody } from "../../src/apps/apps.schemas";
 export { hashApiKey } from "../../src/auth/api-keys";
 export type { ConfigOutput } from "../../src/configs/configs.schemas";
-export { type Role, revokeApiKey } from "../../src/db/accounts";
+export { revokeApiKey } from "../../src/db/accounts";
 export { CALLER_CTE } from "../../src/db/caller";
 export { DEFAULT_ENVIRONMENTS } from "../../src/db/environments";
+export type { Role } from "../../src/db/roles";
 export type { EnvironmentRevisions } from "../../src/environments/environments.schemas";
 export { EnvironmentRevisionsParams } from "../../src/environments/environments.schemas";
 export {
