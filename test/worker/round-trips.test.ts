@@ -17,6 +17,7 @@ import {
   send,
 } from "./fixtures";
 import { instrumentD1 } from "./instrumented-d1";
+import { newInbox, settledDeliveries, subscribe } from "./webhook-fixtures";
 
 /**
  * Status and D1 round trips of one request, counted on the real binding. The key's use is first recorded as
@@ -747,6 +748,84 @@ describe("D1 round trips per request", () => {
   );
 
   it.each(errorPaths)("error path $name: $trips round trips", async ({ method, path, key, body, headers, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+  });
+});
+
+describe("D1 round trips of webhooks", () => {
+  let owner: Account;
+  let hookId: string;
+  let deliveryId: string;
+  beforeAll(async () => {
+    owner = await createAccount();
+    const hooks = await Promise.all([1, 2, 3].map(() => subscribe(owner.key, { url: newInbox(), events: ["*"] })));
+    hookId = hooks[0].id;
+    await createAppVia(owner.key, { app_name: "heard" });
+    deliveryId = (await settledDeliveries(owner.key, hookId))[0].id;
+  });
+  const inHook = (path: string) => () => `/webhooks/${hookId}${path}`;
+  const ownerKey = () => owner.key;
+  /** One case per webhook route, and a write with three webhooks subscribed: each is still one round trip. */
+  const webhookPaths: Case[] = [
+    {
+      name: "POST /apps, three webhooks subscribed",
+      method: "POST",
+      path: () => "/apps",
+      key: ownerKey,
+      body: () => ({ app_name: "announced" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /webhooks",
+      method: "POST",
+      path: () => "/webhooks",
+      key: ownerKey,
+      body: () => ({ url: newInbox(), events: ["app.created"] }),
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /webhooks", method: "GET", path: () => "/webhooks", key: ownerKey, status: 200, trips: 1 },
+    { name: "GET /webhooks/{id}", method: "GET", path: inHook(""), key: ownerKey, status: 200, trips: 1 },
+    {
+      name: "PATCH /webhooks/{id}",
+      method: "PATCH",
+      path: inHook(""),
+      key: ownerKey,
+      body: () => ({ description: "patched" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /webhooks/{id}/rotate-secret",
+      method: "POST",
+      path: inHook("/rotate-secret"),
+      key: ownerKey,
+      status: 200,
+      trips: 1,
+    },
+    { name: "POST /webhooks/{id}/test", method: "POST", path: inHook("/test"), key: ownerKey, status: 200, trips: 1 },
+    { name: "GET /webhooks/{id}/deliveries", method: "GET", path: inHook("/deliveries"), key: ownerKey, status: 200, trips: 1 },
+    {
+      name: "GET /webhooks/{id}/deliveries/{id}",
+      method: "GET",
+      path: () => `/webhooks/${hookId}/deliveries/${deliveryId}`,
+      key: ownerKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /webhooks/{id}/deliveries/{id}/redeliver",
+      method: "POST",
+      path: () => `/webhooks/${hookId}/deliveries/${deliveryId}/redeliver`,
+      key: ownerKey,
+      status: 200,
+      trips: 1,
+    },
+    { name: "DELETE /webhooks/{id}", method: "DELETE", path: inHook(""), key: ownerKey, status: 200, trips: 1 },
+  ];
+
+  it.each(webhookPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
     expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
   });
 });
