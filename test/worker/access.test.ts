@@ -17,7 +17,7 @@ import {
   type Role,
   send,
 } from "./fixtures";
-import { changes, snapshot, type Table } from "./harness";
+import { changes, type ExpectedEvent, expectEvents, snapshot, type Table } from "./harness";
 
 /** The six roles of ACCOUNTS-API.md, and who may do what there. */
 const ROLES: readonly Role[] = ["owner", "workspace_admin", "editor", "deployment_manager", "evaluator", "viewer"];
@@ -167,14 +167,51 @@ interface Write {
   route: string;
   /** Who is answered 200; every other caller 403 FORBIDDEN, with nothing written. */
   allowed: readonly Who[];
-  /** The tables a 200 writes to. */
+  /** The tables a 200 writes to, besides its events. */
   tables: Table[];
-  /** Prepares what the request acts on in `app` (as the owner); the request, and its 200 answer for `by`. */
+  /**
+   * Prepares what the request acts on in `app` (as the owner); the request, its 200 answer for `by`, and the event
+   * (EVENTS.md) its 200 records, if any.
+   */
   prepare(
     app: { id: string; name: string },
     by: Account,
-  ): Promise<{ request: (key: string) => Promise<Response>; answer: unknown }>;
+  ): Promise<{ request: (key: string) => Promise<Response>; answer: unknown; event?: ExpectedEvent }>;
 }
+
+/** An event of the team's `app` made by `by`, with `data` beside the app's id and name. */
+const appEvent = (type: string, app: { id: string; name: string }, by: Account, data: Record<string, unknown> = {}) => ({
+  type,
+  organization_id: team.organizationId,
+  workspace_id: team.workspaceId,
+  project_id: team.projectId,
+  app_id: app.id,
+  actor_user_id: by.userId,
+  data: { app_id: app.id, app_name: app.name, ...data },
+});
+/** A deployment event's data: the environment, its new revision, what it ran before and runs now ([config, variant id, revision]). */
+const deployedData = (
+  environment: string,
+  revision: number,
+  previous: [string, string, number] | null,
+  current: [string, string, number],
+) => {
+  const ran = ([config_name, variant_id, revision]: [string, string, number]) => ({
+    config_name,
+    variant_id,
+    revision,
+    revision_id: anyString,
+  });
+  return {
+    environment,
+    environment_revision: revision,
+    environment_revision_id: anyString,
+    previous: previous && ran(previous),
+    current: ran(current),
+  };
+};
+/** A config event's data: the config's name and revision. */
+const revisionData = (config_name: unknown, revision: number) => ({ config_name, revision, revision_id: anyString });
 
 const CONFIG_TABLES: Table[] = ["app_variant_revisions", "app_variants"];
 const REVISION_TABLES: Table[] = ["app_variant_revisions"];
@@ -186,25 +223,31 @@ const WRITES: Write[] = [
     route: "POST /apps",
     allowed: WRITERS,
     tables: ["apps", "environments"],
-    prepare: async (app) => ({
+    prepare: async (app, by) => ({
       request: (key) => postApp(key, { app_name: `${app.name}-new`, organization_id: team.organizationId }),
       answer: { app_id: anyString, app_name: `${app.name}-new` },
+      event: { ...appEvent("app.created", { id: anyString, name: `${app.name}-new` }, by), app_id: anyString },
     }),
   },
   {
     route: "PATCH /apps/{id}",
     allowed: WRITERS,
     tables: ["apps"],
-    prepare: async (app) => ({
+    prepare: async (app, by) => ({
       request: (key) => send("PATCH", `/apps/${app.id}`, { key, body: { app_name: `${app.name}-renamed` } }),
       answer: { app_id: app.id, app_name: `${app.name}-renamed` },
+      event: appEvent("app.renamed", { ...app, name: `${app.name}-renamed` }, by, { previous_app_name: app.name }),
     }),
   },
   {
     route: "DELETE /apps/{id}",
     allowed: WRITERS,
     tables: ["apps", "environments"],
-    prepare: async (app) => ({ request: (key) => send("DELETE", `/apps/${app.id}`, { key }), answer: null }),
+    prepare: async (app, by) => ({
+      request: (key) => send("DELETE", `/apps/${app.id}`, { key }),
+      answer: null,
+      event: appEvent("app.deleted", app, by),
+    }),
   },
   {
     route: "POST /variants/configs/add",
@@ -213,6 +256,7 @@ const WRITES: Write[] = [
     prepare: async (app, by) => ({
       request: (key) => send("POST", "/variants/configs/add", { key, body: main(app) }),
       answer: configAnswer(app, by, { slug: "main", version: 1 }),
+      event: appEvent("config.added", app, by, revisionData("main", 1)),
     }),
   },
   {
@@ -224,6 +268,7 @@ const WRITES: Write[] = [
       return {
         request: (key) => send("POST", "/variants/configs/commit", { key, body: { ...main(app), params: { k: 1 } } }),
         answer: configAnswer(app, by, { slug: "main", version: 2, params: { k: 1 } }),
+        event: appEvent("config.committed", app, by, revisionData("main", 2)),
       };
     },
   },
@@ -236,6 +281,11 @@ const WRITES: Write[] = [
       return {
         request: (key) => send("POST", "/variants/configs/fork", { key, body: main(app) }),
         answer: configAnswer(app, by, { slug: expect.stringMatching(/^main_[0-9a-f]{8}$/), version: 1 }),
+        event: appEvent("config.forked", app, by, {
+          ...revisionData(expect.stringMatching(/^main_[0-9a-f]{8}$/), 1),
+          source_config_name: "main",
+          source_revision: 1,
+        }),
       };
     },
   },
@@ -243,21 +293,23 @@ const WRITES: Write[] = [
     route: "POST /configs",
     allowed: WRITERS,
     tables: CONFIG_TABLES,
-    prepare: async (app) => ({
+    prepare: async (app, by) => ({
       request: (key) =>
         send("POST", "/configs", { key, body: { base_id: app.id, config_name: "main", parameters: { k: 1 }, overwrite: false } }),
       answer: null,
+      event: appEvent("config.added", app, by, revisionData("main", 1)),
     }),
   },
   {
     route: "PUT /variants/{id}/parameters",
     allowed: WRITERS,
     tables: REVISION_TABLES,
-    prepare: async (app) => {
+    prepare: async (app, by) => {
       const variantId = await newVariant(app.id, "main");
       return {
         request: (key) => send("PUT", `/variants/${variantId}/parameters`, { key, body: { parameters: { k: 1 } } }),
         answer: null,
+        event: appEvent("config.committed", app, by, { ...revisionData("main", 2), variant_id: variantId }),
       };
     },
   },
@@ -265,6 +317,7 @@ const WRITES: Write[] = [
     route: "DELETE /variants/{id}",
     allowed: WRITERS,
     tables: ["app_variants"],
+    // No event: EVENTS.md names no type for a config's removal.
     prepare: async (app) => {
       const variantId = await newVariant(app.id, "main");
       return { request: (key) => send("DELETE", `/variants/${variantId}`, { key }), answer: null };
@@ -293,6 +346,7 @@ const WRITES: Write[] = [
         updated_at: anyString,
         modified_by_id: by.userId,
       },
+      event: appEvent("config.added", app, by, revisionData("main", 1)),
     }),
   },
   {
@@ -300,11 +354,12 @@ const WRITES: Write[] = [
     allowed: DEPLOYERS,
     tables: DEPLOY_TABLES,
     prepare: async (app, by) => {
-      await newVariant(app.id, "main");
+      const variantId = await newVariant(app.id, "main");
       return {
         request: (key) =>
           send("POST", "/variants/configs/deploy", { key, body: { ...main(app), environment_ref: { slug: "staging" } } }),
         answer: configAnswer(app, owner, { slug: "main", version: 1 }, { slug: "staging", version: 1, by }),
+        event: appEvent("environment.deployed", app, by, deployedData("staging", 1, null, ["main", variantId, 1])),
       };
     },
   },
@@ -312,12 +367,13 @@ const WRITES: Write[] = [
     route: "POST /environments/deploy",
     allowed: DEPLOYERS,
     tables: DEPLOY_TABLES,
-    prepare: async (app) => {
+    prepare: async (app, by) => {
       const variantId = await newVariant(app.id, "main");
       return {
         request: (key) =>
           send("POST", "/environments/deploy", { key, body: { environment_name: "staging", variant_id: variantId } }),
         answer: null,
+        event: appEvent("environment.deployed", app, by, deployedData("staging", 1, null, ["main", variantId, 1])),
       };
     },
   },
@@ -325,12 +381,16 @@ const WRITES: Write[] = [
     route: "POST /configs/deployment/{id}/revert",
     allowed: DEPLOYERS,
     tables: DEPLOY_TABLES,
-    prepare: async (app) => {
+    prepare: async (app, by) => {
       const first = await deploy(app.id, "production", "main", owner);
-      await deploy(app.id, "production", "other", owner);
+      const second = await deploy(app.id, "production", "other", owner);
       return {
         request: (key) => send("POST", `/configs/deployment/${first.revisionId}/revert`, { key }),
         answer: "Environment was reverted to deployment revision successful",
+        event: appEvent("environment.reverted", app, by, {
+          ...deployedData("production", 3, ["other", second.variantId, 1], ["main", first.variantId, 1]),
+          reverted_to_revision_id: first.revisionId,
+        }),
       };
     },
   },
@@ -339,12 +399,13 @@ const WRITES: Write[] = [
 describe.each(WRITES)("$route", ({ allowed, tables, prepare }) => {
   it.each(CALLERS.map((who) => [who, allowed.includes(who) ? 200 : 403] as const))("%s: %i", async (who, status) => {
     const app = await newApp();
-    const { request, answer } = await prepare(app, who === READ_ONLY ? owner : members[who]);
+    const { request, answer, event } = await prepare(app, who === READ_ONLY ? owner : members[who]);
     const before = await snapshot();
     const response = await request(keys[who]);
     if (status === 200) {
       expect(await expectJson(response)).toEqual(answer);
-      expect(Object.keys(changes(before, await snapshot())).sort()).toEqual([...tables].sort());
+      const changed = expectEvents(changes(before, await snapshot()), ...(event ? [event] : []));
+      expect(Object.keys(changed).sort()).toEqual([...tables].sort());
     } else {
       await expectError(response, 403, FORBIDDEN);
       expect(await snapshot()).toEqual(before);

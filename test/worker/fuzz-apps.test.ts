@@ -16,6 +16,7 @@ import {
 import { unchanged } from "./fuzz-posts";
 import {
   appBodyShapes,
+  appEvent,
   asObject,
   bodySpec,
   certainParameters,
@@ -51,7 +52,7 @@ import {
   type World,
   worldIds,
 } from "./fuzz-support";
-import { databaseProblems } from "./harness";
+import { databaseProblems, expectEvents } from "./harness";
 
 /*
  * Generated requests to GET /apps, GET /apps/{app_id}/environments, PATCH and DELETE /apps/{app_id}, and new names
@@ -214,10 +215,15 @@ describe("fuzzing PATCH /apps/{app_id}", () => {
               status: 200,
               body: { app_id: id, app_name: name },
             });
-            // The same name again within the millisecond leaves the row as it was.
-            if (name !== renamed.name || Object.keys(changed).length > 0) {
+            // The same name again records nothing, and within the millisecond leaves the row as it was.
+            const previous = { previous_app_name: renamed.name };
+            const rest = expectEvents(
+              changed,
+              ...(name === renamed.name ? [] : [appEvent(model, answer.holder, "app.renamed", { ...renamed, name }, previous)]),
+            );
+            if (name !== renamed.name || Object.keys(rest).length > 0) {
               const after = { ...renamed, name, updated_at: expect.stringMatching(TIMESTAMP) };
-              expect(changed).toEqual({ apps: { added: [after], removed: [renamed] } });
+              expect(rest).toEqual({ apps: { added: [after], removed: [renamed] } });
             }
             return response.status;
           }
@@ -269,7 +275,9 @@ describe("fuzzing DELETE /apps/{app_id}", () => {
             expect({ status: response.status, body: answer.body }).toEqual({ status: 200, body: null });
             // The app and every row under it, in one go; nothing else.
             const removed = Object.entries(model.subtree(id)).filter(([, rows]) => rows.length > 0);
-            expect(changed).toEqual(Object.fromEntries(removed.map(([table, rows]) => [table, { added: [], removed: rows }])));
+            expect(expectEvents(changed, appEvent(model, answer.holder, "app.deleted", gone))).toEqual(
+              Object.fromEntries(removed.map(([table, rows]) => [table, { added: [], removed: rows }])),
+            );
             // Another app in its place (with a config deployed, for the next delete to take along), so that deletes
             // keep finding apps.
             deleted.push(id);
@@ -428,9 +436,10 @@ describe("fuzzing new names: POST /apps, PATCH /apps/{app_id}, POST /variants/co
               unchanged(changed);
             } else {
               expect(answer).toEqual({ status: 200, body: { app_id: expect.any(String), app_name: stored } });
-              const created = { name: stored, project_id: owner.projectId };
-              expect(changed.apps).toEqual({ added: [expect.objectContaining(created)], removed: [] });
-              expect(Object.keys(changed).sort()).toEqual(["apps", "environments"]);
+              const created = { id: (answer.body as { app_id: string }).app_id, name: stored, project_id: owner.projectId };
+              const rest = expectEvents(changed, appEvent(model, owner, "app.created", created));
+              expect(rest.apps).toEqual({ added: [expect.objectContaining(created)], removed: [] });
+              expect(Object.keys(rest).sort()).toEqual(["apps", "environments"]);
             }
           } else if (route === "PATCH /apps/{app_id}") {
             if (model.appsOfProject(owner.projectId).some((other) => other.id !== appId && other.name === stored)) {
@@ -439,18 +448,26 @@ describe("fuzzing new names: POST /apps, PATCH /apps/{app_id}, POST /variants/co
             } else {
               expect(answer).toEqual({ status: 200, body: { app_id: appId, app_name: stored } });
               expect(db.model.apps.get(appId)?.name).toBe(stored);
-              expect(Object.keys(changed)).toEqual(Object.keys(changed).length > 0 ? ["apps"] : []);
+              // A rename records its event; the same name again, none.
+              const before = model.apps.get(appId)!;
+              const previous = { previous_app_name: before.name };
+              const renamed = appEvent(model, owner, "app.renamed", { ...before, name: stored }, previous);
+              const rest = expectEvents(changed, ...(before.name === stored ? [] : [renamed]));
+              expect(Object.keys(rest)).toEqual(Object.keys(rest).length > 0 ? ["apps"] : []);
             }
           } else if (model.variantsOf(appId).some((variant) => variant.name === stored)) {
             expectDetail(answer.status, answer.body, 400, "Config already exists.");
             unchanged(changed);
           } else {
             expect(answer).toMatchObject({ status: 200, body: { variant_ref: { slug: stored, version: 1 } } });
-            expect(changed.app_variants).toEqual({
+            const revision_id = (answer.body as { variant_ref: { id: string } }).variant_ref.id;
+            const added = { config_name: stored, revision: 1, revision_id };
+            const rest = expectEvents(changed, appEvent(model, owner, "config.added", model.apps.get(appId)!, added));
+            expect(rest.app_variants).toEqual({
               added: [expect.objectContaining({ app_id: appId, name: stored })],
               removed: [],
             });
-            expect(Object.keys(changed).sort()).toEqual(["app_variant_revisions", "app_variants"]);
+            expect(Object.keys(rest).sort()).toEqual(["app_variant_revisions", "app_variants"]);
           }
           return response.status;
         },

@@ -7,10 +7,12 @@ import { CreatedBody, etagOf, type Model, visibleFirst } from "./fuzz-model";
 import { deployed, fuzzPost, refusedWithOneOf, type Sent } from "./fuzz-posts";
 import {
   anyString,
+  appEvent,
   asObject,
   bodySpec,
   certainParameters,
   chooseId,
+  deploymentEvent,
   environmentNameIsValid,
   FORBIDDEN,
   fieldValue,
@@ -24,6 +26,7 @@ import {
   type Replay,
   RUNS,
   readJsonBody,
+  recording,
   segmentChoice,
   segmentOf,
   TIMEOUT,
@@ -33,7 +36,7 @@ import {
   Verdict,
   worldIds,
 } from "./fuzz-support";
-import { databaseProblems } from "./harness";
+import { databaseProblems, expectEvents, withEvents } from "./harness";
 
 /*
  * Generated requests to the deployments, against the real local D1: POST /variants/configs/deploy (its oracle and plans
@@ -147,10 +150,12 @@ describe("fuzzing POST /environments/deploy", () => {
             return refusedWithOneOf(answer, [[404, "Variant not found"], ...noEnvironment, ...forbidden]);
           if (!environment) return refusedWithOneOf(answer, [...noEnvironment, ...forbidden]);
           if (role === "viewer") return refusedWithOneOf(answer, forbidden);
-          return deployed(answer, holder, environment, model.latest(variant.id)!, {
-            tagged: false,
-            ok: () => expect(answer.body).toBeNull(),
-          });
+          const latest = model.latest(variant.id)!;
+          return recording(
+            answer.status,
+            deployed(answer, holder, environment, latest, { tagged: false, ok: () => expect(answer.body).toBeNull() }),
+            deploymentEvent(model, holder, environment, latest),
+          );
         },
         ok: z.null(),
         keeps: true,
@@ -217,7 +222,11 @@ describe("fuzzing POST /configs/deployment/{deployment_revision_id}/revert", () 
           if (!environment || !role || !again) return refusedWithOneOf(answer, [[404, "Deployment revision not found"]]);
           if (role === "viewer") return refusedWithOneOf(answer, [[403, FORBIDDEN]]);
           if (model.isRemovedRevision(again)) return refusedWithOneOf(answer, [[409, VARIANT_REMOVED]]);
-          return deployed(answer, holder, environment, again, { tagged: false, ok: () => expect(answer.body).toBe(REVERTED) });
+          return recording(
+            answer.status,
+            deployed(answer, holder, environment, again, { tagged: false, ok: () => expect(answer.body).toBe(REVERTED) }),
+            deploymentEvent(model, holder, environment, again, reverted.id),
+          );
         },
         ok: z.literal(REVERTED),
         keeps: true,
@@ -269,14 +278,20 @@ describe("fuzzing Idempotency-Key on POST /apps", () => {
             deployed_app_variant_revision_id: null,
             created_at: at,
           });
-          return (changed) =>
-            expect(changed).toEqual({
-              apps: {
-                added: [{ id: appId, project_id: projectId, name, created_by: holder.userId, created_at: at, updated_at: null }],
-                removed: [],
-              },
-              environments: { added: expect.arrayContaining(DEFAULT_ENVIRONMENTS.map(environment)), removed: [] },
-            });
+          const created = appEvent(model, holder, "app.created", { id: appId, project_id: projectId, name });
+          return withEvents(
+            (changed) =>
+              expect(changed).toEqual({
+                apps: {
+                  added: [
+                    { id: appId, project_id: projectId, name, created_by: holder.userId, created_at: at, updated_at: null },
+                  ],
+                  removed: [],
+                },
+                environments: { added: expect.arrayContaining(DEFAULT_ENVIRONMENTS.map(environment)), removed: [] },
+              }),
+            created,
+          );
         },
         ok: CreatedBody,
         keeps: true,
@@ -343,8 +358,9 @@ describe("cases found by fuzzing", () => {
 
   it("without application_ref, deploys the config a slug names in the app of the environment revision named by id", async () => {
     // README, "Fetch": a revision's id names its app, and a config slug is then looked up in that app; so for deploy.
+    const model = fuzzing.db.model;
     const development = environmentOf("development");
-    const revision = fuzzing.db.model.environmentRevisionsOf(development.id).at(-1)!;
+    const revision = model.environmentRevisionsOf(development.id).at(-1)!;
     const answer = await ownerSends("/variants/configs/deploy", {
       variant_ref: { slug: "main" },
       environment_ref: { id: revision.id },
@@ -358,6 +374,9 @@ describe("cases found by fuzzing", () => {
       },
     });
     expect(answer.changed.environment_revisions?.added).toHaveLength(1);
+    // A deploy of main's latest revision, whose environment a revision's id names: environment.deployed, no revert.
+    const main = model.variantsOf(appNamed("fuzz-own").id).find((variant) => variant.name === "main")!;
+    expectEvents(answer.changed, deploymentEvent(model, fuzzing.world.owner, development, model.latest(main.id)!));
   });
 
   it("refuses an If-Match that names the environment's revision with leading zeros: not the ETag, character for character", async () => {

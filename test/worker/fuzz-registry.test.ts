@@ -11,6 +11,7 @@ import {
   plantedWorld,
   RegistryConfigBody,
   type RevisionRow,
+  type VariantRow,
   visibleFirst,
   writerOf,
 } from "./fuzz-model";
@@ -26,10 +27,12 @@ import {
 } from "./fuzz-posts";
 import {
   anyString,
+  appEvent,
   asObject,
   bodySpec,
   certainParameters,
   chooseId,
+  deploymentEvent,
   depthOf,
   environmentNameIsValid,
   expectDetail,
@@ -53,6 +56,7 @@ import {
   RUNS,
   readJsonBody,
   requestInput,
+  revisionData,
   routedAnswer,
   type SegmentChoice,
   segmentChoice,
@@ -63,7 +67,7 @@ import {
   uuidValidity,
   Verdict,
 } from "./fuzz-support";
-import { databaseProblems } from "./harness";
+import { databaseProblems, expectEvents } from "./harness";
 
 /*
  * Generated requests to the registry of the platform's older SDK (LEGACY-API.md, "The rest of the registry"), against
@@ -423,19 +427,22 @@ const expectParamsAsSent = (revision: RevisionRow | undefined, { params, exact }
     ? expect(revision && JSON.parse(revision.params), "params as sent").toEqual(params)
     : expect(revision && parseKeepingNumbers(revision.params), "params as sent").toEqual(exact);
 
-/** A new config of the app: its variant, and its revision 1 holding the params, url "". */
+/** A new config of the app: its variant, its revision 1 holding the params, url "", and its event. */
 const expectNewConfig =
   (
+    model: Model,
     holder: Holder,
-    appId: string,
+    app: Parameters<typeof appEvent>[3],
     configName: string,
     params: Params,
     check: (variantId: string, after: Model) => void = () => {},
   ): Check =>
   (changed, after) => {
+    const appId = app.id;
     const variantId = (changed.app_variants?.added[0]?.id as string | undefined) ?? "";
     expect(variantId).toMatch(UUID_V7);
-    expect(changed).toEqual({
+    const made = { config_name: configName, variant_id: variantId, revision: 1, revision_id: addedRevision(changed)?.id };
+    expect(expectEvents(changed, appEvent(model, holder, "config.added", app, made))).toEqual({
       app_variants: { added: [newVariant(variantId, appId, configName)], removed: [] },
       app_variant_revisions: { added: [newRevision(expect.stringMatching(UUID_V7), variantId, 1, holder, "")], removed: [] },
     });
@@ -443,20 +450,27 @@ const expectNewConfig =
     check(variantId, after);
   };
 
-/** The variant's next revision, holding the params (url kept); then, when `deployedTo`, that revision deployed there. */
+/**
+ * The variant's next revision, holding the params (url kept); then, when `deployedTo`, that revision deployed there;
+ * an event for each.
+ */
 const expectCommitted =
   (
+    model: Model,
     holder: Holder,
-    variant: string,
+    variant: VariantRow,
     latest: RevisionRow,
     params: Params,
     deployedTo?: Parameters<typeof expectDeployment>[1],
   ): Check =>
   (changed) => {
-    const { app_variant_revisions, ...rest } = changed;
     const made = addedRevision(changed);
+    const data = { ...revisionData(model, latest), revision: latest.revision + 1, revision_id: made?.id };
+    const committed = appEvent(model, holder, "config.committed", model.apps.get(variant.app_id)!, data);
+    const deployed = deployedTo && made ? [deploymentEvent(model, holder, deployedTo, made)] : [];
+    const { app_variant_revisions, ...rest } = expectEvents(changed, committed, ...deployed);
     expect(app_variant_revisions).toEqual({
-      added: [newRevision(expect.stringMatching(UUID_V7), variant, latest.revision + 1, holder, latest.url)],
+      added: [newRevision(expect.stringMatching(UUID_V7), variant.id, latest.revision + 1, holder, latest.url)],
       removed: [],
     });
     expectParamsAsSent(made, params);
@@ -491,7 +505,7 @@ function predictSave(request: SaveRequest, holder: Holder, model: Model, answer:
       model.everyVariantOf(app.id).some((row) => row.removed_name === request.configName) ? "made over a removed one" : "made",
     );
     expect({ status: answer.status, body: answer.body }).toEqual({ status: 200, body: null });
-    return expectNewConfig(holder, app.id, request.configName, request);
+    return expectNewConfig(model, holder, app, request.configName, request);
   }
   const latest = model.latest(variant.id)!;
   const empty = Object.keys(JSON.parse(latest.params)).length === 0;
@@ -502,7 +516,7 @@ function predictSave(request: SaveRequest, holder: Holder, model: Model, answer:
   count(SAVE, request.overwrite ? "overwritten and deployed" : "{} overwritten and deployed without overwrite");
   expect({ status: answer.status, body: answer.body }).toEqual({ status: 200, body: null });
   const production = model.environmentsOf(app.id).find((row) => row.name === "production")!;
-  return expectCommitted(holder, variant.id, latest, request, production);
+  return expectCommitted(model, holder, variant, latest, request, production);
 }
 
 const FROM_BASE = "POST /variants/from-base";
@@ -527,7 +541,7 @@ function predictFromBase(request: FromBaseRequest, holder: Holder, model: Model,
     model.everyVariantOf(app.id).some((row) => row.removed_name === request.configName) ? "made over a removed one" : "made",
   );
   expect(answer.status).toBe(200);
-  return expectNewConfig(holder, app.id, request.configName, request, (variantId, after) => {
+  return expectNewConfig(model, holder, app, request.configName, request, (variantId, after) => {
     expect(answer.body).toEqual(after.appVariant(after.variants.get(variantId)!));
   });
 }
@@ -558,7 +572,7 @@ function predictParameters(request: Params & { variantId: string }, holder: Hold
   }
   count(PARAMETERS, "committed");
   expect({ status: answer.status, body: answer.body }).toEqual({ status: 200, body: null });
-  return expectCommitted(holder, variant.id, model.latest(variant.id)!, request);
+  return expectCommitted(model, holder, variant, model.latest(variant.id)!, request);
 }
 
 /**
@@ -641,7 +655,8 @@ describe("fuzzing DELETE /variants/{variant_id}", () => {
           } else {
             count(label, "removed");
             expect({ status, body }).toEqual({ status: 200, body: null });
-            // The row stays (its revisions are history): removed now, its name moved aside for a tombstone.
+            // The row stays (its revisions are history): removed now, its name moved aside for a tombstone. No event:
+            // EVENTS.md names no type for a config's removal.
             const after = {
               ...target,
               name: `\u0001${id}`,

@@ -3,6 +3,8 @@ import fc from "fast-check";
 import { expect } from "vitest";
 import { z } from "zod";
 import { type Account, createAccount, createTeam, issueKey, type Role, revokeApiKey, send } from "./fixtures";
+import type { EnvironmentRow, Model, RevisionRow } from "./fuzz-model";
+import { type Changes, type ExpectedEvent, withEvents } from "./harness";
 
 /*
  * What the fuzz files share: the contract as the tests read it (written out independently of src/), the accounts
@@ -1065,3 +1067,72 @@ export async function fuzzRead<T extends object>(
   console.info(`${label}: the oracle predicted ${predicted} answers`);
   if (replay[label]?.path === undefined) expect(predicted, "the oracle never predicted an answer").toBeGreaterThan(0);
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Events (../shared/EVENTS.md): what a write the oracle predicts records, from the database before it.
+
+/** The event of a change to `app` by `by`: where the app is, who made the change (with which key), `data` beside the app. */
+export const appEvent = (
+  model: Model,
+  by: { userId: string; key: string },
+  type: string,
+  app: { id: string; project_id: string; name: string },
+  data: Record<string, unknown> = {},
+): ExpectedEvent => ({
+  type,
+  organization_id: model.organizationOfProject(app.project_id),
+  project_id: app.project_id,
+  app_id: app.id,
+  actor_user_id: by.userId,
+  actor_api_key_prefix: by.key.split(".")[0],
+  data: { app_id: app.id, app_name: app.name, ...data },
+});
+
+/** What an event says of a config revision the database holds: its config's name (as it was, if removed), variant, number, id. */
+export const revisionData = (model: Model, revision: RevisionRow) => {
+  const variant = model.variants.get(revision.variant_id)!;
+  return {
+    config_name: model.configName(variant),
+    variant_id: variant.id,
+    revision: revision.revision,
+    revision_id: revision.id,
+  };
+};
+
+/**
+ * The event of a deployment of `deployed` to `environment` by `holder` (a revert: to environment revision
+ * `revertedTo`): the environment's next revision, what it ran before (null at first) and what it runs now.
+ */
+export function deploymentEvent(
+  model: Model,
+  holder: { userId: string; key: string },
+  environment: EnvironmentRow,
+  deployed: RevisionRow,
+  revertedTo?: string,
+): ExpectedEvent {
+  const running = environment.deployed_app_variant_revision_id;
+  return appEvent(
+    model,
+    holder,
+    revertedTo ? "environment.reverted" : "environment.deployed",
+    model.apps.get(environment.app_id)!,
+    {
+      environment: environment.name,
+      environment_revision: environment.revision + 1,
+      environment_revision_id: expect.stringMatching(UUID_V7),
+      previous: running ? revisionData(model, model.revisions.get(running)!) : null,
+      current: revisionData(model, deployed),
+      ...(revertedTo ? { reverted_to_revision_id: revertedTo } : {}),
+    },
+  );
+}
+
+/**
+ * A predicted outcome's check, with the events its 200 records (`expectEvents`); any other answer records none, which
+ * its check (nothing changed) already says.
+ */
+export const recording = <A extends unknown[]>(
+  status: number,
+  check: (changed: Changes, ...more: A) => void,
+  ...events: ExpectedEvent[]
+) => (status === 200 ? withEvents(check, ...events) : check);

@@ -13,7 +13,7 @@ import {
   type Replay,
   uuidValidity,
 } from "./fuzz-support";
-import { type changes, databaseProblems, Tracker } from "./harness";
+import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, Tracker } from "./harness";
 
 /*
  * Generated requests to the writes of the accounts routes (ACCOUNTS-API.md): invite and resend, assign and unassign a
@@ -55,8 +55,6 @@ const DETAILS: Record<number, RegExp> = {
   404: new RegExp(`^(${[WORKSPACE_NOT_FOUND, ORGANIZATION_NOT_FOUND, NO_MEMBER, INVITATION_NOT_FOUND, "Not Found"].join("|")})$`),
   409: new RegExp(`^(${[ALREADY_MEMBER, LAST_OWNER].join("|")})$`),
 };
-
-type Changes = ReturnType<typeof changes>;
 
 // ---------------------------------------------------------------------------------------------------------------
 // The world.
@@ -585,8 +583,39 @@ function memberVerdict(
   return { change: target };
 }
 
-/** The row change of a member whose role became `role`. */
-function expectRoleChanged(changed: Changes, target: Member, role: Role) {
+/** The event (EVENTS.md) of a change the caller made through workspace `workspaceId` of organization `organizationId`. */
+const eventOf = (
+  caller: CallerFacts,
+  organizationId: string,
+  workspaceId: string,
+  type: string,
+  data: Record<string, unknown>,
+): ExpectedEvent => ({
+  type,
+  organization_id: organizationId.toLowerCase(),
+  workspace_id: workspaceId.toLowerCase(),
+  project_id: null,
+  app_id: null,
+  actor_user_id: caller.holder.userId,
+  data,
+});
+
+/**
+ * The event of a change to member `target` (the request names them by email, in any case): `member.removed` (their
+ * role then), or `member.role_changed` to `role`.
+ */
+const memberEvent = (caller: CallerFacts, organizationId: string, workspaceId: string, target: Member, role?: Role) =>
+  eventOf(caller, organizationId, workspaceId, role ? "member.role_changed" : "member.removed", {
+    email: expect.stringMatching(new RegExp(`^${target.email.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "i")),
+    user_id: target.user_id,
+    role: role ?? target.role,
+    ...(role ? { previous_role: target.role } : {}),
+    workspace_id: workspaceId.toLowerCase(),
+  });
+
+/** The row change of a member whose role became `role`, and its event. */
+function expectRoleChanged(changed: Changes, target: Member, role: Role, event: ExpectedEvent) {
+  changed = expectEvents(changed, event);
   expect(counts(changed)).toEqual({ organization_members: [1, 1] });
   expect(changed.organization_members?.removed[0]).toMatchObject({ user_id: target.user_id, role: target.role });
   expect(changed.organization_members?.added[0]).toMatchObject({ user_id: target.user_id, role });
@@ -652,6 +681,7 @@ describe("invitations", () => {
     state: OrganizationState,
     email: string,
     role: Role | null,
+    organizationId: string,
     workspaceId: string,
   ): Prediction {
     if (!caller.role || !state.workspaceFound) return { status: 404, detail: WORKSPACE_NOT_FOUND };
@@ -666,6 +696,9 @@ describe("invitations", () => {
       status: 200,
       check: (body, changed) => {
         expect(body).toMatchObject({ email, role: invitedRole, workspace_id: workspaceId, token: expect.any(String) });
+        // An invitation (a resend too), of no user yet: EVENTS.md's user_id is null until the invitee joins.
+        const data = { email, user_id: null, role: invitedRole, workspace_id: workspaceId };
+        changed = expectEvents(changed, eventOf(caller, organizationId, workspaceId, "member.invited", data));
         expect(counts(changed)).toEqual({ invitations: [open.length + 1, open.length] });
         const made = changed.invitations?.added.find((row) => row.voided_at === null);
         expect(made).toMatchObject({ email, role: invitedRole, workspace_id: workspaceId, invited_by: caller.holder.userId });
@@ -700,7 +733,14 @@ describe("invitations", () => {
               organizationId,
               workspaceId,
               predict: (caller, state) =>
-                invitation(caller, state, (item?.email ?? "").trim(), roleOf(item?.roles[0]) as Role, workspaceId.toLowerCase()),
+                invitation(
+                  caller,
+                  state,
+                  (item?.email ?? "").trim(),
+                  roleOf(item?.roles[0]) as Role,
+                  organizationId,
+                  workspaceId.toLowerCase(),
+                ),
             },
             input.restore,
           );
@@ -752,7 +792,8 @@ describe("invitations", () => {
               valid: allTrue(bodyValid, idValidity(organizationId), idValidity(workspaceId)),
               organizationId,
               workspaceId,
-              predict: (caller, state) => invitation(caller, state, String(email).trim(), null, workspaceId.toLowerCase()),
+              predict: (caller, state) =>
+                invitation(caller, state, String(email).trim(), null, organizationId, workspaceId.toLowerCase()),
             },
             input.restore,
           );
@@ -825,7 +866,8 @@ describe("members", () => {
                   status: 200,
                   check: (answer, changed) => {
                     expect(answer).toBe(true);
-                    expectRoleChanged(changed, verdict.change, to);
+                    const event = memberEvent(caller, organizationId, workspaceId, verdict.change, to);
+                    expectRoleChanged(changed, verdict.change, to, event);
                   },
                 };
               },
@@ -891,7 +933,8 @@ describe("members", () => {
                   status: 200,
                   check: (answer, changed) => {
                     expect(answer).toEqual({ id: target.user_id, email: target.email, username: target.username, role });
-                    if ("change" in verdict) expectRoleChanged(changed, target, "viewer");
+                    const event = memberEvent(caller, organizationId, workspaceId, target, "viewer");
+                    if ("change" in verdict) expectRoleChanged(changed, target, "viewer", event);
                     else expect(changed).toEqual({});
                   },
                 };
@@ -960,7 +1003,10 @@ describe("members", () => {
                         .map((member) => member.user_id)
                         .sort(),
                     );
-                    // The membership, and in the same transaction the member's live keys for the organization's projects.
+                    // The membership, and in the same transaction the member's live keys for the organization's projects:
+                    // one event, the removal.
+                    const event = memberEvent(caller, organizationId, workspaceId, removed);
+                    changed = expectEvents(changed, event);
                     expect(counts(changed)).toEqual({
                       organization_members: [0, 1],
                       ...(removed.keys > 0 ? { api_keys: [removed.keys, removed.keys] } : {}),
@@ -1089,6 +1135,7 @@ describe("organizations and workspaces", () => {
                       role: "owner",
                       members: [caller.holder.userId],
                     });
+                    // No event: EVENTS.md names none for a new organization.
                     expect(counts(changed)).toEqual({
                       organizations: [1, 0],
                       organization_members: [1, 0],
@@ -1163,6 +1210,14 @@ describe("organizations and workspaces", () => {
                       type: input.type ?? null,
                       organization: organizationId.toLowerCase(),
                     });
+                    const workspace = (answer as { id: string }).id;
+                    const data = {
+                      workspace_id: workspace,
+                      name: input.name,
+                      description: input.description ?? "",
+                      type: input.type ?? null,
+                    };
+                    changed = expectEvents(changed, eventOf(caller, organizationId, workspace, "workspace.created", data));
                     expect(counts(changed)).toEqual({ workspaces: [1, 0], projects: [1, 0] });
                   },
                 };

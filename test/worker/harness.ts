@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { expect } from "vitest";
 import { DEFAULT_ENVIRONMENTS } from "./fixtures";
 
 /**
@@ -148,6 +149,58 @@ export function changes(before: Snapshot, after: Snapshot): Partial<Record<Table
   }
   return changed;
 }
+
+export type Changes = ReturnType<typeof changes>;
+
+/**
+ * An event a write must record (../shared/EVENTS.md): its type, and what else the test knows of it: columns of its row
+ * (null where the event names no workspace, project or app) and keys of its `data` (others may be there too).
+ */
+export interface ExpectedEvent {
+  type: string;
+  organization_id?: string;
+  workspace_id?: string | null;
+  project_id?: string | null;
+  app_id?: string | null;
+  actor_user_id?: string | null;
+  actor_api_key_prefix?: string | null;
+  data?: Record<string, unknown>;
+}
+
+const EVENT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const EVENT_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const typeOf = (row: object) => String((row as { type?: unknown }).type);
+const byType = <T extends object>(rows: T[]) => [...rows].sort((a, b) => typeOf(a).localeCompare(typeOf(b)));
+
+/**
+ * The events a write added must be exactly `expected` (in any order; none: a refused, failed or replayed request
+ * records nothing), each a new row (UUIDv7 id, a time, an object as data), none changed or removed: the audit log only
+ * grows. Returns the write's other changes, for its own checks.
+ */
+export function expectEvents<C extends Changes>(changed: C, ...expected: ExpectedEvent[]): Omit<C, "events"> {
+  const { events, ...rest } = changed;
+  const added = (events?.added ?? []).map((row) => ({ ...row, data: JSON.parse(String(row.data)) as unknown }));
+  const wanted = byType(expected).map(({ data, ...columns }) =>
+    expect.objectContaining({
+      ...columns,
+      id: expect.stringMatching(EVENT_ID),
+      occurred_at: expect.stringMatching(EVENT_TIME),
+      organization_id: columns.organization_id ?? expect.any(String),
+      data: data ? expect.objectContaining(data) : expect.any(Object),
+    }),
+  );
+  expect({ added: byType(added), removed: events?.removed ?? [] }, "the events the write recorded").toEqual({
+    added: wanted,
+    removed: [],
+  });
+  return rest;
+}
+
+/** A check of a write's changes that first checks its events (`expectEvents`), then the rest with `check`. */
+export const withEvents =
+  <A extends unknown[]>(check: (changed: Changes, ...more: A) => void, ...expected: ExpectedEvent[]) =>
+  (changed: Changes, ...more: A) =>
+    check(expectEvents(changed, ...expected), ...more);
 
 /**
  * Everything wrong with the database, as readable lines (empty when all is well):

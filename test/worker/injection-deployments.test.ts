@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, getRevisions, issueKey, send } from "./fixtures";
 import { expectKeptRow, quoted, readIdempotencyKey } from "./fuzz-posts";
 import { BAD_IDEMPOTENCY_KEY, MOVED_ON } from "./fuzz-support";
-import { type changes, databaseProblems, type Table } from "./harness";
+import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, type Table } from "./harness";
 import {
   asName,
   changesBy,
@@ -110,14 +110,32 @@ describe("SQL in the deployments' bodies and path", () => {
   });
 });
 
-/** A POST that takes an Idempotency-Key, a request of it (`n` makes each one another), and the rows a 200 changes. */
+/**
+ * A POST that takes an Idempotency-Key, a request of it (`n` makes each one another), and the rows a 200 changes
+ * besides its event (none for a read).
+ */
 interface Write {
   label: string;
   request: (n: number) => { path: string; body?: unknown };
   /** A write, whose 200 is kept; a read (configs/fetch) keeps nothing. */
   keeps: boolean;
   rows: Partial<Record<Table, [added: number, removed: number]>>;
+  event?: (n: number) => ExpectedEvent;
 }
+
+/** An event of the target app, made with the owner's key; `data` beside the app's id. */
+const appEvent = (type: string, data: Record<string, unknown>): ExpectedEvent => ({
+  type,
+  project_id: teamProjectId,
+  app_id: appId,
+  actor_user_id: owner.userId,
+  data: { app_id: appId, ...data },
+});
+/** The event of a deployment to `environment` (a revert: to `revertedTo`). */
+const deploymentEvent = (environment: string, current: Record<string, unknown>, revertedTo?: string) =>
+  revertedTo
+    ? appEvent("environment.reverted", { environment, reverted_to_revision_id: revertedTo })
+    : appEvent("environment.deployed", { environment, current: expect.objectContaining(current) });
 
 const DEPLOYMENT_ROWS: Write["rows"] = { deployments: [1, 0], environment_revisions: [1, 0], environments: [1, 1] };
 const WRITES: Write[] = [
@@ -126,6 +144,12 @@ const WRITES: Write[] = [
     request: (n) => ({ path: "/apps", body: { app_name: `keyed ${n}` } }),
     keeps: true,
     rows: { apps: [1, 0], environments: [3, 0] },
+    event: (n) => ({
+      type: "app.created",
+      project_id: teamProjectId,
+      actor_user_id: owner.userId,
+      data: { app_name: `keyed ${n}` },
+    }),
   },
   {
     label: "POST /variants/configs/add",
@@ -135,18 +159,21 @@ const WRITES: Write[] = [
     }),
     keeps: true,
     rows: { app_variants: [1, 0], app_variant_revisions: [1, 0] },
+    event: (n) => appEvent("config.added", { config_name: `keyed ${n}`, revision: 1 }),
   },
   {
     label: "POST /variants/configs/commit",
     request: (n) => ({ path: "/variants/configs/commit", body: { ...deployMain(), environment_ref: undefined, params: { n } } }),
     keeps: true,
     rows: { app_variant_revisions: [1, 0] },
+    event: () => appEvent("config.committed", { config_name: "main" }),
   },
   {
     label: "POST /variants/configs/fork",
     request: (n) => ({ path: "/variants/configs/fork", body: { ...deployMain(), environment_ref: undefined, n } }),
     keeps: true,
     rows: { app_variants: [1, 0], app_variant_revisions: [1, 0] },
+    event: () => appEvent("config.forked", { revision: 1, source_config_name: "main" }),
   },
   {
     label: "POST /variants/configs/fetch",
@@ -159,24 +186,27 @@ const WRITES: Write[] = [
     request: (n) => ({ path: "/variants/configs/deploy", body: { ...deployMain(), n } }),
     keeps: true,
     rows: DEPLOYMENT_ROWS,
+    event: () => deploymentEvent("staging", { config_name: "main" }),
   },
   {
     label: "POST /environments/deploy",
     request: (n) => ({ path: "/environments/deploy", body: { environment_name: "development", variant_id: variantId, n } }),
     keeps: true,
     rows: DEPLOYMENT_ROWS,
+    event: () => deploymentEvent("development", { variant_id: variantId }),
   },
   {
     label: "POST /configs/deployment/{id}/revert",
     request: (n) => ({ path: revert(revisions[n % 2]) }),
     keeps: true,
     rows: DEPLOYMENT_ROWS,
+    event: (n) => deploymentEvent("production", {}, revisions[n % 2]),
   },
 ];
 
-/** Exactly `rows` changed (counts of rows added and removed per table), idempotency_keys aside. */
-const expectRows = (changed: ReturnType<typeof changes>, rows: Write["rows"]) => {
-  const { idempotency_keys: _, ...rest } = changed;
+/** Exactly `rows` changed (counts of rows added and removed per table) and `events` recorded, idempotency_keys aside. */
+const expectRows = (changed: Changes, rows: Write["rows"], ...events: ExpectedEvent[]) => {
+  const { idempotency_keys: _, ...rest } = expectEvents(changed, ...events);
   const counts = Object.fromEntries(
     Object.entries(rest).map(([table, { added, removed }]) => [table, [added.length, removed.length]]),
   );
@@ -192,7 +222,7 @@ async function expectNotEchoed(response: Response, payload: string) {
 describe("SQL in Idempotency-Key, on every POST", () => {
   it.each(WRITES.map((write, i) => [write.label, write, i] as const))(
     "%s: every payload is a key of its own, kept verbatim, replayed for its retry, and a 422 for another request",
-    async (_, { request, keeps, rows }, route) => {
+    async (_, { request, keeps, rows, event }, route) => {
       // A key of its own for each route: a payload key used on one route would be a 422 on the next.
       const apiKey = await issueKey(owner.userId, teamProjectId);
       for (const [n, payload] of PAYLOADS.entries()) {
@@ -217,7 +247,7 @@ describe("SQL in Idempotency-Key, on every POST", () => {
         expect(first.status, JSON.stringify(payload)).toBe(200);
         expect(first.headers.get("Idempotent-Replayed")).toBeNull();
         await expectNotEchoed(first, payload);
-        expectRows(changed, rows);
+        expectRows(changed, rows, ...(event ? [event(n)] : []));
         if (keeps) await expectKeptRow(changed, apiKey, reading.key);
         else expect(changed).toEqual({});
         // Every other payload (alternating from route to route), and every key with a quote or a backslash: the retry,
@@ -243,7 +273,7 @@ describe("SQL in Idempotency-Key, on every POST", () => {
   );
 
   it("keeps a payload key per API key: another key's holder uses it for a request of their own", async () => {
-    const { request, rows } = WRITES.find((write) => write.label === "POST /environments/deploy")!;
+    const { request, rows, event } = WRITES.find((write) => write.label === "POST /environments/deploy")!;
     // The requests the previous test made with these keys, made again with the owner's other API key.
     for (const [n, payload] of PAYLOADS.entries()) {
       const reading = readIdempotencyKey(payload);
@@ -255,7 +285,7 @@ describe("SQL in Idempotency-Key, on every POST", () => {
         status: 200,
         replayed: null,
       });
-      expectRows(changed, rows);
+      expectRows(changed, rows, event!(n));
       await expectKeptRow(changed, owner.key, reading.key);
     }
   });
@@ -311,7 +341,8 @@ describe("SQL in If-Match, on the deploy routes", () => {
         status: 200,
         replayed: null,
       });
-      expectRows(changed, DEPLOYMENT_ROWS);
+      const revertedTo = path === revert(revisions[0]) ? revisions[0] : undefined;
+      expectRows(changed, DEPLOYMENT_ROWS, deploymentEvent(environment, {}, revertedTo));
       await expectKeptRow(changed, key, idempotencyKey);
       expect(result.headers.get("ETag") ?? (await recordETag(environment))).toBe(`"${id}.${Number(revision) + 1}"`);
     },

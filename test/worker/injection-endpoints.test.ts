@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, createAppVia, type createTeam, send } from "./fixtures";
-import { type changes, databaseProblems } from "./harness";
+import { type Changes, databaseProblems, type ExpectedEvent, expectEvents } from "./harness";
 import {
   asName,
   changesBy,
@@ -49,6 +49,15 @@ beforeAll(async () => {
 const call = (method: string, path: string, body?: unknown) => send(method, path, { key, body });
 const configs = (action: string, body: unknown) => call("POST", `/variants/configs/${action}`, body);
 const enc = encodeURIComponent;
+/** An event of the target app, made with the owner's key in the team's project. */
+const targetEvent = (type: string, data: Record<string, unknown>): ExpectedEvent => ({
+  type,
+  organization_id: team.organizationId,
+  app_id: appId,
+  actor_user_id: owner.userId,
+  actor_api_key_prefix: key.split(".")[0],
+  data: { app_id: appId, app_name: "target", ...data },
+});
 
 describe("SQL in path parameters", () => {
   const routes: [string, (payload: string) => Promise<Response>, string][] = [
@@ -149,7 +158,13 @@ describe("SQL in a new app name (PATCH /apps/{app_id})", () => {
       const { body, changed } = made;
       expect(body).toEqual({ app_id: renamedId, app_name: payload.normalize("NFC") });
       const [renamed] = changed.apps?.removed ?? [];
-      expect(changed).toEqual({
+      const event = {
+        type: "app.renamed",
+        app_id: renamedId,
+        actor_user_id: owner.userId,
+        data: { app_id: renamedId, app_name: payload.normalize("NFC"), previous_app_name: renamed?.name },
+      };
+      expect(expectEvents(changed, event)).toEqual({
         apps: {
           added: [{ ...renamed, name: payload.normalize("NFC"), updated_at: expect.any(String) }],
           removed: [expect.objectContaining({ id: renamedId })],
@@ -208,8 +223,11 @@ describe("SQL in configs' refs and fields", () => {
     for (const payload of PAYLOADS) await expectRefused(payload, () => request(payload), ...expected(payload));
   });
 
-  const addedRevision = (changed: ReturnType<typeof changes>) => {
-    const { app_variant_revisions, ...others } = changed;
+  /** A commit of main: one new revision, and its event naming it. */
+  const addedRevision = (changed: Changes) => {
+    const made = changed.app_variant_revisions?.added[0];
+    const data = { config_name: "main", variant_id: variantId, revision: made?.revision, revision_id: made?.id };
+    const { app_variant_revisions, ...others } = expectEvents(changed, targetEvent("config.committed", data));
     expect(others).toEqual({});
     expect(app_variant_revisions?.removed).toEqual([]);
     expect(app_variant_revisions?.added).toHaveLength(1);
@@ -224,7 +242,9 @@ describe("SQL in configs' refs and fields", () => {
       if (!made) return;
       const name = payload.normalize("NFC");
       expect(made.body.variant_ref.slug).toBe(name);
-      const { app_variants, app_variant_revisions, ...others } = made.changed;
+      const revisionId = made.changed.app_variant_revisions?.added[0]?.id;
+      const data = { config_name: name, revision: 1, revision_id: revisionId };
+      const { app_variants, app_variant_revisions, ...others } = expectEvents(made.changed, targetEvent("config.added", data));
       expect(others).toEqual({});
       expect(app_variants).toEqual({ added: [expect.objectContaining({ app_id: appId, name })], removed: [] });
       expect(app_variant_revisions?.added).toEqual([expect.objectContaining({ revision: 1, params: "{}", url: "" })]);

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, createAppVia, deploy, expectJson, issueKey, REQUEST_LOG_BURST_MS, send } from "./fixtures";
 import { expectKeptRow, quoted, readIdempotencyKey } from "./fuzz-posts";
 import { BAD_IDEMPOTENCY_KEY } from "./fuzz-support";
-import { type changes, databaseProblems, type Table } from "./harness";
+import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, type Table } from "./harness";
 import {
   asName,
   changesBy,
@@ -96,7 +96,6 @@ interface AppVariant {
   revision: number;
   parameters: Record<string, unknown>;
 }
-type Changes = ReturnType<typeof changes>;
 type Row = Record<string, unknown>;
 
 /** Params holding the payload as keys and values, at the top and nested. */
@@ -107,9 +106,9 @@ const eachPayload = () => PAYLOADS.map((payload, n) => [JSON.stringify(payload),
 /** Rows added and removed per table. */
 type Rows = Partial<Record<Table, [added: number, removed: number]>>;
 
-/** Exactly `rows` changed (counts of rows added and removed per table), idempotency_keys aside. */
-function expectRows(changed: Changes, rows: Rows) {
-  const { idempotency_keys: _, ...rest } = changed;
+/** Exactly `rows` changed (counts of rows added and removed per table) and `events` recorded, idempotency_keys aside. */
+function expectRows(changed: Changes, rows: Rows, ...events: ExpectedEvent[]) {
+  const { idempotency_keys: _, ...rest } = expectEvents(changed, ...events);
   const counts = Object.fromEntries(
     Object.entries(rest).map(([table, { added, removed }]) => [table, [added.length, removed.length]]),
   );
@@ -124,6 +123,22 @@ function addedRow(changed: Changes, table: Table): Row {
 }
 
 const DEPLOYMENT_ROWS: Rows = { deployments: [1, 0], environment_revisions: [1, 0], environments: [1, 1] };
+
+/** An event of the owner's change to config `config_name` of app `app`; `data` beside them. */
+const configEvent = (type: string, app: string, config_name: string, data: Record<string, unknown> = {}): ExpectedEvent => ({
+  type,
+  app_id: app,
+  actor_user_id: owner.userId,
+  data: { app_id: app, config_name, ...data },
+});
+/** The events of a save over a taken name: its next revision, deployed to production. */
+const committedAndDeployed = (app: string, config_name: string, revision: number) => [
+  configEvent("config.committed", app, config_name, { revision }),
+  {
+    ...configEvent("environment.deployed", app, config_name),
+    data: { app_id: app, environment: "production", current: expect.objectContaining({ config_name, revision }) },
+  },
+];
 const NEW_CONFIG_ROWS: Rows = { app_variants: [1, 0], app_variant_revisions: [1, 0] };
 
 /**
@@ -292,8 +307,9 @@ describe("SQL in a new config's name and params (POST /configs)", () => {
       if (!made) return;
       const name = payload.normalize("NFC");
       expect(made.body).toBeNull();
-      expectRows(made.changed, NEW_CONFIG_ROWS);
       const variant = addedRow(made.changed, "app_variants");
+      const added = configEvent("config.added", saveAppId, name, { variant_id: variant.id, revision: 1 });
+      expectRows(made.changed, NEW_CONFIG_ROWS, added);
       expect(variant).toEqual(expect.objectContaining({ app_id: saveAppId, name, removed_at: null, removed_name: null }));
       expect(addedRow(made.changed, "app_variant_revisions")).toEqual(
         expect.objectContaining({ variant_id: variant.id, revision: 1, params: '{"saved":1}', url: "" }),
@@ -312,7 +328,7 @@ describe("SQL in a new config's name and params (POST /configs)", () => {
       await expectRefused(payload, () => save({ ...body, parameters: { saved: 2 } }), 400, CONFIG_NAME_TAKEN);
       const { result, changed } = await changesBy(() => save({ ...body, parameters: { saved: 2 }, overwrite: true }));
       expect(await expectJson(result)).toBeNull();
-      expectRows(changed, { app_variant_revisions: [1, 0], ...DEPLOYMENT_ROWS });
+      expectRows(changed, { app_variant_revisions: [1, 0], ...DEPLOYMENT_ROWS }, ...committedAndDeployed(saveAppId, name, 2));
       expect(addedRow(changed, "app_variant_revisions")).toEqual(
         expect.objectContaining({ variant_id: variant.id, revision: 2, params: '{"saved":2}' }),
       );
@@ -331,7 +347,7 @@ describe("SQL in a new config's name and params (POST /configs)", () => {
     const body = { base_id: saveAppId, config_name: `parameters ${n}`, parameters, overwrite: false };
     const { result, changed } = await changesBy(() => save(body));
     expect(await expectJson(result)).toBeNull();
-    expectRows(changed, NEW_CONFIG_ROWS);
+    expectRows(changed, NEW_CONFIG_ROWS, configEvent("config.added", saveAppId, body.config_name, { revision: 1 }));
     expect(addedRow(changed, "app_variant_revisions").params).toBe(JSON.stringify(parameters));
     expect(await expectJson(await getConfig({ base_id: saveAppId, config_name: body.config_name }))).toEqual({
       config_name: body.config_name,
@@ -357,7 +373,8 @@ describe("SQL in POST /variants/from-base", () => {
         revision: 1,
         parameters: { made: 1 },
       });
-      expectRows(made.changed, NEW_CONFIG_ROWS);
+      const added = configEvent("config.added", fromBaseAppId, name, { variant_id: made.body.variant_id, revision: 1 });
+      expectRows(made.changed, NEW_CONFIG_ROWS, added);
       expect(addedRow(made.changed, "app_variants")).toEqual(
         expect.objectContaining({ id: made.body.variant_id, app_id: fromBaseAppId, name, removed_at: null, removed_name: null }),
       );
@@ -381,7 +398,7 @@ describe("SQL in POST /variants/from-base", () => {
       const body = { base_id: fromBaseAppId, new_variant_name: payload, new_config_name: configName, parameters: {} };
       const { result, changed } = await changesBy(() => fromBase(body));
       expect(await expectJson(result)).toMatchObject({ config_name: configName, variant_name: `app.${configName}` });
-      expectRows(changed, NEW_CONFIG_ROWS);
+      expectRows(changed, NEW_CONFIG_ROWS, configEvent("config.added", fromBaseAppId, configName));
       if (payload.length < 3) return;
       for (const table of ["app_variants", "app_variant_revisions"] as const) {
         for (const value of Object.values(addedRow(changed, table))) expect(String(value)).not.toContain(payload);
@@ -397,7 +414,8 @@ describe("SQL in POST /variants/from-base", () => {
       const { result, changed } = await changesBy(() => fromBase(body));
       const made = await expectJson<AppVariant>(result);
       expect(made.parameters).toEqual(parameters);
-      expectRows(changed, NEW_CONFIG_ROWS);
+      const added = configEvent("config.added", fromBaseAppId, body.new_config_name, { variant_id: made.variant_id });
+      expectRows(changed, NEW_CONFIG_ROWS, added);
       expect(addedRow(changed, "app_variant_revisions").params).toBe(JSON.stringify(parameters));
       expect((await expectJson<AppVariant>(await call("GET", `/variants/${made.variant_id}`))).parameters).toEqual(parameters);
     },
@@ -411,8 +429,9 @@ describe("SQL in PUT /variants/{variant_id}/parameters", () => {
       const parameters = paramsOf(payload);
       const { result, changed } = await changesBy(() => putParameters(variantId, parameters));
       expect(await expectJson(result)).toBeNull();
-      expectRows(changed, { app_variant_revisions: [1, 0] });
       const row = addedRow(changed, "app_variant_revisions");
+      const committed = configEvent("config.committed", appId, "main", { variant_id: variantId, revision_id: row.id });
+      expectRows(changed, { app_variant_revisions: [1, 0] }, committed);
       expect(row).toEqual(expect.objectContaining({ variant_id: variantId, params: JSON.stringify(parameters), url: "" }));
       const variant = await expectJson<AppVariant>(await call("GET", `/variants/${variantId}`));
       expect({ revision: variant.revision, parameters: variant.parameters }).toEqual({ revision: row.revision, parameters });
@@ -512,8 +531,8 @@ describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () =
       const body = { base_id: removalAppId, config_name: payload, parameters: { generation: 2 }, overwrite: true };
       const { result, changed } = await changesBy(() => save(body));
       expect(await expectJson(result)).toBeNull();
-      expectRows(changed, NEW_CONFIG_ROWS);
       const reborn = addedRow(changed, "app_variants");
+      expectRows(changed, NEW_CONFIG_ROWS, configEvent("config.added", removalAppId, name, { variant_id: reborn.id }));
       expect(reborn).toEqual(expect.objectContaining({ app_id: removalAppId, name, removed_at: null, removed_name: null }));
       expect(reborn.id).not.toBe(first);
       expect(await expectJson(await getConfig({ base_id: removalAppId, config_name: payload }))).toEqual({
@@ -578,11 +597,15 @@ describe("SQL in headers", () => {
 
   it("ignores a D1 bookmark header holding SQL on every read", () => expectBookmarkSqlIgnored(key, routes));
 
-  /** A write that takes an Idempotency-Key, a request of it (`n` makes each one another), and the rows a 200 changes. */
+  /**
+   * A write that takes an Idempotency-Key, a request of it (`n` makes each one another), the rows a 200 changes and the
+   * events it records.
+   */
   interface Write {
     label: string;
     request: (n: number) => { method: string; path: string; body: unknown };
     rows: Rows;
+    events: (n: number) => ExpectedEvent[];
   }
   const WRITES: Write[] = [
     {
@@ -593,6 +616,7 @@ describe("SQL in headers", () => {
         body: { base_id: keyedAppId, config_name: `keyed ${n}`, parameters: { n }, overwrite: false },
       }),
       rows: NEW_CONFIG_ROWS,
+      events: (n) => [configEvent("config.added", keyedAppId, `keyed ${n}`, { revision: 1 })],
     },
     {
       label: "POST /variants/from-base",
@@ -602,11 +626,13 @@ describe("SQL in headers", () => {
         body: { base_id: keyedAppId, new_variant_name: "v", new_config_name: `from base ${n}`, parameters: { n } },
       }),
       rows: NEW_CONFIG_ROWS,
+      events: (n) => [configEvent("config.added", keyedAppId, `from base ${n}`, { revision: 1 })],
     },
     {
       label: "PUT /variants/{variant_id}/parameters",
       request: (n) => ({ method: "PUT", path: `/variants/${variantId}/parameters`, body: { parameters: { n } } }),
       rows: { app_variant_revisions: [1, 0] },
+      events: () => [configEvent("config.committed", appId, "main", { variant_id: variantId })],
     },
   ];
   /** Whether a header can carry the payload at all: fetch refuses a NUL (or a line break) in a header's value. */
@@ -614,7 +640,7 @@ describe("SQL in headers", () => {
 
   it.each(WRITES.map((write, i) => [write.label, write, i] as const))(
     "%s: every payload as Idempotency-Key is a key of its own, kept verbatim, replayed for its retry, a 422 for another request",
-    async (_, { request, rows }, route) => {
+    async (_, { request, rows, events }, route) => {
       // A key of its own for each route: a payload key used on one route would be a 422 on the next.
       const apiKey = await issueKey(owner.userId, teamProjectId);
       const write = (n: number, idempotencyKey: string) => {
@@ -643,7 +669,7 @@ describe("SQL in headers", () => {
         expect(first.status, answer).toBe(200);
         expect(first.headers.get("Idempotent-Replayed")).toBeNull();
         if (payload.length >= 3) expect(`${[...first.headers.values()].join("\n")}\n${answer}`).not.toContain(payload);
-        expectRows(changed, rows);
+        expectRows(changed, rows, ...events(n));
         await expectKeptRow(changed, apiKey, reading.key);
         // The retry, with the key as sent or as a quoted string (the same key): the first answer, nothing written.
         const again = (n + route) % 2 === 0 || /["\\]/.test(reading.key) ? quoted(reading.key) : payload;
@@ -669,9 +695,14 @@ describe("SQL in headers", () => {
           body: { base_id: keyedAppId, config_name: "if-match", parameters: { n }, overwrite: true },
         }),
         rows: { app_variant_revisions: [1, 0], ...DEPLOYMENT_ROWS },
+        events: (n) => committedAndDeployed(keyedAppId, "if-match", n + 2),
       },
     ],
-    ["POST /variants/from-base", async () => {}, { ...WRITES[1], request: (n) => WRITES[1].request(1000 + n) }],
+    [
+      "POST /variants/from-base",
+      async () => {},
+      { ...WRITES[1], request: (n) => WRITES[1].request(1000 + n), events: (n) => WRITES[1].events(1000 + n) },
+    ],
     ["PUT /variants/{variant_id}/parameters", async () => {}, WRITES[2]],
   ];
 
@@ -698,6 +729,7 @@ describe("SQL in headers", () => {
       );
       const { result, changed } = await changesBy(() => call("DELETE", `/variants/${made.variant_id}`, undefined, headers));
       expect(await expectJson(result)).toBeNull();
+      // No event: EVENTS.md names no type for a config's removal.
       expect(Object.keys(changed)).toEqual(["app_variants"]);
       expect(changed.app_variants?.added).toEqual([
         expect.objectContaining({ id: made.variant_id, name: `\u0001${made.variant_id}` }),
@@ -707,13 +739,13 @@ describe("SQL in headers", () => {
 
   it.each(ifMatch)(
     "%s: every payload as If-Match is ignored, and the write is as any other",
-    async (_, setup, { request, rows }) => {
+    async (_, setup, { request, rows, events }) => {
       await setup();
       for (const [n, payload] of HEADER_PAYLOADS.entries()) {
         const { method, path, body } = request(n);
         const { result, changed } = await changesBy(() => send(method, path, { key, body, headers: { "If-Match": payload } }));
         expect({ payload, status: result.status }).toEqual({ payload, status: 200 });
-        expectRows(changed, rows);
+        expectRows(changed, rows, ...events(n));
       }
     },
     60_000,

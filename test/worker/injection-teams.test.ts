@@ -10,7 +10,7 @@ import {
   REQUEST_LOG_BURST_MS,
   send,
 } from "./fixtures";
-import { type changes, databaseProblems, type Table } from "./harness";
+import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, type Table } from "./harness";
 import {
   changesBy,
   expectBookmarkSqlIgnored,
@@ -72,7 +72,6 @@ const accept = (token: string, projectId = invitation.project_id, path = inviteP
   send("POST", `${path}/accept?${query({ project_id: projectId })}`, { authorization: "", body: { token } });
 const emailOf = (account: Account) => `${account.username}@example.com`;
 
-type Changes = ReturnType<typeof changes>;
 /** Rows added and removed per table. */
 type Rows = Partial<Record<Table, [added: number, removed: number]>>;
 
@@ -89,14 +88,49 @@ const addedRow = (changed: Changes, table: Table) => {
   return changed[table]!.added[0];
 };
 
+/** What a write of a text field records (EVENTS.md); null: no event (EVENTS.md names none for a new organization). */
+type TextEvent = "organization.updated" | "workspace.created" | "workspace.updated" | null;
+
+/** The event of a write that stored `value` as `field` of the team's organization, or of a workspace `changed` holds. */
+function textFieldEvent(type: TextEvent, field: string, value: string, changed: Changes): ExpectedEvent[] {
+  if (type === null) return [];
+  const ids =
+    type === "organization.updated"
+      ? { organization_id: team.organizationId }
+      : { workspace_id: addedRow(changed, "workspaces").id as string };
+  return [
+    {
+      type,
+      organization_id: team.organizationId,
+      workspace_id: ids.workspace_id ?? null,
+      project_id: null,
+      app_id: null,
+      actor_user_id: owner.userId,
+      data: {
+        ...ids,
+        ...(type === "workspace.created" ? { [field]: value } : { after: expect.objectContaining({ [field]: value }) }),
+      },
+    },
+  ];
+}
+
+/** A membership event of the team's workspace, about `email`. */
+const memberEvent = (type: string, email: string, data: Record<string, unknown>, actor = owner.userId): ExpectedEvent => ({
+  type,
+  organization_id: team.organizationId,
+  workspace_id: team.workspaceId,
+  actor_user_id: actor,
+  data: { email, workspace_id: team.workspaceId, ...data },
+});
+
 /**
- * A write of `payload` into `column`: when `acceptable`, a 200 whose rows are exactly `rows`, the payload stored as sent
- * (and answered as sent at `answered`); else a 422 at `loc` that changes nothing.
+ * A write of `payload` into `column`: when `acceptable`, a 200 whose rows are exactly `rows` and its `event`, the
+ * payload stored as sent (and answered as sent at `answered`); else a 422 at `loc` that changes nothing.
  */
 async function expectStored(
   payload: string,
   request: () => Promise<Response>,
-  { loc, acceptable, rows, table, column, answered = column }: StoredField,
+  { loc, acceptable, rows, table, column, answered = column, event }: StoredField,
 ) {
   if (!acceptable(payload)) {
     await expectRefused(payload, request, 422, issueAt(loc));
@@ -105,7 +139,7 @@ async function expectStored(
   const { result: response, changed } = await changesBy(request);
   const text = await response.text();
   expect(response.status, `${JSON.stringify(payload)}: ${text}`).toBe(200);
-  expectRows(changed, rows);
+  expectRows(expectEvents(changed, ...textFieldEvent(event, column, payload, changed)), rows);
   expect(addedRow(changed, table)[column], JSON.stringify(payload)).toBe(payload);
   if (answered) expect(JSON.parse(text)[answered]).toBe(payload);
 }
@@ -117,6 +151,7 @@ interface StoredField {
   table: Table;
   column: string;
   answered?: string | null;
+  event: TextEvent;
 }
 
 const always = () => true;
@@ -139,9 +174,11 @@ async function expectTextFieldsStored(
   write: (fields: Record<string, string>) => () => Promise<Response>,
   rows: Rows,
   table: Table,
+  event: TextEvent,
 ) {
   for (const [column, acceptable] of TEXT_FIELDS) {
-    await expectStored(payload, write({ [column]: payload }), { loc: ["body", column], acceptable, rows, table, column });
+    const field = { loc: ["body", column], acceptable, rows, table, column, event };
+    await expectStored(payload, write({ [column]: payload }), field);
   }
 }
 
@@ -310,7 +347,7 @@ describe("SQL in body fields", () => {
       const create = (fields: Record<string, string>) => () => call("POST", "/organizations", organizationBody(fields));
       const rows = NEW_ORGANIZATION;
       const table = "organizations";
-      await expectTextFieldsStored(payload, create, rows, table);
+      await expectTextFieldsStored(payload, create, rows, table, null);
     }
   });
 
@@ -333,10 +370,11 @@ describe("SQL in body fields", () => {
     const table = "organizations";
     for (const payload of PAYLOADS) {
       const update = (fields: Record<string, string>) => () => call("PUT", path, fields);
-      await expectTextFieldsStored(payload, update, rows, table);
+      await expectTextFieldsStored(payload, update, rows, table, "organization.updated");
       const { result, changed } = await changesBy(update({ updated_at: payload }));
       expect(result.status).toBe(200);
-      expectRows(changed, rows);
+      const updated = { type: "organization.updated", organization_id: team.organizationId, actor_user_id: owner.userId };
+      expectRows(expectEvents(changed, updated), rows);
       expect(changed.organizations?.added[0]).toMatchObject({
         ...changed.organizations?.removed[0],
         updated_at: expect.any(String),
@@ -350,7 +388,7 @@ describe("SQL in body fields", () => {
     for (const payload of PAYLOADS) {
       const create = (fields: Record<string, string>) => () => call("POST", path, { name: "w", ...fields });
       const rows = NEW_WORKSPACE;
-      await expectTextFieldsStored(payload, create, rows, table);
+      await expectTextFieldsStored(payload, create, rows, table, "workspace.created");
     }
   });
 
@@ -360,7 +398,7 @@ describe("SQL in body fields", () => {
     const table = "workspaces";
     for (const payload of PAYLOADS) {
       const update = (fields: Record<string, string>) => () => call("PUT", path, fields);
-      await expectTextFieldsStored(payload, update, rows, table);
+      await expectTextFieldsStored(payload, update, rows, table, "workspace.updated");
     }
   });
 
@@ -378,7 +416,8 @@ describe("SQL in body fields", () => {
       const email = `${payload}@example.com`;
       const { result: response, changed } = await changesBy(() => call("POST", invitePath(), [{ email, roles: ["viewer"] }]));
       if (response.status === 200) {
-        expectRows(changed, { invitations: [1, 0] });
+        const event = memberEvent("member.invited", email, { user_id: null, role: "viewer" });
+        expectRows(expectEvents(changed, event), { invitations: [1, 0] });
         expect(addedRow(changed, "invitations")).toMatchObject({ email, role: "viewer" });
         expect(await response.json()).toMatchObject({ email, role: "viewer" });
       } else {
@@ -435,14 +474,15 @@ describe("odd text in the free-text fields", () => {
   // Half of a surrogate pair (sent as a JSON escape) is no text: UTF-8 cannot hold it. Names refuse it
   // (src/http/fields.ts); any other field must refuse it too, or store it as sent, which it cannot.
   const LONE_SURROGATES = ["\ud800", "a\udc00b", "\udbff\udbff", "\u{1f600}\ud83d"];
-  const routes: [string, () => string, string, Table, Rows][] = [
-    ["POST /organizations", () => "/organizations", "POST", "organizations", NEW_ORGANIZATION],
+  const routes: [string, () => string, string, Table, Rows, TextEvent][] = [
+    ["POST /organizations", () => "/organizations", "POST", "organizations", NEW_ORGANIZATION, null],
     [
       "PUT /organizations/{org_id}",
       () => `/organizations/${team.organizationId}`,
       "PUT",
       "organizations",
       { organizations: [1, 1] },
+      "organization.updated",
     ],
     [
       "POST /organizations/{org_id}/workspaces",
@@ -450,6 +490,7 @@ describe("odd text in the free-text fields", () => {
       "POST",
       "workspaces",
       NEW_WORKSPACE,
+      "workspace.created",
     ],
     [
       "PUT /organizations/{org_id}/workspaces/{workspace_id}",
@@ -457,13 +498,14 @@ describe("odd text in the free-text fields", () => {
       "PUT",
       "workspaces",
       { workspaces: [1, 1] },
+      "workspace.updated",
     ],
   ];
 
   /** Each value as the description and as the type of each route: what was stored otherwise than sent (a 422 stores nothing). */
   async function storedOtherwise(values: string[]) {
     const problems: string[] = [];
-    for (const [label, path, method, table, rows] of routes) {
+    for (const [label, path, method, table, rows, event] of routes) {
       for (const value of values) {
         for (const field of ["description", "type"]) {
           const body = { name: "odd", owner: owner.userId, [field]: value };
@@ -475,7 +517,7 @@ describe("odd text in the free-text fields", () => {
             expect(changed).toEqual({});
             continue;
           }
-          expectRows(changed, rows);
+          expectRows(expectEvents(changed, ...textFieldEvent(event, field, value, changed)), rows);
           const [stored, answered] = [
             addedRow(changed, table)[field],
             ((await response.json()) as Record<string, unknown>)[field],
@@ -518,18 +560,35 @@ describe("valid emails that look like SQL are plain data", () => {
       const invited = await changesBy(() => call("POST", invitePath(), [{ email, roles: ["editor"] }]));
       const first = await expectJson<{ email: string; token: string; project_id: string }>(invited.result);
       expect(first.email).toBe(email);
-      expectRows(invited.changed, { invitations: [1, 0] });
+      const invitedEvent = memberEvent("member.invited", email, { user_id: null, role: "editor" });
+      expectRows(expectEvents(invited.changed, invitedEvent), { invitations: [1, 0] });
       expect(addedRow(invited.changed, "invitations")).toMatchObject({ email, role: "editor" });
 
       const resent = await changesBy(() => call("POST", `${invitePath()}/resend`, { email }));
       const second = await expectJson<{ token: string }>(resent.result);
-      expectRows(resent.changed, { invitations: [2, 1] }); // the first voided, the second made
+      // The first voided, the second made: an invitation again.
+      expectRows(expectEvents(resent.changed, invitedEvent), { invitations: [2, 1] });
       expect((await accept(first.token)).status).toBe(410);
 
       const accepted = await changesBy(() => accept(second.token));
       const joined = await expectJson<{ user_id: string; email: string; api_key: string }>(accepted.result);
       expect(joined.email).toBe(email);
-      expectRows(accepted.changed, { users: [1, 0], organization_members: [1, 0], api_keys: [1, 0], invitations: [1, 1] });
+      const joinedAs = { user_id: joined.user_id, role: "editor" };
+      const firstKey: ExpectedEvent = {
+        type: "api_key.created",
+        organization_id: team.organizationId,
+        workspace_id: team.workspaceId,
+        project_id: invitation.project_id,
+        actor_user_id: joined.user_id,
+        actor_api_key_prefix: null,
+        data: { prefix: joined.api_key.split(".")[0], user_id: joined.user_id, project_id: invitation.project_id },
+      };
+      expectRows(expectEvents(accepted.changed, memberEvent("member.joined", email, joinedAs, joined.user_id), firstKey), {
+        users: [1, 0],
+        organization_members: [1, 0],
+        api_keys: [1, 0],
+        invitations: [1, 1],
+      });
       expect(addedRow(accepted.changed, "users")).toMatchObject({ email, username: email.slice(0, email.lastIndexOf("@")) });
       await markKeyUsed(joined.api_key);
 
@@ -548,7 +607,10 @@ describe("valid emails that look like SQL are plain data", () => {
         }),
       );
       expect(await expectJson(promoted.result)).toBe(true);
-      expectRows(promoted.changed, { organization_members: [1, 1] });
+      const promotion = { user_id: joined.user_id, role: "deployment_manager", previous_role: "editor" };
+      expectRows(expectEvents(promoted.changed, memberEvent("member.role_changed", email, promotion)), {
+        organization_members: [1, 1],
+      });
       const unassigned = await changesBy(() =>
         call(
           "DELETE",
@@ -562,7 +624,9 @@ describe("valid emails that look like SQL are plain data", () => {
       );
       const workspace = await expectJson<{ members: { user: { id: string } }[] }>(removed.result);
       expect(workspace.members.map((one) => one.user.id)).not.toContain(joined.user_id);
-      expectRows(removed.changed, { organization_members: [0, 1], api_keys: [1, 1] });
+      // One event, the removal: the keys it revokes with it are part of it.
+      const removal = memberEvent("member.removed", email, { user_id: joined.user_id, role: "viewer" });
+      expectRows(expectEvents(removed.changed, removal), { organization_members: [0, 1], api_keys: [1, 1] });
       expect((await send("GET", "/keys", { key: joined.api_key })).status).toBe(401);
       // Nothing else of anyone's was touched: the owner and the team are as they were.
       expect(await expectJson(await call("GET", "/profile"))).toMatchObject({ id: owner.userId });

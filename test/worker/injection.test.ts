@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, createAccount, createAppVia, createTeam, DEFAULT_ENVIRONMENTS, deploy, send } from "./fixtures";
-import { changes, databaseProblems, snapshot } from "./harness";
+import { changes, databaseProblems, expectEvents, snapshot } from "./harness";
 import {
   changesBy,
   expectCleanError,
@@ -59,8 +59,15 @@ describe("SQL in app_name", () => {
       const created = (await response.json()) as { app_id: string; app_name: string };
       expect(created.app_name).toBe(payload);
 
-      // Exactly what a create changes: one app row (the payload, verbatim) and its three environments.
-      const { apps, environments, ...others } = changed;
+      // Exactly what a create changes: one app row (the payload, verbatim), its three environments, its event.
+      const { apps, environments, ...others } = expectEvents(changed, {
+        type: "app.created",
+        organization_id: owner.organizationId,
+        project_id: owner.projectId,
+        app_id: created.app_id,
+        actor_user_id: owner.userId,
+        data: { app_id: created.app_id, app_name: payload },
+      });
       expect(others).toEqual({});
       expect(apps).toEqual({
         added: [

@@ -14,7 +14,7 @@ import {
   type RequestOptions,
   send,
 } from "./fixtures";
-import { changes, databaseProblems, snapshot } from "./harness";
+import { changes, databaseProblems, expectEvents, snapshot } from "./harness";
 
 /*
  * The registry as the platform's older SDK calls it (LEGACY-API.md, "The rest of the registry"): GET and POST
@@ -169,7 +169,20 @@ describe("POST /configs (configs.save_config)", () => {
       overwrite: true,
     });
     expect(await expectJson(response)).toBeNull();
-    const { app_variants, app_variant_revisions, ...others } = changes(before, await snapshot());
+    const changed = changes(before, await snapshot());
+    // Its event names the config and revision made.
+    const { app_variants, app_variant_revisions, ...others } = expectEvents(changed, {
+      type: "config.added",
+      app_id: appId,
+      actor_user_id: editor.userId,
+      data: {
+        app_id: appId,
+        config_name: "fresh",
+        variant_id: changed.app_variants?.added[0]?.id,
+        revision: 1,
+        revision_id: changed.app_variant_revisions?.added[0]?.id,
+      },
+    });
     expect(app_variants?.added).toEqual([expect.objectContaining({ app_id: appId, name: "fresh", removed_at: null })]);
     expect(app_variant_revisions?.added).toEqual([
       expect.objectContaining({ revision: 1, params: '{"a":[1,{"b":null}]}', url: "", modified_by: editor.userId }),
