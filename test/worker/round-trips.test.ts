@@ -32,6 +32,18 @@ async function roundTrips(method: string, path: string, key: string, body?: obje
   return { status: response.status, trips: counter.trips };
 }
 
+/** A request whose round trips are counted, and what it must answer in how many. */
+interface Case {
+  name: string;
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  path: () => string;
+  key: () => string;
+  body?: () => object;
+  headers?: () => Record<string, string>;
+  status: number;
+  trips: number;
+}
+
 let account: Account;
 let viewer: Account;
 let team: Awaited<ReturnType<typeof createTeam>>;
@@ -116,16 +128,6 @@ describe("D1 round trips per request", () => {
     expect(await recorded()).not.toBeNull();
   });
 
-  interface Case {
-    name: string;
-    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-    path: () => string;
-    key: () => string;
-    body?: () => object;
-    headers?: () => Record<string, string>;
-    status: number;
-    trips: number;
-  }
   const revisions = (environment: string) => () => `/apps/${appId}/revisions/${environment}`;
   const apps = () => "/apps";
   const ownKey = () => account.key;

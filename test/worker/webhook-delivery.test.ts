@@ -1,5 +1,7 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createAccount, createAppVia, expectError, expectJson, send } from "./fixtures";
+import { createAccount, createAppVia, expectError, expectJson, send, worker } from "./fixtures";
 import {
   deliveriesOf,
   newInbox,
@@ -30,6 +32,16 @@ const auditLog = async (key: string, query = "") =>
 
 const HOUR = 3600;
 const DAY = 24 * HOUR;
+
+/** One message handed to the Worker's queue consumer directly, as a duplicate of the queue's own would be. */
+async function deliverMessage(body: { events?: string[]; deliveries?: string[] }) {
+  const batch = createMessageBatch<typeof body>("webhook-deliveries", [
+    { id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body },
+  ]);
+  const context = createExecutionContext();
+  await worker.queue?.(batch, env);
+  return getQueueResult(batch, context);
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -125,6 +137,36 @@ describe("delivery", { timeout: 30_000 }, () => {
       last_error: null,
       next_attempt_at: null,
     });
+  });
+
+  it("a duplicate message leaves alone a delivery that is not due yet, or already settled", async () => {
+    const me = await createAccount();
+    const inbox = newInbox("fail_first=1");
+    const hook = await subscribe(me.key, { url: inbox, events: ["app.created"] });
+    await createAppVia(me.key, { app_name: "duplicated" });
+    await receivedAtLeast(inbox, 1);
+    const [pending] = await settledDeliveries(me.key, hook.id);
+    expect(pending).toMatchObject({ status: "pending", attempts: 1 });
+    await deliverMessage({ deliveries: [pending.id] });
+    expect((await received(inbox)).length).toBe(1);
+    expect((await deliveriesOf(me.key, hook.id)).deliveries).toEqual([pending]);
+    const [, retried] = await receivedAtLeast(inbox, 2, 20_000);
+    await expect
+      .poll(async () => (await deliveriesOf(me.key, hook.id)).deliveries[0].status, { timeout: 10_000 })
+      .toBe("succeeded");
+    await deliverMessage({ deliveries: [pending.id], events: [JSON.parse(retried.body).data.id] });
+    expect((await received(inbox)).length).toBe(2);
+  });
+
+  it("retries of one event count once toward the 20 events in a row", async () => {
+    const me = await createAccount();
+    const inbox = newInbox("status=500");
+    const hook = await subscribe(me.key, { url: inbox, events: ["app.created"] });
+    for (let i = 0; i < 10; i += 1) await createAppVia(me.key, { app_name: `retried-${i}` });
+    // Each event's first attempt, then its retry 5 s on: 20 failed attempts, 10 events.
+    await receivedAtLeast(inbox, 20, 20_000);
+    await settledDeliveries(me.key, hook.id);
+    expect((await expectJson<any>(await send("GET", `/webhooks/${hook.id}`, { key: me.key }))).enabled).toBe(true);
   });
 
   it("after the last retry (about 19 hours of them) the delivery has failed, and no attempt follows", async () => {
@@ -382,11 +424,13 @@ describe("test and redeliver", { timeout: 30_000 }, () => {
       "Delivery not found for this webhook",
     );
     await expectJson(await send("PATCH", `/webhooks/${hook.id}`, { key: me.key, body: { enabled: false } }));
+    const paused = await deliveriesOf(me.key, hook.id);
     await expectError(
       await send("POST", `/webhooks/${hook.id}/deliveries/${delivery.id}/redeliver`, { key: me.key }),
       409,
       "This webhook is disabled: enable it (PATCH enabled: true) first",
     );
+    expect(await deliveriesOf(me.key, hook.id)).toEqual(paused);
   });
 
   it("deliveries are listed newest first, a page at a time, and by status", async () => {
