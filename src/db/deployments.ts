@@ -107,7 +107,8 @@ export function deploymentStatements(
           WHERE d.id = ?1`,
       )
       .bind(ids.deploymentId, ids.environmentRevisionId),
-    deploymentEvent(db, caller, ids.environmentRevisionId, target.environment?.id ?? null),
+    // A revert names no variant, only the environment revision whose deployment it makes again.
+    deploymentEvent(db, caller, ids.environmentRevisionId, target.variant === null ? (target.environment?.id ?? null) : null),
     configStatement(db, caller, environmentRevisionRefs(ids.environmentRevisionId)),
   ];
 }

@@ -82,9 +82,10 @@ export async function issueInvitation(
       .bind(...bind, invitationId, tokenHash),
     db
       .prepare(
+        // user_id is null until the invitee joins: the event does not tell an admin which emails have an account.
         `WITH ${CALLER_CTE} ${INSERT_EVENT}
          SELECT ?4, 'member.invited', i.organization_id, i.workspace_id, NULL, NULL, ${EVENT_ACTOR},
-                json_object('email', i.email, 'user_id', (SELECT id FROM users WHERE email = i.email), 'role', i.role,
+                json_object('email', i.email, 'user_id', NULL, 'role', i.role,
                             'workspace_id', i.workspace_id, 'resent', json(CASE WHEN ?5 = 1 THEN 'true' ELSE 'false' END))
            FROM invitations i WHERE i.id = ?3 ${EVENT_HANDOFF}`,
       )

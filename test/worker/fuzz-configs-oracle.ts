@@ -16,8 +16,10 @@ import {
 } from "./fuzz-posts";
 import {
   anyString,
+  appEvent,
   asObject,
   bodySpec,
+  deploymentEvent,
   depthOf,
   environmentNameIsValid,
   FORBIDDEN,
@@ -35,13 +37,15 @@ import {
   type Replay,
   RUNS,
   readJsonBody,
+  recording,
+  revisionData,
   TIMEOUT,
   TIMESTAMP,
   uuidValidity,
   type Verdict,
   worldIds,
 } from "./fuzz-support";
-import { databaseProblems } from "./harness";
+import { databaseProblems, type ExpectedEvent, expectEvents } from "./harness";
 
 /*
  * The fuzzing of the config registry, POST /variants/configs/{add,commit,fetch,fork,deploy} (run by fuzz-configs.test.ts,
@@ -540,18 +544,22 @@ function unplannedBody(action: Action, model: Model) {
 // ---------------------------------------------------------------------------------------------------------------
 // The properties.
 
+/** What a write made: its variant revision, and that revision's variant. */
+type Made = { revisionId: string; variantId: string };
+
 /**
  * The Config a 200 answers is the one the database now holds, whose params are `params`; the rows that changed are
- * exactly `rows`.
+ * exactly `rows`, and the event it recorded `event`.
  */
 const expectMade =
-  (body: unknown, params: unknown, rows: (made: { revisionId: string; variantId: string }) => Changes): Check =>
+  (body: unknown, params: unknown, rows: (made: Made) => Changes, event: (made: Made) => ExpectedEvent): Check =>
   (changed, after) => {
     const config = body as { variant_ref: { id: string } };
     const revision = after.revisions.get(config.variant_ref.id);
     expect(revision, "the Config answered is not in the database").toBeDefined();
     expect(body).toEqual(after.config(revision!));
-    expect(changed).toEqual(rows({ revisionId: revision!.id, variantId: revision!.variant_id }));
+    const made = { revisionId: revision!.id, variantId: revision!.variant_id };
+    expect(expectEvents(changed, event(made))).toEqual(rows(made));
     expect(JSON.parse(revision!.params)).toEqual(params);
   };
 
@@ -607,10 +615,14 @@ function predictDeploy({ refs }: ConfigRequest, holder: Holder, model: Model, an
   // A removed variant's revision is never deployed again, whatever If-Match says.
   if (model.isRemovedRevision(revision)) return refusedWithOneOf(answer, [[409, VARIANT_REMOVED]]);
   // The Config as the environment now serves it: through its new revision.
-  return deployed(answer, holder, environment, revision, {
-    tagged: true,
-    ok: (made, after) => expect(answer.body).toEqual(after.config(revision, made)),
-  });
+  return recording(
+    answer.status,
+    deployed(answer, holder, environment, revision, {
+      tagged: true,
+      ok: (made, after) => expect(answer.body).toEqual(after.config(revision, made)),
+    }),
+    deploymentEvent(model, holder, environment, revision),
+  );
 }
 
 /** The outcome the contract gives a valid request, from the database before it (`model`); the check of its writes. */
@@ -639,10 +651,21 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
     if (model.variantsOf(app.id).some((variant) => variant.name === request.configName))
       return refusedWithOneOf(answer, [[400, "Config already exists."]]);
     expect(status).toBe(200);
-    return expectMade(body, {}, ({ revisionId, variantId }) => ({
-      app_variants: { added: [newVariant(variantId, app.id, request.configName)], removed: [] },
-      app_variant_revisions: { added: [newRevision(revisionId, variantId, 1, holder, "")], removed: [] },
-    }));
+    return expectMade(
+      body,
+      {},
+      ({ revisionId, variantId }) => ({
+        app_variants: { added: [newVariant(variantId, app.id, request.configName)], removed: [] },
+        app_variant_revisions: { added: [newRevision(revisionId, variantId, 1, holder, "")], removed: [] },
+      }),
+      ({ revisionId, variantId }) =>
+        appEvent(model, holder, "config.added", app, {
+          config_name: request.configName,
+          variant_id: variantId,
+          revision: 1,
+          revision_id: revisionId,
+        }),
+    );
   }
   if (action === "fork") {
     const { revision: source } = model.fetched(holder, refs);
@@ -657,10 +680,23 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
     const name = [...configName].length <= 246 ? `${configName}_` : [...configName].slice(0, 200).join("");
     const forked = (body as { variant_ref: { slug: string } }).variant_ref.slug;
     expect(forked.startsWith(name) && /_[0-9a-f]{8}$/.test(forked) && lengthWithin(forked)).toBe(true);
-    return expectMade(body, JSON.parse(source.params), ({ revisionId, variantId }) => ({
-      app_variants: { added: [newVariant(variantId, app.id, forked)], removed: [] },
-      app_variant_revisions: { added: [newRevision(revisionId, variantId, 1, holder, source.url)], removed: [] },
-    }));
+    return expectMade(
+      body,
+      JSON.parse(source.params),
+      ({ revisionId, variantId }) => ({
+        app_variants: { added: [newVariant(variantId, app.id, forked)], removed: [] },
+        app_variant_revisions: { added: [newRevision(revisionId, variantId, 1, holder, source.url)], removed: [] },
+      }),
+      ({ revisionId, variantId }) =>
+        appEvent(model, holder, "config.forked", app, {
+          config_name: forked,
+          variant_id: variantId,
+          revision: 1,
+          revision_id: revisionId,
+          source_config_name: configName,
+          source_revision: source.revision,
+        }),
+    );
   }
   // commit: the variant the ref names (by a revision's id, or by slug), at the version it says it saw, if it says.
   const variantRef = refs.variant!;
@@ -689,12 +725,22 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
     return unchanged;
   }
   expect(status).toBe(200);
-  return expectMade(body, request.params, ({ revisionId }) => ({
-    app_variant_revisions: {
-      added: [newRevision(revisionId, variant.id, latest.revision + 1, holder, request.url ?? latest.url)],
-      removed: [],
-    },
-  }));
+  return expectMade(
+    body,
+    request.params,
+    ({ revisionId }) => ({
+      app_variant_revisions: {
+        added: [newRevision(revisionId, variant.id, latest.revision + 1, holder, request.url ?? latest.url)],
+        removed: [],
+      },
+    }),
+    ({ revisionId }) =>
+      appEvent(model, holder, "config.committed", app, {
+        ...revisionData(model, latest),
+        revision: latest.revision + 1,
+        revision_id: revisionId,
+      }),
+  );
 }
 
 /** The statuses each action's generators must reach. */
