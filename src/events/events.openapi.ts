@@ -11,7 +11,8 @@ import {
 } from "../http/openapi-parts";
 import { type EventBody, EventPage, ListEventsQuery } from "./events.schemas";
 
-const deployed = {
+/** An environment.deployed event, as the audit log and webhooks show it. */
+export const deployedExample = {
   id: "01a20c07-a195-7289-98bf-32e9a14d3e9e",
   type: "environment.deployed",
   occurred_at: "2026-11-23T22:47:53.450Z",
@@ -63,7 +64,7 @@ export const eventsOpenApi = () => ({
         ],
         responses: operationResponses(
           jsonResponse("A page of events, newest first", schemaRef("EventPage"), {
-            example: { events: [deployed], next_cursor: null } satisfies z.output<typeof EventPage>,
+            example: { events: [deployedExample], next_cursor: null } satisfies z.output<typeof EventPage>,
           }),
           {
             403: errorResponse("The caller's role there is not owner or workspace_admin, or the key is read-only", forbidden()),

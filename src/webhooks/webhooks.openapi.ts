@@ -1,5 +1,5 @@
 import type * as z from "zod";
-import type { EventBody } from "../events/events.schemas";
+import { deployedExample } from "../events/events.openapi";
 import {
   appNotFound,
   deliveryNotFound,
@@ -66,25 +66,6 @@ const delivery = {
   last_error: "HTTP 502",
   next_attempt_at: "2026-11-24T08:01:05.000Z",
 } satisfies z.output<typeof DeliveryBody>;
-
-const deployed = {
-  id: "01a20c07-a195-7289-98bf-32e9a14d3e9e",
-  type: "environment.deployed",
-  occurred_at: "2026-11-24T08:01:00.000Z",
-  organization_id: DEMO_IDS.organization,
-  workspace_id: DEMO_IDS.workspace,
-  project_id: DEMO_IDS.project,
-  actor: { user_id: DEMO_IDS.user, username: "demo", api_key_prefix: "localdev" },
-  data: {
-    app_id: DEMO_IDS.app,
-    app_name: "demo-app",
-    environment: "production",
-    environment_revision: 3,
-    environment_revision_id: "01a20c07-a195-7289-98bf-32e9a14d3e9d",
-    previous: null,
-    current: { config_name: "main", variant_id: DEMO_IDS.app, revision: 2, revision_id: DEMO_IDS.app },
-  },
-} satisfies z.output<typeof EventBody>;
 
 const WHO = "Owners and workspace admins of the webhook's organization; other roles (and read-only keys) 403; others 404.";
 
@@ -344,9 +325,11 @@ export const webhookPayloadsOpenApi = () => ({
         content: {
           "application/json": {
             schema: schemaRef("WebhookPayload"),
-            example: { type: deployed.type, timestamp: deployed.occurred_at, data: deployed } satisfies z.output<
-              typeof WebhookPayload
-            >,
+            example: {
+              type: deployedExample.type,
+              timestamp: deployedExample.occurred_at,
+              data: deployedExample,
+            } satisfies z.output<typeof WebhookPayload>,
           },
         },
       },

@@ -1,17 +1,17 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, createAccount, createAppVia, createTeam, expectError, expectJson, FORBIDDEN, send } from "./fixtures";
+import {
+  type Account,
+  createAccount,
+  createAppVia,
+  createTeam,
+  type Event,
+  expectError,
+  expectJson,
+  FORBIDDEN,
+  send,
+} from "./fixtures";
 
-interface Event {
-  id: string;
-  type: string;
-  occurred_at: string;
-  organization_id: string;
-  workspace_id: string | null;
-  project_id: string | null;
-  actor: { user_id: string | null; username: string | null; api_key_prefix: string | null };
-  data: Record<string, unknown>;
-}
 interface Page {
   events: Event[];
   next_cursor: string | null;

@@ -18,7 +18,9 @@ export type { ConfigOutput } from "../../src/configs/configs.schemas";
 export { revokeApiKey } from "../../src/db/accounts";
 export { CALLER_CTE } from "../../src/db/caller";
 export { DEFAULT_ENVIRONMENTS } from "../../src/db/environments";
+export type { Event } from "../../src/db/events";
 export type { Role } from "../../src/db/roles";
+export type { Delivery, Webhook } from "../../src/db/webhooks";
 export type { EnvironmentRevisions } from "../../src/environments/environments.schemas";
 export { EnvironmentRevisionsParams } from "../../src/environments/environments.schemas";
 export {

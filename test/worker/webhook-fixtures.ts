@@ -2,7 +2,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { expect, inject } from "vitest";
-import { expectJson, send, worker } from "./fixtures";
+import { type Delivery, expectJson, send, type Webhook, worker } from "./fixtures";
 import type { Received } from "./webhook-receiver";
 
 /** A fresh inbox on the tests' receiver (webhook-receiver.ts); `query` sets how it answers (status, fail_first...). */
@@ -25,19 +25,7 @@ export async function receivedAtLeast(inbox: string, count: number, withinMs = 1
   }
 }
 
-export interface CreatedWebhook {
-  id: string;
-  organization_id: string;
-  url: string;
-  events: string[];
-  app_id: string | null;
-  description: string | null;
-  enabled: boolean;
-  disabled_reason: string | null;
-  created_at: string;
-  updated_at: string;
-  secret: string;
-}
+export type CreatedWebhook = Webhook & { secret: string };
 
 export const subscribe = async (key: string, body: Record<string, unknown>) =>
   expectJson<CreatedWebhook>(await send("POST", "/webhooks", { key, body }));
@@ -52,20 +40,8 @@ export async function runCron(cron: "* * * * *" | "23 * * * *") {
   await waitOnExecutionContext(context);
 }
 
-export interface DeliveryView {
-  id: string;
-  event_id: string;
-  event_type: string;
-  status: "pending" | "succeeded" | "failed";
-  attempts: number;
-  last_attempt_at: string | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-}
-
 export const deliveriesOf = async (key: string, webhookId: string, query = "") =>
-  expectJson<{ deliveries: DeliveryView[]; next_cursor: string | null }>(
+  expectJson<{ deliveries: Delivery[]; next_cursor: string | null }>(
     await send("GET", `/webhooks/${webhookId}/deliveries${query}`, { key }),
   );
 
