@@ -4,12 +4,14 @@ import {
   type Account,
   createAccount,
   createAppVia,
+  expectJson,
   getRevisions,
   postApp,
   REQUEST_LOG_BURST_ENTRIES,
   REQUEST_LOG_BURST_MS,
   send,
 } from "./fixtures";
+import { newInbox, receivedAtLeast, subscribe } from "./webhook-fixtures";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -172,6 +174,22 @@ describe("the request log", () => {
     expect(written).toContain('"request_id":"log-key-1"');
     expect(written).not.toContain(secret);
     expect(written).not.toMatch(/authorization|apikey|bearer/i);
+  });
+
+  it("never writes a webhook's secret: shown at creation and rotation, used to sign, sealed at rest", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const hook = await subscribe(account.key, { url: newInbox(), events: ["*"] });
+    const rotate = await send("POST", `/webhooks/${hook.id}/rotate-secret`, { key: account.key, ...withId("log-secret-1") });
+    const { secret } = await expectJson<{ secret: string }>(rotate);
+    await send("POST", `/webhooks/${hook.id}/test`, { key: account.key });
+    await postApp(account.key, { app_name: "signed" });
+    await receivedAtLeast(hook.url, 1);
+    await burstWritten();
+    const written = [...logs.mock.calls, ...errors.mock.calls]
+      .map((args) => args.map((arg) => JSON.stringify(arg)).join(" "))
+      .join("\n");
+    expect(written).toContain('"request_id":"log-secret-1"');
+    for (const shown of [hook.secret, secret]) expect(written).not.toContain(shown.slice("whsec_".length));
   });
 });
 
