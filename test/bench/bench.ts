@@ -6,8 +6,10 @@
  *      nor mix two versions of the code in one set of figures
  *   1. a temporary --persist-to folder: migrations applied, bench data loaded (test/bench/seed.ts) and checked
  *   2. the deployed bundle's size (`wrangler deploy --dry-run --outdir`, gzipped here)
- *   3. `wrangler dev` of the service (./wrangler.toml) and of the floor (test/bench/floor/), each on a free
- *      loopback port in its own process group; ready once GET /health (service) and GET /static (floor) are 200
+ *   3. `wrangler dev` of the service (./wrangler.toml, with `--var WEBHOOKS_ALLOW_LOCAL:true`, as `npm run dev`:
+ *      webhooks may target the receiver below) and of the floor (test/bench/floor/), each on a free loopback port in
+ *      its own process group; ready once GET /health (service) and GET /static (floor) are 200. When "deploy, three
+ *      webhooks" runs, the webhook receiver too (test/bench/receiver.ts: 127.0.0.1, answers 200 at once, counts)
  *   4. one scenario at a time: each checked with one request (status and body) and warmed up, then measured with
  *      autocannon for a fixed duration, split into rounds in which the scenarios take turns. Any non-2xx answer,
  *      connection error or timeout fails the scenario (a 401 means a wrong key, a 409 a duplicate name, a 429 a
@@ -15,7 +17,7 @@
  *      load generator and the measured wrangler dev spent per request (test/bench/load.ts), which other programs on
  *      the machine skew far less than throughput.
  *   5. what the writing scenarios wrote, counted in the database: apps, claimed Idempotency-Keys, variant revisions,
- *      deployments
+ *      deployments, webhook deliveries (and what the receiver got, after giving the queue consumer a few seconds)
  *   6. a table, the ratios against their targets and the scale figures, on stdout and as markdown in a file
  *
  * With --log-variants, copies of the service that differ only in the per-request log line (test/bench/logging/)
@@ -53,6 +55,7 @@ import { snapshot, startDev } from "../support/wrangler";
 import { checkWrites, type Outcome, runScenarios } from "./load";
 import { type LogVariant, logVariantCopy, selectLogVariants } from "./logging/variants";
 import { bundleSize, loadData } from "./prepare";
+import { type Receiver, type ReceiverCounts, startReceiver } from "./receiver";
 import { fixed, gitState, kib, loadAverage, machine, report } from "./report";
 import { benchScenarios, type Scenario } from "./scenarios";
 
@@ -143,6 +146,22 @@ async function startDevRetrying(options: Parameters<typeof startDev>[0]): Return
   }
 }
 
+/**
+ * The receiver's counts once they stop moving (no new request for 2 s, at most 20 s): the queue consumer's last
+ * deliveries, and those of deploys cut off at the end of a measurement, after the load.
+ */
+async function finalCounts(receiver: Receiver): Promise<ReceiverCounts> {
+  let counts = await receiver.counts();
+  let still = 0;
+  for (let waited = 0; still < 2_000 && waited < 20_000; waited += 250) {
+    await new Promise((wait) => setTimeout(wait, 250));
+    const now = await receiver.counts();
+    still = now.requests === counts.requests ? still + 250 : 0;
+    counts = now;
+  }
+  return counts;
+}
+
 /** How long `work` took, in seconds, alongside its result. */
 async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
   const start = performance.now();
@@ -207,9 +226,17 @@ async function main(): Promise<number> {
   if (variants.length > 0) console.log(`  request log variants: ${variants.map((variant) => variant.name).join(", ")}`);
 
   const dev = { persistTo: dir, logLevel: opts.logLevel, cwd: code };
+  // As `npm run dev`: webhooks may target http://127.0.0.1 (the receiver), secrets sealed with the development key.
+  // Only webhook routes and deliveries read it.
+  const serviceVars = ["--var", "WEBHOOKS_ALLOW_LOCAL:true"];
   const [[service, floor, ...logServers], startSeconds] = await timed(() =>
     Promise.all([
-      startDevRetrying({ ...dev, name: "service", configArgs: ["-c", serviceConfigPath], readyPath: `${basePath}/health` }),
+      startDevRetrying({
+        ...dev,
+        name: "service",
+        configArgs: ["-c", serviceConfigPath, ...serviceVars],
+        readyPath: `${basePath}/health`,
+      }),
       startDevRetrying({ ...dev, name: "floor", configArgs: ["-c", FLOOR_CONFIG], readyPath: "/static" }),
       ...variants.map((variant) =>
         startDevRetrying({
@@ -217,7 +244,7 @@ async function main(): Promise<number> {
           name: `service, log: ${variant.name}`,
           persistTo: variant.state,
           cwd: variant.code,
-          configArgs: ["-c", join(variant.code, "wrangler.toml")],
+          configArgs: ["-c", join(variant.code, "wrangler.toml"), ...serviceVars],
           readyPath: `${basePath}/health`,
         }),
       ),
@@ -236,7 +263,12 @@ async function main(): Promise<number> {
   console.log(`\nscenarios, one at a time:`);
   // Unique per run: app names and Idempotency-Keys of the scenarios that make new ones.
   const runTag = Date.now().toString(36);
-  const scenarios = benchScenarios(data, opts.connections, runTag, variants);
+  const receiver = opts.only.length === 0 || opts.only.includes("deployHooks") ? await startReceiver() : undefined;
+  if (receiver) console.log(`  webhook receiver on ${receiver.url}`);
+  // A copy of the service without the queue consumer (to measure the requests' own cost) never delivers.
+  const delivers = (serviceConfig.queues?.consumers ?? []).length > 0;
+  if (receiver && !delivers) warnings.push("the service has no queue consumer (wrangler.toml): webhook deliveries stay pending");
+  const scenarios = benchScenarios(data, opts.connections, runTag, variants, { receiver, delivers });
   if (opts.only.length > 0) {
     const wanted = (id: string) => opts.only.includes(id) || (id.startsWith("log:") && opts.only.includes("log"));
     const unknown = opts.only.filter((id) => id !== "log" && !(id in scenarios));
@@ -259,8 +291,10 @@ async function main(): Promise<number> {
         `wrangler dev rebuilt ${server.name} ${server.reloads()} time(s) during the run (a file it watches changed: in the copy of the code, or in node_modules, which the copy links, e.g. by an npm install): figures may mix versions of the code`,
       );
   }
+  const received = receiver && outcomes.deployHooks ? (delivers ? await finalCounts(receiver) : await receiver.counts()) : null;
+  receiver?.stop();
   await Promise.all([service.stop(), floor.stop(), ...logServers.map((server) => server.stop())]);
-  const writes = await checkWrites(code, dir, data, outcomes, opts);
+  const writes = await checkWrites(code, dir, data, outcomes, opts, received);
 
   report({ opts, outcomes, bundle, minified, git, basePath, writes, loadAtStart, loadBefore, warnings, phases, started });
   if (opts.keep) console.log(`temporary folder kept: ${work} (code/: the copy run, state/: the --persist-to folder)`);

@@ -7,9 +7,10 @@ import os from "node:os";
 import autocannon from "autocannon";
 import { HarnessError, runningGroups } from "../support/processes";
 import { type DevServer, d1Query } from "../support/wrangler";
+import type { ReceiverCounts } from "./receiver";
 import { fixed, thousands } from "./report";
 import { type CheckInfo, committedRevisionsSql, type Scenario, ScenarioError, type ScenarioId, savedSql } from "./scenarios";
-import { type BenchData, type KeyName, LARGE_HISTORY, SMALL_HISTORY } from "./seed";
+import { type BenchData, DEPLOY_APPS, type KeyName, LARGE_HISTORY, SMALL_HISTORY, WEBHOOKS } from "./seed";
 
 /** Seconds of warm-up and of measurement per scenario, and in how many rounds the measurement is split. */
 export interface Rounds {
@@ -143,6 +144,8 @@ export interface Measurement {
   cpuPerRequest: number;
   /** req/s of each round. */
   perRound: number[];
+  /** Seconds the scenario's `drain` waited after its slices, in all (0: it has none). */
+  drainSeconds: number;
 }
 
 export interface Outcome {
@@ -235,6 +238,8 @@ interface Tally {
   warmupOk: number;
   /** req/s of each round. */
   perRound: number[];
+  /** Seconds `drain` waited after the slices. */
+  drainSeconds: number;
 }
 
 /** Why a scenario failed, with what wrangler dev logged meanwhile. */
@@ -280,7 +285,19 @@ export async function runScenarios<Id extends string>(
         assertClean("warm-up", warm.result);
         warmupOk = warm.result["2xx"];
       }
-      tallies[id] = { seconds: 0, ok: 0, bytes: 0, latencies: [], otherCpuSeconds: 0, targetTicks: 0, warmupOk, perRound: [] };
+      // What the check and the warm-up set going is done before any measurement.
+      await scenario.drain?.((outcomes[id].info?.created ?? 0) + warmupOk);
+      tallies[id] = {
+        seconds: 0,
+        ok: 0,
+        bytes: 0,
+        latencies: [],
+        otherCpuSeconds: 0,
+        targetTicks: 0,
+        warmupOk,
+        perRound: [],
+        drainSeconds: 0,
+      };
       warmed.set(scenario.server, (warmed.get(scenario.server) ?? 0) + opts.warmup);
       console.log("ok");
     } catch (error) {
@@ -331,6 +348,10 @@ export async function runScenarios<Id extends string>(
         await settle(group);
         const cpuBefore = cpuSample(group);
         const { result, latencies, bytes } = await cannon(base, scenario, slice);
+        // The work the slice set going after its answers (webhook deliveries) is the slice's: waited for here.
+        const drained = scenario.drain
+          ? await scenario.drain((outcomes[id].info?.created ?? 0) + tally.warmupOk + tally.ok + result["2xx"])
+          : 0;
         await settle(group);
         const cpuAfter = cpuSample(group);
         const other = otherCpus(cpuBefore, cpuAfter);
@@ -346,10 +367,12 @@ export async function runScenarios<Id extends string>(
         tally.otherCpuSeconds += other * result.duration;
         tally.targetTicks += cpuBefore && cpuAfter && group !== undefined ? cpuAfter.target - cpuBefore.target : Number.NaN;
         tally.perRound.push(result["2xx"] / result.duration);
+        tally.drainSeconds += drained;
         const cpu =
           cpuBefore && cpuAfter ? ((cpuAfter.target - cpuBefore.target) * 1000) / TICKS_PER_SECOND / result["2xx"] : Number.NaN;
         console.log(
-          `${fixed(result["2xx"] / result.duration, 0).padStart(7)} req/s   ${fixed(cpu, 2).padStart(6)} CPU ms/req   other CPU ${fixed(other, 2)}`,
+          `${fixed(result["2xx"] / result.duration, 0).padStart(7)} req/s   ${fixed(cpu, 2).padStart(6)} CPU ms/req   other CPU ${fixed(other, 2)}` +
+            (scenario.drain ? `   caught up ${fixed(drained, 2)} s after` : ""),
         );
       } catch (error) {
         outcomes[id].error = await failure(error, server, errorsBefore);
@@ -373,6 +396,7 @@ export async function runScenarios<Id extends string>(
       otherCpus: tally.otherCpuSeconds / tally.seconds,
       cpuPerRequest: tally.ok > 0 ? ((tally.targetTicks / TICKS_PER_SECOND) * 1000) / tally.ok : Number.NaN,
       perRound: tally.perRound,
+      drainSeconds: tally.drainSeconds,
     };
   }
   return outcomes;
@@ -386,6 +410,23 @@ export interface Writes {
   largeHistoryEnd: number | null;
   /** Fewest and most revisions among the short-history deploy environments at the end (they started at SMALL_HISTORY). */
   smallHistoryEnd: [number, number] | null;
+  /** The hooked organization's deploys and their deliveries, when "deploy, three webhooks" ran. */
+  webhooks: WebhookCounts | null;
+}
+
+/** What the deploys into the hooked organization left: in the database, and at the receiver. */
+export interface WebhookCounts {
+  /** Environment revisions made, and `environment.deployed` events of the organization. */
+  deploys: number;
+  events: number;
+  /** webhook_deliveries rows of the organization's webhooks, by status, and attempts made. */
+  deliveries: number;
+  succeeded: number;
+  pending: number;
+  failed: number;
+  attempts: number;
+  /** What the receiver counted, after the consumer was given a few seconds more. */
+  received: ReceiverCounts | null;
 }
 
 /**
@@ -393,7 +434,9 @@ export interface Writes {
  * (nothing holds the file): an app per POST (and a claimed Idempotency-Key per keyed POST), an environment revision
  * per deploy, a variant revision per commit, and per save with overwrite a revision of `main` and a production deploy
  * of it. A request in flight when a run ends is cut off by autocannon but may still have been served: up to
- * one per connection per run more than counted. A scenario whose count is off fails.
+ * one per connection per run more than counted. A scenario whose count is off fails. With webhooks, each deploy's
+ * event must have made one delivery per webhook; how many were delivered (`received`: the receiver's counts) is
+ * reported, not checked.
  */
 export async function checkWrites(
   code: string,
@@ -401,12 +444,18 @@ export async function checkWrites(
   data: BenchData,
   outcomes: Record<ScenarioId, Outcome>,
   opts: Rounds,
+  received: ReceiverCounts | null = null,
 ): Promise<Writes> {
   const quote = (text: string) => `'${text}'`;
   const projectApps = (which: KeyName) =>
     `(SELECT COUNT(*) FROM apps WHERE project_id = ${quote(data.keys[which][0].projectId)} AND name NOT LIKE 'seed-app-%')`;
   const smallEnvironments = data.deploy.small.map((target) => quote(target.environmentId)).join(", ");
   const saved = savedSql(data.save);
+  const environments = (targets: { environmentId: string }[]) => targets.map((target) => quote(target.environmentId)).join(", ");
+  const hooked = quote(data.webhooks.hookedOrganizationId);
+  const hookedDeliveries = (status: string) =>
+    `(SELECT COUNT(*) FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+       WHERE w.organization_id = ${hooked}${status ? ` AND d.status = '${status}'` : ""})`;
   const [row] = await d1Query<Record<string, number>>(
     dir,
     `SELECT ${projectApps("post")} AS post, ${projectApps("empty")} AS empty, ${projectApps("full")} AS full,
@@ -420,7 +469,13 @@ export async function checkWrites(
             (SELECT MIN(revision) FROM environments WHERE id IN (${smallEnvironments})) AS deployMin,
             (SELECT MAX(revision) FROM environments WHERE id IN (${smallEnvironments})) AS deployMax,
             (SELECT COUNT(*) FROM environment_revisions WHERE environment_id = ${quote(data.deploy.large.environmentId)}) AS deployLarge,
-            (SELECT revision FROM environments WHERE id = ${quote(data.deploy.large.environmentId)}) AS deployLargeRevision`,
+            (SELECT revision FROM environments WHERE id = ${quote(data.deploy.large.environmentId)}) AS deployLargeRevision,
+            (SELECT COUNT(*) FROM environment_revisions WHERE environment_id IN (${environments(data.webhooks.quiet)})) AS deployQuiet,
+            (SELECT COUNT(*) FROM environment_revisions WHERE environment_id IN (${environments(data.webhooks.hooked)})) AS deployHooks,
+            (SELECT COUNT(*) FROM events WHERE organization_id = ${hooked} AND type = 'environment.deployed') AS hookedEvents,
+            ${hookedDeliveries("")} AS deliveries, ${hookedDeliveries("succeeded")} AS succeeded,
+            ${hookedDeliveries("pending")} AS pending, ${hookedDeliveries("failed")} AS failed,
+            (SELECT COUNT(*) FROM webhook_attempts) AS attempts`,
     { cwd: code },
   );
   const runs = opts.rounds + (opts.warmup > 0 ? 1 : 0);
@@ -483,6 +538,25 @@ export async function checkWrites(
     "environment revisions",
     ` (the environment now at revision ${thousands(n("deployLargeRevision"))})`,
   );
+  const seeded = DEPLOY_APPS * SMALL_HISTORY;
+  verify("deployQuiet", n("deployQuiet"), seeded, "environment revisions");
+  verify(
+    "deployHooks",
+    n("deployHooks"),
+    seeded,
+    "environment revisions",
+    `, ${thousands(n("deliveries"))} deliveries (${thousands(n("succeeded"))} succeeded, ${thousands(n("pending"))} pending, ` +
+      `${thousands(n("failed"))} failed), ${thousands(n("attempts"))} attempts` +
+      (received
+        ? `; the receiver got ${thousands(received.requests)} requests: ${thousands(received.deliveries)} deliveries of ${thousands(received.events)} events`
+        : ""),
+  );
+  // Every deploy's event fans out to each webhook in its own statement: as many deliveries as that, exactly. Those
+  // not yet delivered are reported, not failed.
+  if (outcomes.deployHooks?.measurement && n("deliveries") !== WEBHOOKS * n("hookedEvents")) {
+    outcomes.deployHooks.error = `${thousands(n("hookedEvents"))} environment.deployed events but ${thousands(n("deliveries"))} deliveries (expected ${WEBHOOKS} each)`;
+    outcomes.deployHooks.measurement = undefined;
+  }
   if (n("deployLargeRevision") !== n("deployLarge") && outcomes.deployLarge?.measurement) {
     outcomes.deployLarge.error = `the environment is at revision ${n("deployLargeRevision")} but has ${n("deployLarge")} revisions`;
     outcomes.deployLarge.measurement = undefined;
@@ -491,5 +565,17 @@ export async function checkWrites(
     lines,
     largeHistoryEnd: Number.isFinite(n("deployLargeRevision")) ? n("deployLargeRevision") : null,
     smallHistoryEnd: Number.isFinite(n("deployMin")) ? [n("deployMin"), n("deployMax")] : null,
+    webhooks: outcomes.deployHooks
+      ? {
+          deploys: n("deployHooks") - seeded,
+          events: n("hookedEvents"),
+          deliveries: n("deliveries"),
+          succeeded: n("succeeded"),
+          pending: n("pending"),
+          failed: n("failed"),
+          attempts: n("attempts"),
+          received,
+        }
+      : null,
   };
 }

@@ -8,10 +8,23 @@ import type { Outcome, Writes } from "./load";
 import type { LogVariant } from "./logging/variants";
 import type { BundleSize } from "./prepare";
 import type { ScenarioId } from "./scenarios";
-import { DEPLOY_APPS, FULL_PROJECT_APPS, HISTORY_APPS, HISTORY_ENTRIES, LARGE_HISTORY, SMALL_HISTORY } from "./seed";
+import {
+  AUDIT_DEEP,
+  AUDIT_EVENTS,
+  DEPLOY_APPS,
+  FULL_PROJECT_APPS,
+  LARGE_HISTORY,
+  SMALL_HISTORY,
+  TOTAL_APPS,
+  TOTAL_HISTORY_ENTRIES,
+  WEBHOOKS,
+} from "./seed";
 
 /** Throughput against the one-query floor (issue #10), and the bundle's size. */
 const TARGETS = { get: 0.85, fetch: 0.85, getConfig: 0.85, post: 0.6, postKeyed: 0.6, deploy: 0.6 } as const;
+/** Issue 17's "cost and scale": deploys with three webhooks against none, and the audit log's deep page against its first. */
+const WEBHOOK_TARGET = 0.9;
+const DEEP_PAGE_TARGET = 0.9;
 // The budget for the whole surface (issue 16: under 100 KiB gzip; it was 64 while the surface was smaller).
 const BUNDLE_TARGET_KIB = 100;
 
@@ -171,6 +184,9 @@ export function report({
       ran(id, "select1") ? verdict(ratio(id, "select1"), TARGETS[id]) : "n/a (not run)",
     );
   const deployFlat = ratio("deployLarge", "deploy");
+  /** A row of `id` against `base` with a target of its own (not the floor). */
+  const pairRow = (label: string, id: ScenarioId, base: ScenarioId, target: number, shown: string) =>
+    ratioRow(label, id, base, shown, ran(id, base) ? verdict(ratio(id, base), target) : "n/a (not run)");
   const ratioTable = table(
     ["throughput ratio", "value", "rounds", "by CPU", "target", ""],
     [
@@ -196,6 +212,20 @@ export function report({
         "postEmpty",
         "near 1",
         "scale",
+      ),
+      pairRow(
+        `deploy, ${WEBHOOKS} webhooks / deploy, no webhooks`,
+        "deployHooks",
+        "deployQuiet",
+        WEBHOOK_TARGET,
+        `>= ${WEBHOOK_TARGET}`,
+      ),
+      pairRow(
+        `GET /events after the ${thousands(AUDIT_DEEP)}th newest / first page (${thousands(AUDIT_EVENTS)} events)`,
+        "eventsDeep",
+        "eventsFirst",
+        DEEP_PAGE_TARGET,
+        `near 1 (>= ${DEEP_PAGE_TARGET})`,
       ),
       ratioRow("one-query floor / static floor", "select1", "static", "", "context"),
     ],
@@ -234,6 +264,59 @@ export function report({
         )
       : "";
 
+  // Deploys with webhooks: what was delivered, how long the deliveries took to catch up after each slice, and the
+  // throughput counted until they had (the deploys of a slice over the slice and its catching up).
+  const [quiet, hooked, hooks] = [m("deployQuiet"), m("deployHooks"), writes.webhooks];
+  const sustained = hooked ? hooked.ok / (hooked.seconds + hooked.drainSeconds) : Number.NaN;
+  const webhookRows =
+    (outcomes.deployHooks as Outcome | undefined) === undefined
+      ? []
+      : [
+          [
+            `deploy, ${WEBHOOKS} webhooks: deliveries received / ${WEBHOOKS} x deploys made`,
+            hooks
+              ? `${thousands(hooks.received?.deliveries ?? Number.NaN)} / ${WEBHOOKS} x ${thousands(hooks.deploys)} = ${thousands(WEBHOOKS * hooks.deploys)}` +
+                ` (${fixed((hooks.received?.deliveries ?? Number.NaN) / (WEBHOOKS * hooks.deploys), 3)}); rows ${thousands(hooks.deliveries)}: ` +
+                `${thousands(hooks.succeeded)} succeeded, ${thousands(hooks.pending)} pending, ${thousands(hooks.failed)} failed; ` +
+                `${thousands(hooks.received?.requests ?? Number.NaN)} requests, ${thousands(hooks.received?.events ?? Number.NaN)} distinct events`
+              : "n/a",
+            "1.000 eventually",
+          ],
+          [
+            `deploy, ${WEBHOOKS} webhooks: deliveries caught up after the slices`,
+            hooked
+              ? `${fixed(hooked.drainSeconds, 1)} s in all after ${fixed(hooked.seconds, 1)} s of load (${opts.rounds} slices)`
+              : "n/a (a scenario failed)",
+            "",
+          ],
+          [
+            `deploy, ${WEBHOOKS} webhooks, counted until delivered / deploy, no webhooks`,
+            hooked && quiet
+              ? `${fixed(sustained / quiet.requestsPerSecond, 2)} (${fixed(sustained, 0)} / ${fixed(quiet.requestsPerSecond, 0)} req/s)`
+              : "n/a (a scenario failed)",
+            "context",
+          ],
+        ];
+  const [first, deep] = [m("eventsFirst"), m("eventsDeep")];
+  const eventsInfo = (id: ScenarioId) => outcomes[id]?.info;
+  const eventRows =
+    (outcomes.eventsFirst as Outcome | undefined) === undefined && (outcomes.eventsDeep as Outcome | undefined) === undefined
+      ? []
+      : [
+          [
+            "GET /events deep page / first page: req/s, p50, p99",
+            first && deep
+              ? `${fixed(ratio("eventsDeep", "eventsFirst"), 2)} (${fixed(deep.requestsPerSecond, 0)} / ${fixed(first.requestsPerSecond, 0)} req/s); ` +
+                `p50 ${fixed(deep.p50, 1)} / ${fixed(first.p50, 1)} ms; p99 ${fixed(deep.p99, 1)} / ${fixed(first.p99, 1)} ms`
+              : "n/a (a scenario failed or did not run)",
+            "near 1 (flat)",
+          ],
+          [
+            "GET /events page: response body, first / deep",
+            `${thousands(eventsInfo("eventsFirst")?.bytes ?? Number.NaN)} / ${thousands(eventsInfo("eventsDeep")?.bytes ?? Number.NaN)} bytes`,
+            "",
+          ],
+        ];
   const large = outcomes.getLarge1 as Outcome | undefined; // undefined: not run (--only)
   const small = outcomes.getSmall1 as Outcome | undefined;
   const [deploySmall, deployLarge] = [m("deploy"), m("deployLarge")];
@@ -258,12 +341,18 @@ export function report({
         `GET ${thousands(LARGE_HISTORY)} revisions, 1 conn.: p50 / p99`,
         large?.measurement
           ? `${fixed(large.measurement.p50, 1)} / ${fixed(large.measurement.p99, 1)} ms`
-          : "**FAILED** (see below)",
+          : large
+            ? "**FAILED** (see below)"
+            : "n/a (not run)",
         "",
       ],
       [
         `GET ${SMALL_HISTORY} revisions, 1 conn.: p50 / p99`,
-        small?.measurement ? `${fixed(small.measurement.p50, 2)} / ${fixed(small.measurement.p99, 2)} ms` : "**FAILED**",
+        small?.measurement
+          ? `${fixed(small.measurement.p50, 2)} / ${fixed(small.measurement.p99, 2)} ms`
+          : small
+            ? "**FAILED**"
+            : "n/a (not run)",
         "",
       ],
       [
@@ -285,6 +374,8 @@ export function report({
         `${fixed(ratio("postFull", "postEmpty"), 2)} (${fixed(rps("postFull"), 0)} / ${fixed(rps("postEmpty"), 0)} req/s)`,
         "near 1",
       ],
+      ...webhookRows,
+      ...eventRows,
       [
         `bundle, gzip -9 of ${bundle.files.join(", ")} (wrangler.toml as is)`,
         `${kib(bundle.gzipBytes)} (raw ${kib(bundle.rawBytes)}${bundle.wranglerSummary ? `; wrangler says ${bundle.wranglerSummary}` : ""})`,
@@ -323,8 +414,8 @@ export function report({
     `- \`npm run bench -- ${options}\`: ` +
       `each scenario checked with one request and warmed up ${opts.warmup} s, then measured ${opts.duration} s in all with autocannon, one scenario at a time, ` +
       `in ${opts.rounds} round(s) of ${fixed(opts.duration / opts.rounds, 1)} s per scenario; latencies of 2xx answers (any other answer fails the scenario)`,
-    `- data: ${thousands(FULL_PROJECT_APPS + HISTORY_APPS)} apps, ${thousands(3 * (FULL_PROJECT_APPS + HISTORY_APPS))} environments, ` +
-      `${thousands(HISTORY_ENTRIES)} environment revisions at the start`,
+    `- data: ${thousands(TOTAL_APPS)} apps, ${thousands(3 * TOTAL_APPS)} environments, ` +
+      `${thousands(TOTAL_HISTORY_ENTRIES)} environment revisions, ${thousands(AUDIT_EVENTS)} events at the start`,
     `- written by the scenarios (check, warm-up, measurement), counted in the database afterwards: ${writes.lines.join("; ") || "nothing (no writing scenario ran)"}`,
     `- 1-minute load average: ${loadAtStart} at start, ${loadBefore} before starting the workers, ${loadAtEnd} at the end; ` +
       `"other CPU" below is the CPUs' worth of time programs other than the bench and its wrangler dev used during each measurement (0 on a quiet machine)`,

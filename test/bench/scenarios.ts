@@ -1,17 +1,23 @@
 /** The scenarios the bench measures, and the one request that checks each before any load. */
 import { gzipSync } from "node:zlib";
 import type { LogVariant } from "./logging/variants";
+import type { Receiver } from "./receiver";
 import { thousands } from "./report";
 import {
+  AUDIT_DEEP,
+  AUDIT_EVENTS,
+  auditEventId,
   type BenchData,
   type BenchKey,
   DEPLOY_APPS,
+  EVENTS_PAGE,
   FULL_PROJECT_APPS,
   type HistoryTarget,
   LARGE_HISTORY,
   paramsOf,
   SMALL_HISTORY,
   urlOf,
+  WEBHOOKS,
 } from "./seed";
 
 /** A scenario that did not run cleanly: reported, the others still run, and the bench exits non-zero. */
@@ -37,6 +43,12 @@ export interface Scenario {
    */
   perRequest?: (n: number) => { body?: string; headers?: Record<string, string> };
   connections: number;
+  /**
+   * Waits until the work that the scenario's `answered` 2xx answers so far set going after their answer is done (the
+   * webhook deliveries of the deploys), so that none of it runs into the next scenario's measurement and its CPU
+   * time is this scenario's; resolves to the seconds waited (the time it took to catch up after the load stopped).
+   */
+  drain?(answered: number): Promise<number>;
   /** One request, checked in full before any load; what it returns goes into the report. */
   // biome-ignore lint/suspicious/noConfusingVoidType: most checks only throw; those that measure return their figures.
   check(base: string): Promise<CheckInfo | void>;
@@ -356,6 +368,92 @@ function checkKeyedCreate(path: string, key: BenchKey, idempotencyKey: string, n
   };
 }
 
+const sleep = (ms: number) => new Promise((wait) => setTimeout(wait, ms));
+
+/**
+ * Waits until the receiver has got `wanted` deliveries (at most `timeoutMs`); the seconds waited. Past the timeout
+ * it gives up without failing: the report compares the counts at the end.
+ */
+export async function drainDeliveries(receiver: Receiver, wanted: number, timeoutMs = 60_000): Promise<number> {
+  const start = performance.now();
+  while ((await receiver.counts()).deliveries < wanted && performance.now() - start < timeoutMs) await sleep(20);
+  return (performance.now() - start) / 1000;
+}
+
+/**
+ * The deploy into the hooked organization: first its WEBHOOKS webhooks, subscribed through POST /webhooks to
+ * `environment.deployed` at the receiver (their creation's own events are of another type: nothing is delivered for
+ * them), then a deploy checked as `checkDeploy` does, whose event the receiver must get from each webhook, signed,
+ * within 15 s; unless the code under test has no queue consumer (`delivers` false: a copy made to measure the
+ * request's own cost), where the deliveries stay pending.
+ */
+function checkHookedDeploy(
+  path: string,
+  key: BenchKey,
+  target: HistoryTarget,
+  receiver: Receiver | undefined,
+  delivers: boolean,
+) {
+  const deploy = checkDeploy(path, key, target, SMALL_HISTORY);
+  return async (base: string): Promise<CheckInfo> => {
+    if (!receiver) throw new ScenarioError("no webhook receiver was started (test/bench/receiver.ts)");
+    for (let n = 1; n <= WEBHOOKS; n++) {
+      const body = JSON.stringify({
+        url: `${receiver.url}/hooks/${n}`,
+        events: ["environment.deployed"],
+        description: `bench receiver ${n}`,
+      });
+      const what = `POST /webhooks ${body}`;
+      const hook = expectJson(what, await request(`${base}/webhooks`, { method: "POST", headers: postHeaders(key), body }));
+      if (!UUID.test(String(hook?.id)) || typeof hook?.secret !== "string" || hook?.enabled !== true)
+        throw new ScenarioError(`${what}: answered ${JSON.stringify(hook).slice(0, 300)}`);
+    }
+    const before = await receiver.counts();
+    const info = await deploy(base);
+    if (!delivers) return info;
+    const waited = await drainDeliveries(receiver, before.deliveries + WEBHOOKS, 15_000);
+    const after = await receiver.counts();
+    if (after.deliveries < before.deliveries + WEBHOOKS || after.events !== before.events + 1)
+      throw new ScenarioError(
+        `the deploy's event reached the receiver ${after.deliveries - before.deliveries} time(s) of ${WEBHOOKS} within ${waited.toFixed(1)} s ` +
+          `(${after.events - before.events} distinct events): is wrangler dev's queue consumer running, and WEBHOOKS_ALLOW_LOCAL true?`,
+      );
+    if (after.signed !== after.requests)
+      throw new ScenarioError(`${after.requests - after.signed} of ${after.requests} webhook requests came without a signature`);
+    return info;
+  };
+}
+
+/** GET /events, a page from `cursor` (the id of event `after`; null: the first page). */
+const eventsPath = (after: number | null) =>
+  `/events?${new URLSearchParams({ limit: String(EVENTS_PAGE), ...(after === null ? {} : { cursor: auditEventId(after) }) })}`;
+
+/**
+ * A page of the audit log: EVENTS_PAGE events of the audit organization, newest first, from the one just older than
+ * event `after` (null: from the newest), and the cursor of the next page.
+ */
+function checkEvents(key: BenchKey, organizationId: string, after: number | null) {
+  return async (base: string): Promise<CheckInfo> => {
+    const path = eventsPath(after);
+    const what = `GET ${path}`;
+    const response = await request(`${base}${path}`, { headers: authorization(key) });
+    const page = expectJson(what, response);
+    const newest = (after ?? AUDIT_EVENTS + 1) - 1;
+    const expected = Array.from({ length: EVENTS_PAGE }, (_, index) => auditEventId(newest - index));
+    const events: any[] = Array.isArray(page?.events) ? page.events : [];
+    const ids = events.map((event) => event?.id);
+    if (JSON.stringify(ids) !== JSON.stringify(expected) || page.next_cursor !== expected.at(-1))
+      throw new ScenarioError(
+        `${what}: expected events ${expected[0]} to ${expected.at(-1)} (next_cursor the last), got ${ids.length} from ${ids[0]} to ${ids.at(-1)}, next_cursor ${page?.next_cursor}`,
+      );
+    const stray = events.find(
+      (event) => event.organization_id !== organizationId || typeof event.data !== "object" || typeof event.type !== "string",
+    );
+    if (stray) throw new ScenarioError(`${what}: unexpected event ${JSON.stringify(stray).slice(0, 300)}`);
+    return { bytes: response.bytes, gzipBytes: gzipSync(Buffer.from(response.text)).byteLength };
+  };
+}
+
 /** The scenarios of every run. */
 export type CoreScenarioId =
   | "static"
@@ -373,20 +471,28 @@ export type CoreScenarioId =
   | "getSmall1"
   | "getLarge1"
   | "postEmpty"
-  | "postFull";
+  | "postFull"
+  | "deployQuiet"
+  | "deployHooks"
+  | "eventsFirst"
+  | "eventsDeep";
 /** A scenario is a core one, or the GET against a copy of the service with another request log (`--log-variants`). */
 export type ScenarioId = CoreScenarioId | `log:${string}`;
 
 /**
  * Every scenario, in the order they run; `connections` concurrent ones for the throughput scenarios. `runTag`
- * makes this run's app names and Idempotency-Keys unique.
+ * makes this run's app names and Idempotency-Keys unique. `webhooks.receiver`: where the hooked organization's
+ * webhooks point (without it, "deploy, three webhooks" fails its check); `webhooks.delivers`: whether the service
+ * has a queue consumer (wrangler.toml), i.e. whether deliveries are to be waited for.
  */
 export function benchScenarios(
   data: BenchData,
   connections: number,
   runTag: string,
   logVariants: LogVariant[] = [],
+  webhooks: { receiver?: Receiver; delivers: boolean } = { delivers: true },
 ): Record<CoreScenarioId, Scenario> & Record<`log:${string}`, Scenario> {
+  const { receiver, delivers } = webhooks;
   const postBody = '{"app_name": "bench-[<id>]"}';
   const { get: reads, deploy: deploys, save } = data;
   // Every scenario, floors included, sends an Authorization header taken in turn from a pool of keys (the floor
@@ -412,6 +518,9 @@ export function benchScenarios(
   ) as Record<`log:${string}`, Scenario>;
   // The short-history deploys take turns on DEPLOY_APPS environments, so that none of their histories grows long.
   const smallDeployBodies = deploys.small.map(deployBody);
+  // The same, into the quiet organization's apps and into the hooked one's.
+  const quietBodies = data.webhooks.quiet.map(deployBody);
+  const hookedBodies = data.webhooks.hooked.map(deployBody);
   const keyedName = (n: number | string) => `bench-key-${runTag}-${n}`;
   const keyedKey = (n: number | string) => `bench-${runTag}-${n}`;
   return {
@@ -575,6 +684,55 @@ export function benchScenarios(
       body: postBody,
       connections,
       check: checkCreate("/apps", k.full[0], "full"),
+    },
+    deployQuiet: {
+      label: `POST configs/deploy, no webhooks`,
+      server: "service",
+      method: "POST",
+      path: "/variants/configs/deploy",
+      headers: post,
+      keys: k.quiet,
+      perRequest: (n) => ({ body: quietBodies[n % DEPLOY_APPS] }),
+      connections,
+      check: checkDeploy("/variants/configs/deploy", k.quiet[0], data.webhooks.quiet[DEPLOY_APPS - 1], SMALL_HISTORY),
+    },
+    deployHooks: {
+      label: `POST configs/deploy, ${WEBHOOKS} webhooks`,
+      server: "service",
+      method: "POST",
+      path: "/variants/configs/deploy",
+      headers: post,
+      keys: k.hooked,
+      perRequest: (n) => ({ body: hookedBodies[n % DEPLOY_APPS] }),
+      connections,
+      drain: receiver && delivers ? (answered) => drainDeliveries(receiver, WEBHOOKS * answered) : undefined,
+      check: checkHookedDeploy(
+        "/variants/configs/deploy",
+        k.hooked[0],
+        data.webhooks.hooked[DEPLOY_APPS - 1],
+        receiver,
+        delivers,
+      ),
+    },
+    eventsFirst: {
+      label: `GET /events, first page (${EVENTS_PAGE} of ${thousands(AUDIT_EVENTS)})`,
+      server: "service",
+      method: "GET",
+      path: eventsPath(null),
+      headers: json,
+      keys: k.audit,
+      connections,
+      check: checkEvents(k.audit[0], data.audit.organizationId, null),
+    },
+    eventsDeep: {
+      label: `GET /events, deep page (after the ${thousands(AUDIT_DEEP)}th newest)`,
+      server: "service",
+      method: "GET",
+      path: eventsPath(AUDIT_EVENTS - AUDIT_DEEP + 1),
+      headers: json,
+      keys: k.audit,
+      connections,
+      check: checkEvents(k.audit[0], data.audit.organizationId, AUDIT_EVENTS - AUDIT_DEEP + 1),
     },
   };
 }

@@ -12,6 +12,13 @@
  *   empty  empty project, baseline of the POST scale scenario
  *   full   project holding 100,000 apps (each with its three environments, at revision 0)
  *
+ * A second user, `bench-events`, owns three more organizations, set up alike, with KEYS_PER_PROJECT keys each (a
+ * user of their own, so that `GET /organizations` of the first user reads the same five organizations as before):
+ *   quiet   DEPLOY_APPS apps like the bench-deploy ones (bench-quiet-001…), and no webhook: deploy, no webhooks
+ *   hooked  DEPLOY_APPS apps like them (bench-hooked-001…): deploy, three webhooks (the scenario's check subscribes
+ *           them through POST /webhooks, pointing at the bench's receiver, test/bench/receiver.ts)
+ *   audit   AUDIT_EVENTS events (the audit log, GET /events, first page and deep page), no apps
+ *
  * Every app with a history has its three environments and one variant, `main`, whose revisions hold params and a
  * url (migrations/0003); each entry of an environment's history is a deployment of one of those revisions. The
  * histories are inserted as the service's own deployments leave them, through the database's checks
@@ -40,9 +47,22 @@ export const KEYS_PER_PROJECT = 128;
 /** Apps with a history (bench-get-20, bench-get-10000, the bench-deploy apps, bench-save-20), and their histories' entries in all. */
 export const HISTORY_APPS = 3 + DEPLOY_APPS;
 export const HISTORY_ENTRIES = SMALL_HISTORY + 2 * LARGE_HISTORY + DEPLOY_APPS * SMALL_HISTORY + SMALL_HISTORY;
+/** Apps of the quiet and of the hooked organization (each: DEPLOY_APPS apps like the bench-deploy ones). */
+export const WEBHOOK_SCENARIO_APPS = 2 * DEPLOY_APPS;
+/** Every app, and every environment revision, at the start. */
+export const TOTAL_APPS = FULL_PROJECT_APPS + HISTORY_APPS + WEBHOOK_SCENARIO_APPS;
+export const TOTAL_HISTORY_ENTRIES = HISTORY_ENTRIES + WEBHOOK_SCENARIO_APPS * SMALL_HISTORY;
+/** Webhooks the hooked organization's deploys are delivered to. */
+export const WEBHOOKS = 3;
+/** Events of the audit organization; the deep page starts after the AUDIT_DEEP-th newest; EVENTS_PAGE per page. */
+export const AUDIT_EVENTS = 100_000;
+export const AUDIT_DEEP = 90_000;
+export const EVENTS_PAGE = 50;
 
-export type KeyName = "read" | "post" | "keyed" | "empty" | "full";
-const KEY_NAMES: readonly KeyName[] = ["read", "post", "keyed", "empty", "full"];
+export type KeyName = "read" | "post" | "keyed" | "empty" | "full" | "quiet" | "hooked" | "audit";
+const KEY_NAMES: readonly KeyName[] = ["read", "post", "keyed", "empty", "full", "quiet", "hooked", "audit"];
+/** The organizations of the second user, `bench-events` (the others are `bench`'s). */
+const SECOND_USER_KEYS: readonly KeyName[] = ["quiet", "hooked", "audit"];
 
 export interface BenchKey {
   /** `<8 letters/digits>.<64 lowercase hex>`, sent as `Authorization: ApiKey <key>`. */
@@ -64,6 +84,8 @@ export interface HistoryTarget {
 export interface BenchData {
   sql: string;
   userId: string;
+  /** `bench-events`, owner of the quiet, hooked and audit organizations. */
+  secondUserId: string;
   /** KEYS_PER_PROJECT keys for each project. */
   keys: Record<KeyName, BenchKey[]>;
   /** Production of bench-get-20 and of bench-get-10000 (GETs, config fetch). */
@@ -72,6 +94,10 @@ export interface BenchData {
   deploy: { small: HistoryTarget[]; large: HistoryTarget };
   /** Production of bench-save-20 (POST /configs with overwrite: saves over `main`, each deployed there). */
   save: HistoryTarget;
+  /** Staging of the DEPLOY_APPS apps of the quiet organization and of the hooked one (deploy, no webhooks / three). */
+  webhooks: { quiet: HistoryTarget[]; hooked: HistoryTarget[]; hookedOrganizationId: string };
+  /** The audit organization and its AUDIT_EVENTS events (see `auditEventId`). */
+  audit: { organizationId: string };
   /** Checks run after loading: each query must return exactly `expected` in column `n`. */
   checks: { what: string; sql: string; expected: number }[];
 }
@@ -90,6 +116,7 @@ const KIND = {
   variantRevision: 9,
   deployment: 10,
   environmentRevision: 11,
+  event: 12,
 } as const;
 type Kind = keyof typeof KIND;
 
@@ -103,6 +130,12 @@ function id(kind: Kind, counter: number): string {
 function sqlId(kind: Kind, counterExpression: string): string {
   return `printf('${ID_PREFIX}%04x-0000-7000-8000-%012x', ${KIND[kind]}, ${counterExpression})`;
 }
+
+/**
+ * Event n of the audit organization (1 the oldest, AUDIT_EVENTS the newest): ids grow with n, as UUIDv7s grow with
+ * time, and all sort before any UUIDv7 made now.
+ */
+export const auditEventId = (n: number) => id("event", n);
 
 const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 /** `seconds` seconds before now, in the schema's timestamp format. */
@@ -199,8 +232,10 @@ SELECT ${sqlId("environmentRevision", historyCounter(environment, "i"))}, ${sqlI
 
 export function buildBenchData(): BenchData {
   const userId = id("user", 1);
+  const secondUserId = id("user", 2);
   const statements: string[] = [
     `INSERT INTO users (id, username, email) VALUES (${quote(userId)}, 'bench', 'bench@example.com');`,
+    `INSERT INTO users (id, username, email) VALUES (${quote(secondUserId)}, 'bench-events', 'bench-events@example.com');`,
   ];
 
   const keys = {} as Record<KeyName, BenchKey[]>;
@@ -209,6 +244,7 @@ export function buildBenchData(): BenchData {
     const n = index + 1;
     const [organizationId, workspaceId, projectId] = [id("organization", n), id("workspace", n), id("project", n)];
     const personal = name === "read";
+    const owner = SECOND_USER_KEYS.includes(name) ? secondUserId : userId;
     keys[name] = [];
     while (keys[name].length < KEYS_PER_PROJECT) {
       const key = newKey(projectId);
@@ -218,13 +254,13 @@ export function buildBenchData(): BenchData {
     }
     statements.push(
       `INSERT INTO organizations (id, name, is_personal) VALUES (${quote(organizationId)}, ${quote(personal ? "bench" : `bench-${name}`)}, ${personal ? 1 : 0});`,
-      `INSERT INTO organization_members (organization_id, user_id, role) VALUES (${quote(organizationId)}, ${quote(userId)}, 'owner');`,
+      `INSERT INTO organization_members (organization_id, user_id, role) VALUES (${quote(organizationId)}, ${quote(owner)}, 'owner');`,
       `INSERT INTO workspaces (id, organization_id, name, is_default) VALUES (${quote(workspaceId)}, ${quote(organizationId)}, 'Default', 1);`,
       `INSERT INTO projects (id, workspace_id, name, is_default) VALUES (${quote(projectId)}, ${quote(workspaceId)}, 'Default', 1);`,
       `INSERT INTO api_keys (id, prefix, key_hash, user_id, project_id) VALUES\n${keys[name]
         .map(
           (key, k) =>
-            `  (${quote(id("apiKey", n * 1000 + k))}, ${quote(key.prefix)}, ${quote(key.hash)}, ${quote(userId)}, ${quote(projectId)})`,
+            `  (${quote(id("apiKey", n * 1000 + k))}, ${quote(key.prefix)}, ${quote(key.hash)}, ${quote(owner)}, ${quote(projectId)})`,
         )
         .join(",\n")};`,
     );
@@ -292,6 +328,58 @@ export function buildBenchData(): BenchData {
   };
   const save = target(SAVE_APP, "production", SMALL_HISTORY);
 
+  // The quiet and the hooked organizations: DEPLOY_APPS apps each, as the bench-deploy apps (staging at revision
+  // SMALL_HISTORY), owned by the second user; app counters far from the others'.
+  const [FIRST_QUIET_APP, FIRST_HOOKED_APP] = [200_001, 210_001];
+  for (const [first, which] of [
+    [FIRST_QUIET_APP, "quiet"],
+    [FIRST_HOOKED_APP, "hooked"],
+  ] as const) {
+    statements.push(
+      ...appsWithHistory(
+        {
+          first,
+          count: DEPLOY_APPS,
+          projectId: keys[which][0].projectId,
+          name: `bench-${which}-%03d`,
+          variantRevisions: SMALL_HISTORY,
+          histories: { staging: SMALL_HISTORY },
+        },
+        secondUserId,
+      ),
+    );
+  }
+  const webhooks = {
+    quiet: Array.from({ length: DEPLOY_APPS }, (_, index) => target(FIRST_QUIET_APP + index, "staging", SMALL_HISTORY)),
+    hooked: Array.from({ length: DEPLOY_APPS }, (_, index) => target(FIRST_HOOKED_APP + index, "staging", SMALL_HISTORY)),
+    hookedOrganizationId: id("organization", KEY_NAMES.indexOf("hooked") + 1),
+  };
+
+  // The audit organization's events: event i (1 the oldest) occurred (AUDIT_EVENTS - i) seconds ago, by the second
+  // user with the organization's first key; in turn a config commit and a deploy of one of 100 apps (apps the data
+  // does not hold: events outlive what they name), with their data as the service writes it (src/db/events.ts).
+  const auditIndex = KEY_NAMES.indexOf("audit") + 1;
+  const audit = { organizationId: id("organization", auditIndex) };
+  const auditApp = (i: string) => sqlId("app", `300000 + (${i}) % 100`);
+  const revisionData = (i: string) =>
+    `'config_name', 'main', 'variant_id', ${sqlId("variant", `300000 + (${i}) % 100`)}, 'revision', (${i}) / 100 + 1,
+     'revision_id', ${sqlId("variantRevision", `(300000 + (${i}) % 100) * 1000000 + (${i}) / 100 + 1`)}`;
+  statements.push(
+    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${AUDIT_EVENTS})
+INSERT INTO events (id, type, occurred_at, organization_id, workspace_id, project_id, app_id, actor_user_id, actor_username,
+                    actor_api_key_prefix, data)
+SELECT ${sqlId("event", "i")}, CASE WHEN i % 2 = 0 THEN 'config.committed' ELSE 'environment.deployed' END,
+       ${secondsAgo(`${AUDIT_EVENTS} - i`)}, ${quote(audit.organizationId)}, ${quote(id("workspace", auditIndex))},
+       ${quote(id("project", auditIndex))}, ${auditApp("i")}, ${quote(secondUserId)}, 'bench-events', ${quote(keys.audit[0].prefix)},
+       CASE WHEN i % 2 = 0
+         THEN json_object('app_id', ${auditApp("i")}, 'app_name', printf('bench-audit-%03d', i % 100), ${revisionData("i")})
+         ELSE json_object('app_id', ${auditApp("i")}, 'app_name', printf('bench-audit-%03d', i % 100), 'environment', 'production',
+                          'environment_revision', i / 100 + 1, 'environment_revision_id', ${sqlId("environmentRevision", "i")},
+                          'previous', json(CASE WHEN i > 100 THEN json_object(${revisionData("i - 100")}) END), 'current', json_object(${revisionData("i")}))
+       END
+  FROM n;`,
+  );
+
   // The full project: apps 1000 + i, named seed-app-000001..., each with its three environments at revision 0.
   const first = 1000;
   const series = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${FULL_PROJECT_APPS})`;
@@ -307,7 +395,7 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
   const revisionsOf = (environment: string) =>
     `SELECT COUNT(*) AS n FROM environment_revisions WHERE environment_id = ${quote(environment)}`;
   const checks = [
-    { what: "users", sql: "SELECT COUNT(*) AS n FROM users", expected: 1 },
+    { what: "users", sql: "SELECT COUNT(*) AS n FROM users", expected: 2 },
     {
       what: "owner memberships",
       sql: "SELECT COUNT(*) AS n FROM organization_members WHERE role = 'owner'",
@@ -330,7 +418,12 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
       sql: `SELECT COUNT(*) AS n FROM apps WHERE project_id = ${quote(readProject)}`,
       expected: HISTORY_APPS,
     },
-    { what: "environments", sql: "SELECT COUNT(*) AS n FROM environments", expected: 3 * (FULL_PROJECT_APPS + HISTORY_APPS) },
+    {
+      what: "apps in the quiet and the hooked projects",
+      sql: `SELECT COUNT(*) AS n FROM apps WHERE project_id IN (${quote(keys.quiet[0].projectId)}, ${quote(keys.hooked[0].projectId)})`,
+      expected: WEBHOOK_SCENARIO_APPS,
+    },
+    { what: "environments", sql: "SELECT COUNT(*) AS n FROM environments", expected: 3 * TOTAL_APPS },
     {
       what: "apps without three environments",
       sql: "SELECT COUNT(*) AS n FROM apps a WHERE (SELECT COUNT(*) FROM environments e WHERE e.app_id = a.id) <> 3",
@@ -346,13 +439,19 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
              JOIN apps a ON a.id = e.app_id WHERE a.name LIKE 'bench-deploy-%' AND e.name = 'staging'`,
       expected: DEPLOY_APPS * SMALL_HISTORY,
     },
-    { what: "deployments", sql: "SELECT COUNT(*) AS n FROM deployments", expected: HISTORY_ENTRIES },
-    { what: "environment revisions", sql: "SELECT COUNT(*) AS n FROM environment_revisions", expected: HISTORY_ENTRIES },
+    {
+      what: "revisions of the quiet and the hooked apps' staging",
+      sql: `SELECT COUNT(*) AS n FROM environment_revisions er JOIN environments e ON e.id = er.environment_id
+             JOIN apps a ON a.id = e.app_id WHERE (a.name LIKE 'bench-quiet-%' OR a.name LIKE 'bench-hooked-%') AND e.name = 'staging'`,
+      expected: WEBHOOK_SCENARIO_APPS * SMALL_HISTORY,
+    },
+    { what: "deployments", sql: "SELECT COUNT(*) AS n FROM deployments", expected: TOTAL_HISTORY_ENTRIES },
+    { what: "environment revisions", sql: "SELECT COUNT(*) AS n FROM environment_revisions", expected: TOTAL_HISTORY_ENTRIES },
     {
       what: "variant revisions with params and url",
       sql: `SELECT COUNT(*) AS n FROM app_variant_revisions
              WHERE json_extract(params, '$.revision') = revision AND url = printf(${quote(URL_TEMPLATE)}, revision)`,
-      expected: SMALL_HISTORY + LARGE_HISTORY + DEPLOY_APPS * SMALL_HISTORY + SMALL_HISTORY,
+      expected: SMALL_HISTORY + LARGE_HISTORY + (DEPLOY_APPS + WEBHOOK_SCENARIO_APPS) * SMALL_HISTORY + SMALL_HISTORY,
     },
     {
       // What the trigger of migrations/0004 left: each environment with a history at its last revision, pointing
@@ -363,15 +462,29 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
               JOIN app_variant_revisions r ON r.id = er.deployed_app_variant_revision_id
              WHERE e.deployed_app_variant_revision_id = r.id AND e.deployed_app_variant_id = r.variant_id
                AND e.revision = (SELECT MAX(revision) FROM environment_revisions WHERE environment_id = e.id)`,
-      expected: 4 + DEPLOY_APPS,
+      expected: 4 + DEPLOY_APPS + WEBHOOK_SCENARIO_APPS,
     },
     {
       what: "environments with a history",
       sql: "SELECT COUNT(*) AS n FROM environments WHERE revision > 0",
-      expected: 4 + DEPLOY_APPS,
+      expected: 4 + DEPLOY_APPS + WEBHOOK_SCENARIO_APPS,
+    },
+    {
+      what: "events of the audit organization, ids in the order of their time",
+      sql: `SELECT COUNT(*) AS n FROM (
+              SELECT e.occurred_at, LAG(e.occurred_at) OVER (ORDER BY e.id) AS before FROM events e
+               WHERE e.organization_id = ${quote(audit.organizationId)} AND json_type(e.data) = 'object')
+             WHERE before IS NULL OR before < occurred_at`,
+      expected: AUDIT_EVENTS,
+    },
+    { what: "events", sql: "SELECT COUNT(*) AS n FROM events", expected: AUDIT_EVENTS },
+    {
+      what: "webhooks and their deliveries",
+      sql: "SELECT (SELECT COUNT(*) FROM webhooks) + (SELECT COUNT(*) FROM webhook_deliveries) AS n",
+      expected: 0,
     },
     { what: "foreign key violations", sql: "SELECT COUNT(*) AS n FROM pragma_foreign_key_check", expected: 0 },
   ];
 
-  return { sql: `${statements.join("\n")}\n`, userId, keys, get, deploy, save, checks };
+  return { sql: `${statements.join("\n")}\n`, userId, secondUserId, keys, get, deploy, save, webhooks, audit, checks };
 }
