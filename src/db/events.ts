@@ -113,7 +113,8 @@ export type StoredEvent = Omit<Event, "actor" | "data"> & {
 
 /**
  * A page of the audit log, newest first: events after the cursor (older than it), at most `limit`, and whether more
- * follow. Owners and workspace admins read it ("forbidden" for other roles); "not_found": not a member there.
+ * follow. The cursor is one bound on the index (organization_id, id): without one, '~' (after every id), not an
+ * `?8 IS NULL OR` that SQLite cannot use, which would make a deep page step past every newer event. Owners and workspace admins read it ("forbidden" for other roles); "not_found": not a member there.
  */
 export async function listEvents(
   db: Queryable,
@@ -135,7 +136,7 @@ export async function listEvents(
             AND (?5 IS NULL OR e.actor_user_id = ?5)
             AND (?6 IS NULL OR e.occurred_at >= ?6)
             AND (?7 IS NULL OR e.occurred_at <= ?7)
-            AND (?8 IS NULL OR e.id < ?8)
+            AND e.id < COALESCE(?8, '~')
             AND (?9 IS NULL OR EXISTS (
                   SELECT 1 FROM json_each(?9) t
                    WHERE e.type = t.value OR (substr(t.value, -1) = '.' AND substr(e.type, 1, length(t.value)) = t.value)))

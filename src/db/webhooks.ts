@@ -292,7 +292,10 @@ export interface Delivery {
 const DELIVERY_COLUMNS = `d.id, d.event_id, e.type AS event_type, d.status, d.attempts, d.last_attempt_at, d.last_status_code,
   d.last_error, d.next_attempt_at`;
 
-/** A webhook's deliveries, newest first, after the cursor (a delivery id), at most `limit`, and whether more follow. */
+/**
+ * A webhook's deliveries, newest first, after the cursor (a delivery id), at most `limit`, and whether more follow.
+ * The cursor is one bound on the index (webhook_id, created_at, id) (without one: '~', after everything).
+ */
 export async function listDeliveries(
   db: Queryable,
   caller: Caller,
@@ -307,7 +310,7 @@ export async function listDeliveries(
          SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
           WHERE d.webhook_id = (SELECT id FROM hook WHERE role IN ${ADMIN_ROLES_SQL})
             AND (?4 IS NULL OR d.status = ?4)
-            AND (?5 IS NULL OR (d.created_at, d.id) < (SELECT created_at, id FROM webhook_deliveries WHERE id = ?5))
+            AND (d.created_at, d.id) < (SELECT created_at, id FROM webhook_deliveries WHERE id = ?5 UNION ALL SELECT '~', '~' LIMIT 1)
           ORDER BY d.created_at DESC, d.id DESC LIMIT ?6`,
       )
       .bind(...caller.credentials, id, filter.status, filter.cursor, filter.limit + 1),
@@ -456,14 +459,14 @@ const DISABLE_REASON = `CASE WHEN failed_events >= 20 THEN 'deliveries of 20 eve
   ELSE 'every delivery failed for 24 hours' END`;
 
 /**
- * Records an attempt and settles or reschedules its delivery. A failure counts against the webhook (an event whose
- * first attempt failed is one more failed event; failing since when); a success clears that. A webhook whose
- * deliveries have failed for 24 hours, or for 20 events in a row, is disabled with a `webhook.disabled` event, and
- * its pending deliveries end as failed.
+ * The statements that record an attempt and settle or reschedule its delivery. A failure counts against the webhook
+ * (an event whose first attempt failed is one more failed event; failing since when); a success clears that. A
+ * webhook whose deliveries have failed for 24 hours, or for 20 events in a row, is disabled with a `webhook.disabled`
+ * event, and its pending deliveries end as failed.
  */
-export function recordAttempt(db: Queryable, outcome: AttemptOutcome) {
+function attemptStatements(db: Queryable, outcome: AttemptOutcome): D1PreparedStatement[] {
   const { deliveryId, webhookId, attemptedAt, statusCode, error } = outcome;
-  return db.batch([
+  return [
     db
       .prepare(
         `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_excerpt, error)
@@ -511,8 +514,12 @@ export function recordAttempt(db: Queryable, outcome: AttemptOutcome) {
           WHERE webhook_id = ?1 AND status = 'pending' AND (SELECT enabled FROM webhooks WHERE id = ?1) = 0`,
       )
       .bind(webhookId),
-  ]);
+  ];
 }
+
+/** Records a queue batch's attempts (see `attemptStatements`), in one round trip and in order. */
+export const recordAttempts = (db: Queryable, outcomes: AttemptOutcome[]) =>
+  db.batch(outcomes.flatMap((outcome) => attemptStatements(db, outcome)));
 
 /** Deliveries a lost hand-off (or a lost retry message) left behind: pending, unleased, overdue by a minute. */
 export async function overdueDeliveries(db: Queryable): Promise<string[]> {

@@ -1,5 +1,12 @@
 import { type Event, toEvent } from "../db/events";
-import { type ClaimedDelivery, claimDeliveries, overdueDeliveries, recordAttempt, type Target } from "../db/webhooks";
+import {
+  type AttemptOutcome,
+  type ClaimedDelivery,
+  claimDeliveries,
+  overdueDeliveries,
+  recordAttempts,
+  type Target,
+} from "../db/webhooks";
 import { openSecret, type WebhookSettings } from "./secret-box";
 import { signedHeaders } from "./signing";
 
@@ -95,13 +102,16 @@ interface Queues {
   DB: D1Database;
 }
 
-/** Attempts one claimed delivery, records the attempt, and queues the retry if one is due. */
-async function attemptDelivery(env: Queues & WebhookSettings, claimed: ClaimedDelivery): Promise<void> {
+/** Attempts one claimed delivery: what to record, and the delay of the retry (null: settled). */
+async function attemptDelivery(
+  settings: WebhookSettings,
+  claimed: ClaimedDelivery,
+): Promise<{ outcome: AttemptOutcome; retryIn: number | null }> {
   const attemptedAt = new Date().toISOString();
-  const result = await sendEvent(env, claimed, claimed.delivery_id, toEvent(claimed.event));
+  const result = await sendEvent(settings, claimed, claimed.delivery_id, toEvent(claimed.event));
   const ok = succeeded(result);
-  const delay = ok ? null : retryDelay(claimed.attempts + 1);
-  await recordAttempt(env.DB, {
+  const retryIn = ok ? null : retryDelay(claimed.attempts + 1);
+  const outcome = {
     deliveryId: claimed.delivery_id,
     webhookId: claimed.webhook_id,
     attemptedAt,
@@ -110,20 +120,31 @@ async function attemptDelivery(env: Queues & WebhookSettings, claimed: ClaimedDe
     responseExcerpt: result.response_excerpt,
     error: result.error,
     succeeded: ok,
-    nextAttemptAt: delay === null ? null : new Date(Date.parse(attemptedAt) + delay * 1000).toISOString(),
-  });
-  if (delay !== null) await env.WEBHOOK_DELIVERIES.send({ deliveries: [claimed.delivery_id] }, { delaySeconds: delay });
+    nextAttemptAt: retryIn === null ? null : new Date(Date.parse(attemptedAt) + retryIn * 1000).toISOString(),
+  };
+  return { outcome, retryIn };
 }
 
 /**
  * The queue consumer: claims what the messages name (a delivery already settled, leased or not yet due is left
- * alone, so duplicates are harmless) and attempts each. A failure to reach D1 throws: the queue retries the batch.
+ * alone, so duplicates are harmless), attempts each, records every attempt in one round trip, and queues the retries
+ * with their delays. A failure to reach D1 throws: the queue retries the batch.
  */
 export async function deliverQueued(batch: MessageBatch<DeliveryMessage>, env: Queues & WebhookSettings): Promise<void> {
   const events = batch.messages.flatMap((message) => message.body.events ?? []);
   const deliveries = batch.messages.flatMap((message) => message.body.deliveries ?? []);
   const claimed = await claimDeliveries(env.DB, { events, deliveries });
-  await Promise.all(claimed.map((delivery) => attemptDelivery(env, delivery)));
+  if (claimed.length > 0) {
+    const attempts = await Promise.all(claimed.map((delivery) => attemptDelivery(env, delivery)));
+    await recordAttempts(
+      env.DB,
+      attempts.map(({ outcome }) => outcome),
+    );
+    const retries = attempts.flatMap(({ outcome, retryIn }) =>
+      retryIn === null ? [] : [{ body: { deliveries: [outcome.deliveryId] }, delaySeconds: retryIn }],
+    );
+    if (retries.length > 0) await env.WEBHOOK_DELIVERIES.sendBatch(retries);
+  }
   batch.ackAll();
 }
 
