@@ -1,12 +1,6 @@
+import { type AttemptOutcome, type ClaimedDelivery, claimDeliveries, overdueDeliveries, recordAttempts } from "../db/deliveries";
 import { type Event, toEvent } from "../db/events";
-import {
-  type AttemptOutcome,
-  type ClaimedDelivery,
-  claimDeliveries,
-  overdueDeliveries,
-  recordAttempts,
-  type Target,
-} from "../db/webhooks";
+import type { Target } from "../db/webhooks";
 import { openSecret, type WebhookSettings } from "./secret-box";
 import { signedHeaders } from "./signing";
 
