@@ -177,7 +177,10 @@ describe("delivery", { timeout: 30_000 }, () => {
     await receivedAtLeast(inbox, 1);
     const delays: number[] = [];
     const nextDelay = async (attempts: number) => {
-      const [delivery] = await settledDeliveries(me.key, hook.id);
+      // The receiver answers before the consumer records the attempt: wait for the record.
+      const recorded = async () => (await deliveriesOf(me.key, hook.id)).deliveries[0];
+      await expect.poll(async () => (await recorded()).attempts, { timeout: 10_000 }).toBe(attempts);
+      const delivery = await recorded();
       expect(delivery).toMatchObject({ status: "pending", attempts });
       delays.push((Date.parse(delivery.next_attempt_at ?? "") - Date.parse(delivery.last_attempt_at ?? "")) / 1000);
     };
