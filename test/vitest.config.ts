@@ -35,6 +35,10 @@ export default defineConfig(async () => {
             // Every request logs a line; show output only for tests that fail.
             silent: "passed-only",
             include: ["test/worker/**/*.test.ts"],
+            // Many tests send hundreds of requests and diff every table after each; on CI's two busy cores these
+            // run past vitest's 5 s default (injection-teams: 3.9 s alone, over 5 s in the full suite).
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
             setupFiles: ["test/worker/apply-migrations.ts"],
             globalSetup: ["test/worker/webhook-receiver.ts"],
           },
