@@ -18,7 +18,7 @@ import {
   ValidationIssue,
 } from "./http/errors";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from "./http/idempotency";
-import { EXAMPLE_IDS, errorResponse, IDEMPOTENCY_KEY_ERRORS, jsonResponse, schemaRef } from "./http/openapi-parts";
+import { EXAMPLE_IDS, errorResponse, IDEMPOTENCY_KEY_ERRORS, jsonResponse, schemaRef, TAGS, tagged } from "./http/openapi-parts";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
 import { MAX_BODY_BYTES } from "./http/validation";
 import { keysOpenApi } from "./keys/keys.openapi";
@@ -107,13 +107,15 @@ export function openApiDocument(basePath: string) {
     },
     servers: [{ url: basePath || "/", description: "Relative to where this document is served" }],
     security: [{ ApiKey: [] }],
+    tags: TAGS,
     paths: {
       ...merge(resources, "paths"),
       "/health": {
         get: {
           operationId: "health",
-          summary: "Liveness, without a key",
-          description: "The client's health_check: no key needed (an empty Authorization header is fine).",
+          tags: tagged("Service"),
+          summary: "Check that the service is up",
+          description: "The platform client's health check. No key needed (an empty Authorization header is fine).",
           security: [],
           responses: {
             200: jsonResponse(
@@ -127,7 +129,9 @@ export function openApiDocument(basePath: string) {
       "/openapi.json": {
         get: {
           operationId: "openApiDocument",
-          summary: "This document, without a key",
+          tags: tagged("Service"),
+          summary: "Read this OpenAPI document",
+          description: "This API's OpenAPI 3.1 description, as JSON. No key needed.",
           security: [],
           responses: { 200: jsonResponse("The OpenAPI 3.1 document", { type: "object" }) },
         },
@@ -159,7 +163,7 @@ export function openApiDocument(basePath: string) {
           name: BOOKMARK_HEADER,
           in: "header",
           required: false,
-          description: `The ${BOOKMARK_HEADER} of an earlier answer: this request reads at least what that one wrote (D1 read replicas). One not in D1's format is ignored.`,
+          description: `The ${BOOKMARK_HEADER} of an earlier answer: this request reads at least what that one wrote, whichever database replica answers it. One not in the service's format is ignored.`,
           schema: { type: "string" },
         },
         IdempotencyKey: {
@@ -201,7 +205,7 @@ export function openApiDocument(basePath: string) {
           schema: { type: "string", pattern: REQUEST_ID_PATTERN.source },
         },
         D1Bookmark: {
-          description: `The D1 session's bookmark, on answers that reached the database: send it back as ${BOOKMARK_HEADER} to read your own writes`,
+          description: `A bookmark of the database's state, on answers that reached the database: send it back as ${BOOKMARK_HEADER} to read your own writes`,
           required: false,
           schema: { type: "string" },
         },

@@ -13,6 +13,7 @@ import {
   requestHeaders,
   responseRef,
   schemaRef,
+  tagged,
   withKeyErrors,
 } from "../http/openapi-parts";
 import { AppListItem, CreateAppBody, CreateAppOutput, ListAppsQuery, UpdateAppBody } from "./apps.schemas";
@@ -28,6 +29,7 @@ export const appsOpenApi = () => ({
     "/apps": {
       get: {
         operationId: "listApps",
+        tags: tagged("Apps"),
         summary: "List the apps of the key's project, or of a workspace's default project",
         description: "Oldest first; `[]` when nothing matches or the caller is not a member of the project's organization.",
         parameters: [
@@ -44,6 +46,7 @@ export const appsOpenApi = () => ({
       },
       post: {
         operationId: "createApp",
+        tags: tagged("Apps"),
         summary: "Create an app",
         description:
           "Creates the app, with the environments development, staging and production, in `project_id` if given, " +
@@ -68,6 +71,7 @@ export const appsOpenApi = () => ({
       parameters: appPathParameters(),
       patch: {
         operationId: "updateApp",
+        tags: tagged("Apps"),
         summary: "Rename an app",
         description: "The name follows the rules of create and must be free in the app's project.",
         parameters: requestHeaders(),
@@ -84,8 +88,9 @@ export const appsOpenApi = () => ({
       },
       delete: {
         operationId: "removeApp",
+        tags: tagged("Apps"),
         summary: "Delete an app and everything under it",
-        description: "Its environments and their history, its variants and their revisions go with it, in one transaction.",
+        description: "Its environments and their history, its variants and their revisions are deleted with it, all at once.",
         parameters: requestHeaders(),
         responses: operationResponses(
           jsonResponse("The app is gone", { type: "null" }, { example: null }),

@@ -12,6 +12,7 @@ import {
   requestHeaders,
   responseRef,
   schemaRef,
+  tagged,
   withKeyErrors,
 } from "../http/openapi-parts";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
@@ -85,6 +86,7 @@ export const configsOpenApi = () => ({
     "/variants/configs/add": {
       post: {
         operationId: "addConfig",
+        tags: tagged("Configs"),
         summary: "Add a config (a variant) to an app",
         description:
           'Its revision 1 holds params `{}` and url `""`. `application_ref` is required: an app named by `slug` is looked ' +
@@ -109,6 +111,7 @@ export const configsOpenApi = () => ({
     "/variants/configs/commit": {
       post: {
         operationId: "commitConfig",
+        tags: tagged("Configs"),
         summary: "Commit a new revision of a config",
         description:
           "`params` replace the latest revision's (no merge); `url` too when given. `variant_ref` is required; when it " +
@@ -150,6 +153,7 @@ export const configsOpenApi = () => ({
     "/variants/configs/fetch": {
       post: {
         operationId: "fetchConfig",
+        tags: tagged("Configs"),
         summary: "Read a config",
         description:
           "A `variant_ref` wins (its `version`, else the latest; or its revision `id`); else an `environment_ref` (its " +
@@ -167,6 +171,7 @@ export const configsOpenApi = () => ({
     "/variants/configs/fork": {
       post: {
         operationId: "forkConfig",
+        tags: tagged("Configs"),
         summary: "Fork a config into a new one of the same app",
         description:
           "The config is found as by fetch; the new one, `<config_name>_<8 hex digits>`, has a revision 1 holding its params and url.",

@@ -19,6 +19,7 @@ import {
   requestHeaders,
   responseRef,
   schemaRef,
+  tagged,
   withKeyErrors,
 } from "../http/openapi-parts";
 import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertOutput, RevertParams } from "./deployments.schemas";
@@ -61,6 +62,7 @@ export const deploymentsOpenApi = () => ({
     "/variants/configs/deploy": {
       post: {
         operationId: "deployConfig",
+        tags: tagged("Deployments"),
         summary: "Deploy a config revision to an app's environment",
         description:
           "Deploys the revision `variant_ref` names (its `version` or revision `id`, else the latest) to the " +
@@ -95,8 +97,9 @@ export const deploymentsOpenApi = () => ({
     "/environments/deploy": {
       post: {
         operationId: "deployToEnvironment",
+        tags: tagged("Deployments"),
         summary: "Deploy a variant's latest revision to an app's environment",
-        description: `The environment is one of the variant's app. ${CONDITIONS}`,
+        description: `Deploys the variant's latest revision to its app's environment \`environment_name\`, as a new environment revision. ${CONDITIONS}`,
         parameters: requestHeaders("IdempotencyKey", "IfMatch"),
         requestBody: jsonRequestBody(schemaRef("DeployToEnvironment"), {
           toStaging: { summary: "To staging", value: { environment_name: "staging", variant_id: EXAMPLE_IDS.variant } },
@@ -114,6 +117,7 @@ export const deploymentsOpenApi = () => ({
       parameters: parametersOf("path", RevertParams, { deployment_revision_id: EXAMPLE_IDS.environmentRevision }),
       post: {
         operationId: "revertDeploymentRevision",
+        tags: tagged("Deployments"),
         summary: "Deploy again what an environment revision deployed",
         description:
           "A new revision of that revision's environment, deploying the same variant revision; the history keeps " +

@@ -13,6 +13,7 @@ import {
   requestHeaders,
   responseRef,
   schemaRef,
+  tagged,
 } from "../http/openapi-parts";
 import { EnvironmentOutput, EnvironmentRevisions, EnvironmentRevisionsParams, RevisionEntry } from "./environments.schemas";
 
@@ -54,6 +55,7 @@ export const environmentsOpenApi = () => ({
       parameters: parametersOf("path", EnvironmentRevisionsParams, { app_id: DEMO_IDS.app, environment_name: "development" }),
       get: {
         operationId: "listAppEnvironmentRevisions",
+        tags: tagged("Environments"),
         summary: "Read an environment's deployment record and its revisions",
         description:
           "`revisions` lists every revision oldest first. HEAD is answered like GET, without a body. The ETag names the " +
@@ -78,8 +80,10 @@ export const environmentsOpenApi = () => ({
       parameters: appPathParameters(),
       get: {
         operationId: "listEnvironments",
+        tags: tagged("Environments"),
         summary: "List an app's environments",
-        description: "development, staging and production, each with what is deployed there and its own current revision.",
+        description:
+          "The app's development, staging and production environments, each with what is deployed there and its current revision.",
         parameters: requestHeaders(),
         responses: operationResponses(
           jsonResponse("The app's environments", arrayOf(schemaRef("EnvironmentOutput")), { example: [demoEnvironment] }),

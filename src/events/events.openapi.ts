@@ -8,6 +8,7 @@ import {
   parametersOf,
   requestHeaders,
   schemaRef,
+  tagged,
 } from "../http/openapi-parts";
 import { type EventBody, EventPage, ListEventsQuery } from "./events.schemas";
 
@@ -42,11 +43,12 @@ export const eventsOpenApi = () => ({
     "/events": {
       get: {
         operationId: "listEvents",
+        tags: tagged("Events"),
         summary: "Read an organization's audit log",
         description:
-          "Every change a client or the admin CLI made in the organization, newest first, 50 a page (`limit` up to 200), " +
-          "continued with `cursor` (the previous page's `next_cursor`). Each event was written in the same transaction as " +
-          "its change. Filters: `type` (repeatable; `environment.` matches its family), `app_id`, `actor` (a user id), " +
+          "Every change made in the organization, through this API or by the service's operators, newest first, 50 a " +
+          "page (`limit` up to 200), continued with `cursor` (the previous page's `next_cursor`). Each change and its " +
+          "event are recorded together, or neither is. Filters: `type` (repeatable; `environment.` matches its family), `app_id`, `actor` (a user id), " +
           "`since` and `until` (RFC 3339). `organization_id` defaults to the key's project's organization. Owners and " +
           "workspace admins read it; other roles get 403; an organization the caller is not a member of is 404.",
         parameters: [

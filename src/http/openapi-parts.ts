@@ -21,6 +21,32 @@ export const requestHeaders = (...more: OptionalRequestHeader[]) =>
   ["RequestId", "D1Bookmark", ...more].map((id) => ({ $ref: `#/components/parameters/${id}` }));
 export const arrayOf = (items: object) => ({ type: "array", items });
 
+/** The document's tags, in the order Swagger UI shows their groups; every operation has exactly one. */
+export const TAGS = [
+  {
+    name: "Apps",
+    description: "Create, list, rename and delete apps; each has the environments development, staging and production.",
+  },
+  { name: "Environments", description: "What each of an app's environments runs, and its deployment history." },
+  { name: "Variants", description: "An app's variants and their revisions: a variant is a config, named `app.<config name>`." },
+  { name: "Configs", description: "Add, commit, fetch and fork configs, named by app and config name." },
+  { name: "Deployments", description: "Deploy a config or a variant to an environment, or revert to an earlier deployment." },
+  {
+    name: "Older SDK",
+    description: "The older SDK's calls: read or save a config by name, read what a deployment deployed, list bases.",
+  },
+  { name: "Keys", description: "The caller's API keys: list, create, delete and check them." },
+  { name: "Profile", description: "The caller's own user." },
+  { name: "Organizations", description: "Organizations, their workspaces, and invitations to them." },
+  { name: "Workspaces", description: "Roles, permissions and members (one set per organization, for all its workspaces)." },
+  { name: "Events", description: "An organization's audit log." },
+  { name: "Webhooks", description: "Subscribe HTTPS endpoints to events, and follow their deliveries." },
+  { name: "Service", description: "Health check and this document; no key needed." },
+] as const;
+
+/** An operation's `tags`: its one tag, which TAGS declares. */
+export const tagged = (tag: (typeof TAGS)[number]["name"]) => [tag];
+
 // Examples use the README's demo values (the local seed of `npm run dev`), so that they work as written there.
 export const DEMO_IDS = {
   user: "00000000-0000-7000-8000-000000000001",
@@ -123,7 +149,7 @@ export const IDEMPOTENCY_KEY_ERRORS = {
     errors: { badIdempotencyKey: badIdempotencyKey() },
   },
   409: {
-    description: "A request with this Idempotency-Key is still being answered (by this Worker isolate): retry once it is",
+    description: "A request with this Idempotency-Key is still being answered (by the same server instance): retry once it is",
     errors: { idempotencyKeyInFlight: idempotencyKeyInFlight() },
   },
 } as const;

@@ -9,6 +9,7 @@ import {
   parametersOf,
   requestHeaders,
   schemaRef,
+  tagged,
 } from "../http/openapi-parts";
 import { ApiKeyListItem, CreateKeyQuery, DeletedApiKey, KeyPrefixParams, NewApiKey, Profile, ProfileQuery } from "./keys.schemas";
 
@@ -35,9 +36,10 @@ export const keysOpenApi = () => ({
     "/keys": {
       get: {
         operationId: "listApiKeys",
+        tags: tagged("Keys"),
         summary: "List the caller's API keys",
         description:
-          "The keys of the key's user that are not deleted, expired ones included (so that they can be seen and " +
+          "The caller's keys that are not deleted, expired ones included (so that they can be seen and " +
           "deleted), oldest first; never a key's secret, which is shown once, at creation, nor its hash. " +
           `\`last_used_at\` is recorded after the answer, at most once an hour. ${EVERY_ROLE} A read-only key may list.`,
         parameters: requestHeaders(),
@@ -47,13 +49,14 @@ export const keysOpenApi = () => ({
       },
       post: {
         operationId: "createApiKey",
+        tags: tagged("Keys"),
         summary: "Create an API key for a workspace's default project",
         description:
           "A new key of the caller's, for the default project of `workspace_id`, a workspace of an organization the " +
           "caller is a member of (else 404; the platform ignored `workspace_id`). The answer is the key itself, a JSON " +
           "string, shown this once: only its SHA-256 is kept, and it cannot be shown again. `read_only` and " +
-          "`expiration_date` are this service's and optional, beyond what the platform's client sends (its call is " +
-          `unchanged): a read-only key is refused every write, and an expiring key stops working then. ${EVERY_ROLE} ` +
+          "`expiration_date` are optional, and new: the platform's client sends neither. A read-only key is refused " +
+          `every write, and an expiring key stops working then. ${EVERY_ROLE} ` +
           "A read-only key makes no keys (403). No body; no Idempotency-Key: a retry makes another key.",
         parameters: [
           ...requestHeaders(),
@@ -76,6 +79,7 @@ export const keysOpenApi = () => ({
       parameters: parametersOf("path", KeyPrefixParams, { key_prefix: "localdev" }),
       delete: {
         operationId: "deleteApiKey",
+        tags: tagged("Keys"),
         summary: "Delete one of the caller's API keys",
         description:
           "Revokes the caller's live key with this prefix (the key sending the request too): it fails from the very " +
@@ -99,7 +103,8 @@ export const keysOpenApi = () => ({
       parameters: parametersOf("path", KeyPrefixParams, { key_prefix: "localdev" }),
       get: {
         operationId: "validateApiKey",
-        summary: "Whether a prefix is that of a live key of the caller's",
+        tags: tagged("Keys"),
+        summary: "Check whether a key prefix is one of the caller's live keys",
         description:
           "`true` only for a key of the caller's that is neither deleted nor expired; `false` for anything else, " +
           `another user's key included (the platform answered \`true\` whatever the prefix). ${EVERY_ROLE}`,
@@ -121,10 +126,11 @@ export const keysOpenApi = () => ({
     "/profile": {
       get: {
         operationId: "fetchUserProfile",
-        summary: "Read the caller's own user",
+        tags: tagged("Profile"),
+        summary: "Read the caller's profile",
         description:
           "The key's user. `user_id` may name only that user: any other id is a 404 (the platform answered any " +
-          `user's profile). ${EVERY_ROLE}`,
+          "user's profile). Any role may.",
         parameters: [...requestHeaders(), ...parametersOf("query", ProfileQuery, { user_id: DEMO_IDS.user })],
         responses: operationResponses(
           jsonResponse("The caller's user", schemaRef("Profile"), {

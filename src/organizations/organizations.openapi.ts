@@ -25,6 +25,7 @@ import {
   requestHeaders,
   responseRef,
   schemaRef,
+  tagged,
 } from "../http/openapi-parts";
 import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/workspaces.openapi";
 import { Workspace, WorkspaceMember } from "../workspaces/workspaces.schemas";
@@ -96,6 +97,7 @@ export const organizationsOpenApi = () => ({
     "/organizations": {
       get: {
         operationId: "listOrganizations",
+        tags: tagged("Organizations"),
         summary: "List the caller's organizations",
         description:
           "Every organization the caller is a member of, oldest first, with the role the caller acts in there " +
@@ -107,6 +109,7 @@ export const organizationsOpenApi = () => ({
       },
       post: {
         operationId: "createOrganization",
+        tags: tagged("Organizations"),
         summary: "Create an organization, owned by the caller",
         description:
           "A new organization with a default workspace and project, the caller its one owner. `owner` (the client " +
@@ -130,6 +133,7 @@ export const organizationsOpenApi = () => ({
     "/organizations/own": {
       get: {
         operationId: "getOwnOrganization",
+        tags: tagged("Organizations"),
         summary: "Read the caller's own organization",
         description:
           "The caller's personal organization (made with their user), or, for a user who joined by invitation and " +
@@ -147,6 +151,7 @@ export const organizationsOpenApi = () => ({
       parameters: parametersOf("path", OrganizationParams, { org_id: EXAMPLE_ACCOUNT_IDS.organization }),
       get: {
         operationId: "fetchOrganizationDetails",
+        tags: tagged("Organizations"),
         summary: "Read an organization, its workspaces, members and open invitations",
         description:
           `Any role in the organization. ${PER_ORGANIZATION} Open invitations are listed to owners and workspace ` +
@@ -173,6 +178,7 @@ export const organizationsOpenApi = () => ({
       },
       put: {
         operationId: "updateOrganization",
+        tags: tagged("Organizations"),
         summary: "Rename or describe an organization",
         description:
           "Changes the fields given; `updated_at`, which the client sends, is ignored. Owners only (403 for any other " +
@@ -197,6 +203,7 @@ export const organizationsOpenApi = () => ({
       parameters: parametersOf("path", OrganizationParams, { org_id: EXAMPLE_ACCOUNT_IDS.organization }),
       post: {
         operationId: "createWorkspace",
+        tags: tagged("Organizations"),
         summary: "Create a workspace in an organization",
         description:
           `A new workspace of the organization, with its default project (\`default_project_id\`). ${ADMINS_ONLY} ` +
@@ -216,6 +223,7 @@ export const organizationsOpenApi = () => ({
       parameters: workspaceParameters(),
       put: {
         operationId: "updateWorkspace",
+        tags: tagged("Organizations"),
         summary: "Rename or describe a workspace",
         description: `Changes the fields given; \`updated_at\`, which the client sends, is ignored. ${ADMINS_ONLY}`,
         parameters: requestHeaders(),
@@ -240,6 +248,7 @@ export const organizationsOpenApi = () => ({
       parameters: workspaceParameters(),
       post: {
         operationId: "inviteUserToWorkspace",
+        tags: tagged("Organizations"),
         summary: "Invite an email to the organization, through one of its workspaces",
         description:
           "The body is a JSON array of exactly one invitation, of exactly one role (`admin` stands for " +
@@ -268,6 +277,7 @@ export const organizationsOpenApi = () => ({
       parameters: workspaceParameters(),
       post: {
         operationId: "resendInvitation",
+        tags: tagged("Organizations"),
         summary: "Issue an open invitation again, under a new token",
         description:
           "The open invitation of `email` in this workspace, in the same role, under a new token and for 7 days " +
@@ -298,6 +308,7 @@ export const organizationsOpenApi = () => ({
       parameters: workspaceParameters(),
       post: {
         operationId: "acceptInvitation",
+        tags: tagged("Organizations"),
         summary: "Accept an invitation with its token",
         description:
           "For an email that has no user yet, the token alone: no API key (an empty Authorization header counts as " +

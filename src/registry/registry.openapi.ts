@@ -14,6 +14,7 @@ import {
   requestHeaders,
   responseRef,
   schemaRef,
+  tagged,
   withKeyErrors,
 } from "../http/openapi-parts";
 import {
@@ -38,6 +39,7 @@ export const registryOpenApi = () => ({
     "/configs": {
       get: {
         operationId: "getConfig",
+        tags: tagged("Older SDK"),
         summary: "Read the config an environment runs, or a config's latest revision",
         description:
           "What the older SDK reads each time an app starts. With `environment_name`: the config revision that " +
@@ -60,13 +62,14 @@ export const registryOpenApi = () => ({
       },
       post: {
         operationId: "saveConfig",
+        tags: tagged("Older SDK"),
         summary: "Save a config's parameters under its name",
         description:
           "When the app has no config of that name: a new config, whose revision 1 holds `parameters` (not deployed). " +
           "When it has one: with `overwrite` true, or while that config's latest parameters are still `{}`, a new " +
-          "revision holding `parameters`, then deployed to production, as the platform does; both in one " +
-          "transaction, the deployment a normal entry of production's history (GET " +
-          "/apps/{app_id}/revisions/production), which may be reverted like any other. Else 400, and nothing is " +
+          "revision holding `parameters`, deployed to production at once, as the platform does (both or neither); the " +
+          "deployment is a normal entry of production's history (GET /apps/{app_id}/revisions/production), which may " +
+          "be reverted like any other. Else 400, and nothing is " +
           `written. ${BASE_ID} Answers null.`,
         parameters: requestHeaders("IdempotencyKey"),
         requestBody: jsonRequestBody(schemaRef("SaveConfig"), {
@@ -107,6 +110,7 @@ export const registryOpenApi = () => ({
       parameters: parametersOf("path", DeploymentRevisionParams, { deployment_revision_id: EXAMPLE_IDS.environmentRevision }),
       get: {
         operationId: "getConfigDeploymentRevision",
+        tags: tagged("Older SDK"),
         summary: "Read the config an environment revision deployed",
         description:
           "The id is one of `revisions[].id` of GET /apps/{app_id}/revisions/{environment_name}. `current_version` is " +
@@ -124,6 +128,7 @@ export const registryOpenApi = () => ({
     "/bases": {
       get: {
         operationId: "listBases",
+        tags: tagged("Older SDK"),
         summary: "List an app's bases",
         description:
           "Every app has exactly one base, named `app`, whose `base_id` is the app's id: the list holds it, or nothing " +

@@ -22,6 +22,7 @@ import {
   requestHeaders,
   responseRef,
   schemaRef,
+  tagged,
   withKeyErrors,
 } from "../http/openapi-parts";
 import {
@@ -77,7 +78,9 @@ export function variantsOpenApi() {
         parameters: appPathParameters(),
         get: {
           operationId: "listAppVariants",
+          tags: tagged("Variants"),
           summary: "List an app's variants, each with its latest revision",
+          description: "Oldest first; removed variants are left out.",
           parameters: requestHeaders(),
           responses: operationResponses(
             jsonResponse("The app's variants, oldest first", arrayOf(schemaRef("AppVariant")), { example: [demoVariant] }),
@@ -88,7 +91,11 @@ export function variantsOpenApi() {
       "/apps/get_variant_by_env": {
         get: {
           operationId: "getVariantByEnv",
+          tags: tagged("Variants"),
           summary: "Read the variant deployed to an app's environment",
+          description:
+            "The variant whose revision the environment runs, as GET /variants/{variant_id} reads it: with its latest " +
+            "revision, which may be newer than the one deployed.",
           parameters: [
             ...requestHeaders(),
             ...parametersOf("query", VariantByEnvironmentQuery, { app_id: DEMO_IDS.app, environment: "production" }),
@@ -101,6 +108,7 @@ export function variantsOpenApi() {
       "/variants/from-base": {
         post: {
           operationId: "addVariantFromBase",
+          tags: tagged("Variants"),
           summary: "Add a config to an app, with its first parameters",
           description:
             "A new config named `new_config_name`, whose revision 1 holds `parameters`; answers its variant. `base_id` " +
@@ -143,6 +151,7 @@ export function variantsOpenApi() {
         parameters: variantPath,
         get: {
           operationId: "getVariant",
+          tags: tagged("Variants"),
           summary: "Read a variant with its latest revision",
           description: REMOVED,
           parameters: requestHeaders(),
@@ -152,6 +161,7 @@ export function variantsOpenApi() {
         },
         delete: {
           operationId: "removeVariant",
+          tags: tagged("Variants"),
           summary: "Remove a variant",
           description:
             "The variant leaves the app's list and every lookup by its name or id, and its config name is free again. " +
@@ -177,6 +187,7 @@ export function variantsOpenApi() {
         parameters: variantPath,
         put: {
           operationId: "updateVariantParameters",
+          tags: tagged("Variants"),
           summary: "Commit new parameters to a variant",
           description:
             "`parameters` become the variant's next revision: they replace the latest revision's (no merge), its url " +
@@ -200,6 +211,7 @@ export function variantsOpenApi() {
         parameters: variantPath,
         get: {
           operationId: "getVariantRevisions",
+          tags: tagged("Variants"),
           summary: "List a variant's revisions",
           description: REMOVED,
           parameters: requestHeaders(),
@@ -215,6 +227,7 @@ export function variantsOpenApi() {
         parameters: parametersOf("path", VariantRevisionParams, { variant_id: EXAMPLE_IDS.variant, revision_number: "2" }),
         get: {
           operationId: "getVariantRevision",
+          tags: tagged("Variants"),
           summary: "Read one revision of a variant",
           description: REMOVED,
           parameters: requestHeaders(),

@@ -20,6 +20,7 @@ import {
   type RequestExamples,
   requestHeaders,
   schemaRef,
+  tagged,
 } from "../http/openapi-parts";
 import {
   AttemptBody,
@@ -67,7 +68,8 @@ const delivery = {
   next_attempt_at: "2026-11-24T08:01:05.000Z",
 } satisfies z.output<typeof DeliveryBody>;
 
-const WHO = "Owners and workspace admins of the webhook's organization; other roles (and read-only keys) 403; others 404.";
+const WHO =
+  "Owners and workspace admins of the webhook's organization only: other members (and read-only keys) get 403, anyone else 404.";
 
 const webhookPath = () => parametersOf("path", WebhookParams, { webhook_id: WEBHOOK_ID });
 const deliveryPath = () => parametersOf("path", DeliveryParams, { webhook_id: WEBHOOK_ID, delivery_id: DELIVERY_ID });
@@ -83,13 +85,14 @@ export const webhooksOpenApi = () => ({
     "/webhooks": {
       post: {
         operationId: "createWebhook",
+        tags: tagged("Webhooks"),
         summary: "Subscribe an HTTPS endpoint to events",
         description:
           "The answer carries the webhook's `secret`: the only time it is shown (it is kept encrypted). `url`: https:// " +
           "only, no credentials, no IP literal of a loopback, private, link-local or metadata range (422 otherwise; " +
-          'where WEBHOOKS_ALLOW_LOCAL is true, http:// and loopback too). `events`: types, or ["*"]. `app_id`: only that ' +
-          `app's events. \`organization_id\` defaults to the key's project's organization. ${WHO} Where the service ` +
-          "has no WEBHOOK_SECRETS_KEY: 501. No Idempotency-Key: a retry makes another webhook.",
+          'where the service allows local webhooks, http:// and loopback too). `events`: types, or ["*"]. `app_id`: only ' +
+          `that app's events. \`organization_id\` defaults to the key's project's organization. ${WHO} A service set ` +
+          "up without a key to encrypt secrets answers 501. No Idempotency-Key: a retry makes another webhook.",
         parameters: requestHeaders(),
         requestBody: jsonRequestBody(schemaRef("CreateWebhook"), {
           deploys: {
@@ -108,15 +111,16 @@ export const webhooksOpenApi = () => ({
               organizationNotFound: organizationNotFound(),
               appNotFound: appNotFound(),
             }),
-            501: errorResponse("The service cannot keep secrets: its WEBHOOK_SECRETS_KEY is not set", webhooksNotSetUp()),
+            501: errorResponse("The service cannot keep secrets: no key to encrypt them is set up", webhooksNotSetUp()),
           },
           { jsonBody: "PayloadTooLarge" },
         ),
       },
       get: {
         operationId: "listWebhooks",
-        summary: "An organization's webhooks (no secrets)",
-        description: `\`organization_id\` defaults to the key's project's organization. ${WHO}`,
+        tags: tagged("Webhooks"),
+        summary: "List an organization's webhooks",
+        description: `Oldest first, without secrets. \`organization_id\` defaults to the key's project's organization. ${WHO}`,
         parameters: [
           ...requestHeaders(),
           ...parametersOf("query", ListWebhooksQuery, { organization_id: DEMO_IDS.organization }),
@@ -134,13 +138,15 @@ export const webhooksOpenApi = () => ({
       parameters: webhookPath(),
       get: {
         operationId: "getWebhook",
-        summary: "One webhook (no secret)",
-        description: WHO,
+        tags: tagged("Webhooks"),
+        summary: "Read a webhook",
+        description: `Without its secret. ${WHO}`,
         parameters: requestHeaders(),
         responses: operationResponses(jsonResponse("The webhook", schemaRef("Webhook"), { example: chat }), refusals),
       },
       patch: {
         operationId: "updateWebhook",
+        tags: tagged("Webhooks"),
         summary: "Change a webhook",
         description:
           "Changes the fields given (`app_id` and `description` may be null). `enabled: true` on a disabled webhook clears " +
@@ -164,6 +170,7 @@ export const webhooksOpenApi = () => ({
       },
       delete: {
         operationId: "deleteWebhook",
+        tags: tagged("Webhooks"),
         summary: "Delete a webhook, its deliveries and their attempts",
         description: WHO,
         parameters: requestHeaders(),
@@ -174,16 +181,18 @@ export const webhooksOpenApi = () => ({
       parameters: webhookPath(),
       post: {
         operationId: "rotateWebhookSecret",
-        summary: "A new secret; the previous one keeps signing for 24 hours",
+        tags: tagged("Webhooks"),
+        summary: "Rotate a webhook's secret",
         description:
-          "For 24 hours each request carries two signatures (space-separated in `webhook-signature`), so that receivers " +
-          `can switch secrets without losing an event. ${WHO}`,
+          "Answers a new secret, shown once. For 24 hours the previous one keeps signing too: each request carries two " +
+          "signatures (space-separated in `webhook-signature`), so that receivers can switch secrets without losing an " +
+          `event. ${WHO}`,
         parameters: requestHeaders(),
         responses: operationResponses(
           jsonResponse("The new secret, shown once", schemaRef("WebhookSecret"), { example: { secret: SECRET } }),
           {
             ...refusals,
-            501: errorResponse("The service cannot keep secrets: its WEBHOOK_SECRETS_KEY is not set", webhooksNotSetUp()),
+            501: errorResponse("The service cannot keep secrets: no key to encrypt them is set up", webhooksNotSetUp()),
           },
         ),
       },
@@ -192,9 +201,11 @@ export const webhooksOpenApi = () => ({
       parameters: webhookPath(),
       post: {
         operationId: "testWebhook",
-        summary: "Send a webhook.test event now, and answer how it went",
+        tags: tagged("Webhooks"),
+        summary: "Send a test event to a webhook",
         description:
-          "Signed like any delivery; not recorded as an event or a delivery. `status_code` null: no answer (see `error`). " + WHO,
+          "Sends a `webhook.test` event now and answers how the attempt went: signed like any delivery, but not recorded " +
+          `as an event or a delivery. \`status_code\` null: no answer (see \`error\`). ${WHO}`,
         parameters: requestHeaders(),
         responses: operationResponses(
           jsonResponse("The attempt", schemaRef("WebhookAttempt"), {
@@ -210,8 +221,9 @@ export const webhooksOpenApi = () => ({
       parameters: webhookPath(),
       get: {
         operationId: "listWebhookDeliveries",
-        summary: "A webhook's deliveries, newest first",
-        description: `50 a page (\`limit\` up to 200), continued with \`cursor\`; \`status\` filters. ${WHO}`,
+        tags: tagged("Webhooks"),
+        summary: "List a webhook's deliveries",
+        description: `Newest first, 50 a page (\`limit\` up to 200), continued with \`cursor\`; \`status\` filters. ${WHO}`,
         parameters: [
           ...requestHeaders(),
           ...parametersOf("query", ListDeliveriesQuery, { status: "failed", cursor: DELIVERY_ID, limit: 50 }),
@@ -228,7 +240,8 @@ export const webhooksOpenApi = () => ({
       parameters: deliveryPath(),
       get: {
         operationId: "getWebhookDelivery",
-        summary: "One delivery, with its attempts",
+        tags: tagged("Webhooks"),
+        summary: "Read a delivery and its attempts",
         description: `Each attempt: when, the status code, the duration, the first 1 KiB of the response and the error. ${WHO}`,
         parameters: [
           ...requestHeaders(),
@@ -263,6 +276,7 @@ export const webhooksOpenApi = () => ({
       parameters: deliveryPath(),
       post: {
         operationId: "redeliverWebhookDelivery",
+        tags: tagged("Webhooks"),
         summary: "Send a delivery's event again",
         description:
           "Makes the delivery pending and due now: one more attempt, under the same `webhook-id`. 409 while the webhook " +
@@ -306,6 +320,7 @@ export const webhookPayloadsOpenApi = () => ({
   event: {
     post: {
       operationId: "receiveEvent",
+      tags: tagged("Webhooks"),
       summary: "An event, as a subscribed endpoint receives it",
       description:
         "Headers per Standard Webhooks: `webhook-id` (the delivery's id, the same for every attempt), `webhook-timestamp` " +

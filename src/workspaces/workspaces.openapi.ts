@@ -12,6 +12,7 @@ import {
   requestHeaders,
   responseRef,
   schemaRef,
+  tagged,
 } from "../http/openapi-parts";
 import { ALL_ROLES, PERMISSIONS, ROLE_DESCRIPTIONS } from "./roles";
 import {
@@ -94,6 +95,7 @@ export const workspacesOpenApi = () => ({
     "/workspaces/roles": {
       get: {
         operationId: "getAllWorkspaceRoles",
+        tags: tagged("Workspaces"),
         summary: "List the workspace roles",
         description:
           "The six roles the platform's client knows, most powerful first, each with what it may do here (and its " +
@@ -110,6 +112,7 @@ export const workspacesOpenApi = () => ({
     "/workspaces/permissions": {
       get: {
         operationId: "getAllWorkspacePermissions",
+        tags: tagged("Workspaces"),
         summary: "List the permissions this service enforces",
         description: "In the platform's names; its client's list holds more, which mean nothing here and are left out. Any role.",
         parameters: requestHeaders(),
@@ -122,6 +125,7 @@ export const workspacesOpenApi = () => ({
       parameters: parametersOf("path", WorkspaceIdParams, { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace }),
       post: {
         operationId: "assignRoleToUser",
+        tags: tagged("Workspaces"),
         summary: "Give a member a role",
         description:
           `Sets the member's one role in ${ITS_ORGANIZATION}, for all its workspaces. ` +
@@ -142,6 +146,7 @@ export const workspacesOpenApi = () => ({
       },
       delete: {
         operationId: "unassignRoleFromUser",
+        tags: tagged("Workspaces"),
         summary: "Take a role from a member: they become a viewer",
         description:
           "When the member's role is `role`, they become a `viewer` (the platform's rule); with any other role, " +
@@ -165,10 +170,11 @@ export const workspacesOpenApi = () => ({
       parameters: parametersOf("path", WorkspaceIdParams, { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace }),
       delete: {
         operationId: "removeUserFromWorkspace",
+        tags: tagged("Workspaces"),
         summary: "Remove a member from the workspace's organization",
         description:
-          `Removes the member from ${ITS_ORGANIZATION}, not from this workspace alone (as the platform did), and in ` +
-          `the same transaction revokes their keys for its projects: they fail from the next request on. ${ADMINS_ONLY} ` +
+          `Removes the member from ${ITS_ORGANIZATION}, not from this workspace alone (as the platform did), and at ` +
+          `once revokes their keys for its projects: they fail from the next request on. ${ADMINS_ONLY} ` +
           `${OWNERS} Answers the workspace, without them.`,
         parameters: [
           ...requestHeaders(),
