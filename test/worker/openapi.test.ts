@@ -313,6 +313,179 @@ describe("GET /openapi.json", () => {
   });
 });
 
+type Operation = {
+  tags?: string[];
+  summary?: string;
+  description?: string;
+  requestBody?: { content: Record<string, { example?: unknown; examples?: Record<string, { summary?: string }> }> };
+};
+
+/** Every operation of the document with its "METHOD /path", and those of its webhooks ("POST webhook <name>"). */
+function everyOperation(): [string, Operation][] {
+  const webhooks = Object.entries(document.webhooks as Record<string, Record<string, Operation>>).flatMap(([name, item]) =>
+    Object.keys(item)
+      .filter((key) => HTTP_METHODS.includes(key))
+      .map((method): [string, Operation] => [`${method.toUpperCase()} webhook ${name}`, item[method]]),
+  );
+  return [
+    ...documentedOperations().map((operation): [string, Operation] => [operation, at(operationPointer(operation)) as Operation]),
+    ...webhooks,
+  ];
+}
+
+// The tags in the order Swagger UI shows their groups, and which operations each groups (the first match wins).
+const TAG_NAMES = [
+  "Apps",
+  "Environments",
+  "Variants",
+  "Configs",
+  "Deployments",
+  "Older SDK",
+  "Keys",
+  "Profile",
+  "Organizations",
+  "Workspaces",
+  "Events",
+  "Webhooks",
+  "Service",
+];
+const TAG_BY_OPERATION: [RegExp, string][] = [
+  [/^GET \/(health|openapi\.json)$/, "Service"],
+  [/^POST (\/variants\/configs\/deploy|\/environments\/deploy|\/configs\/deployment\/\{\w+\}\/revert)$/, "Deployments"],
+  [/^\w+ \/variants\/configs\//, "Configs"],
+  [/^\w+ (\/apps\/\{app_id\}\/variants|\/apps\/get_variant_by_env|\/variants\/)/, "Variants"],
+  [/^\w+ \/apps\/\{app_id\}\/(revisions|environments)\b/, "Environments"],
+  [/^\w+ \/apps\b/, "Apps"],
+  [/^\w+ \/(configs|bases)\b/, "Older SDK"],
+  [/^\w+ \/keys\b/, "Keys"],
+  [/^\w+ \/profile$/, "Profile"],
+  [/^\w+ \/organizations\b/, "Organizations"],
+  [/^\w+ \/workspaces\//, "Workspaces"],
+  [/^\w+ \/events$/, "Events"],
+  [/^\w+ (\/webhooks\b|webhook )/, "Webhooks"],
+];
+
+// What a reader of the page should never meet: how the service is built rather than what it does.
+const INTERNAL_NAMES: [string, RegExp][] = [
+  ["a source file", /\bsrc\/|\.(ts|js|sql|toml)\b/],
+  ["a library or tool the service is built with", /\b(zod|hono|workerd|miniflare|wrangler|vitest|drizzle)\b/i],
+  ["the database product", /\bD1\b|\bSQL(ite)?\b/],
+  ["SQL", /\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|WHERE|JOIN|CTE)\b/],
+  ["storage or runtime internals", /\b(transactions?|rows?|columns?|tables?|batch(es|ed)?|isolates?|bindings?)\b/i],
+  ["the hosting platform", /\b(Workers?|Cloudflare)\b/],
+  ["a setting's or secret's name", /\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b/],
+  ["a function call", /\w\(\)/],
+  ["a camelCase identifier", /\b[a-z]+[A-Z]\w*/],
+  ["an operator tool", /\bCLI\b/],
+];
+
+/** Names a text may use in snake_case: the document's parameters, schema properties and string values (roles, ...). */
+function apiNames(): Set<string> {
+  const names = new Set<string>();
+  for (const [, node] of objectsIn()) {
+    if (node.properties && typeof node.properties === "object") for (const name of Object.keys(node.properties)) names.add(name);
+    if (typeof node.in === "string" && typeof node.name === "string") names.add(node.name);
+    for (const value of [node.const, ...(Array.isArray(node.enum) ? node.enum : [])])
+      if (typeof value === "string") names.add(value);
+  }
+  return names;
+}
+
+describe("the document as Swagger UI shows it", () => {
+  it("groups every operation under exactly one tag, each declared with a one-line description, in reading order", () => {
+    const tags = document.tags as { name: string; description: string }[];
+    expect(tags.map(({ name }) => name)).toEqual(TAG_NAMES);
+    for (const { name, description } of tags) expect(description, name).toMatch(/^[A-Z][^\n]{10,118}\.$/);
+    const operations = everyOperation();
+    expect(operations.map(([operation]) => operation)).toEqual(
+      expect.arrayContaining(["GET /apps", "GET /health", "POST webhook event"]),
+    );
+    for (const [operation, { tags: its }] of operations) {
+      expect(its, operation).toHaveLength(1);
+      expect(TAG_NAMES, operation).toContain(its?.[0]);
+    }
+    const expected = operations.map(([operation]) => [operation, [TAG_BY_OPERATION.find(([path]) => path.test(operation))?.[1]]]);
+    expect(Object.fromEntries(operations.map(([operation, { tags: its }]) => [operation, its]))).toEqual(
+      Object.fromEntries(expected),
+    );
+    // Every declared tag groups something: none shows as an empty group.
+    expect(TAG_NAMES.filter((name) => !operations.some(([, { tags: its }]) => its?.includes(name)))).toEqual([]);
+  });
+
+  it("gives every operation a one-line summary, distinct from the others, and a description in sentences", () => {
+    const operations = everyOperation();
+    for (const [operation, { summary, description }] of operations) {
+      expect(summary, operation).toMatch(/^[A-Z][^\n]{5,78}[^.\s]$/);
+      expect(description, operation).toMatch(/^[A-Z`][\s\S]{10,}\.$/);
+    }
+    const summaries = operations.map(([, { summary }]) => summary);
+    expect(summaries.filter((summary, index) => summaries.indexOf(summary) !== index)).toEqual([]);
+  });
+
+  it("gives every JSON request body an example, each named examples' with a summary", () => {
+    const withBodies = everyOperation().filter(([, { requestBody }]) => requestBody);
+    expect(withBodies.map(([operation]) => operation)).toEqual(expect.arrayContaining(["POST /apps", "POST webhook event"]));
+    for (const [operation, { requestBody }] of withBodies) {
+      expect(Object.keys(requestBody?.content ?? {}), operation).toEqual(["application/json"]);
+      const { example, examples } = requestBody?.content["application/json"] ?? {};
+      if (examples === undefined) expect(example, operation).toBeDefined();
+      else {
+        expect(Object.keys(examples).length, operation).toBeGreaterThan(0);
+        for (const [name, { summary }] of Object.entries(examples)) expect(summary, `${operation} ${name}`).toMatch(/^[A-Z]/);
+      }
+    }
+  });
+
+  it("names nothing of how the service is built, in the info, tags, operations and their responses and headers", () => {
+    const texts: [string, string][] = [["info", (document.info as { description: string }).description]];
+    for (const { name, description } of document.tags as { name: string; description: string }[])
+      texts.push([`tag ${name}`, description]);
+    for (const [operation, { summary, description }] of everyOperation())
+      texts.push([`${operation} summary`, String(summary)], [`${operation} description`, String(description)]);
+    for (const [pointer, node] of [...objectsIn("/paths"), ...objectsIn("/components"), ...objectsIn("/webhooks")])
+      if (/\/(responses|parameters|headers)\/[^/]+$/.test(pointer) && typeof node.description === "string")
+        texts.push([pointer, node.description]);
+    expect(texts.length).toBeGreaterThan(200);
+    const names = apiNames();
+    const found = texts.flatMap(([where, text]) => [
+      ...INTERNAL_NAMES.filter(([, pattern]) => pattern.test(text)).map(([what]) => `${where}: ${what}: ${text}`),
+      // snake_case is for the API's own names (fields, parameters, values such as roles), not the code's
+      ...(text.match(/\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b/g) ?? [])
+        .filter((word) => !names.has(word))
+        .map((word) => `${where}: ${word}`),
+    ]);
+    expect(found).toEqual([]);
+  });
+
+  it("finds what it looks for: each pattern flags the kind of text it is meant to", () => {
+    const flagged = (text: string) => INTERNAL_NAMES.filter(([, pattern]) => pattern.test(text)).map(([what]) => what);
+    expect(
+      [
+        "Built in src/apps/apps.routes.ts.",
+        "Validated with zod.",
+        "Read from D1 replicas.",
+        "Runs SELECT id FROM apps.",
+        "Written in one transaction.",
+        "Needs WEBHOOK_SECRETS_KEY.",
+        "Calls listAppVariants() first.",
+        "Made with the admin CLI.",
+      ].map(flagged),
+    ).toEqual([
+      ["a source file"],
+      ["a library or tool the service is built with"],
+      ["the database product"],
+      ["SQL"],
+      ["storage or runtime internals"],
+      ["a setting's or secret's name"],
+      ["a function call", "a camelCase identifier"],
+      ["an operator tool"],
+    ]);
+    expect(
+      flagged("Sends x-d1-bookmark back; DELETE /variants/{variant_id} answers 409 while `deployed_app_variant_id` runs."),
+    ).toEqual([]);
+  });
+});
+
 describe("every route, as the document lists it", () => {
   it("lists every route the service serves, and only those", () => {
     expect(SERVED_ROUTES).toEqual(expect.arrayContaining(["GET /health", `GET ${REVISIONS}`, "POST /environments/deploy"]));
