@@ -5,6 +5,7 @@ import { methodNotAllowed } from "hono/method-not-allowed";
 import { appsRoutes } from "./apps/apps.routes";
 import { configsRoutes } from "./configs/configs.routes";
 import { deploymentsRoutes } from "./deployments/deployments.routes";
+import { docsRoutes } from "./docs/docs.routes";
 import { environmentsRoutes } from "./environments/environments.routes";
 import { eventsRoutes } from "./events/events.routes";
 import { BOOKMARK_HEADER } from "./http/d1-session";
@@ -73,6 +74,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
       document ??= openApiDocument(basePath);
       return c.json(document);
     })
+    .route("/docs", docsRoutes(basePath))
     .use("/apps/*", accountData)
     .use("/variants/*", accountData)
     .use("/environments/*", accountData)

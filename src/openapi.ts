@@ -151,6 +151,8 @@ export function openApiDocument(basePath: string) {
           "output",
         ),
       },
+      // An optional parameter's sample is in its schema's `examples`: Swagger UI (/docs) would fill an `example` into
+      // the field and send it with every try.
       parameters: {
         RequestId: {
           name: REQUEST_ID_HEADER,
@@ -176,8 +178,7 @@ export function openApiDocument(basePath: string) {
             `(with ${REPLAYED_HEADER}) and writes nothing; the same key on another request is a 422, and a retry while ` +
             "the first is still being answered a 409. A failed request is not kept: its retry runs again. " +
             "configs/fetch checks the key but has nothing to replay.",
-          schema: { type: "string", pattern: IDEMPOTENCY_KEY_PATTERN.source },
-          example: "deploy-staging-2026-11-22",
+          schema: { type: "string", pattern: IDEMPOTENCY_KEY_PATTERN.source, examples: ["deploy-staging-2026-11-22"] },
         },
         IfMatch: {
           name: "If-Match",
@@ -186,16 +187,14 @@ export function openApiDocument(basePath: string) {
           description:
             "The ETag of GET /apps/{app_id}/revisions/{environment_name} for the environment written to (or a deploy's " +
             "answer), or `*` (any state): the deployment is written only if the environment is still in that state, else 412.",
-          schema: { type: "string" },
-          example: `"${EXAMPLE_IDS.environment}.2"`,
+          schema: { type: "string", examples: [`"${EXAMPLE_IDS.environment}.2"`] },
         },
         IfNoneMatch: {
           name: "If-None-Match",
           in: "header",
           required: false,
           description: "The record's ETag, as last read: a 304 without a body while the record is unchanged",
-          schema: { type: "string" },
-          example: `"${EXAMPLE_IDS.environment}.2"`,
+          schema: { type: "string", examples: [`"${EXAMPLE_IDS.environment}.2"`] },
         },
       },
       headers: {

@@ -63,6 +63,17 @@ export default defineConfig(async () => {
             hookTimeout: 120_000,
           },
         },
+        {
+          // GET /docs in headless Chromium against wrangler dev (skipped, saying so, where no Chromium is installed).
+          test: {
+            name: "browser",
+            root,
+            include: ["test/browser/**/*.test.ts"],
+            environment: "node",
+            testTimeout: 120_000,
+            hookTimeout: 120_000,
+          },
+        },
       ],
     },
   };

@@ -121,7 +121,7 @@ export const jsonRequestBody = (schema: object, examples: RequestExamples<unknow
 
 /**
  * The path or query parameters of a zod object schema a route validates with, as clients send them
- * (z.toJSONSchema), each with its example.
+ * (z.toJSONSchema), each with its example (an optional one's in its schema).
  */
 export function parametersOf<Schema extends z.ZodObject>(
   where: "path" | "query",
@@ -129,14 +129,19 @@ export function parametersOf<Schema extends z.ZodObject>(
   examples: Required<z.input<Schema>>,
 ) {
   const { properties = {}, required = [] } = z.toJSONSchema(schema, { io: "input" });
-  return Object.entries(properties).map(([name, property]) => ({
-    name,
-    in: where,
-    required: where === "path" || required.includes(name),
-    ...(typeof property === "object" && property.description !== undefined && { description: property.description }),
-    schema: property,
-    example: examples[name as keyof typeof examples],
-  }));
+  return Object.entries(properties).map(([name, property]) => {
+    const example = examples[name as keyof typeof examples];
+    const isRequired = where === "path" || required.includes(name);
+    return {
+      name,
+      in: where,
+      required: isRequired,
+      ...(typeof property === "object" && property.description !== undefined && { description: property.description }),
+      // Swagger UI (/docs) fills an `example` into the parameter's field and sends it: an optional one's sample goes
+      // in its schema's `examples`, which it only shows.
+      ...(isRequired ? { schema: property, example } : { schema: { ...(property as object), examples: [example] } }),
+    };
+  });
 }
 
 /** The path parameters of every route under /apps/{app_id}. */

@@ -84,6 +84,8 @@ export interface DevServerOptions {
   readyPath: string;
   /** e.g. `-c path/to/wrangler.toml`; default the wrangler.toml of `cwd`. */
   configArgs?: string[];
+  /** Vars set for this run (wrangler's --var), over wrangler.toml's [vars]. */
+  vars?: Record<string, string>;
   /** wrangler dev's --log-level; default wrangler's. */
   logLevel?: string;
   /** Where wrangler runs (and finds wrangler.toml by default); default the repository. */
@@ -115,6 +117,7 @@ export async function startDev(options: DevServerOptions): Promise<DevServer> {
     options.persistTo,
     "--show-interactive-dev-session=false",
     ...(options.logLevel ? ["--log-level", options.logLevel] : []),
+    ...Object.entries(options.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ];
   const child = spawnGroup(WRANGLER, args, { cwd: options.cwd });
   let tail = "";

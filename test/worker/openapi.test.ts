@@ -30,11 +30,11 @@ const REVISIONS = "/apps/{app_id}/revisions/{environment_name}";
 const UNKNOWN_ID = "01900000-0000-7000-8000-000000000000";
 
 // Every route the service serves, from its router (middleware, method ALL, left out): the document must list these
-// and no other.
+// and no other. /docs is this document as a page (docs.test.ts), not an operation of it.
 const SERVED_ROUTES = [
   ...new Set(
     createService({ basePath: "", corsOrigins: [] })
-      .routes.filter(({ method }) => method !== "ALL")
+      .routes.filter(({ method, path }) => method !== "ALL" && path !== "/docs" && !path.startsWith("/docs/"))
       .map(({ method, path }) => `${method} ${path.replace(/:(\w+)/g, "{$1}")}`),
   ),
 ];
@@ -181,7 +181,10 @@ const documentedOperations = () =>
       .map((method) => `${method.toUpperCase()} ${path}`),
   );
 
-type Parameter = { name: string; in: string; example: unknown };
+type Parameter = { name: string; in: string; required?: boolean; example?: unknown; schema?: { examples?: unknown[] } };
+
+/** A parameter's documented sample: its example, or an optional one's first schema example. */
+const sampleOf = (parameter: Parameter | undefined) => parameter?.example ?? parameter?.schema?.examples?.[0];
 
 /** Where the document describes the operation ("METHOD /path"). */
 function operationPointer(operation: string): string {
@@ -195,10 +198,12 @@ function exampleUrl(operation: string): string {
   const item = at(`/paths/${escapePointer(path)}`) as { parameters?: Parameter[] };
   const own = (at(`${operationPointer(operation)}/parameters`) ?? []) as Parameter[];
   const filled = path.replace(/\{(\w+)\}/g, (_, name) =>
-    String(item.parameters?.find((parameter) => parameter.name === name)?.example),
+    String(sampleOf(item.parameters?.find((parameter) => parameter.name === name))),
   );
   const query = new URLSearchParams(
-    Object.fromEntries(own.filter((parameter) => parameter.in === "query").map(({ name, example }) => [name, String(example)])),
+    Object.fromEntries(
+      own.filter((parameter) => parameter.in === "query").map((parameter) => [parameter.name, String(sampleOf(parameter))]),
+    ),
   );
   return query.size > 0 ? `${filled}?${query}` : filled;
 }
@@ -287,6 +292,13 @@ describe("GET /openapi.json", () => {
           checked.push(`${pointer}/examples/${name}`);
         }
       }
+      const schemaExamples = (node.schema as { examples?: unknown } | undefined)?.examples;
+      if (Array.isArray(schemaExamples)) {
+        schemaExamples.forEach((example, index) => {
+          expect(schemaErrors(`${pointer}/schema`, example), `${pointer}/schema/examples/${index}`).toEqual([]);
+          checked.push(`${pointer}/schema/examples/${index}`);
+        });
+      }
     }
     expect(checked).toEqual(
       expect.arrayContaining([
@@ -298,13 +310,14 @@ describe("GET /openapi.json", () => {
         `/paths/${escapePointer(REVISIONS)}/get/responses/200/content/application~1json/example`,
         "/components/responses/Unauthorized/headers/WWW-Authenticate/example",
         "/components/responses/ValidationFailed/content/application~1json/examples/idempotencyKeyReused",
-        "/components/parameters/IdempotencyKey/example",
+        "/components/parameters/IdempotencyKey/schema/examples/0",
+        "/components/parameters/IfMatch/schema/examples/0",
         "/components/headers/ETag/example",
         "/paths/~1variants~1configs~1deploy/post/requestBody/content/application~1json/examples/latestToStaging",
-        "/paths/~1apps/get/parameters/2/example",
+        "/paths/~1apps/get/parameters/2/schema/examples/0",
         "/paths/~1variants~1configs~1commit/post/requestBody/content/application~1json/examples/wrapped",
         "/components/responses/NoVariantDeployed/content/application~1json/examples/nothingDeployed",
-        "/paths/~1keys/post/parameters/4/example",
+        "/paths/~1keys/post/parameters/4/schema/examples/0",
         `${operationPointer(ACCEPT)}/responses/200/content/application~1json/examples/newUser`,
         "/components/responses/InvitationUnauthorized/content/application~1json/examples/invitationNeedsKey",
         "/paths/~1workspaces~1roles/get/responses/200/content/application~1json/example",
@@ -392,6 +405,20 @@ function apiNames(): Set<string> {
 }
 
 describe("the document as Swagger UI shows it", () => {
+  it("leaves an optional parameter's field empty (Swagger UI would fill in and send an example), its sample in its schema", () => {
+    const parameters = [...objectsIn()].filter(([, node]) => typeof node.in === "string" && "schema" in node);
+    expect(parameters.length).toBeGreaterThan(50);
+    const prefilled = parameters
+      .filter(([, node]) => !node.required)
+      .filter(([, node]) => "example" in node || "examples" in node || "example" in (node.schema as object))
+      .map(([pointer]) => pointer);
+    expect(prefilled).toEqual([]);
+    const optionalSamples = parameters.filter(([, node]) => !node.required && (node.schema as Parameter["schema"])?.examples);
+    expect(optionalSamples.map(([pointer]) => pointer)).toEqual(
+      expect.arrayContaining(["/components/parameters/IdempotencyKey", "/components/parameters/IfNoneMatch"]),
+    );
+  });
+
   it("groups every operation under exactly one tag, each declared with a one-line description, in reading order", () => {
     const tags = document.tags as { name: string; description: string }[];
     expect(tags.map(({ name }) => name)).toEqual(TAG_NAMES);
