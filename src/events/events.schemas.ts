@@ -37,7 +37,10 @@ export const EventBody = z.object({
   actor: z.object({
     user_id: z.uuid().nullable(),
     username: z.string().nullable(),
-    api_key_prefix: z.string().nullable().meta({ description: "Null for the admin CLI; never a key's secret" }),
+    api_key_prefix: z
+      .string()
+      .nullable()
+      .meta({ description: "Null for a change an operator made without a key; never a key's secret" }),
   }),
   data: z.record(z.string(), z.unknown()),
 });

@@ -9,7 +9,10 @@ import { isTransientD1Error } from "../db/d1";
 export const ValidationIssue = z.object({
   loc: z.array(z.union([z.string(), z.int()])).meta({ description: 'Where: "body" or "path", then the field' }),
   msg: z.string(),
-  type: z.string().meta({ description: "pydantic's error type, e.g. missing, string_type, uuid_parsing, json_invalid" }),
+  type: z.string().meta({
+    description: "The error's type, as FastAPI names it",
+    examples: ["missing", "string_type", "uuid_parsing", "json_invalid"],
+  }),
 });
 export type ValidationIssue = z.infer<typeof ValidationIssue>;
 

@@ -31,7 +31,7 @@ export const EVENT_TYPES = [
 const url = z
   .string()
   .max(2048)
-  .meta({ description: "https:// only (http:// and loopback too where WEBHOOKS_ALLOW_LOCAL is true)" });
+  .meta({ description: "https:// only (a service run locally for development also takes http:// and loopback)" });
 const events = z
   .array(z.enum([...EVENT_TYPES, "*"]))
   .min(1)
