@@ -31,7 +31,6 @@ window.ui = SwaggerUIBundle({
   domNode: root,
   deepLinking: true,
   tryItOutEnabled: true,
-  validatorUrl: null,
 });
 `;
 
