@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
-import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./roles";
+import { ADMIN_ROLES_SQL, type AdminRefusal, adminRefusal } from "./roles";
 
 /**
  * Events (EVENTS.md): each change's statements include the insert of its event, so that the change and its event
@@ -104,6 +104,10 @@ export const ORGANIZATION_SCOPE = `scope AS (
    WHERE o.id = COALESCE(?3, (SELECT w.organization_id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
                                WHERE p.id = (SELECT project_id FROM caller))))`;
 
+/** The caller's role in the organization ?3 names (ORGANIZATION_SCOPE), as a batch's statement for `adminRefusal`. */
+export const organizationRole = (db: Queryable, caller: Caller, organizationId: string | null) =>
+  db.prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT role FROM scope`).bind(...caller.credentials, organizationId);
+
 export type StoredEvent = Omit<Event, "actor" | "data"> & {
   actor_user_id: string | null;
   actor_username: string | null;
@@ -120,11 +124,9 @@ export async function listEvents(
   db: Queryable,
   caller: Caller,
   filter: EventFilter,
-): Promise<{ outcome: "done"; events: Event[]; more: boolean } | { outcome: "not_found" | "forbidden" }> {
+): Promise<{ outcome: "done"; events: Event[]; more: boolean } | AdminRefusal> {
   const [scope, rows] = await batchAsCaller(db, caller, [
-    db
-      .prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT role FROM scope`)
-      .bind(...caller.credentials, filter.organizationId),
+    organizationRole(db, caller, filter.organizationId),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE}
@@ -154,9 +156,8 @@ export async function listEvents(
         filter.limit + 1,
       ),
   ]);
-  const found = scope.results[0] as { role: Role | null } | undefined;
-  if (!found?.role) return { outcome: "not_found" };
-  if (!ADMIN_ROLES.includes(found.role)) return { outcome: "forbidden" };
+  const refused = adminRefusal(scope);
+  if (refused) return refused;
   const page = (rows.results as unknown as StoredEvent[]).slice(0, filter.limit);
   return {
     outcome: "done",

@@ -20,3 +20,13 @@ export const DEPLOYER_ROLES_SQL = "('owner', 'workspace_admin', 'editor', 'deplo
 /** Roles that may invite, assign roles, remove members and create and update workspaces. */
 export const ADMIN_ROLES: readonly Role[] = ["owner", "workspace_admin"];
 export const ADMIN_ROLES_SQL = "('owner', 'workspace_admin')";
+
+/** How an owners-and-admins operation is refused: not a member there (or nothing there to find), or another role. */
+export type AdminRefusal = { outcome: "not_found" | "forbidden" };
+
+/** The refusal for the caller's role, read from a statement's first row (`role`), or null for an owner or admin. */
+export function adminRefusal(result: D1Result): AdminRefusal | null {
+  const role = (result.results[0] as { role: Role | null } | undefined)?.role;
+  if (!role) return { outcome: "not_found" };
+  return ADMIN_ROLES.includes(role) ? null : { outcome: "forbidden" };
+}

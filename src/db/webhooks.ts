@@ -1,8 +1,8 @@
 import { v7 as uuidv7 } from "uuid";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
-import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT, ORGANIZATION_SCOPE } from "./events";
-import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./roles";
+import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT, ORGANIZATION_SCOPE, organizationRole } from "./events";
+import { ADMIN_ROLES_SQL, type AdminRefusal, adminRefusal } from "./roles";
 
 /** A webhook as clients see it (never its secret). */
 export interface Webhook {
@@ -25,17 +25,16 @@ type WebhookRow = Omit<Webhook, "events" | "enabled"> & { events: string; enable
 
 const toWebhook = (row: WebhookRow): Webhook => ({ ...row, events: JSON.parse(row.events), enabled: row.enabled === 1 });
 
-/** Refusals shared by the webhook routes: not a member there (or no such webhook), or not an owner or admin. */
-type Refusal = { outcome: "not_found" | "forbidden" };
-
-function refusal(role: Role | null | undefined): Refusal | null {
-  if (!role) return { outcome: "not_found" };
-  return ADMIN_ROLES.includes(role) ? null : { outcome: "forbidden" };
-}
-
 /** The webhook ?3 and the caller's role in its organization (none: not a member, or no such webhook). */
 const HOOK_SCOPE = `hook AS (
   SELECT w.*, (SELECT role FROM membership WHERE organization_id = w.organization_id) AS role FROM webhooks w WHERE w.id = ?3)`;
+
+/** The caller's role in the webhook's organization (a batch's first statement, for `adminRefusal`). */
+const hookRole = (db: Queryable, caller: Caller, id: string) =>
+  db.prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} SELECT role FROM hook`).bind(...caller.credentials, id);
+
+const selectWebhook = (db: Queryable, id: string) =>
+  db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.id = ?1`).bind(id);
 
 /** The organization an app ?4 is in. */
 const APP_ORGANIZATION = `(SELECT ws.organization_id FROM apps a JOIN projects p ON p.id = a.project_id
@@ -59,14 +58,12 @@ export async function createWebhook(
   db: Queryable,
   caller: Caller,
   hook: NewWebhook,
-): Promise<{ outcome: "done"; webhook: Webhook } | { outcome: "app_not_found" } | Refusal> {
+): Promise<{ outcome: "done"; webhook: Webhook } | { outcome: "app_not_found" } | AdminRefusal> {
   const id = uuidv7();
   const allowed = `(SELECT id FROM scope WHERE role IN ${ADMIN_ROLES_SQL})`;
   const appOk = `(?4 IS NULL OR ${APP_ORGANIZATION} = (SELECT id FROM scope))`;
   const [scope, app, , , created] = await batchAsCaller(db, caller, [
-    db
-      .prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT role FROM scope`)
-      .bind(...caller.credentials, hook.organizationId),
+    organizationRole(db, caller, hook.organizationId),
     db
       .prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT ${appOk} AS ok`)
       .bind(...caller.credentials, hook.organizationId, hook.appId),
@@ -89,9 +86,9 @@ export async function createWebhook(
     db
       .prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} ${HOOK_EVENT} FROM hook ${EVENT_HANDOFF}`)
       .bind(...caller.credentials, id, null, uuidv7(), "webhook.created"),
-    db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.id = ?1`).bind(id),
+    selectWebhook(db, id),
   ]);
-  const refused = refusal((scope.results[0] as { role: Role | null } | undefined)?.role);
+  const refused = adminRefusal(scope);
   if (refused) return refused;
   if (!(app.results[0] as { ok: number }).ok) return { outcome: "app_not_found" };
   return { outcome: "done", webhook: toWebhook(created.results[0] as WebhookRow) };
@@ -101,9 +98,9 @@ export async function listWebhooks(
   db: Queryable,
   caller: Caller,
   organizationId: string | null,
-): Promise<{ outcome: "done"; webhooks: Webhook[] } | Refusal> {
+): Promise<{ outcome: "done"; webhooks: Webhook[] } | AdminRefusal> {
   const [scope, rows] = await batchAsCaller(db, caller, [
-    db.prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT role FROM scope`).bind(...caller.credentials, organizationId),
+    organizationRole(db, caller, organizationId),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE}
@@ -112,27 +109,18 @@ export async function listWebhooks(
       )
       .bind(...caller.credentials, organizationId),
   ]);
-  const refused = refusal((scope.results[0] as { role: Role | null } | undefined)?.role);
+  const refused = adminRefusal(scope);
   if (refused) return refused;
   return { outcome: "done", webhooks: (rows.results as unknown as WebhookRow[]).map(toWebhook) };
 }
-
-/** The caller's role in the webhook's organization (a batch's first statement, for `refusal`). */
-const hookRole = (db: Queryable, caller: Caller, id: string) =>
-  db.prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} SELECT role FROM hook`).bind(...caller.credentials, id);
-
-const roleOf = (result: D1Result) => (result.results[0] as { role: Role | null } | undefined)?.role;
-
-const selectWebhook = (db: Queryable, id: string) =>
-  db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.id = ?1`).bind(id);
 
 export async function getWebhook(
   db: Queryable,
   caller: Caller,
   id: string,
-): Promise<{ outcome: "done"; webhook: Webhook } | Refusal> {
+): Promise<{ outcome: "done"; webhook: Webhook } | AdminRefusal> {
   const [scope, row] = await batchAsCaller(db, caller, [hookRole(db, caller, id), selectWebhook(db, id)]);
-  return refusal(roleOf(scope)) ?? { outcome: "done", webhook: toWebhook(row.results[0] as WebhookRow) };
+  return adminRefusal(scope) ?? { outcome: "done", webhook: toWebhook(row.results[0] as WebhookRow) };
 }
 
 /** What a PATCH changes: a field left out keeps its value; `app_id` and `description` may be set to null. */
@@ -157,7 +145,7 @@ export async function updateWebhook(
   caller: Caller,
   id: string,
   changes: WebhookChanges,
-): Promise<{ outcome: "done"; webhook: Webhook } | { outcome: "app_not_found" } | Refusal> {
+): Promise<{ outcome: "done"; webhook: Webhook } | { outcome: "app_not_found" } | AdminRefusal> {
   const appId = changes.app_id ?? null;
   const bind = [...caller.credentials, id, appId, uuidv7(), "webhook.updated", JSON.stringify(changes)];
   const [scope, app, , , , updated] = await batchAsCaller(db, caller, [
@@ -191,14 +179,14 @@ export async function updateWebhook(
       .bind(...bind.slice(0, 6)),
     selectWebhook(db, id),
   ]);
-  const refused = refusal(roleOf(scope));
+  const refused = adminRefusal(scope);
   if (refused) return refused;
   if (!(app.results[0] as { ok: number }).ok) return { outcome: "app_not_found" };
   return { outcome: "done", webhook: toWebhook(updated.results[0] as WebhookRow) };
 }
 
 /** Deletes a webhook, its deliveries and their attempts; the event names what it was. */
-export async function deleteWebhook(db: Queryable, caller: Caller, id: string): Promise<{ outcome: "done" } | Refusal> {
+export async function deleteWebhook(db: Queryable, caller: Caller, id: string): Promise<{ outcome: "done" } | AdminRefusal> {
   const bind = [...caller.credentials, id, null, uuidv7(), "webhook.deleted"];
   const [scope] = await batchAsCaller(db, caller, [
     hookRole(db, caller, id),
@@ -209,7 +197,7 @@ export async function deleteWebhook(db: Queryable, caller: Caller, id: string): 
       )
       .bind(...caller.credentials, id),
   ]);
-  return refusal(roleOf(scope)) ?? { outcome: "done" };
+  return adminRefusal(scope) ?? { outcome: "done" };
 }
 
 /** A new secret (sealed); the previous one keeps signing for 24 hours. */
@@ -218,7 +206,7 @@ export async function rotateWebhookSecret(
   caller: Caller,
   id: string,
   sealedSecret: string,
-): Promise<{ outcome: "done" } | Refusal> {
+): Promise<{ outcome: "done" } | AdminRefusal> {
   const bind = [...caller.credentials, id, null, uuidv7(), "webhook.secret_rotated", sealedSecret];
   const [scope] = await batchAsCaller(db, caller, [
     hookRole(db, caller, id),
@@ -235,7 +223,7 @@ export async function rotateWebhookSecret(
       .prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} ${HOOK_EVENT} FROM hook WHERE ${MAY_CHANGE} ${EVENT_HANDOFF}`)
       .bind(...bind.slice(0, 6)),
   ]);
-  return refusal(roleOf(scope)) ?? { outcome: "done" };
+  return adminRefusal(scope) ?? { outcome: "done" };
 }
 
 /** Where to send and how to sign: the URL and the live secrets (sealed), the current one first. */
@@ -256,7 +244,7 @@ export async function webhookTarget(
   db: Queryable,
   caller: Caller,
   id: string,
-): Promise<{ outcome: "done"; target: Target; organizationId: string; username: string } | Refusal> {
+): Promise<{ outcome: "done"; target: Target; organizationId: string; username: string } | AdminRefusal> {
   const [scope, row] = await batchAsCaller(db, caller, [
     hookRole(db, caller, id),
     db
@@ -267,7 +255,7 @@ export async function webhookTarget(
       )
       .bind(...caller.credentials, id),
   ]);
-  const refused = refusal(roleOf(scope));
+  const refused = adminRefusal(scope);
   if (refused) return refused;
   const { organization_id, username, ...target } = row.results[0] as unknown as Target & {
     organization_id: string;
@@ -302,7 +290,7 @@ export async function listDeliveries(
   caller: Caller,
   id: string,
   filter: { status: DeliveryStatus | null; cursor: string | null; limit: number },
-): Promise<{ outcome: "done"; deliveries: Delivery[]; more: boolean } | Refusal> {
+): Promise<{ outcome: "done"; deliveries: Delivery[]; more: boolean } | AdminRefusal> {
   const [scope, rows] = await batchAsCaller(db, caller, [
     hookRole(db, caller, id),
     db
@@ -316,7 +304,7 @@ export async function listDeliveries(
       )
       .bind(...caller.credentials, id, filter.status, filter.cursor, filter.limit + 1),
   ]);
-  const refused = refusal(roleOf(scope));
+  const refused = adminRefusal(scope);
   if (refused) return refused;
   const found = rows.results as unknown as Delivery[];
   return { outcome: "done", deliveries: found.slice(0, filter.limit), more: found.length > filter.limit };
@@ -336,7 +324,9 @@ export async function getDelivery(
   caller: Caller,
   id: string,
   deliveryId: string,
-): Promise<{ outcome: "done"; delivery: Delivery & { attempt_log: Attempt[] } } | { outcome: "delivery_not_found" } | Refusal> {
+): Promise<
+  { outcome: "done"; delivery: Delivery & { attempt_log: Attempt[] } } | { outcome: "delivery_not_found" } | AdminRefusal
+> {
   const [scope, delivery, attempts] = await batchAsCaller(db, caller, [
     hookRole(db, caller, id),
     db
@@ -355,7 +345,7 @@ export async function getDelivery(
       )
       .bind(...caller.credentials, id, deliveryId),
   ]);
-  const refused = refusal(roleOf(scope));
+  const refused = adminRefusal(scope);
   if (refused) return refused;
   const found = delivery.results[0] as unknown as Delivery | undefined;
   if (!found) return { outcome: "delivery_not_found" };
@@ -368,7 +358,7 @@ export async function redeliver(
   caller: Caller,
   id: string,
   deliveryId: string,
-): Promise<{ outcome: "done"; delivery: Delivery } | { outcome: "delivery_not_found" | "disabled" } | Refusal> {
+): Promise<{ outcome: "done"; delivery: Delivery } | { outcome: "delivery_not_found" | "disabled" } | AdminRefusal> {
   const [scope, enabled, , delivery] = await batchAsCaller(db, caller, [
     hookRole(db, caller, id),
     db.prepare("SELECT enabled FROM webhooks WHERE id = ?1").bind(id),
@@ -386,7 +376,7 @@ export async function redeliver(
       )
       .bind(deliveryId, id),
   ]);
-  const refused = refusal(roleOf(scope));
+  const refused = adminRefusal(scope);
   if (refused) return refused;
   const found = delivery.results[0] as unknown as Delivery | undefined;
   if (!found) return { outcome: "delivery_not_found" };

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { v7 as uuidv7 } from "uuid";
 import { requireApiKey } from "../auth/require-api-key";
+import type { AdminRefusal } from "../db/roles";
 import {
   createWebhook,
   deleteWebhook,
@@ -41,10 +42,8 @@ import {
   WebhookParams,
 } from "./webhooks.schemas";
 
-type Refused = { outcome: "not_found" | "forbidden" };
-
 /** 403 for a member who may not manage webhooks; 404 (`notFound`) for anyone else. */
-function refused(outcome: Refused["outcome"], notFound: () => ApiError): never {
+function refused(outcome: AdminRefusal["outcome"], notFound: () => ApiError): never {
   throw outcome === "forbidden" ? forbidden() : notFound();
 }
 
