@@ -89,8 +89,6 @@ export async function sendEvent(
   }
 }
 
-const succeeded = (result: AttemptResult) => result.status_code !== null && result.status_code >= 200 && result.status_code < 300;
-
 interface Queues {
   WEBHOOK_DELIVERIES: Queue<DeliveryMessage>;
   DB: D1Database;
@@ -103,7 +101,7 @@ async function attemptDelivery(
 ): Promise<{ outcome: AttemptOutcome; retryIn: number | null }> {
   const attemptedAt = new Date().toISOString();
   const result = await sendEvent(settings, claimed, claimed.delivery_id, toEvent(claimed.event));
-  const ok = succeeded(result);
+  const ok = result.error === null; // sendEvent's error is null exactly for a 2xx
   const retryIn = ok ? null : retryDelay(claimed.attempts + 1);
   const outcome = {
     deliveryId: claimed.delivery_id,
@@ -142,14 +140,10 @@ export async function deliverQueued(batch: MessageBatch<DeliveryMessage>, env: Q
   batch.ackAll();
 }
 
-/** A message per 100 deliveries: the sweep's and a redelivery's hand-off. */
-export async function queueDeliveries(queue: Queue<DeliveryMessage>, ids: string[]): Promise<void> {
+/** Each minute: queue again the deliveries that a lost hand-off (an isolate gone after its commit) left pending, 100 a message. */
+export async function sweepOverdueDeliveries(env: Queues): Promise<void> {
+  const ids = await overdueDeliveries(env.DB);
   const messages = [];
   for (let i = 0; i < ids.length; i += 100) messages.push({ body: { deliveries: ids.slice(i, i + 100) } });
-  if (messages.length > 0) await queue.sendBatch(messages);
-}
-
-/** Each minute: queue again the deliveries that a lost hand-off (an isolate gone after its commit) left pending. */
-export async function sweepOverdueDeliveries(env: Queues): Promise<void> {
-  await queueDeliveries(env.WEBHOOK_DELIVERIES, await overdueDeliveries(env.DB));
+  if (messages.length > 0) await env.WEBHOOK_DELIVERIES.sendBatch(messages);
 }
