@@ -97,8 +97,9 @@ export function openApiDocument(basePath: string) {
         "organizations, their workspaces and invitations (/organizations), roles, permissions and members " +
         "(/workspaces); each operation says which role it needs. Members and roles are per organization, one set for " +
         "all its workspaces. API keys and invitation tokens are shown once, when made: only their hashes are kept. The " +
-        "service sends no mail: an inviter passes the token on. Accepting an invitation needs no key for an email that has " +
-        "no user yet (an empty Authorization header counts as none), and that user's own key otherwise. GET /health and " +
+        "invitation's token is mailed to the invitee where mail is set up; elsewhere an inviter passes it on. Accepting a " +
+        "mailed invitation needs no key for an email that has no user yet (an empty Authorization header counts as " +
+        "none), and the invitee's own key otherwise. GET /health and " +
         "GET /openapi.json need no key. " +
         `Every response but a 304 is JSON; each carries ${REQUEST_ID_HEADER}, and ${BOOKMARK_HEADER} once the ` +
         `database was reached. Every POST but those of accounts, and PUT /variants/{id}/parameters, takes an ${IDEMPOTENCY_KEY_HEADER}. Without a key, unknown paths answer 404 ` +

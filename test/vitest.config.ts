@@ -16,8 +16,14 @@ export default defineConfig(async () => {
             cloudflareTest({
               wrangler: { configPath: path.join(root, "wrangler.toml") },
               miniflare: {
-                // Webhooks may target the tests' receiver on 127.0.0.1 (webhook-receiver.ts).
-                bindings: { TEST_MIGRATIONS: migrations, WEBHOOKS_ALLOW_LOCAL: "true" },
+                // Webhooks may target the tests' receiver on 127.0.0.1 (webhook-receiver.ts). Invitations are mailed,
+                // and their tokens handed back too, as under `npm run dev` (invitations.test.ts turns each off).
+                bindings: {
+                  TEST_MIGRATIONS: migrations,
+                  WEBHOOKS_ALLOW_LOCAL: "true",
+                  INVITATION_EMAIL_FROM: "invitations@apps.example.test",
+                  INVITATION_TOKEN_IN_ANSWER: "true",
+                },
                 // The suite sends thousands of requests with few keys from one address: wrangler.toml's limits
                 // are raised here, and rate-limits.test.ts swaps in the strict emulated limiters below.
                 ratelimits: {

@@ -15,7 +15,8 @@ const IS_OPEN_INVITATION = "organization_id = ?3 AND email = ?5 AND accepted_at 
 
 /**
  * Whether the caller may (re)send an invitation of role ?6 through workspace ?4 (?6 null: the open one's role):
- * admins do, and only an owner invites an owner. ?7 = 1 for a resend, which needs an open invitation there.
+ * admins do, and only an owner invites an owner, or voids (by inviting the email again, in any role and workspace)
+ * an owner invitation that can still be accepted. ?7 = 1 for a resend, which needs an open invitation there.
  */
 const INVITE_VERDICT = `mine AS (SELECT role FROM membership WHERE organization_id = ?3),
 open_invitation AS (SELECT role FROM invitations WHERE ${IS_OPEN_INVITATION} AND workspace_id = ?4),
@@ -24,7 +25,10 @@ verdict AS (SELECT CASE
     THEN 'not_found'
   WHEN (SELECT role FROM mine) NOT IN ${ADMIN_ROLES_SQL} THEN 'forbidden'
   WHEN ?7 = 1 AND NOT EXISTS (SELECT 1 FROM open_invitation) THEN 'no_invitation'
-  WHEN COALESCE(?6, (SELECT role FROM open_invitation)) = 'owner' AND (SELECT role FROM mine) <> 'owner' THEN 'forbidden'
+  WHEN (SELECT role FROM mine) <> 'owner'
+   AND (COALESCE(?6, (SELECT role FROM open_invitation)) = 'owner'
+        OR EXISTS (SELECT 1 FROM invitations WHERE ${IS_OPEN_INVITATION} AND role = 'owner'
+                    AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))) THEN 'forbidden'
   WHEN EXISTS (SELECT 1 FROM organization_members om JOIN users u ON u.id = om.user_id
                 WHERE om.organization_id = ?3 AND u.email = ?5) THEN 'member'
   ELSE 'invite' END AS verdict)`;
@@ -40,21 +44,28 @@ export interface IssuedInvitation {
   expires_at: string;
 }
 
+/** An issued invitation, with what its mail names: the organization and the inviter. */
+export interface InvitationToMail extends IssuedInvitation {
+  organization_name: string;
+  invited_by: string;
+}
+
 /** When an invitation made now expires: 7 days on (accepting after is a 410). */
 const INVITATION_EXPIRY = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+7 days')";
 
 /**
  * Invites `email` (role given), or with `role` null re-sends the open invitation of that email in the workspace
  * (same role), under a new token: any open invitation of that email in the organization is voided in the same
- * transaction, so that its token stops working.
+ * transaction, so that its token stops working. `token.mailed`: the token goes to the invited address by mail, so
+ * that it alone may make a new account.
  */
 export async function issueInvitation(
   db: Queryable,
   caller: Caller,
   target: { organizationId: string; workspaceId: string; email: string },
   role: Role | null,
-  tokenHash: string,
-): Promise<{ verdict: InviteVerdict; invitation: IssuedInvitation | null }> {
+  token: { hash: string; mailed: boolean },
+): Promise<{ verdict: InviteVerdict; invitation: InvitationToMail | null }> {
   const invitationId = uuidv7();
   const bind = [...caller.credentials, target.organizationId, target.workspaceId, target.email, role, role === null ? 1 : 0];
   const [facts, , issued] = await batchAsCaller(db, caller, [
@@ -70,16 +81,19 @@ export async function issueInvitation(
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${INVITE_VERDICT}
-         INSERT INTO invitations (id, organization_id, workspace_id, email, role, token_hash, invited_by, expires_at)
+         INSERT INTO invitations
+                (id, organization_id, workspace_id, email, role, token_hash, invited_by, expires_at, token_mailed)
          SELECT ?8, ?3, ?4, ?5, COALESCE(?6, (SELECT role FROM invitations WHERE replaced_by = ?8 AND workspace_id = ?4)), ?9,
-                caller.user_id, ${INVITATION_EXPIRY}
+                caller.user_id, ${INVITATION_EXPIRY}, ?10
            FROM caller
           WHERE CASE WHEN ?7 = 1 THEN EXISTS (SELECT 1 FROM invitations WHERE replaced_by = ?8 AND workspace_id = ?4)
                      ELSE (SELECT verdict FROM verdict) = 'invite' END
          RETURNING email, role, organization_id, workspace_id, expires_at,
-                   (SELECT id FROM projects WHERE workspace_id = ?4 AND is_default = 1) AS project_id`,
+                   (SELECT id FROM projects WHERE workspace_id = ?4 AND is_default = 1) AS project_id,
+                   (SELECT name FROM organizations WHERE id = ?3) AS organization_name,
+                   (SELECT username FROM users WHERE id = invited_by) AS invited_by`,
       )
-      .bind(...bind, invitationId, tokenHash),
+      .bind(...bind, invitationId, token.hash, token.mailed ? 1 : 0),
     db
       .prepare(
         // user_id is null until the invitee joins: the event does not tell an admin which emails have an account.
@@ -92,13 +106,15 @@ export async function issueInvitation(
       .bind(...caller.credentials, invitationId, uuidv7(), role === null ? 1 : 0),
   ]);
   const verdict = (facts.results[0] as { verdict: InviteVerdict }).verdict;
-  return { verdict, invitation: verdict === "invite" ? (issued.results[0] as unknown as IssuedInvitation) : null };
+  return { verdict, invitation: verdict === "invite" ? (issued.results[0] as unknown as InvitationToMail) : null };
 }
 
 /**
  * Accepting: ?5 is the token's hash, ?6 the project the client names, ?8 the id a new user would get (never an
  * existing user's, so the verdict stays what it was once that user is made). An email with a user needs that user's
- * own key; an email without one needs no key, and gets a user and its first key.
+ * own key. An email without one needs no key, and gets a user and its first key, but only with a mailed token (the
+ * mailbox's owner is the only one who has it): a token the inviter saw needs the invitee's key too, whether or not
+ * the email has an account, and a wrong key is "other_user" for both, so the inviter learns nothing of accounts.
  */
 const ACCEPT_VERDICT = `invitation AS (SELECT * FROM invitations WHERE token_hash = ?5 AND organization_id = ?3 AND workspace_id = ?4),
 invitee AS (SELECT id FROM users WHERE email = (SELECT email FROM invitation) AND id <> ?8),
@@ -108,8 +124,10 @@ verdict AS (SELECT CASE
   WHEN (SELECT voided_at FROM invitation) IS NOT NULL THEN 'replaced'
   WHEN (SELECT expires_at FROM invitation) <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now') THEN 'expired'
   WHEN NOT EXISTS (SELECT 1 FROM projects WHERE id = ?6 AND workspace_id = ?4) THEN 'no_project'
-  WHEN EXISTS (SELECT 1 FROM invitee) AND NOT EXISTS (SELECT 1 FROM caller) THEN 'key_needed'
-  WHEN EXISTS (SELECT 1 FROM caller) AND NOT EXISTS (SELECT 1 FROM invitee) THEN 'new_account'
+  WHEN NOT EXISTS (SELECT 1 FROM caller) AND (SELECT token_mailed FROM invitation) = 0 THEN 'key_needed_unmailed'
+  WHEN NOT EXISTS (SELECT 1 FROM caller) AND EXISTS (SELECT 1 FROM invitee) THEN 'key_needed'
+  WHEN EXISTS (SELECT 1 FROM caller) AND NOT EXISTS (SELECT 1 FROM invitee) AND (SELECT token_mailed FROM invitation) = 1
+    THEN 'new_account'
   WHEN EXISTS (SELECT 1 FROM caller) AND (SELECT user_id FROM caller) IS NOT (SELECT id FROM invitee) THEN 'other_user'
   WHEN (SELECT read_only FROM caller) = 1 THEN 'read_only'
   WHEN EXISTS (SELECT 1 FROM organization_members WHERE organization_id = ?3 AND user_id = (SELECT id FROM invitee))
@@ -122,6 +140,7 @@ export type AcceptVerdict =
   | "replaced"
   | "expired"
   | "no_project"
+  | "key_needed_unmailed"
   | "key_needed"
   | "new_account"
   | "other_user"

@@ -105,7 +105,23 @@ export const invitationNeedsKey = () =>
     "WWW-Authenticate": 'ApiKey realm="app-management", Bearer realm="app-management"',
   });
 
+/** An invitation whose token was not mailed: the inviter saw it, so it alone proves nothing of the invitee. */
+export const invitationNeedsInviteeKey = () =>
+  new ApiError(
+    401,
+    "This invitation's token was not sent by email, so it alone makes no account: accept it with the invitee's own " +
+      "API key. A new person's account is made by the service's operator; with INVITATION_EMAIL_FROM set, " +
+      "invitations are mailed and a new person accepts with the mailed token alone",
+    { "WWW-Authenticate": 'ApiKey realm="app-management", Bearer realm="app-management"' },
+  );
+
 export const invitationForAnotherEmail = () => new ApiError(403, "This invitation is for another email address");
+
+export const invitationNotMailed = () =>
+  new ApiError(
+    502,
+    "The invitation was made, but its email could not be sent: send it again (POST .../invite/resend), which voids this one",
+  );
 
 export const invitationForNewAccount = () =>
   new ApiError(

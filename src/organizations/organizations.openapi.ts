@@ -4,8 +4,10 @@ import {
   forbidden,
   invitationExpired,
   invitationForAnotherEmail,
+  invitationNeedsInviteeKey,
   invitationNeedsKey,
   invitationNotFound,
+  invitationNotMailed,
   invitationReplaced,
   invitationUsed,
   organizationNotFound,
@@ -252,22 +254,26 @@ export const organizationsOpenApi = () => ({
         summary: "Invite an email to the organization, through one of its workspaces",
         description:
           "The body is a JSON array of exactly one invitation, of exactly one role (`admin` stands for " +
-          "`workspace_admin`). The service sends no mail: the answer holds the invitation's token, shown this once " +
-          "(only its SHA-256 is kept), and the `project_id` to accept into; the inviter passes both on. The invitation " +
-          "is single use, bound to the email, and expires after 7 days; inviting an email again voids its open " +
-          `invitation, and its token. ${ADMINS_ONLY} Only an owner invites an owner. ${PER_ORGANIZATION}`,
+          "`workspace_admin`). Where the service's operator has set up mail, the invitation's token is mailed to the " +
+          "email, with the address to accept at, and the answer holds none: only the mailbox's owner learns it. " +
+          "Elsewhere the answer holds the token, shown this once, for the inviter to pass on, and accepting it needs " +
+          "the invitee's own key. Only the token's SHA-256 is kept. The invitation is single use, bound to the email, " +
+          "and expires after 7 days; inviting an email again voids its open invitation, and its token. The answer is " +
+          `the same whether or not the email has an account. ${ADMINS_ONLY} Only an owner invites an owner, or ` +
+          `invites again an email that has an owner invitation open. ${PER_ORGANIZATION}`,
         parameters: requestHeaders(),
         requestBody: jsonRequestBody(schemaRef("Invite"), {
           editor: { summary: "An editor", value: [{ email: "new.person@example.com", roles: ["editor"] }] },
         } satisfies RequestExamples<z.input<typeof InviteBody>>),
         responses: operationResponses(
-          jsonResponse("The invitation, with its token (shown this once) to pass on", schemaRef("Invitation"), {
+          jsonResponse("The invitation (with its token only where it is not mailed)", schemaRef("Invitation"), {
             example: demoInvitation,
           }),
           {
-            403: forbiddenUnlessAdmin(" (or, to invite an owner, not owner)"),
+            403: forbiddenUnlessAdmin(" (or, to invite an owner or replace an owner invitation, not owner)"),
             404: responseRef("WorkspaceNotFound"),
             409: responseRef("AlreadyMember"),
+            502: responseRef("InvitationNotMailed"),
           },
           { jsonBody: "PayloadTooLarge" },
         ),
@@ -281,15 +287,15 @@ export const organizationsOpenApi = () => ({
         summary: "Issue an open invitation again, under a new token",
         description:
           "The open invitation of `email` in this workspace, in the same role, under a new token and for 7 days " +
-          "more: the old token stops working (accepting with it is a 410). The service sends no mail: the new token " +
-          `is in the answer, shown this once, for the inviter to pass on. ${ADMINS_ONLY} Only an owner resends an ` +
-          "owner's invitation.",
+          "more: the old token stops working (accepting with it is a 410). The new token goes where an invitation's " +
+          "does: mailed to the email where mail is set up, else in the answer, shown this once, for the inviter to " +
+          `pass on. ${ADMINS_ONLY} Only an owner resends an owner's invitation.`,
         parameters: requestHeaders(),
         requestBody: jsonRequestBody(schemaRef("Resend"), {
           email: { summary: "The invited email", value: { email: "new.person@example.com" } },
         } satisfies RequestExamples<z.input<typeof ResendBody>>),
         responses: operationResponses(
-          jsonResponse("The invitation, with its new token (shown this once) to pass on", schemaRef("Invitation"), {
+          jsonResponse("The invitation (with its new token only where it is not mailed)", schemaRef("Invitation"), {
             example: { ...demoInvitation, expires_at: "2026-12-01T08:00:00.000Z" },
           }),
           {
@@ -299,6 +305,7 @@ export const organizationsOpenApi = () => ({
               { workspaceNotFound: workspaceNotFound(), invitationNotFound: invitationNotFound() },
             ),
             409: responseRef("AlreadyMember"),
+            502: responseRef("InvitationNotMailed"),
           },
           { jsonBody: "PayloadTooLarge" },
         ),
@@ -311,12 +318,14 @@ export const organizationsOpenApi = () => ({
         tags: tagged("Organizations"),
         summary: "Accept an invitation with its token",
         description:
-          "For an email that has no user yet, the token alone: no API key (an empty Authorization header counts as " +
-          "none); the user is made, joins the organization in the invited role, and the answer holds their first API " +
-          "key (`api_key`, for `project_id`), shown this once. For an email that has a user, that user's own key is " +
-          "needed as well (401 without one, 403 with another's or a read-only one), so that the inviter, who sees the " +
-          "token, cannot take the account over. `project_id` must be a project of the workspace: the invitation's " +
-          `answer names it. A token is single use (409 after) and expires after 7 days (410). ${PER_ORGANIZATION}`,
+          "With a mailed token, for an email that has no user yet, the token alone: no API key (an empty " +
+          "Authorization header counts as none); the user is made, joins the organization in the invited role, and " +
+          "the answer holds their first API key (`api_key`, for `project_id`), shown this once. For an email that has " +
+          "a user, and for every token that was not mailed (the inviter saw it), the invitee's own key is needed as " +
+          "well (401 without one, 403 with another's or a read-only one): whoever sees a token cannot take an " +
+          "address or an account. A new person invited without mail is first given a user by the service's operator. " +
+          "`project_id` must be a project of the workspace: the invitation names it. A token is single use (409 " +
+          `after) and expires after 7 days (410). ${PER_ORGANIZATION}`,
         security: [{}, { ApiKey: [] }],
         parameters: [...requestHeaders(), ...parametersOf("query", AcceptQuery, { project_id: EXAMPLE_ACCOUNT_IDS.project })],
         requestBody: jsonRequestBody(schemaRef("Accept"), {
@@ -408,9 +417,17 @@ export const organizationsOpenApi = () => ({
     ),
     AlreadyMember: errorResponse("The email is a member of the organization already", alreadyMember()),
     InvitationUnauthorized: errorResponse(
-      "A key was given and is malformed, unknown, expired or revoked; or none was, and the email has a user, whose " +
-        "own key is needed",
-      { unauthorized: unauthorized(), invitationNeedsKey: invitationNeedsKey() },
+      "A key was given and is malformed, unknown, expired or revoked; or none was, and the invitee's own key is " +
+        "needed: the email has a user, or the token was not mailed",
+      {
+        unauthorized: unauthorized(),
+        invitationNeedsKey: invitationNeedsKey(),
+        invitationNeedsInviteeKey: invitationNeedsInviteeKey(),
+      },
+    ),
+    InvitationNotMailed: errorResponse(
+      "The invitation was made but its mail could not be sent: nobody has its token, and a resend replaces it",
+      invitationNotMailed(),
     ),
   },
 });

@@ -21,8 +21,10 @@ import {
   invitationExpired,
   invitationForAnotherEmail,
   invitationForNewAccount,
+  invitationNeedsInviteeKey,
   invitationNeedsKey,
   invitationNotFound,
+  invitationNotMailed,
   invitationReplaced,
   invitationUsed,
   organizationNotFound,
@@ -33,6 +35,7 @@ import {
 import { jsonBody, validate } from "../http/validation";
 import type { AppEnv } from "../types";
 import { toWorkspace } from "../workspaces/workspaces.schemas";
+import { mailInvitation, tokenDelivery } from "./invitation-mail";
 import {
   AcceptBody,
   AcceptQuery,
@@ -67,6 +70,7 @@ const ACCEPT_REFUSALS: Record<Exclude<AcceptVerdict, "accept">, () => ApiError> 
   replaced: invitationReplaced,
   expired: invitationExpired,
   no_project: projectNotInWorkspace,
+  key_needed_unmailed: invitationNeedsInviteeKey,
   key_needed: invitationNeedsKey,
   new_account: invitationForNewAccount,
   other_user: invitationForAnotherEmail,
@@ -74,17 +78,37 @@ const ACCEPT_REFUSALS: Record<Exclude<AcceptVerdict, "accept">, () => ApiError> 
   member: alreadyMember,
 };
 
-/** Invites (`role`), or re-sends the open invitation (null), under a new token: the answer, with the token shown once. */
+/**
+ * Invites (`role`), or re-sends the open invitation (null), under a new token: mailed to the invitee where mail is
+ * set up, and in the answer (shown once) where it is not, or in development.
+ */
 async function issue(
   c: Context<AppEnv & { Variables: { caller: Caller } }>,
   target: { organizationId: string; workspaceId: string; email: string },
   role: Role | null,
 ) {
+  const delivery = tokenDelivery(c.env);
   const token = generateInvitationToken();
   const tokenHash = await hashInvitationToken(token);
-  const issued = await writeSession(c, (db) => issueInvitation(db, c.var.caller, target, role, tokenHash));
+  const issued = await writeSession(c, (db) =>
+    issueInvitation(db, c.var.caller, target, role, { hash: tokenHash, mailed: delivery.mail !== null }),
+  );
   if (!issued.invitation) throw INVITE_REFUSALS[issued.verdict as keyof typeof INVITE_REFUSALS]();
-  return { ...issued.invitation, token };
+  const { organization_name, invited_by, ...invitation } = issued.invitation;
+  if (delivery.mail) {
+    // The accept URL is this request's, whatever prefix or host it came through.
+    const acceptUrl = new URL(c.req.url);
+    acceptUrl.pathname = acceptUrl.pathname.replace(/\/invite(\/resend)?\/?$/, "/invite/accept");
+    acceptUrl.search = `?project_id=${invitation.project_id}`;
+    try {
+      await mailInvitation(delivery.mail, issued.invitation, token, acceptUrl.href);
+    } catch (error) {
+      // The invitation stands, its token known to nobody: a resend replaces it. The error names no token.
+      console.error(JSON.stringify({ message: "invitation mail failed", error: String(error).slice(0, 500) }));
+      throw invitationNotMailed();
+    }
+  }
+  return delivery.inAnswer ? { ...invitation, token } : invitation;
 }
 
 /** Routes under /organizations: organizations, their workspaces, and invitations to them. */

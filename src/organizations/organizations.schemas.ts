@@ -95,7 +95,14 @@ export const OwnOrganization = z.object({ id: z.uuid(), name: z.string() });
 export const Invitation = z.object({
   email: z.string(),
   role: z.enum(ROLES),
-  token: z.string().meta({ description: "Shown this once, to pass on to the invitee: the service sends no mail" }),
+  token: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        "Where invitations are not mailed: the token, shown this once, for the inviter to pass on. Where they are, it " +
+        "is absent: the token goes to the invited email only",
+    }),
   organization_id: z.uuid(),
   workspace_id: z.uuid(),
   project_id: z.uuid().meta({ description: "What the invitee passes as accept's project_id" }),

@@ -45,10 +45,11 @@ export interface Account {
   key: string;
 }
 
-export async function createAccount(): Promise<Account> {
+/** A user (as the admin CLI's `user create` makes one: with a personal organization) and a live key. */
+export async function createAccount(email?: string): Promise<Account> {
   counter += 1;
   const username = `user${counter}-${crypto.randomUUID().slice(0, 8)}`;
-  const ids = await createUser(env.DB, { email: `${username}@example.com`, username });
+  const ids = await createUser(env.DB, { email: email ?? `${username}@example.com`, username });
   const key = await issueKey(ids.userId, ids.projectId);
   return { ...ids, username, key };
 }

@@ -1,0 +1,58 @@
+import type { IssuedInvitation } from "../db/invitations";
+
+/**
+ * How an invitation's token reaches the invitee (wrangler.toml INVITATION_EMAIL_FROM, INVITATION_TOKEN_IN_ANSWER):
+ * mailed to the invited address when a sender is set, so that only the mailbox's owner learns it; in the invite's
+ * answer when it is not mailed (for the inviter to pass on), or in development.
+ */
+export interface TokenDelivery {
+  mail: { binding: SendEmail; from: string } | null;
+  inAnswer: boolean;
+}
+
+export function tokenDelivery(env: Env): TokenDelivery {
+  const from = (env.INVITATION_EMAIL_FROM ?? "").trim();
+  const mail = from !== "" && env.INVITATION_EMAIL ? { binding: env.INVITATION_EMAIL, from } : null;
+  return { mail, inAnswer: mail === null || env.INVITATION_TOKEN_IN_ANSWER === "true" };
+}
+
+/** What the mail says of who invites and where: kept from the invitation's own row. */
+export interface MailedInvitation extends IssuedInvitation {
+  organization_name: string;
+  invited_by: string;
+}
+
+/**
+ * Mails the token to the invited address, with what to send to accept (`acceptUrl` carries the project). The
+ * organization's name is the inviter's words: it goes in as text, and names cannot hold control characters, so it
+ * cannot add a header.
+ */
+export async function mailInvitation(
+  mail: NonNullable<TokenDelivery["mail"]>,
+  invitation: MailedInvitation,
+  token: string,
+  acceptUrl: string,
+): Promise<void> {
+  const body = JSON.stringify({ token });
+  const text = [
+    `${invitation.invited_by} invited you to the organization "${invitation.organization_name}" as ${invitation.role}.`,
+    "",
+    `To accept, before ${invitation.expires_at}, POST this JSON body to the address below:`,
+    "",
+    `  ${acceptUrl}`,
+    `  ${body}`,
+    "",
+    "If you have no account yet, send it without an API key: the answer holds your new account's first API key,",
+    "shown once. If you have an account, send it with your own API key (Authorization: ApiKey <your key>).",
+    "",
+    `curl -X POST '${acceptUrl}' -H 'Content-Type: application/json' -d '${body}'`,
+    "",
+    "If you did not expect this invitation, ignore this mail: nothing happens unless it is accepted.",
+  ].join("\n");
+  await mail.binding.send({
+    from: mail.from,
+    to: invitation.email,
+    subject: `Invitation to join ${invitation.organization_name}`,
+    text,
+  });
+}
