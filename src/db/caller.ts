@@ -58,8 +58,9 @@ export class UnknownApiKeyError extends Error {
  * (`+prefix` keeps SQLite off the prefix index): an unknown prefix costs exactly what a wrong secret costs,
  * and a hash lookup leaks nothing about stored keys, whatever the timing. An operator (`Caller.operatorAs`)
  * binds no prefix and a user id as ?2; a request always has a prefix, so it can never take that branch.
- * It also defines `membership`: the caller's organizations with the role the request acts in, which is `viewer`
- * for a read-only key whatever the user's role. Every access check goes through it.
+ * It also defines `membership`: the caller's organizations with the role the request acts in (`role`), which is
+ * `viewer` for a read-only key whatever the user's role, and the role it reads in (`read_role`: the user's, for a
+ * read-only key reads what its user reads). Every access check goes through it.
  */
 export const CALLER_CTE = `caller AS (
   SELECT user_id, project_id, read_only, last_used_at FROM api_keys
@@ -68,7 +69,8 @@ export const CALLER_CTE = `caller AS (
   UNION ALL
   SELECT id, NULL, 0, NULL FROM users WHERE ?1 IS NULL AND id = ?2),
 membership AS (
-  SELECT organization_id, CASE WHEN (SELECT read_only FROM caller) = 1 THEN 'viewer' ELSE role END AS role
+  SELECT organization_id, CASE WHEN (SELECT read_only FROM caller) = 1 THEN 'viewer' ELSE role END AS role,
+         role AS read_role
     FROM organization_members WHERE user_id = (SELECT user_id FROM caller))`;
 
 /**

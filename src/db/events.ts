@@ -100,13 +100,21 @@ export interface EventFilter {
 
 /** The organization a request names (?3, else the key's project's), and the caller's role there. */
 export const ORGANIZATION_SCOPE = `scope AS (
-  SELECT o.id, (SELECT role FROM membership WHERE organization_id = o.id) AS role FROM organizations o
+  SELECT o.id, (SELECT role FROM membership WHERE organization_id = o.id) AS role,
+         (SELECT read_role FROM membership WHERE organization_id = o.id) AS read_role
+    FROM organizations o
    WHERE o.id = COALESCE(?3, (SELECT w.organization_id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
                                WHERE p.id = (SELECT project_id FROM caller))))`;
 
 /** The caller's role in the organization ?3 names (ORGANIZATION_SCOPE), as a batch's statement for `adminRefusal`. */
 export const organizationRole = (db: Queryable, caller: Caller, organizationId: string | null) =>
   db.prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT role FROM scope`).bind(...caller.credentials, organizationId);
+
+/** The same for a read: the role the caller reads in, their user's even with a read-only key. */
+export const organizationReadRole = (db: Queryable, caller: Caller, organizationId: string | null) =>
+  db
+    .prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT read_role AS role FROM scope`)
+    .bind(...caller.credentials, organizationId);
 
 export type StoredEvent = Omit<Event, "actor" | "data"> & {
   actor_user_id: string | null;
@@ -118,7 +126,7 @@ export type StoredEvent = Omit<Event, "actor" | "data"> & {
 /**
  * A page of the audit log, newest first: events after the cursor (older than it), at most `limit`, and whether more
  * follow. The cursor is one bound on the index (organization_id, id): without one, '~' (after every id), not an
- * `?8 IS NULL OR` that SQLite cannot use, which would make a deep page step past every newer event. Owners and workspace admins read it ("forbidden" for other roles); "not_found": not a member there.
+ * `?8 IS NULL OR` that SQLite cannot use, which would make a deep page step past every newer event. Owners and workspace admins read it, with a read-only key too ("forbidden" for other roles); "not_found": not a member there.
  */
 export async function listEvents(
   db: Queryable,
@@ -126,14 +134,14 @@ export async function listEvents(
   filter: EventFilter,
 ): Promise<{ outcome: "done"; events: Event[]; more: boolean } | AdminRefusal> {
   const [scope, rows] = await batchAsCaller(db, caller, [
-    organizationRole(db, caller, filter.organizationId),
+    organizationReadRole(db, caller, filter.organizationId),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE}
          SELECT e.id, e.type, e.occurred_at, e.organization_id, e.workspace_id, e.project_id,
                 e.actor_user_id, e.actor_username, e.actor_api_key_prefix, e.data
            FROM events e
-          WHERE e.organization_id = (SELECT id FROM scope WHERE role IN ${ADMIN_ROLES_SQL})
+          WHERE e.organization_id = (SELECT id FROM scope WHERE read_role IN ${ADMIN_ROLES_SQL})
             AND (?4 IS NULL OR e.app_id = ?4)
             AND (?5 IS NULL OR e.actor_user_id = ?5)
             AND (?6 IS NULL OR e.occurred_at >= ?6)

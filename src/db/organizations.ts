@@ -18,6 +18,13 @@ const BEFORE_AND_AFTER = `'before', json_object('name', o.name, 'description', o
   'after', json_object('name', COALESCE(?4, o.name), 'description', COALESCE(?5, o.description), 'type', COALESCE(?6, o.type))`;
 const BEFORE_AND_AFTER_WORKSPACE = `'before', json_object('name', o.name, 'description', o.description, 'type', o.type),
   'after', json_object('name', COALESCE(?5, o.name), 'description', COALESCE(?6, o.description), 'type', COALESCE(?7, o.type))`;
+/** Whether an update of organization `o` to ?4-?6 changes it: one that does not records no event (EVENTS.md). */
+const ORGANIZATION_CHANGES = `(COALESCE(?4, o.name) IS NOT o.name OR COALESCE(?5, o.description) IS NOT o.description
+  OR COALESCE(?6, o.type) IS NOT o.type)`;
+/** The same for workspace `o` and ?5-?7. */
+const WORKSPACE_CHANGES = `(COALESCE(?5, o.name) IS NOT o.name OR COALESCE(?6, o.description) IS NOT o.description
+  OR COALESCE(?7, o.type) IS NOT o.type)`;
+const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
 /** An organization as lists show it: its workspaces and members by id, and the role the caller acts in there. */
 export interface OrganizationRow {
@@ -129,7 +136,7 @@ function detailsStatements(db: Queryable, caller: Caller, organizationId: string
         `WITH ${CALLER_CTE}
          SELECT email, role, workspace_id, created_at, expires_at FROM invitations
           WHERE organization_id = ?3 AND accepted_at IS NULL AND voided_at IS NULL
-            AND (SELECT role FROM membership WHERE organization_id = ?3) IN ${ADMIN_ROLES_SQL}
+            AND (SELECT read_role FROM membership WHERE organization_id = ?3) IN ${ADMIN_ROLES_SQL}
           ORDER BY created_at, id`,
       )
       .bind(...bind),
@@ -246,14 +253,17 @@ export async function updateOrganizationAsCaller(
         `WITH ${CALLER_CTE} ${INSERT_EVENT}
          SELECT ?7, 'organization.updated', o.id, NULL, NULL, NULL, ${EVENT_ACTOR},
                 json_object('organization_id', o.id, ${BEFORE_AND_AFTER})
-           FROM organizations o WHERE o.id = ?3 AND (SELECT role FROM membership WHERE organization_id = ?3) = 'owner' ${EVENT_HANDOFF}`,
+           FROM organizations o
+          WHERE o.id = ?3 AND (SELECT role FROM membership WHERE organization_id = ?3) = 'owner' AND ${ORGANIZATION_CHANGES}
+         ${EVENT_HANDOFF}`,
       )
       .bind(...bind, ...changed, uuidv7()),
     db
       .prepare(
         `WITH ${CALLER_CTE}
-         UPDATE organizations SET name = COALESCE(?4, name), description = COALESCE(?5, description), type = COALESCE(?6, type),
-                updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+         UPDATE organizations AS o
+            SET name = COALESCE(?4, name), description = COALESCE(?5, description), type = COALESCE(?6, type),
+                updated_at = CASE WHEN ${ORGANIZATION_CHANGES} THEN ${NOW} ELSE updated_at END
           WHERE id = ?3 AND (SELECT role FROM membership WHERE organization_id = ?3) = 'owner'
          RETURNING id`,
       )
@@ -346,15 +356,16 @@ export async function updateWorkspaceAsCaller(
          SELECT ?8, 'workspace.updated', o.organization_id, o.id, NULL, NULL, ${EVENT_ACTOR},
                 json_object('workspace_id', o.id, ${BEFORE_AND_AFTER_WORKSPACE})
            FROM workspaces o
-          WHERE o.id = ?4 AND o.organization_id = ?3
+          WHERE o.id = ?4 AND o.organization_id = ?3 AND ${WORKSPACE_CHANGES}
             AND (SELECT role FROM membership WHERE organization_id = ?3) IN ${ADMIN_ROLES_SQL} ${EVENT_HANDOFF}`,
       )
       .bind(...bind, ...changed, uuidv7()),
     db
       .prepare(
         `WITH ${CALLER_CTE}
-         UPDATE workspaces SET name = COALESCE(?5, name), description = COALESCE(?6, description), type = COALESCE(?7, type),
-                updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+         UPDATE workspaces AS o
+            SET name = COALESCE(?5, name), description = COALESCE(?6, description), type = COALESCE(?7, type),
+                updated_at = CASE WHEN ${WORKSPACE_CHANGES} THEN ${NOW} ELSE updated_at END
           WHERE id = ?4 AND organization_id = ?3
             AND (SELECT role FROM membership WHERE organization_id = ?3) IN ${ADMIN_ROLES_SQL}
          RETURNING id`,

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
 import type { Queryable } from "./d1";
-import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT, ORGANIZATION_SCOPE, organizationRole } from "./events";
+import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT, ORGANIZATION_SCOPE, organizationReadRole, organizationRole } from "./events";
 import { ADMIN_ROLES_SQL, type AdminRefusal, adminRefusal } from "./roles";
 
 /** A webhook as clients see it (never its secret). */
@@ -25,13 +25,22 @@ type WebhookRow = Omit<Webhook, "events" | "enabled"> & { events: string; enable
 
 const toWebhook = (row: WebhookRow): Webhook => ({ ...row, events: JSON.parse(row.events), enabled: row.enabled === 1 });
 
-/** The webhook ?3 and the caller's role in its organization (none: not a member, or no such webhook). */
+/**
+ * The webhook ?3 and the caller's role in its organization (none: not a member, or no such webhook): the role it
+ * acts in, and the role it reads in (its user's, with a read-only key too).
+ */
 const HOOK_SCOPE = `hook AS (
-  SELECT w.*, (SELECT role FROM membership WHERE organization_id = w.organization_id) AS role FROM webhooks w WHERE w.id = ?3)`;
+  SELECT w.*, (SELECT role FROM membership WHERE organization_id = w.organization_id) AS role,
+         (SELECT read_role FROM membership WHERE organization_id = w.organization_id) AS read_role
+    FROM webhooks w WHERE w.id = ?3)`;
 
 /** The caller's role in the webhook's organization (a batch's first statement, for `adminRefusal`). */
 const hookRole = (db: Queryable, caller: Caller, id: string) =>
   db.prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} SELECT role FROM hook`).bind(...caller.credentials, id);
+
+/** The same for a read. */
+const hookReadRole = (db: Queryable, caller: Caller, id: string) =>
+  db.prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} SELECT read_role AS role FROM hook`).bind(...caller.credentials, id);
 
 const selectWebhook = (db: Queryable, id: string) =>
   db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.id = ?1`).bind(id);
@@ -100,12 +109,12 @@ export async function listWebhooks(
   organizationId: string | null,
 ): Promise<{ outcome: "done"; webhooks: Webhook[] } | AdminRefusal> {
   const [scope, rows] = await batchAsCaller(db, caller, [
-    organizationRole(db, caller, organizationId),
+    organizationReadRole(db, caller, organizationId),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE}
          SELECT ${WEBHOOK_COLUMNS} FROM webhooks w
-          WHERE w.organization_id = (SELECT id FROM scope WHERE role IN ${ADMIN_ROLES_SQL}) ORDER BY w.id`,
+          WHERE w.organization_id = (SELECT id FROM scope WHERE read_role IN ${ADMIN_ROLES_SQL}) ORDER BY w.id`,
       )
       .bind(...caller.credentials, organizationId),
   ]);
@@ -119,7 +128,7 @@ export async function getWebhook(
   caller: Caller,
   id: string,
 ): Promise<{ outcome: "done"; webhook: Webhook } | AdminRefusal> {
-  const [scope, row] = await batchAsCaller(db, caller, [hookRole(db, caller, id), selectWebhook(db, id)]);
+  const [scope, row] = await batchAsCaller(db, caller, [hookReadRole(db, caller, id), selectWebhook(db, id)]);
   return adminRefusal(scope) ?? { outcome: "done", webhook: toWebhook(row.results[0] as WebhookRow) };
 }
 
@@ -292,12 +301,12 @@ export async function listDeliveries(
   filter: { status: DeliveryStatus | null; cursor: string | null; limit: number },
 ): Promise<{ outcome: "done"; deliveries: Delivery[]; more: boolean } | AdminRefusal> {
   const [scope, rows] = await batchAsCaller(db, caller, [
-    hookRole(db, caller, id),
+    hookReadRole(db, caller, id),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
          SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-          WHERE d.webhook_id = (SELECT id FROM hook WHERE role IN ${ADMIN_ROLES_SQL})
+          WHERE d.webhook_id = (SELECT id FROM hook WHERE read_role IN ${ADMIN_ROLES_SQL})
             AND (?4 IS NULL OR d.status = ?4)
             AND (d.created_at, d.id) < (SELECT created_at, id FROM webhook_deliveries WHERE id = ?5 UNION ALL SELECT '~', '~' LIMIT 1)
           ORDER BY d.created_at DESC, d.id DESC LIMIT ?6`,
@@ -328,12 +337,12 @@ export async function getDelivery(
   { outcome: "done"; delivery: Delivery & { attempt_log: Attempt[] } } | { outcome: "delivery_not_found" } | AdminRefusal
 > {
   const [scope, delivery, attempts] = await batchAsCaller(db, caller, [
-    hookRole(db, caller, id),
+    hookReadRole(db, caller, id),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
          SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-          WHERE d.id = ?4 AND d.webhook_id = (SELECT id FROM hook WHERE role IN ${ADMIN_ROLES_SQL})`,
+          WHERE d.id = ?4 AND d.webhook_id = (SELECT id FROM hook WHERE read_role IN ${ADMIN_ROLES_SQL})`,
       )
       .bind(...caller.credentials, id, deliveryId),
     db
@@ -341,7 +350,7 @@ export async function getDelivery(
         `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
          SELECT t.attempted_at, t.status_code, t.duration_ms, t.response_excerpt, t.error
            FROM webhook_attempts t JOIN webhook_deliveries d ON d.id = t.delivery_id
-          WHERE d.id = ?4 AND d.webhook_id = (SELECT id FROM hook WHERE role IN ${ADMIN_ROLES_SQL}) ORDER BY t.id`,
+          WHERE d.id = ?4 AND d.webhook_id = (SELECT id FROM hook WHERE read_role IN ${ADMIN_ROLES_SQL}) ORDER BY t.id`,
       )
       .bind(...caller.credentials, id, deliveryId),
   ]);

@@ -76,12 +76,18 @@ export const jsonObject = (field: string) =>
     .transform((value) => value as Record<string, unknown>)
     .meta({ type: "object" });
 
-/** Text that can be stored as sent: no half of a surrogate pair (a JSON escape can carry one). */
+/**
+ * Text that can be stored as sent: no half of a surrogate pair (a JSON escape can carry one), and no NUL, which
+ * SQLite's text functions (json_object in events, among others) take for the end of the text.
+ */
 export const storableText = (field: string) =>
-  z.string().refine((value) => !LONE_SURROGATE.test(value), {
-    message: `${field} must be valid Unicode (no unpaired surrogates)`,
-    abort: true,
-  });
+  z
+    .string()
+    .refine((value) => !LONE_SURROGATE.test(value), {
+      message: `${field} must be valid Unicode (no unpaired surrogates)`,
+      abort: true,
+    })
+    .refine((value) => !value.includes("\0"), { message: `${field} must not contain NUL characters`, abort: true });
 
 // The whole text, not what URL parsing keeps of it: the parser drops tabs and newlines, and trims spaces and controls.
 const HTTP_URL_TEXT = /^https?:\/\/[^\p{Cc}\s]+$/iu;

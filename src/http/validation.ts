@@ -31,6 +31,7 @@ function toValidationIssue(location: Location, issue: z.core.$ZodIssue, input: u
       if (issue.origin === "number" || issue.origin === "int") {
         return { loc, msg: `Input should be greater than or equal to ${issue.minimum}`, type: "greater_than_equal" };
       }
+      if (issue.origin === "array") return listLengthIssue(loc, "least", issue.minimum, valueAt(input, issue.path));
       return {
         loc,
         msg: `String should have at least ${issue.minimum} character${issue.minimum === 1 ? "" : "s"}`,
@@ -41,6 +42,7 @@ function toValidationIssue(location: Location, issue: z.core.$ZodIssue, input: u
       if (issue.origin === "number" || issue.origin === "int") {
         return { loc, msg: `Input should be less than or equal to ${issue.maximum}`, type: "less_than_equal" };
       }
+      if (issue.origin === "array") return listLengthIssue(loc, "most", issue.maximum, valueAt(input, issue.path));
       return { loc, msg: `String should have at most ${issue.maximum} characters`, type: "string_too_long" };
     case "invalid_format":
       if (issue.format === "uuid") return { loc, msg: "Input should be a valid UUID", type: "uuid_parsing" };
@@ -55,6 +57,17 @@ function toValidationIssue(location: Location, issue: z.core.$ZodIssue, input: u
     default:
       return { loc, msg: `Value error, ${issue.message}`, type: "value_error" };
   }
+}
+
+/** A list of the wrong length, in pydantic's words: "List should have at most 1 item after validation, not 2". */
+function listLengthIssue(loc: ValidationIssue["loc"], bound: "least" | "most", limit: number | bigint, list: unknown) {
+  const length = Array.isArray(list) ? list.length : 0;
+  const items = `${limit} item${Number(limit) === 1 ? "" : "s"}`;
+  return {
+    loc,
+    msg: `List should have at ${bound} ${items} after validation, not ${length}`,
+    type: bound === "least" ? "too_short" : "too_long",
+  };
 }
 
 function valueAt(input: unknown, path: PropertyKey[]): unknown {
@@ -79,10 +92,11 @@ export const validate = <Target extends "json" | "param" | "query", Schema exten
   });
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
  * Guards a JSON body before validation: 413 over the size limit, 415 for another media type,
- * 422 for an empty or unparseable body (Hono would answer those with a plain 400).
+ * 422 for a body that is empty, not UTF-8 or not JSON (Hono would answer those with a plain 400).
  */
 export const jsonBody = (maxBytes = MAX_BODY_BYTES) => {
   const limit = bodyLimit({
@@ -94,7 +108,13 @@ export const jsonBody = (maxBytes = MAX_BODY_BYTES) => {
   const parse = createMiddleware(async (c, next) => {
     const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0].trim();
     if (!JSON_MEDIA_TYPE.test(mediaType)) throw unsupportedMediaType();
-    const text = await c.req.text();
+    let text: string;
+    try {
+      // Decoding would otherwise put U+FFFD for each bad byte, and store text that was never sent.
+      text = STRICT_UTF8.decode(await c.req.arrayBuffer());
+    } catch {
+      throw validationFailed([{ loc: ["body"], msg: "JSON decode error: the body is not valid UTF-8", type: "json_invalid" }]);
+    }
     if (text.trim() === "") {
       throw validationFailed([{ loc: ["body"], msg: "Field required", type: "missing" }]);
     }

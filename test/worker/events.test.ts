@@ -9,6 +9,7 @@ import {
   expectError,
   expectJson,
   FORBIDDEN,
+  issueKey,
   send,
 } from "./fixtures";
 
@@ -265,10 +266,17 @@ describe("GET /events", () => {
   });
   const teamLog = (query: string) => `?organization_id=${team.organizationId}${query}`;
 
-  it("is read by owners and workspace admins; an editor gets 403; another organization is 404", async () => {
-    expect((await events(owner.key, teamLog(""))).events).toHaveLength(6);
-    expect((await events(admin.key, teamLog(""))).events).toHaveLength(6);
+  it("is read by owners and workspace admins, with read-only keys too; an editor gets 403; another organization is 404", async () => {
+    const all = (await events(owner.key, teamLog(""))).events;
+    expect(all).toHaveLength(6);
+    expect((await events(admin.key, teamLog(""))).events).toEqual(all);
+    for (const member of [owner, admin]) {
+      const readOnly = await issueKey(member.userId, team.projectId, { readOnly: true });
+      expect((await events(readOnly, teamLog(""))).events).toEqual(all);
+    }
     await expectError(await send("GET", `/events${teamLog("")}`, { key: editor.key }), 403, FORBIDDEN);
+    const readOnlyEditor = await issueKey(editor.userId, team.projectId, { readOnly: true });
+    await expectError(await send("GET", `/events${teamLog("")}`, { key: readOnlyEditor }), 403, FORBIDDEN);
     const outsider = await createAccount();
     await expectError(await send("GET", `/events${teamLog("")}`, { key: outsider.key }), 404, "Organization not found");
   });

@@ -238,9 +238,10 @@ function nameValidity(value: unknown): boolean | undefined {
   return value.length <= 255 ? true : undefined; // code points or UTF-16 units: the contract does not say
 }
 
-/** A description or type: absent, or text of at most `max` UTF-16 units without half a surrogate pair. */
+/** A description or type: absent, or text of at most `max` UTF-16 units without half a surrogate pair or a NUL. */
 const textValidity = (max: number) => (value: unknown) =>
-  value === undefined || (typeof value === "string" && value.length <= max && !LONE_SURROGATE.test(value));
+  value === undefined ||
+  (typeof value === "string" && value.length <= max && !LONE_SURROGATE.test(value) && !value.includes("\0"));
 
 /** An id in a path or query: undefined when the contract makes no claim (UUID-shaped, of no RFC version). */
 const idValidity = (value: unknown) => (typeof value === "string" ? uuidValidity(value) : false);

@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, BASE_URL, createAccount, createAppVia, send } from "./fixtures";
+import { fingerprint } from "./harness";
 
 let account: Account;
 let appId: string;
@@ -72,5 +73,34 @@ describe("BASE_PATH", () => {
     expect(await outside.json()).toEqual({ detail: "Not Found" });
     const wrongMethod = await send("PUT", "/api/apps", { key, ...under("/api") });
     expect(wrongMethod.status).toBe(405);
+  });
+});
+
+describe("request bodies", () => {
+  it("refuses a body that is not valid UTF-8 with a 422 on every operation that takes one, and writes nothing", async () => {
+    const document = await (await send("GET", "/openapi.json")).json<{
+      paths: Record<string, Record<string, { requestBody?: unknown }>>;
+    }>();
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, operation]) => operation?.requestBody)
+        .map(([method]) => [method.toUpperCase(), path.replaceAll(/\{\w+\}/g, () => crypto.randomUUID())] as const),
+    );
+    expect(operations.length).toBeGreaterThan(15);
+    // "café" in Latin-1: a byte (0xE9) that starts a UTF-8 sequence the next byte does not continue.
+    const latin1 = new Uint8Array([...new TextEncoder().encode('{"name": "caf'), 0xe9, ...new TextEncoder().encode('"}')]);
+    const before = await fingerprint();
+    for (const [method, path] of operations) {
+      const response = await send(method, `${path}?project_id=${crypto.randomUUID()}`, {
+        key: account.key,
+        rawBody: latin1,
+        headers: { "Content-Type": "application/json" },
+      });
+      expect([response.status, await response.json()], `${method} ${path}`).toEqual([
+        422,
+        { detail: [{ loc: ["body"], msg: "JSON decode error: the body is not valid UTF-8", type: "json_invalid" }] },
+      ]);
+    }
+    expect(await fingerprint()).toBe(before);
   });
 });

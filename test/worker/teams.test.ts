@@ -17,7 +17,7 @@ import {
   type Role,
   send,
 } from "./fixtures";
-import { changes, databaseProblems, fingerprint, snapshot } from "./harness";
+import { changes, databaseProblems, fingerprint, snapshot, Tracker } from "./harness";
 
 const UNKNOWN_ID = "01900000-0000-7000-8000-000000000000";
 const emailOf = (account: Account) => `${account.username}@example.com`;
@@ -112,7 +112,7 @@ describe("organizations", () => {
     });
   });
 
-  it("GET /organizations/{id} shows workspaces with the members, and open invitations to admins only", async () => {
+  it("GET /organizations/{id} shows workspaces with the members, and open invitations to admins only (read-only keys too)", async () => {
     const viewer = await createAccount();
     const ids = await team(owner, [[viewer, "viewer"]]);
     const invited = await expectJson<IssuedInvitation>(
@@ -158,6 +158,12 @@ describe("organizations", () => {
     );
     expect(asViewer.invitations).toEqual([]);
     expect(asViewer.role).toBe("viewer");
+    // A read-only key reads what its user reads: the owner's sees the invitations, and acts as a viewer.
+    const readOnlyOwner = await issueKey(owner.userId, ids.projectId, { readOnly: true });
+    const asReadOnlyOwner = await expectJson<Record<string, any>>(
+      await send("GET", `/organizations/${ids.organizationId}`, { key: readOnlyOwner }),
+    );
+    expect(asReadOnlyOwner).toEqual({ ...details, role: "viewer" });
   });
 
   it("GET and PUT of another organization, or of one that does not exist, are 404", async () => {
@@ -190,6 +196,52 @@ describe("organizations", () => {
     expect(updated).toMatchObject({ id: ids.organizationId, name: "Renamed", description: "New", role: "owner" });
     expect(updated.updated_at).not.toBe("1999-01-01T00:00:00Z");
     expect(updated.updated_at).not.toBe(updated.created_at);
+  });
+
+  it("a PUT that changes nothing, of an organization or a workspace, records no event and keeps updated_at", async () => {
+    const ids = await team(owner);
+    const organizationPath = `/organizations/${ids.organizationId}`;
+    const workspacePath = `${organizationPath}/workspaces/${ids.workspaceId}`;
+    for (const path of [organizationPath, workspacePath]) {
+      const changed = await expectJson<Record<string, unknown>>(
+        await send("PUT", path, { key: owner.key, body: { name: "Same", description: "Kept", type: "team" } }),
+      );
+      const tracker = await Tracker.start();
+      for (const body of [{}, { name: "Same" }, { name: "Same", description: "Kept", type: "team", updated_at: "2001-01-01" }]) {
+        const again = await expectJson<Record<string, unknown>>(await send("PUT", path, { key: owner.key, body }));
+        expect(again, `${path} ${JSON.stringify(body)}`).toEqual(changed);
+      }
+      expect(await tracker.changes()).toEqual({});
+      // A change of case is a change.
+      await expectJson(await send("PUT", path, { key: owner.key, body: { name: "SAME" } }));
+      const events = (await tracker.changes()).events?.added ?? [];
+      expect(events.map((event) => event.type)).toEqual([
+        path === organizationPath ? "organization.updated" : "workspace.updated",
+      ]);
+    }
+  });
+
+  it("a description or type holding a NUL character is refused (422), of an organization or a workspace, and nothing written", async () => {
+    const ids = await team(owner);
+    const writes: [string, string, Record<string, string>][] = [
+      ["POST", "/organizations", { name: "nul", owner: owner.userId }],
+      ["PUT", `/organizations/${ids.organizationId}`, {}],
+      ["POST", `/organizations/${ids.organizationId}/workspaces`, { name: "nul" }],
+      ["PUT", `/organizations/${ids.organizationId}/workspaces/${ids.workspaceId}`, {}],
+    ];
+    const before = await fingerprint();
+    for (const [method, path, body] of writes) {
+      for (const field of ["description", "type"]) {
+        const response = await send(method, path, { key: owner.key, body: { ...body, [field]: "before\u0000after" } });
+        expect([response.status, await response.json()], `${method} ${path} ${field}`).toEqual([
+          422,
+          {
+            detail: [{ loc: ["body", field], msg: `Value error, ${field} must not contain NUL characters`, type: "value_error" }],
+          },
+        ]);
+      }
+    }
+    expect(await fingerprint()).toBe(before);
   });
 });
 
@@ -413,30 +465,50 @@ describe("invitations", () => {
     expect(pal?.role).toBe("workspace_admin");
   });
 
+  const listIssue = (loc: (string | number)[], bound: "least" | "most", length: number) => ({
+    loc,
+    msg: `List should have at ${bound} 1 item after validation, not ${length}`,
+    type: bound === "least" ? "too_short" : "too_long",
+  });
   it.each([
-    ["an object, not an array", { email: "a@example.com", roles: ["viewer"] }, ["body"]],
-    ["an empty array", [], ["body"]],
+    [
+      "an object, not an array",
+      { email: "a@example.com", roles: ["viewer"] },
+      { loc: ["body"], msg: "Input should be a valid array", type: "array_type" },
+    ],
+    ["an empty array", [], listIssue(["body"], "least", 0)],
     [
       "two invitations",
       [
         { email: "a@example.com", roles: ["viewer"] },
         { email: "b@example.com", roles: ["viewer"] },
       ],
-      ["body"],
+      listIssue(["body"], "most", 2),
     ],
-    ["two roles", [{ email: "a@example.com", roles: ["viewer", "editor"] }], ["body", 0, "roles"]],
-    ["no role", [{ email: "a@example.com", roles: [] }], ["body", 0, "roles"]],
-    ["an unknown role", [{ email: "a@example.com", roles: ["superuser"] }], ["body", 0, "roles", 0]],
-    ["a malformed email", [{ email: "not-an-email", roles: ["viewer"] }], ["body", 0, "email"]],
-  ])("answers 422 for an invite body that is %s, and writes nothing", async (_name, body, loc) => {
+    ["two roles", [{ email: "a@example.com", roles: ["viewer", "editor"] }], listIssue(["body", 0, "roles"], "most", 2)],
+    ["no role", [{ email: "a@example.com", roles: [] }], listIssue(["body", 0, "roles"], "least", 0)],
+    [
+      "an unknown role",
+      [{ email: "a@example.com", roles: ["superuser"] }],
+      {
+        loc: ["body", 0, "roles", 0],
+        msg: "Value error, role must be one of owner, workspace_admin, editor, deployment_manager, evaluator, viewer (or admin, for workspace_admin)",
+        type: "value_error",
+      },
+    ],
+    [
+      "a malformed email",
+      [{ email: "not-an-email", roles: ["viewer"] }],
+      { loc: ["body", 0, "email"], msg: "value is not a valid email address", type: "value_error" },
+    ],
+  ])("answers 422 for an invite body that is %s, saying what is wrong, and writes nothing", async (_name, body, issue) => {
     const before = await fingerprint();
     const response = await send("POST", `/organizations/${owner.organizationId}/workspaces/${owner.workspaceId}/invite`, {
       key: owner.key,
       body,
     });
     expect(response.status).toBe(422);
-    const issues = ((await response.json()) as { detail: { loc: unknown[]; type: string }[] }).detail;
-    expect(issues.map((issue) => issue.loc)).toEqual([loc]);
+    expect(await response.json()).toEqual({ detail: [issue] });
     expect(await fingerprint()).toBe(before);
   });
 });

@@ -150,6 +150,10 @@ describe("managing a webhook", () => {
     for (const body of invalid) {
       expect((await send("POST", "/webhooks", { key: me.key, body })).status, JSON.stringify(body)).toBe(422);
     }
+    await expectError422(
+      await send("POST", "/webhooks", { key: me.key, body: { url: newInbox(), events: ["*"], description: "a\u0000b" } }),
+      { loc: ["body", "description"], msg: "Value error, description must not contain NUL characters", type: "value_error" },
+    );
     await expectError(
       await send("POST", "/webhooks", { key: me.key, body: { url: newInbox(), events: ["*"], app_id: foreignApp } }),
       404,
@@ -160,6 +164,11 @@ describe("managing a webhook", () => {
     const unchanged = await snapshot();
     expect((await send("PATCH", `/webhooks/${hook.id}`, { key: me.key, body: { enabled: "yes" } })).status).toBe(422);
     expect((await send("PATCH", `/webhooks/${hook.id}`, { key: me.key, body: { events: [] } })).status).toBe(422);
+    await expectError422(await send("PATCH", `/webhooks/${hook.id}`, { key: me.key, body: { description: "\u0000" } }), {
+      loc: ["body", "description"],
+      msg: "Value error, description must not contain NUL characters",
+      type: "value_error",
+    });
     await expectError(
       await send("PATCH", `/webhooks/${hook.id}`, { key: me.key, body: { app_id: foreignApp } }),
       404,
@@ -169,8 +178,13 @@ describe("managing a webhook", () => {
   });
 });
 
+/** A 422 of exactly one issue. */
+async function expectError422(response: Response, issue: { loc: (string | number)[]; msg: string; type: string }) {
+  expect([response.status, await response.json()]).toEqual([422, { detail: [issue] }]);
+}
+
 describe("who may", () => {
-  it("owners and workspace admins manage webhooks; other members 403; other organizations 404", async () => {
+  it("owners and workspace admins manage webhooks (a read-only key of theirs reads them); other members 403; other organizations 404", async () => {
     const owner = await createAccount();
     const [admin, editor, viewer, outsider] = await Promise.all([
       createAccount(),
@@ -204,10 +218,22 @@ describe("who may", () => {
       ["GET", `/webhooks/${hook.id}/deliveries/${crypto.randomUUID()}`],
       ["POST", `/webhooks/${hook.id}/deliveries/${crypto.randomUUID()}/redeliver`],
     ];
-    const refusedKeys = [await teamKey(editor), await teamKey(viewer), readOnlyOwner];
+    const refusedKeys = [await teamKey(editor), await teamKey(viewer)];
     const before = await snapshot();
     for (const key of refusedKeys) {
       for (const [method, path, body] of routes) await expectError(await send(method, path, { key, body }), 403, FORBIDDEN);
+    }
+    // A read-only key reads what its user reads, and writes nothing.
+    for (const [method, path, body] of routes) {
+      const [asReadOnly, asOwner] = [
+        await send(method, path, { key: readOnlyOwner, body }),
+        method === "GET" && (await send(method, path, { key: owner.key })),
+      ];
+      if (asOwner) {
+        expect([asReadOnly.status, await asReadOnly.json()], `${method} ${path}`).toEqual([asOwner.status, await asOwner.json()]);
+      } else {
+        await expectError(asReadOnly, 403, FORBIDDEN);
+      }
     }
     for (const [method, path, body] of routes) {
       const answer = await send(method, path, { key: outsider.key, body });
