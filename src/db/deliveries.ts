@@ -16,24 +16,54 @@ export interface ClaimedDelivery extends Target {
 }
 
 /**
- * Claims the pending, due, unleased deliveries of the events and deliveries named, for `leaseSeconds` under the
- * lease ?3, and reads what they need: a duplicate queue message finds them leased (or settled) and does nothing.
+ * The deliveries that may be claimed among those `d` the condition picks (names in ?3 and ?4, if any): pending,
+ * due, unleased, of an enabled webhook, each with its turn in its organization (1 for the oldest due). Taken by turn,
+ * every organization's oldest go before any organization's second: one organization's backlog cannot hold another's
+ * deliveries back.
  */
-export async function claimDeliveries(
+const claimable = (picked: string) => `claimable AS (
+  SELECT d.id, d.next_attempt_at,
+         ROW_NUMBER() OVER (PARTITION BY w.organization_id ORDER BY d.next_attempt_at, d.id) AS turn
+    FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+   WHERE ${picked} AND d.status = 'pending' AND d.next_attempt_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+2 seconds')
+     AND (d.leased_until IS NULL OR d.leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) AND w.enabled = 1)`;
+
+/** The statements of the ways to claim, by what picks the deliveries. */
+const CLAIMABLE = {
+  // The deliveries (?3) and the events' deliveries (?4) that queue messages name.
+  named: claimable(`(d.id IN (SELECT value FROM json_each(?3)) OR d.event_id IN (SELECT value FROM json_each(?4)))`),
+  // Those a lost hand-off (or a lost retry message) left behind: overdue by a minute.
+  overdue: claimable(`d.next_attempt_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-60 seconds')`),
+} as const;
+
+/** What a claim got: the deliveries leased to the caller, and (ids) the claimable ones past its bound, by turn. */
+export interface Claim {
+  claimed: ClaimedDelivery[];
+  leftOver: string[];
+}
+
+/**
+ * Claims at most `limit` of the claimable deliveries (by turn, see `claimable`) for 60 seconds under a new lease,
+ * and reads what they need, with the ids of at most `leftOverLimit` claimable ones left over. A duplicate queue
+ * message, or a sweep, finds a claimed delivery leased (or settled) and leaves it alone.
+ */
+async function claim(
   db: Queryable,
+  picked: keyof typeof CLAIMABLE,
   names: { events: string[]; deliveries: string[] },
-): Promise<ClaimedDelivery[]> {
+  bounds: { limit: number; leftOverLimit: number },
+): Promise<Claim> {
   const lease = crypto.randomUUID();
-  const [, rows] = await db.batch([
+  // Named claims bind the names as ?3 and ?4 (an unnamed one binds ?1 and ?2 alone).
+  const nameParameters = picked === "named" ? [JSON.stringify(names.deliveries), JSON.stringify(names.events)] : [];
+  const [, rows, leftOver] = await db.batch([
     db
       .prepare(
-        `UPDATE webhook_deliveries SET lease = ?3, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+60 seconds')
-          WHERE (id IN (SELECT value FROM json_each(?1)) OR event_id IN (SELECT value FROM json_each(?2)))
-            AND status = 'pending' AND next_attempt_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+2 seconds')
-            AND (leased_until IS NULL OR leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-            AND webhook_id IN (SELECT id FROM webhooks WHERE enabled = 1)`,
+        `WITH ${CLAIMABLE[picked]}
+         UPDATE webhook_deliveries SET lease = ?1, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+60 seconds')
+          WHERE id IN (SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT ?2)`,
       )
-      .bind(JSON.stringify(names.deliveries), JSON.stringify(names.events), lease),
+      .bind(lease, bounds.limit, ...nameParameters),
     db
       .prepare(
         `SELECT d.id AS delivery_id, d.attempts, ${TARGET_COLUMNS},
@@ -45,12 +75,27 @@ export async function claimDeliveries(
           WHERE d.lease = ?1`,
       )
       .bind(lease),
+    db
+      .prepare(`WITH ${CLAIMABLE[picked]} SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT ?2`)
+      .bind(null, bounds.leftOverLimit, ...nameParameters),
   ]);
-  return (rows.results as unknown as (Omit<ClaimedDelivery, "event"> & { event: string })[]).map((row) => ({
+  const claimed = (rows.results as unknown as (Omit<ClaimedDelivery, "event"> & { event: string })[]).map((row) => ({
     ...row,
     event: JSON.parse(row.event),
   }));
+  return { claimed, leftOver: (leftOver.results as { id: string }[]).map(({ id }) => id) };
 }
+
+/** Claims (see `claim`) among the deliveries and the events' deliveries that queue messages name. */
+export const claimDeliveries = (
+  db: Queryable,
+  names: { events: string[]; deliveries: string[] },
+  bounds: { limit: number; leftOverLimit: number },
+) => claim(db, "named", names, bounds);
+
+/** Claims (see `claim`) among the deliveries overdue by a minute: a lost hand-off's, or a lost retry message's. */
+export const claimOverdueDeliveries = (db: Queryable, bounds: { limit: number; leftOverLimit: number }) =>
+  claim(db, "overdue", { events: [], deliveries: [] }, bounds);
 
 /** What one attempt got: a status code (any) or an error (no answer), its duration and the response's first 1 KiB. */
 export interface AttemptOutcome {
@@ -133,19 +178,6 @@ function attemptStatements(db: Queryable, outcome: AttemptOutcome): D1PreparedSt
 /** Records a queue batch's attempts (see `attemptStatements`), in one round trip and in order. */
 export const recordAttempts = (db: Queryable, outcomes: AttemptOutcome[]) =>
   db.batch(outcomes.flatMap((outcome) => attemptStatements(db, outcome)));
-
-/** Deliveries a lost hand-off (or a lost retry message) left behind: pending, unleased, overdue by a minute. */
-export async function overdueDeliveries(db: Queryable): Promise<string[]> {
-  const { results } = await db
-    .prepare(
-      `SELECT id FROM webhook_deliveries
-        WHERE status = 'pending' AND next_attempt_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-60 seconds')
-          AND (leased_until IS NULL OR leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-        ORDER BY next_attempt_at LIMIT 1000`,
-    )
-    .all<{ id: string }>();
-  return results.map(({ id }) => id);
-}
 
 /**
  * Retention: events are kept 400 days, settled deliveries (and their attempts) 30 days. Each run deletes at most
