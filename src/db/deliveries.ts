@@ -16,25 +16,32 @@ export interface ClaimedDelivery extends Target {
 }
 
 /**
- * The deliveries that may be claimed among those `d` the condition picks (names in ?3 and ?4, if any): pending,
- * due, unleased, of an enabled webhook, each with its turn in its organization (1 for the oldest due). Taken by turn,
+ * Deliveries `d` ranked by turn in their organization (1 for the oldest due), for `claimable` below. Taken by turn,
  * every organization's oldest go before any organization's second: one organization's backlog cannot hold another's
  * deliveries back.
  */
-const claimable = (picked: string) => `claimable AS (
-  SELECT d.id, d.next_attempt_at,
+const BY_TURN = `SELECT d.id, d.next_attempt_at,
          ROW_NUMBER() OVER (PARTITION BY w.organization_id ORDER BY d.next_attempt_at, d.id) AS turn
-    FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-   WHERE ${picked} AND d.status = 'pending' AND d.next_attempt_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+2 seconds')
-     AND (d.leased_until IS NULL OR d.leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) AND w.enabled = 1)`;
+    FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id`;
 
-/** The statements of the ways to claim, by what picks the deliveries. */
-const CLAIMABLE = {
-  // The deliveries (?3) and the events' deliveries (?4) that queue messages name.
-  named: claimable(`(d.id IN (SELECT value FROM json_each(?3)) OR d.event_id IN (SELECT value FROM json_each(?4)))`),
-  // Those a lost hand-off (or a lost retry message) left behind: overdue by a minute.
-  overdue: claimable(`d.next_attempt_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-60 seconds')`),
-} as const;
+/** What may be claimed: pending, due, unleased (or its lease is over), of an enabled webhook. */
+const MAY_CLAIM = `d.status = 'pending' AND d.next_attempt_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+2 seconds')
+  AND (d.leased_until IS NULL OR d.leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) AND w.enabled = 1`;
+
+/** `claimable`, among the deliveries (?3) and the events' deliveries (?4) that queue messages name. */
+const NAMED = `claimable AS (${BY_TURN}
+  WHERE (d.id IN (SELECT value FROM json_each(?3)) OR d.event_id IN (SELECT value FROM json_each(?4))) AND ${MAY_CLAIM})`;
+
+/** `claimable`, among those a lost hand-off (or a lost retry message) left behind: overdue by a minute. */
+const OVERDUE = `claimable AS (${BY_TURN}
+  WHERE d.next_attempt_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-60 seconds') AND ${MAY_CLAIM})`;
+
+/** After a `claimable`: the lease ?1 on the first ?2 of them, by turn. */
+const LEASE = `UPDATE webhook_deliveries SET lease = ?1, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+60 seconds')
+  WHERE id IN (SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT ?2)`;
+
+/** After a `claimable` (once leased, what was claimed is no longer in it): the first ?2 of those left, by turn. */
+const LEFT_OVER = "SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT ?2";
 
 /** What a claim got: the deliveries leased to the caller, and (ids) the claimable ones past its bound, by turn. */
 export interface Claim {
@@ -42,28 +49,20 @@ export interface Claim {
   leftOver: string[];
 }
 
-/**
- * Claims at most `limit` of the claimable deliveries (by turn, see `claimable`) for 60 seconds under a new lease,
- * and reads what they need, with the ids of at most `leftOverLimit` claimable ones left over. A duplicate queue
- * message, or a sweep, finds a claimed delivery leased (or settled) and leaves it alone.
- */
+/** How much a claim takes: at most `limit` deliveries, and the ids of at most `leftOverLimit` left over. */
+export interface ClaimBounds {
+  limit: number;
+  leftOverLimit: number;
+}
+
+/** Runs a claim's `lease` and `leftOver` statements (under `lease`) around the read of what was claimed. */
 async function claim(
   db: Queryable,
-  picked: keyof typeof CLAIMABLE,
-  names: { events: string[]; deliveries: string[] },
-  bounds: { limit: number; leftOverLimit: number },
+  lease: string,
+  statements: { lease: D1PreparedStatement; leftOver: D1PreparedStatement },
 ): Promise<Claim> {
-  const lease = crypto.randomUUID();
-  // Named claims bind the names as ?3 and ?4 (an unnamed one binds ?1 and ?2 alone).
-  const nameParameters = picked === "named" ? [JSON.stringify(names.deliveries), JSON.stringify(names.events)] : [];
   const [, rows, leftOver] = await db.batch([
-    db
-      .prepare(
-        `WITH ${CLAIMABLE[picked]}
-         UPDATE webhook_deliveries SET lease = ?1, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+60 seconds')
-          WHERE id IN (SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT ?2)`,
-      )
-      .bind(lease, bounds.limit, ...nameParameters),
+    statements.lease,
     db
       .prepare(
         `SELECT d.id AS delivery_id, d.attempts, ${TARGET_COLUMNS},
@@ -75,9 +74,7 @@ async function claim(
           WHERE d.lease = ?1`,
       )
       .bind(lease),
-    db
-      .prepare(`WITH ${CLAIMABLE[picked]} SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT ?2`)
-      .bind(null, bounds.leftOverLimit, ...nameParameters),
+    statements.leftOver,
   ]);
   const claimed = (rows.results as unknown as (Omit<ClaimedDelivery, "event"> & { event: string })[]).map((row) => ({
     ...row,
@@ -86,16 +83,29 @@ async function claim(
   return { claimed, leftOver: (leftOver.results as { id: string }[]).map(({ id }) => id) };
 }
 
-/** Claims (see `claim`) among the deliveries and the events' deliveries that queue messages name. */
-export const claimDeliveries = (
-  db: Queryable,
-  names: { events: string[]; deliveries: string[] },
-  bounds: { limit: number; leftOverLimit: number },
-) => claim(db, "named", names, bounds);
+/**
+ * Claims at most `limit` of the claimable deliveries that queue messages name (deliveries, and events' deliveries),
+ * by turn, for 60 seconds under a new lease, and reads what they need, with the ids of those left over. A duplicate
+ * queue message, or a sweep, finds a claimed delivery leased (or settled) and leaves it alone.
+ */
+export function claimDeliveries(db: Queryable, names: { events: string[]; deliveries: string[] }, bounds: ClaimBounds) {
+  const lease = crypto.randomUUID();
+  const named = [JSON.stringify(names.deliveries), JSON.stringify(names.events)];
+  return claim(db, lease, {
+    lease: db.prepare(`WITH ${NAMED} ${LEASE}`).bind(lease, bounds.limit, ...named),
+    // ?1 unused, ?3 and ?4 bound: SQLite counts parameters up to the highest number.
+    leftOver: db.prepare(`WITH ${NAMED} ${LEFT_OVER}`).bind(null, bounds.leftOverLimit, ...named),
+  });
+}
 
-/** Claims (see `claim`) among the deliveries overdue by a minute: a lost hand-off's, or a lost retry message's. */
-export const claimOverdueDeliveries = (db: Queryable, bounds: { limit: number; leftOverLimit: number }) =>
-  claim(db, "overdue", { events: [], deliveries: [] }, bounds);
+/** Claims, as `claimDeliveries` does, among the deliveries overdue by a minute (a lost hand-off's or retry's). */
+export function claimOverdueDeliveries(db: Queryable, bounds: ClaimBounds) {
+  const lease = crypto.randomUUID();
+  return claim(db, lease, {
+    lease: db.prepare(`WITH ${OVERDUE} ${LEASE}`).bind(lease, bounds.limit),
+    leftOver: db.prepare(`WITH ${OVERDUE} ${LEFT_OVER}`).bind(null, bounds.leftOverLimit),
+  });
+}
 
 /** What one attempt got: a status code (any) or an error (no answer), its duration and the response's first 1 KiB. */
 export interface AttemptOutcome {
