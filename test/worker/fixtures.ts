@@ -28,7 +28,7 @@ export {
   BURST_ENTRIES as REQUEST_LOG_BURST_ENTRIES,
   BURST_MS as REQUEST_LOG_BURST_MS,
 } from "../../src/http/request-log";
-export { ATTEMPTS_PER_RUN, type DeliveryMessage } from "../../src/webhooks/delivery";
+export { ATTEMPTS_PER_RUN, type DeliveryMessage, sendInBatches } from "../../src/webhooks/delivery";
 export { worker };
 
 /**

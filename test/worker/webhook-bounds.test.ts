@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ATTEMPTS_PER_RUN, claimDeliveries, createAccount, createAppVia, expectJson, postApp } from "./fixtures";
+import { ATTEMPTS_PER_RUN, claimDeliveries, createAccount, createAppVia, expectJson, postApp, sendInBatches } from "./fixtures";
 import {
   attemptedDeliveries,
   deliverMessages,
@@ -124,6 +124,22 @@ describe("bounds and fairness", { timeout: 120_000 }, () => {
     await untilNothingPending();
     expect(await deliveryStatuses(crowded.organizationId)).toEqual({ failed: 1060 });
     expect(await deliveryStatuses(quiet.organizationId)).toEqual({ succeeded: 1 });
+  });
+});
+
+describe("sends", () => {
+  it("are cut to the Queues limits, 100 messages and 256 KB a call, in order", async () => {
+    const small = Array.from({ length: 150 }, (_, i) => ({ body: { deliveries: [`d${i}`] } }));
+    const smallSent = recordingQueue();
+    await sendInBatches(smallSent.queue, small);
+    expect(smallSent.calls.map((call) => call.length)).toEqual([100, 50]);
+    expect(smallSent.messages()).toEqual(small);
+    // 250 messages of 5 KB: about 1.25 MB, in calls the recording queue accepts (it refuses more than 256 KB).
+    const large = Array.from({ length: 250 }, (_, i) => ({ body: { deliveries: [`${i}`.padEnd(5000, "x")] } }));
+    const largeSent = recordingQueue();
+    await sendInBatches(largeSent.queue, large);
+    expect(largeSent.calls.length).toBeGreaterThan(4);
+    expect(largeSent.messages()).toEqual(large);
   });
 });
 
