@@ -28,7 +28,7 @@ export default {
   },
 
   // Hourly: Idempotency-Key claims past their 24 hours, and events and deliveries past their retention, are dropped.
-  // Each minute: deliveries a lost hand-off left pending are queued again.
+  // Each minute: deliveries a lost hand-off left pending are attempted (a bounded number) or queued again.
   scheduled(controller, env, ctx) {
     if (controller.cron === HOURLY) ctx.waitUntil(Promise.all([deleteExpiredClaims(env.DB), pruneHistory(env.DB)]));
     else ctx.waitUntil(sweepOverdueDeliveries(env));

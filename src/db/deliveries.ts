@@ -16,24 +16,53 @@ export interface ClaimedDelivery extends Target {
 }
 
 /**
- * Claims the pending, due, unleased deliveries of the events and deliveries named, for `leaseSeconds` under the
- * lease ?3, and reads what they need: a duplicate queue message finds them leased (or settled) and does nothing.
+ * Deliveries `d` ranked by turn in their organization (1 for the oldest due), for `claimable` below. Taken by turn,
+ * every organization's oldest go before any organization's second: one organization's backlog cannot hold another's
+ * deliveries back.
  */
-export async function claimDeliveries(
+const BY_TURN = `SELECT d.id, d.next_attempt_at,
+         ROW_NUMBER() OVER (PARTITION BY w.organization_id ORDER BY d.next_attempt_at, d.id) AS turn
+    FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id`;
+
+/** What may be claimed: pending, due, unleased (or its lease is over), of an enabled webhook. */
+const MAY_CLAIM = `d.status = 'pending' AND d.next_attempt_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+2 seconds')
+  AND (d.leased_until IS NULL OR d.leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) AND w.enabled = 1`;
+
+/** `claimable`, among the deliveries (?3) and the events' deliveries (?4) that queue messages name. */
+const NAMED = `claimable AS (${BY_TURN}
+  WHERE (d.id IN (SELECT value FROM json_each(?3)) OR d.event_id IN (SELECT value FROM json_each(?4))) AND ${MAY_CLAIM})`;
+
+/** `claimable`, among those a lost hand-off (or a lost retry message) left behind: overdue by a minute. */
+const OVERDUE = `claimable AS (${BY_TURN}
+  WHERE d.next_attempt_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-60 seconds') AND ${MAY_CLAIM})`;
+
+/** After a `claimable`: the lease ?1 on the first ?2 of them, by turn. */
+const LEASE = `UPDATE webhook_deliveries SET lease = ?1, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+60 seconds')
+  WHERE id IN (SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT ?2)`;
+
+/** After a `claimable` (once leased, what was claimed is no longer in it): the first ?2 of those left, by turn. */
+const LEFT_OVER = "SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT ?2";
+
+/** What a claim got: the deliveries leased to the caller, and (ids) the claimable ones past its bound, by turn. */
+export interface Claim {
+  claimed: ClaimedDelivery[];
+  leftOver: string[];
+}
+
+/** How much a claim takes: at most `limit` deliveries, and the ids of at most `leftOverLimit` left over. */
+export interface ClaimBounds {
+  limit: number;
+  leftOverLimit: number;
+}
+
+/** Runs a claim's `lease` and `leftOver` statements (under `lease`) around the read of what was claimed. */
+async function claim(
   db: Queryable,
-  names: { events: string[]; deliveries: string[] },
-): Promise<ClaimedDelivery[]> {
-  const lease = crypto.randomUUID();
-  const [, rows] = await db.batch([
-    db
-      .prepare(
-        `UPDATE webhook_deliveries SET lease = ?3, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+60 seconds')
-          WHERE (id IN (SELECT value FROM json_each(?1)) OR event_id IN (SELECT value FROM json_each(?2)))
-            AND status = 'pending' AND next_attempt_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+2 seconds')
-            AND (leased_until IS NULL OR leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-            AND webhook_id IN (SELECT id FROM webhooks WHERE enabled = 1)`,
-      )
-      .bind(JSON.stringify(names.deliveries), JSON.stringify(names.events), lease),
+  lease: string,
+  statements: { lease: D1PreparedStatement; leftOver: D1PreparedStatement },
+): Promise<Claim> {
+  const [, rows, leftOver] = await db.batch([
+    statements.lease,
     db
       .prepare(
         `SELECT d.id AS delivery_id, d.attempts, ${TARGET_COLUMNS},
@@ -45,11 +74,37 @@ export async function claimDeliveries(
           WHERE d.lease = ?1`,
       )
       .bind(lease),
+    statements.leftOver,
   ]);
-  return (rows.results as unknown as (Omit<ClaimedDelivery, "event"> & { event: string })[]).map((row) => ({
+  const claimed = (rows.results as unknown as (Omit<ClaimedDelivery, "event"> & { event: string })[]).map((row) => ({
     ...row,
     event: JSON.parse(row.event),
   }));
+  return { claimed, leftOver: (leftOver.results as { id: string }[]).map(({ id }) => id) };
+}
+
+/**
+ * Claims at most `limit` of the claimable deliveries that queue messages name (deliveries, and events' deliveries),
+ * by turn, for 60 seconds under a new lease, and reads what they need, with the ids of those left over. A duplicate
+ * queue message, or a sweep, finds a claimed delivery leased (or settled) and leaves it alone.
+ */
+export function claimDeliveries(db: Queryable, names: { events: string[]; deliveries: string[] }, bounds: ClaimBounds) {
+  const lease = crypto.randomUUID();
+  const named = [JSON.stringify(names.deliveries), JSON.stringify(names.events)];
+  return claim(db, lease, {
+    lease: db.prepare(`WITH ${NAMED} ${LEASE}`).bind(lease, bounds.limit, ...named),
+    // ?1 unused, ?3 and ?4 bound: SQLite counts parameters up to the highest number.
+    leftOver: db.prepare(`WITH ${NAMED} ${LEFT_OVER}`).bind(null, bounds.leftOverLimit, ...named),
+  });
+}
+
+/** Claims, as `claimDeliveries` does, among the deliveries overdue by a minute (a lost hand-off's or retry's). */
+export function claimOverdueDeliveries(db: Queryable, bounds: ClaimBounds) {
+  const lease = crypto.randomUUID();
+  return claim(db, lease, {
+    lease: db.prepare(`WITH ${OVERDUE} ${LEASE}`).bind(lease, bounds.limit),
+    leftOver: db.prepare(`WITH ${OVERDUE} ${LEFT_OVER}`).bind(null, bounds.leftOverLimit),
+  });
 }
 
 /** What one attempt got: a status code (any) or an error (no answer), its duration and the response's first 1 KiB. */
@@ -133,19 +188,6 @@ function attemptStatements(db: Queryable, outcome: AttemptOutcome): D1PreparedSt
 /** Records a queue batch's attempts (see `attemptStatements`), in one round trip and in order. */
 export const recordAttempts = (db: Queryable, outcomes: AttemptOutcome[]) =>
   db.batch(outcomes.flatMap((outcome) => attemptStatements(db, outcome)));
-
-/** Deliveries a lost hand-off (or a lost retry message) left behind: pending, unleased, overdue by a minute. */
-export async function overdueDeliveries(db: Queryable): Promise<string[]> {
-  const { results } = await db
-    .prepare(
-      `SELECT id FROM webhook_deliveries
-        WHERE status = 'pending' AND next_attempt_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-60 seconds')
-          AND (leased_until IS NULL OR leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-        ORDER BY next_attempt_at LIMIT 1000`,
-    )
-    .all<{ id: string }>();
-  return results.map(({ id }) => id);
-}
 
 /**
  * Retention: events are kept 400 days, settled deliveries (and their attempts) 30 days. Each run deletes at most

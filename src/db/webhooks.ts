@@ -63,35 +63,45 @@ export interface NewWebhook {
   secret: string;
 }
 
+/**
+ * The most webhooks an organization may have (enabled or not): each delivery run attempts a bounded number of
+ * deliveries (webhooks/delivery.ts), and one event makes a delivery per webhook.
+ */
+export const WEBHOOKS_PER_ORGANIZATION = 20;
+
 export async function createWebhook(
   db: Queryable,
   caller: Caller,
   hook: NewWebhook,
-): Promise<{ outcome: "done"; webhook: Webhook } | { outcome: "app_not_found" } | AdminRefusal> {
+): Promise<
+  { outcome: "done"; webhook: Webhook } | { outcome: "app_not_found" } | { outcome: "webhook_limit_reached" } | AdminRefusal
+> {
   const id = uuidv7();
   const allowed = `(SELECT id FROM scope WHERE role IN ${ADMIN_ROLES_SQL})`;
   const appOk = `(?4 IS NULL OR ${APP_ORGANIZATION} = (SELECT id FROM scope))`;
-  const [scope, app, , , created] = await batchAsCaller(db, caller, [
+  // ?10: WEBHOOKS_PER_ORGANIZATION, counted in the batch (a transaction): two creations at once cannot both pass.
+  const roomLeft = `(SELECT count(*) FROM webhooks WHERE organization_id = (SELECT id FROM scope)) < ?10`;
+  const bind = [
+    ...caller.credentials,
+    hook.organizationId,
+    hook.appId,
+    id,
+    hook.url,
+    JSON.stringify(hook.events),
+    hook.description,
+    hook.secret,
+    WEBHOOKS_PER_ORGANIZATION,
+  ];
+  const [scope, check, , , created] = await batchAsCaller(db, caller, [
     organizationRole(db, caller, hook.organizationId),
-    db
-      .prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT ${appOk} AS ok`)
-      .bind(...caller.credentials, hook.organizationId, hook.appId),
+    db.prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT ${appOk} AS app_ok, ${roomLeft} AS room_left`).bind(...bind),
     db
       .prepare(
         `WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE}
          INSERT INTO webhooks (id, organization_id, url, events, app_id, description, secret)
-         SELECT ?5, ${allowed}, ?6, ?7, ?4, ?8, ?9 WHERE ${allowed} IS NOT NULL AND ${appOk}`,
+         SELECT ?5, ${allowed}, ?6, ?7, ?4, ?8, ?9 WHERE ${allowed} IS NOT NULL AND ${appOk} AND ${roomLeft}`,
       )
-      .bind(
-        ...caller.credentials,
-        hook.organizationId,
-        hook.appId,
-        id,
-        hook.url,
-        JSON.stringify(hook.events),
-        hook.description,
-        hook.secret,
-      ),
+      .bind(...bind),
     db
       .prepare(`WITH ${CALLER_CTE}, ${HOOK_SCOPE} ${HOOK_EVENT} FROM hook ${EVENT_HANDOFF}`)
       .bind(...caller.credentials, id, null, uuidv7(), "webhook.created"),
@@ -99,7 +109,9 @@ export async function createWebhook(
   ]);
   const refused = adminRefusal(scope);
   if (refused) return refused;
-  if (!(app.results[0] as { ok: number }).ok) return { outcome: "app_not_found" };
+  const { app_ok, room_left } = check.results[0] as { app_ok: number; room_left: number };
+  if (!app_ok) return { outcome: "app_not_found" };
+  if (!room_left) return { outcome: "webhook_limit_reached" };
   return { outcome: "done", webhook: toWebhook(created.results[0] as WebhookRow) };
 }
 

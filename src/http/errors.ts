@@ -138,6 +138,16 @@ export const webhookDisabled = () => new ApiError(409, "This webhook is disabled
 export const webhooksNotSetUp = () =>
   new ApiError(501, "Webhooks are not set up on this service: its operator must set the WEBHOOK_SECRETS_KEY secret");
 
+// A 422 in FastAPI's list shape, like the other body refusals of POST /webhooks.
+export const webhookLimitReached = (limit: number) =>
+  validationFailed([
+    {
+      loc: ["body"],
+      msg: `Value error, this organization already has ${limit} webhooks, the most it may have: delete one to add another`,
+      type: "value_error",
+    },
+  ]);
+
 export const badIdempotencyKey = () =>
   new ApiError(400, "Idempotency-Key must be 1 to 255 printable ASCII characters (optionally as a quoted string)");
 

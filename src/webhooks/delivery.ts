@@ -1,4 +1,11 @@
-import { type AttemptOutcome, type ClaimedDelivery, claimDeliveries, overdueDeliveries, recordAttempts } from "../db/deliveries";
+import {
+  type AttemptOutcome,
+  type Claim,
+  type ClaimedDelivery,
+  claimDeliveries,
+  claimOverdueDeliveries,
+  recordAttempts,
+} from "../db/deliveries";
 import { type Event, toEvent } from "../db/events";
 import type { Target } from "../db/webhooks";
 import { openSecret, type WebhookSettings } from "./secret-box";
@@ -117,33 +124,79 @@ async function attemptDelivery(
   return { outcome, retryIn };
 }
 
-/**
- * The queue consumer: claims what the messages name (a delivery already settled, leased or not yet due is left
- * alone, so duplicates are harmless), attempts each, records every attempt in one round trip, and queues the retries
- * with their delays. A failure to reach D1 throws: the queue retries the batch.
+/*
+ * Bounds. A run (a queue batch, or a sweep) must stay within Workers' subrequest limit, which counts each fetch,
+ * each D1 call and each queue send: 50 per invocation on the Free plan, the tightest (Paid allows 1,000 or more).
+ * A run makes at most ATTEMPTS_PER_RUN fetches, 2 D1 round trips (the claim, the records) and one queue send (its
+ * retries, at most ATTEMPTS_PER_RUN messages, and what it left over, at most LEFT_OVER_PER_RUN ids in messages of
+ * IDS_PER_MESSAGE): 40 + 2 + 1 = 43 subrequests.
  */
-export async function deliverQueued(batch: MessageBatch<DeliveryMessage>, env: Queues & WebhookSettings): Promise<void> {
-  const events = batch.messages.flatMap((message) => message.body.events ?? []);
-  const deliveries = batch.messages.flatMap((message) => message.body.deliveries ?? []);
-  const claimed = await claimDeliveries(env.DB, { events, deliveries });
-  if (claimed.length > 0) {
-    const attempts = await Promise.all(claimed.map((delivery) => attemptDelivery(env, delivery)));
+export const ATTEMPTS_PER_RUN = 40;
+const IDS_PER_MESSAGE = 100;
+const LEFT_OVER_PER_RUN = 1000;
+const RUN_BOUNDS = { limit: ATTEMPTS_PER_RUN, leftOverLimit: LEFT_OVER_PER_RUN };
+
+/** Cloudflare Queues take at most 100 messages, and 256 KB, in one sendBatch. */
+const SEND_BATCH_MESSAGES = 100;
+const SEND_BATCH_BYTES = 256 * 1024;
+/** What a message may add to a batch beside its body (its delay, the encoding): generously more than it does. */
+const MESSAGE_OVERHEAD_BYTES = 1024;
+
+/** Sends the messages in as many sendBatch calls as the Queues limits take (in order, one call at a time). */
+export async function sendInBatches(queue: Queue<DeliveryMessage>, messages: MessageSendRequest<DeliveryMessage>[]) {
+  let batch: MessageSendRequest<DeliveryMessage>[] = [];
+  let bytes = 0;
+  for (const message of messages) {
+    const size = JSON.stringify(message.body).length + MESSAGE_OVERHEAD_BYTES;
+    if (batch.length === SEND_BATCH_MESSAGES || (batch.length > 0 && bytes + size > SEND_BATCH_BYTES)) {
+      await queue.sendBatch(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(message);
+    bytes += size;
+  }
+  if (batch.length > 0) await queue.sendBatch(batch);
+}
+
+/**
+ * Attempts what a run claimed, records every attempt in one round trip, then queues the retries with their delays
+ * and, at once, what the run left over (claimable, past its bound), IDS_PER_MESSAGE a message.
+ */
+async function attemptClaimed(env: Queues & WebhookSettings, { claimed, leftOver }: Claim): Promise<void> {
+  const attempts = await Promise.all(claimed.map((delivery) => attemptDelivery(env, delivery)));
+  if (attempts.length > 0) {
     await recordAttempts(
       env.DB,
       attempts.map(({ outcome }) => outcome),
     );
-    const retries = attempts.flatMap(({ outcome, retryIn }) =>
-      retryIn === null ? [] : [{ body: { deliveries: [outcome.deliveryId] }, delaySeconds: retryIn }],
-    );
-    if (retries.length > 0) await env.WEBHOOK_DELIVERIES.sendBatch(retries);
   }
+  const messages: MessageSendRequest<DeliveryMessage>[] = attempts.flatMap(({ outcome, retryIn }) =>
+    retryIn === null ? [] : [{ body: { deliveries: [outcome.deliveryId] }, delaySeconds: retryIn }],
+  );
+  for (let i = 0; i < leftOver.length; i += IDS_PER_MESSAGE) {
+    messages.push({ body: { deliveries: leftOver.slice(i, i + IDS_PER_MESSAGE) } });
+  }
+  await sendInBatches(env.WEBHOOK_DELIVERIES, messages);
+}
+
+/**
+ * The queue consumer: claims at most ATTEMPTS_PER_RUN of what the messages name, each organization's oldest first
+ * (a delivery already settled, leased or not yet due is left alone, so duplicates are harmless), attempts them, and
+ * queues the retries and the rest. A failure to reach D1 or the queue throws: the queue retries the batch.
+ */
+export async function deliverQueued(batch: MessageBatch<DeliveryMessage>, env: Queues & WebhookSettings): Promise<void> {
+  const events = batch.messages.flatMap((message) => message.body.events ?? []);
+  const deliveries = batch.messages.flatMap((message) => message.body.deliveries ?? []);
+  await attemptClaimed(env, await claimDeliveries(env.DB, { events, deliveries }, RUN_BOUNDS));
   batch.ackAll();
 }
 
-/** Each minute: queue again the deliveries that a lost hand-off (an isolate gone after its commit) left pending, 100 a message. */
-export async function sweepOverdueDeliveries(env: Queues): Promise<void> {
-  const ids = await overdueDeliveries(env.DB);
-  const messages = [];
-  for (let i = 0; i < ids.length; i += 100) messages.push({ body: { deliveries: ids.slice(i, i + 100) } });
-  if (messages.length > 0) await env.WEBHOOK_DELIVERIES.sendBatch(messages);
+/**
+ * Each minute: the deliveries a lost hand-off (an isolate gone after its commit) or a lost retry message left
+ * pending. The sweep attempts ATTEMPTS_PER_RUN of them itself, each organization's oldest first, whatever the queue
+ * holds (a backlog there cannot hold them back), and queues the next LEFT_OVER_PER_RUN for the consumer.
+ */
+export async function sweepOverdueDeliveries(env: Queues & WebhookSettings): Promise<void> {
+  await attemptClaimed(env, await claimOverdueDeliveries(env.DB, RUN_BOUNDS));
 }

@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import { WEBHOOKS_PER_ORGANIZATION } from "../db/webhooks";
 import { deployedExample } from "../events/events.openapi";
 import {
   appNotFound,
@@ -92,7 +93,8 @@ export const webhooksOpenApi = () => ({
           "only, no credentials, no IP literal of a loopback, private, link-local or metadata range (422 otherwise; " +
           'where the service allows local webhooks, http:// and loopback too). `events`: types, or ["*"]. `app_id`: only ' +
           `that app's events. \`organization_id\` defaults to the key's project's organization. ${WHO} A service set ` +
-          "up without a key to encrypt secrets answers 501. No Idempotency-Key: a retry makes another webhook.",
+          "up without a key to encrypt secrets answers 501. No Idempotency-Key: a retry makes another webhook. An " +
+          `organization has at most ${WEBHOOKS_PER_ORGANIZATION} webhooks, enabled or not: past that, 422 (delete one first).`,
         parameters: requestHeaders(),
         requestBody: jsonRequestBody(schemaRef("CreateWebhook"), {
           deploys: {

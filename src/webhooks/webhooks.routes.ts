@@ -12,6 +12,7 @@ import {
   redeliver,
   rotateWebhookSecret,
   updateWebhook,
+  WEBHOOKS_PER_ORGANIZATION,
   webhookTarget,
 } from "../db/webhooks";
 import { readSession, writeSession } from "../http/d1-session";
@@ -23,6 +24,7 @@ import {
   organizationNotFound,
   validationFailed,
   webhookDisabled,
+  webhookLimitReached,
   webhookNotFound,
   webhooksNotSetUp,
 } from "../http/errors";
@@ -70,6 +72,7 @@ export const webhooksRoutes = new Hono<AppEnv>()
     };
     const created = await writeSession(c, (db) => createWebhook(db, c.var.caller, hook));
     if (created.outcome === "app_not_found") throw appNotFound();
+    if (created.outcome === "webhook_limit_reached") throw webhookLimitReached(WEBHOOKS_PER_ORGANIZATION);
     if (created.outcome !== "done") refused(created.outcome, organizationNotFound);
     return c.json({ ...created.webhook, secret }, 200);
   })

@@ -17,16 +17,18 @@ export { hashApiKey } from "../../src/auth/api-keys";
 export type { ConfigOutput } from "../../src/configs/configs.schemas";
 export { revokeApiKey } from "../../src/db/accounts";
 export { CALLER_CTE } from "../../src/db/caller";
+export { claimDeliveries } from "../../src/db/deliveries";
 export { DEFAULT_ENVIRONMENTS } from "../../src/db/environments";
 export type { Event } from "../../src/db/events";
 export type { Role } from "../../src/db/roles";
-export type { Delivery, Webhook } from "../../src/db/webhooks";
+export { type Delivery, WEBHOOKS_PER_ORGANIZATION, type Webhook } from "../../src/db/webhooks";
 export type { EnvironmentRevisions } from "../../src/environments/environments.schemas";
 export { EnvironmentRevisionsParams } from "../../src/environments/environments.schemas";
 export {
   BURST_ENTRIES as REQUEST_LOG_BURST_ENTRIES,
   BURST_MS as REQUEST_LOG_BURST_MS,
 } from "../../src/http/request-log";
+export { ATTEMPTS_PER_RUN, type DeliveryMessage, sendInBatches } from "../../src/webhooks/delivery";
 export { worker };
 
 /**

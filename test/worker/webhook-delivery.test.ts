@@ -1,9 +1,8 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createAccount, createAppVia, expectError, expectJson, send, worker } from "./fixtures";
+import { createAccount, createAppVia, expectError, expectJson, send } from "./fixtures";
 import {
   deliveriesOf,
+  deliverMessages,
   newInbox,
   received,
   receivedAtLeast,
@@ -32,16 +31,6 @@ const auditLog = async (key: string, query = "") =>
 
 const HOUR = 3600;
 const DAY = 24 * HOUR;
-
-/** One message handed to the Worker's queue consumer directly, as a duplicate of the queue's own would be. */
-async function deliverMessage(body: { events?: string[]; deliveries?: string[] }) {
-  const batch = createMessageBatch<typeof body>("webhook-deliveries", [
-    { id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body },
-  ]);
-  const context = createExecutionContext();
-  await worker.queue?.(batch, env);
-  return getQueueResult(batch, context);
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -147,14 +136,14 @@ describe("delivery", { timeout: 30_000 }, () => {
     await receivedAtLeast(inbox, 1);
     const [pending] = await settledDeliveries(me.key, hook.id);
     expect(pending).toMatchObject({ status: "pending", attempts: 1 });
-    await deliverMessage({ deliveries: [pending.id] });
+    await deliverMessages([{ deliveries: [pending.id] }]);
     expect((await received(inbox)).length).toBe(1);
     expect((await deliveriesOf(me.key, hook.id)).deliveries).toEqual([pending]);
     const [, retried] = await receivedAtLeast(inbox, 2, 20_000);
     await expect
       .poll(async () => (await deliveriesOf(me.key, hook.id)).deliveries[0].status, { timeout: 10_000 })
       .toBe("succeeded");
-    await deliverMessage({ deliveries: [pending.id], events: [JSON.parse(retried.body).data.id] });
+    await deliverMessages([{ deliveries: [pending.id], events: [JSON.parse(retried.body).data.id] }]);
     expect((await received(inbox)).length).toBe(2);
   });
 

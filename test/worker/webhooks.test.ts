@@ -11,6 +11,7 @@ import {
   issueKey,
   type RequestOptions,
   send,
+  WEBHOOKS_PER_ORGANIZATION,
 } from "./fixtures";
 import { snapshot } from "./harness";
 import { type CreatedWebhook, newInbox, subscribe } from "./webhook-fixtures";
@@ -182,6 +183,32 @@ describe("managing a webhook", () => {
 async function expectError422(response: Response, issue: { loc: (string | number)[]; msg: string; type: string }) {
   expect([response.status, await response.json()]).toEqual([422, { detail: [issue] }]);
 }
+
+describe("how many", () => {
+  it(`an organization has at most ${WEBHOOKS_PER_ORGANIZATION} webhooks: past that, 422 and nothing written`, async () => {
+    const me = await createAccount();
+    const hooks = [];
+    for (let i = 0; i < WEBHOOKS_PER_ORGANIZATION; i += 1)
+      hooks.push(await subscribe(me.key, { url: newInbox(), events: ["*"] }));
+    // A disabled webhook counts too.
+    await expectJson(await send("PATCH", `/webhooks/${hooks[0].id}`, { key: me.key, body: { enabled: false } }));
+    const before = await snapshot();
+    const refused = await send("POST", "/webhooks", { key: me.key, body: { url: newInbox(), events: ["*"] } });
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toEqual({
+      detail: [
+        {
+          loc: ["body"],
+          msg: `Value error, this organization already has ${WEBHOOKS_PER_ORGANIZATION} webhooks, the most it may have: delete one to add another`,
+          type: "value_error",
+        },
+      ],
+    });
+    expect(await snapshot()).toEqual(before);
+    await expectJson(await send("DELETE", `/webhooks/${hooks[0].id}`, { key: me.key }));
+    await subscribe(me.key, { url: newInbox(), events: ["*"] });
+  });
+});
 
 describe("who may", () => {
   it("owners and workspace admins manage webhooks (a read-only key of theirs reads them); other members 403; other organizations 404", async () => {
