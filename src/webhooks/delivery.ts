@@ -160,11 +160,31 @@ export async function sendInBatches(queue: Queue<DeliveryMessage>, messages: Mes
 }
 
 /**
+ * A Worker keeps at most 6 connections open at once and holds further fetches back, while each attempt's 10 seconds
+ * run from its call: 40 fetches at once would time out those held back. So 6 at a time, each timed from its own
+ * start: a run's attempts take at most 7 x 10 seconds, within the claim's lease (deliveries.ts).
+ */
+const OPEN_CONNECTIONS = 6;
+
+async function attemptFewAtATime(settings: WebhookSettings, claimed: ClaimedDelivery[]) {
+  const attempts: Awaited<ReturnType<typeof attemptDelivery>>[] = [];
+  let next = 0;
+  const connection = async () => {
+    while (next < claimed.length) {
+      const index = next++;
+      attempts[index] = await attemptDelivery(settings, claimed[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(OPEN_CONNECTIONS, claimed.length) }, connection));
+  return attempts;
+}
+
+/**
  * Attempts what a run claimed, records every attempt in one round trip, then queues the retries with their delays
  * and, at once, what the run left over (claimable, past its bound), IDS_PER_MESSAGE a message.
  */
 async function attemptClaimed(env: Queues & WebhookSettings, { claimed, leftOver }: Claim): Promise<void> {
-  const attempts = await Promise.all(claimed.map((delivery) => attemptDelivery(env, delivery)));
+  const attempts = await attemptFewAtATime(env, claimed);
   if (attempts.length > 0) {
     await recordAttempts(
       env.DB,

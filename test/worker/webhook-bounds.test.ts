@@ -187,3 +187,20 @@ describe("leases", { timeout: 60_000 }, () => {
     expect((await received(inbox)).map((request) => request.headers["webhook-id"])).toEqual([id]);
   });
 });
+
+describe("connections", () => {
+  it("a run attempts at most 6 deliveries at a time (a Worker's open connections), all of them", async () => {
+    const account = await createAccount();
+    // Twelve webhooks of one organization to one slow inbox: one event, twelve deliveries in one run.
+    const inbox = newInbox("delay_ms=300");
+    for (let i = 0; i < 12; i += 1) await subscribe(account.key, { url: inbox, events: ["app.created"] });
+    await createAppHandingTo(account.key, "twelve at once");
+    const event = await env.DB.prepare("SELECT id FROM events WHERE type = 'app.created' ORDER BY id DESC LIMIT 1").first<{
+      id: string;
+    }>();
+    await deliverMessages([{ events: [event?.id as string] }]);
+    const got = await received(inbox);
+    expect(got).toHaveLength(12);
+    expect(Math.max(...got.map((request) => request.concurrent))).toBe(6);
+  });
+});

@@ -2,7 +2,7 @@
  * vitest globalSetup (Node): a real HTTP receiver on 127.0.0.1 for webhook deliveries, its URL provided to the tests
  * as `receiverUrl`. Each path is an inbox: POST records the request and answers as the query asks, GET lists what
  * the inbox got (oldest first). Query: `status` (default 200), `fail_first=N` (the first N requests get 500),
- * `delay_ms`, `body_bytes` (answer that many bytes).
+ * `delay_ms`, `body_bytes` (answer that many bytes). Each request is kept with how many the inbox was answering then.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -18,10 +18,13 @@ export interface Received {
   headers: Record<string, string>;
   body: string;
   status: number;
+  /** How many requests to this inbox were being answered when this one arrived, itself included. */
+  concurrent: number;
 }
 
 export default async function startReceiver(project: TestProject) {
   const inboxes = new Map<string, Received[]>();
+  const answering = new Map<string, number>();
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://receiver");
     const inbox = inboxes.get(url.pathname) ?? [];
@@ -37,10 +40,15 @@ export default async function startReceiver(project: TestProject) {
       const failing = inbox.length < Number(query.get("fail_first") ?? 0);
       const status = failing ? 500 : Number(query.get("status") ?? 200);
       const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
-      inbox.push({ headers, body: Buffer.concat(chunks).toString("utf8"), status });
+      const concurrent = (answering.get(url.pathname) ?? 0) + 1;
+      answering.set(url.pathname, concurrent);
+      inbox.push({ headers, body: Buffer.concat(chunks).toString("utf8"), status, concurrent });
       const body = query.has("body_bytes") ? "x".repeat(Number(query.get("body_bytes"))) : `received ${inbox.length}`;
       setTimeout(
-        () => response.writeHead(status, { "Content-Type": "text/plain" }).end(body),
+        () => {
+          answering.set(url.pathname, (answering.get(url.pathname) ?? 1) - 1);
+          response.writeHead(status, { "Content-Type": "text/plain" }).end(body);
+        },
         Number(query.get("delay_ms") ?? 0),
       );
     });
