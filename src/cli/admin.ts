@@ -48,7 +48,7 @@ add-member adds the user, or changes the role of one who is a member already; se
 an existing member's role only; remove-member also revokes the user's keys for the organization's
 projects. An organization keeps at least one owner.
 
-Each change is recorded as an event of its organization's audit log (EVENTS.md), with no API key
+Each change is recorded as an event of its organization's audit log (docs/EVENTS.md), with no API key
 as its actor's: member.joined, member.role_changed (add-member of a member, set-role),
 member.removed, api_key.created, api_key.deleted (revoke of a live key), and for deploy and
 variant commit, as the user they act as, environment.deployed and config.added or
@@ -103,7 +103,7 @@ async function operatorOnApp(db: D1Database, appId: string, email: string | unde
 /** "an owner, workspace_admin or editor" */
 const roleList = (roles: readonly Role[]) => `an ${roles.slice(0, -1).join(", ")} or ${roles.at(-1)}`;
 
-/** The operator's user may not do this in the app's organization: who may, by ACCOUNTS-API.md's roles. */
+/** The operator's user may not do this in the app's organization: who may, by docs/ACCOUNTS-API.md's roles. */
 const mayNot = (email: string, roles: readonly Role[], what: string) =>
   new UsageError(`${email} must be ${roleList(roles)} of the app's organization to ${what}`);
 

@@ -4,7 +4,7 @@ import { INSERT_EVENT } from "./events";
 import type { Role } from "./roles";
 
 /*
- * The admin CLI's changes of members and keys write their events (EVENTS.md) in the change's own batch, as the HTTP
+ * The admin CLI's changes of members and keys write their events (docs/EVENTS.md) in the change's own batch, as the HTTP
  * routes do. The operator acts there as no user and with no key: the actor is all null (OPERATOR_ACTOR). Member
  * events name the organization's default workspace, the CLI naming none.
  */

@@ -4,7 +4,7 @@ import type { Queryable } from "./d1";
 import { ADMIN_ROLES_SQL, type AdminRefusal, adminRefusal } from "./roles";
 
 /**
- * Events (EVENTS.md): each change's statements include the insert of its event, so that the change and its event
+ * Events (docs/EVENTS.md): each change's statements include the insert of its event, so that the change and its event
  * commit together or not at all. An event statement selects, per change made, the columns of INSERT_EVENT in order:
  * its id, its type, the organization, workspace, project and app it concerns, EVENT_ACTOR, and its data (JSON text).
  * No row selected: nothing changed, no event.

@@ -18,7 +18,7 @@ const BEFORE_AND_AFTER = `'before', json_object('name', o.name, 'description', o
   'after', json_object('name', COALESCE(?4, o.name), 'description', COALESCE(?5, o.description), 'type', COALESCE(?6, o.type))`;
 const BEFORE_AND_AFTER_WORKSPACE = `'before', json_object('name', o.name, 'description', o.description, 'type', o.type),
   'after', json_object('name', COALESCE(?5, o.name), 'description', COALESCE(?6, o.description), 'type', COALESCE(?7, o.type))`;
-/** Whether an update of organization `o` to ?4-?6 changes it: one that does not records no event (EVENTS.md). */
+/** Whether an update of organization `o` to ?4-?6 changes it: one that does not records no event (docs/EVENTS.md). */
 const ORGANIZATION_CHANGES = `(COALESCE(?4, o.name) IS NOT o.name OR COALESCE(?5, o.description) IS NOT o.description
   OR COALESCE(?6, o.type) IS NOT o.type)`;
 /** The same for workspace `o` and ?5-?7. */

@@ -1,4 +1,4 @@
-/** The six roles of ACCOUNTS-API.md, most powerful first; a member has one per organization. */
+/** The six roles of docs/ACCOUNTS-API.md, most powerful first; a member has one per organization. */
 export const ROLES = ["owner", "workspace_admin", "editor", "deployment_manager", "evaluator", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
 /** Role names accepted wherever a role is named, besides ROLES: the admin CLI's `admin`. */

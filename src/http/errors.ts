@@ -75,7 +75,7 @@ export const variantStillDeployed = (environments: string[]) =>
     `Variant is deployed to ${environments.join(", ")}: deploy another variant there first, then remove this one`,
   );
 
-// Accounts (ACCOUNTS-API.md).
+// Accounts (docs/ACCOUNTS-API.md).
 export const apiKeyNotFound = () => new ApiError(404, "API key not found");
 
 export const organizationNotFound = () => new ApiError(404, "Organization not found");

@@ -1,5 +1,5 @@
 /**
- * Where webhooks may point (EVENTS.md): `https://` only, no credentials in the URL, no IP literal of a loopback,
+ * Where webhooks may point (docs/EVENTS.md): `https://` only, no credentials in the URL, no IP literal of a loopback,
  * private, link-local or metadata range. With local targets allowed (WEBHOOKS_ALLOW_LOCAL), `http://` and loopback
  * too. Names are not resolved (a Worker has no DNS lookup): only literals and the localhost names are judged.
  */

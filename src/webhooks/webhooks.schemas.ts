@@ -2,7 +2,7 @@ import * as z from "zod";
 import { EventBody } from "../events/events.schemas";
 import { storableText, uuid } from "../http/fields";
 
-/** Every event type (EVENTS.md); a webhook takes some of them, or "*" for all. */
+/** Every event type (docs/EVENTS.md); a webhook takes some of them, or "*" for all. */
 export const EVENT_TYPES = [
   "app.created",
   "app.renamed",

@@ -478,7 +478,7 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
   });
 });
 
-describe("every change a command makes is an event, written in the change's batch (EVENTS.md)", () => {
+describe("every change a command makes is an event, written in the change's batch (docs/EVENTS.md)", () => {
   interface EventRow {
     n: number;
     id: string;

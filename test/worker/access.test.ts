@@ -19,7 +19,7 @@ import {
 } from "./fixtures";
 import { changes, type ExpectedEvent, expectEvents, snapshot, type Table } from "./harness";
 
-/** The six roles of ACCOUNTS-API.md, and who may do what there. */
+/** The six roles of docs/ACCOUNTS-API.md, and who may do what there. */
 const ROLES: readonly Role[] = ["owner", "workspace_admin", "editor", "deployment_manager", "evaluator", "viewer"];
 const WRITERS: readonly Who[] = ["owner", "workspace_admin", "editor"];
 const DEPLOYERS: readonly Who[] = [...WRITERS, "deployment_manager"];
@@ -171,7 +171,7 @@ interface Write {
   tables: Table[];
   /**
    * Prepares what the request acts on in `app` (as the owner); the request, its 200 answer for `by`, and the event
-   * (EVENTS.md) its 200 records, if any.
+   * (docs/EVENTS.md) its 200 records, if any.
    */
   prepare(
     app: { id: string; name: string },
@@ -317,7 +317,7 @@ const WRITES: Write[] = [
     route: "DELETE /variants/{id}",
     allowed: WRITERS,
     tables: ["app_variants"],
-    // No event: EVENTS.md names no type for a config's removal.
+    // No event: docs/EVENTS.md names no type for a config's removal.
     prepare: async (app) => {
       const variantId = await newVariant(app.id, "main");
       return { request: (key) => send("DELETE", `/variants/${variantId}`, { key }), answer: null };

@@ -5,7 +5,7 @@ import { databaseProblems, snapshot } from "./harness";
 import { failTrips, type Instruments, instrumentD1 } from "./instrumented-d1";
 
 /*
- * Faults in the writes of the accounts routes (ACCOUNTS-API.md: "Every write here is one D1 batch (one transaction)"),
+ * Faults in the writes of the accounts routes (docs/ACCOUNTS-API.md: "Every write here is one D1 batch (one transaction)"),
  * injected into the real D1: a statement slipped into the route's batch that fails when it runs (by the wrapper of
  * instrumented-d1.ts), a trigger that fails one of the route's own statements, or D1's transient error. Whatever
  * failed, the database is exactly as before (every row of every table), and the answer says nothing internal: 500, or

@@ -52,7 +52,7 @@ import { databaseProblems, type ExpectedEvent, expectEvents } from "./harness";
  * fuzz-configs-lookups.test.ts and fuzz-deployments.test.ts), through fuzz-posts.ts's runner: with Idempotency-Key,
  * and If-Match on deploy. Bodies are mostly planned from the database as it is when the request is made (refs
  * that name existing apps, configs, versions and revisions, or nearly), else anything. The oracle reads each body by
- * the contract (LEGACY-API.md), resolves its refs in fuzz-model.ts and predicts the answer and the rows written; after
+ * the contract (docs/LEGACY-API.md), resolves its refs in fuzz-model.ts and predicts the answer and the rows written; after
  * each request the rows that changed must be exactly those.
  */
 

@@ -6,7 +6,7 @@ import { type changes, databaseProblems, type Snapshot, Tracker } from "./harnes
 
 /*
  * The fuzz oracle of the apps, variants and configs endpoints: what each answers, predicted from every row of the
- * database (read with plain SQL by harness.ts's `snapshot()`) and the contract (LEGACY-API.md), written
+ * database (read with plain SQL by harness.ts's `snapshot()`) and the contract (docs/LEGACY-API.md), written
  * independently of src/. The strict shapes below are the contract's; the expected bodies are built row by row.
  */
 
@@ -369,7 +369,7 @@ export class Model {
   }
 
   // -------------------------------------------------------------------------------------------------------------
-  // How configs requests name things (LEGACY-API.md, "What applies everywhere" and the configs rows).
+  // How configs requests name things (docs/LEGACY-API.md, "What applies everywhere" and the configs rows).
 
   /**
    * The app the refs name, whether or not the caller can see it: by application_ref's id (its slug, when given

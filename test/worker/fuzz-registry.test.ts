@@ -70,7 +70,7 @@ import {
 import { databaseProblems, expectEvents } from "./harness";
 
 /*
- * Generated requests to the registry of the platform's older SDK (LEGACY-API.md, "The rest of the registry"), against
+ * Generated requests to the registry of the platform's older SDK (docs/LEGACY-API.md, "The rest of the registry"), against
  * the real local D1: DELETE /variants/{variant_id} first (the world planted by fuzz-model.ts holds removed variants
  * already; more follow), then POST /variants/from-base, POST /configs and PUT /variants/{variant_id}/parameters (with
  * Idempotency-Key, through fuzz-posts.ts's runner), then the reads GET /configs, GET /configs/deployment/{id} and GET
@@ -656,7 +656,7 @@ describe("fuzzing DELETE /variants/{variant_id}", () => {
             count(label, "removed");
             expect({ status, body }).toEqual({ status: 200, body: null });
             // The row stays (its revisions are history): removed now, its name moved aside for a tombstone. No event:
-            // EVENTS.md names no type for a config's removal.
+            // docs/EVENTS.md names no type for a config's removal.
             const after = {
               ...target,
               name: `\u0001${id}`,

@@ -22,7 +22,7 @@ export const TIMEOUT = 120_000;
 export type Replay = Record<string, { seed: number; path?: string }>;
 
 // ---------------------------------------------------------------------------------------------------------------
-// The documented contract (README, "The HTTP contract"; LEGACY-API.md), written out independently of src/.
+// The documented contract (README, "The HTTP contract"; docs/LEGACY-API.md), written out independently of src/.
 
 const DOCUMENTED_STATUSES = [200, 400, 401, 403, 404, 405, 409, 412, 413, 415, 422];
 export const FORBIDDEN = "You do not have access to perform this action. Please contact your organization admin.";
@@ -1069,7 +1069,7 @@ export async function fuzzRead<T extends object>(
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Events (../shared/EVENTS.md): what a write the oracle predicts records, from the database before it.
+// Events (docs/EVENTS.md): what a write the oracle predicts records, from the database before it.
 
 /** The event of a change to `app` by `by`: where the app is, who made the change (with which key), `data` beside the app. */
 export const appEvent = (

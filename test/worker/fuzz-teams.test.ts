@@ -16,7 +16,7 @@ import {
 import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, Tracker } from "./harness";
 
 /*
- * Generated requests to the writes of the accounts routes (ACCOUNTS-API.md): invite and resend, assign and unassign a
+ * Generated requests to the writes of the accounts routes (docs/ACCOUNTS-API.md): invite and resend, assign and unassign a
  * role, remove a member, create an organization or a workspace; by the members of a team in each of the six roles (and
  * a read-only key, an outsider, keys that are not live), with bodies and queries of every shape (an invitation that is
  * not an array, arrays of 0 or 2, roles lists of 0 or 2, unknown roles, malformed emails, ids of other organizations).
@@ -27,7 +27,7 @@ import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, Track
  * key of the organization's own project meets a known bug (races-teams.test.ts, "found on the way").
  *
  * The oracle reads the organization named (its members and roles, its workspaces, its open invitations) just before
- * each request, and from that and ACCOUNTS-API.md's rules predicts the answer and the rows it changes. Every answer is
+ * each request, and from that and docs/ACCOUNTS-API.md's rules predicts the answer and the rows it changes. Every answer is
  * a documented status with the documented body ({"detail": string}, or the 422 list), never a 500; a refused request
  * writes nothing; after each, databaseProblems() is empty and the role matrix holds: a role changes, or a member is
  * removed, only by an owner or workspace admin, and only an owner grants or takes `owner`. Seeds and REPLAY as in
@@ -562,7 +562,7 @@ const queryOf = (params: Record<string, unknown>) =>
 const targetOf = (state: OrganizationState, email: string) => state.members.find((member) => sameEmail(member.email, email));
 
 /**
- * The verdict of a member route (assign, unassign, remove), in ACCOUNTS-API.md's order: the caller must be a member
+ * The verdict of a member route (assign, unassign, remove), in docs/ACCOUNTS-API.md's order: the caller must be a member
  * and the workspace of the organization (else 404), an admin (403); the target a member (404); `owner` given or taken
  * only by an owner (403); the last owner neither demoted nor removed (409).
  */
@@ -584,7 +584,7 @@ function memberVerdict(
   return { change: target };
 }
 
-/** The event (EVENTS.md) of a change the caller made through workspace `workspaceId` of organization `organizationId`. */
+/** The event (docs/EVENTS.md) of a change the caller made through workspace `workspaceId` of organization `organizationId`. */
 const eventOf = (
   caller: CallerFacts,
   organizationId: string,
@@ -697,7 +697,7 @@ describe("invitations", () => {
       status: 200,
       check: (body, changed) => {
         expect(body).toMatchObject({ email, role: invitedRole, workspace_id: workspaceId, token: expect.any(String) });
-        // An invitation (a resend too), of no user yet: EVENTS.md's user_id is null until the invitee joins.
+        // An invitation (a resend too), of no user yet: docs/EVENTS.md's user_id is null until the invitee joins.
         const data = { email, user_id: null, role: invitedRole, workspace_id: workspaceId };
         changed = expectEvents(changed, eventOf(caller, organizationId, workspaceId, "member.invited", data));
         expect(counts(changed)).toEqual({ invitations: [open.length + 1, open.length] });
@@ -1136,7 +1136,7 @@ describe("organizations and workspaces", () => {
                       role: "owner",
                       members: [caller.holder.userId],
                     });
-                    // No event: EVENTS.md names none for a new organization.
+                    // No event: docs/EVENTS.md names none for a new organization.
                     expect(counts(changed)).toEqual({
                       organizations: [1, 0],
                       organization_members: [1, 0],

@@ -153,7 +153,7 @@ export function changes(before: Snapshot, after: Snapshot): Partial<Record<Table
 export type Changes = ReturnType<typeof changes>;
 
 /**
- * An event a write must record (../shared/EVENTS.md): its type, and what else the test knows of it: columns of its row
+ * An event a write must record (docs/EVENTS.md): its type, and what else the test knows of it: columns of its row
  * (null where the event names no workspace, project or app) and keys of its `data` (others may be there too).
  */
 export interface ExpectedEvent {

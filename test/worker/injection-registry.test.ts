@@ -729,7 +729,7 @@ describe("SQL in headers", () => {
       );
       const { result, changed } = await changesBy(() => call("DELETE", `/variants/${made.variant_id}`, undefined, headers));
       expect(await expectJson(result)).toBeNull();
-      // No event: EVENTS.md names no type for a config's removal.
+      // No event: docs/EVENTS.md names no type for a config's removal.
       expect(Object.keys(changed)).toEqual(["app_variants"]);
       expect(changed.app_variants?.added).toEqual([
         expect.objectContaining({ id: made.variant_id, name: `\u0001${made.variant_id}` }),

@@ -27,7 +27,7 @@ import {
 } from "./injection-payloads";
 
 /*
- * SQL injection into the accounts routes (ACCOUNTS-API.md): every path parameter (organization and workspace ids, key
+ * SQL injection into the accounts routes (docs/ACCOUNTS-API.md): every path parameter (organization and workspace ids, key
  * prefixes), query parameter (workspace_id, read_only, expiration_date, user_id, project_id, email, org_id, role),
  * body field (names, owners, descriptions, types, emails, roles, tokens) and header. Refused requests (422, or a 404
  * for what names nothing) change nothing, every row of every table compared; accepted ones store the payload as sent
@@ -88,7 +88,7 @@ const addedRow = (changed: Changes, table: Table) => {
   return changed[table]!.added[0];
 };
 
-/** What a write of a text field records (EVENTS.md); null: no event (EVENTS.md names none for a new organization). */
+/** What a write of a text field records (docs/EVENTS.md); null: no event (docs/EVENTS.md names none for a new organization). */
 type TextEvent = "organization.updated" | "workspace.created" | "workspace.updated" | null;
 
 /** The event of a write that stored `value` as `field` of the team's organization, or of a workspace `changed` holds. */

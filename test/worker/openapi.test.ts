@@ -230,7 +230,7 @@ const keyedOperations = () => SERVED_ROUTES.filter((operation) => !["GET /health
 /** Accepting an invitation: a new email's invitee has no key yet, so the key is optional there. */
 const ACCEPT = "POST /organizations/{org_id}/workspaces/{workspace_id}/invite/accept";
 
-/** The accounts routes (ACCOUNTS-API.md) and webhooks: they take no Idempotency-Key. */
+/** The accounts routes (docs/ACCOUNTS-API.md) and webhooks: they take no Idempotency-Key. */
 const isAccountsOperation = (operation: string) => /^\w+ \/(keys|profile|organizations|workspaces|webhooks)\b/.test(operation);
 
 /** Whether the operation takes an Idempotency-Key: every POST and PUT but those of accounts. */

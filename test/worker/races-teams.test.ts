@@ -15,7 +15,7 @@ import { databaseProblems } from "./harness";
 import { instrumentD1 } from "./instrumented-d1";
 
 /*
- * Concurrent requests to the accounts routes (ACCOUNTS-API.md), all started before any is answered, against the real
+ * Concurrent requests to the accounts routes (docs/ACCOUNTS-API.md), all started before any is answered, against the real
  * D1. Each of these routes is one batch, whose verdict (may this caller do this, to whom, is an owner left) is decided
  * by SQL inside the batch: whichever batch D1 runs second sees what the first wrote. The request first in the list
  * reaches D1 first, so every race is run in both orders (and the tests check that both outcomes happened).

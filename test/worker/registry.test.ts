@@ -17,7 +17,7 @@ import {
 import { changes, databaseProblems, expectEvents, snapshot } from "./harness";
 
 /*
- * The registry as the platform's older SDK calls it (LEGACY-API.md, "The rest of the registry"): GET and POST
+ * The registry as the platform's older SDK calls it (docs/LEGACY-API.md, "The rest of the registry"): GET and POST
  * /configs, GET /configs/deployment/{id}, GET /bases, POST /variants/from-base, PUT /variants/{id}/parameters and
  * DELETE /variants/{id}, each with the bare key in Authorization, paths, queries and bodies as its client sends them.
  */

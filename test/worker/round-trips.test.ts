@@ -583,7 +583,7 @@ describe("D1 round trips per request", () => {
   const inOrg = (path: string) => () => `/organizations/${org.organizationId}${path}`;
   const inWorkspace = (path: string) => () => `/workspaces/${org.workspaceId}${path}`;
   const inOrgWorkspace = (path: string) => () => `/organizations/${org.organizationId}/workspaces/${org.workspaceId}${path}`;
-  /** One case per accounts route (ACCOUNTS-API.md), each as the platform's client calls it. */
+  /** One case per accounts route (docs/ACCOUNTS-API.md), each as the platform's client calls it. */
   const accountsPaths: Case[] = [
     { name: "GET /keys", method: "GET", path: () => "/keys", key: ownKey, status: 200, trips: 1 },
     {

@@ -16,7 +16,7 @@ import {
 import { snapshot } from "./harness";
 import { type CreatedWebhook, newInbox, subscribe } from "./webhook-fixtures";
 
-/** The webhook routes (EVENTS.md): what they answer, who may use them, the URL rules, and the events they record. */
+/** The webhook routes (docs/EVENTS.md): what they answer, who may use them, the URL rules, and the events they record. */
 
 type Shown = Omit<CreatedWebhook, "secret">;
 
