@@ -29,7 +29,13 @@ function retryDelay(attempts: number): number | null {
   return Math.min(MAX_QUEUE_DELAY, Math.round(base * (1 + Math.random() * 0.2)));
 }
 
-const TIMEOUT_MS = 10_000;
+/** How long an attempt may take. A failure to reach the URL is reported as taking this long, whenever it happened. */
+export const ATTEMPT_DEADLINE_MS = 10_000;
+/**
+ * What every failure to reach the URL says (refused, reset, TLS, DNS, no answer in time), with no exception text: how
+ * a host refuses would otherwise tell whoever names it what listens there.
+ */
+export const UNREACHABLE = "could not reach the URL";
 const EXCERPT_BYTES = 1024;
 
 /** The first KiB of a response body (as text), leaving the rest unread. */
@@ -59,7 +65,8 @@ export interface AttemptResult {
 
 /**
  * One signed POST of `event` to the target: a 2xx within 10 seconds is success. Redirects are not followed (a 3xx
- * fails): the URL rules judged the URL given, not where it may send the service.
+ * fails): the URL rules judged the URL given, not where it may send the service. A failure to reach the URL is
+ * UNREACHABLE with the deadline as its duration (the exception goes to the operator's log only).
  */
 export async function sendEvent(
   settings: WebhookSettings,
@@ -69,17 +76,30 @@ export async function sendEvent(
 ): Promise<AttemptResult> {
   const started = Date.now();
   const took = () => Date.now() - started;
+  const failed = (error: unknown, result: AttemptResult): AttemptResult => {
+    console.warn(
+      JSON.stringify({ message: "webhook attempt failed", webhook_id: target.webhook_id, error: String(error).slice(0, 200) }),
+    );
+    return result;
+  };
+  let body: string;
+  let headers: Record<string, string>;
   try {
     const secrets = [await openSecret(settings, target.secret)];
     if (target.previous_secret) secrets.push(await openSecret(settings, target.previous_secret));
-    const body = JSON.stringify({ type: event.type, timestamp: event.occurred_at, data: event });
-    const headers = await signedHeaders(secrets, messageId, Math.floor(Date.now() / 1000), body);
+    body = JSON.stringify({ type: event.type, timestamp: event.occurred_at, data: event });
+    headers = await signedHeaders(secrets, messageId, Math.floor(Date.now() / 1000), body);
+  } catch (error) {
+    // A secret the service's key no longer opens: nothing was sent, and nothing about the target is told.
+    return failed(error, { status_code: null, duration_ms: took(), response_excerpt: null, error: "could not sign the event" });
+  }
+  try {
     const response = await fetch(target.url, {
       method: "POST",
       headers: { "Content-Type": "application/json", "User-Agent": "app-management-service-webhooks", ...headers },
       body,
       redirect: "manual",
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      signal: AbortSignal.timeout(ATTEMPT_DEADLINE_MS),
     });
     const text = await excerpt(response).catch(() => null);
     const ok = response.status >= 200 && response.status < 300;
@@ -90,10 +110,25 @@ export async function sendEvent(
       error: ok ? null : `HTTP ${response.status}`,
     };
   } catch (error) {
-    const timedOut = error instanceof Error && error.name === "TimeoutError";
-    const reason = timedOut ? "no answer within 10 seconds" : `could not reach the URL: ${String(error).slice(0, 200)}`;
-    return { status_code: null, duration_ms: took(), response_excerpt: null, error: reason };
+    return failed(error, { status_code: null, duration_ms: ATTEMPT_DEADLINE_MS, response_excerpt: null, error: UNREACHABLE });
   }
+}
+
+/**
+ * sendEvent for POST /webhooks/{id}/test, whose caller reads the answer as it comes: a failure to reach the URL
+ * answers only once the deadline has passed since the attempt began, so a closed port, a port that speaks no TLS and
+ * one that never answers all look alike (the same body, at the same time) rather than like a port scan.
+ */
+export async function sendTestEvent(
+  settings: WebhookSettings,
+  target: Target,
+  messageId: string,
+  event: Event,
+): Promise<AttemptResult> {
+  const deadline = Date.now() + ATTEMPT_DEADLINE_MS;
+  const result = await sendEvent(settings, target, messageId, event);
+  if (result.error === UNREACHABLE) await scheduler.wait(Math.max(0, deadline - Date.now()));
+  return result;
 }
 
 interface Queues {

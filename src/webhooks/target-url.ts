@@ -1,65 +1,56 @@
+import ipaddr from "ipaddr.js";
+
 /**
- * Where webhooks may point (docs/EVENTS.md): `https://` only, no credentials in the URL, no IP literal of a loopback,
- * private, link-local or metadata range. With local targets allowed (WEBHOOKS_ALLOW_LOCAL), `http://` and loopback
- * too. Names are not resolved (a Worker has no DNS lookup): only literals and the localhost names are judged.
+ * Where webhooks may point (docs/EVENTS.md): `https://` only, no credentials in the URL, and no IP literal short of a
+ * public unicast address. With local targets allowed (WEBHOOKS_ALLOW_LOCAL), `http://` and loopback too. Names are
+ * not resolved (a Worker has no DNS lookup): only literals and the localhost and metadata names are judged.
  */
 
-const IPV4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/;
+/** What a refused address is, in the words of the 422. */
+type Category = "loopback" | "private" | "link-local or metadata" | "IPv4-embedding" | "reserved";
 
-type Range = "loopback" | "private" | "link-local or metadata" | "reserved";
+/**
+ * ipaddr.js's range names (`range()`, IPv4 and IPv6) as categories. Only `unicast` is accepted; a name not listed
+ * here (a range a later version adds) is refused as reserved.
+ */
+const CATEGORY_OF_RANGE: Record<string, Category> = {
+  loopback: "loopback",
+  private: "private",
+  carrierGradeNat: "private",
+  uniqueLocal: "private",
+  deprecatedSiteLocal: "private",
+  linkLocal: "link-local or metadata",
+  // NAT64 (64:ff9b::/96, 64:ff9b:1::/48), SIIT (::ffff:0:0:0/96), 6to4 and Teredo reach an IPv4 address through a
+  // translator or relay: refused whatever that address is (the IPv4 address itself may be given instead).
+  rfc6052: "IPv4-embedding",
+  rfc6145: "IPv4-embedding",
+  "6to4": "IPv4-embedding",
+  teredo: "IPv4-embedding",
+};
 
-/** [first address as a number, prefix length, kind]: the IPv4 ranges a webhook may not target. */
-const IPV4_RANGES: [string, number, Range][] = [
-  ["0.0.0.0", 8, "reserved"],
-  ["10.0.0.0", 8, "private"],
-  ["100.64.0.0", 10, "private"],
-  ["127.0.0.0", 8, "loopback"],
-  ["169.254.0.0", 16, "link-local or metadata"],
-  ["172.16.0.0", 12, "private"],
-  ["192.0.0.0", 24, "reserved"],
-  ["192.168.0.0", 16, "private"],
-  ["198.18.0.0", 15, "reserved"],
-  ["224.0.0.0", 3, "reserved"],
-];
+const MESSAGES: Record<Category, string> = {
+  loopback: "url must not point to a loopback address",
+  private: "url must not point to a private address",
+  "link-local or metadata": "url must not point to a link-local or metadata address",
+  "IPv4-embedding": "url must not point to an IPv6 address that embeds an IPv4 one (NAT64, 6to4, Teredo)",
+  reserved: "url must not point to a reserved address",
+};
 
-const ipv4Number = (a: number, b: number, c: number, d: number) => ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
+/**
+ * IANA's global unicast block: ipaddr.js calls any IPv6 address outside its named ranges `unicast`, the deprecated
+ * IPv4-compatible `::a.b.c.d` and unallocated space included; only this block holds public unicast addresses.
+ */
+const GLOBAL_UNICAST_IPV6 = ipaddr.IPv6.parseCIDR("2000::/3");
 
-function ipv4Range(address: string): Range | null {
-  const parts = IPV4.exec(address);
-  if (!parts) return null;
-  const value = ipv4Number(+parts[1], +parts[2], +parts[3], +parts[4]);
-  for (const [first, bits, kind] of IPV4_RANGES) {
-    const [a, b, c, d] = first.split(".").map(Number);
-    const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-    if ((value & mask) >>> 0 === ipv4Number(a, b, c, d)) return kind;
-  }
-  return null;
-}
-
-/** The eight 16-bit groups of an IPv6 address as the URL parser writes it (compressed, lower case, no brackets). */
-function ipv6Groups(address: string): number[] {
-  const [head, tail] = address.includes("::") ? address.split("::") : [address, null];
-  const parse = (part: string) => (part === "" ? [] : part.split(":").map((group) => Number.parseInt(group, 16)));
-  const first = parse(head);
-  if (tail === null) return first;
-  const last = parse(tail);
-  return [...first, ...new Array(8 - first.length - last.length).fill(0), ...last];
-}
-
-function ipv6Range(address: string): Range | null {
-  const groups = ipv6Groups(address);
-  if (groups.every((group) => group === 0)) return "reserved";
-  if (groups.slice(0, 7).every((group) => group === 0) && groups[7] === 1) return "loopback";
-  // ::ffff:a.b.c.d (mapped) and 64:ff9b::a.b.c.d (NAT64) reach an IPv4 address: judge that one.
-  const embedsIpv4 =
-    (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) ||
-    (groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((group) => group === 0));
-  if (embedsIpv4) {
-    return ipv4Range([groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff].join("."));
-  }
-  if ((groups[0] & 0xfe00) === 0xfc00) return "private";
-  if ((groups[0] & 0xffc0) === 0xfe80) return "link-local or metadata";
-  if ((groups[0] & 0xff00) === 0xff00) return "reserved";
+/** The category of an IP literal as the URL parser writes it (IPv4 dotted, IPv6 in brackets); null: public unicast, or not a literal. */
+function addressCategory(host: string): Category | null {
+  const literal = host.startsWith("[") ? host.slice(1, -1) : host;
+  if (!ipaddr.IPv6.isValid(literal) && !ipaddr.IPv4.isValidFourPartDecimal(literal)) return null;
+  // process(): an IPv4-mapped address (::ffff:a.b.c.d) is the IPv4 address it maps, and is judged as that one.
+  const address = ipaddr.process(literal);
+  const range: string = address.range();
+  if (range !== "unicast") return CATEGORY_OF_RANGE[range] ?? "reserved";
+  if (address.kind() === "ipv6" && !address.match(GLOBAL_UNICAST_IPV6)) return "reserved";
   return null;
 }
 
@@ -80,14 +71,13 @@ export function webhookUrlProblem(text: string, allowLocal: boolean): string | n
     return allowLocal ? "url must be an https:// or http:// URL" : "url must be an https:// URL";
   }
   if (url.username || url.password) return "url must not carry credentials (user:password@)";
+  // The URL parser has already written any IPv4 form (0x7f.1, 2130706433) as a dotted quad, and IPv6 compressed.
   const host = url.hostname;
-  const range = host.startsWith("[")
-    ? ipv6Range(host.slice(1, -1))
-    : LOCAL_NAMES.test(host)
-      ? "loopback"
-      : METADATA_NAMES.test(host)
-        ? "link-local or metadata"
-        : ipv4Range(host);
-  if (range === null || (range === "loopback" && allowLocal)) return null;
-  return `url must not point to a ${range} address`;
+  const category = LOCAL_NAMES.test(host)
+    ? "loopback"
+    : METADATA_NAMES.test(host)
+      ? "link-local or metadata"
+      : addressCategory(host);
+  if (category === null || (category === "loopback" && allowLocal)) return null;
+  return MESSAGES[category];
 }

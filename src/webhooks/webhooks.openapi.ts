@@ -207,7 +207,9 @@ export const webhooksOpenApi = () => ({
         summary: "Send a test event to a webhook",
         description:
           "Sends a `webhook.test` event now and answers how the attempt went: signed like any delivery, but not recorded " +
-          `as an event or a delivery. \`status_code\` null: no answer (see \`error\`). ${WHO}`,
+          `as an event or a delivery. \`status_code\` null: no answer (see \`error\`). A URL that cannot be reached ` +
+          "(refused, reset, no TLS, no name, no answer within 10 seconds) answers the same, after 10 seconds whatever " +
+          `the cause. ${WHO}`,
         parameters: requestHeaders(),
         responses: operationResponses(
           jsonResponse("The attempt", schemaRef("WebhookAttempt"), {

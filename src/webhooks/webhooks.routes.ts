@@ -30,7 +30,7 @@ import {
 } from "../http/errors";
 import { jsonBody, validate } from "../http/validation";
 import type { AppEnv } from "../types";
-import { sendEvent } from "./delivery";
+import { sendTestEvent } from "./delivery";
 import { handOff } from "./hand-off";
 import { allowsLocalTargets, canSealSecrets, sealSecret } from "./secret-box";
 import { newWebhookSecret } from "./signing";
@@ -131,7 +131,7 @@ export const webhooksRoutes = new Hono<AppEnv>()
       actor: { user_id: caller.userId, username: found.username, api_key_prefix: caller.credentials[0] },
       data: { webhook_id, url: found.target.url },
     };
-    return c.json(await sendEvent(c.env, found.target, event.id, event), 200);
+    return c.json(await sendTestEvent(c.env, found.target, event.id, event), 200);
   })
   .get(
     "/:webhook_id/deliveries",

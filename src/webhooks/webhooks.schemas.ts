@@ -31,7 +31,12 @@ export const EVENT_TYPES = [
 const url = z
   .string()
   .max(2048)
-  .meta({ description: "https:// only (a service run locally for development also takes http:// and loopback)" });
+  .meta({
+    description:
+      "https:// only, to a host name or a public unicast address: no loopback, private, link-local, documentation or " +
+      "other reserved address, nor IPv6 that reaches IPv4 through a translator or relay (NAT64, 6to4, Teredo). " +
+      "A service run locally for development also takes http:// and loopback",
+  });
 const events = z
   .array(z.enum([...EVENT_TYPES, "*"]))
   .min(1)
@@ -98,9 +103,12 @@ export const WebhookSecretBody = z.object({
 
 export const AttemptBody = z.object({
   status_code: z.int().nullable().meta({ description: "Null: no answer (see error)" }),
-  duration_ms: z.int(),
+  duration_ms: z.int().meta({ description: "10000 when the URL could not be reached, whatever the cause" }),
   response_excerpt: z.string().nullable().meta({ description: "The first 1 KiB of the response body" }),
-  error: z.string().nullable(),
+  error: z.string().nullable().meta({
+    description:
+      'Null on a 2xx; "HTTP <status>"; "could not reach the URL" (refused, no TLS, no answer in time...); "could not sign the event"',
+  }),
 });
 
 export const DeliveryBody = z.object({

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { type Account, createAccount, expectJson, markKeyUsed, send } from "./fixtures";
+import { type Account, createAccount, createAppVia, expectJson, markKeyUsed, send } from "./fixtures";
 import { databaseProblems, snapshot } from "./harness";
-import { newInbox, subscribe } from "./webhook-fixtures";
+import { newInbox, settledDeliveries, subscribe } from "./webhook-fixtures";
 
 /*
  * Faults in the writes that make events: a trigger fails the event's insert, or its fan-out into deliveries. The
@@ -57,17 +57,41 @@ describe("a change and its event commit together or not at all", () => {
   });
 });
 
-describe("a receiver that does not answer", () => {
-  it("is given up on after 10 seconds", { timeout: 30_000 }, async () => {
-    const hook = await subscribe(owner.key, { url: newInbox("delay_ms=20000"), events: ["*"] });
+describe("a URL that cannot be reached", () => {
+  // Nothing listens on the discard port of the test machine's loopback.
+  const closedPort = "http://127.0.0.1:9/hook";
+  // TLS to the receiver's plain HTTP port: a port that is open but does not speak what the URL asks.
+  const notTls = newInbox().replace(/^http:/, "https:");
+  // The receiver holds its answer past the deadline.
+  const silent = newInbox("delay_ms=20000");
+  const DEADLINE_MS = 10_000;
+  const unreachable = { status_code: null, duration_ms: DEADLINE_MS, response_excerpt: null, error: "could not reach the URL" };
+
+  const testWebhook = async (url: string) => {
+    // An event type nothing here records: the next test's deliveries do not wait on these hooks.
+    const hook = await subscribe(owner.key, { url, events: ["environment.deployed"] });
+    const started = Date.now();
     const attempt = await expectJson(await send("POST", `/webhooks/${hook.id}/test`, { key: owner.key }));
-    expect(attempt).toEqual({
-      status_code: null,
-      duration_ms: expect.any(Number),
-      response_excerpt: null,
-      error: "no answer within 10 seconds",
-    });
-    expect((attempt as { duration_ms: number }).duration_ms).toBeGreaterThanOrEqual(10_000);
-    expect((attempt as { duration_ms: number }).duration_ms).toBeLessThan(15_000);
+    return { attempt, tookMs: Date.now() - started };
+  };
+
+  it("a test answers the same for a closed port, a port without TLS and a silent one, at the deadline", {
+    timeout: 30_000,
+  }, async () => {
+    const answers = await Promise.all([closedPort, notTls, silent].map(testWebhook));
+    expect(answers.map(({ attempt }) => attempt)).toEqual([unreachable, unreachable, unreachable]);
+    for (const { tookMs } of answers) expect(tookMs).toBeGreaterThanOrEqual(DEADLINE_MS);
+  });
+
+  it("a delivery's attempt log records the same, without the exception's text or a duration to read", async () => {
+    const hooks = await Promise.all([closedPort, notTls].map((url) => subscribe(owner.key, { url, events: ["app.created"] })));
+    await createAppVia(owner.key, { app_name: "unreachable" });
+    for (const hook of hooks) {
+      const [delivery] = await settledDeliveries(owner.key, hook.id);
+      const detail = await expectJson<{ attempt_log: unknown[] }>(
+        await send("GET", `/webhooks/${hook.id}/deliveries/${delivery.id}`, { key: owner.key }),
+      );
+      expect(detail.attempt_log[0], hook.url).toEqual({ attempted_at: expect.any(String), ...unreachable });
+    }
   });
 });

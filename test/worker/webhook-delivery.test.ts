@@ -374,7 +374,7 @@ describe("test and redeliver", { timeout: 30_000 }, () => {
     expect((await deliveriesOf(me.key, hook.id)).deliveries).toEqual([]);
   });
 
-  it("a test answers what went wrong: a status, the first KiB of the body, or no answer", async () => {
+  it("a test answers what the receiver answered: a status and the first KiB of the body", async () => {
     const me = await createAccount();
     const test = async (url: string) => {
       const hook = await subscribe(me.key, { url, events: ["*"] });
@@ -387,9 +387,7 @@ describe("test and redeliver", { timeout: 30_000 }, () => {
       error: "HTTP 503",
     });
     expect(await test(newInbox("status=302"))).toMatchObject({ status_code: 302, error: "HTTP 302" });
-    const closed = await test("http://127.0.0.1:9/hook");
-    expect(closed).toMatchObject({ status_code: null, response_excerpt: null });
-    expect(closed.error).toMatch(/^could not reach the URL/);
+    // A URL that cannot be reached: faults-webhooks.test.ts (it answers at the deadline).
   });
 
   it("redelivery sends the event again under the same webhook-id; refused for a disabled webhook", async () => {

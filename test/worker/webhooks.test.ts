@@ -21,6 +21,8 @@ import { type CreatedWebhook, newInbox, subscribe } from "./webhook-fixtures";
 type Shown = Omit<CreatedWebhook, "secret">;
 
 const production: RequestOptions["bindings"] = { WEBHOOKS_ALLOW_LOCAL: "false" };
+/** Production as it may take webhooks: with a key to seal their secrets. */
+const productionWithKey = { ...production, WEBHOOK_SECRETS_KEY: "a production key" } as Partial<Env>;
 
 const webhookEvents = async (key: string) =>
   (
@@ -113,7 +115,12 @@ describe("managing a webhook", () => {
         bindings: { WEBHOOK_SECRETS_KEY: "another key" } as Partial<Env>,
       }),
     );
-    expect(attempt).toMatchObject({ status_code: null, response_excerpt: null });
+    expect(attempt).toEqual({
+      status_code: null,
+      duration_ms: expect.any(Number),
+      response_excerpt: null,
+      error: "could not sign the event",
+    });
   });
 
   it("deployed without WEBHOOK_SECRETS_KEY, creating or rotating is refused clearly and writes nothing", async () => {
@@ -129,8 +136,7 @@ describe("managing a webhook", () => {
       refusal,
     );
     expect(await snapshot()).toEqual(before);
-    const withKey = { ...production, WEBHOOK_SECRETS_KEY: "a production key" } as Partial<Env>;
-    await expectJson(await send("POST", "/webhooks", { key: me.key, body, bindings: withKey }));
+    await expectJson(await send("POST", "/webhooks", { key: me.key, body, bindings: productionWithKey }));
   });
 
   it("bodies are validated (422, nothing written); an app of another organization is 404", async () => {
@@ -306,11 +312,46 @@ describe("where a webhook may point", () => {
     "https://hooks.example.com:8443/in",
   ];
 
-  it("https:// only, no credentials, no loopback, private, link-local or metadata address (422, nothing written)", async () => {
-    const me = await createAccount();
+  // The issue 23 forms: IPv6 that carries an IPv4 address, site-local, the documentation ranges, and the rest of what
+  // is not public unicast. The URL parser's spellings of IPv4 (0x7f.1, octal) still land on the dotted quad.
+  const notPublic: [string, string][] = [
+    ["https://[::7f00:1]/in", "url must not point to a reserved address"],
+    ["https://[::ffff:0:7f00:1]/in", "url must not point to an IPv6 address that embeds an IPv4 one (NAT64, 6to4, Teredo)"],
+    ["https://[64:ff9b::7f00:1]/in", "url must not point to an IPv6 address that embeds an IPv4 one (NAT64, 6to4, Teredo)"],
+    ["https://[64:ff9b::8.8.8.8]/in", "url must not point to an IPv6 address that embeds an IPv4 one (NAT64, 6to4, Teredo)"],
+    ["https://[64:ff9b:1::a00:1]/in", "url must not point to an IPv6 address that embeds an IPv4 one (NAT64, 6to4, Teredo)"],
+    ["https://[2002:7f00:1::1]/in", "url must not point to an IPv6 address that embeds an IPv4 one (NAT64, 6to4, Teredo)"],
+    [
+      "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/in",
+      "url must not point to an IPv6 address that embeds an IPv4 one (NAT64, 6to4, Teredo)",
+    ],
+    ["https://[fec0::1]/in", "url must not point to a private address"],
+    ["https://192.0.2.10/in", "url must not point to a reserved address"],
+    ["https://198.51.100.7/in", "url must not point to a reserved address"],
+    ["https://203.0.113.99/in", "url must not point to a reserved address"],
+    ["https://[2001:db8::1]/in", "url must not point to a reserved address"],
+    ["https://[3fff::1]/in", "url must not point to a reserved address"],
+    ["https://[4000::1]/in", "url must not point to a reserved address"],
+    ["https://[ff02::1]/in", "url must not point to a reserved address"],
+    ["https://255.255.255.255/in", "url must not point to a reserved address"],
+    ["https://240.0.0.1/in", "url must not point to a reserved address"],
+    ["https://0x7f.1/in", "url must not point to a loopback address"],
+    ["https://017700000001/in", "url must not point to a loopback address"],
+    ["https://[::ffff:7f00:1]/in", "url must not point to a loopback address"],
+    ["https://[::ffff:192.168.0.1]/in", "url must not point to a private address"],
+  ];
+  const publicUnicast = [
+    "https://1.1.1.1/in",
+    "https://[::ffff:8.8.8.8]/in",
+    "https://[2a00:1450:4001:82b::200e]/in",
+    "https://[2001:4860:4860::8888]/in",
+  ];
+
+  /** Each url is refused with its message by POST and by PATCH, with local targets refused; nothing is written. */
+  async function expectRefused(me: Account, cases: [string, string][]) {
     const hook = await subscribe(me.key, { url: "https://hooks.example.com/first", events: ["*"] });
     const before = await snapshot();
-    for (const [url, msg] of refused) {
+    for (const [url, msg] of cases) {
       const issue = { detail: [{ loc: ["body", "url"], msg, type: "value_error" }] };
       expect(
         await expectJson(
@@ -325,9 +366,26 @@ describe("where a webhook may point", () => {
       ).toEqual(issue);
     }
     expect(await snapshot()).toEqual(before);
-    for (const url of accepted) {
-      expect((await subscribe(me.key, { url, events: ["*"] })).url).toBe(url);
+  }
+
+  /** Each url is taken as given, with local targets refused. */
+  async function expectAccepted(me: Account, urls: string[]) {
+    for (const url of urls) {
+      const created = await send("POST", "/webhooks", { key: me.key, body: { url, events: ["*"] }, bindings: productionWithKey });
+      expect((await expectJson<CreatedWebhook>(created)).url, url).toBe(url);
     }
+  }
+
+  it("https:// only, no credentials, no loopback, private, link-local or metadata address (422, nothing written)", async () => {
+    const me = await createAccount();
+    await expectRefused(me, refused);
+    await expectAccepted(me, accepted);
+  });
+
+  it("nothing short of a public unicast address: IPv6 that carries IPv4, site-local, documentation ranges (422)", async () => {
+    const me = await createAccount();
+    await expectRefused(me, notPublic);
+    await expectAccepted(me, publicUnicast);
   });
 
   it("with WEBHOOKS_ALLOW_LOCAL, http:// and loopback too, but still no private address", async () => {
@@ -336,11 +394,23 @@ describe("where a webhook may point", () => {
       "http://127.0.0.1:8787/in",
       "http://localhost:3000/in",
       "https://[::1]:9443/in",
+      "http://[::ffff:127.0.0.1]:8787/in",
       "http://hooks.example.com/in",
     ]) {
       expect((await subscribe(me.key, { url, events: ["*"] })).url).toBe(url);
     }
-    for (const url of ["https://10.1.2.3/in", "http://169.254.169.254/", "ftp://127.0.0.1/"]) {
+    // Loopback reached through a translator (NAT64, 6to4) or the deprecated IPv4-compatible form is not the loopback.
+    const stillRefused = [
+      "https://10.1.2.3/in",
+      "http://169.254.169.254/",
+      "ftp://127.0.0.1/",
+      "https://[64:ff9b::7f00:1]/in",
+      "https://[2002:7f00:1::1]/in",
+      "https://[::7f00:1]/in",
+      "https://[fec0::1]/in",
+      "https://192.0.2.10/in",
+    ];
+    for (const url of stillRefused) {
       expect((await send("POST", "/webhooks", { key: me.key, body: { url, events: ["*"] } })).status, url).toBe(422);
     }
   });
