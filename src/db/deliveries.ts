@@ -36,8 +36,11 @@ const NAMED = `claimable AS (${BY_TURN}
 const OVERDUE = `claimable AS (${BY_TURN}
   WHERE d.next_attempt_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-60 seconds') AND ${MAY_CLAIM})`;
 
+/** How long a claim holds its deliveries: longer than a run's attempts take (70 seconds at most: delivery.ts). */
+export const LEASE_SECONDS = 120;
+
 /** After a `claimable`: the lease ?1 on the first ?2 of them, by turn. */
-const LEASE = `UPDATE webhook_deliveries SET lease = ?1, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+120 seconds')
+const LEASE = `UPDATE webhook_deliveries SET lease = ?1, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+${LEASE_SECONDS} seconds')
   WHERE id IN (SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT ?2)`;
 
 /** After a `claimable` (once leased, what was claimed is no longer in it): the first ?2 of those left, by turn. */
@@ -85,7 +88,7 @@ async function claim(
 
 /**
  * Claims at most `limit` of the claimable deliveries that queue messages name (deliveries, and events' deliveries),
- * by turn, for 120 seconds under a new lease (a run's attempts take 70 at most: delivery.ts), and reads what they need, with the ids of those left over. A duplicate
+ * by turn, for LEASE_SECONDS under a new lease, and reads what they need, with the ids of those left over. A duplicate
  * queue message, or a sweep, finds a claimed delivery leased (or settled) and leaves it alone.
  */
 export function claimDeliveries(db: Queryable, names: { events: string[]; deliveries: string[] }, bounds: ClaimBounds) {

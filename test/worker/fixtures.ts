@@ -17,7 +17,7 @@ export { hashApiKey } from "../../src/auth/api-keys";
 export type { ConfigOutput } from "../../src/configs/configs.schemas";
 export { revokeApiKey } from "../../src/db/accounts";
 export { CALLER_CTE } from "../../src/db/caller";
-export { claimDeliveries } from "../../src/db/deliveries";
+export { claimDeliveries, LEASE_SECONDS } from "../../src/db/deliveries";
 export { DEFAULT_ENVIRONMENTS } from "../../src/db/environments";
 export type { Event } from "../../src/db/events";
 export type { Role } from "../../src/db/roles";
