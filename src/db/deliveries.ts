@@ -36,11 +36,14 @@ const NAMED = `claimable AS (${BY_TURN}
 const OVERDUE = `claimable AS (${BY_TURN}
   WHERE d.next_attempt_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-60 seconds') AND ${MAY_CLAIM})`;
 
-/** How long a claim holds its deliveries: longer than a run's attempts take (70 seconds at most: delivery.ts). */
+/**
+ * How long a claim holds its deliveries: longer than a run's attempts take (70 seconds at most: delivery.ts). LEASE
+ * writes it out (SQL text is made of literals); the lease tests hold the two together.
+ */
 export const LEASE_SECONDS = 120;
 
-/** After a `claimable`: the lease ?1 on the first ?2 of them, by turn. */
-const LEASE = `UPDATE webhook_deliveries SET lease = ?1, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+${LEASE_SECONDS} seconds')
+/** After a `claimable`: the lease ?1 on the first ?2 of them, by turn, for LEASE_SECONDS. */
+const LEASE = `UPDATE webhook_deliveries SET lease = ?1, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+120 seconds')
   WHERE id IN (SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT ?2)`;
 
 /** After a `claimable` (once leased, what was claimed is no longer in it): the first ?2 of those left, by turn. */

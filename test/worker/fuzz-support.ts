@@ -883,21 +883,36 @@ type Loc = (string | number)[];
  * Checks what the key, the size and the media type decide of a request with a JSON body: returns the verdict so
  * far (413, 415 and the JSON itself), and the parsed body when it is JSON. Caller-specific checks follow.
  */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/** Whether the bytes are UTF-8 text. */
+export function isUtf8(bytes: Uint8Array): boolean {
+  try {
+    STRICT_UTF8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function readJsonBody(body: Body, isJsonType: boolean | undefined, maxBytes: number) {
   const verdict = new Verdict();
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : (body ?? new Uint8Array());
   const text = new TextDecoder().decode(bytes);
+  // Bytes that are not UTF-8 are refused as they are, never read with U+FFFD in their place. A string body with half
+  // a surrogate pair goes out as such bytes: workerd writes it as it is (WTF-8), where TextEncoder would replace it.
+  const utf8 = typeof body === "string" ? !LONE_SURROGATE.test(body) : isUtf8(bytes);
   if (bytes.length > maxBytes) verdict.fail(413);
   if (isJsonType === false) verdict.fail(415);
   if (isJsonType === undefined) verdict.possible.push({ status: 415 });
   let parsed: { value: unknown } | undefined;
   try {
-    parsed = { value: JSON.parse(text) };
+    parsed = utf8 ? { value: JSON.parse(text) } : undefined;
   } catch {
     parsed = undefined;
   }
   if (!parsed) verdict.fail(422, ["body"]);
-  return { verdict, parsed, text, bytes };
+  return { verdict, parsed, text, bytes, utf8 };
 }
 
 /** The own properties of a JSON object (not of an array or another value); undefined for anything else. */

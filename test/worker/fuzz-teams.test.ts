@@ -180,7 +180,8 @@ interface Member {
 interface OrganizationState {
   members: Member[];
   workspaceFound: boolean;
-  open: { email: string; workspace_id: string; role: Role }[];
+  /** Open invitations; `live`: not expired, so it can still be accepted. */
+  open: { email: string; workspace_id: string; role: Role; live: number }[];
   liveKeys: Set<string>;
 }
 
@@ -197,7 +198,8 @@ async function stateOf(organizationId: string, workspaceId: string): Promise<Org
       organizationId,
     ),
     env.DB.prepare(
-      "SELECT email, workspace_id, role FROM invitations WHERE organization_id = ? AND accepted_at IS NULL AND voided_at IS NULL",
+      `SELECT email, workspace_id, role, expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AS live
+         FROM invitations WHERE organization_id = ? AND accepted_at IS NULL AND voided_at IS NULL`,
     ).bind(organizationId),
     env.DB.prepare(
       `SELECT key_hash FROM api_keys WHERE revoked_at IS NULL AND key_hash IN (${world.keyHashes.map(() => "?").join(", ")})`,
@@ -674,7 +676,8 @@ describe("invitations", () => {
 
   /**
    * The verdict of invite (`role` given) or resend (`role` null): a member and a workspace of the organization (404),
-   * an admin (403), for a resend an open invitation of the email in that workspace (404), an owner for `owner` (403),
+   * an admin (403), for a resend an open invitation of the email in that workspace (404), an owner for `owner` or
+   * where an owner invitation of the email is open and live (403),
    * not a member's email (409); then the open invitations of the email in the organization are voided, and one made.
    */
   function invitation(
@@ -691,7 +694,9 @@ describe("invitations", () => {
     const resent = open.find((one) => one.workspace_id === workspaceId);
     if (role === null && !resent) return { status: 404, detail: INVITATION_NOT_FOUND };
     const invitedRole = role ?? (resent?.role as Role);
-    if (invitedRole === "owner" && caller.role !== "owner") return { status: 403, detail: FORBIDDEN };
+    // Only an owner invites an owner, or voids an owner invitation that can still be accepted.
+    const voidsAnOwnerInvitation = open.some((one) => one.role === "owner" && one.live === 1);
+    if ((invitedRole === "owner" || voidsAnOwnerInvitation) && caller.role !== "owner") return { status: 403, detail: FORBIDDEN };
     if (targetOf(state, email)) return { status: 409, detail: ALREADY_MEMBER };
     return {
       status: 200,

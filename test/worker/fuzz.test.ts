@@ -151,7 +151,7 @@ describe("fuzzing POST /apps", () => {
           expect([404, 405], "POST /apps is always routed").not.toContain(response.status);
 
           // What the server reads: the bytes sent, decoded as UTF-8.
-          const { bytes, text, parsed } = readJsonBody(spec.body, isJsonType, MAX_BODY_BYTES);
+          const { bytes, text, parsed, utf8 } = readJsonBody(spec.body, isJsonType, MAX_BODY_BYTES);
 
           // The target the body names: the first of project_id, workspace_id, organization_id given (README).
           const fields = asObject(parsed?.value) ?? {};
@@ -201,7 +201,11 @@ describe("fuzzing POST /apps", () => {
           expect(response.status).not.toBe(415);
 
           const issues = response.status === 422 ? (body as { detail: Issue[] }).detail : [];
-          if (text.trim() === "") {
+          if (!utf8) {
+            expect(body).toEqual({
+              detail: [{ loc: ["body"], msg: "JSON decode error: the body is not valid UTF-8", type: "json_invalid" }],
+            });
+          } else if (text.trim() === "") {
             expect(body).toEqual({ detail: [{ loc: ["body"], msg: "Field required", type: "missing" }] });
           } else if (!parsed) {
             expect(body).toEqual({ detail: [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }] });
