@@ -76,10 +76,7 @@ export function operationOf(declaration: RouteDeclaration) {
     summary: doc.summary,
     description: doc.description,
     ...(auth === "optional" && { security: [{}, { ApiKey: [] }] }),
-    parameters: [
-      ...requestHeaders(...headers),
-      ...(query ? parametersOf("query", query.schema, query.examples) : []),
-    ],
+    parameters: [...requestHeaders(...headers), ...(query ? parametersOf("query", query.schema, query.examples) : [])],
     ...(body && { requestBody: jsonRequestBody(body.documentedAs ?? schemaRef(body.id), body.examples) }),
     responses: operationResponses(doc.ok as ReturnType<typeof jsonResponse>, doc.errors, {
       write,
@@ -93,7 +90,8 @@ export function operationOf(declaration: RouteDeclaration) {
 function pathsOf(routes: readonly Route[]) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const { declaration } of routes) {
-    const item = (paths[declaration.path] ??= {});
+    paths[declaration.path] ??= {};
+    const item = paths[declaration.path];
     if (declaration.method in item) throw new Error(`OpenAPI: ${declaration.method} ${declaration.path} is declared twice`);
     // Path parameters are the path's, shared by its operations: each declares them, with the same examples.
     const { params } = declaration;

@@ -42,9 +42,8 @@ export const serviceRoutes = [
     (c) => {
       // The route's pattern is the document's path under BASE_PATH.
       const basePath = c.req.routePath.slice(0, -"/openapi.json".length);
-      let document = documents.get(basePath);
-      if (!document) documents.set(basePath, (document = openApiDocument(basePath)));
-      return c.json(document);
+      if (!documents.has(basePath)) documents.set(basePath, openApiDocument(basePath));
+      return c.json(documents.get(basePath));
     },
   ),
 ];
