@@ -1,9 +1,16 @@
 import { jsonResponse } from "./http/openapi-parts";
 import { route } from "./http/route";
-import { openApiDocument } from "./openapi";
 
-/** The document per BASE_PATH (its `servers`), built on its first request, then kept for the isolate. */
-const documents = new Map<string, ReturnType<typeof openApiDocument>>();
+/** The document per BASE_PATH, read from the static assets on its first request, then kept for the isolate. */
+const documents = new Map<string, Promise<string>>();
+
+/** The document src/cli/build-assets.ts built (for BASE_PATH ""), with its `servers` under `basePath`. */
+async function documentUnder(assets: Fetcher, basePath: string): Promise<string> {
+  const built = await (await assets.fetch("https://assets.invalid/openapi.json")).text();
+  if (basePath === "") return built;
+  const document = JSON.parse(built) as { servers: { url: string }[] };
+  return JSON.stringify({ ...document, servers: document.servers.map((server) => ({ ...server, url: basePath })) });
+}
 
 /** GET /health and GET /openapi.json: no key. */
 export const serviceRoutes = [
@@ -39,11 +46,12 @@ export const serviceRoutes = [
         ok: jsonResponse("The OpenAPI 3.1 document", { type: "object" }),
       },
     },
-    (c) => {
+    async (c) => {
       // The route's pattern is the document's path under BASE_PATH.
       const basePath = c.req.routePath.slice(0, -"/openapi.json".length);
-      if (!documents.has(basePath)) documents.set(basePath, openApiDocument(basePath));
-      return c.json(documents.get(basePath));
+      if (!documents.has(basePath)) documents.set(basePath, documentUnder(c.env.ASSETS, basePath));
+      const document = documents.get(basePath) as Promise<string>;
+      return c.body(await document, 200, { "Content-Type": "application/json" });
     },
   ),
 ];
