@@ -2,25 +2,15 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { methodNotAllowed } from "hono/method-not-allowed";
-import { appsRoutes } from "./apps/apps.routes";
-import { configsRoutes } from "./configs/configs.routes";
-import { deploymentsRoutes } from "./deployments/deployments.routes";
 import { docsRoutes } from "./docs/docs.routes";
-import { environmentsRoutes } from "./environments/environments.routes";
-import { eventsRoutes } from "./events/events.routes";
 import { BOOKMARK_HEADER } from "./http/d1-session";
 import { handleError, methodNotAllowed as methodNotAllowedResponse, notFound } from "./http/errors";
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "./http/idempotency";
 import { REQUEST_ID_HEADER, requestLog } from "./http/request-log";
-import { keysRoutes, profileRoutes } from "./keys/keys.routes";
-import { openApiDocument } from "./openapi";
-import { organizationsRoutes } from "./organizations/organizations.routes";
-import { basesRoutes, registryRoutes } from "./registry/registry.routes";
+import { mountRoutes } from "./http/route";
+import { ROUTES } from "./routes";
 import type { AppEnv } from "./types";
-import { appVariantsRoutes, variantsRoutes } from "./variants/variants.routes";
 import { handOffEvents } from "./webhooks/hand-off";
-import { webhooksRoutes } from "./webhooks/webhooks.routes";
-import { workspacesRoutes } from "./workspaces/workspaces.routes";
 
 export interface ServiceConfig {
   /** Prefix every route is mounted under, e.g. "/api", or "" for the root. */
@@ -66,39 +56,11 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
   service.onError(handleError);
   service.notFound(notFound);
 
-  let document: ReturnType<typeof openApiDocument> | undefined; // built on first request, then kept for the isolate
-  service
-    .basePath(basePath || "/")
-    .get("/health", (c) => c.json({ status: "ok" }))
-    .get("/openapi.json", (c) => {
-      document ??= openApiDocument(basePath);
-      return c.json(document);
-    })
-    .route("/docs", docsRoutes(basePath))
-    .use("/apps/*", accountData)
-    .use("/variants/*", accountData)
-    .use("/environments/*", accountData)
-    .use("/configs/*", accountData)
-    .use("/bases/*", accountData)
-    .use("/keys/*", accountData)
-    .use("/profile/*", accountData)
-    .use("/organizations/*", accountData)
-    .use("/workspaces/*", accountData)
-    .use("/events/*", accountData)
-    .use("/webhooks/*", accountData)
-    .route("/", deploymentsRoutes)
-    .route("/apps", appVariantsRoutes)
-    .route("/apps", appsRoutes)
-    .route("/apps", environmentsRoutes)
-    .route("/variants/configs", configsRoutes)
-    .route("/variants", variantsRoutes)
-    .route("/configs", registryRoutes)
-    .route("/bases", basesRoutes)
-    .route("/keys", keysRoutes)
-    .route("/profile", profileRoutes)
-    .route("/organizations", organizationsRoutes)
-    .route("/workspaces", workspacesRoutes)
-    .route("/events", eventsRoutes)
-    .route("/webhooks", webhooksRoutes);
+  const base = service.basePath(basePath || "/").route("/docs", docsRoutes(basePath));
+  // Account data under every first segment of a route that takes a key (unknown paths under it too).
+  const keyed = ROUTES.filter(({ declaration }) => declaration.auth !== "none");
+  for (const segment of new Set(keyed.map(({ declaration }) => declaration.path.split("/")[1])))
+    base.use(`/${segment}/*`, accountData);
+  mountRoutes(base, ROUTES);
   return service;
 }

@@ -1,9 +1,4 @@
 import * as z from "zod";
-import { appsOpenApi } from "./apps/apps.openapi";
-import { configsOpenApi } from "./configs/configs.openapi";
-import { deploymentsOpenApi } from "./deployments/deployments.openapi";
-import { environmentsOpenApi } from "./environments/environments.openapi";
-import { eventsOpenApi } from "./events/events.openapi";
 import { BOOKMARK_HEADER } from "./http/d1-session";
 import {
   ErrorBody,
@@ -18,40 +13,98 @@ import {
   ValidationIssue,
 } from "./http/errors";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from "./http/idempotency";
-import { EXAMPLE_IDS, errorResponse, IDEMPOTENCY_KEY_ERRORS, jsonResponse, schemaRef, TAGS, tagged } from "./http/openapi-parts";
+import {
+  EXAMPLE_IDS,
+  errorResponse,
+  IDEMPOTENCY_KEY_ERRORS,
+  jsonRequestBody,
+  jsonResponse,
+  operationResponses,
+  parametersOf,
+  requestHeaders,
+  schemaRef,
+  TAGS,
+  tagged,
+} from "./http/openapi-parts";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
-import { MAX_BODY_BYTES } from "./http/validation";
-import { keysOpenApi } from "./keys/keys.openapi";
-import { organizationsOpenApi } from "./organizations/organizations.openapi";
-import { registryOpenApi } from "./registry/registry.openapi";
-import { variantsOpenApi } from "./variants/variants.openapi";
-import { webhookPayloadsOpenApi, webhooksOpenApi } from "./webhooks/webhooks.openapi";
-import { workspacesOpenApi } from "./workspaces/workspaces.openapi";
+import type { Route, RouteDeclaration } from "./http/route";
+import { MAX_BODY_BYTES, MAX_CONFIG_BODY_BYTES } from "./http/validation";
+import { COMPONENTS, ROUTES } from "./routes";
+import { webhookPayloadsOpenApi } from "./webhooks/webhooks.routes";
 
-type Fragment = ReturnType<
-  | typeof appsOpenApi
-  | typeof environmentsOpenApi
-  | typeof variantsOpenApi
-  | typeof configsOpenApi
-  | typeof deploymentsOpenApi
-  | typeof registryOpenApi
-  | typeof keysOpenApi
-  | typeof organizationsOpenApi
-  | typeof workspacesOpenApi
-  | typeof eventsOpenApi
-  | typeof webhooksOpenApi
->;
+/** The components a resource's routes refer to by name: response schemas and shared responses. */
+export interface Components {
+  outputSchemas?: Record<string, z.ZodType>;
+  responses?: Record<string, object>;
+}
 
-/** One part of every fragment, merged; a name two fragments both define is a mistake, not an override. */
-function merge(fragments: Fragment[], part: "paths" | "inputSchemas" | "outputSchemas" | "responses") {
+/** Named parts of several sources, merged; a name two of them both define is a mistake, not an override. */
+function merge(parts: Record<string, unknown>[], what: string) {
   const merged: Record<string, unknown> = {};
-  for (const fragment of fragments) {
-    for (const [name, value] of Object.entries(fragment[part])) {
-      if (name in merged) throw new Error(`OpenAPI: ${part} ${name} is defined twice`);
+  for (const part of parts) {
+    for (const [name, value] of Object.entries(part)) {
+      if (name in merged && merged[name] !== value) throw new Error(`OpenAPI: ${what} ${name} is defined twice`);
       merged[name] = value;
     }
   }
   return merged;
+}
+
+const PAYLOAD_TOO_LARGE = { [MAX_BODY_BYTES]: "PayloadTooLarge", [MAX_CONFIG_BODY_BYTES]: "ConfigPayloadTooLarge" } as const;
+
+/** The OpenAPI operation of a declared route: its text, and what its key, body, headers and validators add. */
+export function operationOf(declaration: RouteDeclaration) {
+  const { auth, query, body, idempotencyKey, ifMatch, ifNoneMatch, write, doc } = declaration;
+  if (auth === "none") {
+    return {
+      operationId: doc.operationId,
+      tags: tagged(doc.tag),
+      summary: doc.summary,
+      description: doc.description,
+      security: [],
+      responses: { 200: doc.ok },
+    };
+  }
+  const headers = [
+    ...(idempotencyKey ? (["IdempotencyKey"] as const) : []),
+    ...(ifMatch ? (["IfMatch"] as const) : []),
+    ...(ifNoneMatch ? (["IfNoneMatch"] as const) : []),
+  ];
+  return {
+    operationId: doc.operationId,
+    tags: tagged(doc.tag),
+    summary: doc.summary,
+    description: doc.description,
+    ...(auth === "optional" && { security: [{}, { ApiKey: [] }] }),
+    parameters: [...requestHeaders(...headers), ...(query ? parametersOf("query", query.schema, query.examples) : [])],
+    ...(body && { requestBody: jsonRequestBody(body.documentedAs ?? schemaRef(body.id), body.examples) }),
+    responses: operationResponses(doc.ok as ReturnType<typeof jsonResponse>, doc.errors, {
+      write,
+      jsonBody: body && PAYLOAD_TOO_LARGE[body.maxBytes ?? MAX_BODY_BYTES],
+      idempotencyKey,
+    }),
+  };
+}
+
+/** The document's paths: each declared route's operation under its path, in the order declared. */
+function pathsOf(routes: readonly Route[]) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const { declaration } of routes) {
+    paths[declaration.path] ??= {};
+    const item = paths[declaration.path];
+    if (declaration.method in item) throw new Error(`OpenAPI: ${declaration.method} ${declaration.path} is declared twice`);
+    // Path parameters are the path's, shared by its operations: each declares them, with the same examples.
+    const { params } = declaration;
+    if (params) {
+      const parameters = parametersOf("path", params.schema, params.examples);
+      if (item.parameters && JSON.stringify(item.parameters) !== JSON.stringify(parameters)) {
+        throw new Error(`OpenAPI: the operations of ${declaration.path} declare its path parameters differently`);
+      }
+      item.parameters = parameters;
+    }
+    item[declaration.method] = operationOf(declaration);
+  }
+  return paths;
 }
 
 /** The schemas by id, with `$ref`s into the document's components and no per-schema `$schema`/`$id`. */
@@ -63,24 +116,14 @@ function componentSchemas(schemas: Record<string, z.ZodType>, io: "input" | "out
 }
 
 /**
- * The OpenAPI 3.1 document of the service, assembled from each resource's fragment (`*.openapi.ts` beside its
- * routes). Bodies and path parameters are the zod schemas the routes validate with and answer in, converted by
+ * The OpenAPI 3.1 document of the service: an operation for each declared route (src/routes.ts), with the components
+ * its resources name. Bodies and parameters are the zod schemas the routes validate with and answer in, converted by
  * zod itself (requests as clients send them, responses as the service answers).
  */
-export function openApiDocument(basePath: string) {
-  const resources: Fragment[] = [
-    appsOpenApi(),
-    environmentsOpenApi(),
-    variantsOpenApi(),
-    configsOpenApi(),
-    deploymentsOpenApi(),
-    registryOpenApi(),
-    keysOpenApi(),
-    organizationsOpenApi(),
-    workspacesOpenApi(),
-    eventsOpenApi(),
-    webhooksOpenApi(),
-  ];
+export function openApiDocument(basePath: string, routes: readonly Route[] = ROUTES, components: Components[] = COMPONENTS) {
+  const inputSchemas = Object.fromEntries(
+    routes.flatMap(({ declaration: { body } }) => (body ? [[body.id, body.component ?? body.schema] as const] : [])),
+  );
   return {
     openapi: "3.1.0",
     info: {
@@ -110,41 +153,18 @@ export function openApiDocument(basePath: string) {
     security: [{ ApiKey: [] }],
     tags: TAGS,
     paths: {
-      ...merge(resources, "paths"),
-      "/health": {
-        get: {
-          operationId: "health",
-          tags: tagged("Service"),
-          summary: "Check that the service is up",
-          description: "The platform client's health check. No key needed (an empty Authorization header is fine).",
-          security: [],
-          responses: {
-            200: jsonResponse(
-              "The service is up",
-              { type: "object", properties: { status: { const: "ok" } }, required: ["status"] },
-              { example: { status: "ok" } },
-            ),
-          },
-        },
-      },
-      "/openapi.json": {
-        get: {
-          operationId: "openApiDocument",
-          tags: tagged("Service"),
-          summary: "Read this OpenAPI document",
-          description: "This API's OpenAPI 3.1 description, as JSON. No key needed.",
-          security: [],
-          responses: { 200: jsonResponse("The OpenAPI 3.1 document", { type: "object" }) },
-        },
-      },
+      ...pathsOf(routes),
     },
     webhooks: webhookPayloadsOpenApi(),
     components: {
       schemas: {
-        ...componentSchemas(merge(resources, "inputSchemas") as Record<string, z.ZodType>, "input"),
+        ...componentSchemas(inputSchemas, "input"),
         ...componentSchemas(
           {
-            ...(merge(resources, "outputSchemas") as Record<string, z.ZodType>),
+            ...(merge(
+              components.map((part) => part.outputSchemas ?? {}),
+              "schema",
+            ) as Record<string, z.ZodType>),
             Error: ErrorBody,
             ValidationError: ValidationErrorBody,
             ValidationIssue,
@@ -232,7 +252,10 @@ export function openApiDocument(basePath: string) {
           "A write by a viewer; on create, also a target project, workspace or organization that does not exist or is not visible",
           forbidden(),
         ),
-        ...merge(resources, "responses"),
+        ...merge(
+          components.map((part) => part.responses ?? {}),
+          "response",
+        ),
         BadIdempotencyKey: errorResponse(IDEMPOTENCY_KEY_ERRORS[400].description, IDEMPOTENCY_KEY_ERRORS[400].errors),
         IdempotencyKeyInFlight: errorResponse(IDEMPOTENCY_KEY_ERRORS[409].description, IDEMPOTENCY_KEY_ERRORS[409].errors),
         EnvironmentMovedOn: errorResponse(

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
@@ -5,6 +6,8 @@ import { defineConfig } from "vitest/config";
 const root = path.resolve(import.meta.dirname, "..");
 
 export default defineConfig(async () => {
+  // The static assets the Worker serves (wrangler.toml [assets]): the OpenAPI document and Swagger UI's files.
+  execFileSync("npx", ["tsx", "src/cli/build-assets.ts"], { cwd: root, stdio: "inherit" });
   const migrations = await readD1Migrations(path.join(root, "migrations"));
   return {
     root,

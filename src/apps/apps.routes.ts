@@ -1,15 +1,14 @@
-import { Hono } from "hono";
-import { requireApiKey } from "../auth/require-api-key";
 import { createAppAsCaller, deleteApp, findCreateRefusal, listApps, renameApp } from "../db/apps";
 import type { WriteOutcome } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
 import { readSession, writeSession } from "../http/d1-session";
 import { appNameTaken, appNotFound, forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
-import { idempotent, settleClaim } from "../http/idempotency";
-import { jsonBody, validate } from "../http/validation";
-import type { AppEnv } from "../types";
-import { CreateAppBody, type CreateAppOutput, ListAppsQuery, toAppListItem, UpdateAppBody } from "./apps.schemas";
+import { settleClaim } from "../http/idempotency";
+import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef, withKeyErrors } from "../http/openapi-parts";
+import { route } from "../http/route";
+import type { Components } from "../openapi";
+import { AppListItem, CreateAppBody, CreateAppOutput, ListAppsQuery, toAppListItem, UpdateAppBody } from "./apps.schemas";
 import { createRefusedError } from "./create-refusal";
 
 /** A name taken in the project fails the write with D1's UNIQUE error on `apps`: a 409. */
@@ -26,39 +25,146 @@ function assertDone(outcome: WriteOutcome): void {
   if (outcome === "forbidden") throw forbidden();
 }
 
+const NAME_TAKEN = "An app of that name already exists in the target project";
+
+const newApp = { app_id: "01a2012d-9c3e-7f10-8a4b-2d6e8f0a1c3e", app_name: "my-app" } satisfies CreateAppOutput;
+
+const appPath = { schema: AppParams, examples: { app_id: DEMO_IDS.app } };
+
 /** Routes under /apps that act on apps themselves. */
-export const appsRoutes = new Hono<AppEnv>()
-  .get("/", requireApiKey, validate("query", ListAppsQuery), async (c) => {
-    const query = c.req.valid("query");
-    const filter = { name: query.app_name ?? null, workspaceId: query.workspace_id ?? null };
-    const apps = await readSession(c, (db) => listApps(db, c.var.caller, filter));
-    return c.json(apps.map(toAppListItem), 200);
-  })
-  .post("/", requireApiKey, ...jsonBody(), idempotent, validate("json", CreateAppBody), async (c) => {
-    const body = c.req.valid("json");
-    const target = {
-      projectId: body.project_id ?? null,
-      workspaceId: body.workspace_id ?? null,
-      organizationId: body.organization_id ?? null,
-    };
-    const created = await writeSession(c, async (db) => {
-      const outcome = await unlessNameTaken(createAppAsCaller(db, c.var.caller, body.app_name, target, c.var.claim));
-      // Refused by the database: one more round trip, on this error path only, to tell the client why.
-      if (outcome.outcome === "refused") throw createRefusedError(await findCreateRefusal(db, c.var.caller, target), target);
-      return outcome;
-    });
-    settleClaim(c, created);
-    // 200, not 201: existing clients of this API expect 200.
-    return c.json({ app_id: created.appId, app_name: body.app_name } satisfies CreateAppOutput, 200);
-  })
-  .patch("/:app_id", requireApiKey, validate("param", AppParams), ...jsonBody(), validate("json", UpdateAppBody), async (c) => {
-    const { app_id } = c.req.valid("param");
-    const { app_name } = c.req.valid("json");
-    assertDone(await writeSession(c, (db) => unlessNameTaken(renameApp(db, c.var.caller, app_id, app_name))));
-    return c.json({ app_id, app_name } satisfies CreateAppOutput, 200);
-  })
-  .delete("/:app_id", requireApiKey, validate("param", AppParams), async (c) => {
-    const { app_id } = c.req.valid("param");
-    assertDone(await writeSession(c, (db) => deleteApp(db, c.var.caller, app_id)));
-    return c.json(null, 200);
-  });
+export const appsRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/apps",
+      auth: "key",
+      query: { schema: ListAppsQuery, examples: { app_name: "demo-app", workspace_id: DEMO_IDS.workspace } },
+      doc: {
+        operationId: "listApps",
+        tag: "Apps",
+        summary: "List the apps of the key's project, or of a workspace's default project",
+        description: "Oldest first; `[]` when nothing matches or the caller is not a member of the project's organization.",
+        ok: jsonResponse("The apps, oldest first", arrayOf(schemaRef("AppListItem")), {
+          example: [
+            { app_id: DEMO_IDS.app, app_name: "demo-app", updated_at: "2026-11-22T02:54:51.253Z" },
+          ] satisfies AppListItem[],
+        }),
+      },
+    },
+    async (c) => {
+      const query = c.req.valid("query");
+      const filter = { name: query.app_name ?? null, workspaceId: query.workspace_id ?? null };
+      const apps = await readSession(c, (db) => listApps(db, c.var.caller, filter));
+      return c.json(apps.map(toAppListItem), 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/apps",
+      auth: "key",
+      write: true,
+      idempotencyKey: "replays",
+      body: {
+        schema: CreateAppBody,
+        id: "CreateApp",
+        examples: {
+          inKeyProject: { summary: "In the key's project", value: { app_name: "my-app" } },
+          inOrganization: {
+            summary: "In an organization's default project",
+            value: { app_name: "other-app", organization_id: DEMO_IDS.organization },
+          },
+        },
+      },
+      doc: {
+        operationId: "createApp",
+        tag: "Apps",
+        summary: "Create an app",
+        description:
+          "Creates the app, with the environments development, staging and production, in `project_id` if given, " +
+          "else the default project of `workspace_id`, else that of `organization_id`, else the key's project. " +
+          "Answers 200, not 201: existing clients expect 200.",
+        ok: jsonResponse("The app was created", schemaRef("CreateAppOutput"), { example: newApp }),
+        errors: { 409: withKeyErrors(409, NAME_TAKEN, { appNameTaken: appNameTaken() }) },
+      },
+    },
+    async (c) => {
+      const body = c.req.valid("json");
+      const target = {
+        projectId: body.project_id ?? null,
+        workspaceId: body.workspace_id ?? null,
+        organizationId: body.organization_id ?? null,
+      };
+      const created = await writeSession(c, async (db) => {
+        const outcome = await unlessNameTaken(createAppAsCaller(db, c.var.caller, body.app_name, target, c.var.claim));
+        // Refused by the database: one more round trip, on this error path only, to tell the client why.
+        if (outcome.outcome === "refused") throw createRefusedError(await findCreateRefusal(db, c.var.caller, target), target);
+        return outcome;
+      });
+      settleClaim(c, created);
+      // 200, not 201: existing clients of this API expect 200.
+      return c.json({ app_id: created.appId, app_name: body.app_name } satisfies CreateAppOutput, 200);
+    },
+  ),
+  route(
+    {
+      method: "patch",
+      path: "/apps/{app_id}",
+      auth: "key",
+      write: true,
+      params: appPath,
+      body: {
+        schema: UpdateAppBody,
+        id: "UpdateApp",
+        examples: { rename: { summary: "A new name", value: { app_name: "renamed-app" } } },
+      },
+      doc: {
+        operationId: "updateApp",
+        tag: "Apps",
+        summary: "Rename an app",
+        description: "The name follows the rules of create and must be free in the app's project.",
+        ok: jsonResponse("The app was renamed", schemaRef("CreateAppOutput"), {
+          example: { app_id: DEMO_IDS.app, app_name: "renamed-app" } satisfies CreateAppOutput,
+        }),
+        errors: { 404: responseRef("AppNotFound"), 409: responseRef("AppNameTaken") },
+      },
+    },
+    async (c) => {
+      const { app_id } = c.req.valid("param");
+      const { app_name } = c.req.valid("json");
+      assertDone(await writeSession(c, (db) => unlessNameTaken(renameApp(db, c.var.caller, app_id, app_name))));
+      return c.json({ app_id, app_name } satisfies CreateAppOutput, 200);
+    },
+  ),
+  route(
+    {
+      method: "delete",
+      path: "/apps/{app_id}",
+      auth: "key",
+      write: true,
+      params: appPath,
+      doc: {
+        operationId: "removeApp",
+        tag: "Apps",
+        summary: "Delete an app and everything under it",
+        description: "Its environments and their history, its variants and their revisions are deleted with it, all at once.",
+        ok: jsonResponse("The app is gone", { type: "null" }, { example: null }),
+        errors: { 404: responseRef("AppNotFound") },
+      },
+    },
+    async (c) => {
+      const { app_id } = c.req.valid("param");
+      assertDone(await writeSession(c, (db) => deleteApp(db, c.var.caller, app_id)));
+      return c.json(null, 200);
+    },
+  ),
+];
+
+/** What the routes above name in the document. */
+export const appsComponents: Components = {
+  outputSchemas: { CreateAppOutput, AppListItem },
+  responses: {
+    AppNameTaken: errorResponse(NAME_TAKEN, appNameTaken()),
+    AppNotFound: errorResponse("The app does not exist or is not visible to the caller (not told apart)", appNotFound()),
+  },
+};

@@ -1,20 +1,93 @@
-import { type Context, Hono } from "hono";
-import { requireApiKey } from "../auth/require-api-key";
+import type { Context } from "hono";
+import type * as z from "zod";
 import { addConfig, type ConfigWrite, commitConfig, fetchConfig, forkConfig } from "../db/configs";
 import { readSession, writeSession } from "../http/d1-session";
-import { configExists, configNotFound, forbidden, staleConfig } from "../http/errors";
-import { idempotent, settleClaim } from "../http/idempotency";
-import { jsonBody, MAX_CONFIG_BODY_BYTES, validate } from "../http/validation";
-import type { AppEnv } from "../types";
+import { configExists, configNotFound, forbidden, payloadTooLarge, staleConfig } from "../http/errors";
+import { settleClaim } from "../http/idempotency";
+import {
+  DEMO_CONFIG_PARAMS,
+  DEMO_IDS,
+  EXAMPLE_IDS,
+  errorResponse,
+  jsonResponse,
+  type RequestExamples,
+  responseRef,
+  schemaRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
+import { route } from "../http/route";
+import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
+import type { Components } from "../openapi";
 import {
   AddConfigBody,
   CommitConfigBody,
-  type ConfigOutput,
+  ConfigOutput,
   FetchConfigBody,
   paramsAsSent,
   toConfigOutput,
   toConfigRefs,
 } from "./configs.schemas";
+
+// The flat commit body: CommitConfigBody unwraps `{"config": {...}}` before validating with it.
+const CommitConfig = CommitConfigBody.out;
+
+const demoApp = { slug: "demo-app" };
+const lifecycle = {
+  created_at: "2026-11-22T02:54:51.236Z",
+  updated_at: "2026-11-22T02:54:51.236Z",
+  updated_by: "demo@example.com",
+  updated_by_id: DEMO_IDS.user,
+};
+
+const demoConfig = {
+  params: DEMO_CONFIG_PARAMS,
+  url: "",
+  application_ref: { slug: "demo-app", version: null, id: DEMO_IDS.app },
+  service_ref: null,
+  variant_ref: { slug: "main", version: 2, id: EXAMPLE_IDS.variantRevision },
+  environment_ref: null,
+  variant_lifecycle: lifecycle,
+  environment_lifecycle: null,
+} satisfies ConfigOutput;
+
+/** The demo config at another revision, holding these params. */
+const demoConfigAt = (version: number, params: Record<string, unknown>): ConfigOutput => ({
+  ...demoConfig,
+  params,
+  variant_ref: { ...demoConfig.variant_ref, version },
+});
+
+/** The demo config as an environment serves it, at that environment's revision. */
+export const demoConfigIn = (environment: string, revision: number): ConfigOutput => ({
+  ...demoConfig,
+  environment_ref: { slug: environment, version: revision, id: EXAMPLE_IDS.environmentRevision },
+  environment_lifecycle: lifecycle,
+});
+
+const configResponse = (description: string, example: ConfigOutput) =>
+  jsonResponse(description, schemaRef("ConfigOutput"), { example });
+
+const fetchExamples = {
+  latestOfVariant: {
+    summary: "The latest revision of a config",
+    value: { application_ref: demoApp, variant_ref: { slug: "main" } },
+  },
+  variantRevision: {
+    summary: "A revision of a config",
+    value: { application_ref: demoApp, variant_ref: { slug: "main", version: 1 } },
+  },
+  deployed: {
+    summary: "What an environment has deployed",
+    value: { application_ref: demoApp, environment_ref: { slug: "production" } },
+  },
+  production: { summary: "What the app's production environment has deployed", value: { application_ref: demoApp } },
+} satisfies RequestExamples<z.input<typeof FetchConfigBody>>;
+
+const commit = {
+  params: { ...DEMO_CONFIG_PARAMS, temperature: 0.7 },
+  application_ref: demoApp,
+  variant_ref: { slug: "main", version: 2 },
+} satisfies z.input<typeof CommitConfig>;
 
 /** The config a write made (or, replaying a retry, had made), or the error that says why it made none. */
 function madeConfig<E extends { Bindings: Env }>(c: Context<E>, write: ConfigWrite): ConfigOutput {
@@ -34,25 +107,119 @@ function madeConfig<E extends { Bindings: Env }>(c: Context<E>, write: ConfigWri
 }
 
 /** Routes under /variants/configs: the platform's config registry. */
-export const configsRoutes = new Hono<AppEnv>()
+export const configsRoutes = [
   // A read: it accepts an Idempotency-Key, as every POST does, but has nothing to replay.
-  .post("/fetch", requireApiKey, ...jsonBody(), idempotent, validate("json", FetchConfigBody), async (c) => {
-    const refs = toConfigRefs(c.req.valid("json"));
-    const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
-    if (!config) throw configNotFound();
-    return c.json(toConfigOutput(config), 200);
-  })
-  .post("/add", requireApiKey, ...jsonBody(), idempotent, validate("json", AddConfigBody), async (c) => {
-    const { variant_ref, application_ref } = c.req.valid("json");
-    const write = await writeSession(c, (db) => addConfig(db, c.var.caller, application_ref, variant_ref.slug, c.var.claim));
-    return c.json(madeConfig(c, write), 200);
-  })
-  .post(
-    "/commit",
-    requireApiKey,
-    ...jsonBody(MAX_CONFIG_BODY_BYTES),
-    idempotent,
-    validate("json", CommitConfigBody),
+  route(
+    {
+      method: "post",
+      path: "/variants/configs/fetch",
+      auth: "key",
+      body: { schema: FetchConfigBody, id: "FetchConfig", examples: fetchExamples },
+      idempotencyKey: "validates",
+      doc: {
+        operationId: "fetchConfig",
+        tag: "Configs",
+        summary: "Read a config",
+        description:
+          "A `variant_ref` wins (its `version`, else the latest; or its revision `id`); else an `environment_ref` (its " +
+          "`version`, else the current revision; or its revision `id`); neither, with an `application_ref`: the app's " +
+          "production environment. Reached through an environment, `environment_ref` and `environment_lifecycle` are set.",
+        ok: configResponse("The config", demoConfigIn("production", 1)),
+        errors: { 404: responseRef("ConfigNotFound") },
+      },
+    },
+    async (c) => {
+      const refs = toConfigRefs(c.req.valid("json"));
+      const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
+      if (!config) throw configNotFound();
+      return c.json(toConfigOutput(config), 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/variants/configs/add",
+      auth: "key",
+      write: true,
+      body: {
+        schema: AddConfigBody,
+        id: "AddConfig",
+        examples: {
+          byAppName: {
+            summary: "To an app of the key's project",
+            value: { application_ref: demoApp, variant_ref: { slug: "experiment" } },
+          },
+        },
+      },
+      idempotencyKey: "replays",
+      doc: {
+        operationId: "addConfig",
+        tag: "Configs",
+        summary: "Add a config (a variant) to an app",
+        description:
+          'Its revision 1 holds params `{}` and url `""`. `application_ref` is required: an app named by `slug` is looked ' +
+          "up in the key's project, by `id` among the apps the caller can see.",
+        ok: configResponse("The new config, at revision 1", demoConfigAt(1, {})),
+        errors: {
+          400: withKeyErrors(400, "The app already has a config of that name", { configExists: configExists() }),
+          404: responseRef("ConfigNotFound"),
+        },
+      },
+    },
+    async (c) => {
+      const { variant_ref, application_ref } = c.req.valid("json");
+      const write = await writeSession(c, (db) => addConfig(db, c.var.caller, application_ref, variant_ref.slug, c.var.claim));
+      return c.json(madeConfig(c, write), 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/variants/configs/commit",
+      auth: "key",
+      write: true,
+      body: {
+        schema: CommitConfigBody,
+        id: "CommitConfig",
+        component: CommitConfig,
+        examples: {
+          flat: { summary: "On top of revision 2", value: commit },
+          wrapped: { summary: "The same, wrapped", value: { config: commit } },
+        },
+        maxBytes: MAX_CONFIG_BODY_BYTES,
+        documentedAs: {
+          oneOf: [
+            schemaRef("CommitConfig"),
+            {
+              type: "object",
+              description: "The same, wrapped (as later clients send it); a body with `params` is read flat",
+              properties: { config: schemaRef("CommitConfig") },
+              required: ["config"],
+              not: { required: ["params"] },
+            },
+          ],
+        },
+      },
+      idempotencyKey: "replays",
+      doc: {
+        operationId: "commitConfig",
+        tag: "Configs",
+        summary: "Commit a new revision of a config",
+        description:
+          "`params` replace the latest revision's (no merge); `url` too when given. `variant_ref` is required; when it " +
+          "names a `version` (or a revision `id`), that must be the latest revision, else 409. The body may also come " +
+          'wrapped, as `{"config": {...}}`.',
+        ok: configResponse("The config at its new revision", demoConfigAt(3, commit.params)),
+        errors: {
+          404: responseRef("ConfigNotFound"),
+          409: withKeyErrors(
+            409,
+            "The version committed on is not the latest revision (the detail names the latest): fetch it and commit on top of it",
+            { configChanged: staleConfig(2) },
+          ),
+        },
+      },
+    },
     async (c) => {
       const body = c.req.valid("json");
       const refs = { application: body.application_ref, variant: body.variant_ref };
@@ -60,9 +227,47 @@ export const configsRoutes = new Hono<AppEnv>()
       const write = await writeSession(c, (db) => commitConfig(db, c.var.caller, refs, change, c.var.claim));
       return c.json(madeConfig(c, write), 200);
     },
-  )
-  .post("/fork", requireApiKey, ...jsonBody(), idempotent, validate("json", FetchConfigBody), async (c) => {
-    const refs = toConfigRefs(c.req.valid("json"));
-    const write = await writeSession(c, (db) => forkConfig(db, c.var.caller, refs, c.var.claim));
-    return c.json(madeConfig(c, write), 200);
-  });
+  ),
+  route(
+    {
+      method: "post",
+      path: "/variants/configs/fork",
+      auth: "key",
+      write: true,
+      body: { schema: FetchConfigBody, id: "FetchConfig", examples: fetchExamples },
+      idempotencyKey: "replays",
+      doc: {
+        operationId: "forkConfig",
+        tag: "Configs",
+        summary: "Fork a config into a new one of the same app",
+        description:
+          "The config is found as by fetch; the new one, `<config_name>_<8 hex digits>`, has a revision 1 holding its params and url.",
+        ok: configResponse("The new config, at revision 1", {
+          ...demoConfig,
+          variant_ref: { slug: "main_3f9a0c12", version: 1, id: "01a2012d-9d02-7c4e-9a51-0b7f3e2d6c18" },
+        }),
+        errors: { 404: responseRef("ConfigNotFound") },
+      },
+    },
+    async (c) => {
+      const refs = toConfigRefs(c.req.valid("json"));
+      const write = await writeSession(c, (db) => forkConfig(db, c.var.caller, refs, c.var.claim));
+      return c.json(madeConfig(c, write), 200);
+    },
+  ),
+];
+
+/** What the routes above name in the document. */
+export const configsComponents: Components = {
+  outputSchemas: { ConfigOutput },
+  responses: {
+    ConfigNotFound: errorResponse(
+      "No such app, config, revision or environment visible to the caller, or the refs disagree (not told apart)",
+      configNotFound(),
+    ),
+    ConfigPayloadTooLarge: errorResponse(
+      `Request body over ${MAX_CONFIG_BODY_BYTES} bytes`,
+      payloadTooLarge(MAX_CONFIG_BODY_BYTES),
+    ),
+  },
+};

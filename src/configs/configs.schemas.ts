@@ -74,7 +74,7 @@ export const AddConfigBody = z.object({
   application_ref: applicationRef.refine((value) => value !== null, "application_ref needs a slug or an id"),
 });
 
-const CommitConfig = z
+export const CommitConfig = z
   .object({
     params: jsonObject("params").meta({
       description: `Replaces the config's params (no merge); at most ${MAX_JSON_DEPTH} levels deep; numbers kept digit for digit`,

@@ -1,5 +1,5 @@
-import { type Context, Hono } from "hono";
-import { requireApiKey } from "../auth/require-api-key";
+import type { Context } from "hono";
+import { demoConfigIn } from "../configs/configs.routes";
 import { toConfigOutput, toConfigRefs } from "../configs/configs.schemas";
 import type { Caller } from "../db/caller";
 import type { Config } from "../db/configs";
@@ -17,10 +17,43 @@ import {
   variantNotFound,
   variantRemoved,
 } from "../http/errors";
-import { idempotent, settleClaim } from "../http/idempotency";
-import { jsonBody, validate } from "../http/validation";
-import type { AppEnv } from "../types";
-import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertParams } from "./deployments.schemas";
+import { settleClaim } from "../http/idempotency";
+import {
+  EXAMPLE_IDS,
+  errorResponse,
+  headerRef,
+  jsonResponse,
+  responseRef,
+  schemaRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
+import { route } from "../http/route";
+import type { Components } from "../openapi";
+import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertOutput, RevertParams } from "./deployments.schemas";
+
+const CONDITIONS =
+  "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +
+  "environment's new ETag.";
+
+/** The 409 of a deployment of a revision whose variant was removed, beside that of an Idempotency-Key in flight. */
+const removedVariantConflict = () =>
+  withKeyErrors(
+    409,
+    "The revision belongs to a variant that was removed (DELETE /variants/{variant_id}): its revisions stay in " +
+      "environment histories but are never deployed again; nothing was written. Deploy another config",
+    { variantRemoved: variantRemoved() },
+  );
+
+/** A deployment's 200: this body, with the environment's new ETag. */
+const deployedResponse = (ok: { description: string; schema: object; example: unknown }) =>
+  jsonResponse(ok.description, ok.schema, { example: ok.example }, { ETag: headerRef("ETag") });
+
+/** A deployment's own errors: its 404, a 412; and, where the revision deployed may be one of a removed variant, that 409. */
+const deploymentErrors = (notFound: string, { removable = false }: { removable?: boolean } = {}) => {
+  const errors: Record<number, object> = { 404: responseRef(notFound), 412: responseRef("EnvironmentMovedOn") };
+  if (removable) errors[409] = removedVariantConflict();
+  return errors;
+};
 
 /**
  * Runs a deployment as the caller, with the request's If-Match and Idempotency-Key, and answers the config now
@@ -62,17 +95,78 @@ const environmentOrConfig = (missing: "app" | "config" | "environment") =>
  * one deployment row, and moves the environment's current pointers, in one batch. Mounted at the root: the
  * platform's paths for these live under three prefixes.
  */
-export const deploymentsRoutes = new Hono<AppEnv>()
-  .post("/variants/configs/deploy", requireApiKey, ...jsonBody(), idempotent, validate("json", DeployConfigBody), async (c) => {
-    const config = await deploy(c, c.var, toConfigRefs(c.req.valid("json")), environmentOrConfig);
-    return c.json(toConfigOutput(config), 200);
-  })
-  .post(
-    "/environments/deploy",
-    requireApiKey,
-    ...jsonBody(),
-    idempotent,
-    validate("json", DeployToEnvironmentBody),
+export const deploymentsRoutes = [
+  route(
+    {
+      method: "post",
+      path: "/variants/configs/deploy",
+      auth: "key",
+      write: true,
+      body: {
+        schema: DeployConfigBody,
+        id: "DeployConfig",
+        examples: {
+          latestToStaging: {
+            summary: "The latest revision of a config, to staging",
+            value: { application_ref: { slug: "demo-app" }, variant_ref: { slug: "main" }, environment_ref: { slug: "staging" } },
+          },
+          revisionToProduction: {
+            summary: "A revision of a config, to production",
+            value: {
+              application_ref: { slug: "demo-app" },
+              variant_ref: { slug: "main", version: 1 },
+              environment_ref: { slug: "production" },
+            },
+          },
+        },
+      },
+      idempotencyKey: "replays",
+      ifMatch: true,
+      doc: {
+        operationId: "deployConfig",
+        tag: "Deployments",
+        summary: "Deploy a config revision to an app's environment",
+        description:
+          "Deploys the revision `variant_ref` names (its `version` or revision `id`, else the latest) to the " +
+          "environment `environment_ref.slug` names, any of the app's, as a new environment revision. " +
+          CONDITIONS,
+        ok: deployedResponse({
+          description: "The config as the environment now serves it",
+          schema: schemaRef("ConfigOutput"),
+          example: demoConfigIn("staging", 2),
+        }),
+        errors: deploymentErrors("DeployTargetNotFound", { removable: true }),
+      },
+    },
+    async (c) => {
+      const config = await deploy(c, c.var, toConfigRefs(c.req.valid("json")), environmentOrConfig);
+      return c.json(toConfigOutput(config), 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/environments/deploy",
+      auth: "key",
+      write: true,
+      body: {
+        schema: DeployToEnvironmentBody,
+        id: "DeployToEnvironment",
+        examples: {
+          toStaging: { summary: "To staging", value: { environment_name: "staging", variant_id: EXAMPLE_IDS.variant } },
+        },
+      },
+      idempotencyKey: "replays",
+      ifMatch: true,
+      doc: {
+        operationId: "deployToEnvironment",
+        tag: "Deployments",
+        summary: "Deploy a variant's latest revision to an app's environment",
+        description: `Deploys the variant's latest revision to its app's environment \`environment_name\`, as a new environment revision. ${CONDITIONS}`,
+        ok: deployedResponse({ description: "Deployed", schema: { type: "null" }, example: null }),
+        errors: deploymentErrors("DeployVariantNotFound"),
+      },
+    },
     async (c) => {
       const { environment_name, variant_id } = c.req.valid("json");
       const target = {
@@ -84,12 +178,27 @@ export const deploymentsRoutes = new Hono<AppEnv>()
       await deploy(c, c.var, target, (missing) => (missing === "environment" ? appEnvironmentNotFound() : variantNotFound()));
       return c.json(null, 200);
     },
-  )
-  .post(
-    "/configs/deployment/:deployment_revision_id/revert",
-    requireApiKey,
-    idempotent,
-    validate("param", RevertParams),
+  ),
+  route(
+    {
+      method: "post",
+      path: "/configs/deployment/{deployment_revision_id}/revert",
+      auth: "key",
+      write: true,
+      params: { schema: RevertParams, examples: { deployment_revision_id: EXAMPLE_IDS.environmentRevision } },
+      idempotencyKey: "replays",
+      ifMatch: true,
+      doc: {
+        operationId: "revertDeploymentRevision",
+        tag: "Deployments",
+        summary: "Deploy again what an environment revision deployed",
+        description:
+          "A new revision of that revision's environment, deploying the same variant revision; the history keeps " +
+          `both. No body. ${CONDITIONS}`,
+        ok: deployedResponse({ description: "Reverted", schema: schemaRef("RevertOutput"), example: REVERTED }),
+        errors: deploymentErrors("DeploymentRevisionNotFound", { removable: true }),
+      },
+    },
     async (c) => {
       const { deployment_revision_id } = c.req.valid("param");
       const target = {
@@ -100,4 +209,24 @@ export const deploymentsRoutes = new Hono<AppEnv>()
       await deploy(c, c.var, target, deploymentRevisionNotFound);
       return c.json(REVERTED, 200);
     },
-  );
+  ),
+];
+
+/** What the routes above name in the document. */
+export const deploymentsComponents: Components = {
+  outputSchemas: { RevertOutput },
+  responses: {
+    DeployTargetNotFound: errorResponse(
+      "No such app or config visible to the caller, or no revision of that version; or the app has no such environment",
+      { configNotFound: configNotFound(), environmentNotFound: appEnvironmentNotFound() },
+    ),
+    DeployVariantNotFound: errorResponse(
+      "The variant does not exist, was removed, or is not visible to the caller; or its app has no such environment",
+      { variantNotFound: variantNotFound(), environmentNotFound: appEnvironmentNotFound() },
+    ),
+    DeploymentRevisionNotFound: errorResponse(
+      "No environment revision of that id visible to the caller (not told apart)",
+      deploymentRevisionNotFound(),
+    ),
+  },
+};

@@ -9,7 +9,7 @@ import type { AppEnv } from "../types";
  */
 
 /** The renderer's files the page loads, as the package names them: the only assets ever served. */
-const RENDERER_FILES = ["swagger-ui.css", "swagger-ui-bundle.js", "favicon-32x32.png"] as const;
+export const RENDERER_FILES = ["swagger-ui.css", "swagger-ui-bundle.js", "favicon-32x32.png"] as const;
 
 // Scripts and styles from files of this origin only (no inline code, no eval); Swagger UI's stylesheet draws its icons
 // as data: images; "Execute" calls the API on this origin.

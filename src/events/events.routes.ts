@@ -1,26 +1,94 @@
-import { Hono } from "hono";
-import { requireApiKey } from "../auth/require-api-key";
+import type * as z from "zod";
 import { listEvents } from "../db/events";
 import { readSession } from "../http/d1-session";
 import { forbidden, organizationNotFound } from "../http/errors";
-import { validate } from "../http/validation";
-import type { AppEnv } from "../types";
-import { ListEventsQuery } from "./events.schemas";
+import { DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
+import { route } from "../http/route";
+import type { Components } from "../openapi";
+import { type EventBody, EventPage, ListEventsQuery } from "./events.schemas";
+
+/** An environment.deployed event, as the audit log and webhooks show it. */
+export const deployedExample = {
+  id: "01a20c07-a195-7289-98bf-32e9a14d3e9e",
+  type: "environment.deployed",
+  occurred_at: "2026-11-23T22:47:53.450Z",
+  organization_id: DEMO_IDS.organization,
+  workspace_id: DEMO_IDS.workspace,
+  project_id: DEMO_IDS.project,
+  actor: { user_id: DEMO_IDS.user, username: "demo", api_key_prefix: "localdev" },
+  data: {
+    app_id: DEMO_IDS.app,
+    app_name: "demo-app",
+    environment: "staging",
+    environment_revision: 2,
+    environment_revision_id: "01a20c07-a195-7289-98bf-32e9a14d3e9d",
+    previous: null,
+    current: {
+      config_name: "main",
+      variant_id: "01a20c07-a116-75ee-b8fe-509449c00884",
+      revision: 2,
+      revision_id: "01a20c07-a143-7747-b65b-cd00c42b4a25",
+    },
+  },
+} satisfies z.output<typeof EventBody>;
 
 /** GET /events: the audit log of an organization, newest first, for its owners and workspace admins. */
-export const eventsRoutes = new Hono<AppEnv>().get("/", requireApiKey, validate("query", ListEventsQuery), async (c) => {
-  const query = c.req.valid("query");
-  const filter = {
-    organizationId: query.organization_id ?? null,
-    appId: query.app_id ?? null,
-    types: query.type,
-    actor: query.actor ?? null,
-    since: query.since ?? null,
-    until: query.until ?? null,
-    cursor: query.cursor ?? null,
-    limit: query.limit,
-  };
-  const page = await readSession(c, (db) => listEvents(db, c.var.caller, filter));
-  if (page.outcome !== "done") throw page.outcome === "forbidden" ? forbidden() : organizationNotFound();
-  return c.json({ events: page.events, next_cursor: page.more ? (page.events.at(-1)?.id ?? null) : null }, 200);
-});
+export const eventsRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/events",
+      auth: "key",
+      query: {
+        schema: ListEventsQuery,
+        examples: {
+          organization_id: DEMO_IDS.organization,
+          app_id: DEMO_IDS.app,
+          type: "environment.",
+          actor: DEMO_IDS.user,
+          since: "2026-11-01T00:00:00Z",
+          until: "2026-12-01T00:00:00Z",
+          cursor: "01a20c07-a195-7289-98bf-32e9a14d3e9e",
+          limit: 50,
+        },
+      },
+      doc: {
+        operationId: "listEvents",
+        tag: "Events",
+        summary: "Read an organization's audit log",
+        description:
+          "Every change made in the organization, through this API or by the service's operators, newest first, 50 a " +
+          "page (`limit` up to 200), continued with `cursor` (the previous page's `next_cursor`). Each change and its " +
+          "event are recorded together, or neither is. Filters: `type` (repeatable; `environment.` matches its family), `app_id`, `actor` (a user id), " +
+          "`since` and `until` (RFC 3339). `organization_id` defaults to the key's project's organization. Owners and " +
+          "workspace admins read it; other roles get 403; an organization the caller is not a member of is 404.",
+        ok: jsonResponse("A page of events, newest first", schemaRef("EventPage"), {
+          example: { events: [deployedExample], next_cursor: null } satisfies z.output<typeof EventPage>,
+        }),
+        errors: {
+          403: errorResponse("The caller's role there is not owner or workspace_admin, or the key is read-only", forbidden()),
+          404: errorResponse("Not a member of that organization (or no such organization)", organizationNotFound()),
+        },
+      },
+    },
+    async (c) => {
+      const query = c.req.valid("query");
+      const filter = {
+        organizationId: query.organization_id ?? null,
+        appId: query.app_id ?? null,
+        types: query.type,
+        actor: query.actor ?? null,
+        since: query.since ?? null,
+        until: query.until ?? null,
+        cursor: query.cursor ?? null,
+        limit: query.limit,
+      };
+      const page = await readSession(c, (db) => listEvents(db, c.var.caller, filter));
+      if (page.outcome !== "done") throw page.outcome === "forbidden" ? forbidden() : organizationNotFound();
+      return c.json({ events: page.events, next_cursor: page.more ? (page.events.at(-1)?.id ?? null) : null }, 200);
+    },
+  ),
+];
+
+/** What the routes above name in the document. */
+export const eventsComponents: Components = { outputSchemas: { EventPage } };

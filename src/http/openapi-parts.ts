@@ -1,7 +1,6 @@
 import * as z from "zod";
 import { BOOKMARK_HEADER } from "./d1-session";
 import { ApiError, badIdempotencyKey, idempotencyKeyInFlight } from "./errors";
-import { AppParams } from "./fields";
 import { REPLAYED_HEADER } from "./idempotency";
 import { REQUEST_ID_HEADER } from "./request-log";
 
@@ -143,9 +142,6 @@ export function parametersOf<Schema extends z.ZodObject>(
     };
   });
 }
-
-/** The path parameters of every route under /apps/{app_id}. */
-export const appPathParameters = () => parametersOf("path", AppParams, { app_id: DEMO_IDS.app });
 
 /** The errors an Idempotency-Key adds to a POST, by status (422, a key used for another request, is ValidationFailed). */
 export const IDEMPOTENCY_KEY_ERRORS = {

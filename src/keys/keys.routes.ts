@@ -1,44 +1,195 @@
-import { Hono } from "hono";
+import type * as z from "zod";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
-import { requireApiKey } from "../auth/require-api-key";
 import { createApiKeyAsCaller, deleteApiKeyAsCaller, isLiveKeyOfCaller, listApiKeys } from "../db/keys";
 import { fetchProfile } from "../db/profile";
 import { readSession, writeSession } from "../http/d1-session";
 import { apiKeyNotFound, forbidden, userNotFound, workspaceNotFound } from "../http/errors";
-import { validate } from "../http/validation";
-import type { AppEnv } from "../types";
-import { CreateKeyQuery, KeyPrefixParams, ProfileQuery } from "./keys.schemas";
+import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
+import { route } from "../http/route";
+import type { Components } from "../openapi";
+import { ApiKeyListItem, CreateKeyQuery, DeletedApiKey, KeyPrefixParams, NewApiKey, Profile, ProfileQuery } from "./keys.schemas";
+
+const EVERY_ROLE = "Any role may: a member of any organization manages their own keys, and no one else's.";
+
+/** The README's demo key, as its owner lists it. */
+const demoKey = {
+  prefix: "localdev",
+  created_at: "2026-11-22T02:54:50.912Z",
+  last_used_at: "2026-11-22T03:12:07.441Z",
+  expiration_date: null,
+  read_only: false,
+  project_id: DEMO_IDS.project,
+  workspace_id: DEMO_IDS.workspace,
+  organization_id: DEMO_IDS.organization,
+} satisfies z.output<typeof ApiKeyListItem>;
+
+const newKey = "k7Qm2PzX.5b1e0c9d8a7f6e5d4c3b2a190817263544536271809a8b7c6d5e4f3a2b1c0d9e";
 
 /** Routes under /keys: the caller's own API keys. */
-export const keysRoutes = new Hono<AppEnv>()
-  .get("/", requireApiKey, async (c) => {
-    const keys = await readSession(c, (db) => listApiKeys(db, c.var.caller));
-    return c.json(keys, 200);
-  })
-  .post("/", requireApiKey, validate("query", CreateKeyQuery), async (c) => {
-    const { workspace_id, read_only, expiration_date } = c.req.valid("query");
-    const { key, prefix } = generateApiKey();
-    const request = { workspaceId: workspace_id, readOnly: read_only, expiresAt: expiration_date ?? null };
-    const keyHash = await hashApiKey(key);
-    const outcome = await writeSession(c, (db) => createApiKeyAsCaller(db, c.var.caller, { ...request, prefix, keyHash }));
-    if (outcome === "forbidden") throw forbidden();
-    if (outcome === "not_found") throw workspaceNotFound();
-    return c.json(key, 200);
-  })
-  .delete("/:key_prefix", requireApiKey, validate("param", KeyPrefixParams), async (c) => {
-    const deleted = await writeSession(c, (db) => deleteApiKeyAsCaller(db, c.var.caller, c.req.valid("param").key_prefix));
-    if (deleted.outcome !== "done") throw deleted.outcome === "forbidden" ? forbidden() : apiKeyNotFound();
-    return c.json({ prefix: deleted.prefix, revoked_at: deleted.revokedAt }, 200);
-  })
-  .get("/:key_prefix/validate", requireApiKey, validate("param", KeyPrefixParams), async (c) => {
-    const live = await readSession(c, (db) => isLiveKeyOfCaller(db, c.var.caller, c.req.valid("param").key_prefix));
-    return c.json(live, 200);
-  });
+export const keysRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/keys",
+      auth: "key",
+      doc: {
+        operationId: "listApiKeys",
+        tag: "Keys",
+        summary: "List the caller's API keys",
+        description:
+          "The caller's keys that are not deleted, expired ones included (so that they can be seen and " +
+          "deleted), oldest first; never a key's secret, which is shown once, at creation, nor its hash. " +
+          `\`last_used_at\` is recorded after the answer, at most once an hour. ${EVERY_ROLE} A read-only key may list.`,
+        ok: jsonResponse("The caller's keys, oldest first", arrayOf(schemaRef("ApiKeyListItem")), { example: [demoKey] }),
+      },
+    },
+    async (c) => {
+      const keys = await readSession(c, (db) => listApiKeys(db, c.var.caller));
+      return c.json(keys, 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/keys",
+      auth: "key",
+      query: {
+        schema: CreateKeyQuery,
+        examples: {
+          workspace_id: DEMO_IDS.workspace,
+          read_only: "true",
+          expiration_date: "2099-01-01T00:00:00Z",
+        },
+      },
+      doc: {
+        operationId: "createApiKey",
+        tag: "Keys",
+        summary: "Create an API key for a workspace's default project",
+        description:
+          "A new key of the caller's, for the default project of `workspace_id`, a workspace of an organization the " +
+          "caller is a member of (else 404; the platform ignored `workspace_id`). The answer is the key itself, a JSON " +
+          "string, shown this once: only its SHA-256 is kept, and it cannot be shown again. `read_only` and " +
+          "`expiration_date` are optional, and new: the platform's client sends neither. A read-only key is refused " +
+          `every write, and an expiring key stops working then. ${EVERY_ROLE} ` +
+          "A read-only key makes no keys (403). No body; no Idempotency-Key: a retry makes another key.",
+        ok: jsonResponse("The new key, shown this once", schemaRef("NewApiKey"), { example: newKey }),
+        errors: {
+          403: errorResponse("The request's key is read-only: it makes no keys", forbidden()),
+          404: errorResponse(
+            "No such workspace in an organization the caller is a member of (not told apart)",
+            workspaceNotFound(),
+          ),
+        },
+      },
+    },
+    async (c) => {
+      const { workspace_id, read_only, expiration_date } = c.req.valid("query");
+      const { key, prefix } = generateApiKey();
+      const request = { workspaceId: workspace_id, readOnly: read_only, expiresAt: expiration_date ?? null };
+      const keyHash = await hashApiKey(key);
+      const outcome = await writeSession(c, (db) => createApiKeyAsCaller(db, c.var.caller, { ...request, prefix, keyHash }));
+      if (outcome === "forbidden") throw forbidden();
+      if (outcome === "not_found") throw workspaceNotFound();
+      return c.json(key, 200);
+    },
+  ),
+  route(
+    {
+      method: "delete",
+      path: "/keys/{key_prefix}",
+      auth: "key",
+      params: { schema: KeyPrefixParams, examples: { key_prefix: "localdev" } },
+      doc: {
+        operationId: "deleteApiKey",
+        tag: "Keys",
+        summary: "Delete one of the caller's API keys",
+        description:
+          "Revokes the caller's live key with this prefix (the key sending the request too): it fails from the very " +
+          `next request on. ${EVERY_ROLE} A read-only key deletes none (403).`,
+        ok: jsonResponse("The key is revoked", schemaRef("DeletedApiKey"), {
+          example: { prefix: "localdev", revoked_at: "2026-11-22T04:00:12.318Z" } satisfies z.output<typeof DeletedApiKey>,
+        }),
+        errors: {
+          403: errorResponse("The request's key is read-only: it deletes no keys", forbidden()),
+          404: errorResponse(
+            "No live key of the caller's has this prefix: another user's, a deleted one, or none (not told apart)",
+            apiKeyNotFound(),
+          ),
+        },
+      },
+    },
+    async (c) => {
+      const deleted = await writeSession(c, (db) => deleteApiKeyAsCaller(db, c.var.caller, c.req.valid("param").key_prefix));
+      if (deleted.outcome !== "done") throw deleted.outcome === "forbidden" ? forbidden() : apiKeyNotFound();
+      return c.json({ prefix: deleted.prefix, revoked_at: deleted.revokedAt }, 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/keys/{key_prefix}/validate",
+      auth: "key",
+      params: { schema: KeyPrefixParams, examples: { key_prefix: "localdev" } },
+      doc: {
+        operationId: "validateApiKey",
+        tag: "Keys",
+        summary: "Check whether a key prefix is one of the caller's live keys",
+        description:
+          "`true` only for a key of the caller's that is neither deleted nor expired; `false` for anything else, " +
+          `another user's key included (the platform answered \`true\` whatever the prefix). ${EVERY_ROLE}`,
+        ok: jsonResponse(
+          "Whether the key is live",
+          { type: "boolean" },
+          {
+            examples: {
+              live: { summary: "A live key of the caller's", value: true },
+              notLive: { summary: "Deleted, expired, another user's, or none", value: false },
+            },
+          },
+        ),
+      },
+    },
+    async (c) => {
+      const live = await readSession(c, (db) => isLiveKeyOfCaller(db, c.var.caller, c.req.valid("param").key_prefix));
+      return c.json(live, 200);
+    },
+  ),
+];
 
 /** GET /profile: the caller's own user, and nobody else's. */
-export const profileRoutes = new Hono<AppEnv>().get("/", requireApiKey, validate("query", ProfileQuery), async (c) => {
-  const profile = await readSession(c, (db) => fetchProfile(db, c.var.caller));
-  const asked = c.req.valid("query").user_id;
-  if (asked !== undefined && asked !== profile.id) throw userNotFound();
-  return c.json(profile, 200);
-});
+export const profileRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/profile",
+      auth: "key",
+      query: { schema: ProfileQuery, examples: { user_id: DEMO_IDS.user } },
+      doc: {
+        operationId: "fetchUserProfile",
+        tag: "Profile",
+        summary: "Read the caller's profile",
+        description:
+          "The key's user. `user_id` may name only that user: any other id is a 404 (the platform answered any " +
+          "user's profile). Any role may.",
+        ok: jsonResponse("The caller's user", schemaRef("Profile"), {
+          example: {
+            id: DEMO_IDS.user,
+            username: "demo",
+            email: "demo@example.com",
+            created_at: "2026-11-22T02:54:50.912Z",
+          } satisfies z.output<typeof Profile>,
+        }),
+        errors: { 404: errorResponse("`user_id` is not the caller's own id", userNotFound()) },
+      },
+    },
+    async (c) => {
+      const profile = await readSession(c, (db) => fetchProfile(db, c.var.caller));
+      const asked = c.req.valid("query").user_id;
+      if (asked !== undefined && asked !== profile.id) throw userNotFound();
+      return c.json(profile, 200);
+    },
+  ),
+];
+
+/** What the routes above name in the document. */
+export const keysComponents: Components = { outputSchemas: { ApiKeyListItem, NewApiKey, DeletedApiKey, Profile } };

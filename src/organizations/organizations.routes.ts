@@ -1,7 +1,6 @@
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
+import type * as z from "zod";
 import { generateApiKey, generateInvitationToken, hashApiKey, hashInvitationToken } from "../auth/api-keys";
-import { optionalApiKey, requireApiKey } from "../auth/require-api-key";
-import type { Caller } from "../db/caller";
 import { type AcceptVerdict, acceptInvitation, type InviteVerdict, issueInvitation } from "../db/invitations";
 import {
   createOrganizationAsCaller,
@@ -29,26 +28,77 @@ import {
   invitationUsed,
   organizationNotFound,
   projectNotInWorkspace,
+  unauthorized,
   validationFailed,
   workspaceNotFound,
 } from "../http/errors";
-import { jsonBody, validate } from "../http/validation";
-import type { AppEnv } from "../types";
-import { toWorkspace } from "../workspaces/workspaces.schemas";
+import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef } from "../http/openapi-parts";
+import { type RouteEnv, route } from "../http/route";
+import type { Components } from "../openapi";
+import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/workspaces.routes";
+import { toWorkspace, Workspace, WorkspaceMember } from "../workspaces/workspaces.schemas";
 import { mailInvitation, tokenDelivery } from "./invitation-mail";
 import {
   AcceptBody,
+  AcceptedInvitation,
   AcceptQuery,
   CreateOrganizationBody,
   CreateWorkspaceBody,
+  Invitation,
   InviteBody,
+  Organization,
+  OrganizationDetailsBody,
   OrganizationParams,
+  OwnOrganization,
   ResendBody,
   toOrganizationDetails,
   UpdateOrganizationBody,
   UpdateWorkspaceBody,
   WorkspaceParams,
 } from "./organizations.schemas";
+
+const TOKEN = "9f2c4e6a8b0d1f3e5a7c9b1d3f5e7a9c0b2d4f6e8a1c3e5b7d9f0a2c4e6b8d0f";
+
+const demoOrganization = {
+  id: DEMO_IDS.organization,
+  name: "demo",
+  description: "",
+  type: null,
+  owner: DEMO_IDS.user,
+  is_personal: true,
+  created_at: "2026-11-22T02:54:50.912Z",
+  updated_at: "2026-11-22T02:54:50.912Z",
+  role: "owner",
+  workspaces: [DEMO_IDS.workspace],
+  members: [DEMO_IDS.user],
+} satisfies z.output<typeof Organization>;
+
+const acme = {
+  ...demoOrganization,
+  id: EXAMPLE_ACCOUNT_IDS.organization,
+  name: "Acme",
+  description: "Acme's apps",
+  is_personal: false,
+  created_at: "2026-11-23T09:15:02.117Z",
+  updated_at: "2026-11-23T09:15:02.117Z",
+  workspaces: [EXAMPLE_ACCOUNT_IDS.workspace],
+} satisfies z.output<typeof Organization>;
+
+const demoInvitation = {
+  email: "new.person@example.com",
+  role: "editor",
+  token: TOKEN,
+  organization_id: EXAMPLE_ACCOUNT_IDS.organization,
+  workspace_id: EXAMPLE_ACCOUNT_IDS.workspace,
+  project_id: EXAMPLE_ACCOUNT_IDS.project,
+  expires_at: "2026-11-30T09:20:11.730Z",
+} satisfies z.output<typeof Invitation>;
+
+const forbiddenUnlessAdmin = (what: string) =>
+  errorResponse(
+    `The caller's role in the organization is not owner or workspace_admin${what}, or the key is read-only`,
+    forbidden(),
+  );
 
 const ownerIsNotTheCaller = () =>
   validationFailed([
@@ -83,7 +133,7 @@ const ACCEPT_REFUSALS: Record<Exclude<AcceptVerdict, "accept">, () => ApiError> 
  * set up, and in the answer (shown once) where it is not, or in development.
  */
 async function issue(
-  c: Context<AppEnv & { Variables: { caller: Caller } }>,
+  c: Context<RouteEnv>,
   target: { organizationId: string; workspaceId: string; email: string },
   role: Role | null,
 ) {
@@ -111,59 +161,221 @@ async function issue(
   return delivery.inAnswer ? { ...invitation, token } : invitation;
 }
 
+/** The path parameters of every route under /organizations/{org_id}/workspaces/{workspace_id}. */
+const workspaceExamples = { org_id: EXAMPLE_ACCOUNT_IDS.organization, workspace_id: EXAMPLE_ACCOUNT_IDS.workspace };
+
 /** Routes under /organizations: organizations, their workspaces, and invitations to them. */
-export const organizationsRoutes = new Hono<AppEnv>()
-  .get("/", requireApiKey, async (c) => {
-    return c.json(await readSession(c, (db) => listOrganizations(db, c.var.caller)), 200);
-  })
-  .post("/", requireApiKey, ...jsonBody(), validate("json", CreateOrganizationBody), async (c) => {
-    const made = await writeSession(c, (db) => createOrganizationAsCaller(db, c.var.caller, c.req.valid("json")));
-    if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : ownerIsNotTheCaller();
-    return c.json(made.organization, 200);
-  })
-  // Before /:org_id, which would take "own" for an id.
-  .get("/own", requireApiKey, async (c) => {
-    const own = await readSession(c, (db) => fetchOwnOrganization(db, c.var.caller));
-    if (!own) throw organizationNotFound();
-    return c.json(own, 200);
-  })
-  .get("/:org_id", requireApiKey, validate("param", OrganizationParams), async (c) => {
-    const details = await readSession(c, (db) => fetchOrganization(db, c.var.caller, c.req.valid("param").org_id));
-    if (!details) throw organizationNotFound();
-    return c.json(toOrganizationDetails(details), 200);
-  })
-  .put(
-    "/:org_id",
-    requireApiKey,
-    ...jsonBody(),
-    validate("param", OrganizationParams),
-    validate("json", UpdateOrganizationBody),
+export const organizationsRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/organizations",
+      auth: "key",
+      doc: {
+        operationId: "listOrganizations",
+        tag: "Organizations",
+        summary: "List the caller's organizations",
+        description:
+          "Every organization the caller is a member of, oldest first, with the role the caller acts in there " +
+          "(`viewer` with a read-only key) and its workspaces and members by id. Any role.",
+        ok: jsonResponse("The caller's organizations", arrayOf(schemaRef("Organization")), { example: [demoOrganization, acme] }),
+      },
+    },
+    async (c) => {
+      return c.json(await readSession(c, (db) => listOrganizations(db, c.var.caller)), 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/organizations",
+      auth: "key",
+      body: {
+        schema: CreateOrganizationBody,
+        id: "CreateOrganization",
+        examples: {
+          byId: {
+            summary: "Owned by the caller, named by id",
+            value: { name: "Acme", owner: DEMO_IDS.user, description: "Acme's apps" },
+          },
+          byEmail: { summary: "Owned by the caller, named by email", value: { name: "Acme Labs", owner: "demo@example.com" } },
+        },
+      },
+      doc: {
+        operationId: "createOrganization",
+        tag: "Organizations",
+        summary: "Create an organization, owned by the caller",
+        description:
+          "A new organization with a default workspace and project, the caller its one owner. `owner` (the client " +
+          "requires it) must be the caller's own user id or email: no one makes someone else an owner (else 422). Any " +
+          "user may; a read-only key may not (403). No Idempotency-Key: a retry makes another organization.",
+        ok: jsonResponse("The organization was created", schemaRef("Organization"), { example: acme }),
+        errors: { 403: errorResponse("The request's key is read-only", forbidden()) },
+      },
+    },
+    async (c) => {
+      const made = await writeSession(c, (db) => createOrganizationAsCaller(db, c.var.caller, c.req.valid("json")));
+      if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : ownerIsNotTheCaller();
+      return c.json(made.organization, 200);
+    },
+  ), // Before /:org_id, which would take "own" for an id.
+  route(
+    {
+      method: "get",
+      path: "/organizations/own",
+      auth: "key",
+      doc: {
+        operationId: "getOwnOrganization",
+        tag: "Organizations",
+        summary: "Read the caller's own organization",
+        description:
+          "The caller's personal organization (made with their user), or, for a user who joined by invitation and " +
+          "has none, the organization of the key's project. Any role.",
+        ok: jsonResponse("The caller's own organization", schemaRef("OwnOrganization"), {
+          example: { id: DEMO_IDS.organization, name: "demo" } satisfies z.output<typeof OwnOrganization>,
+        }),
+        errors: { 404: errorResponse("The caller has no organization of their own", organizationNotFound()) },
+      },
+    },
+    async (c) => {
+      const own = await readSession(c, (db) => fetchOwnOrganization(db, c.var.caller));
+      if (!own) throw organizationNotFound();
+      return c.json(own, 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/organizations/{org_id}",
+      auth: "key",
+      params: { schema: OrganizationParams, examples: { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
+      doc: {
+        operationId: "fetchOrganizationDetails",
+        tag: "Organizations",
+        summary: "Read an organization, its workspaces, members and open invitations",
+        description:
+          `Any role in the organization. ${PER_ORGANIZATION} Open invitations are listed to owners and workspace ` +
+          "admins only (never their tokens, which are not kept); to other roles `invitations` is `[]`.",
+        ok: jsonResponse("The organization", schemaRef("OrganizationDetails"), {
+          example: {
+            ...acme,
+            workspaces: [demoWorkspace],
+            invitations: [
+              {
+                email: demoInvitation.email,
+                role: demoInvitation.role,
+                workspace_id: demoInvitation.workspace_id,
+                created_at: "2026-11-23T09:20:11.730Z",
+                expires_at: demoInvitation.expires_at,
+              },
+            ],
+          } satisfies z.output<typeof OrganizationDetailsBody>,
+        }),
+        errors: { 404: responseRef("OrganizationNotFound") },
+      },
+    },
+    async (c) => {
+      const details = await readSession(c, (db) => fetchOrganization(db, c.var.caller, c.req.valid("param").org_id));
+      if (!details) throw organizationNotFound();
+      return c.json(toOrganizationDetails(details), 200);
+    },
+  ),
+  route(
+    {
+      method: "put",
+      path: "/organizations/{org_id}",
+      auth: "key",
+      params: { schema: OrganizationParams, examples: { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
+      body: {
+        schema: UpdateOrganizationBody,
+        id: "UpdateOrganization",
+        examples: {
+          rename: { summary: "A new name", value: { name: "Acme Inc." } },
+        },
+      },
+      doc: {
+        operationId: "updateOrganization",
+        tag: "Organizations",
+        summary: "Rename or describe an organization",
+        description:
+          "Changes the fields given; `updated_at`, which the client sends, is ignored. Owners only (403 for any other " +
+          "role, and for a read-only key).",
+        ok: jsonResponse("The organization as updated", schemaRef("Organization"), {
+          example: { ...acme, name: "Acme Inc.", updated_at: "2026-11-24T10:02:45.009Z" },
+        }),
+        errors: {
+          403: errorResponse("The caller is not an owner of the organization, or the key is read-only", forbidden()),
+          404: responseRef("OrganizationNotFound"),
+        },
+      },
+    },
     async (c) => {
       const { org_id } = c.req.valid("param");
       const updated = await writeSession(c, (db) => updateOrganizationAsCaller(db, c.var.caller, org_id, c.req.valid("json")));
       if (updated.outcome !== "done") throw updated.outcome === "forbidden" ? forbidden() : organizationNotFound();
       return c.json(updated.value, 200);
     },
-  )
-  .post(
-    "/:org_id/workspaces",
-    requireApiKey,
-    ...jsonBody(),
-    validate("param", OrganizationParams),
-    validate("json", CreateWorkspaceBody),
+  ),
+  route(
+    {
+      method: "post",
+      path: "/organizations/{org_id}/workspaces",
+      auth: "key",
+      params: { schema: OrganizationParams, examples: { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
+      body: {
+        schema: CreateWorkspaceBody,
+        id: "CreateWorkspace",
+        examples: {
+          named: { summary: "A workspace", value: { name: "Production" } },
+        },
+      },
+      doc: {
+        operationId: "createWorkspace",
+        tag: "Organizations",
+        summary: "Create a workspace in an organization",
+        description:
+          `A new workspace of the organization, with its default project (\`default_project_id\`). ${ADMINS_ONLY} ` +
+          `${PER_ORGANIZATION} No Idempotency-Key: a retry makes another workspace.`,
+        ok: jsonResponse("The workspace was created", schemaRef("Workspace"), { example: demoWorkspace }),
+        errors: { 403: forbiddenUnlessAdmin(""), 404: responseRef("OrganizationNotFound") },
+      },
+    },
     async (c) => {
       const { org_id } = c.req.valid("param");
       const made = await writeSession(c, (db) => createWorkspaceAsCaller(db, c.var.caller, org_id, c.req.valid("json")));
       if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : organizationNotFound();
       return c.json(toWorkspace(made.value), 200);
     },
-  )
-  .put(
-    "/:org_id/workspaces/:workspace_id",
-    requireApiKey,
-    ...jsonBody(),
-    validate("param", WorkspaceParams),
-    validate("json", UpdateWorkspaceBody),
+  ),
+  route(
+    {
+      method: "put",
+      path: "/organizations/{org_id}/workspaces/{workspace_id}",
+      auth: "key",
+      params: { schema: WorkspaceParams, examples: workspaceExamples },
+      body: {
+        schema: UpdateWorkspaceBody,
+        id: "UpdateWorkspace",
+        examples: {
+          rename: { summary: "A new name", value: { name: "Staging", description: "Where releases are tried" } },
+        },
+      },
+      doc: {
+        operationId: "updateWorkspace",
+        tag: "Organizations",
+        summary: "Rename or describe a workspace",
+        description: `Changes the fields given; \`updated_at\`, which the client sends, is ignored. ${ADMINS_ONLY}`,
+        ok: jsonResponse("The workspace as updated", schemaRef("Workspace"), {
+          example: {
+            ...demoWorkspace,
+            name: "Staging",
+            description: "Where releases are tried",
+            updated_at: "2026-11-24T10:05:31.772Z",
+          },
+        }),
+        errors: { 403: forbiddenUnlessAdmin(""), 404: responseRef("WorkspaceNotFound") },
+      },
+    },
     async (c) => {
       const { org_id, workspace_id } = c.req.valid("param");
       const fields = c.req.valid("json");
@@ -171,38 +383,172 @@ export const organizationsRoutes = new Hono<AppEnv>()
       if (updated.outcome !== "done") throw updated.outcome === "forbidden" ? forbidden() : workspaceNotFound();
       return c.json(toWorkspace(updated.value), 200);
     },
-  )
-  .post(
-    "/:org_id/workspaces/:workspace_id/invite",
-    requireApiKey,
-    ...jsonBody(),
-    validate("param", WorkspaceParams),
-    validate("json", InviteBody),
+  ),
+  route(
+    {
+      method: "post",
+      path: "/organizations/{org_id}/workspaces/{workspace_id}/invite",
+      auth: "key",
+      params: { schema: WorkspaceParams, examples: workspaceExamples },
+      body: {
+        schema: InviteBody,
+        id: "Invite",
+        examples: {
+          editor: { summary: "An editor", value: [{ email: "new.person@example.com", roles: ["editor"] }] },
+        },
+      },
+      doc: {
+        operationId: "inviteUserToWorkspace",
+        tag: "Organizations",
+        summary: "Invite an email to the organization, through one of its workspaces",
+        description:
+          "The body is a JSON array of exactly one invitation, of exactly one role (`admin` stands for " +
+          "`workspace_admin`). Where the service's operator has set up mail, the invitation's token is mailed to the " +
+          "email, with the address to accept at, and the answer holds none: only the mailbox's owner learns it. " +
+          "Elsewhere the answer holds the token, shown this once, for the inviter to pass on, and accepting it needs " +
+          "the invitee's own key. Only the token's SHA-256 is kept. The invitation is single use, bound to the email, " +
+          "and expires after 7 days; inviting an email again voids its open invitation, and its token. The answer is " +
+          `the same whether or not the email has an account. ${ADMINS_ONLY} Only an owner invites an owner, or ` +
+          `invites again an email that has an owner invitation open. ${PER_ORGANIZATION}`,
+        ok: jsonResponse("The invitation (with its token only where it is not mailed)", schemaRef("Invitation"), {
+          example: demoInvitation,
+        }),
+        errors: {
+          403: forbiddenUnlessAdmin(" (or, to invite an owner or replace an owner invitation, not owner)"),
+          404: responseRef("WorkspaceNotFound"),
+          409: responseRef("AlreadyMember"),
+          502: responseRef("InvitationNotMailed"),
+        },
+      },
+    },
     async (c) => {
       const { org_id, workspace_id } = c.req.valid("param");
       const [{ email, roles }] = c.req.valid("json");
       return c.json(await issue(c, { organizationId: org_id, workspaceId: workspace_id, email }, roles[0]), 200);
     },
-  )
-  .post(
-    "/:org_id/workspaces/:workspace_id/invite/resend",
-    requireApiKey,
-    ...jsonBody(),
-    validate("param", WorkspaceParams),
-    validate("json", ResendBody),
+  ),
+  route(
+    {
+      method: "post",
+      path: "/organizations/{org_id}/workspaces/{workspace_id}/invite/resend",
+      auth: "key",
+      params: { schema: WorkspaceParams, examples: workspaceExamples },
+      body: {
+        schema: ResendBody,
+        id: "Resend",
+        examples: {
+          email: { summary: "The invited email", value: { email: "new.person@example.com" } },
+        },
+      },
+      doc: {
+        operationId: "resendInvitation",
+        tag: "Organizations",
+        summary: "Issue an open invitation again, under a new token",
+        description:
+          "The open invitation of `email` in this workspace, in the same role, under a new token and for 7 days " +
+          "more: the old token stops working (accepting with it is a 410). The new token goes where an invitation's " +
+          "does: mailed to the email where mail is set up, else in the answer, shown this once, for the inviter to " +
+          `pass on. ${ADMINS_ONLY} Only an owner resends an owner's invitation.`,
+        ok: jsonResponse("The invitation (with its new token only where it is not mailed)", schemaRef("Invitation"), {
+          example: { ...demoInvitation, expires_at: "2026-12-01T08:00:00.000Z" },
+        }),
+        errors: {
+          403: forbiddenUnlessAdmin(" (or, for an owner's invitation, not owner)"),
+          404: errorResponse(
+            "No such workspace in an organization the caller is a member of, or no open invitation of that email there",
+            { workspaceNotFound: workspaceNotFound(), invitationNotFound: invitationNotFound() },
+          ),
+          409: responseRef("AlreadyMember"),
+          502: responseRef("InvitationNotMailed"),
+        },
+      },
+    },
     async (c) => {
       const { org_id, workspace_id } = c.req.valid("param");
       const target = { organizationId: org_id, workspaceId: workspace_id, email: c.req.valid("json").email };
       return c.json(await issue(c, target, null), 200);
     },
-  )
-  .post(
-    "/:org_id/workspaces/:workspace_id/invite/accept",
-    optionalApiKey,
-    ...jsonBody(),
-    validate("param", WorkspaceParams),
-    validate("query", AcceptQuery),
-    validate("json", AcceptBody),
+  ),
+  route(
+    {
+      method: "post",
+      path: "/organizations/{org_id}/workspaces/{workspace_id}/invite/accept",
+      auth: "optional",
+      params: { schema: WorkspaceParams, examples: workspaceExamples },
+      query: { schema: AcceptQuery, examples: { project_id: EXAMPLE_ACCOUNT_IDS.project } },
+      body: {
+        schema: AcceptBody,
+        id: "Accept",
+        examples: {
+          token: { summary: "The invitation's token", value: { token: TOKEN } },
+        },
+      },
+      doc: {
+        operationId: "acceptInvitation",
+        tag: "Organizations",
+        summary: "Accept an invitation with its token",
+        description:
+          "With a mailed token, for an email that has no user yet, the token alone: no API key (an empty " +
+          "Authorization header counts as none); the user is made, joins the organization in the invited role, and " +
+          "the answer holds their first API key (`api_key`, for `project_id`), shown this once. For an email that has " +
+          "a user, and for every token that was not mailed (the inviter saw it), the invitee's own key is needed as " +
+          "well (401 without one, 403 with another's or a read-only one): whoever sees a token cannot take an " +
+          "address or an account. A new person invited without mail is first given a user by the service's operator. " +
+          "`project_id` must be a project of the workspace: the invitation names it. A token is single use (409 " +
+          `after) and expires after 7 days (410). ${PER_ORGANIZATION}`,
+        ok: jsonResponse("The invitation was accepted", schemaRef("AcceptedInvitation"), {
+          examples: {
+            newUser: {
+              summary: "A new user, with their first key",
+              value: {
+                user_id: EXAMPLE_ACCOUNT_IDS.invitee,
+                email: demoInvitation.email,
+                role: "editor",
+                organization_id: EXAMPLE_ACCOUNT_IDS.organization,
+                workspace_id: EXAMPLE_ACCOUNT_IDS.workspace,
+                project_id: EXAMPLE_ACCOUNT_IDS.project,
+                api_key: "Qw8eR2tY.0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
+              } satisfies z.output<typeof AcceptedInvitation>,
+            },
+            existingUser: {
+              summary: "An existing user, with their own key",
+              value: {
+                user_id: DEMO_IDS.user,
+                email: "demo@example.com",
+                role: "editor",
+                organization_id: EXAMPLE_ACCOUNT_IDS.organization,
+                workspace_id: EXAMPLE_ACCOUNT_IDS.workspace,
+                project_id: EXAMPLE_ACCOUNT_IDS.project,
+              } satisfies z.output<typeof AcceptedInvitation>,
+            },
+          },
+        }),
+        errors: {
+          401: responseRef("InvitationUnauthorized"),
+          403: errorResponse(
+            "The key given is not that of the invited email's user (for an email with no user yet, send none), or " +
+              "it is read-only",
+            {
+              invitationForAnotherEmail: invitationForAnotherEmail(),
+              forbidden: forbidden(),
+            },
+          ),
+          404: errorResponse(
+            "No invitation of this token through this organization and workspace, or `project_id` is not a project of " +
+              "the workspace",
+            { invitationNotFound: invitationNotFound(), projectNotInWorkspace: projectNotInWorkspace() },
+          ),
+          409: errorResponse("The invitation was accepted already, or the user is a member already", {
+            invitationUsed: invitationUsed(),
+            alreadyMember: alreadyMember(),
+          }),
+          410: errorResponse(
+            "The invitation expired, or was replaced by a newer one (a resend, or another invitation of the email)",
+            { invitationExpired: invitationExpired(), invitationReplaced: invitationReplaced() },
+          ),
+        },
+      },
+    },
     async (c) => {
       const { org_id, workspace_id } = c.req.valid("param");
       const target = { organizationId: org_id, workspaceId: workspace_id, projectId: c.req.valid("query").project_id };
@@ -214,4 +560,42 @@ export const organizationsRoutes = new Hono<AppEnv>()
       if (!accepted.acceptance) throw ACCEPT_REFUSALS[accepted.verdict as keyof typeof ACCEPT_REFUSALS]();
       return c.json(accepted.newUser ? { ...accepted.acceptance, api_key: key } : accepted.acceptance, 200);
     },
-  );
+  ),
+];
+
+/** What the routes above name in the document. */
+export const organizationsComponents: Components = {
+  outputSchemas: {
+    Organization,
+    OrganizationDetails: OrganizationDetailsBody,
+    OwnOrganization,
+    Workspace,
+    WorkspaceMember,
+    Invitation,
+    AcceptedInvitation,
+  },
+  responses: {
+    OrganizationNotFound: errorResponse(
+      "The organization does not exist or the caller is not a member of it (not told apart)",
+      organizationNotFound(),
+    ),
+    WorkspaceNotFound: errorResponse(
+      "The caller is not a member of the organization, or the workspace is not one of its (not told apart)",
+      workspaceNotFound(),
+    ),
+    AlreadyMember: errorResponse("The email is a member of the organization already", alreadyMember()),
+    InvitationUnauthorized: errorResponse(
+      "A key was given and is malformed, unknown, expired or revoked; or none was, and the invitee's own key is " +
+        "needed: the email has a user, or the token was not mailed",
+      {
+        unauthorized: unauthorized(),
+        invitationNeedsKey: invitationNeedsKey(),
+        invitationNeedsInviteeKey: invitationNeedsInviteeKey(),
+      },
+    ),
+    InvitationNotMailed: errorResponse(
+      "The invitation was made but its mail could not be sent: nobody has its token, and a resend replaces it",
+      invitationNotMailed(),
+    ),
+  },
+};

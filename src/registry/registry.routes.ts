@@ -1,23 +1,40 @@
-import { Hono } from "hono";
-import { requireApiKey } from "../auth/require-api-key";
 import { parametersAsSent } from "../configs/configs.schemas";
 import { appIsVisible } from "../db/apps";
 import { type ConfigRefs, environmentRevisionRefs, fetchConfig } from "../db/configs";
 import { saveConfig } from "../db/registry";
 import { readSession, writeSession } from "../http/d1-session";
 import { appNotFound, configNameTaken, configNotFound, forbidden } from "../http/errors";
-import { idempotent, settleClaim } from "../http/idempotency";
-import { jsonBody, MAX_CONFIG_BODY_BYTES, validate } from "../http/validation";
-import type { AppEnv } from "../types";
+import { settleClaim } from "../http/idempotency";
+import {
+  arrayOf,
+  DEMO_CONFIG_PARAMS,
+  DEMO_IDS,
+  EXAMPLE_IDS,
+  errorResponse,
+  jsonResponse,
+  responseRef,
+  schemaRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
+import { route } from "../http/route";
+import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
+import type { Components } from "../openapi";
 import { BASE_NAME } from "../variants/variant-names";
 import {
-  type Base,
+  Base,
   DeploymentRevisionParams,
   GetConfigQuery,
   ListBasesQuery,
+  RegistryConfig,
   SaveConfigBody,
   toRegistryConfig,
 } from "./registry.schemas";
+
+const BASE_ID = "`base_id` is the app's id: every app has one base, named `app`, whose id is its own.";
+
+/** The demo app's config `main` as production runs it (revision 2), and as production's revision 1 deployed it. */
+const demoInProduction = { config_name: "main", current_version: 2, parameters: DEMO_CONFIG_PARAMS } satisfies RegistryConfig;
+const demoOfDeployment = { ...demoInProduction, current_version: 1 } satisfies RegistryConfig;
 
 /** What `get_config` names: what the environment runs (it wins when both are given), or the config's latest revision. */
 function registryRefs(query: { base_id: string; environment_name?: string; config_name?: string }): ConfigRefs {
@@ -28,34 +45,179 @@ function registryRefs(query: { base_id: string; environment_name?: string; confi
 }
 
 /** Routes under /configs: the registry as the platform's older SDK reads and saves it. */
-export const registryRoutes = new Hono<AppEnv>()
-  .get("/", requireApiKey, validate("query", GetConfigQuery), async (c) => {
-    const refs = registryRefs(c.req.valid("query"));
-    const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
-    if (!config) throw configNotFound();
-    return c.json(toRegistryConfig(config, config.revision), 200);
-  })
-  .post("/", requireApiKey, ...jsonBody(MAX_CONFIG_BODY_BYTES), idempotent, validate("json", SaveConfigBody), async (c) => {
-    const { base_id, config_name, overwrite } = c.req.valid("json");
-    const save = { appId: base_id, configName: config_name, params: parametersAsSent(await c.req.text()), overwrite };
-    const saved = await writeSession(c, (db) => saveConfig(db, c.var.caller, save, c.var.claim));
-    settleClaim(c, saved);
-    if (saved.outcome === "not_found") throw appNotFound();
-    if (saved.outcome === "forbidden") throw forbidden();
-    if (saved.outcome === "exists") throw configNameTaken();
-    return c.json(null, 200);
-  })
-  .get("/deployment/:deployment_revision_id", requireApiKey, validate("param", DeploymentRevisionParams), async (c) => {
-    const refs = environmentRevisionRefs(c.req.valid("param").deployment_revision_id);
-    const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
-    if (!config?.environment) throw configNotFound();
-    return c.json(toRegistryConfig(config, config.environment.revision), 200);
-  });
+export const registryRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/configs",
+      auth: "key",
+      query: {
+        schema: GetConfigQuery,
+        examples: {
+          base_id: DEMO_IDS.app,
+          environment_name: "production",
+          config_name: "main",
+        },
+      },
+      doc: {
+        operationId: "getConfig",
+        tag: "Older SDK",
+        summary: "Read the config an environment runs, or a config's latest revision",
+        description:
+          "What the older SDK reads each time an app starts. With `environment_name`: the config revision that " +
+          "environment runs (`current_version` is that config revision's number); else, with `config_name`: that " +
+          `config's latest revision. The environment wins when both are given. ${BASE_ID} Any role in the app's ` +
+          "organization may read (the platform asked for the right to edit configs). A config, environment or app " +
+          "that does not exist or is not visible, or an environment that runs nothing, is a 404 (the platform " +
+          "answered 400 or 500).",
+        ok: jsonResponse("The config", schemaRef("RegistryConfig"), { example: demoInProduction }),
+        errors: {
+          404: responseRef("RegistryConfigNotFound"),
+        },
+      },
+    },
+    async (c) => {
+      const refs = registryRefs(c.req.valid("query"));
+      const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
+      if (!config) throw configNotFound();
+      return c.json(toRegistryConfig(config, config.revision), 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/configs",
+      auth: "key",
+      write: true,
+      body: {
+        schema: SaveConfigBody,
+        id: "SaveConfig",
+        examples: {
+          newConfig: {
+            summary: "A new config",
+            value: {
+              base_id: DEMO_IDS.app,
+              config_name: "support",
+              parameters: { ...DEMO_CONFIG_PARAMS, prompt: "You answer customer support questions." },
+              overwrite: false,
+            },
+          },
+          overwrite: {
+            summary: "New parameters for a config, deployed to production",
+            value: {
+              base_id: DEMO_IDS.app,
+              config_name: "main",
+              parameters: { ...DEMO_CONFIG_PARAMS, temperature: 0.7 },
+              overwrite: true,
+            },
+          },
+        },
+        maxBytes: MAX_CONFIG_BODY_BYTES,
+      },
+      idempotencyKey: "replays",
+      doc: {
+        operationId: "saveConfig",
+        tag: "Older SDK",
+        summary: "Save a config's parameters under its name",
+        description:
+          "When the app has no config of that name: a new config, whose revision 1 holds `parameters` (not deployed). " +
+          "When it has one: with `overwrite` true, or while that config's latest parameters are still `{}`, a new " +
+          "revision holding `parameters`, deployed to production at once, as the platform does (both or neither); the " +
+          "deployment is a normal entry of production's history (GET /apps/{app_id}/revisions/production), which may " +
+          "be reverted like any other. Else 400, and nothing is " +
+          `written. ${BASE_ID} Answers null.`,
+        ok: jsonResponse("Saved (and deployed to production, when it overwrote a config)", { type: "null" }, { example: null }),
+        errors: {
+          400: withKeyErrors(
+            400,
+            "The app has a config of that name, `overwrite` is false and its latest parameters are not `{}`",
+            { configNameTaken: configNameTaken() },
+          ),
+          404: responseRef("AppNotFound"),
+        },
+      },
+    },
+    async (c) => {
+      const { base_id, config_name, overwrite } = c.req.valid("json");
+      const save = { appId: base_id, configName: config_name, params: parametersAsSent(await c.req.text()), overwrite };
+      const saved = await writeSession(c, (db) => saveConfig(db, c.var.caller, save, c.var.claim));
+      settleClaim(c, saved);
+      if (saved.outcome === "not_found") throw appNotFound();
+      if (saved.outcome === "forbidden") throw forbidden();
+      if (saved.outcome === "exists") throw configNameTaken();
+      return c.json(null, 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/configs/deployment/{deployment_revision_id}",
+      auth: "key",
+      params: { schema: DeploymentRevisionParams, examples: { deployment_revision_id: EXAMPLE_IDS.environmentRevision } },
+      doc: {
+        operationId: "getConfigDeploymentRevision",
+        tag: "Older SDK",
+        summary: "Read the config an environment revision deployed",
+        description:
+          "The id is one of `revisions[].id` of GET /apps/{app_id}/revisions/{environment_name}. `current_version` is " +
+          "that environment revision's number, as on the platform; `config_name` and `parameters` are those of the " +
+          "config revision it deployed, also when that variant has been removed since.",
+        ok: jsonResponse("The config that environment revision deployed", schemaRef("RegistryConfig"), {
+          example: demoOfDeployment,
+        }),
+        errors: { 404: responseRef("DeployedConfigNotFound") },
+      },
+    },
+    async (c) => {
+      const refs = environmentRevisionRefs(c.req.valid("param").deployment_revision_id);
+      const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
+      if (!config?.environment) throw configNotFound();
+      return c.json(toRegistryConfig(config, config.environment.revision), 200);
+    },
+  ),
+];
 
 /** Routes under /bases: an app's one implicit base. */
-export const basesRoutes = new Hono<AppEnv>().get("/", requireApiKey, validate("query", ListBasesQuery), async (c) => {
-  const { app_id, base_name } = c.req.valid("query");
-  if (!(await readSession(c, (db) => appIsVisible(db, c.var.caller, app_id)))) throw appNotFound();
-  const bases: Base[] = base_name === undefined || base_name === BASE_NAME ? [{ base_id: app_id, base_name: BASE_NAME }] : [];
-  return c.json(bases, 200);
-});
+export const basesRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/bases",
+      auth: "key",
+      query: { schema: ListBasesQuery, examples: { app_id: DEMO_IDS.app, base_name: "app" } },
+      doc: {
+        operationId: "listBases",
+        tag: "Older SDK",
+        summary: "List an app's bases",
+        description:
+          "Every app has exactly one base, named `app`, whose `base_id` is the app's id: the list holds it, or nothing " +
+          "when `base_name` names another.",
+        ok: jsonResponse("The app's base, or none", arrayOf(schemaRef("Base")), {
+          example: [{ base_id: DEMO_IDS.app, base_name: "app" }] satisfies Base[],
+        }),
+        errors: { 404: responseRef("AppNotFound") },
+      },
+    },
+    async (c) => {
+      const { app_id, base_name } = c.req.valid("query");
+      if (!(await readSession(c, (db) => appIsVisible(db, c.var.caller, app_id)))) throw appNotFound();
+      const bases: Base[] = base_name === undefined || base_name === BASE_NAME ? [{ base_id: app_id, base_name: BASE_NAME }] : [];
+      return c.json(bases, 200);
+    },
+  ),
+];
+
+/** What the routes above name in the document. */
+export const registryComponents: Components = {
+  outputSchemas: { RegistryConfig, Base },
+  responses: {
+    RegistryConfigNotFound: errorResponse(
+      "No such app, config or environment visible to the caller, or nothing deployed to the environment (not told apart)",
+      configNotFound(),
+    ),
+    DeployedConfigNotFound: errorResponse(
+      "No environment revision of that id visible to the caller (not told apart)",
+      configNotFound(),
+    ),
+  },
+};

@@ -1,5 +1,3 @@
-import { Hono } from "hono";
-import { requireApiKey } from "../auth/require-api-key";
 import { parametersAsSent } from "../configs/configs.schemas";
 import { addConfig, commitConfig } from "../db/configs";
 import { getVariant, getVariantDeployedTo, listAppVariants, listVariantRevisions, removeVariant } from "../db/variants";
@@ -15,11 +13,25 @@ import {
   variantStillDeployed,
 } from "../http/errors";
 import { AppParams } from "../http/fields";
-import { idempotent, settleClaim } from "../http/idempotency";
-import { jsonBody, MAX_CONFIG_BODY_BYTES, validate } from "../http/validation";
-import type { AppEnv } from "../types";
+import { settleClaim } from "../http/idempotency";
+import {
+  arrayOf,
+  DEMO_CONFIG_PARAMS,
+  DEMO_IDS,
+  EXAMPLE_IDS,
+  errorResponse,
+  jsonResponse,
+  responseRef,
+  schemaRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
+import { route } from "../http/route";
+import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
+import type { Components } from "../openapi";
 import {
   AddVariantFromBaseBody,
+  AppVariant,
+  AppVariantRevision,
   configAsAppVariant,
   toAppVariant,
   toAppVariantRevision,
@@ -29,30 +41,143 @@ import {
   VariantRevisionParams,
 } from "./variants.schemas";
 
+const demoVariant = {
+  app_id: DEMO_IDS.app,
+  app_name: "demo-app",
+  variant_id: EXAMPLE_IDS.variant,
+  variant_name: "app.main",
+  project_id: DEMO_IDS.project,
+  base_name: "app",
+  base_id: DEMO_IDS.app,
+  config_name: "main",
+  revision: 2,
+  parameters: DEMO_CONFIG_PARAMS,
+  uri: null,
+  created_at: "2026-11-22T02:54:51.201Z",
+  updated_at: "2026-11-22T02:54:51.236Z",
+  modified_by_id: DEMO_IDS.user,
+} satisfies AppVariant;
+
+const demoRevision = {
+  id: EXAMPLE_IDS.variantRevision,
+  revision: 2,
+  modified_by: "demo",
+  config: { config_name: "main", parameters: DEMO_CONFIG_PARAMS },
+  created_at: "2026-11-22T02:54:51.236Z",
+} satisfies AppVariantRevision;
+
+const REMOVED =
+  "A removed variant (DELETE /variants/{variant_id}) answers 404 here. Its revisions stay readable by their ids: " +
+  "POST /variants/configs/fetch with `variant_ref.id`, and GET /configs/deployment/{deployment_revision_id} for " +
+  "what an environment deployed.";
+
+/** The parameters of a new config, as the example of POST /variants/from-base makes it. */
+const supportParams = { ...DEMO_CONFIG_PARAMS, prompt: "You answer customer support questions." };
+
 /** Routes under /apps that read an app's variants. */
-export const appVariantsRoutes = new Hono<AppEnv>()
-  .get("/get_variant_by_env", requireApiKey, validate("query", VariantByEnvironmentQuery), async (c) => {
-    const { app_id, environment } = c.req.valid("query");
-    const found = await readSession(c, (db) => getVariantDeployedTo(db, c.var.caller, app_id, environment));
-    if (!found.environmentFound) throw appEnvironmentNotFound();
-    if (!found.variant) throw nothingDeployed();
-    return c.json(toAppVariant(found.variant), 200);
-  })
-  .get("/:app_id/variants", requireApiKey, validate("param", AppParams), async (c) => {
-    const { app_id } = c.req.valid("param");
-    const variants = await readSession(c, (db) => listAppVariants(db, c.var.caller, app_id));
-    if (!variants) throw appNotFound();
-    return c.json(variants.map(toAppVariant), 200);
-  });
+export const appVariantsRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/apps/get_variant_by_env",
+      auth: "key",
+      query: { schema: VariantByEnvironmentQuery, examples: { app_id: DEMO_IDS.app, environment: "production" } },
+      doc: {
+        operationId: "getVariantByEnv",
+        tag: "Variants",
+        summary: "Read the variant deployed to an app's environment",
+        description:
+          "The variant whose revision the environment runs, as GET /variants/{variant_id} reads it: with its latest " +
+          "revision, which may be newer than the one deployed.",
+        ok: jsonResponse("The deployed variant", schemaRef("AppVariant"), { example: demoVariant }),
+        errors: {
+          404: responseRef("NoVariantDeployed"),
+        },
+      },
+    },
+    async (c) => {
+      const { app_id, environment } = c.req.valid("query");
+      const found = await readSession(c, (db) => getVariantDeployedTo(db, c.var.caller, app_id, environment));
+      if (!found.environmentFound) throw appEnvironmentNotFound();
+      if (!found.variant) throw nothingDeployed();
+      return c.json(toAppVariant(found.variant), 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/apps/{app_id}/variants",
+      auth: "key",
+      params: { schema: AppParams, examples: { app_id: DEMO_IDS.app } },
+      doc: {
+        operationId: "listAppVariants",
+        tag: "Variants",
+        summary: "List an app's variants, each with its latest revision",
+        description: "Oldest first; removed variants are left out.",
+        ok: jsonResponse("The app's variants, oldest first", arrayOf(schemaRef("AppVariant")), { example: [demoVariant] }),
+        errors: { 404: responseRef("AppNotFound") },
+      },
+    },
+    async (c) => {
+      const { app_id } = c.req.valid("param");
+      const variants = await readSession(c, (db) => listAppVariants(db, c.var.caller, app_id));
+      if (!variants) throw appNotFound();
+      return c.json(variants.map(toAppVariant), 200);
+    },
+  ),
+];
 
 /** Routes under /variants: one variant and its revisions; the older SDK's variant writes. */
-export const variantsRoutes = new Hono<AppEnv>()
-  .post(
-    "/from-base",
-    requireApiKey,
-    ...jsonBody(MAX_CONFIG_BODY_BYTES),
-    idempotent,
-    validate("json", AddVariantFromBaseBody),
+export const variantsRoutes = [
+  route(
+    {
+      method: "post",
+      path: "/variants/from-base",
+      auth: "key",
+      write: true,
+      body: {
+        schema: AddVariantFromBaseBody,
+        id: "AddVariantFromBase",
+        examples: {
+          newConfig: {
+            summary: "A new config of the app",
+            value: {
+              base_id: DEMO_IDS.app,
+              new_variant_name: "app.support",
+              new_config_name: "support",
+              parameters: supportParams,
+            },
+          },
+        },
+        maxBytes: MAX_CONFIG_BODY_BYTES,
+      },
+      idempotencyKey: "replays",
+      doc: {
+        operationId: "addVariantFromBase",
+        tag: "Variants",
+        summary: "Add a config to an app, with its first parameters",
+        description:
+          "A new config named `new_config_name`, whose revision 1 holds `parameters`; answers its variant. `base_id` " +
+          "is the app's id: every app has one base, named `app`, whose id is its own. `new_variant_name` is accepted " +
+          "and ignored: a variant is always named `app.<config name>`.",
+        ok: jsonResponse("The new config's variant, at revision 1", schemaRef("AppVariant"), {
+          example: {
+            ...demoVariant,
+            variant_id: "01a2012d-9d01-7b3e-8c4f-2a6d9e1f0b37",
+            variant_name: "app.support",
+            config_name: "support",
+            revision: 1,
+            parameters: supportParams,
+            created_at: "2026-11-22T03:10:04.512Z",
+            updated_at: "2026-11-22T03:10:04.512Z",
+          } satisfies AppVariant,
+        }),
+        errors: {
+          400: withKeyErrors(400, "The app already has a config of that name", { configExists: configExists() }),
+          404: responseRef("AppNotFound"),
+        },
+      },
+    },
     async (c) => {
       const { base_id, new_config_name } = c.req.valid("json");
       const application = { slug: null, version: null, id: base_id };
@@ -64,14 +189,38 @@ export const variantsRoutes = new Hono<AppEnv>()
       if (write.outcome !== "done") throw appNotFound();
       return c.json(configAsAppVariant(write.config), 200);
     },
-  )
-  .put(
-    "/:variant_id/parameters",
-    requireApiKey,
-    validate("param", VariantParams),
-    ...jsonBody(MAX_CONFIG_BODY_BYTES),
-    idempotent,
-    validate("json", UpdateVariantParametersBody),
+  ),
+  route(
+    {
+      method: "put",
+      path: "/variants/{variant_id}/parameters",
+      auth: "key",
+      write: true,
+      params: { schema: VariantParams, examples: { variant_id: EXAMPLE_IDS.variant } },
+      body: {
+        schema: UpdateVariantParametersBody,
+        id: "UpdateVariantParameters",
+        examples: {
+          newParameters: {
+            summary: "New parameters",
+            value: { parameters: { ...DEMO_CONFIG_PARAMS, temperature: 0.7 } },
+          },
+        },
+        maxBytes: MAX_CONFIG_BODY_BYTES,
+      },
+      idempotencyKey: "replays",
+      doc: {
+        operationId: "updateVariantParameters",
+        tag: "Variants",
+        summary: "Commit new parameters to a variant",
+        description:
+          "`parameters` become the variant's next revision: they replace the latest revision's (no merge), its url " +
+          "is kept, as with POST /variants/configs/commit. Each request adds a revision, a repeated one too: send an " +
+          "Idempotency-Key to retry safely. Answers null.",
+        ok: jsonResponse("Committed as the variant's next revision", { type: "null" }, { example: null }),
+        errors: { 404: responseRef("VariantNotFound") },
+      },
+    },
     async (c) => {
       const refs = { application: null, variant: null, variantId: c.req.valid("param").variant_id };
       const change = { params: parametersAsSent(await c.req.text()), url: null };
@@ -81,30 +230,132 @@ export const variantsRoutes = new Hono<AppEnv>()
       if (write.outcome !== "done") throw variantNotFound();
       return c.json(null, 200);
     },
-  )
-  .delete("/:variant_id", requireApiKey, validate("param", VariantParams), async (c) => {
-    const removed = await writeSession(c, (db) => removeVariant(db, c.var.caller, c.req.valid("param").variant_id));
-    if (removed === "not_found") throw variantNotFound();
-    if (removed === "forbidden") throw forbidden();
-    if (removed !== "done") throw variantStillDeployed(removed.deployedTo);
-    return c.json(null, 200);
-  })
-  .get("/:variant_id", requireApiKey, validate("param", VariantParams), async (c) => {
-    const { variant_id } = c.req.valid("param");
-    const variant = await readSession(c, (db) => getVariant(db, c.var.caller, variant_id));
-    if (!variant) throw variantNotFound();
-    return c.json(toAppVariant(variant), 200);
-  })
-  .get("/:variant_id/revisions", requireApiKey, validate("param", VariantParams), async (c) => {
-    const { variant_id } = c.req.valid("param");
-    const revisions = await readSession(c, (db) => listVariantRevisions(db, c.var.caller, variant_id));
-    if (!revisions) throw variantNotFound();
-    return c.json(revisions.map(toAppVariantRevision), 200);
-  })
-  .get("/:variant_id/revisions/:revision_number", requireApiKey, validate("param", VariantRevisionParams), async (c) => {
-    const { variant_id, revision_number } = c.req.valid("param");
-    const revisions = await readSession(c, (db) => listVariantRevisions(db, c.var.caller, variant_id, revision_number));
-    if (!revisions) throw variantNotFound();
-    if (revisions.length === 0) throw variantRevisionNotFound();
-    return c.json(toAppVariantRevision(revisions[0]), 200);
-  });
+  ),
+  route(
+    {
+      method: "delete",
+      path: "/variants/{variant_id}",
+      auth: "key",
+      write: true,
+      params: { schema: VariantParams, examples: { variant_id: EXAMPLE_IDS.variant } },
+      doc: {
+        operationId: "removeVariant",
+        tag: "Variants",
+        summary: "Remove a variant",
+        description:
+          "The variant leaves the app's list and every lookup by its name or id, and its config name is free again. " +
+          "History is kept: environment histories point at its revisions, which stay readable by their ids (POST " +
+          "/variants/configs/fetch with `variant_ref.id`, GET /configs/deployment/{deployment_revision_id}) but are " +
+          "never deployed again (deploying one is a 409). While an environment runs one of its revisions, the variant is not removed " +
+          "(409): deploy another variant there first. The platform removed it, history and all, without that check.",
+        ok: jsonResponse("The variant is removed", { type: "null" }, { example: null }),
+        errors: {
+          404: responseRef("VariantNotFound"),
+          409: errorResponse(
+            "An environment runs one of the variant's revisions (the detail names each such environment); nothing was written",
+            variantStillDeployed(["production"]),
+          ),
+        },
+      },
+    },
+    async (c) => {
+      const removed = await writeSession(c, (db) => removeVariant(db, c.var.caller, c.req.valid("param").variant_id));
+      if (removed === "not_found") throw variantNotFound();
+      if (removed === "forbidden") throw forbidden();
+      if (removed !== "done") throw variantStillDeployed(removed.deployedTo);
+      return c.json(null, 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/variants/{variant_id}",
+      auth: "key",
+      params: { schema: VariantParams, examples: { variant_id: EXAMPLE_IDS.variant } },
+      doc: {
+        operationId: "getVariant",
+        tag: "Variants",
+        summary: "Read a variant with its latest revision",
+        description: REMOVED,
+        ok: jsonResponse("The variant", schemaRef("AppVariant"), { example: demoVariant }),
+        errors: {
+          404: responseRef("VariantNotFound"),
+        },
+      },
+    },
+    async (c) => {
+      const { variant_id } = c.req.valid("param");
+      const variant = await readSession(c, (db) => getVariant(db, c.var.caller, variant_id));
+      if (!variant) throw variantNotFound();
+      return c.json(toAppVariant(variant), 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/variants/{variant_id}/revisions",
+      auth: "key",
+      params: { schema: VariantParams, examples: { variant_id: EXAMPLE_IDS.variant } },
+      doc: {
+        operationId: "getVariantRevisions",
+        tag: "Variants",
+        summary: "List a variant's revisions",
+        description: REMOVED,
+        ok: jsonResponse("Every revision, by number ascending", arrayOf(schemaRef("AppVariantRevision")), {
+          example: [demoRevision],
+        }),
+        errors: { 404: responseRef("VariantNotFound") },
+      },
+    },
+    async (c) => {
+      const { variant_id } = c.req.valid("param");
+      const revisions = await readSession(c, (db) => listVariantRevisions(db, c.var.caller, variant_id));
+      if (!revisions) throw variantNotFound();
+      return c.json(revisions.map(toAppVariantRevision), 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/variants/{variant_id}/revisions/{revision_number}",
+      auth: "key",
+      params: { schema: VariantRevisionParams, examples: { variant_id: EXAMPLE_IDS.variant, revision_number: "2" } },
+      doc: {
+        operationId: "getVariantRevision",
+        tag: "Variants",
+        summary: "Read one revision of a variant",
+        description: REMOVED,
+        ok: jsonResponse("The revision", schemaRef("AppVariantRevision"), { example: demoRevision }),
+        errors: {
+          404: responseRef("VariantRevisionNotFound"),
+        },
+      },
+    },
+    async (c) => {
+      const { variant_id, revision_number } = c.req.valid("param");
+      const revisions = await readSession(c, (db) => listVariantRevisions(db, c.var.caller, variant_id, revision_number));
+      if (!revisions) throw variantNotFound();
+      if (revisions.length === 0) throw variantRevisionNotFound();
+      return c.json(toAppVariantRevision(revisions[0]), 200);
+    },
+  ),
+];
+
+/** What the routes above name in the document. */
+export const variantsComponents: Components = {
+  outputSchemas: { AppVariant, AppVariantRevision },
+  responses: {
+    NoVariantDeployed: errorResponse(
+      "The app does not exist, is not visible to the caller, or has no such environment; or nothing is deployed there",
+      { environmentNotFound: appEnvironmentNotFound(), nothingDeployed: nothingDeployed() },
+    ),
+    VariantNotFound: errorResponse(
+      "The variant does not exist, was removed, or is not visible to the caller (not told apart)",
+      variantNotFound(),
+    ),
+    VariantRevisionNotFound: errorResponse("The variant is not found, or it has no revision of that number", {
+      variantNotFound: variantNotFound(),
+      revisionNotFound: variantRevisionNotFound(),
+    }),
+  },
+};

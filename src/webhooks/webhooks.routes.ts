@@ -1,6 +1,5 @@
-import { Hono } from "hono";
 import { v7 as uuidv7 } from "uuid";
-import { requireApiKey } from "../auth/require-api-key";
+import type * as z from "zod";
 import type { AdminRefusal } from "../db/roles";
 import {
   createWebhook,
@@ -15,6 +14,7 @@ import {
   WEBHOOKS_PER_ORGANIZATION,
   webhookTarget,
 } from "../db/webhooks";
+import { deployedExample } from "../events/events.routes";
 import { readSession, writeSession } from "../http/d1-session";
 import {
   type ApiError,
@@ -28,21 +28,67 @@ import {
   webhookNotFound,
   webhooksNotSetUp,
 } from "../http/errors";
-import { jsonBody, validate } from "../http/validation";
-import type { AppEnv } from "../types";
+import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef, tagged } from "../http/openapi-parts";
+import { route } from "../http/route";
+import type { Components } from "../openapi";
 import { sendTestEvent } from "./delivery";
 import { handOff } from "./hand-off";
 import { allowsLocalTargets, canSealSecrets, sealSecret } from "./secret-box";
 import { newWebhookSecret } from "./signing";
 import { webhookUrlProblem } from "./target-url";
 import {
+  AttemptBody,
+  CreatedWebhookBody,
   CreateWebhookBody,
+  DeliveryBody,
+  DeliveryPage,
   DeliveryParams,
+  DeliveryWithAttempts,
   ListDeliveriesQuery,
   ListWebhooksQuery,
   UpdateWebhookBody,
+  WebhookBody,
   WebhookParams,
+  WebhookPayload,
+  WebhookSecretBody,
 } from "./webhooks.schemas";
+
+const WEBHOOK_ID = "01a20c90-1c2b-7d4e-9f60-7a8b9c0d1e2f";
+const DELIVERY_ID = "6f1c2d3e-4a5b-4c6d-8e7f-901a2b3c4d5e";
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1bA7b0Hd7sk=";
+
+const chat = {
+  id: WEBHOOK_ID,
+  organization_id: DEMO_IDS.organization,
+  url: "https://hooks.example.com/app-management",
+  events: ["environment.deployed", "environment.reverted"],
+  app_id: null,
+  description: "Deploys to the team chat",
+  enabled: true,
+  disabled_reason: null,
+  created_at: "2026-11-24T08:00:00.000Z",
+  updated_at: "2026-11-24T08:00:00.000Z",
+} satisfies z.output<typeof WebhookBody>;
+
+const delivery = {
+  id: DELIVERY_ID,
+  event_id: "01a20c07-a195-7289-98bf-32e9a14d3e9e",
+  event_type: "environment.deployed",
+  status: "pending",
+  attempts: 1,
+  last_attempt_at: "2026-11-24T08:01:00.000Z",
+  last_status_code: 502,
+  last_error: "HTTP 502",
+  next_attempt_at: "2026-11-24T08:01:05.000Z",
+} satisfies z.output<typeof DeliveryBody>;
+
+const WHO =
+  "Owners and workspace admins of the webhook's organization only: other members (and read-only keys) get 403, anyone else 404.";
+
+const refusals = {
+  403: errorResponse("The caller's role there is not owner or workspace_admin, or the key is read-only", forbidden()),
+  404: errorResponse("No such webhook, or one of an organization the caller is not a member of", webhookNotFound()),
+};
 
 /** 403 for a member who may not manage webhooks; 404 (`notFound`) for anyone else. */
 function refused(outcome: AdminRefusal["outcome"], notFound: () => ApiError): never {
@@ -56,43 +102,144 @@ function checkUrl(env: Env, url: string | undefined) {
 }
 
 /** Routes under /webhooks: an organization's subscriptions, for its owners and workspace admins. */
-export const webhooksRoutes = new Hono<AppEnv>()
-  .post("/", requireApiKey, ...jsonBody(), validate("json", CreateWebhookBody), async (c) => {
-    const body = c.req.valid("json");
-    checkUrl(c.env, body.url);
-    if (!canSealSecrets(c.env)) throw webhooksNotSetUp();
-    const secret = newWebhookSecret();
-    const hook = {
-      organizationId: body.organization_id ?? null,
-      url: body.url,
-      events: body.events,
-      appId: body.app_id ?? null,
-      description: body.description ?? null,
-      secret: await sealSecret(c.env, secret),
-    };
-    const created = await writeSession(c, (db) => createWebhook(db, c.var.caller, hook));
-    if (created.outcome === "app_not_found") throw appNotFound();
-    if (created.outcome === "webhook_limit_reached") throw webhookLimitReached(WEBHOOKS_PER_ORGANIZATION);
-    if (created.outcome !== "done") refused(created.outcome, organizationNotFound);
-    return c.json({ ...created.webhook, secret }, 200);
-  })
-  .get("/", requireApiKey, validate("query", ListWebhooksQuery), async (c) => {
-    const organizationId = c.req.valid("query").organization_id ?? null;
-    const found = await readSession(c, (db) => listWebhooks(db, c.var.caller, organizationId));
-    if (found.outcome !== "done") refused(found.outcome, organizationNotFound);
-    return c.json(found.webhooks, 200);
-  })
-  .get("/:webhook_id", requireApiKey, validate("param", WebhookParams), async (c) => {
-    const found = await readSession(c, (db) => getWebhook(db, c.var.caller, c.req.valid("param").webhook_id));
-    if (found.outcome !== "done") refused(found.outcome, webhookNotFound);
-    return c.json(found.webhook, 200);
-  })
-  .patch(
-    "/:webhook_id",
-    requireApiKey,
-    validate("param", WebhookParams),
-    ...jsonBody(),
-    validate("json", UpdateWebhookBody),
+export const webhooksRoutes = [
+  route(
+    {
+      method: "post",
+      path: "/webhooks",
+      auth: "key",
+      body: {
+        schema: CreateWebhookBody,
+        id: "CreateWebhook",
+        examples: {
+          deploys: {
+            summary: "Deploys and reverts, to the team chat",
+            value: { url: chat.url, events: ["environment.deployed", "environment.reverted"], description: chat.description },
+          },
+          everything: { summary: "Every event of one app", value: { url: chat.url, events: ["*"], app_id: DEMO_IDS.app } },
+        },
+      },
+      doc: {
+        operationId: "createWebhook",
+        tag: "Webhooks",
+        summary: "Subscribe an HTTPS endpoint to events",
+        description:
+          "The answer carries the webhook's `secret`: the only time it is shown (it is kept encrypted). `url`: https:// " +
+          "only, no credentials, no IP literal of a loopback, private, link-local or metadata range (422 otherwise; " +
+          'where the service allows local webhooks, http:// and loopback too). `events`: types, or ["*"]. `app_id`: only ' +
+          `that app's events. \`organization_id\` defaults to the key's project's organization. ${WHO} A service set ` +
+          "up without a key to encrypt secrets answers 501. No Idempotency-Key: a retry makes another webhook. An " +
+          `organization has at most ${WEBHOOKS_PER_ORGANIZATION} webhooks, enabled or not: past that, 422 (delete one first).`,
+        ok: jsonResponse("The webhook, with its secret (shown once)", schemaRef("CreatedWebhook"), {
+          example: { ...chat, secret: SECRET } satisfies z.output<typeof CreatedWebhookBody>,
+        }),
+        errors: {
+          403: refusals[403],
+          404: errorResponse("Not a member of that organization, or `app_id` is not one of its apps", {
+            organizationNotFound: organizationNotFound(),
+            appNotFound: appNotFound(),
+          }),
+          501: errorResponse("The service cannot keep secrets: no key to encrypt them is set up", webhooksNotSetUp()),
+        },
+      },
+    },
+    async (c) => {
+      const body = c.req.valid("json");
+      checkUrl(c.env, body.url);
+      if (!canSealSecrets(c.env)) throw webhooksNotSetUp();
+      const secret = newWebhookSecret();
+      const hook = {
+        organizationId: body.organization_id ?? null,
+        url: body.url,
+        events: body.events,
+        appId: body.app_id ?? null,
+        description: body.description ?? null,
+        secret: await sealSecret(c.env, secret),
+      };
+      const created = await writeSession(c, (db) => createWebhook(db, c.var.caller, hook));
+      if (created.outcome === "app_not_found") throw appNotFound();
+      if (created.outcome === "webhook_limit_reached") throw webhookLimitReached(WEBHOOKS_PER_ORGANIZATION);
+      if (created.outcome !== "done") refused(created.outcome, organizationNotFound);
+      return c.json({ ...created.webhook, secret }, 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/webhooks",
+      auth: "key",
+      query: { schema: ListWebhooksQuery, examples: { organization_id: DEMO_IDS.organization } },
+      doc: {
+        operationId: "listWebhooks",
+        tag: "Webhooks",
+        summary: "List an organization's webhooks",
+        description: `Oldest first, without secrets. \`organization_id\` defaults to the key's project's organization. ${WHO}`,
+        ok: jsonResponse("The webhooks, oldest first", arrayOf(schemaRef("Webhook")), { example: [chat] }),
+        errors: {
+          403: refusals[403],
+          404: errorResponse("Not a member of that organization (or no such organization)", organizationNotFound()),
+        },
+      },
+    },
+    async (c) => {
+      const organizationId = c.req.valid("query").organization_id ?? null;
+      const found = await readSession(c, (db) => listWebhooks(db, c.var.caller, organizationId));
+      if (found.outcome !== "done") refused(found.outcome, organizationNotFound);
+      return c.json(found.webhooks, 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/webhooks/{webhook_id}",
+      auth: "key",
+      params: { schema: WebhookParams, examples: { webhook_id: WEBHOOK_ID } },
+      doc: {
+        operationId: "getWebhook",
+        tag: "Webhooks",
+        summary: "Read a webhook",
+        description: `Without its secret. ${WHO}`,
+        ok: jsonResponse("The webhook", schemaRef("Webhook"), { example: chat }),
+        errors: refusals,
+      },
+    },
+    async (c) => {
+      const found = await readSession(c, (db) => getWebhook(db, c.var.caller, c.req.valid("param").webhook_id));
+      if (found.outcome !== "done") refused(found.outcome, webhookNotFound);
+      return c.json(found.webhook, 200);
+    },
+  ),
+  route(
+    {
+      method: "patch",
+      path: "/webhooks/{webhook_id}",
+      auth: "key",
+      params: { schema: WebhookParams, examples: { webhook_id: WEBHOOK_ID } },
+      body: {
+        schema: UpdateWebhookBody,
+        id: "UpdateWebhook",
+        examples: {
+          enable: { summary: "Enable it again after it was disabled", value: { enabled: true } },
+          everything: { summary: "Every event", value: { events: ["*"] } },
+        },
+      },
+      doc: {
+        operationId: "updateWebhook",
+        tag: "Webhooks",
+        summary: "Change a webhook",
+        description:
+          "Changes the fields given (`app_id` and `description` may be null). `enabled: true` on a disabled webhook clears " +
+          `its failure count; \`enabled: false\` ends its pending deliveries as failed. Same URL rules as creation. ${WHO}`,
+        ok: jsonResponse("The webhook as changed", schemaRef("Webhook"), { example: { ...chat, events: ["*"] } }),
+        errors: {
+          ...refusals,
+          404: errorResponse("No such webhook (or not the caller's to see), or no such app there", {
+            webhookNotFound: webhookNotFound(),
+            appNotFound: appNotFound(),
+          }),
+        },
+      },
+    },
     async (c) => {
       const changes = c.req.valid("json");
       checkUrl(c.env, changes.url);
@@ -101,43 +248,120 @@ export const webhooksRoutes = new Hono<AppEnv>()
       if (updated.outcome !== "done") refused(updated.outcome, webhookNotFound);
       return c.json(updated.webhook, 200);
     },
-  )
-  .delete("/:webhook_id", requireApiKey, validate("param", WebhookParams), async (c) => {
-    const deleted = await writeSession(c, (db) => deleteWebhook(db, c.var.caller, c.req.valid("param").webhook_id));
-    if (deleted.outcome !== "done") refused(deleted.outcome, webhookNotFound);
-    return c.json(null, 200);
-  })
-  .post("/:webhook_id/rotate-secret", requireApiKey, validate("param", WebhookParams), async (c) => {
-    if (!canSealSecrets(c.env)) throw webhooksNotSetUp();
-    const secret = newWebhookSecret();
-    const sealed = await sealSecret(c.env, secret);
-    const rotated = await writeSession(c, (db) => rotateWebhookSecret(db, c.var.caller, c.req.valid("param").webhook_id, sealed));
-    if (rotated.outcome !== "done") refused(rotated.outcome, webhookNotFound);
-    return c.json({ secret }, 200);
-  })
-  .post("/:webhook_id/test", requireApiKey, validate("param", WebhookParams), async (c) => {
-    const { webhook_id } = c.req.valid("param");
-    const found = await readSession(c, (db) => webhookTarget(db, c.var.caller, webhook_id));
-    if (found.outcome !== "done") refused(found.outcome, webhookNotFound);
-    if (!canSealSecrets(c.env)) throw webhooksNotSetUp();
-    const caller = c.var.caller;
-    const event = {
-      id: uuidv7(),
-      type: "webhook.test",
-      occurred_at: new Date().toISOString(),
-      organization_id: found.organizationId,
-      workspace_id: null,
-      project_id: null,
-      actor: { user_id: caller.userId, username: found.username, api_key_prefix: caller.credentials[0] },
-      data: { webhook_id, url: found.target.url },
-    };
-    return c.json(await sendTestEvent(c.env, found.target, event.id, event), 200);
-  })
-  .get(
-    "/:webhook_id/deliveries",
-    requireApiKey,
-    validate("param", WebhookParams),
-    validate("query", ListDeliveriesQuery),
+  ),
+  route(
+    {
+      method: "delete",
+      path: "/webhooks/{webhook_id}",
+      auth: "key",
+      params: { schema: WebhookParams, examples: { webhook_id: WEBHOOK_ID } },
+      doc: {
+        operationId: "deleteWebhook",
+        tag: "Webhooks",
+        summary: "Delete a webhook, its deliveries and their attempts",
+        description: WHO,
+        ok: jsonResponse("Deleted", { type: "null" }, { example: null }),
+        errors: refusals,
+      },
+    },
+    async (c) => {
+      const deleted = await writeSession(c, (db) => deleteWebhook(db, c.var.caller, c.req.valid("param").webhook_id));
+      if (deleted.outcome !== "done") refused(deleted.outcome, webhookNotFound);
+      return c.json(null, 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/webhooks/{webhook_id}/rotate-secret",
+      auth: "key",
+      params: { schema: WebhookParams, examples: { webhook_id: WEBHOOK_ID } },
+      doc: {
+        operationId: "rotateWebhookSecret",
+        tag: "Webhooks",
+        summary: "Rotate a webhook's secret",
+        description:
+          "Answers a new secret, shown once. For 24 hours the previous one keeps signing too: each request carries two " +
+          "signatures (space-separated in `webhook-signature`), so that receivers can switch secrets without losing an " +
+          `event. ${WHO}`,
+        ok: jsonResponse("The new secret, shown once", schemaRef("WebhookSecret"), { example: { secret: SECRET } }),
+        errors: {
+          ...refusals,
+          501: errorResponse("The service cannot keep secrets: no key to encrypt them is set up", webhooksNotSetUp()),
+        },
+      },
+    },
+    async (c) => {
+      if (!canSealSecrets(c.env)) throw webhooksNotSetUp();
+      const secret = newWebhookSecret();
+      const sealed = await sealSecret(c.env, secret);
+      const rotated = await writeSession(c, (db) =>
+        rotateWebhookSecret(db, c.var.caller, c.req.valid("param").webhook_id, sealed),
+      );
+      if (rotated.outcome !== "done") refused(rotated.outcome, webhookNotFound);
+      return c.json({ secret }, 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/webhooks/{webhook_id}/test",
+      auth: "key",
+      params: { schema: WebhookParams, examples: { webhook_id: WEBHOOK_ID } },
+      doc: {
+        operationId: "testWebhook",
+        tag: "Webhooks",
+        summary: "Send a test event to a webhook",
+        description:
+          "Sends a `webhook.test` event now and answers how the attempt went: signed like any delivery, but not recorded " +
+          `as an event or a delivery. \`status_code\` null: no answer (see \`error\`). A URL that cannot be reached ` +
+          "(refused, reset, no TLS, no name, no answer within 10 seconds) answers the same, after 10 seconds whatever " +
+          `the cause. ${WHO}`,
+        ok: jsonResponse("The attempt", schemaRef("WebhookAttempt"), {
+          example: { status_code: 200, duration_ms: 84, response_excerpt: "ok", error: null } satisfies z.output<
+            typeof AttemptBody
+          >,
+        }),
+        errors: refusals,
+      },
+    },
+    async (c) => {
+      const { webhook_id } = c.req.valid("param");
+      const found = await readSession(c, (db) => webhookTarget(db, c.var.caller, webhook_id));
+      if (found.outcome !== "done") refused(found.outcome, webhookNotFound);
+      if (!canSealSecrets(c.env)) throw webhooksNotSetUp();
+      const caller = c.var.caller;
+      const event = {
+        id: uuidv7(),
+        type: "webhook.test",
+        occurred_at: new Date().toISOString(),
+        organization_id: found.organizationId,
+        workspace_id: null,
+        project_id: null,
+        actor: { user_id: caller.userId, username: found.username, api_key_prefix: caller.credentials[0] },
+        data: { webhook_id, url: found.target.url },
+      };
+      return c.json(await sendTestEvent(c.env, found.target, event.id, event), 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/webhooks/{webhook_id}/deliveries",
+      auth: "key",
+      params: { schema: WebhookParams, examples: { webhook_id: WEBHOOK_ID } },
+      query: { schema: ListDeliveriesQuery, examples: { status: "failed", cursor: DELIVERY_ID, limit: 50 } },
+      doc: {
+        operationId: "listWebhookDeliveries",
+        tag: "Webhooks",
+        summary: "List a webhook's deliveries",
+        description: `Newest first, 50 a page (\`limit\` up to 200), continued with \`cursor\`; \`status\` filters. ${WHO}`,
+        ok: jsonResponse("A page of deliveries", schemaRef("DeliveryPage"), {
+          example: { deliveries: [delivery], next_cursor: null } satisfies z.output<typeof DeliveryPage>,
+        }),
+        errors: refusals,
+      },
+    },
     async (c) => {
       const { status, cursor, limit } = c.req.valid("query");
       const filter = { status: status ?? null, cursor: cursor ?? null, limit };
@@ -145,20 +369,135 @@ export const webhooksRoutes = new Hono<AppEnv>()
       if (page.outcome !== "done") refused(page.outcome, webhookNotFound);
       return c.json({ deliveries: page.deliveries, next_cursor: page.more ? (page.deliveries.at(-1)?.id ?? null) : null }, 200);
     },
-  )
-  .get("/:webhook_id/deliveries/:delivery_id", requireApiKey, validate("param", DeliveryParams), async (c) => {
-    const { webhook_id, delivery_id } = c.req.valid("param");
-    const found = await readSession(c, (db) => getDelivery(db, c.var.caller, webhook_id, delivery_id));
-    if (found.outcome === "delivery_not_found") throw deliveryNotFound();
-    if (found.outcome !== "done") refused(found.outcome, webhookNotFound);
-    return c.json(found.delivery, 200);
-  })
-  .post("/:webhook_id/deliveries/:delivery_id/redeliver", requireApiKey, validate("param", DeliveryParams), async (c) => {
-    const { webhook_id, delivery_id } = c.req.valid("param");
-    const queued = await writeSession(c, (db) => redeliver(db, c.var.caller, webhook_id, delivery_id));
-    if (queued.outcome === "delivery_not_found") throw deliveryNotFound();
-    if (queued.outcome === "disabled") throw webhookDisabled();
-    if (queued.outcome !== "done") refused(queued.outcome, webhookNotFound);
-    handOff(c, { deliveries: [delivery_id] });
-    return c.json(queued.delivery, 200);
-  });
+  ),
+  route(
+    {
+      method: "get",
+      path: "/webhooks/{webhook_id}/deliveries/{delivery_id}",
+      auth: "key",
+      params: { schema: DeliveryParams, examples: { webhook_id: WEBHOOK_ID, delivery_id: DELIVERY_ID } },
+      doc: {
+        operationId: "getWebhookDelivery",
+        tag: "Webhooks",
+        summary: "Read a delivery and its attempts",
+        description: `Each attempt: when, the status code, the duration, the first 1 KiB of the response and the error. ${WHO}`,
+        ok: jsonResponse("The delivery", schemaRef("DeliveryWithAttempts"), {
+          example: {
+            ...delivery,
+            attempt_log: [
+              {
+                attempted_at: "2026-11-24T08:01:00.000Z",
+                status_code: 502,
+                duration_ms: 131,
+                response_excerpt: "Bad Gateway",
+                error: "HTTP 502",
+              },
+            ],
+          } satisfies z.output<typeof DeliveryWithAttempts>,
+        }),
+        errors: {
+          ...refusals,
+          404: errorResponse("No such webhook or delivery", {
+            webhookNotFound: webhookNotFound(),
+            deliveryNotFound: deliveryNotFound(),
+          }),
+        },
+      },
+    },
+    async (c) => {
+      const { webhook_id, delivery_id } = c.req.valid("param");
+      const found = await readSession(c, (db) => getDelivery(db, c.var.caller, webhook_id, delivery_id));
+      if (found.outcome === "delivery_not_found") throw deliveryNotFound();
+      if (found.outcome !== "done") refused(found.outcome, webhookNotFound);
+      return c.json(found.delivery, 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver",
+      auth: "key",
+      params: { schema: DeliveryParams, examples: { webhook_id: WEBHOOK_ID, delivery_id: DELIVERY_ID } },
+      doc: {
+        operationId: "redeliverWebhookDelivery",
+        tag: "Webhooks",
+        summary: "Send a delivery's event again",
+        description:
+          "Makes the delivery pending and due now: one more attempt, under the same `webhook-id`. 409 while the webhook " +
+          `is disabled. ${WHO}`,
+        ok: jsonResponse("The delivery, pending", schemaRef("Delivery"), {
+          example: { ...delivery, next_attempt_at: "2026-11-24T09:00:00.000Z" },
+        }),
+        errors: {
+          ...refusals,
+          404: errorResponse("No such webhook or delivery", {
+            webhookNotFound: webhookNotFound(),
+            deliveryNotFound: deliveryNotFound(),
+          }),
+          409: errorResponse("The webhook is disabled", webhookDisabled()),
+        },
+      },
+    },
+    async (c) => {
+      const { webhook_id, delivery_id } = c.req.valid("param");
+      const queued = await writeSession(c, (db) => redeliver(db, c.var.caller, webhook_id, delivery_id));
+      if (queued.outcome === "delivery_not_found") throw deliveryNotFound();
+      if (queued.outcome === "disabled") throw webhookDisabled();
+      if (queued.outcome !== "done") refused(queued.outcome, webhookNotFound);
+      handOff(c, { deliveries: [delivery_id] });
+      return c.json(queued.delivery, 200);
+    },
+  ),
+];
+
+/** What the routes above name in the document. */
+export const webhooksComponents: Components = {
+  outputSchemas: {
+    Webhook: WebhookBody,
+    CreatedWebhook: CreatedWebhookBody,
+    WebhookSecret: WebhookSecretBody,
+    WebhookAttempt: AttemptBody,
+    Delivery: DeliveryBody,
+    DeliveryPage,
+    DeliveryWithAttempts,
+    WebhookPayload,
+  },
+};
+
+/** What a receiver gets (OpenAPI 3.1 `webhooks`): one POST per event and subscribed webhook, per Standard Webhooks. */
+export const webhookPayloadsOpenApi = () => ({
+  event: {
+    post: {
+      operationId: "receiveEvent",
+      tags: tagged("Webhooks"),
+      summary: "An event, as a subscribed endpoint receives it",
+      description:
+        "Headers per Standard Webhooks: `webhook-id` (the delivery's id, the same for every attempt), `webhook-timestamp` " +
+        "(Unix seconds of this attempt) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of " +
+        '"{webhook-id}.{webhook-timestamp}.{body}" keyed with the secret\'s decoded bytes; two, space-separated, for 24 ' +
+        "hours after a rotation). Any standardwebhooks library verifies it. A 2xx within 10 s is success; otherwise it " +
+        "is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 12 h (with jitter), then failed. Redirects are not followed.",
+      security: [],
+      parameters: ["webhook-id", "webhook-timestamp", "webhook-signature"].map((name) => ({
+        name,
+        in: "header",
+        required: true,
+        schema: { type: "string" },
+      })),
+      requestBody: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: schemaRef("WebhookPayload"),
+            example: {
+              type: deployedExample.type,
+              timestamp: deployedExample.occurred_at,
+              data: deployedExample,
+            } satisfies z.output<typeof WebhookPayload>,
+          },
+        },
+      },
+      responses: { 200: { description: "Any 2xx: delivered" } },
+    },
+  },
+});

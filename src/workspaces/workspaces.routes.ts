@@ -1,13 +1,85 @@
-import { Hono } from "hono";
-import { requireApiKey } from "../auth/require-api-key";
+import type * as z from "zod";
 import { verifyCaller } from "../db/caller";
 import { changeMemberRole, type MemberVerdict, removeMember } from "../db/members";
 import { readSession, writeSession } from "../http/d1-session";
 import { type ApiError, forbidden, lastOwner, memberNotFound, workspaceNotFound } from "../http/errors";
-import { jsonBody, validate } from "../http/validation";
-import type { AppEnv } from "../types";
-import { ALL_ROLES, PERMISSIONS } from "./roles";
-import { AssignRoleBody, RemoveUserQuery, toWorkspace, UnassignRoleQuery, WorkspaceIdParams } from "./workspaces.schemas";
+import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef } from "../http/openapi-parts";
+import { route } from "../http/route";
+import type { Components } from "../openapi";
+import { ALL_ROLES, PERMISSIONS, ROLE_DESCRIPTIONS } from "./roles";
+import {
+  AssignRoleBody,
+  Member,
+  RemoveUserQuery,
+  RoleListItem,
+  toWorkspace,
+  UnassignRoleQuery,
+  type Workspace,
+  WorkspaceIdParams,
+  type WorkspaceMember,
+} from "./workspaces.schemas";
+
+/** Where roles apply, said once for every route that reads or changes members. */
+export const PER_ORGANIZATION =
+  "Members and roles are per organization: every workspace of an organization has the organization's members, each " +
+  "in their one role there.";
+
+/** Who may administer an organization's members, invitations and workspaces. */
+export const ADMINS_ONLY = "Owners and workspace admins only (403 for any other role, and for a read-only key).";
+
+// Ids the examples make up: an organization made through the API, and a workspace of it.
+export const EXAMPLE_ACCOUNT_IDS = {
+  organization: "01a2012e-1c4a-7d2b-9e31-6f0a2b3c4d5e",
+  workspace: "01a2012e-1c4b-7f10-8a4b-2d6e8f0a1c3e",
+  project: "01a2012e-1c4b-7f10-8a4b-2d6e8f0a1c40",
+  invitee: "01a2012e-3a77-7c02-b5d1-04e6a9c3f218",
+} as const;
+
+const demoOwner = {
+  user: { id: DEMO_IDS.user, email: "demo@example.com", username: "demo" },
+  roles: [{ role_name: "owner", role_description: ROLE_DESCRIPTIONS.owner }],
+} satisfies z.output<typeof WorkspaceMember>;
+
+export const demoWorkspace = {
+  id: EXAMPLE_ACCOUNT_IDS.workspace,
+  name: "Production",
+  description: "",
+  type: null,
+  organization: EXAMPLE_ACCOUNT_IDS.organization,
+  default_project_id: EXAMPLE_ACCOUNT_IDS.project,
+  created_at: "2026-11-23T09:16:40.502Z",
+  updated_at: "2026-11-23T09:16:40.502Z",
+  members: [demoOwner],
+} satisfies z.output<typeof Workspace>;
+
+const INVITEE = "new.person@example.com";
+
+/** Where the workspace routes act. */
+const ITS_ORGANIZATION = "the workspace's organization, which must be the organization named (else 404)";
+
+const OWNERS = "Only an owner makes or unmakes an owner; the organization's last owner can be neither demoted nor removed (409).";
+
+/** A member as DELETE /workspaces/{workspace_id}/roles answers them: made a viewer. */
+const demoMember = {
+  id: EXAMPLE_ACCOUNT_IDS.invitee,
+  email: INVITEE,
+  username: "new.person",
+  role: "viewer",
+} satisfies z.output<typeof Member>;
+
+/** The 404 of a change to a member, through a workspace. */
+const memberChangeNotFound = () =>
+  errorResponse("The caller is not a member of the organization, the workspace is not one of its, or no member has that email", {
+    workspaceNotFound: workspaceNotFound(),
+    memberNotFound: memberNotFound(),
+  });
+
+const forbiddenUnlessAdmin = () =>
+  errorResponse(
+    "The caller's role in the organization is not owner or workspace_admin (or, for a change to or from owner, not " +
+      "owner), or the key is read-only",
+    forbidden(),
+  );
 
 /** Why a member was left as they were, as an error ("unchanged" is no error: the platform answers 200). */
 const MEMBER_REFUSALS: Partial<Record<MemberVerdict, () => ApiError>> = {
@@ -23,21 +95,76 @@ function refuseUnless(verdict: MemberVerdict) {
 }
 
 /** Routes under /workspaces: roles, and the members of a workspace's organization. */
-export const workspacesRoutes = new Hono<AppEnv>()
-  .get("/roles", requireApiKey, async (c) => {
-    await readSession(c, (db) => verifyCaller(db, c.var.caller));
-    return c.json(ALL_ROLES, 200);
-  })
-  .get("/permissions", requireApiKey, async (c) => {
-    await readSession(c, (db) => verifyCaller(db, c.var.caller));
-    return c.json(PERMISSIONS, 200);
-  })
-  .post(
-    "/:workspace_id/roles",
-    requireApiKey,
-    ...jsonBody(),
-    validate("param", WorkspaceIdParams),
-    validate("json", AssignRoleBody),
+export const workspacesRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/workspaces/roles",
+      auth: "key",
+      doc: {
+        operationId: "getAllWorkspaceRoles",
+        tag: "Workspaces",
+        summary: "List the workspace roles",
+        description:
+          "The six roles the platform's client knows, most powerful first, each with what it may do here (and its " +
+          "permissions, as GET /workspaces/permissions names them). Requests also take `admin` for " +
+          `\`workspace_admin\`. Any role. ${PER_ORGANIZATION}`,
+        ok: jsonResponse("Every role", arrayOf(schemaRef("RoleListItem")), {
+          example: ALL_ROLES,
+        }),
+      },
+    },
+    async (c) => {
+      await readSession(c, (db) => verifyCaller(db, c.var.caller));
+      return c.json(ALL_ROLES, 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/workspaces/permissions",
+      auth: "key",
+      doc: {
+        operationId: "getAllWorkspacePermissions",
+        tag: "Workspaces",
+        summary: "List the permissions this service enforces",
+        description: "In the platform's names; its client's list holds more, which mean nothing here and are left out. Any role.",
+        ok: jsonResponse("Every permission enforced", arrayOf({ type: "string" }), { example: PERMISSIONS }),
+      },
+    },
+    async (c) => {
+      await readSession(c, (db) => verifyCaller(db, c.var.caller));
+      return c.json(PERMISSIONS, 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/workspaces/{workspace_id}/roles",
+      auth: "key",
+      params: { schema: WorkspaceIdParams, examples: { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace } },
+      body: {
+        schema: AssignRoleBody,
+        id: "AssignRole",
+        examples: {
+          deploymentManager: {
+            summary: "Make a member a deployment manager",
+            value: { email: INVITEE, organization_id: EXAMPLE_ACCOUNT_IDS.organization, role: "deployment_manager" },
+          },
+        },
+      },
+      doc: {
+        operationId: "assignRoleToUser",
+        tag: "Workspaces",
+        summary: "Give a member a role",
+        description:
+          `Sets the member's one role in ${ITS_ORGANIZATION}, for all its workspaces. ` +
+          "Giving the role they have already changes nothing and still answers `true`. Someone who is not a member " +
+          `is a 404 (invite them instead). ${ADMINS_ONLY} ${OWNERS}`,
+        ok: jsonResponse("The member has the role", { const: true }, { example: true }),
+        errors: { 403: forbiddenUnlessAdmin(), 404: memberChangeNotFound(), 409: responseRef("LastOwner") },
+      },
+    },
     async (c) => {
       const { email, organization_id, role } = c.req.valid("json");
       const change = { organizationId: organization_id, workspaceId: c.req.valid("param").workspace_id, email };
@@ -45,12 +172,36 @@ export const workspacesRoutes = new Hono<AppEnv>()
       refuseUnless(verdict);
       return c.json(true, 200);
     },
-  )
-  .delete(
-    "/:workspace_id/roles",
-    requireApiKey,
-    validate("param", WorkspaceIdParams),
-    validate("query", UnassignRoleQuery),
+  ),
+  route(
+    {
+      method: "delete",
+      path: "/workspaces/{workspace_id}/roles",
+      auth: "key",
+      params: { schema: WorkspaceIdParams, examples: { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace } },
+      query: {
+        schema: UnassignRoleQuery,
+        examples: {
+          email: INVITEE,
+          org_id: EXAMPLE_ACCOUNT_IDS.organization,
+          role: "deployment_manager",
+        },
+      },
+      doc: {
+        operationId: "unassignRoleFromUser",
+        tag: "Workspaces",
+        summary: "Take a role from a member: they become a viewer",
+        description:
+          "When the member's role is `role`, they become a `viewer` (the platform's rule); with any other role, " +
+          `nothing changes and the answer is still 200. Acts in ${ITS_ORGANIZATION}. ${ADMINS_ONLY} ${OWNERS}`,
+        ok: jsonResponse("The member, as they now are", schemaRef("Member"), { example: demoMember }),
+        errors: {
+          403: forbiddenUnlessAdmin(),
+          404: memberChangeNotFound(),
+          409: responseRef("LastOwner"),
+        },
+      },
+    },
     async (c) => {
       const { email, org_id, role } = c.req.valid("query");
       const change = { organizationId: org_id, workspaceId: c.req.valid("param").workspace_id, email };
@@ -58,12 +209,26 @@ export const workspacesRoutes = new Hono<AppEnv>()
       refuseUnless(verdict);
       return c.json(member, 200);
     },
-  )
-  .delete(
-    "/:workspace_id/users",
-    requireApiKey,
-    validate("param", WorkspaceIdParams),
-    validate("query", RemoveUserQuery),
+  ),
+  route(
+    {
+      method: "delete",
+      path: "/workspaces/{workspace_id}/users",
+      auth: "key",
+      params: { schema: WorkspaceIdParams, examples: { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace } },
+      query: { schema: RemoveUserQuery, examples: { org_id: EXAMPLE_ACCOUNT_IDS.organization, email: INVITEE } },
+      doc: {
+        operationId: "removeUserFromWorkspace",
+        tag: "Workspaces",
+        summary: "Remove a member from the workspace's organization",
+        description:
+          `Removes the member from ${ITS_ORGANIZATION}, not from this workspace alone (as the platform did), and at ` +
+          `once revokes their keys for its projects: they fail from the next request on. ${ADMINS_ONLY} ` +
+          `${OWNERS} Answers the workspace, without them.`,
+        ok: jsonResponse("The workspace, without the member removed", schemaRef("Workspace"), { example: demoWorkspace }),
+        errors: { 403: forbiddenUnlessAdmin(), 404: memberChangeNotFound(), 409: responseRef("LastOwner") },
+      },
+    },
     async (c) => {
       const { email, org_id } = c.req.valid("query");
       const change = { organizationId: org_id, workspaceId: c.req.valid("param").workspace_id, email };
@@ -72,4 +237,13 @@ export const workspacesRoutes = new Hono<AppEnv>()
       if (!workspace) throw workspaceNotFound();
       return c.json(toWorkspace(workspace), 200);
     },
-  );
+  ),
+];
+
+/** What the routes above name in the document. */
+export const workspacesComponents: Components = {
+  outputSchemas: { RoleListItem, Member },
+  responses: {
+    LastOwner: errorResponse("The member is the organization's last owner: nothing was changed", lastOwner()),
+  },
+};

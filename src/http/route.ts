@@ -1,0 +1,123 @@
+import type { Handler, Hono, MiddlewareHandler } from "hono";
+import { etag, RETAINED_304_HEADERS } from "hono/etag";
+import type * as z from "zod";
+import { optionalApiKey, requireApiKey } from "../auth/require-api-key";
+import type { Caller } from "../db/caller";
+import type { IdempotencyClaim } from "../db/idempotency";
+import type { AppEnv } from "../types";
+import { BOOKMARK_HEADER } from "./d1-session";
+import { idempotent } from "./idempotency";
+import type { TAGS } from "./openapi-parts";
+import { jsonBody, validate } from "./validation";
+
+/**
+ * One route, declared once: what the router mounts (its middleware chain, in the order below) and what the OpenAPI
+ * document says of it (src/openapi.ts) both come from here. Its `doc` is the text a reader sees; everything else is
+ * read by both.
+ */
+export interface RouteDeclaration<
+  Params extends z.ZodObject | undefined = z.ZodObject | undefined,
+  Query extends z.ZodObject | undefined = z.ZodObject | undefined,
+  Body extends z.ZodType | undefined = z.ZodType | undefined,
+> {
+  method: "get" | "post" | "put" | "patch" | "delete";
+  /** The full path as OpenAPI writes it (`/apps/{app_id}`), under BASE_PATH. */
+  path: `/${string}`;
+  /** Who may call it: an API key (401 without one), nobody in particular, or either (the key checked when sent). */
+  auth: "key" | "none" | "optional";
+  /** The role rule of a write (owner, workspace_admin or editor; deploys also deployment_manager): others get a 403. */
+  write?: boolean;
+  /** Path parameters, with the example of each. */
+  params?: { schema: NonNullable<Params>; examples: Required<z.input<NonNullable<Params>>> };
+  /** Query parameters, with the example of each (an optional one's goes in its schema, see parametersOf). */
+  query?: { schema: NonNullable<Query>; examples: Required<z.input<NonNullable<Query>>> };
+  /**
+   * A JSON body: the schema it is validated with, which the document names `id` (or `component` under that name, where
+   * the validated schema wraps it, with the body `documentedAs`); named examples; the size limit.
+   */
+  body?: {
+    schema: NonNullable<Body>;
+    id: string;
+    component?: z.ZodType;
+    documentedAs?: object;
+    examples: Record<string, { summary: string; value: z.input<NonNullable<Body>> }>;
+    maxBytes?: number;
+  };
+  /** Takes an Idempotency-Key: a write "replays" its first answer; one that writes nothing only "validates" the key. */
+  idempotencyKey?: "replays" | "validates";
+  /** Takes If-Match (the handler compares it in its write: 412). */
+  ifMatch?: boolean;
+  /** Answers If-None-Match with a 304 (hono/etag on the handler's ETag). */
+  ifNoneMatch?: boolean;
+  doc: {
+    operationId: string;
+    tag: (typeof TAGS)[number]["name"];
+    summary: string;
+    description: string;
+    /** The 200. */
+    ok: object;
+    /** The operation's own errors by status (its middleware's are added from the fields above). */
+    errors?: Record<number, object>;
+  };
+}
+
+type Output<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.output<Schema> } : object;
+type InputOf<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.input<Schema> } : object;
+
+/** What the handler of a route reads from `c.req.valid` and `c.var`. */
+export type RouteEnv = AppEnv & { Variables: { caller: Caller; claim: IdempotencyClaim | null } };
+type RouteInput<Params, Query, Body> = {
+  in: InputOf<"param", Params> & InputOf<"query", Query> & InputOf<"json", Body>;
+  out: Output<"param", Params> & Output<"query", Query> & Output<"json", Body>;
+};
+
+export interface Route {
+  declaration: RouteDeclaration;
+  handler: Handler<AppEnv>;
+}
+
+/** A route: its declaration and the handler that answers it. */
+export function route<
+  Params extends z.ZodObject | undefined = undefined,
+  Query extends z.ZodObject | undefined = undefined,
+  Body extends z.ZodType | undefined = undefined,
+>(
+  declaration: RouteDeclaration<Params, Query, Body>,
+  handler: Handler<RouteEnv, string, RouteInput<Params, Query, Body>>,
+): Route {
+  return { declaration: declaration as RouteDeclaration, handler: handler as unknown as Handler<AppEnv> };
+}
+
+// The environment record's ETag (src/environments/environment-etag.ts) changes exactly when the record does; this
+// answers If-None-Match with a 304.
+const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMARK_HEADER] });
+
+const AUTH: Record<RouteDeclaration["auth"], MiddlewareHandler[]> = {
+  key: [requireApiKey],
+  optional: [optionalApiKey],
+  none: [],
+};
+
+/** The route's middleware: the key, the body guard, the Idempotency-Key, the validators, then If-None-Match. */
+function middlewareOf({ auth, body, idempotencyKey, params, query, ifNoneMatch }: RouteDeclaration): MiddlewareHandler[] {
+  return [
+    ...AUTH[auth],
+    ...(body ? jsonBody(body.maxBytes) : []),
+    ...(idempotencyKey ? [idempotent] : []),
+    ...(params ? [validate("param", params.schema)] : []),
+    ...(query ? [validate("query", query.schema)] : []),
+    ...(body ? [validate("json", body.schema)] : []),
+    ...(ifNoneMatch ? [conditionalGet] : []),
+  ] as MiddlewareHandler[];
+}
+
+/** The path as Hono matches it: `{name}` becomes `:name`. */
+export const routerPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
+
+/** Mounts the routes on `app`, in their order (the first that matches a request answers it). */
+export function mountRoutes(app: Hono<AppEnv>, routes: readonly Route[]) {
+  for (const { declaration, handler } of routes) {
+    app.on([declaration.method.toUpperCase()], [routerPath(declaration.path)], ...middlewareOf(declaration), handler);
+  }
+  return app;
+}

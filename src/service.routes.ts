@@ -1,0 +1,57 @@
+import { jsonResponse } from "./http/openapi-parts";
+import { route } from "./http/route";
+
+/** The document per BASE_PATH, read from the static assets on its first request, then kept for the isolate. */
+const documents = new Map<string, Promise<string>>();
+
+/** The document src/cli/build-assets.ts built (for BASE_PATH ""), with its `servers` under `basePath`. */
+async function documentUnder(assets: Fetcher, basePath: string): Promise<string> {
+  const built = await (await assets.fetch("https://assets.invalid/openapi.json")).text();
+  if (basePath === "") return built;
+  const document = JSON.parse(built) as { servers: { url: string }[] };
+  return JSON.stringify({ ...document, servers: document.servers.map((server) => ({ ...server, url: basePath })) });
+}
+
+/** GET /health and GET /openapi.json: no key. */
+export const serviceRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/health",
+      auth: "none",
+      doc: {
+        operationId: "health",
+        tag: "Service",
+        summary: "Check that the service is up",
+        description: "The platform client's health check. No key needed (an empty Authorization header is fine).",
+        ok: jsonResponse(
+          "The service is up",
+          { type: "object", properties: { status: { const: "ok" } }, required: ["status"] },
+          { example: { status: "ok" } },
+        ),
+      },
+    },
+    (c) => c.json({ status: "ok" }),
+  ),
+  route(
+    {
+      method: "get",
+      path: "/openapi.json",
+      auth: "none",
+      doc: {
+        operationId: "openApiDocument",
+        tag: "Service",
+        summary: "Read this OpenAPI document",
+        description: "This API's OpenAPI 3.1 description, as JSON. No key needed.",
+        ok: jsonResponse("The OpenAPI 3.1 document", { type: "object" }),
+      },
+    },
+    async (c) => {
+      // The route's pattern is the document's path under BASE_PATH.
+      const basePath = c.req.routePath.slice(0, -"/openapi.json".length);
+      if (!documents.has(basePath)) documents.set(basePath, documentUnder(c.env.ASSETS, basePath));
+      const document = documents.get(basePath) as Promise<string>;
+      return c.body(await document, 200, { "Content-Type": "application/json" });
+    },
+  ),
+];
