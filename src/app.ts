@@ -18,7 +18,6 @@ import { organizationsRoutes } from "./organizations/organizations.routes";
 import { basesRoutes, registryRoutes } from "./registry/registry.routes";
 import type { AppEnv } from "./types";
 import { appVariantsRoutes, variantsRoutes } from "./variants/variants.routes";
-import { handOffEvents } from "./webhooks/hand-off";
 import { webhooksRoutes } from "./webhooks/webhooks.routes";
 import { workspacesRoutes } from "./workspaces/workspaces.routes";
 
@@ -41,7 +40,6 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
   // Not strict: existing clients send paths with and without a trailing slash; both route the same.
   const service = new Hono<AppEnv>({ strict: false });
   service.use(requestLog);
-  service.use(handOffEvents);
   if (corsOrigins.length > 0) {
     // Ahead of the 405 check, so that a preflight is answered (204) rather than refused.
     service.use(

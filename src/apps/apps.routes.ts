@@ -3,7 +3,7 @@ import { requireApiKey } from "../auth/require-api-key";
 import { createAppAsCaller, deleteApp, findCreateRefusal, listApps, renameApp } from "../db/apps";
 import type { WriteOutcome } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
-import { readSession, writeSession } from "../http/d1-session";
+import { readAs, writeAs } from "../http/d1-session";
 import { appNameTaken, appNotFound, forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { idempotent, settleClaim } from "../http/idempotency";
@@ -31,7 +31,7 @@ export const appsRoutes = new Hono<AppEnv>()
   .get("/", requireApiKey, validate("query", ListAppsQuery), async (c) => {
     const query = c.req.valid("query");
     const filter = { name: query.app_name ?? null, workspaceId: query.workspace_id ?? null };
-    const apps = await readSession(c, (db) => listApps(db, c.var.caller, filter));
+    const apps = await readAs(c, (db) => listApps(db, filter));
     return c.json(apps.map(toAppListItem), 200);
   })
   .post("/", requireApiKey, ...jsonBody(), idempotent, validate("json", CreateAppBody), async (c) => {
@@ -41,10 +41,10 @@ export const appsRoutes = new Hono<AppEnv>()
       workspaceId: body.workspace_id ?? null,
       organizationId: body.organization_id ?? null,
     };
-    const created = await writeSession(c, async (db) => {
-      const outcome = await unlessNameTaken(createAppAsCaller(db, c.var.caller, body.app_name, target, c.var.claim));
+    const created = await writeAs(c, async (db) => {
+      const outcome = await unlessNameTaken(createAppAsCaller(db, body.app_name, target, c.var.claim));
       // Refused by the database: one more round trip, on this error path only, to tell the client why.
-      if (outcome.outcome === "refused") throw createRefusedError(await findCreateRefusal(db, c.var.caller, target), target);
+      if (outcome.outcome === "refused") throw createRefusedError(await findCreateRefusal(db, target), target);
       return outcome;
     });
     settleClaim(c, created);
@@ -54,11 +54,11 @@ export const appsRoutes = new Hono<AppEnv>()
   .patch("/:app_id", requireApiKey, validate("param", AppParams), ...jsonBody(), validate("json", UpdateAppBody), async (c) => {
     const { app_id } = c.req.valid("param");
     const { app_name } = c.req.valid("json");
-    assertDone(await writeSession(c, (db) => unlessNameTaken(renameApp(db, c.var.caller, app_id, app_name))));
+    assertDone(await writeAs(c, (db) => unlessNameTaken(renameApp(db, app_id, app_name))));
     return c.json({ app_id, app_name } satisfies CreateAppOutput, 200);
   })
   .delete("/:app_id", requireApiKey, validate("param", AppParams), async (c) => {
     const { app_id } = c.req.valid("param");
-    assertDone(await writeSession(c, (db) => deleteApp(db, c.var.caller, app_id)));
+    assertDone(await writeAs(c, (db) => deleteApp(db, app_id)));
     return c.json(null, 200);
   });

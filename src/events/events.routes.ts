@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { requireApiKey } from "../auth/require-api-key";
 import { listEvents } from "../db/events";
-import { readSession } from "../http/d1-session";
+import { readAs } from "../http/d1-session";
 import { forbidden, organizationNotFound } from "../http/errors";
 import { validate } from "../http/validation";
 import type { AppEnv } from "../types";
@@ -20,7 +20,7 @@ export const eventsRoutes = new Hono<AppEnv>().get("/", requireApiKey, validate(
     cursor: query.cursor ?? null,
     limit: query.limit,
   };
-  const page = await readSession(c, (db) => listEvents(db, c.var.caller, filter));
+  const page = await readAs(c, (db) => listEvents(db, filter));
   if (page.outcome !== "done") throw page.outcome === "forbidden" ? forbidden() : organizationNotFound();
   return c.json({ events: page.events, next_cursor: page.more ? (page.events.at(-1)?.id ?? null) : null }, 200);
 });

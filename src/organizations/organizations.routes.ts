@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import { generateApiKey, generateInvitationToken, hashApiKey, hashInvitationToken } from "../auth/api-keys";
 import { optionalApiKey, requireApiKey } from "../auth/require-api-key";
-import type { Caller } from "../db/caller";
+import type { RequestCaller } from "../db/caller";
 import { type AcceptVerdict, acceptInvitation, type InviteVerdict, issueInvitation } from "../db/invitations";
 import {
   createOrganizationAsCaller,
@@ -13,7 +13,7 @@ import {
   updateWorkspaceAsCaller,
 } from "../db/organizations";
 import type { Role } from "../db/roles";
-import { readSession, writeSession } from "../http/d1-session";
+import { readAs, writeAs } from "../http/d1-session";
 import {
   type ApiError,
   alreadyMember,
@@ -83,16 +83,14 @@ const ACCEPT_REFUSALS: Record<Exclude<AcceptVerdict, "accept">, () => ApiError> 
  * set up, and in the answer (shown once) where it is not, or in development.
  */
 async function issue(
-  c: Context<AppEnv & { Variables: { caller: Caller } }>,
+  c: Context<AppEnv & { Variables: { caller: RequestCaller } }>,
   target: { organizationId: string; workspaceId: string; email: string },
   role: Role | null,
 ) {
   const delivery = tokenDelivery(c.env);
   const token = generateInvitationToken();
   const tokenHash = await hashInvitationToken(token);
-  const issued = await writeSession(c, (db) =>
-    issueInvitation(db, c.var.caller, target, role, { hash: tokenHash, mailed: delivery.mail !== null }),
-  );
+  const issued = await writeAs(c, (db) => issueInvitation(db, target, role, { hash: tokenHash, mailed: delivery.mail !== null }));
   if (!issued.invitation) throw INVITE_REFUSALS[issued.verdict as keyof typeof INVITE_REFUSALS]();
   const { organization_name, invited_by, ...invitation } = issued.invitation;
   if (delivery.mail) {
@@ -114,21 +112,21 @@ async function issue(
 /** Routes under /organizations: organizations, their workspaces, and invitations to them. */
 export const organizationsRoutes = new Hono<AppEnv>()
   .get("/", requireApiKey, async (c) => {
-    return c.json(await readSession(c, (db) => listOrganizations(db, c.var.caller)), 200);
+    return c.json(await readAs(c, (db) => listOrganizations(db)), 200);
   })
   .post("/", requireApiKey, ...jsonBody(), validate("json", CreateOrganizationBody), async (c) => {
-    const made = await writeSession(c, (db) => createOrganizationAsCaller(db, c.var.caller, c.req.valid("json")));
+    const made = await writeAs(c, (db) => createOrganizationAsCaller(db, c.req.valid("json")));
     if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : ownerIsNotTheCaller();
     return c.json(made.organization, 200);
   })
   // Before /:org_id, which would take "own" for an id.
   .get("/own", requireApiKey, async (c) => {
-    const own = await readSession(c, (db) => fetchOwnOrganization(db, c.var.caller));
+    const own = await readAs(c, (db) => fetchOwnOrganization(db));
     if (!own) throw organizationNotFound();
     return c.json(own, 200);
   })
   .get("/:org_id", requireApiKey, validate("param", OrganizationParams), async (c) => {
-    const details = await readSession(c, (db) => fetchOrganization(db, c.var.caller, c.req.valid("param").org_id));
+    const details = await readAs(c, (db) => fetchOrganization(db, c.req.valid("param").org_id));
     if (!details) throw organizationNotFound();
     return c.json(toOrganizationDetails(details), 200);
   })
@@ -140,7 +138,7 @@ export const organizationsRoutes = new Hono<AppEnv>()
     validate("json", UpdateOrganizationBody),
     async (c) => {
       const { org_id } = c.req.valid("param");
-      const updated = await writeSession(c, (db) => updateOrganizationAsCaller(db, c.var.caller, org_id, c.req.valid("json")));
+      const updated = await writeAs(c, (db) => updateOrganizationAsCaller(db, org_id, c.req.valid("json")));
       if (updated.outcome !== "done") throw updated.outcome === "forbidden" ? forbidden() : organizationNotFound();
       return c.json(updated.value, 200);
     },
@@ -153,7 +151,7 @@ export const organizationsRoutes = new Hono<AppEnv>()
     validate("json", CreateWorkspaceBody),
     async (c) => {
       const { org_id } = c.req.valid("param");
-      const made = await writeSession(c, (db) => createWorkspaceAsCaller(db, c.var.caller, org_id, c.req.valid("json")));
+      const made = await writeAs(c, (db) => createWorkspaceAsCaller(db, org_id, c.req.valid("json")));
       if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : organizationNotFound();
       return c.json(toWorkspace(made.value), 200);
     },
@@ -167,7 +165,7 @@ export const organizationsRoutes = new Hono<AppEnv>()
     async (c) => {
       const { org_id, workspace_id } = c.req.valid("param");
       const fields = c.req.valid("json");
-      const updated = await writeSession(c, (db) => updateWorkspaceAsCaller(db, c.var.caller, org_id, workspace_id, fields));
+      const updated = await writeAs(c, (db) => updateWorkspaceAsCaller(db, org_id, workspace_id, fields));
       if (updated.outcome !== "done") throw updated.outcome === "forbidden" ? forbidden() : workspaceNotFound();
       return c.json(toWorkspace(updated.value), 200);
     },
@@ -209,8 +207,7 @@ export const organizationsRoutes = new Hono<AppEnv>()
       const tokenHash = await hashInvitationToken(c.req.valid("json").token);
       const { key, prefix } = generateApiKey();
       const firstKey = { prefix, keyHash: await hashApiKey(key) };
-      const caller = c.var.caller ?? null;
-      const accepted = await writeSession(c, (db) => acceptInvitation(db, caller, target, tokenHash, firstKey));
+      const accepted = await writeAs(c, (db) => acceptInvitation(db, target, tokenHash, firstKey));
       if (!accepted.acceptance) throw ACCEPT_REFUSALS[accepted.verdict as keyof typeof ACCEPT_REFUSALS]();
       return c.json(accepted.newUser ? { ...accepted.acceptance, api_key: key } : accepted.acceptance, 200);
     },

@@ -4,7 +4,7 @@ import { parametersAsSent } from "../configs/configs.schemas";
 import { appIsVisible } from "../db/apps";
 import { type ConfigRefs, environmentRevisionRefs, fetchConfig } from "../db/configs";
 import { saveConfig } from "../db/registry";
-import { readSession, writeSession } from "../http/d1-session";
+import { readAs, writeAs } from "../http/d1-session";
 import { appNotFound, configNameTaken, configNotFound, forbidden } from "../http/errors";
 import { idempotent, settleClaim } from "../http/idempotency";
 import { jsonBody, MAX_CONFIG_BODY_BYTES, validate } from "../http/validation";
@@ -31,14 +31,14 @@ function registryRefs(query: { base_id: string; environment_name?: string; confi
 export const registryRoutes = new Hono<AppEnv>()
   .get("/", requireApiKey, validate("query", GetConfigQuery), async (c) => {
     const refs = registryRefs(c.req.valid("query"));
-    const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
+    const config = await readAs(c, (db) => fetchConfig(db, refs));
     if (!config) throw configNotFound();
     return c.json(toRegistryConfig(config, config.revision), 200);
   })
   .post("/", requireApiKey, ...jsonBody(MAX_CONFIG_BODY_BYTES), idempotent, validate("json", SaveConfigBody), async (c) => {
     const { base_id, config_name, overwrite } = c.req.valid("json");
     const save = { appId: base_id, configName: config_name, params: parametersAsSent(await c.req.text()), overwrite };
-    const saved = await writeSession(c, (db) => saveConfig(db, c.var.caller, save, c.var.claim));
+    const saved = await writeAs(c, (db) => saveConfig(db, save, c.var.claim));
     settleClaim(c, saved);
     if (saved.outcome === "not_found") throw appNotFound();
     if (saved.outcome === "forbidden") throw forbidden();
@@ -47,7 +47,7 @@ export const registryRoutes = new Hono<AppEnv>()
   })
   .get("/deployment/:deployment_revision_id", requireApiKey, validate("param", DeploymentRevisionParams), async (c) => {
     const refs = environmentRevisionRefs(c.req.valid("param").deployment_revision_id);
-    const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
+    const config = await readAs(c, (db) => fetchConfig(db, refs));
     if (!config?.environment) throw configNotFound();
     return c.json(toRegistryConfig(config, config.environment.revision), 200);
   });
@@ -55,7 +55,7 @@ export const registryRoutes = new Hono<AppEnv>()
 /** Routes under /bases: an app's one implicit base. */
 export const basesRoutes = new Hono<AppEnv>().get("/", requireApiKey, validate("query", ListBasesQuery), async (c) => {
   const { app_id, base_name } = c.req.valid("query");
-  if (!(await readSession(c, (db) => appIsVisible(db, c.var.caller, app_id)))) throw appNotFound();
+  if (!(await readAs(c, (db) => appIsVisible(db, app_id)))) throw appNotFound();
   const bases: Base[] = base_name === undefined || base_name === BASE_NAME ? [{ base_id: app_id, base_name: BASE_NAME }] : [];
   return c.json(bases, 200);
 });

@@ -1,8 +1,7 @@
 import { Hono } from "hono";
 import { requireApiKey } from "../auth/require-api-key";
-import { verifyCaller } from "../db/caller";
 import { changeMemberRole, type MemberVerdict, removeMember } from "../db/members";
-import { readSession, writeSession } from "../http/d1-session";
+import { writeAs } from "../http/d1-session";
 import { type ApiError, forbidden, lastOwner, memberNotFound, workspaceNotFound } from "../http/errors";
 import { jsonBody, validate } from "../http/validation";
 import type { AppEnv } from "../types";
@@ -25,11 +24,9 @@ function refuseUnless(verdict: MemberVerdict) {
 /** Routes under /workspaces: roles, and the members of a workspace's organization. */
 export const workspacesRoutes = new Hono<AppEnv>()
   .get("/roles", requireApiKey, async (c) => {
-    await readSession(c, (db) => verifyCaller(db, c.var.caller));
     return c.json(ALL_ROLES, 200);
   })
   .get("/permissions", requireApiKey, async (c) => {
-    await readSession(c, (db) => verifyCaller(db, c.var.caller));
     return c.json(PERMISSIONS, 200);
   })
   .post(
@@ -41,7 +38,7 @@ export const workspacesRoutes = new Hono<AppEnv>()
     async (c) => {
       const { email, organization_id, role } = c.req.valid("json");
       const change = { organizationId: organization_id, workspaceId: c.req.valid("param").workspace_id, email };
-      const { verdict } = await writeSession(c, (db) => changeMemberRole(db, c.var.caller, change, role));
+      const { verdict } = await writeAs(c, (db) => changeMemberRole(db, change, role));
       refuseUnless(verdict);
       return c.json(true, 200);
     },
@@ -54,7 +51,7 @@ export const workspacesRoutes = new Hono<AppEnv>()
     async (c) => {
       const { email, org_id, role } = c.req.valid("query");
       const change = { organizationId: org_id, workspaceId: c.req.valid("param").workspace_id, email };
-      const { verdict, member } = await writeSession(c, (db) => changeMemberRole(db, c.var.caller, change, "viewer", role));
+      const { verdict, member } = await writeAs(c, (db) => changeMemberRole(db, change, "viewer", role));
       refuseUnless(verdict);
       return c.json(member, 200);
     },
@@ -67,7 +64,7 @@ export const workspacesRoutes = new Hono<AppEnv>()
     async (c) => {
       const { email, org_id } = c.req.valid("query");
       const change = { organizationId: org_id, workspaceId: c.req.valid("param").workspace_id, email };
-      const { verdict, workspace } = await writeSession(c, (db) => removeMember(db, c.var.caller, change));
+      const { verdict, workspace } = await writeAs(c, (db) => removeMember(db, change));
       refuseUnless(verdict);
       if (!workspace) throw workspaceNotFound();
       return c.json(toWorkspace(workspace), 200);
