@@ -74,8 +74,9 @@ const KEY_CHECK = sql<LiveKey>(`WITH ${CALLER_CTE} SELECT user_id, last_used_at 
 /**
  * The way to D1 as a caller: every batch it runs begins with the key check, in the same round trip, and fails
  * with `UnknownApiKeyError` (writing nothing) when the key is not live. `found` hears what each check found (null:
- * not live; undefined: the batch failed). Reads take this; writes take `CallerWriteDb`. Where the database comes from is decided by whoever
- * makes the handle (src/http/d1-session.ts for requests, the admin CLI for operators), nowhere else.
+ * not live; undefined: the batch failed). Reads take this; writes take `CallerWriteDb`. Where the database comes
+ * from is decided by whoever makes the handle (src/http/d1-session.ts for requests, the admin CLI for operators),
+ * nowhere else.
  */
 export class CallerDb {
   constructor(
@@ -164,7 +165,7 @@ export class RequestCaller {
 
   private readonly found = (key: LiveKey | null | undefined) => {
     this.sent = true;
-    this.key = key ?? null;
+    if (key !== undefined) this.key = key;
   };
 
   reader(db: Queryable): CallerDb {
@@ -191,6 +192,7 @@ export class RequestCaller {
     return this.key.last_used_at === null || Date.parse(this.key.last_used_at) < Date.now() - KEY_USE_RESOLUTION_MS;
   }
 }
+
 /** Apps the caller (CALLER_CTE) can see, with the caller's role in the app's organization. */
 const MEMBER_APPS = `SELECT a.id, a.name, a.project_id, a.created_at, COALESCE(a.updated_at, a.created_at) AS updated_at, m.role
   FROM apps a
