@@ -31,7 +31,7 @@ export class Caller {
     return new Caller(null, null, userId);
   }
 
-  /** No key: CALLER_CTE finds no one, and there is no key to check. */
+  /** No key: CALLER_CTE finds no one, and there is no key to check (its batches run without the check). */
   static readonly nobody = new Caller(null, null, null);
 }
 
@@ -92,15 +92,17 @@ export class CallerDb {
 
   /** Runs the statements in one batch behind the key check: their results by name. */
   async batch<S extends Statements>(statements: S): Promise<Results<S>> {
-    return named(statements, await this.run(statements), 1);
+    const { results, from } = await this.run(statements);
+    return named(statements, results, from);
   }
 
   /**
-   * The batch's results, the key check's first (nobody's finds no one, and refuses nothing: there is no key). A batch
-   * D1 refused whole (a UNIQUE violation, say) still counts as checked: its writes select from `caller`, so an
-   * unknown key writes nothing and breaks no constraint.
+   * The batch's results, the statements' from index `from` (after the key check's). Nobody has no key to check: the
+   * statements run alone. A batch D1 refused whole (a UNIQUE violation, say) still counts as checked: its writes
+   * select from `caller`, so an unknown key writes nothing and breaks no constraint.
    */
-  protected async run(statements: Statements): Promise<D1Result[]> {
+  protected async run(statements: Statements): Promise<{ results: D1Result[]; from: number }> {
+    if (this.caller === Caller.nobody) return { results: await this.db.batch(Object.values(statements)), from: 0 };
     let results: D1Result[];
     try {
       results = await this.db.batch([this.statement(KEY_CHECK), ...Object.values(statements)]);
@@ -108,11 +110,10 @@ export class CallerDb {
       this.found(undefined);
       throw error;
     }
-    if (this.caller === Caller.nobody) return results;
     const key = (results[0].results[0] as LiveKey | undefined) ?? null;
     this.found(key);
     if (!key) throw new UnknownApiKeyError();
-    return results;
+    return { results, from: 1 };
   }
 }
 
@@ -131,10 +132,10 @@ export class CallerWriteDb extends CallerDb {
   }
 
   override async batch<S extends Statements>(statements: S): Promise<Results<S>> {
-    const results = await this.run(statements);
+    const { results, from } = await this.run(statements);
     const events = eventsToDeliver(results);
     if (events.length > 0) this.handOff(events);
-    return named(statements, results, 1);
+    return named(statements, results, from);
   }
 }
 
