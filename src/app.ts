@@ -10,7 +10,6 @@ import { REQUEST_ID_HEADER, requestLog } from "./http/request-log";
 import { mountRoutes } from "./http/route";
 import { ROUTES } from "./routes";
 import type { AppEnv } from "./types";
-import { handOffEvents } from "./webhooks/hand-off";
 
 export interface ServiceConfig {
   /** Prefix every route is mounted under, e.g. "/api", or "" for the root. */
@@ -31,7 +30,6 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
   // Not strict: existing clients send paths with and without a trailing slash; both route the same.
   const service = new Hono<AppEnv>({ strict: false });
   service.use(requestLog);
-  service.use(handOffEvents);
   if (corsOrigins.length > 0) {
     // Ahead of the 405 check, so that a preflight is answered (204) rather than refused.
     service.use(

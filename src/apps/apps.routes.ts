@@ -1,7 +1,7 @@
 import { createAppAsCaller, deleteApp, findCreateRefusal, listApps, renameApp } from "../db/apps";
 import type { WriteOutcome } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
-import { readSession, writeSession } from "../http/d1-session";
+import { readAs, writeAs } from "../http/d1-session";
 import { appNameTaken, appNotFound, forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
@@ -54,7 +54,7 @@ export const appsRoutes = [
     async (c) => {
       const query = c.req.valid("query");
       const filter = { name: query.app_name ?? null, workspaceId: query.workspace_id ?? null };
-      const apps = await readSession(c, (db) => listApps(db, c.var.caller, filter));
+      const apps = await readAs(c, (db) => listApps(db, filter));
       return c.json(apps.map(toAppListItem), 200);
     },
   ),
@@ -95,10 +95,10 @@ export const appsRoutes = [
         workspaceId: body.workspace_id ?? null,
         organizationId: body.organization_id ?? null,
       };
-      const created = await writeSession(c, async (db) => {
-        const outcome = await unlessNameTaken(createAppAsCaller(db, c.var.caller, body.app_name, target, c.var.claim));
+      const created = await writeAs(c, async (db) => {
+        const outcome = await unlessNameTaken(createAppAsCaller(db, body.app_name, target, c.var.claim));
         // Refused by the database: one more round trip, on this error path only, to tell the client why.
-        if (outcome.outcome === "refused") throw createRefusedError(await findCreateRefusal(db, c.var.caller, target), target);
+        if (outcome.outcome === "refused") throw createRefusedError(await findCreateRefusal(db, target), target);
         return outcome;
       });
       settleClaim(c, created);
@@ -132,7 +132,7 @@ export const appsRoutes = [
     async (c) => {
       const { app_id } = c.req.valid("param");
       const { app_name } = c.req.valid("json");
-      assertDone(await writeSession(c, (db) => unlessNameTaken(renameApp(db, c.var.caller, app_id, app_name))));
+      assertDone(await writeAs(c, (db) => unlessNameTaken(renameApp(db, app_id, app_name))));
       return c.json({ app_id, app_name } satisfies CreateAppOutput, 200);
     },
   ),
@@ -154,7 +154,7 @@ export const appsRoutes = [
     },
     async (c) => {
       const { app_id } = c.req.valid("param");
-      assertDone(await writeSession(c, (db) => deleteApp(db, c.var.caller, app_id)));
+      assertDone(await writeAs(c, (db) => deleteApp(db, app_id)));
       return c.json(null, 200);
     },
   ),

@@ -1,8 +1,9 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { recordKeyUse } from "../db/accounts";
-import { Caller, verifyCaller } from "../db/caller";
-import { ApiError, handleError, tooManyRequests, unauthorized } from "../http/errors";
+import { Caller, RequestCaller } from "../db/caller";
+import { readAs } from "../http/d1-session";
+import { handleError, tooManyRequests, unauthorized } from "../http/errors";
 import { hashApiKey, parseAuthorization } from "./api-keys";
 
 /** Replaces the answer with this error's; headers already set (CORS, request id) are kept. */
@@ -21,37 +22,38 @@ async function countAuthFailure<E extends { Bindings: Env }>(c: Context<E>) {
 
 const logKeyUseFailure = () => console.warn(JSON.stringify({ level: "warn", message: "key use not recorded" }));
 
-/** A client error answered before the route's query (body limits, validation, a malformed Idempotency-Key). */
-const answeredBeforeKeyCheck = (c: Context, caller: Caller) =>
-  c.error instanceof ApiError && c.error.status < 500 && !caller.queried;
-
 /**
  * The one way in for a caller: a route opts in by naming this middleware. It parses and hashes the key (401 when
- * missing or malformed) and gives the handler `c.var.caller`, which the handler passes to the data layer: the
- * route's own D1 round trip checks the key together with the data (an unknown key is a 401 there). A request that
- * fails before getting there has its key checked here instead, so that a bad key is a 401 whatever else is wrong.
- * Rate limits: per key (429), and per client address for failed authentications (429 instead of 401). The key's
- * last use is recorded after the answer, at most hourly (`Caller.keyUseIsStale`).
+ * missing or malformed) and gives the handler `c.var.caller`, through which alone the handler reaches D1
+ * (`readAs`, `writeAs`): every batch checks the key together with the data (an unknown key is a 401 there). A
+ * request whose handler answered without such a batch (it failed first, or needed no data) has its key checked here
+ * before the answer goes out, whatever the answer: a bad key is a 401 whatever else happened. Rate limits: per key
+ * (429), and per client address for failed authentications (429 instead of 401). The key's last use is recorded
+ * after the answer, at most hourly (`RequestCaller.keyUseIsStale`).
  */
-export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { caller: Caller } }>(async (c, next) => {
+export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { caller: RequestCaller } }>(async (c, next) => {
   const parsed = parseAuthorization(c.req.header("Authorization"));
   if (!parsed) {
     await answerWith(c, unauthorized());
   } else {
     const keyHash = await hashApiKey(parsed.key);
     if (!(await c.env.KEY_RATE_LIMITER.limit({ key: keyHash })).success) throw tooManyRequests();
-    const caller = Caller.withKey(parsed.prefix, keyHash);
+    const caller = new RequestCaller(Caller.withKey(parsed.prefix, keyHash));
     c.set("caller", caller);
     await next();
-    if (answeredBeforeKeyCheck(c, caller)) await verifyCaller(c.env.DB, caller).catch((error) => answerWith(c, error));
+    if (!caller.checked) await readAs(c, (db) => db.batch({})).catch((error) => answerWith(c, error));
     // After the answer, so that no request waits on it; a failure costs only the record of one use.
     if (caller.keyUseIsStale) c.executionCtx.waitUntil(recordKeyUse(c.env.DB, keyHash).catch(logKeyUseFailure));
   }
   if (c.res.status === 401) await countAuthFailure(c);
 });
 
-/** For a route open to callers without a key (accepting an invitation): an empty or absent Authorization is no key. */
-export const optionalApiKey = createMiddleware<{ Bindings: Env; Variables: { caller: Caller } }>(async (c, next) => {
-  if ((c.req.header("Authorization") ?? "").trim() === "") return next();
-  return requireApiKey(c, next);
+/**
+ * For a route open to callers without a key (accepting an invitation): an empty or absent Authorization is no key,
+ * and the route reaches D1 as `Caller.nobody`.
+ */
+export const optionalApiKey = createMiddleware<{ Bindings: Env; Variables: { caller: RequestCaller } }>(async (c, next) => {
+  if ((c.req.header("Authorization") ?? "").trim() !== "") return requireApiKey(c, next);
+  c.set("caller", new RequestCaller(Caller.nobody));
+  return next();
 });

@@ -19,7 +19,7 @@ import {
   type User,
 } from "../db/accounts";
 import { findAppCreator } from "../db/apps";
-import { Caller } from "../db/caller";
+import { type CallerWriteDb, operatorDb } from "../db/caller";
 import { addConfig, commitConfig, type Ref } from "../db/configs";
 import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
 import { deployConfig } from "../db/deployments";
@@ -93,11 +93,15 @@ async function userByEmail(db: D1Database, email: string): Promise<User> {
 }
 
 /** The operator acting as the user named by --email, or else as the app's creator; checks the app exists. */
-async function operatorOnApp(db: D1Database, appId: string, email: string | undefined): Promise<{ caller: Caller; as: string }> {
+async function operatorOnApp(
+  db: D1Database,
+  appId: string,
+  email: string | undefined,
+): Promise<{ caller: CallerWriteDb; as: string }> {
   const creator = await findAppCreator(db, appId);
   if (!creator) throw new UsageError(`no app with id ${appId}`);
   const user = email ? await userByEmail(db, email) : creator;
-  return { caller: Caller.operatorAs(user.id), as: user.email };
+  return { caller: operatorDb(db, user.id), as: user.email };
 }
 
 /** "an owner, workspace_admin or editor" */
@@ -111,8 +115,8 @@ const mayNot = (email: string, roles: readonly Role[], what: string) =>
  * Adds the config when the app has none of that name (revision 1, params {}), as deploy always did for a new
  * variant name; an app the operator's user cannot write to is refused.
  */
-async function ensureConfig(db: D1Database, caller: Caller, as: string, application: Ref, configName: string) {
-  const added = await addConfig(db, caller, application, configName);
+async function ensureConfig(caller: CallerWriteDb, as: string, application: Ref, configName: string) {
+  const added = await addConfig(caller, application, configName);
   if (added.outcome === "forbidden" || added.outcome === "not_found") {
     throw mayNot(as, WRITER_ROLES, `add config ${configName}`);
   }
@@ -258,10 +262,10 @@ const COMMANDS: Record<string, Command> = {
       variant: { slug: configName, version: null, id: null },
       environment: { slug: environmentName, version: null, id: null },
     };
-    let deployed = await deployConfig(db, caller, target);
+    let deployed = await deployConfig(caller, target);
     if (deployed.outcome === "not_found" && deployed.missing === "config") {
-      await ensureConfig(db, caller, as, application, configName);
-      deployed = await deployConfig(db, caller, target);
+      await ensureConfig(caller, as, application, configName);
+      deployed = await deployConfig(caller, target);
     }
     if (deployed.outcome === "not_found" && deployed.missing === "environment") {
       throw new UsageError(`app ${appId} has no environment ${environmentName}`);
@@ -294,10 +298,10 @@ const COMMANDS: Record<string, Command> = {
       variant: { slug: configName, version: null, id: null },
     };
     const change = { params: checked.data.params, url: checked.data.url ?? null };
-    let committed = await commitConfig(db, caller, refs, change);
+    let committed = await commitConfig(caller, refs, change);
     if (committed.outcome === "not_found") {
-      await ensureConfig(db, caller, as, refs.application, configName);
-      committed = await commitConfig(db, caller, refs, change);
+      await ensureConfig(caller, as, refs.application, configName);
+      committed = await commitConfig(caller, refs, change);
     }
     if (committed.outcome !== "done") throw mayNot(as, WRITER_ROLES, "commit");
     const { config } = committed;

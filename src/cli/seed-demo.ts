@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { hashApiKey, parseApiKey } from "../auth/api-keys";
 import { createApiKey, createUser, findApiKeyOwner, findUserByEmail } from "../db/accounts";
 import { createApp, findAppCreator } from "../db/apps";
-import { Caller } from "../db/caller";
+import { operatorDb } from "../db/caller";
 import { addConfig, commitConfig, fetchConfig } from "../db/configs";
 import { isUniqueViolation } from "../db/d1";
 import { deployConfig } from "../db/deployments";
@@ -89,7 +89,7 @@ async function ensureDemoKey(db: D1Database): Promise<boolean> {
 /** Creates the demo app if missing, its configs, then whatever demo deployments its history does not have yet. */
 async function ensureDemoApp(db: D1Database): Promise<string[]> {
   const done: string[] = [];
-  const demo = Caller.operatorAs(DEMO.userId);
+  const demo = operatorDb(db, DEMO.userId);
   const application = { id: DEMO.appId, slug: null, version: null };
   if (!(await findAppCreator(db, DEMO.appId))) {
     await createApp(db, { projectId: DEMO.projectId, name: DEMO.appName, createdBy: DEMO.userId }, DEMO.appId);
@@ -97,18 +97,18 @@ async function ensureDemoApp(db: D1Database): Promise<string[]> {
   }
   for (const [name, params] of DEMO_CONFIGS) {
     const variant = { slug: name, version: null, id: null };
-    if ((await addConfig(db, demo, application, name)).outcome === "done") done.push(`config ${name}`);
-    const latest = await fetchConfig(db, demo, { application, variant, environment: null });
-    if (params && latest?.revision === 1) await commitConfig(db, demo, { application, variant }, { params, url: null });
+    if ((await addConfig(demo, application, name)).outcome === "done") done.push(`config ${name}`);
+    const latest = await fetchConfig(demo, { application, variant, environment: null });
+    if (params && latest?.revision === 1) await commitConfig(demo, { application, variant }, { params, url: null });
   }
   let recorded = 0;
   for (const environment of new Set(DEMO_DEPLOYMENTS.map(([name]) => name))) {
-    recorded += (await readEnvironmentRevisions(db, demo, DEMO.appId, environment))?.revisions.length ?? 0;
+    recorded += (await readEnvironmentRevisions(demo, DEMO.appId, environment))?.revisions.length ?? 0;
   }
   for (const [environmentName, configName] of DEMO_DEPLOYMENTS.slice(recorded)) {
     const variant = { slug: configName, version: null, id: null };
     const environment = { slug: environmentName, version: null, id: null };
-    const deployed = await deployConfig(db, demo, { application, variant, environment });
+    const deployed = await deployConfig(demo, { application, variant, environment });
     if (deployed.outcome !== "done") throw new Error(`the demo deployment to ${environmentName} failed: ${deployed.outcome}`);
   }
   if (recorded < DEMO_DEPLOYMENTS.length) done.push(`${DEMO_DEPLOYMENTS.length - recorded} deployments`);

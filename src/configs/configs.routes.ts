@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type * as z from "zod";
 import { addConfig, type ConfigWrite, commitConfig, fetchConfig, forkConfig } from "../db/configs";
-import { readSession, writeSession } from "../http/d1-session";
+import { readAs, writeAs } from "../http/d1-session";
 import { configExists, configNotFound, forbidden, payloadTooLarge, staleConfig } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
@@ -130,7 +130,7 @@ export const configsRoutes = [
     },
     async (c) => {
       const refs = toConfigRefs(c.req.valid("json"));
-      const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
+      const config = await readAs(c, (db) => fetchConfig(db, refs));
       if (!config) throw configNotFound();
       return c.json(toConfigOutput(config), 200);
     },
@@ -168,7 +168,7 @@ export const configsRoutes = [
     },
     async (c) => {
       const { variant_ref, application_ref } = c.req.valid("json");
-      const write = await writeSession(c, (db) => addConfig(db, c.var.caller, application_ref, variant_ref.slug, c.var.claim));
+      const write = await writeAs(c, (db) => addConfig(db, application_ref, variant_ref.slug, c.var.claim));
       return c.json(madeConfig(c, write), 200);
     },
   ),
@@ -224,7 +224,7 @@ export const configsRoutes = [
       const body = c.req.valid("json");
       const refs = { application: body.application_ref, variant: body.variant_ref };
       const change = { params: paramsAsSent(await c.req.text()), url: body.url ?? null };
-      const write = await writeSession(c, (db) => commitConfig(db, c.var.caller, refs, change, c.var.claim));
+      const write = await writeAs(c, (db) => commitConfig(db, refs, change, c.var.claim));
       return c.json(madeConfig(c, write), 200);
     },
   ),
@@ -251,7 +251,7 @@ export const configsRoutes = [
     },
     async (c) => {
       const refs = toConfigRefs(c.req.valid("json"));
-      const write = await writeSession(c, (db) => forkConfig(db, c.var.caller, refs, c.var.claim));
+      const write = await writeAs(c, (db) => forkConfig(db, refs, c.var.claim));
       return c.json(madeConfig(c, write), 200);
     },
   ),

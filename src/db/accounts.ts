@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import type { Queryable } from "./d1";
 import { INSERT_EVENT } from "./events";
 import type { Role } from "./roles";
+import { batch, sql } from "./sql";
 
 /*
  * The admin CLI's changes of members and keys write their events (docs/EVENTS.md) in the change's own batch, as the HTTP
@@ -12,8 +13,10 @@ const OPERATOR_ACTOR = "NULL, NULL, NULL";
 
 /** The owner of the key with this prefix, live or not. */
 export function findApiKeyOwner(db: Queryable, prefix: string): Promise<{ userId: string } | null> {
-  return db.prepare("SELECT user_id AS userId FROM api_keys WHERE prefix = ?").bind(prefix).first();
+  return KEY_OWNER.bind(db, { prefix }).first();
 }
+
+const KEY_OWNER = sql("SELECT user_id AS userId FROM api_keys WHERE prefix = :prefix");
 
 export interface User {
   id: string;
@@ -22,8 +25,10 @@ export interface User {
 }
 
 export function findUserByEmail(db: Queryable, email: string): Promise<User | null> {
-  return db.prepare("SELECT id, username, email FROM users WHERE email = ?").bind(email).first<User>();
+  return USER_BY_EMAIL.bind(db, { email }).first<User>();
 }
+
+const USER_BY_EMAIL = sql("SELECT id, username, email FROM users WHERE email = :email");
 
 export interface OrganizationIds {
   organizationId: string;
@@ -33,22 +38,36 @@ export interface OrganizationIds {
 
 const newOrganizationIds = (): OrganizationIds => ({ organizationId: uuidv7(), workspaceId: uuidv7(), projectId: uuidv7() });
 
+const INSERT_ORGANIZATION = sql(
+  "INSERT INTO organizations (id, name, is_personal) VALUES (:organization_id, :name, :is_personal)",
+);
+const INSERT_OWNER = sql(
+  "INSERT INTO organization_members (organization_id, user_id, role) VALUES (:organization_id, :owner_id, 'owner')",
+);
+const INSERT_WORKSPACE = sql(
+  "INSERT INTO workspaces (id, organization_id, name, is_default) VALUES (:workspace_id, :organization_id, 'Default', 1)",
+);
+const INSERT_PROJECT = sql(
+  "INSERT INTO projects (id, workspace_id, name, is_default) VALUES (:project_id, :workspace_id, 'Default', 1)",
+);
+const INSERT_USER = sql("INSERT INTO users (id, username, email) VALUES (:user_id, :username, :email)");
+
 /** An organization with its owner, default workspace and default project: the statements, to batch with others. */
 function organizationStatements(db: Queryable, name: string, ownerId: string, isPersonal: boolean, ids: OrganizationIds) {
-  return [
-    db
-      .prepare("INSERT INTO organizations (id, name, is_personal) VALUES (?, ?, ?)")
-      .bind(ids.organizationId, name, isPersonal ? 1 : 0),
-    db
-      .prepare("INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, 'owner')")
-      .bind(ids.organizationId, ownerId),
-    db
-      .prepare("INSERT INTO workspaces (id, organization_id, name, is_default) VALUES (?, ?, 'Default', 1)")
-      .bind(ids.workspaceId, ids.organizationId),
-    db
-      .prepare("INSERT INTO projects (id, workspace_id, name, is_default) VALUES (?, ?, 'Default', 1)")
-      .bind(ids.projectId, ids.workspaceId),
-  ];
+  const values = {
+    organization_id: ids.organizationId,
+    workspace_id: ids.workspaceId,
+    project_id: ids.projectId,
+    name,
+    owner_id: ownerId,
+    is_personal: isPersonal ? 1 : 0,
+  };
+  return {
+    organization: INSERT_ORGANIZATION.bind(db, values),
+    owner: INSERT_OWNER.bind(db, values),
+    workspace: INSERT_WORKSPACE.bind(db, values),
+    project: INSERT_PROJECT.bind(db, values),
+  };
 }
 
 /** A user and their personal organization, workspace and default project, in one batch. */
@@ -57,10 +76,10 @@ export async function createUser(
   user: { email: string; username: string },
   ids: OrganizationIds & { userId: string } = { userId: uuidv7(), ...newOrganizationIds() },
 ): Promise<OrganizationIds & { userId: string }> {
-  await db.batch([
-    db.prepare("INSERT INTO users (id, username, email) VALUES (?, ?, ?)").bind(ids.userId, user.username, user.email),
+  await batch(db, {
+    user: INSERT_USER.bind(db, { user_id: ids.userId, username: user.username, email: user.email }),
     ...organizationStatements(db, user.username, ids.userId, true, ids),
-  ]);
+  });
   return ids;
 }
 
@@ -70,26 +89,27 @@ export async function createOrganization(
   ownerId: string,
   ids: OrganizationIds = newOrganizationIds(),
 ): Promise<OrganizationIds> {
-  await db.batch(organizationStatements(db, name, ownerId, false, ids));
+  await batch(db, organizationStatements(db, name, ownerId, false, ids));
   return ids;
 }
 
 export async function organizationExists(db: Queryable, organizationId: string): Promise<boolean> {
-  return (await db.prepare("SELECT 1 FROM organizations WHERE id = ?").bind(organizationId).first()) !== null;
+  return (await ORGANIZATION_EXISTS.bind(db, { organization_id: organizationId }).first()) !== null;
 }
+
+const ORGANIZATION_EXISTS = sql("SELECT 1 FROM organizations WHERE id = :organization_id");
+
+const UPSERT_MEMBER = sql(
+  `INSERT INTO organization_members (organization_id, user_id, role) VALUES (:organization_id, :user_id, :role)
+   ON CONFLICT (organization_id, user_id) DO UPDATE SET role = excluded.role`,
+);
 
 /**
  * Adds the member, or changes their role if they already are one; writes no event: for setting up data (test
  * fixtures). The admin CLI uses `addOrganizationMember`.
  */
 export async function setOrganizationMember(db: Queryable, organizationId: string, userId: string, role: Role): Promise<void> {
-  await db
-    .prepare(
-      `INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, ?)
-       ON CONFLICT (organization_id, user_id) DO UPDATE SET role = excluded.role`,
-    )
-    .bind(organizationId, userId, role)
-    .run();
+  await UPSERT_MEMBER.bind(db, { organization_id: organizationId, user_id: userId, role }).run();
 }
 
 /**
@@ -98,54 +118,47 @@ export async function setOrganizationMember(db: Queryable, organizationId: strin
  * nothing. Demoting the last owner fails with D1's error (`isLastOwnerViolation`), changing and recording nothing.
  */
 export async function addOrganizationMember(db: Queryable, organizationId: string, userId: string, role: Role): Promise<void> {
-  await db.batch([
-    // Before the upsert, which it is conditioned like: it reads the role the member had.
-    db
-      .prepare(
-        `${INSERT_EVENT}
-         SELECT ?4, CASE WHEN m.role IS NULL THEN 'member.joined' ELSE 'member.role_changed' END, o.id, w.id, NULL, NULL,
-                ${OPERATOR_ACTOR},
-                CASE WHEN m.role IS NULL THEN json_object('email', u.email, 'user_id', u.id, 'role', ?3, 'workspace_id', w.id)
-                     ELSE json_object('email', u.email, 'user_id', u.id, 'role', ?3, 'previous_role', m.role, 'workspace_id', w.id)
-                END
-           FROM organizations o JOIN users u ON u.id = ?2
-           LEFT JOIN organization_members m ON m.organization_id = o.id AND m.user_id = u.id
-           LEFT JOIN workspaces w ON w.organization_id = o.id AND w.is_default = 1
-          WHERE o.id = ?1 AND m.role IS NOT ?3`,
-      )
-      .bind(organizationId, userId, role, uuidv7()),
-    db
-      .prepare(
-        `INSERT INTO organization_members (organization_id, user_id, role) VALUES (?1, ?2, ?3)
-         ON CONFLICT (organization_id, user_id) DO UPDATE SET role = excluded.role`,
-      )
-      .bind(organizationId, userId, role),
-  ]);
+  const values = { organization_id: organizationId, user_id: userId, role };
+  await batch(db, {
+    event: MEMBER_ADDED.bind(db, { ...values, event_id: uuidv7() }),
+    member: UPSERT_MEMBER.bind(db, values),
+  });
 }
+
+// Before the upsert, which it is conditioned like: it reads the role the member had.
+const MEMBER_ADDED = sql(
+  `${INSERT_EVENT}
+   SELECT :event_id, CASE WHEN m.role IS NULL THEN 'member.joined' ELSE 'member.role_changed' END, o.id, w.id, NULL, NULL,
+          ${OPERATOR_ACTOR},
+          CASE WHEN m.role IS NULL THEN json_object('email', u.email, 'user_id', u.id, 'role', :role, 'workspace_id', w.id)
+               ELSE json_object('email', u.email, 'user_id', u.id, 'role', :role, 'previous_role', m.role, 'workspace_id', w.id)
+          END
+     FROM organizations o JOIN users u ON u.id = :user_id
+     LEFT JOIN organization_members m ON m.organization_id = o.id AND m.user_id = u.id
+     LEFT JOIN workspaces w ON w.organization_id = o.id AND w.is_default = 1
+    WHERE o.id = :organization_id AND m.role IS NOT :role`,
+);
+
+const PROJECT_OF_MEMBER = sql<{ id: string }>(
+  `SELECT p.id FROM projects p
+     JOIN workspaces w ON w.id = p.workspace_id
+     JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = :user_id
+    WHERE p.id = :project_id`,
+);
+const PERSONAL_PROJECT = sql<{ id: string }>(
+  `SELECT p.id FROM organizations o
+     JOIN organization_members m ON m.organization_id = o.id AND m.user_id = :user_id AND m.role = 'owner'
+     JOIN workspaces w ON w.organization_id = o.id AND w.is_default = 1
+     JOIN projects p ON p.workspace_id = w.id AND p.is_default = 1
+    WHERE o.is_personal = 1
+    ORDER BY o.created_at LIMIT 1`,
+);
 
 /** The user's personal project, or the given project if it exists and the user belongs to its organization. */
 export async function findProjectForUser(db: Queryable, userId: string, projectId?: string): Promise<string | null> {
   const row = projectId
-    ? await db
-        .prepare(
-          `SELECT p.id FROM projects p
-             JOIN workspaces w ON w.id = p.workspace_id
-             JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = ?
-            WHERE p.id = ?`,
-        )
-        .bind(userId, projectId)
-        .first<{ id: string }>()
-    : await db
-        .prepare(
-          `SELECT p.id FROM organizations o
-             JOIN organization_members m ON m.organization_id = o.id AND m.user_id = ? AND m.role = 'owner'
-             JOIN workspaces w ON w.organization_id = o.id AND w.is_default = 1
-             JOIN projects p ON p.workspace_id = w.id AND p.is_default = 1
-            WHERE o.is_personal = 1
-            ORDER BY o.created_at LIMIT 1`,
-        )
-        .bind(userId)
-        .first<{ id: string }>();
+    ? await PROJECT_OF_MEMBER.bind(db, { user_id: userId, project_id: projectId }).first<{ id: string }>()
+    : await PERSONAL_PROJECT.bind(db, { user_id: userId }).first<{ id: string }>();
   return row?.id ?? null;
 }
 
@@ -157,10 +170,20 @@ export interface NewApiKey {
   expiresAt: string | null;
 }
 
+const INSERT_API_KEY = sql(
+  `INSERT INTO api_keys (id, prefix, key_hash, user_id, project_id, expires_at)
+   VALUES (:key_id, :prefix, :key_hash, :user_id, :project_id, :expires_at)`,
+);
+
 const insertApiKey = (db: Queryable, key: NewApiKey, id: string) =>
-  db
-    .prepare("INSERT INTO api_keys (id, prefix, key_hash, user_id, project_id, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
-    .bind(id, key.prefix, key.keyHash, key.userId, key.projectId, key.expiresAt);
+  INSERT_API_KEY.bind(db, {
+    key_id: id,
+    prefix: key.prefix,
+    key_hash: key.keyHash,
+    user_id: key.userId,
+    project_id: key.projectId,
+    expires_at: key.expiresAt,
+  });
 
 /** The key; writes no event: for setting up data (test fixtures, the demo seed). The admin CLI uses `createApiKeyAsOperator`. */
 export async function createApiKey(db: Queryable, key: NewApiKey, id: string = uuidv7()): Promise<void> {
@@ -174,26 +197,30 @@ const KEY_EVENT_COLUMNS = `w.organization_id, w.id, p.id, NULL, ${OPERATOR_ACTOR
 
 /** The key and its `api_key.created` event, in one batch. */
 export async function createApiKeyAsOperator(db: Queryable, key: NewApiKey, id: string = uuidv7()): Promise<void> {
-  await db.batch([
-    insertApiKey(db, key, id),
-    db.prepare(`${INSERT_EVENT} SELECT ?2, 'api_key.created', ${KEY_EVENT_COLUMNS} WHERE k.id = ?1`).bind(id, uuidv7()),
-  ]);
+  await batch(db, {
+    key: insertApiKey(db, key, id),
+    event: KEY_CREATED.bind(db, { key_id: id, event_id: uuidv7() }),
+  });
 }
 
-const revokeStatement = (db: Queryable, prefix: string) =>
-  db
-    .prepare(
-      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-        WHERE prefix = ? RETURNING prefix, revoked_at`,
-    )
-    .bind(prefix);
+const KEY_CREATED = sql(`${INSERT_EVENT} SELECT :event_id, 'api_key.created', ${KEY_EVENT_COLUMNS} WHERE k.id = :key_id`);
+
+const REVOKE_KEY = sql<{ prefix: string; revoked_at: string }>(
+  `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+    WHERE prefix = :prefix RETURNING prefix, revoked_at`,
+);
+
+// Before the update, which it is conditioned like.
+const KEY_DELETED = sql(
+  `${INSERT_EVENT} SELECT :event_id, 'api_key.deleted', ${KEY_EVENT_COLUMNS} WHERE k.prefix = :prefix AND k.revoked_at IS NULL`,
+);
 
 /**
  * Revokes the key (keeping the first revocation time); null when no key has that prefix. Writes no event: for
  * setting up data (test fixtures). The admin CLI uses `revokeApiKeyAsOperator`.
  */
 export function revokeApiKey(db: Queryable, prefix: string): Promise<{ prefix: string; revoked_at: string } | null> {
-  return revokeStatement(db, prefix).first();
+  return REVOKE_KEY.bind(db, { prefix }).first();
 }
 
 /**
@@ -204,13 +231,10 @@ export async function revokeApiKeyAsOperator(
   db: Queryable,
   prefix: string,
 ): Promise<{ prefix: string; revoked_at: string } | null> {
-  const [, revoked] = await db.batch<{ prefix: string; revoked_at: string }>([
-    // Before the update, which it is conditioned like.
-    db
-      .prepare(`${INSERT_EVENT} SELECT ?2, 'api_key.deleted', ${KEY_EVENT_COLUMNS} WHERE k.prefix = ?1 AND k.revoked_at IS NULL`)
-      .bind(prefix, uuidv7()),
-    revokeStatement(db, prefix),
-  ]);
+  const { revoked } = await batch(db, {
+    event: KEY_DELETED.bind(db, { prefix, event_id: uuidv7() }),
+    revoked: REVOKE_KEY.bind(db, { prefix }),
+  });
   return revoked.results[0] ?? null;
 }
 
@@ -219,14 +243,46 @@ export async function revokeApiKeyAsOperator(
  * answer (waitUntil), only when the request's own key check found the record older than that.
  */
 export async function recordKeyUse(db: Queryable, keyHash: string): Promise<void> {
-  await db
-    .prepare(
-      `UPDATE api_keys SET last_used_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-        WHERE key_hash = ? AND (last_used_at IS NULL OR last_used_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour'))`,
-    )
-    .bind(keyHash)
-    .run();
+  await RECORD_KEY_USE.bind(db, { key_hash: keyHash }).run();
 }
+
+const RECORD_KEY_USE = sql(
+  `UPDATE api_keys SET last_used_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+    WHERE key_hash = :key_hash AND (last_used_at IS NULL OR last_used_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour'))`,
+);
+
+// Before the update, which it is conditioned like: it reads the role the member had.
+const ROLE_CHANGED = sql(
+  `${INSERT_EVENT}
+   SELECT :event_id, 'member.role_changed', m.organization_id, w.id, NULL, NULL, ${OPERATOR_ACTOR},
+          json_object('email', u.email, 'user_id', u.id, 'role', :role, 'previous_role', m.role, 'workspace_id', w.id)
+     FROM organization_members m JOIN users u ON u.id = m.user_id
+     LEFT JOIN workspaces w ON w.organization_id = m.organization_id AND w.is_default = 1
+    WHERE m.organization_id = :organization_id AND m.user_id = :user_id AND m.role <> :role`,
+);
+const CHANGE_ROLE = sql(
+  "UPDATE organization_members SET role = :role WHERE organization_id = :organization_id AND user_id = :user_id RETURNING user_id",
+);
+
+const MEMBER_REMOVED = sql(
+  `${INSERT_EVENT}
+   SELECT :event_id, 'member.removed', m.organization_id, w.id, NULL, NULL, ${OPERATOR_ACTOR},
+          json_object('email', u.email, 'user_id', u.id, 'role', m.role, 'workspace_id', w.id)
+     FROM organization_members m JOIN users u ON u.id = m.user_id
+     LEFT JOIN workspaces w ON w.organization_id = m.organization_id AND w.is_default = 1
+    WHERE m.organization_id = :organization_id AND m.user_id = :user_id`,
+);
+const REVOKE_MEMBER_KEYS = sql<{ prefix: string }>(
+  `UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+    WHERE user_id = :user_id AND revoked_at IS NULL
+      AND project_id IN (SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
+                          WHERE w.organization_id = :organization_id)
+      AND EXISTS (SELECT 1 FROM organization_members WHERE organization_id = :organization_id AND user_id = :user_id)
+   RETURNING prefix`,
+);
+const REMOVE_MEMBER = sql(
+  "DELETE FROM organization_members WHERE organization_id = :organization_id AND user_id = :user_id RETURNING user_id",
+);
 
 /**
  * Changes an existing member's role, with its `member.role_changed` event, in one batch (the same role again
@@ -234,22 +290,11 @@ export async function recordKeyUse(db: Queryable, keyHash: string): Promise<void
  * owner fails with D1's error (`isLastOwnerViolation`), changing and recording nothing.
  */
 export async function changeMemberRole(db: Queryable, organizationId: string, userId: string, role: Role): Promise<boolean> {
-  const [, changed] = await db.batch([
-    // Before the update, which it is conditioned like: it reads the role the member had.
-    db
-      .prepare(
-        `${INSERT_EVENT}
-         SELECT ?4, 'member.role_changed', m.organization_id, w.id, NULL, NULL, ${OPERATOR_ACTOR},
-                json_object('email', u.email, 'user_id', u.id, 'role', ?3, 'previous_role', m.role, 'workspace_id', w.id)
-           FROM organization_members m JOIN users u ON u.id = m.user_id
-           LEFT JOIN workspaces w ON w.organization_id = m.organization_id AND w.is_default = 1
-          WHERE m.organization_id = ?1 AND m.user_id = ?2 AND m.role <> ?3`,
-      )
-      .bind(organizationId, userId, role, uuidv7()),
-    db
-      .prepare("UPDATE organization_members SET role = ?3 WHERE organization_id = ?1 AND user_id = ?2 RETURNING user_id")
-      .bind(organizationId, userId, role),
-  ]);
+  const values = { organization_id: organizationId, user_id: userId, role };
+  const { changed } = await batch(db, {
+    event: ROLE_CHANGED.bind(db, { ...values, event_id: uuidv7() }),
+    changed: CHANGE_ROLE.bind(db, values),
+  });
   return changed.results.length > 0;
 }
 
@@ -265,31 +310,12 @@ export async function removeOrganizationMember(
   organizationId: string,
   userId: string,
 ): Promise<{ revokedKeys: string[] } | null> {
-  const [, revoked, removed] = await db.batch([
-    db
-      .prepare(
-        `${INSERT_EVENT}
-         SELECT ?3, 'member.removed', m.organization_id, w.id, NULL, NULL, ${OPERATOR_ACTOR},
-                json_object('email', u.email, 'user_id', u.id, 'role', m.role, 'workspace_id', w.id)
-           FROM organization_members m JOIN users u ON u.id = m.user_id
-           LEFT JOIN workspaces w ON w.organization_id = m.organization_id AND w.is_default = 1
-          WHERE m.organization_id = ?1 AND m.user_id = ?2`,
-      )
-      .bind(organizationId, userId, uuidv7()),
-    db
-      .prepare(
-        `UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-          WHERE user_id = ?2 AND revoked_at IS NULL
-            AND project_id IN (SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
-                                WHERE w.organization_id = ?1)
-            AND EXISTS (SELECT 1 FROM organization_members WHERE organization_id = ?1 AND user_id = ?2)
-         RETURNING prefix`,
-      )
-      .bind(organizationId, userId),
-    db
-      .prepare("DELETE FROM organization_members WHERE organization_id = ?1 AND user_id = ?2 RETURNING user_id")
-      .bind(organizationId, userId),
-  ]);
+  const values = { organization_id: organizationId, user_id: userId };
+  const { revoked, removed } = await batch(db, {
+    event: MEMBER_REMOVED.bind(db, { ...values, event_id: uuidv7() }),
+    revoked: REVOKE_MEMBER_KEYS.bind(db, values),
+    removed: REMOVE_MEMBER.bind(db, values),
+  });
   if (removed.results.length === 0) return null;
-  return { revokedKeys: (revoked.results as { prefix: string }[]).map((key) => key.prefix).sort() };
+  return { revokedKeys: revoked.results.map((key) => key.prefix).sort() };
 }

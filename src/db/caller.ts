@@ -1,48 +1,38 @@
 import type { Queryable } from "./d1";
 import { type Role, WRITER_ROLES } from "./roles";
+import { named, type Results, type Sql, type Statement, type Statements, sql, type Values } from "./sql";
 
 /** last_used_at is kept to the hour: a key's use is written at most once an hour. */
 const KEY_USE_RESOLUTION_MS = 3_600_000;
 
 /**
- * Who is asking: a request's API key, not yet checked, or an operator (the admin CLI) acting as a user. The
- * database checks it inside each query's own round trip (see `batchAsCaller`), which then records whose it is.
+ * Who is asking: a request's API key (its prefix and the SHA-256, hex, of the whole key), not yet checked; an
+ * operator (the admin CLI) acting as a user; or nobody (a route open without a key). Statements see it as
+ * `:caller_prefix` and `:caller_key` (CALLER_CTE).
  */
 export class Caller {
-  /** The user, once the database has found the key live (or the operator's user); null until then. */
-  userId: string | null = null;
+  /** What CALLER_CTE binds. */
+  readonly values: Values;
 
-  /** When the key was last recorded as used (null: never, or an operator), once the database has found it. */
-  lastUsedAt: string | null = null;
-
-  /** Events this request committed that a webhook may want (EVENT_HANDOFF): handed to the delivery queue after the answer. */
-  readonly eventsToDeliver: string[] = [];
-
-  /** Whether a batch with the key check has been sent (it checks the key, whatever else happens to it). */
-  queried = false;
-
-  /** What statements bind as ?1 and ?2 for CALLER_CTE. */
-  readonly credentials: readonly [prefix: string | null, keyHashOrUserId: string];
-
-  private constructor(prefix: string | null, keyHashOrUserId: string) {
-    this.credentials = [prefix, keyHashOrUserId];
+  private constructor(
+    readonly prefix: string | null,
+    readonly keyHash: string | null,
+    operatorUserId: string | null,
+  ) {
+    this.values = { caller_prefix: prefix, caller_key: keyHash ?? operatorUserId };
   }
 
-  /** The presented key: its prefix and the SHA-256 (hex) of the whole key. */
   static withKey(prefix: string, keyHash: string): Caller {
-    return new Caller(prefix, keyHash);
-  }
-
-  /** Whether the key's use should be recorded: it was found live, and its last recorded use is over an hour old. */
-  get keyUseIsStale(): boolean {
-    if (this.credentials[0] === null || this.userId === null) return false;
-    return this.lastUsedAt === null || Date.parse(this.lastUsedAt) < Date.now() - KEY_USE_RESOLUTION_MS;
+    return new Caller(prefix, keyHash, null);
   }
 
   /** An operator acting as this user, with the user's roles; never built from a request. */
   static operatorAs(userId: string): Caller {
-    return new Caller(null, userId);
+    return new Caller(null, null, userId);
   }
+
+  /** No key: CALLER_CTE finds no one, and there is no key to check (its batches run without the check). */
+  static readonly nobody = new Caller(null, null, null);
 }
 
 /** The presented key is unknown, wrong, expired or revoked. */
@@ -53,57 +43,155 @@ export class UnknownApiKeyError extends Error {
 }
 
 /**
- * The live key matching ?1 (prefix) and ?2 (key hash): a fragment to embed as a CTE named `caller`, so that a
- * request's key check rides in the same statement as its data. The lookup goes through the hash's index only
- * (`+prefix` keeps SQLite off the prefix index): an unknown prefix costs exactly what a wrong secret costs,
+ * The live key matching :caller_prefix and :caller_key (its hash): a fragment to embed as a CTE named `caller`,
+ * so that a request's key check rides in the same statement as its data. The lookup goes through the hash's index
+ * only (`+prefix` keeps SQLite off the prefix index): an unknown prefix costs exactly what a wrong secret costs,
  * and a hash lookup leaks nothing about stored keys, whatever the timing. An operator (`Caller.operatorAs`)
- * binds no prefix and a user id as ?2; a request always has a prefix, so it can never take that branch.
+ * binds no prefix and a user id as :caller_key; a request always has a prefix, so it can never take that branch.
  * It also defines `membership`: the caller's organizations with the role the request acts in (`role`), which is
  * `viewer` for a read-only key whatever the user's role, and the role it reads in (`read_role`: the user's, for a
  * read-only key reads what its user reads). Every access check goes through it.
  */
 export const CALLER_CTE = `caller AS (
   SELECT user_id, project_id, read_only, last_used_at FROM api_keys
-   WHERE key_hash = ?2 AND +prefix = ?1 AND revoked_at IS NULL
+   WHERE key_hash = :caller_key AND +prefix = :caller_prefix AND revoked_at IS NULL
      AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
   UNION ALL
-  SELECT id, NULL, 0, NULL FROM users WHERE ?1 IS NULL AND id = ?2),
+  SELECT id, NULL, 0, NULL FROM users WHERE :caller_prefix IS NULL AND id = :caller_key),
 membership AS (
   SELECT organization_id, CASE WHEN (SELECT read_only FROM caller) = 1 THEN 'viewer' ELSE role END AS role,
          role AS read_role
     FROM organization_members WHERE user_id = (SELECT user_id FROM caller))`;
 
+/** What the database found of a live key: whose it is, and when its use was last recorded. */
+export interface LiveKey {
+  user_id: string;
+  last_used_at: string | null;
+}
+
+const KEY_CHECK = sql<LiveKey>(`WITH ${CALLER_CTE} SELECT user_id, last_used_at FROM caller`);
+
 /**
- * Runs the statements in one batch (one round trip, one transaction) behind the key check, and records the
- * caller's user. Statements see the key as ?1 and ?2 (embed CALLER_CTE); those that write must select from
- * `caller`, so that an unknown key writes nothing. Throws `UnknownApiKeyError` when the key is not live; the statements' results otherwise.
+ * The way to D1 as a caller: every batch it runs begins with the key check, in the same round trip, and fails
+ * with `UnknownApiKeyError` (writing nothing) when the key is not live. `found` hears what each check found (null:
+ * not live; undefined: the batch failed). Reads take this; writes take `CallerWriteDb`. Where the database comes
+ * from is decided by whoever makes the handle (src/http/d1-session.ts for requests, the admin CLI for operators),
+ * nowhere else.
  */
-export async function batchAsCaller<T = Record<string, unknown>>(
-  db: Queryable,
-  caller: Caller,
-  statements: D1PreparedStatement[],
-): Promise<D1Result<T>[]> {
-  caller.queried = true;
-  const [found, ...results] = await db.batch<T>([
-    db.prepare(`WITH ${CALLER_CTE} SELECT user_id, last_used_at FROM caller`).bind(...caller.credentials),
-    ...statements,
-  ]);
-  const key = found.results[0] as { user_id: string; last_used_at: string | null } | undefined;
-  if (!key) throw new UnknownApiKeyError();
-  caller.userId = key.user_id;
-  caller.lastUsedAt = key.last_used_at;
+export class CallerDb {
+  constructor(
+    protected readonly db: Queryable,
+    readonly caller: Caller,
+    private readonly found: (key: LiveKey | null | undefined) => void = () => {},
+  ) {}
+
+  /** The statement with `values`, and the caller's own for :caller_prefix and :caller_key. */
+  statement<Row>(query: Sql<Row>, values: Values = {}): Statement<Row> {
+    return query.bind(this.db, values, this.caller.values);
+  }
+
+  /** Runs the statements in one batch behind the key check: their results by name. */
+  async batch<S extends Statements>(statements: S): Promise<Results<S>> {
+    const { results, from } = await this.run(statements);
+    return named(statements, results, from);
+  }
+
+  /**
+   * The batch's results, the statements' from index `from` (after the key check's). Nobody has no key to check: the
+   * statements run alone. A batch D1 refused whole (a UNIQUE violation, say) still counts as checked: its writes
+   * select from `caller`, so an unknown key writes nothing and breaks no constraint.
+   */
+  protected async run(statements: Statements): Promise<{ results: D1Result[]; from: number }> {
+    if (this.caller === Caller.nobody) return { results: await this.db.batch(Object.values(statements)), from: 0 };
+    let results: D1Result[];
+    try {
+      results = await this.db.batch([this.statement(KEY_CHECK), ...Object.values(statements)]);
+    } catch (error) {
+      this.found(undefined);
+      throw error;
+    }
+    const key = (results[0].results[0] as LiveKey | undefined) ?? null;
+    this.found(key);
+    if (!key) throw new UnknownApiKeyError();
+    return { results, from: 1 };
+  }
+}
+
+/**
+ * A `CallerDb` for writes: what a batch committed for webhooks (the `event_to_deliver` its event statements
+ * return, EVENT_HANDOFF) goes to `handOff` as soon as the batch returns; reads never look for it.
+ */
+export class CallerWriteDb extends CallerDb {
+  constructor(
+    db: Queryable,
+    caller: Caller,
+    private readonly handOff: (events: string[]) => void,
+    found?: (key: LiveKey | null | undefined) => void,
+  ) {
+    super(db, caller, found);
+  }
+
+  override async batch<S extends Statements>(statements: S): Promise<Results<S>> {
+    const { results, from } = await this.run(statements);
+    const events = eventsToDeliver(results);
+    if (events.length > 0) this.handOff(events);
+    return named(statements, results, from);
+  }
+}
+
+/** The events a write batch's results name for delivery (EVENT_HANDOFF). */
+function eventsToDeliver(results: D1Result[]): string[] {
+  const events: string[] = [];
   for (const { results: rows } of results) {
     if (rows.length === 0 || !("event_to_deliver" in (rows[0] as object))) continue;
     for (const row of rows as { event_to_deliver: string | null }[]) {
-      if (row.event_to_deliver) caller.eventsToDeliver.push(row.event_to_deliver);
+      if (row.event_to_deliver) events.push(row.event_to_deliver);
     }
   }
-  return results;
+  return events;
 }
 
-/** Checks the key alone (one round trip), for requests that failed before reaching their own query. */
-export async function verifyCaller(db: Queryable, caller: Caller): Promise<void> {
-  await batchAsCaller(db, caller, []);
+/**
+ * A request's caller and what its batches found of its key: it makes the request's handles (src/http/d1-session.ts)
+ * and tells `requireApiKey` whether the key still needs its own check when the answer is ready.
+ */
+export class RequestCaller {
+  /** Whether a batch with the key check has been sent (it checks the key, whatever else happens to it). */
+  private sent = false;
+
+  /** The live key, once a batch has found it. */
+  private key: LiveKey | null = null;
+
+  constructor(readonly caller: Caller) {}
+
+  private readonly found = (key: LiveKey | null | undefined) => {
+    this.sent = true;
+    if (key !== undefined) this.key = key;
+  };
+
+  reader(db: Queryable): CallerDb {
+    return new CallerDb(db, this.caller, this.found);
+  }
+
+  writer(db: Queryable, handOff: (events: string[]) => void): CallerWriteDb {
+    return new CallerWriteDb(db, this.caller, handOff, this.found);
+  }
+
+  /** Whether a batch has checked the key (nobody has no key to check). */
+  get checked(): boolean {
+    return this.sent || this.caller === Caller.nobody;
+  }
+
+  /** The key's user, once a batch has found it live. */
+  get userId(): string | null {
+    return this.key?.user_id ?? null;
+  }
+
+  /** Whether the key's use should be recorded: it was found live, and its last recorded use is over an hour old. */
+  get keyUseIsStale(): boolean {
+    if (!this.key || this.caller.prefix === null) return false;
+    return this.key.last_used_at === null || Date.parse(this.key.last_used_at) < Date.now() - KEY_USE_RESOLUTION_MS;
+  }
 }
 
 /** Apps the caller (CALLER_CTE) can see, with the caller's role in the app's organization. */
@@ -113,26 +201,26 @@ const MEMBER_APPS = `SELECT a.id, a.name, a.project_id, a.created_at, COALESCE(a
   JOIN workspaces w ON w.id = p.workspace_id
   JOIN membership m ON m.organization_id = w.organization_id`;
 
-/** The app ?3 as the caller sees it (no row: no such app, or the caller is not a member): a CTE named `app`. */
-export const APP_BY_ID_CTE = `app AS (${MEMBER_APPS} WHERE a.id = ?3)`;
+/** The app :app_id as the caller sees it (no row: no such app, or the caller is not a member): a CTE named `app`. */
+export const APP_BY_ID_CTE = `app AS (${MEMBER_APPS} WHERE a.id = :app_id)`;
 
-/** The app of variant ?3 as the caller sees it: a CTE named `app`. */
-export const APP_OF_VARIANT_CTE = `app AS (${MEMBER_APPS} WHERE a.id = (SELECT app_id FROM app_variants WHERE id = ?3))`;
+/** The app of variant :variant_id as the caller sees it: a CTE named `app`. */
+export const APP_OF_VARIANT_CTE = `app AS (${MEMBER_APPS} WHERE a.id = (SELECT app_id FROM app_variants WHERE id = :variant_id))`;
 
 /**
- * The app a config request names, as the caller sees it: a CTE named `app`. By id (?3; a name ?4 given too must
- * be its name), else by name (?4) in the key's project only, else as the app of variant revision ?5, of
- * environment revision ?6 or of variant ?12.
+ * The app a config request names (`refValues`), as the caller sees it: a CTE named `app`. By id (:app_id; a name
+ * :app_name given too must be its name), else by name in the key's project only, else as the app of variant
+ * revision :variant_revision_id, of environment revision :environment_revision_id or of variant :variant_id.
  */
 export const APP_BY_REF_CTE = `app AS (${MEMBER_APPS}
   WHERE a.id = CASE
-    WHEN ?3 IS NOT NULL THEN ?3
-    WHEN ?4 IS NOT NULL THEN (SELECT id FROM apps WHERE project_id = (SELECT project_id FROM caller) AND name = ?4)
+    WHEN :app_id IS NOT NULL THEN :app_id
+    WHEN :app_name IS NOT NULL THEN (SELECT id FROM apps WHERE project_id = (SELECT project_id FROM caller) AND name = :app_name)
     ELSE COALESCE(
-      (SELECT v.app_id FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id WHERE r.id = ?5),
-      (SELECT e.app_id FROM environment_revisions er JOIN environments e ON e.id = er.environment_id WHERE er.id = ?6),
-      (SELECT app_id FROM app_variants WHERE id = ?12)) END
-    AND (?4 IS NULL OR a.name = ?4))`;
+      (SELECT v.app_id FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id WHERE r.id = :variant_revision_id),
+      (SELECT e.app_id FROM environment_revisions er JOIN environments e ON e.id = er.environment_id WHERE er.id = :environment_revision_id),
+      (SELECT app_id FROM app_variants WHERE id = :variant_id)) END
+    AND (:app_name IS NULL OR a.name = :app_name))`;
 
 /** What a write found: done, nothing the caller can see, or something the caller may only read. */
 export type WriteOutcome = "done" | "not_found" | "forbidden";
@@ -141,12 +229,18 @@ export type WriteOutcome = "done" | "not_found" | "forbidden";
  * Why a write made nothing, from its batch's `SELECT role FROM app`: the caller may only read there, or there is
  * nothing the caller can write (no row: nothing visible; a writer: what the write names is missing).
  */
-export function refusal(role: D1Result): "not_found" | "forbidden" {
+export function refusal(role: D1Result<unknown>): "not_found" | "forbidden" {
   const found = role.results[0] as { role: Role } | undefined;
   return found && !WRITER_ROLES.includes(found.role) ? "forbidden" : "not_found";
 }
 
 /** The outcome of a batch with a `SELECT role FROM app` and the write (its RETURNING rows). */
-export function writeOutcome(role: D1Result, written: D1Result): WriteOutcome {
+export function writeOutcome(role: D1Result<unknown>, written: D1Result<unknown>): WriteOutcome {
   return written.results.length > 0 ? "done" : refusal(role);
 }
+
+/**
+ * An operator's handle (the admin CLI) acting as `userId`: the events its writes commit are left to the delivery
+ * sweep, which queues what stays pending (the CLI has no queue binding).
+ */
+export const operatorDb = (db: Queryable, userId: string) => new CallerWriteDb(db, Caller.operatorAs(userId), () => {});

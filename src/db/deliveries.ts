@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import type { Queryable } from "./d1";
 import { EVENT_HANDOFF, INSERT_EVENT, type StoredEvent } from "./events";
+import { batch, sql } from "./sql";
 import { TARGET_COLUMNS, type Target } from "./webhooks";
 
 /*
@@ -28,9 +29,10 @@ const BY_TURN = `SELECT d.id, d.next_attempt_at,
 const MAY_CLAIM = `d.status = 'pending' AND d.next_attempt_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+2 seconds')
   AND (d.leased_until IS NULL OR d.leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) AND w.enabled = 1`;
 
-/** `claimable`, among the deliveries (?3) and the events' deliveries (?4) that queue messages name. */
+/** `claimable`, among the deliveries (:deliveries) and the events' deliveries (:events) that queue messages name. */
 const NAMED = `claimable AS (${BY_TURN}
-  WHERE (d.id IN (SELECT value FROM json_each(?3)) OR d.event_id IN (SELECT value FROM json_each(?4))) AND ${MAY_CLAIM})`;
+  WHERE (d.id IN (SELECT value FROM json_each(:deliveries)) OR d.event_id IN (SELECT value FROM json_each(:events)))
+    AND ${MAY_CLAIM})`;
 
 /** `claimable`, among those a lost hand-off (or a lost retry message) left behind: overdue by a minute. */
 const OVERDUE = `claimable AS (${BY_TURN}
@@ -42,12 +44,27 @@ const OVERDUE = `claimable AS (${BY_TURN}
  */
 export const LEASE_SECONDS = 120;
 
-/** After a `claimable`: the lease ?1 on the first ?2 of them, by turn, for LEASE_SECONDS. */
-const LEASE = `UPDATE webhook_deliveries SET lease = ?1, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+120 seconds')
-  WHERE id IN (SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT ?2)`;
+/** After a `claimable`: the lease :lease on the first :row_limit of them, by turn, for LEASE_SECONDS. */
+const LEASE = `UPDATE webhook_deliveries SET lease = :lease, leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+120 seconds')
+  WHERE id IN (SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT :row_limit)`;
 
-/** After a `claimable` (once leased, what was claimed is no longer in it): the first ?2 of those left, by turn. */
-const LEFT_OVER = "SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT ?2";
+/** After a `claimable` (once leased, what was claimed is no longer in it): the first :row_limit of those left, by turn. */
+const LEFT_OVER = "SELECT id FROM claimable ORDER BY turn, next_attempt_at, id LIMIT :row_limit";
+
+const LEASE_NAMED = sql(`WITH ${NAMED} ${LEASE}`);
+const LEFT_OVER_NAMED = sql<{ id: string }>(`WITH ${NAMED} ${LEFT_OVER}`);
+const LEASE_OVERDUE = sql(`WITH ${OVERDUE} ${LEASE}`);
+const LEFT_OVER_OVERDUE = sql<{ id: string }>(`WITH ${OVERDUE} ${LEFT_OVER}`);
+
+const CLAIMED = sql<Omit<ClaimedDelivery, "event"> & { event: string }>(
+  `SELECT d.id AS delivery_id, d.attempts, ${TARGET_COLUMNS},
+          json_object('id', e.id, 'type', e.type, 'occurred_at', e.occurred_at, 'organization_id', e.organization_id,
+                      'workspace_id', e.workspace_id, 'project_id', e.project_id, 'actor_user_id', e.actor_user_id,
+                      'actor_username', e.actor_username, 'actor_api_key_prefix', e.actor_api_key_prefix,
+                      'data', e.data) AS event
+     FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
+    WHERE d.lease = :lease`,
+);
 
 /** What a claim got: the deliveries leased to the caller, and (ids) the claimable ones past its bound, by turn. */
 export interface Claim {
@@ -65,28 +82,15 @@ export interface ClaimBounds {
 async function claim(
   db: Queryable,
   lease: string,
-  statements: { lease: D1PreparedStatement; leftOver: D1PreparedStatement },
+  statements: { lease: D1PreparedStatement; leftOver: D1PreparedStatement & { row?: { id: string } } },
 ): Promise<Claim> {
-  const [, rows, leftOver] = await db.batch([
-    statements.lease,
-    db
-      .prepare(
-        `SELECT d.id AS delivery_id, d.attempts, ${TARGET_COLUMNS},
-                json_object('id', e.id, 'type', e.type, 'occurred_at', e.occurred_at, 'organization_id', e.organization_id,
-                            'workspace_id', e.workspace_id, 'project_id', e.project_id, 'actor_user_id', e.actor_user_id,
-                            'actor_username', e.actor_username, 'actor_api_key_prefix', e.actor_api_key_prefix,
-                            'data', e.data) AS event
-           FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
-          WHERE d.lease = ?1`,
-      )
-      .bind(lease),
-    statements.leftOver,
-  ]);
-  const claimed = (rows.results as unknown as (Omit<ClaimedDelivery, "event"> & { event: string })[]).map((row) => ({
-    ...row,
-    event: JSON.parse(row.event),
-  }));
-  return { claimed, leftOver: (leftOver.results as { id: string }[]).map(({ id }) => id) };
+  const { rows, leftOver } = await batch(db, {
+    lease: statements.lease,
+    rows: CLAIMED.bind(db, { lease }),
+    leftOver: statements.leftOver,
+  });
+  const claimed = rows.results.map((row) => ({ ...row, event: JSON.parse(row.event) }));
+  return { claimed, leftOver: leftOver.results.map(({ id }) => id) };
 }
 
 /**
@@ -96,11 +100,10 @@ async function claim(
  */
 export function claimDeliveries(db: Queryable, names: { events: string[]; deliveries: string[] }, bounds: ClaimBounds) {
   const lease = crypto.randomUUID();
-  const named = [JSON.stringify(names.deliveries), JSON.stringify(names.events)];
+  const named = { deliveries: JSON.stringify(names.deliveries), events: JSON.stringify(names.events) };
   return claim(db, lease, {
-    lease: db.prepare(`WITH ${NAMED} ${LEASE}`).bind(lease, bounds.limit, ...named),
-    // ?1 unused, ?3 and ?4 bound: SQLite counts parameters up to the highest number.
-    leftOver: db.prepare(`WITH ${NAMED} ${LEFT_OVER}`).bind(null, bounds.leftOverLimit, ...named),
+    lease: LEASE_NAMED.bind(db, { ...named, lease, row_limit: bounds.limit }),
+    leftOver: LEFT_OVER_NAMED.bind(db, { ...named, row_limit: bounds.leftOverLimit }),
   });
 }
 
@@ -108,8 +111,8 @@ export function claimDeliveries(db: Queryable, names: { events: string[]; delive
 export function claimOverdueDeliveries(db: Queryable, bounds: ClaimBounds) {
   const lease = crypto.randomUUID();
   return claim(db, lease, {
-    lease: db.prepare(`WITH ${OVERDUE} ${LEASE}`).bind(lease, bounds.limit),
-    leftOver: db.prepare(`WITH ${OVERDUE} ${LEFT_OVER}`).bind(null, bounds.leftOverLimit),
+    lease: LEASE_OVERDUE.bind(db, { lease, row_limit: bounds.limit }),
+    leftOver: LEFT_OVER_OVERDUE.bind(db, { row_limit: bounds.leftOverLimit }),
   });
 }
 
@@ -127,10 +130,47 @@ export interface AttemptOutcome {
   nextAttemptAt: string | null;
 }
 
-/** An enabled webhook (?1) that has failed long enough, as of ?2, to be disabled. */
-const MUST_DISABLE = `enabled = 1 AND (failed_events >= 20 OR failing_since <= strftime('%Y-%m-%dT%H:%M:%fZ', ?2, '-24 hours'))`;
+/** An enabled webhook that has failed long enough, as of :attempted_at, to be disabled. */
+const MUST_DISABLE = `enabled = 1 AND (failed_events >= 20 OR failing_since <= strftime('%Y-%m-%dT%H:%M:%fZ', :attempted_at, '-24 hours'))`;
 const DISABLE_REASON = `CASE WHEN failed_events >= 20 THEN 'deliveries of 20 events in a row failed'
   ELSE 'every delivery failed for 24 hours' END`;
+
+const INSERT_ATTEMPT = sql(
+  `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_excerpt, error)
+   VALUES (:delivery_id, :attempted_at, :status_code, :duration_ms, :response_excerpt, :error)`,
+);
+const SETTLE_DELIVERY = sql(
+  `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = :attempted_at, last_status_code = :status_code,
+          last_error = :error,
+          status = CASE WHEN :succeeded = 1 THEN 'succeeded' WHEN :next_attempt_at IS NULL THEN 'failed' ELSE 'pending' END,
+          next_attempt_at = :next_attempt_at, lease = NULL, leased_until = NULL
+    WHERE id = :delivery_id`,
+);
+const COUNT_FAILURE = sql(
+  `UPDATE webhooks SET
+     failing_since = CASE WHEN :succeeded = 1 THEN NULL ELSE COALESCE(failing_since, :attempted_at) END,
+     failed_events = CASE WHEN :succeeded = 1 THEN 0
+                          WHEN (SELECT attempts FROM webhook_deliveries WHERE id = :delivery_id) = 1 THEN failed_events + 1
+                          ELSE failed_events END
+    WHERE id = :webhook_id`,
+);
+// The event, then the change, on the same condition (while the webhook is still enabled).
+const WEBHOOK_DISABLED = sql(
+  `WITH hook AS (SELECT *, ${DISABLE_REASON} AS reason FROM webhooks WHERE id = :webhook_id AND ${MUST_DISABLE})
+   ${INSERT_EVENT}
+   SELECT :event_id, 'webhook.disabled', organization_id, NULL, NULL, NULL, NULL, NULL, NULL,
+          json_object('webhook_id', id, 'url', url, 'reason', reason)
+     FROM hook ${EVENT_HANDOFF}`,
+);
+const DISABLE_WEBHOOK = sql(
+  `UPDATE webhooks SET enabled = 0, disabled_reason = ${DISABLE_REASON}, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+    WHERE id = :webhook_id AND ${MUST_DISABLE}`,
+);
+const FAIL_PENDING_OF_DISABLED = sql(
+  `UPDATE webhook_deliveries SET status = 'failed', last_error = 'webhook disabled', next_attempt_at = NULL,
+          lease = NULL, leased_until = NULL
+    WHERE webhook_id = :webhook_id AND status = 'pending' AND (SELECT enabled FROM webhooks WHERE id = :webhook_id) = 0`,
+);
 
 /**
  * The statements that record an attempt and settle or reschedule its delivery. A failure counts against the webhook
@@ -139,76 +179,45 @@ const DISABLE_REASON = `CASE WHEN failed_events >= 20 THEN 'deliveries of 20 eve
  * event, and its pending deliveries end as failed.
  */
 function attemptStatements(db: Queryable, outcome: AttemptOutcome): D1PreparedStatement[] {
-  const { deliveryId, webhookId, attemptedAt, statusCode, error } = outcome;
+  const values = {
+    delivery_id: outcome.deliveryId,
+    webhook_id: outcome.webhookId,
+    attempted_at: outcome.attemptedAt,
+    status_code: outcome.statusCode,
+    duration_ms: outcome.durationMs,
+    response_excerpt: outcome.responseExcerpt,
+    error: outcome.error,
+    succeeded: outcome.succeeded ? 1 : 0,
+    next_attempt_at: outcome.nextAttemptAt,
+  };
   return [
-    db
-      .prepare(
-        `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_excerpt, error)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)`,
-      )
-      .bind(deliveryId, attemptedAt, statusCode, outcome.durationMs, outcome.responseExcerpt, error),
-    db
-      .prepare(
-        `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = ?2, last_status_code = ?3, last_error = ?4,
-                status = CASE WHEN ?5 = 1 THEN 'succeeded' WHEN ?6 IS NULL THEN 'failed' ELSE 'pending' END,
-                next_attempt_at = ?6, lease = NULL, leased_until = NULL
-          WHERE id = ?1`,
-      )
-      .bind(deliveryId, attemptedAt, statusCode, error, outcome.succeeded ? 1 : 0, outcome.nextAttemptAt),
-    db
-      .prepare(
-        `UPDATE webhooks SET
-           failing_since = CASE WHEN ?4 = 1 THEN NULL ELSE COALESCE(failing_since, ?3) END,
-           failed_events = CASE WHEN ?4 = 1 THEN 0
-                                WHEN (SELECT attempts FROM webhook_deliveries WHERE id = ?1) = 1 THEN failed_events + 1
-                                ELSE failed_events END
-          WHERE id = ?2`,
-      )
-      .bind(deliveryId, webhookId, attemptedAt, outcome.succeeded ? 1 : 0),
-    // The event, then the change, on the same condition (while the webhook is still enabled).
-    db
-      .prepare(
-        `WITH hook AS (SELECT *, ${DISABLE_REASON} AS reason FROM webhooks WHERE id = ?1 AND ${MUST_DISABLE})
-         ${INSERT_EVENT}
-         SELECT ?3, 'webhook.disabled', organization_id, NULL, NULL, NULL, NULL, NULL, NULL,
-                json_object('webhook_id', id, 'url', url, 'reason', reason)
-           FROM hook ${EVENT_HANDOFF}`,
-      )
-      .bind(webhookId, attemptedAt, uuidv7()),
-    db
-      .prepare(
-        `UPDATE webhooks SET enabled = 0, disabled_reason = ${DISABLE_REASON}, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-          WHERE id = ?1 AND ${MUST_DISABLE}`,
-      )
-      .bind(webhookId, attemptedAt),
-    db
-      .prepare(
-        `UPDATE webhook_deliveries SET status = 'failed', last_error = 'webhook disabled', next_attempt_at = NULL,
-                lease = NULL, leased_until = NULL
-          WHERE webhook_id = ?1 AND status = 'pending' AND (SELECT enabled FROM webhooks WHERE id = ?1) = 0`,
-      )
-      .bind(webhookId),
+    INSERT_ATTEMPT.bind(db, values),
+    SETTLE_DELIVERY.bind(db, values),
+    COUNT_FAILURE.bind(db, values),
+    WEBHOOK_DISABLED.bind(db, { ...values, event_id: uuidv7() }),
+    DISABLE_WEBHOOK.bind(db, values),
+    FAIL_PENDING_OF_DISABLED.bind(db, values),
   ];
 }
 
-/** Records a queue batch's attempts (see `attemptStatements`), in one round trip and in order. */
+/** Records a queue batch's attempts (see `attemptStatements`), in one round trip and in order; its results are not read. */
 export const recordAttempts = (db: Queryable, outcomes: AttemptOutcome[]) =>
   db.batch(outcomes.flatMap((outcome) => attemptStatements(db, outcome)));
+
+const PRUNE_DELIVERIES = sql(
+  `DELETE FROM webhook_deliveries WHERE id IN (
+     SELECT id FROM webhook_deliveries
+      WHERE status <> 'pending' AND created_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-30 days') LIMIT 10000)`,
+);
+const PRUNE_EVENTS = sql(
+  `DELETE FROM events WHERE id IN (
+     SELECT id FROM events WHERE occurred_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-400 days') ORDER BY id LIMIT 10000)`,
+);
 
 /**
  * Retention: events are kept 400 days, settled deliveries (and their attempts) 30 days. Each run deletes at most
  * 10,000 of each, oldest first; the hourly cron catches up over a few runs.
  */
 export function pruneHistory(db: Queryable) {
-  return db.batch([
-    db.prepare(
-      `DELETE FROM webhook_deliveries WHERE id IN (
-         SELECT id FROM webhook_deliveries
-          WHERE status <> 'pending' AND created_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-30 days') LIMIT 10000)`,
-    ),
-    db.prepare(
-      `DELETE FROM events WHERE id IN (
-         SELECT id FROM events WHERE occurred_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-400 days') ORDER BY id LIMIT 10000)`,
-    ),
-  ]);
+  return batch(db, { deliveries: PRUNE_DELIVERIES.bind(db, {}), events: PRUNE_EVENTS.bind(db, {}) });
 }

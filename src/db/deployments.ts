@@ -1,20 +1,19 @@
 import { v7 as uuidv7 } from "uuid";
-import { CALLER_CTE, type Caller } from "./caller";
+import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "./caller";
 import {
   CONFIG_CTES,
   type Config,
   type ConfigRefs,
-  type ConfigRow,
   configStatement,
   environmentRevisionRefs,
   fetchConfig,
-  refBindings,
+  refValues,
   toConfig,
 } from "./configs";
-import type { Queryable } from "./d1";
 import { deploymentEvent } from "./events";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 import { DEPLOYER_ROLES, DEPLOYER_ROLES_SQL, type Role } from "./roles";
+import { type Results, sql } from "./sql";
 
 /** The state of an environment a writer saw (its ETag): its id and revision; null: any state (`If-Match: *`). */
 export interface EnvironmentState {
@@ -39,15 +38,47 @@ export type DeploymentOutcome =
 export type DeploymentTarget = ConfigRefs;
 
 /**
- * The environment the deployment goes to: that of environment revision ?6 (a revert), else the one named ?9; a
- * name given with a revision id must be its environment's.
+ * The environment the deployment goes to (after CONFIG_CTES, binding `refValues`): that of environment revision
+ * :environment_revision_id (a revert), else the one named :environment_name; a name given with a revision id must
+ * be its environment's.
  */
 const TARGET_ENVIRONMENT = `target AS (
   SELECT e.id, e.revision FROM environments e
    WHERE e.app_id = (SELECT id FROM app)
-     AND e.id = CASE WHEN ?6 IS NOT NULL THEN (SELECT environment_id FROM environment_revisions WHERE id = ?6)
-                     ELSE (SELECT id FROM environments WHERE app_id = (SELECT id FROM app) AND name = ?9) END
-     AND (?9 IS NULL OR e.name = ?9))`;
+     AND e.id = CASE WHEN :environment_revision_id IS NOT NULL
+                     THEN (SELECT environment_id FROM environment_revisions WHERE id = :environment_revision_id)
+                     ELSE (SELECT id FROM environments WHERE app_id = (SELECT id FROM app) AND name = :environment_name) END
+     AND (:environment_name IS NULL OR e.name = :environment_name))`;
+
+const DEPLOYMENT_FACTS = sql<{
+  role: Role;
+  revisionId: string | null;
+  removed: number;
+  environmentId: string | null;
+  environmentRevision: number | null;
+}>(
+  `WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${TARGET_ENVIRONMENT}
+   SELECT app.role, (SELECT id FROM variant_revision) AS revisionId,
+          (SELECT removed_at FROM variant_revision) IS NOT NULL AS removed,
+          target.id AS environmentId, target.revision AS environmentRevision
+     FROM app LEFT JOIN target`,
+);
+
+const INSERT_DEPLOYMENT = sql(
+  `WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${TARGET_ENVIRONMENT}
+   INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by)
+   SELECT :deployment_id, target.id, vr.id, (SELECT user_id FROM caller)
+     FROM app JOIN variant_revision vr JOIN target
+    WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND vr.removed_at IS NULL AND (:later_revisions_only = 0 OR vr.revision > 1)
+      AND (:expected_environment_id IS NULL OR (target.id = :expected_environment_id AND target.revision = :expected_revision))`,
+);
+
+const INSERT_ENVIRONMENT_REVISION = sql(
+  `INSERT INTO environment_revisions (id, environment_id, revision, modified_by, deployed_app_variant_revision_id, deployment_id)
+   SELECT :environment_revision_id, d.environment_id, e.revision + 1, d.deployed_by, d.app_variant_revision_id, d.id
+     FROM deployments d JOIN environments e ON e.id = d.environment_id
+    WHERE d.id = :deployment_id`,
+);
 
 /** What a deployment makes: its deployment row and the environment's next revision. */
 export interface DeploymentIds {
@@ -66,60 +97,43 @@ export const newDeploymentIds = (): DeploymentIds => ({ deploymentId: uuidv7(), 
  * `laterRevisionsOnly`: a revision 1 is not deployed (a save deploys a config it overwrote, never one it made).
  */
 export function deploymentStatements(
-  db: Queryable,
-  caller: Caller,
+  db: CallerDb,
   target: DeploymentTarget,
   ids: DeploymentIds,
   { expected = null, laterRevisionsOnly = false }: { expected?: EnvironmentState | null; laterRevisionsOnly?: boolean } = {},
-): D1PreparedStatement[] {
-  const bindings = refBindings(caller, target);
-  return [
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${TARGET_ENVIRONMENT}
-         SELECT app.role, (SELECT id FROM variant_revision) AS revisionId,
-                (SELECT removed_at FROM variant_revision) IS NOT NULL AS removed,
-                target.id AS environmentId, target.revision AS environmentRevision
-           FROM app LEFT JOIN target`,
-      )
-      .bind(...bindings),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${TARGET_ENVIRONMENT}
-         INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by)
-         SELECT ?13, target.id, vr.id, (SELECT user_id FROM caller)
-           FROM app JOIN variant_revision vr JOIN target
-          WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND vr.removed_at IS NULL AND (?16 = 0 OR vr.revision > 1)
-            AND (?14 IS NULL OR (target.id = ?14 AND target.revision = ?15))`,
-      )
-      .bind(
-        ...bindings,
-        ids.deploymentId,
-        expected?.environmentId ?? null,
-        expected?.revision ?? null,
-        laterRevisionsOnly ? 1 : 0,
-      ),
-    db
-      .prepare(
-        `INSERT INTO environment_revisions (id, environment_id, revision, modified_by, deployed_app_variant_revision_id, deployment_id)
-         SELECT ?2, d.environment_id, e.revision + 1, d.deployed_by, d.app_variant_revision_id, d.id
-           FROM deployments d JOIN environments e ON e.id = d.environment_id
-          WHERE d.id = ?1`,
-      )
-      .bind(ids.deploymentId, ids.environmentRevisionId),
+) {
+  const values = refValues(target);
+  return {
+    deploymentFacts: db.statement(DEPLOYMENT_FACTS, values),
+    deployment: db.statement(INSERT_DEPLOYMENT, {
+      ...values,
+      deployment_id: ids.deploymentId,
+      expected_environment_id: expected?.environmentId ?? null,
+      expected_revision: expected?.revision ?? null,
+      later_revisions_only: laterRevisionsOnly ? 1 : 0,
+    }),
+    environmentRevision: db.statement(INSERT_ENVIRONMENT_REVISION, {
+      deployment_id: ids.deploymentId,
+      environment_revision_id: ids.environmentRevisionId,
+    }),
     // A revert names no variant, only the environment revision whose deployment it makes again.
-    deploymentEvent(db, caller, ids.environmentRevisionId, target.variant === null ? (target.environment?.id ?? null) : null),
-    configStatement(db, caller, environmentRevisionRefs(ids.environmentRevisionId)),
-  ];
+    deploymentEvent: deploymentEvent(
+      db,
+      ids.environmentRevisionId,
+      target.variant === null ? (target.environment?.id ?? null) : null,
+    ),
+    deployed: configStatement(db, environmentRevisionRefs(ids.environmentRevisionId)),
+  };
 }
 
 /** What the results of `deploymentStatements` say: the config now deployed, or why nothing was. */
-export function deploymentOutcome([facts, , , , deployed]: D1Result[]): Exclude<DeploymentOutcome, { outcome: "key_reused" }> {
-  const config = toConfig(deployed.results[0] as ConfigRow | undefined);
+export function deploymentOutcome({
+  deploymentFacts,
+  deployed,
+}: Results<ReturnType<typeof deploymentStatements>>): Exclude<DeploymentOutcome, { outcome: "key_reused" }> {
+  const config = toConfig(deployed.results[0]);
   if (config) return { outcome: "done", config, replayed: false };
-  const found = facts.results[0] as
-    | { role: Role; revisionId: string | null; removed: number; environmentId: string | null; environmentRevision: number | null }
-    | undefined;
+  const found = deploymentFacts.results[0];
   if (!found) return { outcome: "not_found", missing: "app" };
   if (!DEPLOYER_ROLES.includes(found.role)) return { outcome: "forbidden" };
   if (!found.environmentId || found.environmentRevision === null) return { outcome: "not_found", missing: "environment" };
@@ -130,23 +144,16 @@ export function deploymentOutcome([facts, , , , deployed]: D1Result[]): Exclude<
 
 /** Deploys what the target names (see `deploymentStatements`) in one batch, with the request's If-Match and claim. */
 export async function deployConfig(
-  db: Queryable,
-  caller: Caller,
+  db: CallerWriteDb,
   target: DeploymentTarget,
   expected: EnvironmentState | null = null,
   claim: IdempotencyClaim | null = null,
 ): Promise<DeploymentOutcome> {
   const ids = newDeploymentIds();
-  const batch = await batchClaimed(
-    db,
-    caller,
-    claim,
-    ids.environmentRevisionId,
-    deploymentStatements(db, caller, target, ids, { expected }),
-  );
+  const batch = await batchClaimed(db, claim, ids.environmentRevisionId, deploymentStatements(db, target, ids, { expected }));
   if ("reused" in batch) return { outcome: "key_reused" };
   if ("replayOf" in batch) {
-    const config = await fetchConfig(db, caller, environmentRevisionRefs(batch.replayOf));
+    const config = await fetchConfig(db, environmentRevisionRefs(batch.replayOf));
     return config ? { outcome: "done", config, replayed: true } : { outcome: "not_found", missing: "environment" };
   }
   return deploymentOutcome(batch.ran);

@@ -1,5 +1,5 @@
-import { APP_BY_ID_CTE, batchAsCaller, CALLER_CTE, type Caller } from "./caller";
-import type { Queryable } from "./d1";
+import { APP_BY_ID_CTE, CALLER_CTE, type CallerDb } from "./caller";
+import { sql } from "./sql";
 
 /** Every app is born with these environments, at revision 0 with nothing deployed. */
 export const DEFAULT_ENVIRONMENTS = ["development", "staging", "production"] as const;
@@ -31,7 +31,7 @@ export interface EnvironmentRevision {
   createdAt: string;
 }
 
-/** The environment ?4 of app ?3 when the caller (see CALLER_CTE) is a member of the app's organization. */
+/** The environment :environment_name of app :app_id when the caller (see CALLER_CTE) is a member of the app's organization. */
 const VISIBLE_ENVIRONMENT_CTE = `environment AS (
   SELECT e.id, e.name, e.app_id, a.project_id, e.deployed_app_variant_id, e.deployed_app_variant_revision_id,
          e.revision, w.organization_id, w.id AS workspace_id
@@ -40,7 +40,26 @@ const VISIBLE_ENVIRONMENT_CTE = `environment AS (
     JOIN projects p ON p.id = a.project_id
     JOIN workspaces w ON w.id = p.workspace_id
     JOIN membership m ON m.organization_id = w.organization_id
-   WHERE e.app_id = ?3 AND e.name = ?4)`;
+   WHERE e.app_id = :app_id AND e.name = :environment_name)`;
+
+const ENVIRONMENT = sql<Environment>(
+  `WITH ${CALLER_CTE}, ${VISIBLE_ENVIRONMENT_CTE}
+   SELECT environment.id, environment.name, environment.app_id AS appId, environment.project_id AS projectId,
+          environment.workspace_id AS workspaceId, environment.organization_id AS organizationId,
+          environment.deployed_app_variant_id AS deployedVariantId, v.name AS deployedConfigName,
+          environment.deployed_app_variant_revision_id AS deployedVariantRevisionId, environment.revision
+     FROM environment LEFT JOIN app_variants v ON v.id = environment.deployed_app_variant_id`,
+);
+
+const ENVIRONMENT_REVISIONS = sql<EnvironmentRevision>(
+  `WITH ${CALLER_CTE}, ${VISIBLE_ENVIRONMENT_CTE}
+   SELECT r.id, r.revision, u.username AS modifiedBy, r.deployed_app_variant_revision_id AS variantRevisionId,
+          r.deployment_id AS deploymentId, r.created_at AS createdAt
+     FROM environment
+     JOIN environment_revisions r ON r.environment_id = environment.id
+     JOIN users u ON u.id = r.modified_by
+    ORDER BY r.revision`,
+);
 
 /**
  * One environment of one app and its whole history, oldest first, behind the key check: one round trip. Null
@@ -49,56 +68,34 @@ const VISIBLE_ENVIRONMENT_CTE = `environment AS (
  * history exceeds.
  */
 export async function readEnvironmentRevisions(
-  db: Queryable,
-  caller: Caller,
+  db: CallerDb,
   appId: string,
   environmentName: string,
 ): Promise<{ environment: Environment; revisions: EnvironmentRevision[] } | null> {
-  const key = [...caller.credentials, appId, environmentName];
-  const [environment, revisions] = await batchAsCaller<unknown>(db, caller, [
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${VISIBLE_ENVIRONMENT_CTE}
-         SELECT environment.id, environment.name, environment.app_id AS appId, environment.project_id AS projectId,
-                environment.workspace_id AS workspaceId, environment.organization_id AS organizationId,
-                environment.deployed_app_variant_id AS deployedVariantId, v.name AS deployedConfigName,
-                environment.deployed_app_variant_revision_id AS deployedVariantRevisionId, environment.revision
-           FROM environment LEFT JOIN app_variants v ON v.id = environment.deployed_app_variant_id`,
-      )
-      .bind(...key),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${VISIBLE_ENVIRONMENT_CTE}
-         SELECT r.id, r.revision, u.username AS modifiedBy, r.deployed_app_variant_revision_id AS variantRevisionId,
-                r.deployment_id AS deploymentId, r.created_at AS createdAt
-           FROM environment
-           JOIN environment_revisions r ON r.environment_id = environment.id
-           JOIN users u ON u.id = r.modified_by
-          ORDER BY r.revision`,
-      )
-      .bind(...key),
-  ]);
-  const found = environment.results[0] as Environment | undefined;
-  return found ? { environment: found, revisions: revisions.results as EnvironmentRevision[] } : null;
+  const values = { app_id: appId, environment_name: environmentName };
+  const { environment, revisions } = await db.batch({
+    environment: db.statement(ENVIRONMENT, values),
+    revisions: db.statement(ENVIRONMENT_REVISIONS, values),
+  });
+  const found = environment.results[0];
+  return found ? { environment: found, revisions: revisions.results } : null;
 }
 
-/** The environments of app ?3 as the caller sees them, in the order they were made; empty when the app is not visible. */
-export async function listEnvironments(db: Queryable, caller: Caller, appId: string): Promise<Environment[]> {
-  const [environments] = await batchAsCaller<Environment>(db, caller, [
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}
-         SELECT e.id, e.name, e.app_id AS appId, app.project_id AS projectId, w.id AS workspaceId,
-                w.organization_id AS organizationId, e.deployed_app_variant_id AS deployedVariantId,
-                v.name AS deployedConfigName, e.deployed_app_variant_revision_id AS deployedVariantRevisionId, e.revision
-           FROM app
-           JOIN environments e ON e.app_id = app.id
-           JOIN projects p ON p.id = app.project_id
-           JOIN workspaces w ON w.id = p.workspace_id
-           LEFT JOIN app_variants v ON v.id = e.deployed_app_variant_id
-          ORDER BY e.rowid`,
-      )
-      .bind(...caller.credentials, appId),
-  ]);
+const ENVIRONMENTS = sql<Environment>(
+  `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}
+   SELECT e.id, e.name, e.app_id AS appId, app.project_id AS projectId, w.id AS workspaceId,
+          w.organization_id AS organizationId, e.deployed_app_variant_id AS deployedVariantId,
+          v.name AS deployedConfigName, e.deployed_app_variant_revision_id AS deployedVariantRevisionId, e.revision
+     FROM app
+     JOIN environments e ON e.app_id = app.id
+     JOIN projects p ON p.id = app.project_id
+     JOIN workspaces w ON w.id = p.workspace_id
+     LEFT JOIN app_variants v ON v.id = e.deployed_app_variant_id
+    ORDER BY e.rowid`,
+);
+
+/** The environments of app :app_id as the caller sees them, in the order they were made; empty when the app is not visible. */
+export async function listEnvironments(db: CallerDb, appId: string): Promise<Environment[]> {
+  const { environments } = await db.batch({ environments: db.statement(ENVIRONMENTS, { app_id: appId }) });
   return environments.results;
 }

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
-import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
-import type { Queryable } from "./d1";
+import { CALLER_CTE, type CallerDb } from "./caller";
 import { ADMIN_ROLES_SQL, type AdminRefusal, adminRefusal } from "./roles";
+import { sql } from "./sql";
 
 /**
  * Events (docs/EVENTS.md): each change's statements include the insert of its event, so that the change and its event
@@ -13,15 +13,15 @@ export const INSERT_EVENT = `INSERT INTO events
   (id, type, organization_id, workspace_id, project_id, app_id, actor_user_id, actor_username, actor_api_key_prefix, data)`;
 
 /**
- * Ends every event insert: names the event if its organization has a live webhook, which `batchAsCaller` collects
+ * Ends every event insert: names the event if its organization has a live webhook, which `CallerWriteDb` collects
  * for the request to hand to the delivery queue after its answer (the deliveries themselves are made by the
  * `events_fan_out` trigger, in the same statement).
  */
 export const EVENT_HANDOFF = `RETURNING CASE WHEN EXISTS (SELECT 1 FROM webhooks subscribed
   WHERE subscribed.organization_id = events.organization_id AND subscribed.enabled = 1) THEN id END AS event_to_deliver`;
 
-/** Who made the change, after CALLER_CTE: the caller's user, and the prefix of the key they used (?1; null for the CLI). */
-export const EVENT_ACTOR = `(SELECT user_id FROM caller), (SELECT username FROM users WHERE id = (SELECT user_id FROM caller)), ?1`;
+/** Who made the change, after CALLER_CTE: the caller's user, and the prefix of the key they used (null for the CLI). */
+export const EVENT_ACTOR = `(SELECT user_id FROM caller), (SELECT username FROM users WHERE id = (SELECT user_id FROM caller)), :caller_prefix`;
 
 /** Where an app (aliased `a`) lives, for an event about it: its project `p` and workspace `w`. */
 export const APP_PLACE = "JOIN projects p ON p.id = a.project_id JOIN workspaces w ON w.id = p.workspace_id";
@@ -34,16 +34,16 @@ export const REVISION_DATA = `'app_id', a.id, 'app_name', a.name, 'config_name',
  * The event of config revision `revisionId`, which the batch makes (a new id: it exists only if made):
  * `config.added` for a revision 1, else `config.committed`; to place after the revision's insert.
  */
-export const revisionEvent = (db: Queryable, caller: Caller, revisionId: string) =>
-  db
-    .prepare(
-      `WITH ${CALLER_CTE} ${INSERT_EVENT}
-       SELECT ?3, CASE WHEN r.revision = 1 THEN 'config.added' ELSE 'config.committed' END,
-              w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object(${REVISION_DATA})
-         FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id JOIN apps a ON a.id = v.app_id ${APP_PLACE}
-        WHERE r.id = ?4 ${EVENT_HANDOFF}`,
-    )
-    .bind(...caller.credentials, uuidv7(), revisionId);
+export const revisionEvent = (db: CallerDb, revisionId: string) =>
+  db.statement(REVISION_EVENT, { event_id: uuidv7(), revision_id: revisionId });
+
+const REVISION_EVENT = sql(
+  `WITH ${CALLER_CTE} ${INSERT_EVENT}
+   SELECT :event_id, CASE WHEN r.revision = 1 THEN 'config.added' ELSE 'config.committed' END,
+          w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object(${REVISION_DATA})
+     FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id JOIN apps a ON a.id = v.app_id ${APP_PLACE}
+    WHERE r.id = :revision_id ${EVENT_HANDOFF}`,
+);
 
 /** A deployed config revision, by revision id (an SQL expression's value): `{config_name, variant_id, revision, revision_id}`. */
 const DEPLOYED = `SELECT json_object('config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id, 'revision', r.revision,
@@ -55,11 +55,12 @@ const DEPLOYED = `SELECT json_object('config_name', COALESCE(v.removed_name, v.n
  * `revertedTo` (the environment revision whose deployment was made again) `environment.reverted`; what the
  * environment ran before (`previous`, null at first) and runs now (`current`). To place after the revision's insert.
  */
-export const deploymentEvent = (db: Queryable, caller: Caller, environmentRevisionId: string, revertedTo: string | null) =>
-  db
-    .prepare(
-      `WITH ${CALLER_CTE} ${INSERT_EVENT}
-       SELECT ?3, CASE WHEN ?5 IS NULL THEN 'environment.deployed' ELSE 'environment.reverted' END,
+export const deploymentEvent = (db: CallerDb, environmentRevisionId: string, revertedTo: string | null) =>
+  db.statement(DEPLOYMENT_EVENT, { event_id: uuidv7(), environment_revision_id: environmentRevisionId, reverted_to: revertedTo });
+
+const DEPLOYMENT_EVENT = sql(
+  `WITH ${CALLER_CTE} ${INSERT_EVENT}
+       SELECT :event_id, CASE WHEN :reverted_to IS NULL THEN 'environment.deployed' ELSE 'environment.reverted' END,
               w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
               json_patch(
                 json_object('app_id', a.id, 'app_name', a.name, 'environment', e.name, 'environment_revision', er.revision,
@@ -67,11 +68,10 @@ export const deploymentEvent = (db: Queryable, caller: Caller, environmentRevisi
                             'previous', json((${DEPLOYED} JOIN environment_revisions before ON before.deployed_app_variant_revision_id = r.id
                                                WHERE before.environment_id = er.environment_id AND before.revision = er.revision - 1)),
                             'current', json((${DEPLOYED} WHERE r.id = er.deployed_app_variant_revision_id))),
-                CASE WHEN ?5 IS NULL THEN '{}' ELSE json_object('reverted_to_revision_id', ?5) END)
+                CASE WHEN :reverted_to IS NULL THEN '{}' ELSE json_object('reverted_to_revision_id', :reverted_to) END)
          FROM environment_revisions er JOIN environments e ON e.id = er.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}
-        WHERE er.id = ?4 ${EVENT_HANDOFF}`,
-    )
-    .bind(...caller.credentials, uuidv7(), environmentRevisionId, revertedTo);
+        WHERE er.id = :environment_revision_id ${EVENT_HANDOFF}`,
+);
 
 export interface Event {
   id: string;
@@ -98,23 +98,24 @@ export interface EventFilter {
   limit: number;
 }
 
-/** The organization a request names (?3, else the key's project's), and the caller's role there. */
+/** The organization a request names (:organization_id, else the key's project's), and the caller's role there. */
 export const ORGANIZATION_SCOPE = `scope AS (
   SELECT o.id, (SELECT role FROM membership WHERE organization_id = o.id) AS role,
          (SELECT read_role FROM membership WHERE organization_id = o.id) AS read_role
     FROM organizations o
-   WHERE o.id = COALESCE(?3, (SELECT w.organization_id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
+   WHERE o.id = COALESCE(:organization_id, (SELECT w.organization_id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
                                WHERE p.id = (SELECT project_id FROM caller))))`;
 
-/** The caller's role in the organization ?3 names (ORGANIZATION_SCOPE), as a batch's statement for `adminRefusal`. */
-export const organizationRole = (db: Queryable, caller: Caller, organizationId: string | null) =>
-  db.prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT role FROM scope`).bind(...caller.credentials, organizationId);
+const ORGANIZATION_ROLE = sql(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT role FROM scope`);
+const ORGANIZATION_READ_ROLE = sql(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT read_role AS role FROM scope`);
+
+/** The caller's role in the organization :organization_id names (ORGANIZATION_SCOPE), as a batch's statement for `adminRefusal`. */
+export const organizationRole = (db: CallerDb, organizationId: string | null) =>
+  db.statement(ORGANIZATION_ROLE, { organization_id: organizationId });
 
 /** The same for a read: the role the caller reads in, their user's even with a read-only key. */
-export const organizationReadRole = (db: Queryable, caller: Caller, organizationId: string | null) =>
-  db
-    .prepare(`WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE} SELECT read_role AS role FROM scope`)
-    .bind(...caller.credentials, organizationId);
+export const organizationReadRole = (db: CallerDb, organizationId: string | null) =>
+  db.statement(ORGANIZATION_READ_ROLE, { organization_id: organizationId });
 
 export type StoredEvent = Omit<Event, "actor" | "data"> & {
   actor_user_id: string | null;
@@ -126,53 +127,51 @@ export type StoredEvent = Omit<Event, "actor" | "data"> & {
 /**
  * A page of the audit log, newest first: events after the cursor (older than it), at most `limit`, and whether more
  * follow. The cursor is one bound on the index (organization_id, id): without one, '~' (after every id), not an
- * `?8 IS NULL OR` that SQLite cannot use, which would make a deep page step past every newer event. Owners and workspace admins read it, with a read-only key too ("forbidden" for other roles); "not_found": not a member there.
+ * `:cursor IS NULL OR` that SQLite cannot use, which would make a deep page step past every newer event. Owners and workspace admins read it, with a read-only key too ("forbidden" for other roles); "not_found": not a member there.
  */
 export async function listEvents(
-  db: Queryable,
-  caller: Caller,
+  db: CallerDb,
   filter: EventFilter,
 ): Promise<{ outcome: "done"; events: Event[]; more: boolean } | AdminRefusal> {
-  const [scope, rows] = await batchAsCaller(db, caller, [
-    organizationReadRole(db, caller, filter.organizationId),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE}
-         SELECT e.id, e.type, e.occurred_at, e.organization_id, e.workspace_id, e.project_id,
-                e.actor_user_id, e.actor_username, e.actor_api_key_prefix, e.data
-           FROM events e
-          WHERE e.organization_id = (SELECT id FROM scope WHERE read_role IN ${ADMIN_ROLES_SQL})
-            AND (?4 IS NULL OR e.app_id = ?4)
-            AND (?5 IS NULL OR e.actor_user_id = ?5)
-            AND (?6 IS NULL OR e.occurred_at >= ?6)
-            AND (?7 IS NULL OR e.occurred_at <= ?7)
-            AND e.id < COALESCE(?8, '~')
-            AND (?9 IS NULL OR EXISTS (
-                  SELECT 1 FROM json_each(?9) t
-                   WHERE e.type = t.value OR (substr(t.value, -1) = '.' AND substr(e.type, 1, length(t.value)) = t.value)))
-          ORDER BY e.id DESC LIMIT ?10`,
-      )
-      .bind(
-        ...caller.credentials,
-        filter.organizationId,
-        filter.appId,
-        filter.actor,
-        filter.since,
-        filter.until,
-        filter.cursor,
-        filter.types.length > 0 ? JSON.stringify(filter.types) : null,
-        filter.limit + 1,
-      ),
-  ]);
+  const { scope, rows } = await db.batch({
+    scope: organizationReadRole(db, filter.organizationId),
+    rows: db.statement(EVENTS_PAGE, {
+      organization_id: filter.organizationId,
+      app_id: filter.appId,
+      actor: filter.actor,
+      since: filter.since,
+      until: filter.until,
+      cursor: filter.cursor,
+      types: filter.types.length > 0 ? JSON.stringify(filter.types) : null,
+      page_rows: filter.limit + 1,
+    }),
+  });
   const refused = adminRefusal(scope);
   if (refused) return refused;
-  const page = (rows.results as unknown as StoredEvent[]).slice(0, filter.limit);
+  const page = rows.results.slice(0, filter.limit);
   return {
     outcome: "done",
     more: rows.results.length > filter.limit,
     events: page.map(toEvent),
   };
 }
+
+const EVENTS_PAGE = sql<StoredEvent>(
+  `WITH ${CALLER_CTE}, ${ORGANIZATION_SCOPE}
+   SELECT e.id, e.type, e.occurred_at, e.organization_id, e.workspace_id, e.project_id,
+          e.actor_user_id, e.actor_username, e.actor_api_key_prefix, e.data
+     FROM events e
+    WHERE e.organization_id = (SELECT id FROM scope WHERE read_role IN ${ADMIN_ROLES_SQL})
+      AND (:app_id IS NULL OR e.app_id = :app_id)
+      AND (:actor IS NULL OR e.actor_user_id = :actor)
+      AND (:since IS NULL OR e.occurred_at >= :since)
+      AND (:until IS NULL OR e.occurred_at <= :until)
+      AND e.id < COALESCE(:cursor, '~')
+      AND (:types IS NULL OR EXISTS (
+            SELECT 1 FROM json_each(:types) t
+             WHERE e.type = t.value OR (substr(t.value, -1) = '.' AND substr(e.type, 1, length(t.value)) = t.value)))
+    ORDER BY e.id DESC LIMIT :page_rows`,
+);
 
 /** An event as clients see it, from its row. */
 export const toEvent = ({ actor_user_id, actor_username, actor_api_key_prefix, data, ...event }: StoredEvent): Event => ({

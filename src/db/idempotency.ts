@@ -1,5 +1,6 @@
-import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
+import { CALLER_CTE, type CallerWriteDb } from "./caller";
 import { isUniqueViolation, type Queryable } from "./d1";
+import { type Results, type Statements, sql } from "./sql";
 
 /** A request's Idempotency-Key, and what identifies the request itself (method, path and a digest of its body). */
 export interface IdempotencyClaim {
@@ -11,10 +12,35 @@ export interface IdempotencyClaim {
  * What a write with a claim found: its own results (it ran), the id of what the first request with that key made
  * (read it back to replay the first answer), or that the key was used for another request.
  */
-export type ClaimedBatch = { ran: D1Result[] } | { replayOf: string } | { reused: true };
+export type ClaimedBatch<S extends Statements> = { ran: Results<S> } | { replayOf: string } | { reused: true };
 
 /** How many times `batchClaimed` tries a claim whose key was taken, then found free. */
 const CLAIM_ATTEMPTS = 2;
+
+const DROP_EXPIRED_CLAIM = sql(
+  `DELETE FROM idempotency_keys
+    WHERE key_hash = :caller_key AND idempotency_key = :idempotency_key AND expires_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
+);
+
+// From the caller: an unknown key claims nothing, and the batch answers 401 like any other.
+const CLAIM = sql(
+  `WITH ${CALLER_CTE}
+   INSERT INTO idempotency_keys (key_hash, idempotency_key, fingerprint, result_id, expires_at)
+   SELECT :caller_key, :idempotency_key, :fingerprint, :result_id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+24 hours') FROM caller`,
+);
+
+const RELEASE_CLAIM_OF_NOTHING = sql(
+  `DELETE FROM idempotency_keys
+    WHERE key_hash = :caller_key AND idempotency_key = :idempotency_key
+      AND NOT EXISTS (SELECT 1 FROM apps WHERE id = :result_id)
+      AND NOT EXISTS (SELECT 1 FROM app_variant_revisions WHERE id = :result_id)
+      AND NOT EXISTS (SELECT 1 FROM environment_revisions WHERE id = :result_id)`,
+);
+
+const LIVE_CLAIM = sql<{ fingerprint: string; resultId: string }>(
+  `SELECT fingerprint, result_id AS resultId FROM idempotency_keys
+    WHERE key_hash = :caller_key AND idempotency_key = :idempotency_key AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
+);
 
 /**
  * Runs a write's statements in one batch behind the key check and, with a claim, between the claim's own: first the
@@ -24,16 +50,15 @@ const CLAIM_ATTEMPTS = 2;
  * Only then, a second round trip reads the first request's claim. A claim gone by then (it expired in between) is
  * tried again, CLAIM_ATTEMPTS times in all; a key still taken yet never readable after that is an error (a 500).
  */
-export async function batchClaimed(
-  db: Queryable,
-  caller: Caller,
+export async function batchClaimed<S extends Statements>(
+  db: CallerWriteDb,
   claim: IdempotencyClaim | null,
   resultId: string,
-  statements: D1PreparedStatement[],
-): Promise<ClaimedBatch> {
-  if (!claim) return { ran: await batchAsCaller(db, caller, statements) };
+  statements: S,
+): Promise<ClaimedBatch<S>> {
+  if (!claim) return { ran: await db.batch(statements) };
   for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
-    const claimed = await claimOnce(db, caller, claim, resultId, statements);
+    const claimed = await claimOnce(db, claim, resultId, statements);
     if (claimed) return claimed;
   }
   throw new Error(
@@ -42,63 +67,36 @@ export async function batchClaimed(
 }
 
 /** One try of `batchClaimed`: null when the key was taken but its claim is gone by the time it is read. */
-async function claimOnce(
-  db: Queryable,
-  caller: Caller,
+async function claimOnce<S extends Statements>(
+  db: CallerWriteDb,
   claim: IdempotencyClaim,
   resultId: string,
-  statements: D1PreparedStatement[],
-): Promise<ClaimedBatch | null> {
-  const owner = caller.credentials[1];
+  statements: S,
+): Promise<ClaimedBatch<S> | null> {
+  const values = { idempotency_key: claim.key, fingerprint: claim.fingerprint, result_id: resultId };
   try {
-    const results = await batchAsCaller(db, caller, [
-      db
-        .prepare(
-          `DELETE FROM idempotency_keys
-            WHERE key_hash = ?1 AND idempotency_key = ?2 AND expires_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
-        )
-        .bind(owner, claim.key),
-      // From the caller: an unknown key claims nothing, and the batch answers 401 like any other.
-      db
-        .prepare(
-          `WITH ${CALLER_CTE}
-           INSERT INTO idempotency_keys (key_hash, idempotency_key, fingerprint, result_id, expires_at)
-           SELECT ?2, ?3, ?4, ?5, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+24 hours') FROM caller`,
-        )
-        .bind(...caller.credentials, claim.key, claim.fingerprint, resultId),
+    // The claim's statements around the write's, under names a write's own never take.
+    const { claimDropExpired, claimInsert, claimRelease, ...ran } = await db.batch({
+      claimDropExpired: db.statement(DROP_EXPIRED_CLAIM, values),
+      claimInsert: db.statement(CLAIM, values),
       ...statements,
-      db
-        .prepare(
-          `DELETE FROM idempotency_keys
-            WHERE key_hash = ?1 AND idempotency_key = ?2
-              AND NOT EXISTS (SELECT 1 FROM apps WHERE id = ?3)
-              AND NOT EXISTS (SELECT 1 FROM app_variant_revisions WHERE id = ?3)
-              AND NOT EXISTS (SELECT 1 FROM environment_revisions WHERE id = ?3)`,
-        )
-        .bind(owner, claim.key, resultId),
-    ]);
-    return { ran: results.slice(2, 2 + statements.length) };
+      claimRelease: db.statement(RELEASE_CLAIM_OF_NOTHING, values),
+    });
+    return { ran: ran as unknown as Results<S> };
   } catch (error) {
     if (!isUniqueViolation(error, "idempotency_keys")) throw error;
   }
-  const [found] = await batchAsCaller<{ fingerprint: string; resultId: string }>(db, caller, [
-    db
-      .prepare(
-        `SELECT fingerprint, result_id AS resultId FROM idempotency_keys
-          WHERE key_hash = ?1 AND idempotency_key = ?2 AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
-      )
-      .bind(owner, claim.key),
-  ]);
+  const { found } = await db.batch({ found: db.statement(LIVE_CLAIM, values) });
   const first = found.results[0];
   // Gone since (it expired in between): the key is free, and the request may run as a first one.
   if (!first) return null;
   return first.fingerprint === claim.fingerprint ? { replayOf: first.resultId } : { reused: true };
 }
 
+const DELETE_EXPIRED_CLAIMS = sql("DELETE FROM idempotency_keys WHERE expires_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
+
 /** Drops the claims that have expired; run on a schedule (wrangler.toml [triggers]). */
 export async function deleteExpiredClaims(db: Queryable): Promise<number> {
-  const { meta } = await db
-    .prepare("DELETE FROM idempotency_keys WHERE expires_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")
-    .run();
+  const { meta } = await DELETE_EXPIRED_CLAIMS.bind(db, {}).run();
   return meta.changes;
 }

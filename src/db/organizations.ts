@@ -1,29 +1,25 @@
 import { v7 as uuidv7 } from "uuid";
-import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
-import type { Queryable } from "./d1";
+import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "./caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "./events";
 import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "./roles";
+import { type Results, sql } from "./sql";
 
 /**
- * Organizations and their workspaces as the caller sees them. Statements bind the key as ?1 and ?2 (CALLER_CTE),
- * the organization as ?3 and the workspace as ?4. Members and roles are per organization: every workspace of an
- * organization has the organization's members.
+ * Organizations and their workspaces as the caller sees them. Statements bind the organization as
+ * :organization_id and the workspace as :workspace_id. Members and roles are per organization: every workspace of
+ * an organization has the organization's members.
  */
 
 /**
- * An update's event data: the row `o` before, and after with the new values (name, description, type), bound as the
- * three parameters after the ids (?4 to ?6 for an organization, ?5 to ?7 for a workspace; null: unchanged).
+ * An update's event data: the row `o` before, and after with the new values (:name, :description, :type; null:
+ * unchanged).
  */
 const BEFORE_AND_AFTER = `'before', json_object('name', o.name, 'description', o.description, 'type', o.type),
-  'after', json_object('name', COALESCE(?4, o.name), 'description', COALESCE(?5, o.description), 'type', COALESCE(?6, o.type))`;
-const BEFORE_AND_AFTER_WORKSPACE = `'before', json_object('name', o.name, 'description', o.description, 'type', o.type),
-  'after', json_object('name', COALESCE(?5, o.name), 'description', COALESCE(?6, o.description), 'type', COALESCE(?7, o.type))`;
-/** Whether an update of organization `o` to ?4-?6 changes it: one that does not records no event (docs/EVENTS.md). */
-const ORGANIZATION_CHANGES = `(COALESCE(?4, o.name) IS NOT o.name OR COALESCE(?5, o.description) IS NOT o.description
-  OR COALESCE(?6, o.type) IS NOT o.type)`;
-/** The same for workspace `o` and ?5-?7. */
-const WORKSPACE_CHANGES = `(COALESCE(?5, o.name) IS NOT o.name OR COALESCE(?6, o.description) IS NOT o.description
-  OR COALESCE(?7, o.type) IS NOT o.type)`;
+  'after', json_object('name', COALESCE(:name, o.name), 'description', COALESCE(:description, o.description),
+                       'type', COALESCE(:type, o.type))`;
+/** Whether an update of organization or workspace `o` changes it: one that does not records no event (docs/EVENTS.md). */
+const CHANGES = `(COALESCE(:name, o.name) IS NOT o.name OR COALESCE(:description, o.description) IS NOT o.description
+  OR COALESCE(:type, o.type) IS NOT o.type)`;
 const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
 /** An organization as lists show it: its workspaces and members by id, and the role the caller acts in there. */
@@ -91,28 +87,26 @@ const WORKSPACES = `SELECT w.id, w.name, w.description, w.type, w.organization_i
 const MEMBERS = `SELECT u.id, u.email, u.username, om.role
   FROM organization_members om JOIN users u ON u.id = om.user_id JOIN membership m ON m.organization_id = om.organization_id`;
 
-export async function listOrganizations(db: Queryable, caller: Caller): Promise<OrganizationRow[]> {
-  const [rows] = await batchAsCaller<StoredOrganization>(db, caller, [
-    db.prepare(`WITH ${CALLER_CTE} ${ORGANIZATIONS} ORDER BY o.created_at, o.id`).bind(...caller.credentials),
-  ]);
+const ORGANIZATION_LIST = sql<StoredOrganization>(`WITH ${CALLER_CTE} ${ORGANIZATIONS} ORDER BY o.created_at, o.id`);
+
+export async function listOrganizations(db: CallerDb): Promise<OrganizationRow[]> {
+  const { rows } = await db.batch({ rows: db.statement(ORGANIZATION_LIST) });
   return rows.results.map(toOrganization);
 }
 
+const OWN_ORGANIZATION = sql<{ id: string; name: string }>(
+  `WITH ${CALLER_CTE}
+   SELECT o.id, o.name FROM organizations o JOIN organization_members om ON om.organization_id = o.id
+    WHERE om.user_id = (SELECT user_id FROM caller)
+      AND ((o.is_personal = 1 AND om.role = 'owner')
+           OR o.id = (SELECT w.organization_id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
+                       WHERE p.id = (SELECT project_id FROM caller)))
+    ORDER BY o.is_personal DESC, o.created_at LIMIT 1`,
+);
+
 /** The caller's own organization: their personal one, else (a user who joined by invitation) the key's. */
-export async function fetchOwnOrganization(db: Queryable, caller: Caller): Promise<{ id: string; name: string } | null> {
-  const [rows] = await batchAsCaller<{ id: string; name: string }>(db, caller, [
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}
-         SELECT o.id, o.name FROM organizations o JOIN organization_members om ON om.organization_id = o.id
-          WHERE om.user_id = (SELECT user_id FROM caller)
-            AND ((o.is_personal = 1 AND om.role = 'owner')
-                 OR o.id = (SELECT w.organization_id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
-                             WHERE p.id = (SELECT project_id FROM caller)))
-          ORDER BY o.is_personal DESC, o.created_at LIMIT 1`,
-      )
-      .bind(...caller.credentials),
-  ]);
+export async function fetchOwnOrganization(db: CallerDb): Promise<{ id: string; name: string } | null> {
+  const { rows } = await db.batch({ rows: db.statement(OWN_ORGANIZATION) });
   return rows.results[0] ?? null;
 }
 
@@ -124,42 +118,37 @@ export interface OrganizationDetails {
   invitations: { email: string; role: Role; workspace_id: string; created_at: string; expires_at: string }[];
 }
 
-/** Statements reading organization ?3 whole, to end a batch with; read by `toDetails`. */
-function detailsStatements(db: Queryable, caller: Caller, organizationId: string) {
-  const bind = [...caller.credentials, organizationId];
-  return [
-    db.prepare(`WITH ${CALLER_CTE} ${ORGANIZATIONS} WHERE o.id = ?3`).bind(...bind),
-    db.prepare(`WITH ${CALLER_CTE} ${WORKSPACES} WHERE w.organization_id = ?3 ORDER BY w.created_at, w.id`).bind(...bind),
-    db.prepare(`WITH ${CALLER_CTE} ${MEMBERS} WHERE om.organization_id = ?3 ORDER BY om.created_at, u.id`).bind(...bind),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}
-         SELECT email, role, workspace_id, created_at, expires_at FROM invitations
-          WHERE organization_id = ?3 AND accepted_at IS NULL AND voided_at IS NULL
-            AND (SELECT read_role FROM membership WHERE organization_id = ?3) IN ${ADMIN_ROLES_SQL}
-          ORDER BY created_at, id`,
-      )
-      .bind(...bind),
-  ];
-}
+const ORGANIZATION = sql<StoredOrganization>(`WITH ${CALLER_CTE} ${ORGANIZATIONS} WHERE o.id = :organization_id`);
+const ORGANIZATION_WORKSPACES = sql<WorkspaceRow>(
+  `WITH ${CALLER_CTE} ${WORKSPACES} WHERE w.organization_id = :organization_id ORDER BY w.created_at, w.id`,
+);
+const ORGANIZATION_MEMBERS = sql<MemberRow>(
+  `WITH ${CALLER_CTE} ${MEMBERS} WHERE om.organization_id = :organization_id ORDER BY om.created_at, u.id`,
+);
+const OPEN_INVITATIONS = sql<OrganizationDetails["invitations"][number]>(
+  `WITH ${CALLER_CTE}
+   SELECT email, role, workspace_id, created_at, expires_at FROM invitations
+    WHERE organization_id = :organization_id AND accepted_at IS NULL AND voided_at IS NULL
+      AND (SELECT read_role FROM membership WHERE organization_id = :organization_id) IN ${ADMIN_ROLES_SQL}
+    ORDER BY created_at, id`,
+);
 
-function toDetails([organization, workspaces, members, invitations]: D1Result[]): OrganizationDetails | null {
-  const row = organization.results[0] as StoredOrganization | undefined;
+export async function fetchOrganization(db: CallerDb, organizationId: string): Promise<OrganizationDetails | null> {
+  const values = { organization_id: organizationId };
+  const { organization, workspaces, members, invitations } = await db.batch({
+    organization: db.statement(ORGANIZATION, values),
+    workspaces: db.statement(ORGANIZATION_WORKSPACES, values),
+    members: db.statement(ORGANIZATION_MEMBERS, values),
+    invitations: db.statement(OPEN_INVITATIONS, values),
+  });
+  const row = organization.results[0];
   if (!row) return null;
   return {
     organization: toOrganization(row),
-    workspaces: workspaces.results as unknown as WorkspaceRow[],
-    members: members.results as unknown as MemberRow[],
-    invitations: invitations.results as unknown as OrganizationDetails["invitations"],
+    workspaces: workspaces.results,
+    members: members.results,
+    invitations: invitations.results,
   };
-}
-
-export async function fetchOrganization(
-  db: Queryable,
-  caller: Caller,
-  organizationId: string,
-): Promise<OrganizationDetails | null> {
-  return toDetails(await batchAsCaller(db, caller, detailsStatements(db, caller, organizationId)));
 }
 
 export interface OrganizationFields {
@@ -168,110 +157,124 @@ export interface OrganizationFields {
   type?: string;
 }
 
+/** The new values of an update (null: unchanged): :name, :description, :type. */
+const changedValues = (fields: OrganizationFields) => ({
+  name: fields.name ?? null,
+  description: fields.description ?? null,
+  type: fields.type ?? null,
+});
+
+const OWNER_FACTS = sql<{ readOnly: number; isCaller: number }>(
+  `WITH ${CALLER_CTE}
+   SELECT caller.read_only AS readOnly, (u.id = :owner OR u.email = :owner) AS isCaller
+     FROM caller JOIN users u ON u.id = caller.user_id`,
+);
+const INSERT_ORGANIZATION = sql(
+  `WITH ${CALLER_CTE}
+   INSERT INTO organizations (id, name, description, type)
+   SELECT :organization_id, :name, :description, :type FROM caller JOIN users u ON u.id = caller.user_id
+    WHERE caller.read_only = 0 AND (u.id = :owner OR u.email = :owner)`,
+);
+const MADE = "EXISTS (SELECT 1 FROM organizations WHERE id = :organization_id)";
+const INSERT_OWNER = sql(
+  `WITH ${CALLER_CTE}
+   INSERT INTO organization_members (organization_id, user_id, role) SELECT :organization_id, user_id, 'owner' FROM caller WHERE ${MADE}`,
+);
+const INSERT_DEFAULT_WORKSPACE = sql(
+  `INSERT INTO workspaces (id, organization_id, name, is_default) SELECT :workspace_id, :organization_id, 'Default', 1 WHERE ${MADE}`,
+);
+const INSERT_DEFAULT_PROJECT = sql(
+  `INSERT INTO projects (id, workspace_id, name, is_default) SELECT :project_id, :workspace_id, 'Default', 1 WHERE ${MADE}`,
+);
+
 /**
  * A new organization owned by the caller, with its default workspace and project, in one batch. `owner` (the
  * client's required field) must name the caller, by id or email: nobody makes someone else an owner.
  */
 export async function createOrganizationAsCaller(
-  db: Queryable,
-  caller: Caller,
+  db: CallerWriteDb,
   fields: OrganizationFields & { name: string; owner: string },
 ): Promise<{ outcome: "done"; organization: OrganizationRow } | { outcome: "forbidden" | "not_the_caller" }> {
-  const [organizationId, workspaceId, projectId] = [uuidv7(), uuidv7(), uuidv7()];
-  const made = "EXISTS (SELECT 1 FROM organizations WHERE id = ?3)";
-  const bind = [...caller.credentials, organizationId];
-  const [facts, , , , , organization] = await batchAsCaller(db, caller, [
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}
-         SELECT caller.read_only AS readOnly, (u.id = ?3 OR u.email = ?3) AS isCaller
-           FROM caller JOIN users u ON u.id = caller.user_id`,
-      )
-      .bind(...caller.credentials, fields.owner),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}
-         INSERT INTO organizations (id, name, description, type)
-         SELECT ?3, ?4, ?5, ?6 FROM caller JOIN users u ON u.id = caller.user_id
-          WHERE caller.read_only = 0 AND (u.id = ?7 OR u.email = ?7)`,
-      )
-      .bind(...bind, fields.name, fields.description ?? "", fields.type ?? null, fields.owner),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}
-         INSERT INTO organization_members (organization_id, user_id, role) SELECT ?3, user_id, 'owner' FROM caller WHERE ${made}`,
-      )
-      .bind(...bind),
-    db
-      .prepare(`INSERT INTO workspaces (id, organization_id, name, is_default) SELECT ?4, ?3, 'Default', 1 WHERE ${made}`)
-      .bind(...bind, workspaceId),
-    db
-      .prepare(`INSERT INTO projects (id, workspace_id, name, is_default) SELECT ?5, ?4, 'Default', 1 WHERE ${made}`)
-      .bind(...bind, workspaceId, projectId),
-    db.prepare(`WITH ${CALLER_CTE} ${ORGANIZATIONS} WHERE o.id = ?3`).bind(...bind),
-  ]);
-  const row = organization.results[0] as StoredOrganization | undefined;
+  const values = {
+    organization_id: uuidv7(),
+    workspace_id: uuidv7(),
+    project_id: uuidv7(),
+    name: fields.name,
+    description: fields.description ?? "",
+    type: fields.type ?? null,
+    owner: fields.owner,
+  };
+  const { facts, organization } = await db.batch({
+    facts: db.statement(OWNER_FACTS, values),
+    made: db.statement(INSERT_ORGANIZATION, values),
+    owner: db.statement(INSERT_OWNER, values),
+    workspace: db.statement(INSERT_DEFAULT_WORKSPACE, values),
+    project: db.statement(INSERT_DEFAULT_PROJECT, values),
+    organization: db.statement(ORGANIZATION, values),
+  });
+  const row = organization.results[0];
   if (row) return { outcome: "done", organization: toOrganization(row) };
-  const found = facts.results[0] as { readOnly: number; isCaller: number };
-  return { outcome: found.readOnly === 1 ? "forbidden" : "not_the_caller" };
+  return { outcome: facts.results[0].readOnly === 1 ? "forbidden" : "not_the_caller" };
 }
 
 /** What a write on an organization or workspace found: done, nothing the caller can see, or a role that may not. */
 export type ScopedOutcome<T> = { outcome: "done"; value: T } | { outcome: "not_found" | "forbidden" };
 
-/** The caller's role in organization ?3, and whether workspace ?4 (if any) is one of its: to start a batch with. */
-export const scopeFacts = (db: Queryable, caller: Caller, organizationId: string, workspaceId: string | null) =>
-  db
-    .prepare(
-      `WITH ${CALLER_CTE}
-       SELECT (SELECT role FROM membership WHERE organization_id = ?3) AS role,
-              (?4 IS NULL OR EXISTS (SELECT 1 FROM workspaces WHERE id = ?4 AND organization_id = ?3)) AS workspaceFound`,
-    )
-    .bind(...caller.credentials, organizationId, workspaceId);
+const SCOPE_FACTS = sql<{ role: Role | null; workspaceFound: number }>(
+  `WITH ${CALLER_CTE}
+   SELECT (SELECT role FROM membership WHERE organization_id = :organization_id) AS role,
+          (:workspace_id IS NULL OR EXISTS (SELECT 1 FROM workspaces WHERE id = :workspace_id AND organization_id = :organization_id))
+            AS workspaceFound`,
+);
+
+/** The caller's role in the organization, and whether the workspace (if any) is one of its: to start a batch with. */
+export const scopeFacts = (db: CallerDb, organizationId: string, workspaceId: string | null) =>
+  db.statement(SCOPE_FACTS, { organization_id: organizationId, workspace_id: workspaceId });
 
 /** Why a scoped write wrote nothing: not a member or no such workspace (404), else a role short of `allowed` (403). */
-export function scopeRefusal(facts: D1Result, allowed: readonly Role[]): "not_found" | "forbidden" {
-  const found = facts.results[0] as { role: Role | null; workspaceFound: number };
+export function scopeRefusal(
+  facts: D1Result<{ role: Role | null; workspaceFound: number }>,
+  allowed: readonly Role[],
+): "not_found" | "forbidden" {
+  const found = facts.results[0];
   if (found.role === null || found.workspaceFound !== 1) return "not_found";
   return allowed.includes(found.role) ? "not_found" : "forbidden";
 }
 
-/** Renames or describes organization ?3: its owners only. */
+// Before the update, which it is conditioned like.
+const ORGANIZATION_UPDATED = sql(
+  `WITH ${CALLER_CTE} ${INSERT_EVENT}
+   SELECT :event_id, 'organization.updated', o.id, NULL, NULL, NULL, ${EVENT_ACTOR},
+          json_object('organization_id', o.id, ${BEFORE_AND_AFTER})
+     FROM organizations o
+    WHERE o.id = :organization_id AND (SELECT role FROM membership WHERE organization_id = :organization_id) = 'owner'
+      AND ${CHANGES}
+   ${EVENT_HANDOFF}`,
+);
+const UPDATE_ORGANIZATION = sql(
+  `WITH ${CALLER_CTE}
+   UPDATE organizations AS o
+      SET name = COALESCE(:name, name), description = COALESCE(:description, description), type = COALESCE(:type, type),
+          updated_at = CASE WHEN ${CHANGES} THEN ${NOW} ELSE updated_at END
+    WHERE id = :organization_id AND (SELECT role FROM membership WHERE organization_id = :organization_id) = 'owner'
+   RETURNING id`,
+);
+
+/** Renames or describes the organization: its owners only. */
 export async function updateOrganizationAsCaller(
-  db: Queryable,
-  caller: Caller,
+  db: CallerWriteDb,
   organizationId: string,
   fields: OrganizationFields,
 ): Promise<ScopedOutcome<OrganizationRow>> {
-  const bind = [...caller.credentials, organizationId];
-  const changed = [fields.name ?? null, fields.description ?? null, fields.type ?? null];
-  const [facts, , updated, organization] = await batchAsCaller(db, caller, [
-    scopeFacts(db, caller, organizationId, null),
-    // Before the update, which it is conditioned like.
-    db
-      .prepare(
-        `WITH ${CALLER_CTE} ${INSERT_EVENT}
-         SELECT ?7, 'organization.updated', o.id, NULL, NULL, NULL, ${EVENT_ACTOR},
-                json_object('organization_id', o.id, ${BEFORE_AND_AFTER})
-           FROM organizations o
-          WHERE o.id = ?3 AND (SELECT role FROM membership WHERE organization_id = ?3) = 'owner' AND ${ORGANIZATION_CHANGES}
-         ${EVENT_HANDOFF}`,
-      )
-      .bind(...bind, ...changed, uuidv7()),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}
-         UPDATE organizations AS o
-            SET name = COALESCE(?4, name), description = COALESCE(?5, description), type = COALESCE(?6, type),
-                updated_at = CASE WHEN ${ORGANIZATION_CHANGES} THEN ${NOW} ELSE updated_at END
-          WHERE id = ?3 AND (SELECT role FROM membership WHERE organization_id = ?3) = 'owner'
-         RETURNING id`,
-      )
-      .bind(...bind, ...changed),
-    db.prepare(`WITH ${CALLER_CTE} ${ORGANIZATIONS} WHERE o.id = ?3`).bind(...bind),
-  ]);
+  const values = { organization_id: organizationId, ...changedValues(fields) };
+  const { facts, updated, organization } = await db.batch({
+    facts: scopeFacts(db, organizationId, null),
+    event: db.statement(ORGANIZATION_UPDATED, { ...values, event_id: uuidv7() }),
+    updated: db.statement(UPDATE_ORGANIZATION, values),
+    organization: db.statement(ORGANIZATION, values),
+  });
   if (updated.results.length === 0) return { outcome: scopeRefusal(facts, ["owner"]) };
-  return { outcome: "done", value: toOrganization(organization.results[0] as StoredOrganization) };
+  return { outcome: "done", value: toOrganization(organization.results[0]) };
 }
 
 /** A workspace with the organization's members: what the workspace routes answer. */
@@ -280,99 +283,104 @@ export interface WorkspaceDetails {
   members: MemberRow[];
 }
 
-/** Statements reading workspace ?4 and its members, to end a batch with; read by `toWorkspace`. */
-export function workspaceStatements(db: Queryable, caller: Caller, workspaceId: string) {
-  const bind = [...caller.credentials, null, workspaceId];
-  return [
-    db.prepare(`WITH ${CALLER_CTE} ${WORKSPACES} WHERE w.id = ?4`).bind(...bind),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE} ${MEMBERS}
-          WHERE om.organization_id = (SELECT organization_id FROM workspaces WHERE id = ?4) ORDER BY om.created_at, u.id`,
-      )
-      .bind(...bind),
-  ];
+const WORKSPACE = sql<WorkspaceRow>(`WITH ${CALLER_CTE} ${WORKSPACES} WHERE w.id = :workspace_id`);
+const WORKSPACE_MEMBERS = sql<MemberRow>(
+  `WITH ${CALLER_CTE} ${MEMBERS}
+    WHERE om.organization_id = (SELECT organization_id FROM workspaces WHERE id = :workspace_id) ORDER BY om.created_at, u.id`,
+);
+
+/** Statements reading the workspace and its members, to end a batch with; read by `toWorkspace`. */
+export function workspaceStatements(db: CallerDb, workspaceId: string) {
+  return {
+    workspace: db.statement(WORKSPACE, { workspace_id: workspaceId }),
+    workspaceMembers: db.statement(WORKSPACE_MEMBERS, { workspace_id: workspaceId }),
+  };
 }
 
-export function toWorkspace([workspace, members]: D1Result[]): WorkspaceDetails | null {
-  const row = workspace.results[0] as WorkspaceRow | undefined;
-  return row ? { workspace: row, members: members.results as unknown as MemberRow[] } : null;
+export function toWorkspace({
+  workspace,
+  workspaceMembers,
+}: Results<ReturnType<typeof workspaceStatements>>): WorkspaceDetails | null {
+  const row = workspace.results[0];
+  return row ? { workspace: row, members: workspaceMembers.results } : null;
 }
 
-/** A new workspace of organization ?3, with its default project: its admins only. */
+const INSERT_WORKSPACE = sql(
+  `WITH ${CALLER_CTE}
+   INSERT INTO workspaces (id, organization_id, name, description, type)
+   SELECT :workspace_id, :organization_id, :name, :description, :type
+    WHERE (SELECT role FROM membership WHERE organization_id = :organization_id) IN ${ADMIN_ROLES_SQL}
+   RETURNING id`,
+);
+const INSERT_WORKSPACE_PROJECT = sql(
+  "INSERT INTO projects (id, workspace_id, name, is_default) SELECT :project_id, :workspace_id, 'Default', 1 FROM workspaces WHERE id = :workspace_id",
+);
+const WORKSPACE_CREATED = sql(
+  `WITH ${CALLER_CTE} ${INSERT_EVENT}
+   SELECT :event_id, 'workspace.created', w.organization_id, w.id, NULL, NULL, ${EVENT_ACTOR},
+          json_object('workspace_id', w.id, 'name', w.name, 'description', w.description, 'type', w.type)
+     FROM workspaces w WHERE w.id = :workspace_id ${EVENT_HANDOFF}`,
+);
+
+/** A new workspace of the organization, with its default project: its admins only. */
 export async function createWorkspaceAsCaller(
-  db: Queryable,
-  caller: Caller,
+  db: CallerWriteDb,
   organizationId: string,
   fields: OrganizationFields & { name: string },
 ): Promise<ScopedOutcome<WorkspaceDetails>> {
-  const [workspaceId, projectId] = [uuidv7(), uuidv7()];
-  const bind = [...caller.credentials, organizationId, workspaceId];
-  const [facts, made, , , ...workspace] = await batchAsCaller(db, caller, [
-    scopeFacts(db, caller, organizationId, null),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}
-         INSERT INTO workspaces (id, organization_id, name, description, type)
-         SELECT ?4, ?3, ?5, ?6, ?7 WHERE (SELECT role FROM membership WHERE organization_id = ?3) IN ${ADMIN_ROLES_SQL}
-         RETURNING id`,
-      )
-      .bind(...bind, fields.name, fields.description ?? "", fields.type ?? null),
-    db
-      .prepare(
-        "INSERT INTO projects (id, workspace_id, name, is_default) SELECT ?2, ?1, 'Default', 1 FROM workspaces WHERE id = ?1",
-      )
-      .bind(workspaceId, projectId),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE} ${INSERT_EVENT}
-         SELECT ?5, 'workspace.created', w.organization_id, w.id, NULL, NULL, ${EVENT_ACTOR},
-                json_object('workspace_id', w.id, 'name', w.name, 'description', w.description, 'type', w.type)
-           FROM workspaces w WHERE w.id = ?4 ${EVENT_HANDOFF}`,
-      )
-      .bind(...bind, uuidv7()),
-    ...workspaceStatements(db, caller, workspaceId),
-  ]);
-  const details = made.results.length > 0 ? toWorkspace(workspace) : null;
+  const workspaceId = uuidv7();
+  const values = {
+    organization_id: organizationId,
+    workspace_id: workspaceId,
+    project_id: uuidv7(),
+    name: fields.name,
+    description: fields.description ?? "",
+    type: fields.type ?? null,
+  };
+  const { facts, made, ...rest } = await db.batch({
+    facts: scopeFacts(db, organizationId, null),
+    made: db.statement(INSERT_WORKSPACE, values),
+    project: db.statement(INSERT_WORKSPACE_PROJECT, values),
+    event: db.statement(WORKSPACE_CREATED, { ...values, event_id: uuidv7() }),
+    ...workspaceStatements(db, workspaceId),
+  });
+  const details = made.results.length > 0 ? toWorkspace(rest) : null;
   return details ? { outcome: "done", value: details } : { outcome: scopeRefusal(facts, ADMIN_ROLES) };
 }
 
-/** Renames or describes workspace ?4 of organization ?3: its admins only. */
+// Before the update, which it is conditioned like.
+const WORKSPACE_UPDATED = sql(
+  `WITH ${CALLER_CTE} ${INSERT_EVENT}
+   SELECT :event_id, 'workspace.updated', o.organization_id, o.id, NULL, NULL, ${EVENT_ACTOR},
+          json_object('workspace_id', o.id, ${BEFORE_AND_AFTER})
+     FROM workspaces o
+    WHERE o.id = :workspace_id AND o.organization_id = :organization_id AND ${CHANGES}
+      AND (SELECT role FROM membership WHERE organization_id = :organization_id) IN ${ADMIN_ROLES_SQL} ${EVENT_HANDOFF}`,
+);
+const UPDATE_WORKSPACE = sql(
+  `WITH ${CALLER_CTE}
+   UPDATE workspaces AS o
+      SET name = COALESCE(:name, name), description = COALESCE(:description, description), type = COALESCE(:type, type),
+          updated_at = CASE WHEN ${CHANGES} THEN ${NOW} ELSE updated_at END
+    WHERE id = :workspace_id AND organization_id = :organization_id
+      AND (SELECT role FROM membership WHERE organization_id = :organization_id) IN ${ADMIN_ROLES_SQL}
+   RETURNING id`,
+);
+
+/** Renames or describes the workspace of the organization: its admins only. */
 export async function updateWorkspaceAsCaller(
-  db: Queryable,
-  caller: Caller,
+  db: CallerWriteDb,
   organizationId: string,
   workspaceId: string,
   fields: OrganizationFields,
 ): Promise<ScopedOutcome<WorkspaceDetails>> {
-  const bind = [...caller.credentials, organizationId, workspaceId];
-  const changed = [fields.name ?? null, fields.description ?? null, fields.type ?? null];
-  const [facts, , updated, ...workspace] = await batchAsCaller(db, caller, [
-    scopeFacts(db, caller, organizationId, workspaceId),
-    // Before the update, which it is conditioned like.
-    db
-      .prepare(
-        `WITH ${CALLER_CTE} ${INSERT_EVENT}
-         SELECT ?8, 'workspace.updated', o.organization_id, o.id, NULL, NULL, ${EVENT_ACTOR},
-                json_object('workspace_id', o.id, ${BEFORE_AND_AFTER_WORKSPACE})
-           FROM workspaces o
-          WHERE o.id = ?4 AND o.organization_id = ?3 AND ${WORKSPACE_CHANGES}
-            AND (SELECT role FROM membership WHERE organization_id = ?3) IN ${ADMIN_ROLES_SQL} ${EVENT_HANDOFF}`,
-      )
-      .bind(...bind, ...changed, uuidv7()),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}
-         UPDATE workspaces AS o
-            SET name = COALESCE(?5, name), description = COALESCE(?6, description), type = COALESCE(?7, type),
-                updated_at = CASE WHEN ${WORKSPACE_CHANGES} THEN ${NOW} ELSE updated_at END
-          WHERE id = ?4 AND organization_id = ?3
-            AND (SELECT role FROM membership WHERE organization_id = ?3) IN ${ADMIN_ROLES_SQL}
-         RETURNING id`,
-      )
-      .bind(...bind, ...changed),
-    ...workspaceStatements(db, caller, workspaceId),
-  ]);
-  const details = updated.results.length > 0 ? toWorkspace(workspace) : null;
+  const values = { organization_id: organizationId, workspace_id: workspaceId, ...changedValues(fields) };
+  const { facts, updated, ...rest } = await db.batch({
+    facts: scopeFacts(db, organizationId, workspaceId),
+    event: db.statement(WORKSPACE_UPDATED, { ...values, event_id: uuidv7() }),
+    updated: db.statement(UPDATE_WORKSPACE, values),
+    ...workspaceStatements(db, workspaceId),
+  });
+  const details = updated.results.length > 0 ? toWorkspace(rest) : null;
   return details ? { outcome: "done", value: details } : { outcome: scopeRefusal(facts, ADMIN_ROLES) };
 }

@@ -1,5 +1,5 @@
-import { batchAsCaller, CALLER_CTE, type Caller } from "./caller";
-import type { Queryable } from "./d1";
+import { CALLER_CTE, type CallerDb } from "./caller";
+import { sql } from "./sql";
 
 export interface Profile {
   id: string;
@@ -8,12 +8,12 @@ export interface Profile {
   created_at: string;
 }
 
+const PROFILE = sql<Profile>(
+  `WITH ${CALLER_CTE} SELECT id, username, email, created_at FROM users WHERE id = (SELECT user_id FROM caller)`,
+);
+
 /** The caller's own user. */
-export async function fetchProfile(db: Queryable, caller: Caller): Promise<Profile> {
-  const [user] = await batchAsCaller<Profile>(db, caller, [
-    db
-      .prepare(`WITH ${CALLER_CTE} SELECT id, username, email, created_at FROM users WHERE id = (SELECT user_id FROM caller)`)
-      .bind(...caller.credentials),
-  ]);
+export async function fetchProfile(db: CallerDb): Promise<Profile> {
+  const { user } = await db.batch({ user: db.statement(PROFILE) });
   return user.results[0];
 }

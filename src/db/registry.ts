@@ -1,11 +1,11 @@
 import { v7 as uuidv7 } from "uuid";
-import { CALLER_CTE, type Caller } from "./caller";
-import { COMMIT_CTES, refBindings } from "./configs";
-import type { Queryable } from "./d1";
+import { CALLER_CTE, type CallerWriteDb } from "./caller";
+import { COMMIT_CTES, refValues } from "./configs";
 import { deploymentStatements, newDeploymentIds } from "./deployments";
 import { revisionEvent } from "./events";
 import { batchClaimed, type IdempotencyClaim } from "./idempotency";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "./roles";
+import { sql } from "./sql";
 
 /** What a save did: saved (a new config, or a commit over one and its deploy), or why it did nothing. */
 export type SaveOutcome =
@@ -20,41 +20,28 @@ export type SaveOutcome =
  * concurrent saves of one name each commit and deploy in turn.
  */
 export async function saveConfig(
-  db: Queryable,
-  caller: Caller,
+  db: CallerWriteDb,
   save: { appId: string; configName: string; params: Record<string, unknown>; overwrite: boolean },
   claim: IdempotencyClaim | null = null,
 ): Promise<SaveOutcome> {
   const [variantId, revisionId] = [uuidv7(), uuidv7()];
-  const bindings = refBindings(caller, {
+  const values = refValues({
     application: { slug: null, version: null, id: save.appId },
     variant: { slug: save.configName, version: null, id: null },
     environment: null,
   });
-  const batch = await batchClaimed(db, caller, claim, revisionId, [
-    db.prepare(`WITH ${CALLER_CTE}, ${COMMIT_CTES} SELECT role FROM app`).bind(...bindings),
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${COMMIT_CTES}
-         INSERT INTO app_variants (id, app_id, name)
-         SELECT ?13, app.id, ?7 FROM app WHERE app.role IN ${WRITER_ROLES_SQL} AND NOT EXISTS (SELECT 1 FROM variant)`,
-      )
-      .bind(...bindings, variantId),
-    // Sees the variant the statement above may have made: then it has no revision yet, and this is its revision 1.
-    db
-      .prepare(
-        `WITH ${CALLER_CTE}, ${COMMIT_CTES}
-         INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params, url)
-         SELECT ?13, variant.id, COALESCE(latest.revision, 0) + 1, (SELECT user_id FROM caller), ?14, COALESCE(latest.url, '')
-           FROM variant LEFT JOIN latest
-          WHERE (SELECT role FROM app) IN ${WRITER_ROLES_SQL}
-            AND (latest.revision IS NULL OR ?15 = 1 OR NOT EXISTS (SELECT 1 FROM json_each(latest.params)))`,
-      )
-      .bind(...bindings, revisionId, JSON.stringify(save.params), save.overwrite ? 1 : 0),
-    revisionEvent(db, caller, revisionId),
+  const batch = await batchClaimed(db, claim, revisionId, {
+    role: db.statement(ROLE, values),
+    variant: db.statement(SAVE_VARIANT, { ...values, new_variant_id: variantId }),
+    revision: db.statement(SAVE_REVISION, {
+      ...values,
+      revision_id: revisionId,
+      params: JSON.stringify(save.params),
+      overwrite: save.overwrite ? 1 : 0,
+    }),
+    event: revisionEvent(db, revisionId),
     ...deploymentStatements(
       db,
-      caller,
       {
         application: null,
         variant: { slug: null, version: null, id: revisionId },
@@ -63,14 +50,32 @@ export async function saveConfig(
       newDeploymentIds(),
       { laterRevisionsOnly: true },
     ),
-  ]);
+  });
   if ("reused" in batch) return { outcome: "key_reused" };
   // The first request made revision `replayOf`; the answer is null either way.
   if ("replayOf" in batch) return { outcome: "done", replayed: true };
   // Every save that writes makes a revision (a new config's first, or the next); one that does not was refused.
-  const [role, , revision] = batch.ran;
+  const { role, revision } = batch.ran;
   if (revision.meta.changes > 0) return { outcome: "done", replayed: false };
-  const found = role.results[0] as { role: Role } | undefined;
+  const found = role.results[0];
   if (!found) return { outcome: "not_found" };
   return WRITER_ROLES.includes(found.role) ? { outcome: "exists" } : { outcome: "forbidden" };
 }
+
+const ROLE = sql<{ role: Role }>(`WITH ${CALLER_CTE}, ${COMMIT_CTES} SELECT role FROM app`);
+
+const SAVE_VARIANT = sql(
+  `WITH ${CALLER_CTE}, ${COMMIT_CTES}
+   INSERT INTO app_variants (id, app_id, name)
+   SELECT :new_variant_id, app.id, :config_name FROM app WHERE app.role IN ${WRITER_ROLES_SQL} AND NOT EXISTS (SELECT 1 FROM variant)`,
+);
+
+// Sees the variant SAVE_VARIANT may have made: then it has no revision yet, and this is its revision 1.
+const SAVE_REVISION = sql(
+  `WITH ${CALLER_CTE}, ${COMMIT_CTES}
+   INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params, url)
+   SELECT :revision_id, variant.id, COALESCE(latest.revision, 0) + 1, (SELECT user_id FROM caller), :params, COALESCE(latest.url, '')
+     FROM variant LEFT JOIN latest
+    WHERE (SELECT role FROM app) IN ${WRITER_ROLES_SQL}
+      AND (latest.revision IS NULL OR :overwrite = 1 OR NOT EXISTS (SELECT 1 FROM json_each(latest.params)))`,
+);

@@ -25,7 +25,7 @@ export const ADMIN_ROLES_SQL = "('owner', 'workspace_admin')";
 export type AdminRefusal = { outcome: "not_found" | "forbidden" };
 
 /** The refusal for the caller's role, read from a statement's first row (`role`), or null for an owner or admin. */
-export function adminRefusal(result: D1Result): AdminRefusal | null {
+export function adminRefusal(result: D1Result<unknown>): AdminRefusal | null {
   const role = (result.results[0] as { role: Role | null } | undefined)?.role;
   if (!role) return { outcome: "not_found" };
   return ADMIN_ROLES.includes(role) ? null : { outcome: "forbidden" };

@@ -1,12 +1,11 @@
 import type { Context } from "hono";
 import { demoConfigIn } from "../configs/configs.routes";
 import { toConfigOutput, toConfigRefs } from "../configs/configs.schemas";
-import type { Caller } from "../db/caller";
 import type { Config } from "../db/configs";
 import { type DeploymentTarget, deployConfig } from "../db/deployments";
 import type { IdempotencyClaim } from "../db/idempotency";
 import { environmentETag, expectedState } from "../environments/environment-etag";
-import { writeSession } from "../http/d1-session";
+import { type CallerEnv, writeAs } from "../http/d1-session";
 import {
   type ApiError,
   appEnvironmentNotFound,
@@ -60,14 +59,14 @@ const deploymentErrors = (notFound: string, { removable = false }: { removable?:
  * deployed, with the environment's new ETag; or the error that says why nothing was. `notFound` names what is
  * missing as the route's client knows it.
  */
-async function deploy<E extends { Bindings: Env }>(
+async function deploy<E extends CallerEnv>(
   c: Context<E>,
-  who: { caller: Caller; claim: IdempotencyClaim | null },
+  who: { claim: IdempotencyClaim | null },
   target: DeploymentTarget,
   notFound: (missing: "app" | "config" | "environment") => ApiError,
 ): Promise<Config> {
   const expected = expectedState(c.req.header("If-Match"));
-  const outcome = await writeSession(c, (db) => deployConfig(db, who.caller, target, expected, who.claim));
+  const outcome = await writeAs(c, (db) => deployConfig(db, target, expected, who.claim));
   settleClaim(c, outcome);
   switch (outcome.outcome) {
     case "done":

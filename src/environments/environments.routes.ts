@@ -1,5 +1,5 @@
 import { listEnvironments, readEnvironmentRevisions } from "../db/environments";
-import { readSession } from "../http/d1-session";
+import { readAs } from "../http/d1-session";
 import { appEnvironmentNotFound, appNotFound } from "../http/errors";
 import { AppParams } from "../http/fields";
 import {
@@ -86,7 +86,7 @@ export const environmentsRoutes = [
     },
     async (c) => {
       const { app_id, environment_name } = c.req.valid("param");
-      const found = await readSession(c, (db) => readEnvironmentRevisions(db, c.var.caller, app_id, environment_name));
+      const found = await readAs(c, (db) => readEnvironmentRevisions(db, app_id, environment_name));
       if (!found) throw appEnvironmentNotFound();
       c.header("ETag", environmentETag({ environmentId: found.environment.id, revision: found.environment.revision }));
       return c.json(toEnvironmentRevisions(found.environment, found.revisions), 200);
@@ -110,7 +110,7 @@ export const environmentsRoutes = [
     },
     async (c) => {
       const { app_id } = c.req.valid("param");
-      const environments = await readSession(c, (db) => listEnvironments(db, c.var.caller, app_id));
+      const environments = await readAs(c, (db) => listEnvironments(db, app_id));
       // Every app has its environments: none means no app the caller can see.
       if (environments.length === 0) throw appNotFound();
       return c.json(environments.map(toEnvironmentOutput), 200);

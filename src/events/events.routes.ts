@@ -1,6 +1,6 @@
 import type * as z from "zod";
 import { listEvents } from "../db/events";
-import { readSession } from "../http/d1-session";
+import { readAs } from "../http/d1-session";
 import { forbidden, organizationNotFound } from "../http/errors";
 import { DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
 import { route } from "../http/route";
@@ -83,7 +83,7 @@ export const eventsRoutes = [
         cursor: query.cursor ?? null,
         limit: query.limit,
       };
-      const page = await readSession(c, (db) => listEvents(db, c.var.caller, filter));
+      const page = await readAs(c, (db) => listEvents(db, filter));
       if (page.outcome !== "done") throw page.outcome === "forbidden" ? forbidden() : organizationNotFound();
       return c.json({ events: page.events, next_cursor: page.more ? (page.events.at(-1)?.id ?? null) : null }, 200);
     },

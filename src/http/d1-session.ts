@@ -1,5 +1,7 @@
 import type { Context } from "hono";
+import type { CallerDb, CallerWriteDb, RequestCaller } from "../db/caller";
 import { type Queryable, retryReadOnce } from "../db/d1";
+import { handOff } from "../webhooks/hand-off";
 
 /** D1 read-replication bookmark: sent back by clients so that they read their own writes. */
 export const BOOKMARK_HEADER = "x-d1-bookmark";
@@ -7,11 +9,17 @@ export const BOOKMARK_HEADER = "x-d1-bookmark";
 /** D1's bookmark format; anything else a client sends is ignored rather than passed to D1. */
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
-/** Runs `work` in a D1 session that starts where the client's bookmark says, or at `start`; answers its bookmark. */
+/** What a route's context must carry to reach D1: the request's caller (requireApiKey, optionalApiKey). */
+export type CallerEnv = { Bindings: Env; Variables: { caller: RequestCaller } };
+
+/**
+ * Runs `work` in a D1 session that starts where the client's bookmark says, or at `start`; answers its bookmark.
+ * The one place a request's database is chosen.
+ */
 async function inSession<E extends { Bindings: Env }, T>(
   c: Context<E>,
   start: "first-primary" | "first-unconstrained",
-  work: (db: Queryable) => Promise<T>,
+  work: (session: Queryable) => Promise<T>,
 ): Promise<T> {
   const sent = c.req.header(BOOKMARK_HEADER)?.trim().toLowerCase();
   const session = c.env.DB.withSession(sent && BOOKMARK.test(sent) ? sent : start);
@@ -21,10 +29,19 @@ async function inSession<E extends { Bindings: Env }, T>(
   return result;
 }
 
-/** A read, from the nearest replica unless the client's bookmark asks for more; retried once on a transient error. */
-export const readSession = <E extends { Bindings: Env }, T>(c: Context<E>, read: (db: Queryable) => Promise<T>) =>
-  inSession(c, "first-unconstrained", (db) => retryReadOnce(() => read(db)));
+/**
+ * A read as the request's caller, from the nearest replica unless the client's bookmark asks for more; retried once
+ * on a transient error. Every batch checks the caller's key in its own round trip.
+ */
+export const readAs = <E extends CallerEnv, T>(c: Context<E>, read: (db: CallerDb) => Promise<T>) =>
+  inSession(c, "first-unconstrained", (session) => {
+    const db = c.var.caller.reader(session);
+    return retryReadOnce(() => read(db));
+  });
 
-/** A write, on the primary; never retried (it may have been applied). */
-export const writeSession = <E extends { Bindings: Env }, T>(c: Context<E>, write: (db: Queryable) => Promise<T>) =>
-  inSession(c, "first-primary", write);
+/**
+ * A write as the request's caller, on the primary; never retried (it may have been applied). The events each of its
+ * batches commits for webhooks go to the delivery queue after the answer.
+ */
+export const writeAs = <E extends CallerEnv, T>(c: Context<E>, write: (db: CallerWriteDb) => Promise<T>) =>
+  inSession(c, "first-primary", (session) => write(c.var.caller.writer(session, (events: string[]) => handOff(c, { events }))));

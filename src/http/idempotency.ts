@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { Caller } from "../db/caller";
+import type { RequestCaller } from "../db/caller";
 import type { IdempotencyClaim } from "../db/idempotency";
 import { sha256Hex } from "./digest";
 import { badIdempotencyKey, idempotencyKeyInFlight, idempotencyKeyReused } from "./errors";
@@ -33,7 +33,7 @@ const inFlight = new Set<string>();
  */
 export const idempotent = createMiddleware<{
   Bindings: Env;
-  Variables: { caller: Caller; claim: IdempotencyClaim | null };
+  Variables: { caller: RequestCaller; claim: IdempotencyClaim | null };
 }>(async (c, next) => {
   const header = c.req.header(IDEMPOTENCY_KEY_HEADER);
   if (header === undefined) {
@@ -45,7 +45,7 @@ export const idempotent = createMiddleware<{
   const body = await sha256Hex(await c.req.arrayBuffer());
   const url = new URL(c.req.url);
   c.set("claim", { key, fingerprint: `${c.req.method} ${url.pathname}${url.search} ${body}` });
-  const running = `${c.var.caller.credentials[1]} ${key}`;
+  const running = `${c.var.caller.caller.keyHash} ${key}`;
   if (inFlight.has(running)) throw idempotencyKeyInFlight();
   inFlight.add(running);
   try {

@@ -2,7 +2,7 @@ import type { Handler, Hono, MiddlewareHandler } from "hono";
 import { etag, RETAINED_304_HEADERS } from "hono/etag";
 import type * as z from "zod";
 import { optionalApiKey, requireApiKey } from "../auth/require-api-key";
-import type { Caller } from "../db/caller";
+import type { RequestCaller } from "../db/caller";
 import type { IdempotencyClaim } from "../db/idempotency";
 import type { AppEnv } from "../types";
 import { BOOKMARK_HEADER } from "./d1-session";
@@ -65,7 +65,7 @@ type Output<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key
 type InputOf<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.input<Schema> } : object;
 
 /** What the handler of a route reads from `c.req.valid` and `c.var`. */
-export type RouteEnv = AppEnv & { Variables: { caller: Caller; claim: IdempotencyClaim | null } };
+export type RouteEnv = AppEnv & { Variables: { caller: RequestCaller; claim: IdempotencyClaim | null } };
 type RouteInput<Params, Query, Body> = {
   in: InputOf<"param", Params> & InputOf<"query", Query> & InputOf<"json", Body>;
   out: Output<"param", Params> & Output<"query", Query> & Output<"json", Body>;

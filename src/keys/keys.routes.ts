@@ -2,7 +2,7 @@ import type * as z from "zod";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import { createApiKeyAsCaller, deleteApiKeyAsCaller, isLiveKeyOfCaller, listApiKeys } from "../db/keys";
 import { fetchProfile } from "../db/profile";
-import { readSession, writeSession } from "../http/d1-session";
+import { readAs, writeAs } from "../http/d1-session";
 import { apiKeyNotFound, forbidden, userNotFound, workspaceNotFound } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
 import { route } from "../http/route";
@@ -44,7 +44,7 @@ export const keysRoutes = [
       },
     },
     async (c) => {
-      const keys = await readSession(c, (db) => listApiKeys(db, c.var.caller));
+      const keys = await readAs(c, (db) => listApiKeys(db));
       return c.json(keys, 200);
     },
   ),
@@ -87,7 +87,7 @@ export const keysRoutes = [
       const { key, prefix } = generateApiKey();
       const request = { workspaceId: workspace_id, readOnly: read_only, expiresAt: expiration_date ?? null };
       const keyHash = await hashApiKey(key);
-      const outcome = await writeSession(c, (db) => createApiKeyAsCaller(db, c.var.caller, { ...request, prefix, keyHash }));
+      const outcome = await writeAs(c, (db) => createApiKeyAsCaller(db, { ...request, prefix, keyHash }));
       if (outcome === "forbidden") throw forbidden();
       if (outcome === "not_found") throw workspaceNotFound();
       return c.json(key, 200);
@@ -119,7 +119,7 @@ export const keysRoutes = [
       },
     },
     async (c) => {
-      const deleted = await writeSession(c, (db) => deleteApiKeyAsCaller(db, c.var.caller, c.req.valid("param").key_prefix));
+      const deleted = await writeAs(c, (db) => deleteApiKeyAsCaller(db, c.req.valid("param").key_prefix));
       if (deleted.outcome !== "done") throw deleted.outcome === "forbidden" ? forbidden() : apiKeyNotFound();
       return c.json({ prefix: deleted.prefix, revoked_at: deleted.revokedAt }, 200);
     },
@@ -150,7 +150,7 @@ export const keysRoutes = [
       },
     },
     async (c) => {
-      const live = await readSession(c, (db) => isLiveKeyOfCaller(db, c.var.caller, c.req.valid("param").key_prefix));
+      const live = await readAs(c, (db) => isLiveKeyOfCaller(db, c.req.valid("param").key_prefix));
       return c.json(live, 200);
     },
   ),
@@ -183,7 +183,7 @@ export const profileRoutes = [
       },
     },
     async (c) => {
-      const profile = await readSession(c, (db) => fetchProfile(db, c.var.caller));
+      const profile = await readAs(c, (db) => fetchProfile(db));
       const asked = c.req.valid("query").user_id;
       if (asked !== undefined && asked !== profile.id) throw userNotFound();
       return c.json(profile, 200);

@@ -12,7 +12,7 @@ import {
   updateWorkspaceAsCaller,
 } from "../db/organizations";
 import type { Role } from "../db/roles";
-import { readSession, writeSession } from "../http/d1-session";
+import { readAs, writeAs } from "../http/d1-session";
 import {
   type ApiError,
   alreadyMember,
@@ -140,9 +140,7 @@ async function issue(
   const delivery = tokenDelivery(c.env);
   const token = generateInvitationToken();
   const tokenHash = await hashInvitationToken(token);
-  const issued = await writeSession(c, (db) =>
-    issueInvitation(db, c.var.caller, target, role, { hash: tokenHash, mailed: delivery.mail !== null }),
-  );
+  const issued = await writeAs(c, (db) => issueInvitation(db, target, role, { hash: tokenHash, mailed: delivery.mail !== null }));
   if (!issued.invitation) throw INVITE_REFUSALS[issued.verdict as keyof typeof INVITE_REFUSALS]();
   const { organization_name, invited_by, ...invitation } = issued.invitation;
   if (delivery.mail) {
@@ -182,7 +180,7 @@ export const organizationsRoutes = [
       },
     },
     async (c) => {
-      return c.json(await readSession(c, (db) => listOrganizations(db, c.var.caller)), 200);
+      return c.json(await readAs(c, (db) => listOrganizations(db)), 200);
     },
   ),
   route(
@@ -214,7 +212,7 @@ export const organizationsRoutes = [
       },
     },
     async (c) => {
-      const made = await writeSession(c, (db) => createOrganizationAsCaller(db, c.var.caller, c.req.valid("json")));
+      const made = await writeAs(c, (db) => createOrganizationAsCaller(db, c.req.valid("json")));
       if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : ownerIsNotTheCaller();
       return c.json(made.organization, 200);
     },
@@ -238,7 +236,7 @@ export const organizationsRoutes = [
       },
     },
     async (c) => {
-      const own = await readSession(c, (db) => fetchOwnOrganization(db, c.var.caller));
+      const own = await readAs(c, (db) => fetchOwnOrganization(db));
       if (!own) throw organizationNotFound();
       return c.json(own, 200);
     },
@@ -275,7 +273,7 @@ export const organizationsRoutes = [
       },
     },
     async (c) => {
-      const details = await readSession(c, (db) => fetchOrganization(db, c.var.caller, c.req.valid("param").org_id));
+      const details = await readAs(c, (db) => fetchOrganization(db, c.req.valid("param").org_id));
       if (!details) throw organizationNotFound();
       return c.json(toOrganizationDetails(details), 200);
     },
@@ -311,7 +309,7 @@ export const organizationsRoutes = [
     },
     async (c) => {
       const { org_id } = c.req.valid("param");
-      const updated = await writeSession(c, (db) => updateOrganizationAsCaller(db, c.var.caller, org_id, c.req.valid("json")));
+      const updated = await writeAs(c, (db) => updateOrganizationAsCaller(db, org_id, c.req.valid("json")));
       if (updated.outcome !== "done") throw updated.outcome === "forbidden" ? forbidden() : organizationNotFound();
       return c.json(updated.value, 200);
     },
@@ -342,7 +340,7 @@ export const organizationsRoutes = [
     },
     async (c) => {
       const { org_id } = c.req.valid("param");
-      const made = await writeSession(c, (db) => createWorkspaceAsCaller(db, c.var.caller, org_id, c.req.valid("json")));
+      const made = await writeAs(c, (db) => createWorkspaceAsCaller(db, org_id, c.req.valid("json")));
       if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : organizationNotFound();
       return c.json(toWorkspace(made.value), 200);
     },
@@ -379,7 +377,7 @@ export const organizationsRoutes = [
     async (c) => {
       const { org_id, workspace_id } = c.req.valid("param");
       const fields = c.req.valid("json");
-      const updated = await writeSession(c, (db) => updateWorkspaceAsCaller(db, c.var.caller, org_id, workspace_id, fields));
+      const updated = await writeAs(c, (db) => updateWorkspaceAsCaller(db, org_id, workspace_id, fields));
       if (updated.outcome !== "done") throw updated.outcome === "forbidden" ? forbidden() : workspaceNotFound();
       return c.json(toWorkspace(updated.value), 200);
     },
@@ -555,8 +553,7 @@ export const organizationsRoutes = [
       const tokenHash = await hashInvitationToken(c.req.valid("json").token);
       const { key, prefix } = generateApiKey();
       const firstKey = { prefix, keyHash: await hashApiKey(key) };
-      const caller = c.var.caller ?? null;
-      const accepted = await writeSession(c, (db) => acceptInvitation(db, caller, target, tokenHash, firstKey));
+      const accepted = await writeAs(c, (db) => acceptInvitation(db, target, tokenHash, firstKey));
       if (!accepted.acceptance) throw ACCEPT_REFUSALS[accepted.verdict as keyof typeof ACCEPT_REFUSALS]();
       return c.json(accepted.newUser ? { ...accepted.acceptance, api_key: key } : accepted.acceptance, 200);
     },

@@ -2,7 +2,7 @@ import { parametersAsSent } from "../configs/configs.schemas";
 import { appIsVisible } from "../db/apps";
 import { type ConfigRefs, environmentRevisionRefs, fetchConfig } from "../db/configs";
 import { saveConfig } from "../db/registry";
-import { readSession, writeSession } from "../http/d1-session";
+import { readAs, writeAs } from "../http/d1-session";
 import { appNotFound, configNameTaken, configNotFound, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
@@ -78,7 +78,7 @@ export const registryRoutes = [
     },
     async (c) => {
       const refs = registryRefs(c.req.valid("query"));
-      const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
+      const config = await readAs(c, (db) => fetchConfig(db, refs));
       if (!config) throw configNotFound();
       return c.json(toRegistryConfig(config, config.revision), 200);
     },
@@ -140,7 +140,7 @@ export const registryRoutes = [
     async (c) => {
       const { base_id, config_name, overwrite } = c.req.valid("json");
       const save = { appId: base_id, configName: config_name, params: parametersAsSent(await c.req.text()), overwrite };
-      const saved = await writeSession(c, (db) => saveConfig(db, c.var.caller, save, c.var.claim));
+      const saved = await writeAs(c, (db) => saveConfig(db, save, c.var.claim));
       settleClaim(c, saved);
       if (saved.outcome === "not_found") throw appNotFound();
       if (saved.outcome === "forbidden") throw forbidden();
@@ -170,7 +170,7 @@ export const registryRoutes = [
     },
     async (c) => {
       const refs = environmentRevisionRefs(c.req.valid("param").deployment_revision_id);
-      const config = await readSession(c, (db) => fetchConfig(db, c.var.caller, refs));
+      const config = await readAs(c, (db) => fetchConfig(db, refs));
       if (!config?.environment) throw configNotFound();
       return c.json(toRegistryConfig(config, config.environment.revision), 200);
     },
@@ -200,7 +200,7 @@ export const basesRoutes = [
     },
     async (c) => {
       const { app_id, base_name } = c.req.valid("query");
-      if (!(await readSession(c, (db) => appIsVisible(db, c.var.caller, app_id)))) throw appNotFound();
+      if (!(await readAs(c, (db) => appIsVisible(db, app_id)))) throw appNotFound();
       const bases: Base[] = base_name === undefined || base_name === BASE_NAME ? [{ base_id: app_id, base_name: BASE_NAME }] : [];
       return c.json(bases, 200);
     },

@@ -1,7 +1,7 @@
 import { parametersAsSent } from "../configs/configs.schemas";
 import { addConfig, commitConfig } from "../db/configs";
 import { getVariant, getVariantDeployedTo, listAppVariants, listVariantRevisions, removeVariant } from "../db/variants";
-import { readSession, writeSession } from "../http/d1-session";
+import { readAs, writeAs } from "../http/d1-session";
 import {
   appEnvironmentNotFound,
   appNotFound,
@@ -97,7 +97,7 @@ export const appVariantsRoutes = [
     },
     async (c) => {
       const { app_id, environment } = c.req.valid("query");
-      const found = await readSession(c, (db) => getVariantDeployedTo(db, c.var.caller, app_id, environment));
+      const found = await readAs(c, (db) => getVariantDeployedTo(db, app_id, environment));
       if (!found.environmentFound) throw appEnvironmentNotFound();
       if (!found.variant) throw nothingDeployed();
       return c.json(toAppVariant(found.variant), 200);
@@ -120,7 +120,7 @@ export const appVariantsRoutes = [
     },
     async (c) => {
       const { app_id } = c.req.valid("param");
-      const variants = await readSession(c, (db) => listAppVariants(db, c.var.caller, app_id));
+      const variants = await readAs(c, (db) => listAppVariants(db, app_id));
       if (!variants) throw appNotFound();
       return c.json(variants.map(toAppVariant), 200);
     },
@@ -182,7 +182,7 @@ export const variantsRoutes = [
       const { base_id, new_config_name } = c.req.valid("json");
       const application = { slug: null, version: null, id: base_id };
       const params = parametersAsSent(await c.req.text());
-      const write = await writeSession(c, (db) => addConfig(db, c.var.caller, application, new_config_name, c.var.claim, params));
+      const write = await writeAs(c, (db) => addConfig(db, application, new_config_name, c.var.claim, params));
       settleClaim(c, write);
       if (write.outcome === "exists") throw configExists();
       if (write.outcome === "forbidden") throw forbidden();
@@ -224,7 +224,7 @@ export const variantsRoutes = [
     async (c) => {
       const refs = { application: null, variant: null, variantId: c.req.valid("param").variant_id };
       const change = { params: parametersAsSent(await c.req.text()), url: null };
-      const write = await writeSession(c, (db) => commitConfig(db, c.var.caller, refs, change, c.var.claim));
+      const write = await writeAs(c, (db) => commitConfig(db, refs, change, c.var.claim));
       settleClaim(c, write);
       if (write.outcome === "forbidden") throw forbidden();
       if (write.outcome !== "done") throw variantNotFound();
@@ -259,7 +259,7 @@ export const variantsRoutes = [
       },
     },
     async (c) => {
-      const removed = await writeSession(c, (db) => removeVariant(db, c.var.caller, c.req.valid("param").variant_id));
+      const removed = await writeAs(c, (db) => removeVariant(db, c.req.valid("param").variant_id));
       if (removed === "not_found") throw variantNotFound();
       if (removed === "forbidden") throw forbidden();
       if (removed !== "done") throw variantStillDeployed(removed.deployedTo);
@@ -285,7 +285,7 @@ export const variantsRoutes = [
     },
     async (c) => {
       const { variant_id } = c.req.valid("param");
-      const variant = await readSession(c, (db) => getVariant(db, c.var.caller, variant_id));
+      const variant = await readAs(c, (db) => getVariant(db, variant_id));
       if (!variant) throw variantNotFound();
       return c.json(toAppVariant(variant), 200);
     },
@@ -309,7 +309,7 @@ export const variantsRoutes = [
     },
     async (c) => {
       const { variant_id } = c.req.valid("param");
-      const revisions = await readSession(c, (db) => listVariantRevisions(db, c.var.caller, variant_id));
+      const revisions = await readAs(c, (db) => listVariantRevisions(db, variant_id));
       if (!revisions) throw variantNotFound();
       return c.json(revisions.map(toAppVariantRevision), 200);
     },
@@ -333,7 +333,7 @@ export const variantsRoutes = [
     },
     async (c) => {
       const { variant_id, revision_number } = c.req.valid("param");
-      const revisions = await readSession(c, (db) => listVariantRevisions(db, c.var.caller, variant_id, revision_number));
+      const revisions = await readAs(c, (db) => listVariantRevisions(db, variant_id, revision_number));
       if (!revisions) throw variantNotFound();
       if (revisions.length === 0) throw variantRevisionNotFound();
       return c.json(toAppVariantRevision(revisions[0]), 200);

@@ -1,6 +1,4 @@
 import type { Context } from "hono";
-import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../types";
 import type { DeliveryMessage } from "./delivery";
 
 /**
@@ -16,10 +14,3 @@ export function handOff<E extends { Bindings: Env }>(c: Context<E>, message: Del
     }),
   );
 }
-
-/** Hands the events the request committed (those a webhook may want: EVENT_HANDOFF) to the delivery queue. */
-export const handOffEvents = createMiddleware<AppEnv>(async (c, next) => {
-  await next();
-  const events = c.var.caller?.eventsToDeliver ?? [];
-  if (events.length > 0) handOff(c, { events });
-});

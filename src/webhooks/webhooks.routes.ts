@@ -15,7 +15,7 @@ import {
   webhookTarget,
 } from "../db/webhooks";
 import { deployedExample } from "../events/events.routes";
-import { readSession, writeSession } from "../http/d1-session";
+import { readAs, writeAs } from "../http/d1-session";
 import {
   type ApiError,
   appNotFound,
@@ -156,7 +156,7 @@ export const webhooksRoutes = [
         description: body.description ?? null,
         secret: await sealSecret(c.env, secret),
       };
-      const created = await writeSession(c, (db) => createWebhook(db, c.var.caller, hook));
+      const created = await writeAs(c, (db) => createWebhook(db, hook));
       if (created.outcome === "app_not_found") throw appNotFound();
       if (created.outcome === "webhook_limit_reached") throw webhookLimitReached(WEBHOOKS_PER_ORGANIZATION);
       if (created.outcome !== "done") refused(created.outcome, organizationNotFound);
@@ -183,7 +183,7 @@ export const webhooksRoutes = [
     },
     async (c) => {
       const organizationId = c.req.valid("query").organization_id ?? null;
-      const found = await readSession(c, (db) => listWebhooks(db, c.var.caller, organizationId));
+      const found = await readAs(c, (db) => listWebhooks(db, organizationId));
       if (found.outcome !== "done") refused(found.outcome, organizationNotFound);
       return c.json(found.webhooks, 200);
     },
@@ -204,7 +204,7 @@ export const webhooksRoutes = [
       },
     },
     async (c) => {
-      const found = await readSession(c, (db) => getWebhook(db, c.var.caller, c.req.valid("param").webhook_id));
+      const found = await readAs(c, (db) => getWebhook(db, c.req.valid("param").webhook_id));
       if (found.outcome !== "done") refused(found.outcome, webhookNotFound);
       return c.json(found.webhook, 200);
     },
@@ -243,7 +243,7 @@ export const webhooksRoutes = [
     async (c) => {
       const changes = c.req.valid("json");
       checkUrl(c.env, changes.url);
-      const updated = await writeSession(c, (db) => updateWebhook(db, c.var.caller, c.req.valid("param").webhook_id, changes));
+      const updated = await writeAs(c, (db) => updateWebhook(db, c.req.valid("param").webhook_id, changes));
       if (updated.outcome === "app_not_found") throw appNotFound();
       if (updated.outcome !== "done") refused(updated.outcome, webhookNotFound);
       return c.json(updated.webhook, 200);
@@ -265,7 +265,7 @@ export const webhooksRoutes = [
       },
     },
     async (c) => {
-      const deleted = await writeSession(c, (db) => deleteWebhook(db, c.var.caller, c.req.valid("param").webhook_id));
+      const deleted = await writeAs(c, (db) => deleteWebhook(db, c.req.valid("param").webhook_id));
       if (deleted.outcome !== "done") refused(deleted.outcome, webhookNotFound);
       return c.json(null, 200);
     },
@@ -295,9 +295,7 @@ export const webhooksRoutes = [
       if (!canSealSecrets(c.env)) throw webhooksNotSetUp();
       const secret = newWebhookSecret();
       const sealed = await sealSecret(c.env, secret);
-      const rotated = await writeSession(c, (db) =>
-        rotateWebhookSecret(db, c.var.caller, c.req.valid("param").webhook_id, sealed),
-      );
+      const rotated = await writeAs(c, (db) => rotateWebhookSecret(db, c.req.valid("param").webhook_id, sealed));
       if (rotated.outcome !== "done") refused(rotated.outcome, webhookNotFound);
       return c.json({ secret }, 200);
     },
@@ -327,7 +325,7 @@ export const webhooksRoutes = [
     },
     async (c) => {
       const { webhook_id } = c.req.valid("param");
-      const found = await readSession(c, (db) => webhookTarget(db, c.var.caller, webhook_id));
+      const found = await readAs(c, (db) => webhookTarget(db, webhook_id));
       if (found.outcome !== "done") refused(found.outcome, webhookNotFound);
       if (!canSealSecrets(c.env)) throw webhooksNotSetUp();
       const caller = c.var.caller;
@@ -338,7 +336,7 @@ export const webhooksRoutes = [
         organization_id: found.organizationId,
         workspace_id: null,
         project_id: null,
-        actor: { user_id: caller.userId, username: found.username, api_key_prefix: caller.credentials[0] },
+        actor: { user_id: caller.userId, username: found.username, api_key_prefix: caller.caller.prefix },
         data: { webhook_id, url: found.target.url },
       };
       return c.json(await sendTestEvent(c.env, found.target, event.id, event), 200);
@@ -365,7 +363,7 @@ export const webhooksRoutes = [
     async (c) => {
       const { status, cursor, limit } = c.req.valid("query");
       const filter = { status: status ?? null, cursor: cursor ?? null, limit };
-      const page = await readSession(c, (db) => listDeliveries(db, c.var.caller, c.req.valid("param").webhook_id, filter));
+      const page = await readAs(c, (db) => listDeliveries(db, c.req.valid("param").webhook_id, filter));
       if (page.outcome !== "done") refused(page.outcome, webhookNotFound);
       return c.json({ deliveries: page.deliveries, next_cursor: page.more ? (page.deliveries.at(-1)?.id ?? null) : null }, 200);
     },
@@ -406,7 +404,7 @@ export const webhooksRoutes = [
     },
     async (c) => {
       const { webhook_id, delivery_id } = c.req.valid("param");
-      const found = await readSession(c, (db) => getDelivery(db, c.var.caller, webhook_id, delivery_id));
+      const found = await readAs(c, (db) => getDelivery(db, webhook_id, delivery_id));
       if (found.outcome === "delivery_not_found") throw deliveryNotFound();
       if (found.outcome !== "done") refused(found.outcome, webhookNotFound);
       return c.json(found.delivery, 200);
@@ -440,7 +438,7 @@ export const webhooksRoutes = [
     },
     async (c) => {
       const { webhook_id, delivery_id } = c.req.valid("param");
-      const queued = await writeSession(c, (db) => redeliver(db, c.var.caller, webhook_id, delivery_id));
+      const queued = await writeAs(c, (db) => redeliver(db, webhook_id, delivery_id));
       if (queued.outcome === "delivery_not_found") throw deliveryNotFound();
       if (queued.outcome === "disabled") throw webhookDisabled();
       if (queued.outcome !== "done") refused(queued.outcome, webhookNotFound);

@@ -1,7 +1,6 @@
 import type * as z from "zod";
-import { verifyCaller } from "../db/caller";
 import { changeMemberRole, type MemberVerdict, removeMember } from "../db/members";
-import { readSession, writeSession } from "../http/d1-session";
+import { writeAs } from "../http/d1-session";
 import { type ApiError, forbidden, lastOwner, memberNotFound, workspaceNotFound } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef } from "../http/openapi-parts";
 import { route } from "../http/route";
@@ -115,7 +114,6 @@ export const workspacesRoutes = [
       },
     },
     async (c) => {
-      await readSession(c, (db) => verifyCaller(db, c.var.caller));
       return c.json(ALL_ROLES, 200);
     },
   ),
@@ -133,7 +131,6 @@ export const workspacesRoutes = [
       },
     },
     async (c) => {
-      await readSession(c, (db) => verifyCaller(db, c.var.caller));
       return c.json(PERMISSIONS, 200);
     },
   ),
@@ -168,7 +165,7 @@ export const workspacesRoutes = [
     async (c) => {
       const { email, organization_id, role } = c.req.valid("json");
       const change = { organizationId: organization_id, workspaceId: c.req.valid("param").workspace_id, email };
-      const { verdict } = await writeSession(c, (db) => changeMemberRole(db, c.var.caller, change, role));
+      const { verdict } = await writeAs(c, (db) => changeMemberRole(db, change, role));
       refuseUnless(verdict);
       return c.json(true, 200);
     },
@@ -205,7 +202,7 @@ export const workspacesRoutes = [
     async (c) => {
       const { email, org_id, role } = c.req.valid("query");
       const change = { organizationId: org_id, workspaceId: c.req.valid("param").workspace_id, email };
-      const { verdict, member } = await writeSession(c, (db) => changeMemberRole(db, c.var.caller, change, "viewer", role));
+      const { verdict, member } = await writeAs(c, (db) => changeMemberRole(db, change, "viewer", role));
       refuseUnless(verdict);
       return c.json(member, 200);
     },
@@ -232,7 +229,7 @@ export const workspacesRoutes = [
     async (c) => {
       const { email, org_id } = c.req.valid("query");
       const change = { organizationId: org_id, workspaceId: c.req.valid("param").workspace_id, email };
-      const { verdict, workspace } = await writeSession(c, (db) => removeMember(db, c.var.caller, change));
+      const { verdict, workspace } = await writeAs(c, (db) => removeMember(db, change));
       refuseUnless(verdict);
       if (!workspace) throw workspaceNotFound();
       return c.json(toWorkspace(workspace), 200);

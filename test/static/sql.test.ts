@@ -4,14 +4,19 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 /*
- * How SQL text is built in src/, checked on the syntax tree (TypeScript's compiler API): every `.prepare(sql)`,
- * and D1's `.exec(sql)`, takes constant text, so that request values can reach SQL only as bound parameters.
+ * How SQL text is built in src/, checked on the syntax tree (TypeScript's compiler API): every `sql(text)` (the
+ * named-parameter statements of src/db/sql.ts), every `.prepare(text)` and D1's `.exec(text)` takes constant text,
+ * so that request values can reach SQL only as bound parameters. The one exception is src/db/sql.ts's own
+ * `.prepare(this.text)`, the text `sql()` compiled from constant text; nothing else makes an `Sql` (`new Sql`).
  * Constant text is a string literal, a template whose every interpolation is constant text, or a name (`X`, `X.y`,
  * `X["y"]`) resolving to a `const` whose value is constant text. Objects read through a property must be declared
  * `as const`, so that the compiler refuses any write to them.
  */
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
+
+/** The module whose `Sql` compiles named parameters; its `.prepare(this.text)` prepares only what `sql()` compiled. */
+const SQL_MODULE = "src/db/sql.ts";
 
 /** Every src/**\/*.ts but declaration files: absolute path to text. */
 function sourcesOfSrc(): Record<string, string> {
@@ -133,20 +138,29 @@ function sqlProblems(files: Record<string, string>): { problems: string[]; calls
   };
 
   const visit = (node: ts.Node) => {
-    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
-      const method = node.expression.name.text;
-      if (method === "prepare" || (method === "exec" && !isRegExp(node.expression.expression))) {
+    const file = node.getSourceFile();
+    const where = () => `${path.relative(ROOT, file.fileName)}:${file.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
+    const inSqlModule = path.relative(ROOT, file.fileName) === SQL_MODULE;
+    if (ts.isNewExpression(node) && node.expression.getText() === "Sql" && !inSqlModule) {
+      problems.push(`${where()}: new Sql(): only sql() makes statements`);
+    }
+    if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      const method = ts.isPropertyAccessExpression(callee) ? callee.name.text : ts.isIdentifier(callee) ? callee.text : "";
+      const isSqlCall =
+        (ts.isIdentifier(callee) && method === "sql") ||
+        (ts.isPropertyAccessExpression(callee) && (method === "prepare" || (method === "exec" && !isRegExp(callee.expression))));
+      if (isSqlCall) {
         calls += 1;
         const [argument, ...more] = node.arguments;
+        const compiled = inSqlModule && method === "prepare" && argument?.getText() === "this.text";
         const reason =
           argument === undefined || more.length > 0 || ts.isSpreadElement(argument)
             ? "not exactly one argument"
-            : whyNotConstant(argument, new Set());
-        if (reason) {
-          const file = node.getSourceFile();
-          const line = file.getLineAndCharacterOfPosition(node.getStart()).line + 1;
-          problems.push(`${path.relative(ROOT, file.fileName)}:${line}: .${method}(): ${reason}`);
-        }
+            : compiled
+              ? undefined
+              : whyNotConstant(argument, new Set());
+        if (reason) problems.push(`${where()}: ${ts.isIdentifier(callee) ? "" : "."}${method}(): ${reason}`);
       }
     }
     ts.forEachChild(node, visit);
@@ -163,12 +177,38 @@ const snippets = (files: Record<string, string>) =>
   Object.fromEntries(Object.entries(files).map(([file, text]) => [path.join(ROOT, file), text]));
 
 describe("static check: SQL in src/ is built from constants only, values go through .bind()", () => {
-  it("holds for every .prepare() and .exec() of src/", () => {
+  it("holds for every sql(), .prepare() and .exec() of src/", () => {
     const sources = sourcesOfSrc();
     expect(Object.keys(sources).length).toBeGreaterThan(10);
     const { problems, calls } = sqlProblems(sources);
     expect(problems).toEqual([]);
-    expect(calls).toBeGreaterThan(20); // the scan did find the data-access code
+    expect(calls).toBeGreaterThan(100); // the scan did find the data-access code
+  });
+
+  it("catches sql() text built from a request value, a second argument, and Sql made or prepared elsewhere", () => {
+    const { problems, calls } = sqlProblems(
+      snippets({
+        "src/db/sql.ts": `export class Sql { constructor(readonly text: string) {}
+  bind(db: any) { return db.prepare(this.text); } }
+export const sql = (text: string) => new Sql(text);`,
+        "src/db/apps.ts": `import { Sql, sql } from "./sql";
+const APPS = sql("SELECT id FROM apps WHERE name = :name");
+export function bad(db: any, name: string, query: { text: string }) {
+  sql(\`SELECT id FROM apps WHERE name = '\${name}'\`);
+  sql("SELECT 1", name);
+  new Sql(name);
+  db.prepare(query.text);
+  return APPS.bind(db);
+}`,
+      }),
+    );
+    expect(problems).toEqual([
+      "src/db/apps.ts:4: sql(): name is not a const",
+      "src/db/apps.ts:5: sql(): not exactly one argument",
+      "src/db/apps.ts:6: new Sql(): only sql() makes statements",
+      "src/db/apps.ts:7: .prepare(): query is not a const",
+    ]);
+    expect(calls).toBe(5);
   });
 
   it("accepts literals and constant fragments, imported, nested, local or read from an `as const` object", () => {

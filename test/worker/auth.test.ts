@@ -72,6 +72,21 @@ describe("API keys", () => {
     await expectUnauthorized(await send("GET", revisionsPath(), { key }));
   });
 
+  it("checks the key before any answer goes out: a route that reads no data, a validation error, a success", async () => {
+    const key = await issueKey(account.userId, account.projectId);
+    const answers = async () => [
+      await send("GET", "/workspaces/roles", { key }),
+      await send("GET", "/workspaces/permissions", { key }),
+      await send("POST", "/apps", { key, body: { app_name: "" } }),
+      await send("GET", revisionsPath(), { key }),
+    ];
+    expect((await answers()).map((response) => response.status)).toEqual([200, 200, 422, 200]);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?")
+      .bind(new Date().toISOString(), key.slice(0, 8))
+      .run();
+    for (const response of await answers()) await expectUnauthorized(response);
+  });
+
   it("stores only the prefix and a SHA-256 of the key", async () => {
     const rows = await env.DB.prepare("SELECT * FROM api_keys WHERE user_id = ?").bind(account.userId).all();
     const stored = JSON.stringify(rows.results);

@@ -4,7 +4,7 @@ import { v7 as uuidv7 } from "uuid";
 import { expect } from "vitest";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import { createApiKey, createOrganization, createUser, setOrganizationMember } from "../../src/db/accounts";
-import { Caller } from "../../src/db/caller";
+import { operatorDb } from "../../src/db/caller";
 import { addConfig } from "../../src/db/configs";
 import { deployConfig } from "../../src/db/deployments";
 import type { Role } from "../../src/db/roles";
@@ -146,10 +146,10 @@ export async function createLayeredTeam(owner: Account) {
  * as `by` would, through the data layer the admin CLI uses; `by` must be allowed to write to the app.
  */
 export async function deploy(appId: string, environmentName: string, configName: string, by: Account) {
-  const caller = Caller.operatorAs(by.userId);
+  const caller = operatorDb(env.DB, by.userId);
   const application = { id: appId, slug: null, version: null };
-  await addConfig(env.DB, caller, application, configName);
-  const deployed = await deployConfig(env.DB, caller, {
+  await addConfig(caller, application, configName);
+  const deployed = await deployConfig(caller, {
     application,
     variant: { slug: configName, version: null, id: null },
     environment: { slug: environmentName, version: null, id: null },
