@@ -27,7 +27,7 @@ import {
   tagged,
 } from "./http/openapi-parts";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
-import type { Route, RouteDeclaration } from "./http/route";
+import type { Documentation, Route, RouteDeclaration } from "./http/route";
 import { MAX_BODY_BYTES, MAX_CONFIG_BODY_BYTES } from "./http/validation";
 import { COMPONENTS, ROUTES } from "./routes";
 import { webhookPayloadsOpenApi } from "./webhooks/webhooks.routes";
@@ -50,11 +50,18 @@ function merge(parts: Record<string, unknown>[], what: string) {
   return merged;
 }
 
+/** A declaration's documentation text, which only declarations loaded with DOCUMENTATION set have. */
+function documented<Text>(text: Documentation<Text>): Text {
+  if (text === false) throw new Error("OpenAPI: the route declarations were loaded without DOCUMENTATION set");
+  return text;
+}
+
 const PAYLOAD_TOO_LARGE = { [MAX_BODY_BYTES]: "PayloadTooLarge", [MAX_CONFIG_BODY_BYTES]: "ConfigPayloadTooLarge" } as const;
 
 /** The OpenAPI operation of a declared route: its text, and what its key, body, headers and validators add. */
 export function operationOf(declaration: RouteDeclaration) {
-  const { auth, query, body, idempotencyKey, ifMatch, ifNoneMatch, write, doc } = declaration;
+  const { auth, query, body, idempotencyKey, ifMatch, ifNoneMatch, write } = declaration;
+  const doc = documented(declaration.doc);
   if (auth === "none") {
     return {
       operationId: doc.operationId,
@@ -76,8 +83,11 @@ export function operationOf(declaration: RouteDeclaration) {
     summary: doc.summary,
     description: doc.description,
     ...(auth === "optional" && { security: [{}, { ApiKey: [] }] }),
-    parameters: [...requestHeaders(...headers), ...(query ? parametersOf("query", query.schema, query.examples) : [])],
-    ...(body && { requestBody: jsonRequestBody(body.documentedAs ?? schemaRef(body.id), body.examples) }),
+    parameters: [
+      ...requestHeaders(...headers),
+      ...(query ? parametersOf("query", query.schema, documented(query.examples)) : []),
+    ],
+    ...(body && { requestBody: jsonRequestBody(documented(body.documentedAs ?? schemaRef(body.id)), documented(body.examples)) }),
     responses: operationResponses(doc.ok as ReturnType<typeof jsonResponse>, doc.errors, {
       write,
       jsonBody: body && PAYLOAD_TOO_LARGE[body.maxBytes ?? MAX_BODY_BYTES],
@@ -96,7 +106,7 @@ function pathsOf(routes: readonly Route[]) {
     // Path parameters are the path's, shared by its operations: each declares them, with the same examples.
     const { params } = declaration;
     if (params) {
-      const parameters = parametersOf("path", params.schema, params.examples);
+      const parameters = parametersOf("path", params.schema, documented(params.examples));
       if (item.parameters && JSON.stringify(item.parameters) !== JSON.stringify(parameters)) {
         throw new Error(`OpenAPI: the operations of ${declaration.path} declare its path parameters differently`);
       }
@@ -120,7 +130,11 @@ function componentSchemas(schemas: Record<string, z.ZodType>, io: "input" | "out
  * its resources name. Bodies and parameters are the zod schemas the routes validate with and answer in, converted by
  * zod itself (requests as clients send them, responses as the service answers).
  */
-export function openApiDocument(basePath: string, routes: readonly Route[] = ROUTES, components: Components[] = COMPONENTS) {
+export function openApiDocument(
+  basePath: string,
+  routes: readonly Route[] = ROUTES,
+  components: Components[] = COMPONENTS.map((of) => of()),
+) {
   const inputSchemas = Object.fromEntries(
     routes.flatMap(({ declaration: { body } }) => (body ? [[body.id, body.component ?? body.schema] as const] : [])),
   );

@@ -105,7 +105,7 @@ export const deploymentsRoutes = [
       body: {
         schema: DeployConfigBody,
         id: "DeployConfig",
-        examples: {
+        examples: DOCUMENTATION && {
           latestToStaging: {
             summary: "The latest revision of a config, to staging",
             value: { application_ref: { slug: "demo-app" }, variant_ref: { slug: "main" }, environment_ref: { slug: "staging" } },
@@ -122,7 +122,7 @@ export const deploymentsRoutes = [
       },
       idempotencyKey: "replays",
       ifMatch: true,
-      doc: {
+      doc: DOCUMENTATION && {
         operationId: "deployConfig",
         tag: "Deployments",
         summary: "Deploy a config revision to an app's environment",
@@ -152,13 +152,13 @@ export const deploymentsRoutes = [
       body: {
         schema: DeployToEnvironmentBody,
         id: "DeployToEnvironment",
-        examples: {
+        examples: DOCUMENTATION && {
           toStaging: { summary: "To staging", value: { environment_name: "staging", variant_id: EXAMPLE_IDS.variant } },
         },
       },
       idempotencyKey: "replays",
       ifMatch: true,
-      doc: {
+      doc: DOCUMENTATION && {
         operationId: "deployToEnvironment",
         tag: "Deployments",
         summary: "Deploy a variant's latest revision to an app's environment",
@@ -185,10 +185,10 @@ export const deploymentsRoutes = [
       path: "/configs/deployment/{deployment_revision_id}/revert",
       auth: "key",
       write: true,
-      params: { schema: RevertParams, examples: { deployment_revision_id: EXAMPLE_IDS.environmentRevision } },
+      params: { schema: RevertParams, examples: DOCUMENTATION && { deployment_revision_id: EXAMPLE_IDS.environmentRevision } },
       idempotencyKey: "replays",
       ifMatch: true,
-      doc: {
+      doc: DOCUMENTATION && {
         operationId: "revertDeploymentRevision",
         tag: "Deployments",
         summary: "Deploy again what an environment revision deployed",
@@ -213,7 +213,7 @@ export const deploymentsRoutes = [
 ];
 
 /** What the routes above name in the document. */
-export const deploymentsComponents: Components = {
+export const deploymentsComponents = (): Components => ({
   outputSchemas: { RevertOutput },
   responses: {
     DeployTargetNotFound: errorResponse(
@@ -229,4 +229,4 @@ export const deploymentsComponents: Components = {
       deploymentRevisionNotFound(),
     ),
   },
-};
+});
