@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { BOOKMARK_HEADER } from "./http/d1-session";
+import type { Documentation } from "./http/documentation";
 import {
   ErrorBody,
   environmentMovedOn,
@@ -27,7 +28,7 @@ import {
   tagged,
 } from "./http/openapi-parts";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
-import type { Documentation, Route, RouteDeclaration } from "./http/route";
+import type { Route, RouteDeclaration } from "./http/route";
 import { MAX_BODY_BYTES, MAX_CONFIG_BODY_BYTES } from "./http/validation";
 import { COMPONENTS, ROUTES } from "./routes";
 import { webhookPayloadsOpenApi } from "./webhooks/webhooks.routes";

@@ -6,21 +6,10 @@ import type { Caller } from "../db/caller";
 import type { IdempotencyClaim } from "../db/idempotency";
 import type { AppEnv } from "../types";
 import { BOOKMARK_HEADER } from "./d1-session";
+import type { Documentation } from "./documentation";
 import { idempotent } from "./idempotency";
 import type { TAGS } from "./openapi-parts";
 import { jsonBody, validate } from "./validation";
-
-declare global {
-  /**
-   * Whether the declarations keep their documentation text: false in the Worker's bundle (wrangler.toml [define]), where
-   * `DOCUMENTATION && { ... }` folds to false and the text is left out; true where the OpenAPI document is built
-   * (src/cli/build-assets.ts, and the tests).
-   */
-  var DOCUMENTATION: boolean;
-}
-
-/** Text only the OpenAPI document reads, written `DOCUMENTATION && { ... }`: false in the Worker. */
-export type Documentation<Text> = Text | false;
 
 /**
  * One route, declared once: what the router mounts (its middleware chain, in the order below) and what the OpenAPI
