@@ -52,8 +52,10 @@ function merge(parts: Record<string, unknown>[], what: string) {
 }
 
 /** A declaration's documentation text, which only declarations loaded with DOCUMENTATION set have. */
-function documented<Text>(text: Documentation<Text>): Text {
-  if (text === false) throw new Error("OpenAPI: the route declarations were loaded without DOCUMENTATION set");
+function textOf<Text>(text: Documentation<Text>): Text {
+  if (text === false || text === undefined) {
+    throw new Error("OpenAPI: the route declarations were loaded without globalThis.DOCUMENTATION set");
+  }
   return text;
 }
 
@@ -62,7 +64,7 @@ const PAYLOAD_TOO_LARGE = { [MAX_BODY_BYTES]: "PayloadTooLarge", [MAX_CONFIG_BOD
 /** The OpenAPI operation of a declared route: its text, and what its key, body, headers and validators add. */
 export function operationOf(declaration: RouteDeclaration) {
   const { auth, query, body, idempotencyKey, ifMatch, ifNoneMatch, write } = declaration;
-  const doc = documented(declaration.doc);
+  const doc = textOf(declaration.doc);
   if (auth === "none") {
     return {
       operationId: doc.operationId,
@@ -84,11 +86,8 @@ export function operationOf(declaration: RouteDeclaration) {
     summary: doc.summary,
     description: doc.description,
     ...(auth === "optional" && { security: [{}, { ApiKey: [] }] }),
-    parameters: [
-      ...requestHeaders(...headers),
-      ...(query ? parametersOf("query", query.schema, documented(query.examples)) : []),
-    ],
-    ...(body && { requestBody: jsonRequestBody(documented(body.documentedAs ?? schemaRef(body.id)), documented(body.examples)) }),
+    parameters: [...requestHeaders(...headers), ...(query ? parametersOf("query", query.schema, textOf(query.examples)) : [])],
+    ...(body && { requestBody: jsonRequestBody(textOf(body.documentedAs ?? schemaRef(body.id)), textOf(body.examples)) }),
     responses: operationResponses(doc.ok as ReturnType<typeof jsonResponse>, doc.errors, {
       write,
       jsonBody: body && PAYLOAD_TOO_LARGE[body.maxBytes ?? MAX_BODY_BYTES],
@@ -107,7 +106,7 @@ function pathsOf(routes: readonly Route[]) {
     // Path parameters are the path's, shared by its operations: each declares them, with the same examples.
     const { params } = declaration;
     if (params) {
-      const parameters = parametersOf("path", params.schema, documented(params.examples));
+      const parameters = parametersOf("path", params.schema, textOf(params.examples));
       if (item.parameters && JSON.stringify(item.parameters) !== JSON.stringify(parameters)) {
         throw new Error(`OpenAPI: the operations of ${declaration.path} declare its path parameters differently`);
       }

@@ -5,7 +5,7 @@ import { nameField, newNameField, uuid } from "../http/fields";
 
 const appName = newNameField("app_name").apply(
   documented(
-    DOCUMENTATION && {
+    globalThis.DOCUMENTATION && {
       description:
         "Not blank, no control characters; no invisible, formatting or bidi characters, fillers, spaces other than U+0020, " +
         "private-use or unassigned code points; a visible character, not a combining mark first; one script, or Latin with " +
@@ -27,10 +27,10 @@ export const UpdateAppBody = z.object({ app_name: appName });
 export const ListAppsQuery = z.object({
   app_name: nameField("app_name", { nfc: true })
     .optional()
-    .apply(documented(DOCUMENTATION && { description: "Only the app of this name (exact)" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Only the app of this name (exact)" })),
   workspace_id: uuid
     .optional()
-    .apply(documented(DOCUMENTATION && { description: "The apps of this workspace's default project" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The apps of this workspace's default project" })),
 });
 
 // Response bodies are the typed shapes of what the routes answer, and the source of the OpenAPI document, whose
@@ -45,7 +45,9 @@ export type CreateAppOutput = z.infer<typeof CreateAppOutput>;
 export const AppListItem = z.object({
   app_id: z.uuid(),
   app_name: z.string(),
-  updated_at: z.iso.datetime().apply(documented(DOCUMENTATION && { description: "When the app was last renamed, else created" })),
+  updated_at: z.iso
+    .datetime()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "When the app was last renamed, else created" })),
 });
 export type AppListItem = z.infer<typeof AppListItem>;
 

@@ -11,7 +11,8 @@ import { RENDERER_FILES } from "../docs/docs.routes";
 const root = path.resolve(import.meta.dirname, "../..");
 const assets = path.join(root, "dist/assets");
 mkdirSync(assets, { recursive: true });
-// The declarations keep their documentation text where DOCUMENTATION is true (src/http/route.ts): set before they load.
+// The declarations and schemas keep the document's text where DOCUMENTATION is true (src/http/documentation.ts): set
+// before they load.
 globalThis.DOCUMENTATION = true;
 const { openApiDocument } = await import("../openapi");
 // The document for BASE_PATH ""; the Worker rewrites its `servers` under another prefix.

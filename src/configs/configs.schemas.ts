@@ -17,8 +17,8 @@ const ref = (slug: z.ZodType<string>, id: string) =>
         .int()
         .min(0)
         .nullish()
-        .apply(documented(DOCUMENTATION && { description: '0 is version 0 (not "latest")' })),
-      id: uuid.nullish().apply(documented(DOCUMENTATION && { description: id })),
+        .apply(documented(globalThis.DOCUMENTATION && { description: '0 is version 0 (not "latest")' })),
+      id: uuid.nullish().apply(documented(globalThis.DOCUMENTATION && { description: id })),
     })
     .nullish()
     .transform((value): Ref | null =>
@@ -28,15 +28,15 @@ const ref = (slug: z.ZodType<string>, id: string) =>
     );
 
 export const applicationRef = ref(
-  nameField("slug", { nfc: true }).apply(documented(DOCUMENTATION && { description: "The app's name" })),
+  nameField("slug", { nfc: true }).apply(documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
   "The app's id",
 );
 export const variantRef = ref(
-  nameField("slug", { nfc: true }).apply(documented(DOCUMENTATION && { description: "The config name" })),
+  nameField("slug", { nfc: true }).apply(documented(globalThis.DOCUMENTATION && { description: "The config name" })),
   "A variant revision's id",
 );
 export const environmentRef = ref(
-  nameField("slug").apply(documented(DOCUMENTATION && { description: "The environment's name" })),
+  nameField("slug").apply(documented(globalThis.DOCUMENTATION && { description: "The environment's name" })),
   "An environment revision's id",
 );
 
@@ -79,10 +79,10 @@ export const AddConfigBody = z.object({
   variant_ref: z
     .object({
       slug: newNameField("slug").apply(
-        documented(DOCUMENTATION && { description: "The new config's name: the rules of a new app_name" }),
+        documented(globalThis.DOCUMENTATION && { description: "The new config's name: the rules of a new app_name" }),
       ),
     })
-    .apply(documented(DOCUMENTATION && { description: "Only `slug` is used" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Only `slug` is used" })),
   application_ref: applicationRef.refine((value) => value !== null, "application_ref needs a slug or an id"),
 });
 
@@ -90,7 +90,7 @@ export const CommitConfig = z
   .object({
     params: jsonObject("params").apply(
       documented(
-        DOCUMENTATION && {
+        globalThis.DOCUMENTATION && {
           description: `Replaces the config's params (no merge); at most ${MAX_JSON_DEPTH} levels deep; numbers kept digit for digit`,
         },
       ),
@@ -99,7 +99,7 @@ export const CommitConfig = z
       .nullish()
       .apply(
         documented(
-          DOCUMENTATION && {
+          globalThis.DOCUMENTATION && {
             description: 'Replaces the url: "" or an absolute http(s) URL; omitted or null: the latest\'s is kept',
           },
         ),
@@ -109,8 +109,8 @@ export const CommitConfig = z
     service_ref: z
       .unknown()
       .optional()
-      .apply(documented(DOCUMENTATION && { description: "Ignored" })),
-    environment_ref: environmentRef.apply(documented(DOCUMENTATION && { description: "Ignored" })),
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
+    environment_ref: environmentRef.apply(documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
   })
   .superRefine(requireResolvableRefs({ readsEnvironmentRef: false }));
 
@@ -159,33 +159,33 @@ const ReferenceOutput = z.object({ slug: z.string(), version: z.int().nullable()
 const Lifecycle = z.object({
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
-  updated_by: z.string().apply(documented(DOCUMENTATION && { description: "Email of who committed (or deployed)" })),
+  updated_by: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "Email of who committed (or deployed)" })),
   updated_by_id: z.uuid(),
 });
 
 /** A config (the platform's ConfigResponseModel). */
 export const ConfigOutput = z.object({
   params: z.record(z.string(), z.unknown()),
-  url: z.string().apply(documented(DOCUMENTATION && { description: '"" when none was given' })),
+  url: z.string().apply(documented(globalThis.DOCUMENTATION && { description: '"" when none was given' })),
   application_ref: ReferenceOutput.apply(
-    documented(DOCUMENTATION && { description: "slug: the app's name; version: null; id: the app's id" }),
+    documented(globalThis.DOCUMENTATION && { description: "slug: the app's name; version: null; id: the app's id" }),
   ),
   service_ref: z.null(),
   variant_ref: ReferenceOutput.apply(
-    documented(DOCUMENTATION && { description: "slug: the config name; version and id: the variant revision's" }),
+    documented(globalThis.DOCUMENTATION && { description: "slug: the config name; version and id: the variant revision's" }),
   ),
   environment_ref: ReferenceOutput.nullable().apply(
     documented(
-      DOCUMENTATION && {
+      globalThis.DOCUMENTATION && {
         description: "When reached through an environment: its name, and the environment revision's number and id",
       },
     ),
   ),
   variant_lifecycle: Lifecycle.apply(
-    documented(DOCUMENTATION && { description: "When and by whom the variant revision was committed" }),
+    documented(globalThis.DOCUMENTATION && { description: "When and by whom the variant revision was committed" }),
   ),
   environment_lifecycle: Lifecycle.nullable().apply(
-    documented(DOCUMENTATION && { description: "When and by whom the environment revision was made" }),
+    documented(globalThis.DOCUMENTATION && { description: "When and by whom the environment revision was made" }),
   ),
 });
 export type ConfigOutput = z.infer<typeof ConfigOutput>;

@@ -105,7 +105,7 @@ export const deploymentsRoutes = [
       body: {
         schema: DeployConfigBody,
         id: "DeployConfig",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           latestToStaging: {
             summary: "The latest revision of a config, to staging",
             value: { application_ref: { slug: "demo-app" }, variant_ref: { slug: "main" }, environment_ref: { slug: "staging" } },
@@ -122,7 +122,7 @@ export const deploymentsRoutes = [
       },
       idempotencyKey: "replays",
       ifMatch: true,
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "deployConfig",
         tag: "Deployments",
         summary: "Deploy a config revision to an app's environment",
@@ -152,13 +152,13 @@ export const deploymentsRoutes = [
       body: {
         schema: DeployToEnvironmentBody,
         id: "DeployToEnvironment",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           toStaging: { summary: "To staging", value: { environment_name: "staging", variant_id: EXAMPLE_IDS.variant } },
         },
       },
       idempotencyKey: "replays",
       ifMatch: true,
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "deployToEnvironment",
         tag: "Deployments",
         summary: "Deploy a variant's latest revision to an app's environment",
@@ -185,10 +185,13 @@ export const deploymentsRoutes = [
       path: "/configs/deployment/{deployment_revision_id}/revert",
       auth: "key",
       write: true,
-      params: { schema: RevertParams, examples: DOCUMENTATION && { deployment_revision_id: EXAMPLE_IDS.environmentRevision } },
+      params: {
+        schema: RevertParams,
+        examples: globalThis.DOCUMENTATION && { deployment_revision_id: EXAMPLE_IDS.environmentRevision },
+      },
       idempotencyKey: "replays",
       ifMatch: true,
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "revertDeploymentRevision",
         tag: "Deployments",
         summary: "Deploy again what an environment revision deployed",

@@ -9,7 +9,7 @@ export const DeployConfigBody = z
     variant_ref: variantRef.refine((value) => value !== null, "variant_ref needs a slug or an id"),
     environment_ref: environmentRef
       .refine((value) => value !== null, "environment_ref needs a slug (or an environment revision's id)")
-      .apply(documented(DOCUMENTATION && { description: "The environment to deploy to, by name" })),
+      .apply(documented(globalThis.DOCUMENTATION && { description: "The environment to deploy to, by name" })),
     application_ref: applicationRef,
   })
   .superRefine(requireResolvableRefs({ readsEnvironmentRef: true }));
@@ -22,7 +22,7 @@ export const DeployToEnvironmentBody = z.object({
 
 export const RevertParams = z.object({
   deployment_revision_id: uuid.apply(
-    documented(DOCUMENTATION && { description: "An environment revision's id (a record's revisions[].id)" }),
+    documented(globalThis.DOCUMENTATION && { description: "An environment revision's id (a record's revisions[].id)" }),
   ),
 });
 
@@ -31,4 +31,4 @@ export const RevertParams = z.object({
 export const REVERTED = "Environment was reverted to deployment revision successful";
 export const RevertOutput = z
   .literal(REVERTED)
-  .apply(documented(DOCUMENTATION && { description: "The platform's answer, as its client expects it" }));
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The platform's answer, as its client expects it" }));

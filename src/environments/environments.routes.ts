@@ -64,10 +64,10 @@ export const environmentsRoutes = [
       auth: "key",
       params: {
         schema: EnvironmentRevisionsParams,
-        examples: DOCUMENTATION && { app_id: DEMO_IDS.app, environment_name: "development" },
+        examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, environment_name: "development" },
       },
       ifNoneMatch: true,
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listAppEnvironmentRevisions",
         tag: "Environments",
         summary: "Read an environment's deployment record and its revisions",
@@ -100,8 +100,8 @@ export const environmentsRoutes = [
       method: "get",
       path: "/apps/{app_id}/environments",
       auth: "key",
-      params: { schema: AppParams, examples: DOCUMENTATION && { app_id: DEMO_IDS.app } },
-      doc: DOCUMENTATION && {
+      params: { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listEnvironments",
         tag: "Environments",
         summary: "List an app's environments",

@@ -41,7 +41,7 @@ export const eventsRoutes = [
       auth: "key",
       query: {
         schema: ListEventsQuery,
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           organization_id: DEMO_IDS.organization,
           app_id: DEMO_IDS.app,
           type: "environment.",
@@ -52,7 +52,7 @@ export const eventsRoutes = [
           limit: 50,
         },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listEvents",
         tag: "Events",
         summary: "Read an organization's audit log",

@@ -8,14 +8,16 @@ const typeName = z.string().regex(/^[a-z_]+(\.[a-z_]*)?$/, "type must be an even
 export const ListEventsQuery = z.object({
   organization_id: uuid
     .optional()
-    .apply(documented(DOCUMENTATION && { description: "Default: the organization of the key's project" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
   app_id: uuid.optional(),
   type: z
     .union([typeName, z.array(typeName)])
     .optional()
     .transform((types) => (types === undefined ? [] : [types].flat()))
-    .apply(documented(DOCUMENTATION && { description: "Repeatable; a family such as `environment.` matches its types" })),
-  actor: uuid.optional().apply(documented(DOCUMENTATION && { description: "The acting user's id" })),
+    .apply(
+      documented(globalThis.DOCUMENTATION && { description: "Repeatable; a family such as `environment.` matches its types" }),
+    ),
+  actor: uuid.optional().apply(documented(globalThis.DOCUMENTATION && { description: "The acting user's id" })),
   since: z.iso
     .datetime({ offset: true })
     .transform((at) => new Date(at).toISOString())
@@ -24,7 +26,7 @@ export const ListEventsQuery = z.object({
     .datetime({ offset: true })
     .transform((at) => new Date(at).toISOString())
     .optional(),
-  cursor: uuid.optional().apply(documented(DOCUMENTATION && { description: "next_cursor of the previous page" })),
+  cursor: uuid.optional().apply(documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
@@ -44,7 +46,9 @@ export const EventBody = z.object({
       .string()
       .nullable()
       .apply(
-        documented(DOCUMENTATION && { description: "Null for a change an operator made without a key; never a key's secret" }),
+        documented(
+          globalThis.DOCUMENTATION && { description: "Null for a change an operator made without a key; never a key's secret" },
+        ),
       ),
   }),
   data: z.record(z.string(), z.unknown()),
@@ -55,5 +59,5 @@ export const EventPage = z.object({
   next_cursor: z
     .uuid()
     .nullable()
-    .apply(documented(DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
 });

@@ -10,11 +10,11 @@ import { documented } from "./documentation";
 export const ValidationIssue = z.object({
   loc: z
     .array(z.union([z.string(), z.int()]))
-    .apply(documented(DOCUMENTATION && { description: 'Where: "body" or "path", then the field' })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: 'Where: "body" or "path", then the field' })),
   msg: z.string(),
   type: z.string().apply(
     documented(
-      DOCUMENTATION && {
+      globalThis.DOCUMENTATION && {
         description: "The error's type, as FastAPI names it",
         examples: ["missing", "string_type", "uuid_parsing", "json_invalid"],
       },

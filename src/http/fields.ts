@@ -75,7 +75,7 @@ export const jsonObject = (field: string) =>
     .refine(isJsonObject, { message: "Input should be a valid dictionary", params: { pydanticType: "dict_type" }, abort: true })
     .refine((value) => !nestsDeeperThan(value, MAX_JSON_DEPTH), `${field} must not nest deeper than ${MAX_JSON_DEPTH} levels`)
     .transform((value) => value as Record<string, unknown>)
-    .apply(documented(DOCUMENTATION && { type: "object" }));
+    .apply(documented(globalThis.DOCUMENTATION && { type: "object" }));
 
 /**
  * Text that can be stored as sent: no half of a surrogate pair (a JSON escape can carry one), and no NUL, which

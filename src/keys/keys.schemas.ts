@@ -5,7 +5,9 @@ import { uuid } from "../http/fields";
 /** `create_api_key`: the client sends `workspace_id` alone; the other two are this service's, and optional. */
 export const CreateKeyQuery = z.object({
   workspace_id: uuid.apply(
-    documented(DOCUMENTATION && { description: "The key is for this workspace's default project; the caller must be a member" }),
+    documented(
+      globalThis.DOCUMENTATION && { description: "The key is for this workspace's default project; the caller must be a member" },
+    ),
   ),
   read_only: z
     .enum(["true", "false"])
@@ -13,7 +15,7 @@ export const CreateKeyQuery = z.object({
     .transform((value) => value === "true")
     .apply(
       documented(
-        DOCUMENTATION && {
+        globalThis.DOCUMENTATION && {
           description:
             "true: the key reads everything its user can and is refused every write (403), e.g. for an app fetching its config",
         },
@@ -27,14 +29,14 @@ export const CreateKeyQuery = z.object({
     })
     .transform((value) => new Date(value).toISOString())
     .optional()
-    .apply(documented(DOCUMENTATION && { description: "When the key stops working (RFC 3339); none: never" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "When the key stops working (RFC 3339); none: never" })),
 });
 
 export const KeyPrefixParams = z.object({
   key_prefix: z
     .string()
     .max(64)
-    .apply(documented(DOCUMENTATION && { description: "The key's prefix: the 8 characters before its dot" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The key's prefix: the 8 characters before its dot" })),
 });
 
 // Response bodies.
@@ -45,7 +47,7 @@ export const ApiKeyListItem = z.object({
   last_used_at: z.iso
     .datetime()
     .nullable()
-    .apply(documented(DOCUMENTATION && { description: "To the hour: a key's use is recorded at most hourly" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "To the hour: a key's use is recorded at most hourly" })),
   expiration_date: z.iso.datetime().nullable(),
   read_only: z.boolean(),
   project_id: z.uuid(),
@@ -55,12 +57,14 @@ export const ApiKeyListItem = z.object({
 
 export const NewApiKey = z
   .string()
-  .apply(documented(DOCUMENTATION && { description: "The new key, shown this once: only its hash is kept" }));
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The new key, shown this once: only its hash is kept" }));
 
 export const DeletedApiKey = z.object({ prefix: z.string(), revoked_at: z.iso.datetime() });
 
 export const ProfileQuery = z.object({
-  user_id: uuid.optional().apply(documented(DOCUMENTATION && { description: "Only the caller's own id: any other is 404" })),
+  user_id: uuid
+    .optional()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Only the caller's own id: any other is 404" })),
 });
 
 export const Profile = z.object({

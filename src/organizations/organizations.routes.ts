@@ -171,7 +171,7 @@ export const organizationsRoutes = [
       method: "get",
       path: "/organizations",
       auth: "key",
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listOrganizations",
         tag: "Organizations",
         summary: "List the caller's organizations",
@@ -193,7 +193,7 @@ export const organizationsRoutes = [
       body: {
         schema: CreateOrganizationBody,
         id: "CreateOrganization",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           byId: {
             summary: "Owned by the caller, named by id",
             value: { name: "Acme", owner: DEMO_IDS.user, description: "Acme's apps" },
@@ -201,7 +201,7 @@ export const organizationsRoutes = [
           byEmail: { summary: "Owned by the caller, named by email", value: { name: "Acme Labs", owner: "demo@example.com" } },
         },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "createOrganization",
         tag: "Organizations",
         summary: "Create an organization, owned by the caller",
@@ -224,7 +224,7 @@ export const organizationsRoutes = [
       method: "get",
       path: "/organizations/own",
       auth: "key",
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getOwnOrganization",
         tag: "Organizations",
         summary: "Read the caller's own organization",
@@ -248,8 +248,8 @@ export const organizationsRoutes = [
       method: "get",
       path: "/organizations/{org_id}",
       auth: "key",
-      params: { schema: OrganizationParams, examples: DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
-      doc: DOCUMENTATION && {
+      params: { schema: OrganizationParams, examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "fetchOrganizationDetails",
         tag: "Organizations",
         summary: "Read an organization, its workspaces, members and open invitations",
@@ -285,15 +285,15 @@ export const organizationsRoutes = [
       method: "put",
       path: "/organizations/{org_id}",
       auth: "key",
-      params: { schema: OrganizationParams, examples: DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
+      params: { schema: OrganizationParams, examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
       body: {
         schema: UpdateOrganizationBody,
         id: "UpdateOrganization",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           rename: { summary: "A new name", value: { name: "Acme Inc." } },
         },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "updateOrganization",
         tag: "Organizations",
         summary: "Rename or describe an organization",
@@ -321,15 +321,15 @@ export const organizationsRoutes = [
       method: "post",
       path: "/organizations/{org_id}/workspaces",
       auth: "key",
-      params: { schema: OrganizationParams, examples: DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
+      params: { schema: OrganizationParams, examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
       body: {
         schema: CreateWorkspaceBody,
         id: "CreateWorkspace",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           named: { summary: "A workspace", value: { name: "Production" } },
         },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "createWorkspace",
         tag: "Organizations",
         summary: "Create a workspace in an organization",
@@ -352,15 +352,15 @@ export const organizationsRoutes = [
       method: "put",
       path: "/organizations/{org_id}/workspaces/{workspace_id}",
       auth: "key",
-      params: { schema: WorkspaceParams, examples: DOCUMENTATION && workspaceExamples },
+      params: { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples },
       body: {
         schema: UpdateWorkspaceBody,
         id: "UpdateWorkspace",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           rename: { summary: "A new name", value: { name: "Staging", description: "Where releases are tried" } },
         },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "updateWorkspace",
         tag: "Organizations",
         summary: "Rename or describe a workspace",
@@ -389,15 +389,15 @@ export const organizationsRoutes = [
       method: "post",
       path: "/organizations/{org_id}/workspaces/{workspace_id}/invite",
       auth: "key",
-      params: { schema: WorkspaceParams, examples: DOCUMENTATION && workspaceExamples },
+      params: { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples },
       body: {
         schema: InviteBody,
         id: "Invite",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           editor: { summary: "An editor", value: [{ email: "new.person@example.com", roles: ["editor"] }] },
         },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "inviteUserToWorkspace",
         tag: "Organizations",
         summary: "Invite an email to the organization, through one of its workspaces",
@@ -432,15 +432,15 @@ export const organizationsRoutes = [
       method: "post",
       path: "/organizations/{org_id}/workspaces/{workspace_id}/invite/resend",
       auth: "key",
-      params: { schema: WorkspaceParams, examples: DOCUMENTATION && workspaceExamples },
+      params: { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples },
       body: {
         schema: ResendBody,
         id: "Resend",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           email: { summary: "The invited email", value: { email: "new.person@example.com" } },
         },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "resendInvitation",
         tag: "Organizations",
         summary: "Issue an open invitation again, under a new token",
@@ -474,16 +474,16 @@ export const organizationsRoutes = [
       method: "post",
       path: "/organizations/{org_id}/workspaces/{workspace_id}/invite/accept",
       auth: "optional",
-      params: { schema: WorkspaceParams, examples: DOCUMENTATION && workspaceExamples },
-      query: { schema: AcceptQuery, examples: DOCUMENTATION && { project_id: EXAMPLE_ACCOUNT_IDS.project } },
+      params: { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples },
+      query: { schema: AcceptQuery, examples: globalThis.DOCUMENTATION && { project_id: EXAMPLE_ACCOUNT_IDS.project } },
       body: {
         schema: AcceptBody,
         id: "Accept",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           token: { summary: "The invitation's token", value: { token: TOKEN } },
         },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "acceptInvitation",
         tag: "Organizations",
         summary: "Accept an invitation with its token",

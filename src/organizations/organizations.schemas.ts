@@ -9,11 +9,11 @@ import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
 const description = storableText("description").max(2000);
 const type = storableText("type")
   .max(64)
-  .apply(documented(DOCUMENTATION && { description: "Kept and answered as given" }));
+  .apply(documented(globalThis.DOCUMENTATION && { description: "Kept and answered as given" }));
 const updatedAt = z
   .unknown()
   .optional()
-  .apply(documented(DOCUMENTATION && { description: "Sent by the client; ignored (the service keeps its own)" }));
+  .apply(documented(globalThis.DOCUMENTATION && { description: "Sent by the client; ignored (the service keeps its own)" }));
 
 export const CreateOrganizationBody = z.object({
   name: nameField("name"),
@@ -21,7 +21,7 @@ export const CreateOrganizationBody = z.object({
     .string()
     .trim()
     .min(1)
-    .apply(documented(DOCUMENTATION && { description: "The caller's own user id or email: the caller is the owner" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The caller's own user id or email: the caller is the owner" })),
   description: description.optional(),
   type: type.optional(),
 });
@@ -33,7 +33,7 @@ export const UpdateOrganizationBody = z
     type: type.optional(),
     updated_at: updatedAt,
   })
-  .apply(documented(DOCUMENTATION && { description: "The fields to change; those left out keep their value" }));
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The fields to change; those left out keep their value" }));
 
 export const CreateWorkspaceBody = z.object({
   name: nameField("name"),
@@ -44,7 +44,7 @@ export const CreateWorkspaceBody = z.object({
 // The same fields, as its own schema (`.meta` copies it): the OpenAPI document names each body once.
 export const UpdateWorkspaceBody = UpdateOrganizationBody.apply(
   documented(
-    DOCUMENTATION && {
+    globalThis.DOCUMENTATION && {
       description: "The fields to change; those left out keep their value",
     },
   ),
@@ -63,7 +63,7 @@ export const ResendBody = z.object({ email: emailField });
 
 export const AcceptQuery = z.object({
   project_id: uuid.apply(
-    documented(DOCUMENTATION && { description: "A project of the workspace: the invitation's answer names it" }),
+    documented(globalThis.DOCUMENTATION && { description: "A project of the workspace: the invitation's answer names it" }),
   ),
 });
 
@@ -79,16 +79,20 @@ export const Organization = z.object({
   owner: z
     .uuid()
     .apply(
-      documented(DOCUMENTATION && { description: "The earliest owner's user id (an organization may have several owners)" }),
+      documented(
+        globalThis.DOCUMENTATION && { description: "The earliest owner's user id (an organization may have several owners)" },
+      ),
     ),
   is_personal: z.boolean(),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
   role: z
     .enum(ROLES)
-    .apply(documented(DOCUMENTATION && { description: "The role the caller acts in here (viewer with a read-only key)" })),
+    .apply(
+      documented(globalThis.DOCUMENTATION && { description: "The role the caller acts in here (viewer with a read-only key)" }),
+    ),
   workspaces: z.array(z.uuid()),
-  members: z.array(z.uuid()).apply(documented(DOCUMENTATION && { description: "Members' user ids" })),
+  members: z.array(z.uuid()).apply(documented(globalThis.DOCUMENTATION && { description: "Members' user ids" })),
 });
 
 export const OrganizationDetailsBody = Organization.extend({
@@ -103,7 +107,9 @@ export const OrganizationDetailsBody = Organization.extend({
         expires_at: z.iso.datetime(),
       }),
     )
-    .apply(documented(DOCUMENTATION && { description: "Open invitations; shown to owners and workspace admins only" })),
+    .apply(
+      documented(globalThis.DOCUMENTATION && { description: "Open invitations; shown to owners and workspace admins only" }),
+    ),
 });
 
 export const toOrganizationDetails = ({ organization, workspaces, members, invitations }: OrganizationDetails) => ({
@@ -122,7 +128,7 @@ export const Invitation = z.object({
     .optional()
     .apply(
       documented(
-        DOCUMENTATION && {
+        globalThis.DOCUMENTATION && {
           description:
             "Where invitations are not mailed: the token, shown this once, for the inviter to pass on. Where they are, it " +
             "is absent: the token goes to the invited email only",
@@ -131,7 +137,9 @@ export const Invitation = z.object({
     ),
   organization_id: z.uuid(),
   workspace_id: z.uuid(),
-  project_id: z.uuid().apply(documented(DOCUMENTATION && { description: "What the invitee passes as accept's project_id" })),
+  project_id: z
+    .uuid()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "What the invitee passes as accept's project_id" })),
   expires_at: z.iso.datetime(),
 });
 
@@ -145,5 +153,9 @@ export const AcceptedInvitation = z.object({
   api_key: z
     .string()
     .optional()
-    .apply(documented(DOCUMENTATION && { description: "A new user's first key, shown this once (absent for an existing user)" })),
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && { description: "A new user's first key, shown this once (absent for an existing user)" },
+      ),
+    ),
 });

@@ -53,13 +53,13 @@ export const registryRoutes = [
       auth: "key",
       query: {
         schema: GetConfigQuery,
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           base_id: DEMO_IDS.app,
           environment_name: "production",
           config_name: "main",
         },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getConfig",
         tag: "Older SDK",
         summary: "Read the config an environment runs, or a config's latest revision",
@@ -92,7 +92,7 @@ export const registryRoutes = [
       body: {
         schema: SaveConfigBody,
         id: "SaveConfig",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           newConfig: {
             summary: "A new config",
             value: {
@@ -115,7 +115,7 @@ export const registryRoutes = [
         maxBytes: MAX_CONFIG_BODY_BYTES,
       },
       idempotencyKey: "replays",
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "saveConfig",
         tag: "Older SDK",
         summary: "Save a config's parameters under its name",
@@ -155,9 +155,9 @@ export const registryRoutes = [
       auth: "key",
       params: {
         schema: DeploymentRevisionParams,
-        examples: DOCUMENTATION && { deployment_revision_id: EXAMPLE_IDS.environmentRevision },
+        examples: globalThis.DOCUMENTATION && { deployment_revision_id: EXAMPLE_IDS.environmentRevision },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getConfigDeploymentRevision",
         tag: "Older SDK",
         summary: "Read the config an environment revision deployed",
@@ -187,8 +187,8 @@ export const basesRoutes = [
       method: "get",
       path: "/bases",
       auth: "key",
-      query: { schema: ListBasesQuery, examples: DOCUMENTATION && { app_id: DEMO_IDS.app, base_name: "app" } },
-      doc: DOCUMENTATION && {
+      query: { schema: ListBasesQuery, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, base_name: "app" } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listBases",
         tag: "Older SDK",
         summary: "List an app's bases",

@@ -6,7 +6,7 @@ import { BASE_NAME } from "../variants/variant-names";
 import { parametersField } from "../variants/variants.schemas";
 
 const baseId = uuid.apply(
-  documented(DOCUMENTATION && { description: "The app's id: every app has one implicit base, whose id is the app's" }),
+  documented(globalThis.DOCUMENTATION && { description: "The app's id: every app has one implicit base, whose id is the app's" }),
 );
 
 /** `get_config`: what an environment runs, or a config's latest revision (the environment wins when both are named). */
@@ -15,10 +15,10 @@ export const GetConfigQuery = z
     base_id: baseId,
     environment_name: nameField("environment_name")
       .optional()
-      .apply(documented(DOCUMENTATION && { description: "What this environment runs (wins over config_name)" })),
+      .apply(documented(globalThis.DOCUMENTATION && { description: "What this environment runs (wins over config_name)" })),
     config_name: nameField("config_name", { nfc: true })
       .optional()
-      .apply(documented(DOCUMENTATION && { description: "This config's latest revision" })),
+      .apply(documented(globalThis.DOCUMENTATION && { description: "This config's latest revision" })),
   })
   .refine((query) => query.environment_name !== undefined || query.config_name !== undefined, {
     message: "environment_name or config_name is required",
@@ -29,12 +29,12 @@ export const GetConfigQuery = z
 export const SaveConfigBody = z.object({
   base_id: baseId,
   config_name: newNameField("config_name").apply(
-    documented(DOCUMENTATION && { description: "The config's name: the rules of a new app_name" }),
+    documented(globalThis.DOCUMENTATION && { description: "The config's name: the rules of a new app_name" }),
   ),
   parameters: parametersField,
   overwrite: z.boolean().apply(
     documented(
-      DOCUMENTATION && {
+      globalThis.DOCUMENTATION && {
         description: "When the name is taken: commit over it and deploy to production (also done when its params are still {})",
       },
     ),
@@ -43,7 +43,7 @@ export const SaveConfigBody = z.object({
 
 export const DeploymentRevisionParams = z.object({
   deployment_revision_id: uuid.apply(
-    documented(DOCUMENTATION && { description: "An environment revision's id (a record's revisions[].id)" }),
+    documented(globalThis.DOCUMENTATION && { description: "An environment revision's id (a record's revisions[].id)" }),
   ),
 });
 
@@ -53,7 +53,7 @@ export const ListBasesQuery = z.object({
   base_name: z
     .string()
     .optional()
-    .apply(documented(DOCUMENTATION && { description: `Only the base of this name: "${BASE_NAME}" is the only one` })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: `Only the base of this name: "${BASE_NAME}" is the only one` })),
 });
 
 // Response bodies.
@@ -63,7 +63,7 @@ export const RegistryConfig = z.object({
   config_name: z.string(),
   current_version: z.int().apply(
     documented(
-      DOCUMENTATION && {
+      globalThis.DOCUMENTATION && {
         description: "GET /configs: the variant revision's number; GET /configs/deployment/{id}: the environment revision's",
       },
     ),
@@ -79,7 +79,7 @@ export const toRegistryConfig = (config: Config, currentVersion: number): Regist
 });
 
 export const Base = z.object({
-  base_id: z.uuid().apply(documented(DOCUMENTATION && { description: "The app's id" })),
+  base_id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "The app's id" })),
   base_name: z.literal(BASE_NAME),
 });
 export type Base = z.infer<typeof Base>;

@@ -83,9 +83,9 @@ export const appVariantsRoutes = [
       auth: "key",
       query: {
         schema: VariantByEnvironmentQuery,
-        examples: DOCUMENTATION && { app_id: DEMO_IDS.app, environment: "production" },
+        examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, environment: "production" },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getVariantByEnv",
         tag: "Variants",
         summary: "Read the variant deployed to an app's environment",
@@ -111,8 +111,8 @@ export const appVariantsRoutes = [
       method: "get",
       path: "/apps/{app_id}/variants",
       auth: "key",
-      params: { schema: AppParams, examples: DOCUMENTATION && { app_id: DEMO_IDS.app } },
-      doc: DOCUMENTATION && {
+      params: { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listAppVariants",
         tag: "Variants",
         summary: "List an app's variants, each with its latest revision",
@@ -141,7 +141,7 @@ export const variantsRoutes = [
       body: {
         schema: AddVariantFromBaseBody,
         id: "AddVariantFromBase",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           newConfig: {
             summary: "A new config of the app",
             value: {
@@ -155,7 +155,7 @@ export const variantsRoutes = [
         maxBytes: MAX_CONFIG_BODY_BYTES,
       },
       idempotencyKey: "replays",
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "addVariantFromBase",
         tag: "Variants",
         summary: "Add a config to an app, with its first parameters",
@@ -199,11 +199,11 @@ export const variantsRoutes = [
       path: "/variants/{variant_id}/parameters",
       auth: "key",
       write: true,
-      params: { schema: VariantParams, examples: DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
+      params: { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
       body: {
         schema: UpdateVariantParametersBody,
         id: "UpdateVariantParameters",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           newParameters: {
             summary: "New parameters",
             value: { parameters: { ...DEMO_CONFIG_PARAMS, temperature: 0.7 } },
@@ -212,7 +212,7 @@ export const variantsRoutes = [
         maxBytes: MAX_CONFIG_BODY_BYTES,
       },
       idempotencyKey: "replays",
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "updateVariantParameters",
         tag: "Variants",
         summary: "Commit new parameters to a variant",
@@ -240,8 +240,8 @@ export const variantsRoutes = [
       path: "/variants/{variant_id}",
       auth: "key",
       write: true,
-      params: { schema: VariantParams, examples: DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
-      doc: DOCUMENTATION && {
+      params: { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "removeVariant",
         tag: "Variants",
         summary: "Remove a variant",
@@ -274,8 +274,8 @@ export const variantsRoutes = [
       method: "get",
       path: "/variants/{variant_id}",
       auth: "key",
-      params: { schema: VariantParams, examples: DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
-      doc: DOCUMENTATION && {
+      params: { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getVariant",
         tag: "Variants",
         summary: "Read a variant with its latest revision",
@@ -298,8 +298,8 @@ export const variantsRoutes = [
       method: "get",
       path: "/variants/{variant_id}/revisions",
       auth: "key",
-      params: { schema: VariantParams, examples: DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
-      doc: DOCUMENTATION && {
+      params: { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getVariantRevisions",
         tag: "Variants",
         summary: "List a variant's revisions",
@@ -324,9 +324,9 @@ export const variantsRoutes = [
       auth: "key",
       params: {
         schema: VariantRevisionParams,
-        examples: DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant, revision_number: "2" },
+        examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant, revision_number: "2" },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getVariantRevision",
         tag: "Variants",
         summary: "Read one revision of a variant",

@@ -9,18 +9,20 @@ export const VariantParams = z.object({ variant_id: uuid });
 
 export const VariantRevisionParams = z.object({
   variant_id: uuid,
-  revision_number: integerParam.apply(documented(DOCUMENTATION && { description: "A revision number, 1 or more" })),
+  revision_number: integerParam.apply(documented(globalThis.DOCUMENTATION && { description: "A revision number, 1 or more" })),
 });
 
 export const VariantByEnvironmentQuery = z.object({
   app_id: uuid,
-  environment: nameField("environment").apply(documented(DOCUMENTATION && { description: "Environment name, matched exactly" })),
+  environment: nameField("environment").apply(
+    documented(globalThis.DOCUMENTATION && { description: "Environment name, matched exactly" }),
+  ),
 });
 
 /** Params as the older SDK's calls send them. */
 export const parametersField = jsonObject("parameters").apply(
   documented(
-    DOCUMENTATION && {
+    globalThis.DOCUMENTATION && {
       description: `Any JSON object of at most ${MAX_JSON_DEPTH} levels; numbers kept digit for digit`,
     },
   ),
@@ -29,24 +31,28 @@ export const parametersField = jsonObject("parameters").apply(
 /** `add_variant_from_base_and_config`. */
 export const AddVariantFromBaseBody = z.object({
   base_id: uuid.apply(
-    documented(DOCUMENTATION && { description: "The app's id: every app has one implicit base, whose id is the app's" }),
+    documented(
+      globalThis.DOCUMENTATION && { description: "The app's id: every app has one implicit base, whose id is the app's" },
+    ),
   ),
   new_variant_name: z
     .string()
     .optional()
     .apply(
-      documented(DOCUMENTATION && { description: "Accepted and ignored: a variant's name is always `app.<new_config_name>`" }),
+      documented(
+        globalThis.DOCUMENTATION && { description: "Accepted and ignored: a variant's name is always `app.<new_config_name>`" },
+      ),
     ),
   new_config_name: newNameField("new_config_name").apply(
-    documented(DOCUMENTATION && { description: "The new config's name: the rules of a new app_name" }),
+    documented(globalThis.DOCUMENTATION && { description: "The new config's name: the rules of a new app_name" }),
   ),
-  parameters: parametersField.apply(documented(DOCUMENTATION && { description: "Revision 1's params" })),
+  parameters: parametersField.apply(documented(globalThis.DOCUMENTATION && { description: "Revision 1's params" })),
 });
 
 /** `update_variant_parameters`. */
 export const UpdateVariantParametersBody = z.object({
   parameters: parametersField.apply(
-    documented(DOCUMENTATION && { description: "The next revision's params: they replace the latest's (no merge)" }),
+    documented(globalThis.DOCUMENTATION && { description: "The next revision's params: they replace the latest's (no merge)" }),
   ),
 });
 
@@ -54,27 +60,31 @@ export const UpdateVariantParametersBody = z.object({
 
 const params = z
   .record(z.string(), z.unknown())
-  .apply(documented(DOCUMENTATION && { description: "The config's parameters: any JSON object" }));
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The config's parameters: any JSON object" }));
 
 /** A variant with its latest revision (the platform's AppVariantResponse). */
 export const AppVariant = z.object({
   app_id: z.uuid(),
   app_name: z.string(),
   variant_id: z.uuid(),
-  variant_name: z.string().apply(documented(DOCUMENTATION && { description: "`app.<config_name>`" })),
+  variant_name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>`" })),
   project_id: z.uuid(),
   base_name: z.literal(BASE_NAME),
-  base_id: z.uuid().apply(documented(DOCUMENTATION && { description: "The app's id: every app has one implicit base" })),
+  base_id: z
+    .uuid()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The app's id: every app has one implicit base" })),
   config_name: z.string(),
   revision: z
     .int()
     .min(1)
-    .apply(documented(DOCUMENTATION && { description: "The latest revision" })),
-  parameters: params.apply(documented(DOCUMENTATION && { description: "The latest revision's params" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The latest revision" })),
+  parameters: params.apply(documented(globalThis.DOCUMENTATION && { description: "The latest revision's params" })),
   uri: z.null(),
-  created_at: z.iso.datetime().apply(documented(DOCUMENTATION && { description: "When the variant was created" })),
-  updated_at: z.iso.datetime().apply(documented(DOCUMENTATION && { description: "When its latest revision was committed" })),
-  modified_by_id: z.uuid().apply(documented(DOCUMENTATION && { description: "Who committed the latest revision" })),
+  created_at: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "When the variant was created" })),
+  updated_at: z.iso
+    .datetime()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "When its latest revision was committed" })),
+  modified_by_id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "Who committed the latest revision" })),
 });
 export type AppVariant = z.infer<typeof AppVariant>;
 
@@ -82,7 +92,9 @@ export type AppVariant = z.infer<typeof AppVariant>;
 export const AppVariantRevision = z.object({
   id: z.uuid(),
   revision: z.int().min(1),
-  modified_by: z.string().apply(documented(DOCUMENTATION && { description: "Username of who committed the revision" })),
+  modified_by: z
+    .string()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who committed the revision" })),
   config: z.object({ config_name: z.string(), parameters: params }),
   created_at: z.iso.datetime(),
 });

@@ -34,7 +34,7 @@ const url = z
   .max(2048)
   .apply(
     documented(
-      DOCUMENTATION && {
+      globalThis.DOCUMENTATION && {
         description:
           "https:// only, to a host name or a public unicast address: no loopback, private, link-local, documentation or " +
           "other reserved address, nor IPv6 that reaches IPv4 through a translator or relay (NAT64, 6to4, Teredo). " +
@@ -47,10 +47,12 @@ const events = z
   .min(1)
   .max(EVENT_TYPES.length + 1)
   .transform((types) => (types.includes("*") ? ["*"] : [...new Set(types)]))
-  .apply(documented(DOCUMENTATION && { description: 'Event types, or ["*"] for every type' }));
+  .apply(documented(globalThis.DOCUMENTATION && { description: 'Event types, or ["*"] for every type' }));
 const appId = uuid
   .nullable()
-  .apply(documented(DOCUMENTATION && { description: "Only this app's events (null: every event of the organization)" }));
+  .apply(
+    documented(globalThis.DOCUMENTATION && { description: "Only this app's events (null: every event of the organization)" }),
+  );
 const description = storableText("description").max(2000).nullable();
 
 export const CreateWebhookBody = z.object({
@@ -60,7 +62,7 @@ export const CreateWebhookBody = z.object({
   description: description.optional(),
   organization_id: uuid
     .optional()
-    .apply(documented(DOCUMENTATION && { description: "Default: the organization of the key's project" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
 });
 
 export const UpdateWebhookBody = z
@@ -72,14 +74,14 @@ export const UpdateWebhookBody = z
     enabled: z
       .boolean()
       .optional()
-      .apply(documented(DOCUMENTATION && { description: "true on a disabled webhook clears its failure count" })),
+      .apply(documented(globalThis.DOCUMENTATION && { description: "true on a disabled webhook clears its failure count" })),
   })
-  .apply(documented(DOCUMENTATION && { description: "The fields to change; those left out keep their value" }));
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The fields to change; those left out keep their value" }));
 
 export const ListWebhooksQuery = z.object({
   organization_id: uuid
     .optional()
-    .apply(documented(DOCUMENTATION && { description: "Default: the organization of the key's project" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
 });
 
 export const WebhookParams = z.object({ webhook_id: uuid });
@@ -88,7 +90,7 @@ export const DeliveryParams = z.object({ webhook_id: uuid, delivery_id: uuid });
 
 export const ListDeliveriesQuery = z.object({
   status: z.enum(["pending", "succeeded", "failed"]).optional(),
-  cursor: uuid.optional().apply(documented(DOCUMENTATION && { description: "next_cursor of the previous page" })),
+  cursor: uuid.optional().apply(documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
@@ -105,20 +107,24 @@ export const WebhookBody = z.object({
   disabled_reason: z
     .string()
     .nullable()
-    .apply(documented(DOCUMENTATION && { description: "Why the service disabled it; null otherwise" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Why the service disabled it; null otherwise" })),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
 
 export const CreatedWebhookBody = WebhookBody.extend({
-  secret: z.string().apply(documented(DOCUMENTATION && { description: "`whsec_` + base64 of 32 random bytes: shown this once" })),
+  secret: z
+    .string()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "`whsec_` + base64 of 32 random bytes: shown this once" })),
 });
 
 export const WebhookSecretBody = z.object({
   secret: z
     .string()
     .apply(
-      documented(DOCUMENTATION && { description: "The new secret, shown this once; the previous one signs too for 24 hours" }),
+      documented(
+        globalThis.DOCUMENTATION && { description: "The new secret, shown this once; the previous one signs too for 24 hours" },
+      ),
     ),
 });
 
@@ -126,20 +132,22 @@ export const AttemptBody = z.object({
   status_code: z
     .int()
     .nullable()
-    .apply(documented(DOCUMENTATION && { description: "Null: no answer (see error)" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Null: no answer (see error)" })),
   duration_ms: z
     .int()
-    .apply(documented(DOCUMENTATION && { description: "10000 when the URL could not be reached, whatever the cause" })),
+    .apply(
+      documented(globalThis.DOCUMENTATION && { description: "10000 when the URL could not be reached, whatever the cause" }),
+    ),
   response_excerpt: z
     .string()
     .nullable()
-    .apply(documented(DOCUMENTATION && { description: "The first 1 KiB of the response body" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The first 1 KiB of the response body" })),
   error: z
     .string()
     .nullable()
     .apply(
       documented(
-        DOCUMENTATION && {
+        globalThis.DOCUMENTATION && {
           description:
             'Null on a 2xx; "HTTP <status>"; "could not reach the URL" (refused, no TLS, no answer in time...); "could not sign the event"',
         },
@@ -148,7 +156,7 @@ export const AttemptBody = z.object({
 });
 
 export const DeliveryBody = z.object({
-  id: z.uuid().apply(documented(DOCUMENTATION && { description: "Also the `webhook-id` header of every attempt" })),
+  id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "Also the `webhook-id` header of every attempt" })),
   event_id: z.uuid(),
   event_type: z.string(),
   status: z.enum(["pending", "succeeded", "failed"]),
@@ -159,7 +167,7 @@ export const DeliveryBody = z.object({
   next_attempt_at: z.iso
     .datetime()
     .nullable()
-    .apply(documented(DOCUMENTATION && { description: "When pending: when the next attempt is due" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "When pending: when the next attempt is due" })),
 });
 
 export const DeliveryPage = z.object({
@@ -167,18 +175,18 @@ export const DeliveryPage = z.object({
   next_cursor: z
     .uuid()
     .nullable()
-    .apply(documented(DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
 });
 
 export const DeliveryWithAttempts = DeliveryBody.extend({
   attempt_log: z
     .array(AttemptBody.extend({ attempted_at: z.iso.datetime() }))
-    .apply(documented(DOCUMENTATION && { description: "Oldest first" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Oldest first" })),
 });
 
 /** The body a receiver gets: Standard Webhooks' envelope around the event (as GET /events shows it). */
 export const WebhookPayload = z.object({
   type: z.string(),
-  timestamp: z.iso.datetime().apply(documented(DOCUMENTATION && { description: "The event's occurred_at" })),
+  timestamp: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "The event's occurred_at" })),
   data: EventBody,
 });

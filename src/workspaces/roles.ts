@@ -62,4 +62,4 @@ export const roleField = z
     message: `role must be one of ${ROLES.join(", ")} (or admin, for workspace_admin)`,
   })
   .transform((name) => roleNamed(name) as Role)
-  .apply(documented(DOCUMENTATION && { type: "string", enum: [...ROLES, ...Object.keys(ROLE_SYNONYMS)] }));
+  .apply(documented(globalThis.DOCUMENTATION && { type: "string", enum: [...ROLES, ...Object.keys(ROLE_SYNONYMS)] }));

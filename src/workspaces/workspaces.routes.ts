@@ -101,7 +101,7 @@ export const workspacesRoutes = [
       method: "get",
       path: "/workspaces/roles",
       auth: "key",
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getAllWorkspaceRoles",
         tag: "Workspaces",
         summary: "List the workspace roles",
@@ -124,7 +124,7 @@ export const workspacesRoutes = [
       method: "get",
       path: "/workspaces/permissions",
       auth: "key",
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getAllWorkspacePermissions",
         tag: "Workspaces",
         summary: "List the permissions this service enforces",
@@ -142,18 +142,21 @@ export const workspacesRoutes = [
       method: "post",
       path: "/workspaces/{workspace_id}/roles",
       auth: "key",
-      params: { schema: WorkspaceIdParams, examples: DOCUMENTATION && { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace } },
+      params: {
+        schema: WorkspaceIdParams,
+        examples: globalThis.DOCUMENTATION && { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace },
+      },
       body: {
         schema: AssignRoleBody,
         id: "AssignRole",
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           deploymentManager: {
             summary: "Make a member a deployment manager",
             value: { email: INVITEE, organization_id: EXAMPLE_ACCOUNT_IDS.organization, role: "deployment_manager" },
           },
         },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "assignRoleToUser",
         tag: "Workspaces",
         summary: "Give a member a role",
@@ -178,16 +181,19 @@ export const workspacesRoutes = [
       method: "delete",
       path: "/workspaces/{workspace_id}/roles",
       auth: "key",
-      params: { schema: WorkspaceIdParams, examples: DOCUMENTATION && { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace } },
+      params: {
+        schema: WorkspaceIdParams,
+        examples: globalThis.DOCUMENTATION && { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace },
+      },
       query: {
         schema: UnassignRoleQuery,
-        examples: DOCUMENTATION && {
+        examples: globalThis.DOCUMENTATION && {
           email: INVITEE,
           org_id: EXAMPLE_ACCOUNT_IDS.organization,
           role: "deployment_manager",
         },
       },
-      doc: DOCUMENTATION && {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "unassignRoleFromUser",
         tag: "Workspaces",
         summary: "Take a role from a member: they become a viewer",
@@ -215,9 +221,15 @@ export const workspacesRoutes = [
       method: "delete",
       path: "/workspaces/{workspace_id}/users",
       auth: "key",
-      params: { schema: WorkspaceIdParams, examples: DOCUMENTATION && { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace } },
-      query: { schema: RemoveUserQuery, examples: DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization, email: INVITEE } },
-      doc: DOCUMENTATION && {
+      params: {
+        schema: WorkspaceIdParams,
+        examples: globalThis.DOCUMENTATION && { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace },
+      },
+      query: {
+        schema: RemoveUserQuery,
+        examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization, email: INVITEE },
+      },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "removeUserFromWorkspace",
         tag: "Workspaces",
         summary: "Remove a member from the workspace's organization",

@@ -32,7 +32,7 @@ export const WorkspaceMember = z.object({
   user: z.object({ id: z.uuid(), email: z.string(), username: z.string() }),
   roles: z
     .array(RoleDescription)
-    .apply(documented(DOCUMENTATION && { description: "The member's one role in the organization" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The member's one role in the organization" })),
 });
 
 const toMember = ({ id, email, username, role }: MemberRow) => ({
@@ -48,12 +48,12 @@ export const Workspace = z.object({
   organization: z.uuid(),
   default_project_id: z
     .uuid()
-    .apply(documented(DOCUMENTATION && { description: "Where keys and apps of this workspace live by default" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Where keys and apps of this workspace live by default" })),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
   members: z
     .array(WorkspaceMember)
-    .apply(documented(DOCUMENTATION && { description: "The organization's members: roles are per organization" })),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The organization's members: roles are per organization" })),
 });
 
 export const toWorkspace = ({ workspace, members }: WorkspaceDetails) => ({ ...workspace, members: members.map(toMember) });

@@ -18,7 +18,7 @@ declare module "vitest" {
     openApiDocuments: Record<string, Document>;
   }
 }
-// The declarations' text is not in the Worker (wrangler.toml [define] DOCUMENTATION), so their document is built in Node.
+// The declarations' text is not in the Worker (wrangler.toml [define]), so their document is built in Node.
 const openApiDocument = (basePath: string) => inject("openApiDocuments")[basePath];
 const METHODS = ["get", "put", "post", "patch", "delete"];
 

@@ -262,7 +262,7 @@ describe("GET /openapi.json", () => {
     ]);
   });
 
-  // The validators here are the Worker's, whose schemas carry no text (wrangler.toml [define] DOCUMENTATION): the
+  // The validators here are the Worker's, whose schemas carry no text (wrangler.toml [define]): the
   // document's are theirs plus descriptions.
   it("takes request bodies and path parameters from the validators' own zod schemas, adding their descriptions", () => {
     const { $schema, ...createApp } = z.toJSONSchema(CreateAppBody, { io: "input" });
