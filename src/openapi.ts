@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { BOOKMARK_HEADER } from "./http/d1-session";
+import type { Documentation } from "./http/documentation";
 import {
   ErrorBody,
   environmentMovedOn,
@@ -50,11 +51,20 @@ function merge(parts: Record<string, unknown>[], what: string) {
   return merged;
 }
 
+/** A declaration's documentation text, which only declarations loaded with DOCUMENTATION set have. */
+function textOf<Text>(text: Documentation<Text>): Text {
+  if (text === false || text === undefined) {
+    throw new Error("OpenAPI: the route declarations were loaded without globalThis.DOCUMENTATION set");
+  }
+  return text;
+}
+
 const PAYLOAD_TOO_LARGE = { [MAX_BODY_BYTES]: "PayloadTooLarge", [MAX_CONFIG_BODY_BYTES]: "ConfigPayloadTooLarge" } as const;
 
 /** The OpenAPI operation of a declared route: its text, and what its key, body, headers and validators add. */
 export function operationOf(declaration: RouteDeclaration) {
-  const { auth, query, body, idempotencyKey, ifMatch, ifNoneMatch, write, doc } = declaration;
+  const { auth, query, body, idempotencyKey, ifMatch, ifNoneMatch, write } = declaration;
+  const doc = textOf(declaration.doc);
   if (auth === "none") {
     return {
       operationId: doc.operationId,
@@ -76,8 +86,8 @@ export function operationOf(declaration: RouteDeclaration) {
     summary: doc.summary,
     description: doc.description,
     ...(auth === "optional" && { security: [{}, { ApiKey: [] }] }),
-    parameters: [...requestHeaders(...headers), ...(query ? parametersOf("query", query.schema, query.examples) : [])],
-    ...(body && { requestBody: jsonRequestBody(body.documentedAs ?? schemaRef(body.id), body.examples) }),
+    parameters: [...requestHeaders(...headers), ...(query ? parametersOf("query", query.schema, textOf(query.examples)) : [])],
+    ...(body && { requestBody: jsonRequestBody(textOf(body.documentedAs ?? schemaRef(body.id)), textOf(body.examples)) }),
     responses: operationResponses(doc.ok as ReturnType<typeof jsonResponse>, doc.errors, {
       write,
       jsonBody: body && PAYLOAD_TOO_LARGE[body.maxBytes ?? MAX_BODY_BYTES],
@@ -96,7 +106,7 @@ function pathsOf(routes: readonly Route[]) {
     // Path parameters are the path's, shared by its operations: each declares them, with the same examples.
     const { params } = declaration;
     if (params) {
-      const parameters = parametersOf("path", params.schema, params.examples);
+      const parameters = parametersOf("path", params.schema, textOf(params.examples));
       if (item.parameters && JSON.stringify(item.parameters) !== JSON.stringify(parameters)) {
         throw new Error(`OpenAPI: the operations of ${declaration.path} declare its path parameters differently`);
       }
@@ -120,7 +130,11 @@ function componentSchemas(schemas: Record<string, z.ZodType>, io: "input" | "out
  * its resources name. Bodies and parameters are the zod schemas the routes validate with and answer in, converted by
  * zod itself (requests as clients send them, responses as the service answers).
  */
-export function openApiDocument(basePath: string, routes: readonly Route[] = ROUTES, components: Components[] = COMPONENTS) {
+export function openApiDocument(
+  basePath: string,
+  routes: readonly Route[] = ROUTES,
+  components: Components[] = COMPONENTS.map((of) => of()),
+) {
   const inputSchemas = Object.fromEntries(
     routes.flatMap(({ declaration: { body } }) => (body ? [[body.id, body.component ?? body.schema] as const] : [])),
   );

@@ -36,8 +36,8 @@ export const ROUTES: readonly Route[] = [
   ...webhooksRoutes,
 ];
 
-/** What the routes name in the OpenAPI document, resource by resource. */
-export const COMPONENTS: Components[] = [
+/** What the routes name in the OpenAPI document, resource by resource (built with the document, not in the Worker). */
+export const COMPONENTS: (() => Components)[] = [
   appsComponents,
   environmentsComponents,
   variantsComponents,

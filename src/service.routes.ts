@@ -19,7 +19,7 @@ export const serviceRoutes = [
       method: "get",
       path: "/health",
       auth: "none",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "health",
         tag: "Service",
         summary: "Check that the service is up",
@@ -38,7 +38,7 @@ export const serviceRoutes = [
       method: "get",
       path: "/openapi.json",
       auth: "none",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "openApiDocument",
         tag: "Service",
         summary: "Read this OpenAPI document",

@@ -9,6 +9,11 @@ export default defineConfig(async () => {
   // The static assets the Worker serves (wrangler.toml [assets]): the OpenAPI document and Swagger UI's files.
   execFileSync("npx", ["tsx", "src/cli/build-assets.ts"], { cwd: root, stdio: "inherit" });
   const migrations = await readD1Migrations(path.join(root, "migrations"));
+  // The OpenAPI documents the route declarations make, for openapi-fixture.test.ts to compare the served one with: built
+  // in Node, as the declarations' text is left out of the Worker (wrangler.toml [define]).
+  const openApiDocuments = JSON.parse(
+    execFileSync("npx", ["tsx", "test/support/openapi-documents.ts"], { cwd: root, encoding: "utf8", maxBuffer: 1 << 26 }),
+  );
   return {
     root,
     test: {
@@ -49,6 +54,7 @@ export default defineConfig(async () => {
             testTimeout: 60_000,
             hookTimeout: 60_000,
             setupFiles: ["test/worker/apply-migrations.ts"],
+            provide: { openApiDocuments },
             globalSetup: ["test/worker/webhook-receiver.ts"],
           },
         },

@@ -29,7 +29,7 @@ const NAME_TAKEN = "An app of that name already exists in the target project";
 
 const newApp = { app_id: "01a2012d-9c3e-7f10-8a4b-2d6e8f0a1c3e", app_name: "my-app" } satisfies CreateAppOutput;
 
-const appPath = { schema: AppParams, examples: { app_id: DEMO_IDS.app } };
+const appPath = { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app } };
 
 /** Routes under /apps that act on apps themselves. */
 export const appsRoutes = [
@@ -38,8 +38,11 @@ export const appsRoutes = [
       method: "get",
       path: "/apps",
       auth: "key",
-      query: { schema: ListAppsQuery, examples: { app_name: "demo-app", workspace_id: DEMO_IDS.workspace } },
-      doc: {
+      query: {
+        schema: ListAppsQuery,
+        examples: globalThis.DOCUMENTATION && { app_name: "demo-app", workspace_id: DEMO_IDS.workspace },
+      },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listApps",
         tag: "Apps",
         summary: "List the apps of the key's project, or of a workspace's default project",
@@ -68,7 +71,7 @@ export const appsRoutes = [
       body: {
         schema: CreateAppBody,
         id: "CreateApp",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           inKeyProject: { summary: "In the key's project", value: { app_name: "my-app" } },
           inOrganization: {
             summary: "In an organization's default project",
@@ -76,7 +79,7 @@ export const appsRoutes = [
           },
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "createApp",
         tag: "Apps",
         summary: "Create an app",
@@ -116,9 +119,9 @@ export const appsRoutes = [
       body: {
         schema: UpdateAppBody,
         id: "UpdateApp",
-        examples: { rename: { summary: "A new name", value: { app_name: "renamed-app" } } },
+        examples: globalThis.DOCUMENTATION && { rename: { summary: "A new name", value: { app_name: "renamed-app" } } },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "updateApp",
         tag: "Apps",
         summary: "Rename an app",
@@ -143,7 +146,7 @@ export const appsRoutes = [
       auth: "key",
       write: true,
       params: appPath,
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "removeApp",
         tag: "Apps",
         summary: "Delete an app and everything under it",
@@ -161,10 +164,10 @@ export const appsRoutes = [
 ];
 
 /** What the routes above name in the document. */
-export const appsComponents: Components = {
+export const appsComponents = (): Components => ({
   outputSchemas: { CreateAppOutput, AppListItem },
   responses: {
     AppNameTaken: errorResponse(NAME_TAKEN, appNameTaken()),
     AppNotFound: errorResponse("The app does not exist or is not visible to the caller (not told apart)", appNotFound()),
   },
-};
+});

@@ -1,13 +1,18 @@
 import * as z from "zod";
 import type { AppSummary } from "../db/apps";
+import { documented } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
 
-const appName = newNameField("app_name").meta({
-  description:
-    "Not blank, no control characters; no invisible, formatting or bidi characters, fillers, spaces other than U+0020, " +
-    "private-use or unassigned code points; a visible character, not a combining mark first; one script, or Latin with " +
-    "Han and Hiragana/Katakana, Bopomofo or Hangul. Stored NFC-normalised, unique per project",
-});
+const appName = newNameField("app_name").apply(
+  documented(
+    globalThis.DOCUMENTATION && {
+      description:
+        "Not blank, no control characters; no invisible, formatting or bidi characters, fillers, spaces other than U+0020, " +
+        "private-use or unassigned code points; a visible character, not a combining mark first; one script, or Latin with " +
+        "Han and Hiragana/Katakana, Bopomofo or Hangul. Stored NFC-normalised, unique per project",
+    },
+  ),
+);
 
 export const CreateAppBody = z.object({
   app_name: appName,
@@ -20,8 +25,12 @@ export type CreateAppBody = z.infer<typeof CreateAppBody>;
 export const UpdateAppBody = z.object({ app_name: appName });
 
 export const ListAppsQuery = z.object({
-  app_name: nameField("app_name", { nfc: true }).optional().meta({ description: "Only the app of this name (exact)" }),
-  workspace_id: uuid.optional().meta({ description: "The apps of this workspace's default project" }),
+  app_name: nameField("app_name", { nfc: true })
+    .optional()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Only the app of this name (exact)" })),
+  workspace_id: uuid
+    .optional()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The apps of this workspace's default project" })),
 });
 
 // Response bodies are the typed shapes of what the routes answer, and the source of the OpenAPI document, whose
@@ -36,7 +45,9 @@ export type CreateAppOutput = z.infer<typeof CreateAppOutput>;
 export const AppListItem = z.object({
   app_id: z.uuid(),
   app_name: z.string(),
-  updated_at: z.iso.datetime().meta({ description: "When the app was last renamed, else created" }),
+  updated_at: z.iso
+    .datetime()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "When the app was last renamed, else created" })),
 });
 export type AppListItem = z.infer<typeof AppListItem>;
 

@@ -114,9 +114,9 @@ export const configsRoutes = [
       method: "post",
       path: "/variants/configs/fetch",
       auth: "key",
-      body: { schema: FetchConfigBody, id: "FetchConfig", examples: fetchExamples },
+      body: { schema: FetchConfigBody, id: "FetchConfig", examples: globalThis.DOCUMENTATION && fetchExamples },
       idempotencyKey: "validates",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "fetchConfig",
         tag: "Configs",
         summary: "Read a config",
@@ -144,7 +144,7 @@ export const configsRoutes = [
       body: {
         schema: AddConfigBody,
         id: "AddConfig",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           byAppName: {
             summary: "To an app of the key's project",
             value: { application_ref: demoApp, variant_ref: { slug: "experiment" } },
@@ -152,7 +152,7 @@ export const configsRoutes = [
         },
       },
       idempotencyKey: "replays",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "addConfig",
         tag: "Configs",
         summary: "Add a config (a variant) to an app",
@@ -182,12 +182,12 @@ export const configsRoutes = [
         schema: CommitConfigBody,
         id: "CommitConfig",
         component: CommitConfig,
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           flat: { summary: "On top of revision 2", value: commit },
           wrapped: { summary: "The same, wrapped", value: { config: commit } },
         },
         maxBytes: MAX_CONFIG_BODY_BYTES,
-        documentedAs: {
+        documentedAs: globalThis.DOCUMENTATION && {
           oneOf: [
             schemaRef("CommitConfig"),
             {
@@ -201,7 +201,7 @@ export const configsRoutes = [
         },
       },
       idempotencyKey: "replays",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "commitConfig",
         tag: "Configs",
         summary: "Commit a new revision of a config",
@@ -234,9 +234,9 @@ export const configsRoutes = [
       path: "/variants/configs/fork",
       auth: "key",
       write: true,
-      body: { schema: FetchConfigBody, id: "FetchConfig", examples: fetchExamples },
+      body: { schema: FetchConfigBody, id: "FetchConfig", examples: globalThis.DOCUMENTATION && fetchExamples },
       idempotencyKey: "replays",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "forkConfig",
         tag: "Configs",
         summary: "Fork a config into a new one of the same app",
@@ -258,7 +258,7 @@ export const configsRoutes = [
 ];
 
 /** What the routes above name in the document. */
-export const configsComponents: Components = {
+export const configsComponents = (): Components => ({
   outputSchemas: { ConfigOutput },
   responses: {
     ConfigNotFound: errorResponse(
@@ -270,4 +270,4 @@ export const configsComponents: Components = {
       payloadTooLarge(MAX_CONFIG_BODY_BYTES),
     ),
   },
-};
+});

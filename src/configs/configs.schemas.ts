@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { Config, ConfigRefs, Ref } from "../db/configs";
 import { parseJsonExactly } from "../db/exact-json";
+import { documented } from "../http/documentation";
 import { validationFailed } from "../http/errors";
 import { httpUrlOrEmpty, jsonObject, MAX_JSON_DEPTH, nameField, nestsDeeperThan, newNameField, uuid } from "../http/fields";
 
@@ -12,8 +13,12 @@ const ref = (slug: z.ZodType<string>, id: string) =>
   z
     .object({
       slug: slug.nullish(),
-      version: z.int().min(0).nullish().meta({ description: '0 is version 0 (not "latest")' }),
-      id: uuid.nullish().meta({ description: id }),
+      version: z
+        .int()
+        .min(0)
+        .nullish()
+        .apply(documented(globalThis.DOCUMENTATION && { description: '0 is version 0 (not "latest")' })),
+      id: uuid.nullish().apply(documented(globalThis.DOCUMENTATION && { description: id })),
     })
     .nullish()
     .transform((value): Ref | null =>
@@ -22,13 +27,16 @@ const ref = (slug: z.ZodType<string>, id: string) =>
         : null,
     );
 
-export const applicationRef = ref(nameField("slug", { nfc: true }).meta({ description: "The app's name" }), "The app's id");
+export const applicationRef = ref(
+  nameField("slug", { nfc: true }).apply(documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
+  "The app's id",
+);
 export const variantRef = ref(
-  nameField("slug", { nfc: true }).meta({ description: "The config name" }),
+  nameField("slug", { nfc: true }).apply(documented(globalThis.DOCUMENTATION && { description: "The config name" })),
   "A variant revision's id",
 );
 export const environmentRef = ref(
-  nameField("slug").meta({ description: "The environment's name" }),
+  nameField("slug").apply(documented(globalThis.DOCUMENTATION && { description: "The environment's name" })),
   "An environment revision's id",
 );
 
@@ -69,23 +77,40 @@ export const FetchConfigBody = z
 
 export const AddConfigBody = z.object({
   variant_ref: z
-    .object({ slug: newNameField("slug").meta({ description: "The new config's name: the rules of a new app_name" }) })
-    .meta({ description: "Only `slug` is used" }),
+    .object({
+      slug: newNameField("slug").apply(
+        documented(globalThis.DOCUMENTATION && { description: "The new config's name: the rules of a new app_name" }),
+      ),
+    })
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Only `slug` is used" })),
   application_ref: applicationRef.refine((value) => value !== null, "application_ref needs a slug or an id"),
 });
 
 export const CommitConfig = z
   .object({
-    params: jsonObject("params").meta({
-      description: `Replaces the config's params (no merge); at most ${MAX_JSON_DEPTH} levels deep; numbers kept digit for digit`,
-    }),
-    url: httpUrlOrEmpty("url").nullish().meta({
-      description: 'Replaces the url: "" or an absolute http(s) URL; omitted or null: the latest\'s is kept',
-    }),
+    params: jsonObject("params").apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: `Replaces the config's params (no merge); at most ${MAX_JSON_DEPTH} levels deep; numbers kept digit for digit`,
+        },
+      ),
+    ),
+    url: httpUrlOrEmpty("url")
+      .nullish()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description: 'Replaces the url: "" or an absolute http(s) URL; omitted or null: the latest\'s is kept',
+          },
+        ),
+      ),
     application_ref: applicationRef,
     variant_ref: variantRef.refine((value) => value !== null, "variant_ref needs a slug or an id"),
-    service_ref: z.unknown().optional().meta({ description: "Ignored" }),
-    environment_ref: environmentRef.meta({ description: "Ignored" }),
+    service_ref: z
+      .unknown()
+      .optional()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
+    environment_ref: environmentRef.apply(documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
   })
   .superRefine(requireResolvableRefs({ readsEnvironmentRef: false }));
 
@@ -134,22 +159,34 @@ const ReferenceOutput = z.object({ slug: z.string(), version: z.int().nullable()
 const Lifecycle = z.object({
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
-  updated_by: z.string().meta({ description: "Email of who committed (or deployed)" }),
+  updated_by: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "Email of who committed (or deployed)" })),
   updated_by_id: z.uuid(),
 });
 
 /** A config (the platform's ConfigResponseModel). */
 export const ConfigOutput = z.object({
   params: z.record(z.string(), z.unknown()),
-  url: z.string().meta({ description: '"" when none was given' }),
-  application_ref: ReferenceOutput.meta({ description: "slug: the app's name; version: null; id: the app's id" }),
+  url: z.string().apply(documented(globalThis.DOCUMENTATION && { description: '"" when none was given' })),
+  application_ref: ReferenceOutput.apply(
+    documented(globalThis.DOCUMENTATION && { description: "slug: the app's name; version: null; id: the app's id" }),
+  ),
   service_ref: z.null(),
-  variant_ref: ReferenceOutput.meta({ description: "slug: the config name; version and id: the variant revision's" }),
-  environment_ref: ReferenceOutput.nullable().meta({
-    description: "When reached through an environment: its name, and the environment revision's number and id",
-  }),
-  variant_lifecycle: Lifecycle.meta({ description: "When and by whom the variant revision was committed" }),
-  environment_lifecycle: Lifecycle.nullable().meta({ description: "When and by whom the environment revision was made" }),
+  variant_ref: ReferenceOutput.apply(
+    documented(globalThis.DOCUMENTATION && { description: "slug: the config name; version and id: the variant revision's" }),
+  ),
+  environment_ref: ReferenceOutput.nullable().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "When reached through an environment: its name, and the environment revision's number and id",
+      },
+    ),
+  ),
+  variant_lifecycle: Lifecycle.apply(
+    documented(globalThis.DOCUMENTATION && { description: "When and by whom the variant revision was committed" }),
+  ),
+  environment_lifecycle: Lifecycle.nullable().apply(
+    documented(globalThis.DOCUMENTATION && { description: "When and by whom the environment revision was made" }),
+  ),
 });
 export type ConfigOutput = z.infer<typeof ConfigOutput>;
 

@@ -104,7 +104,7 @@ export const deploymentsRoutes = [
       body: {
         schema: DeployConfigBody,
         id: "DeployConfig",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           latestToStaging: {
             summary: "The latest revision of a config, to staging",
             value: { application_ref: { slug: "demo-app" }, variant_ref: { slug: "main" }, environment_ref: { slug: "staging" } },
@@ -121,7 +121,7 @@ export const deploymentsRoutes = [
       },
       idempotencyKey: "replays",
       ifMatch: true,
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "deployConfig",
         tag: "Deployments",
         summary: "Deploy a config revision to an app's environment",
@@ -151,13 +151,13 @@ export const deploymentsRoutes = [
       body: {
         schema: DeployToEnvironmentBody,
         id: "DeployToEnvironment",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           toStaging: { summary: "To staging", value: { environment_name: "staging", variant_id: EXAMPLE_IDS.variant } },
         },
       },
       idempotencyKey: "replays",
       ifMatch: true,
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "deployToEnvironment",
         tag: "Deployments",
         summary: "Deploy a variant's latest revision to an app's environment",
@@ -184,10 +184,13 @@ export const deploymentsRoutes = [
       path: "/configs/deployment/{deployment_revision_id}/revert",
       auth: "key",
       write: true,
-      params: { schema: RevertParams, examples: { deployment_revision_id: EXAMPLE_IDS.environmentRevision } },
+      params: {
+        schema: RevertParams,
+        examples: globalThis.DOCUMENTATION && { deployment_revision_id: EXAMPLE_IDS.environmentRevision },
+      },
       idempotencyKey: "replays",
       ifMatch: true,
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "revertDeploymentRevision",
         tag: "Deployments",
         summary: "Deploy again what an environment revision deployed",
@@ -212,7 +215,7 @@ export const deploymentsRoutes = [
 ];
 
 /** What the routes above name in the document. */
-export const deploymentsComponents: Components = {
+export const deploymentsComponents = (): Components => ({
   outputSchemas: { RevertOutput },
   responses: {
     DeployTargetNotFound: errorResponse(
@@ -228,4 +231,4 @@ export const deploymentsComponents: Components = {
       deploymentRevisionNotFound(),
     ),
   },
-};
+});

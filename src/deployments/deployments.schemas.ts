@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { applicationRef, environmentRef, requireResolvableRefs, variantRef } from "../configs/configs.schemas";
+import { documented } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
 
 /** `configs_deploy`: the variant revision the variant ref names (else the latest) to the environment ref's environment. */
@@ -8,7 +9,7 @@ export const DeployConfigBody = z
     variant_ref: variantRef.refine((value) => value !== null, "variant_ref needs a slug or an id"),
     environment_ref: environmentRef
       .refine((value) => value !== null, "environment_ref needs a slug (or an environment revision's id)")
-      .meta({ description: "The environment to deploy to, by name" }),
+      .apply(documented(globalThis.DOCUMENTATION && { description: "The environment to deploy to, by name" })),
     application_ref: applicationRef,
   })
   .superRefine(requireResolvableRefs({ readsEnvironmentRef: true }));
@@ -20,10 +21,14 @@ export const DeployToEnvironmentBody = z.object({
 });
 
 export const RevertParams = z.object({
-  deployment_revision_id: uuid.meta({ description: "An environment revision's id (a record's revisions[].id)" }),
+  deployment_revision_id: uuid.apply(
+    documented(globalThis.DOCUMENTATION && { description: "An environment revision's id (a record's revisions[].id)" }),
+  ),
 });
 
 // Response bodies.
 
 export const REVERTED = "Environment was reverted to deployment revision successful";
-export const RevertOutput = z.literal(REVERTED).meta({ description: "The platform's answer, as its client expects it" });
+export const RevertOutput = z
+  .literal(REVERTED)
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The platform's answer, as its client expects it" }));

@@ -62,9 +62,12 @@ export const environmentsRoutes = [
       method: "get",
       path: "/apps/{app_id}/revisions/{environment_name}",
       auth: "key",
-      params: { schema: EnvironmentRevisionsParams, examples: { app_id: DEMO_IDS.app, environment_name: "development" } },
+      params: {
+        schema: EnvironmentRevisionsParams,
+        examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, environment_name: "development" },
+      },
       ifNoneMatch: true,
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listAppEnvironmentRevisions",
         tag: "Environments",
         summary: "Read an environment's deployment record and its revisions",
@@ -97,8 +100,8 @@ export const environmentsRoutes = [
       method: "get",
       path: "/apps/{app_id}/environments",
       auth: "key",
-      params: { schema: AppParams, examples: { app_id: DEMO_IDS.app } },
-      doc: {
+      params: { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listEnvironments",
         tag: "Environments",
         summary: "List an app's environments",
@@ -119,7 +122,7 @@ export const environmentsRoutes = [
 ];
 
 /** What the routes above name in the document. */
-export const environmentsComponents: Components = {
+export const environmentsComponents = (): Components => ({
   outputSchemas: { EnvironmentRevisions, RevisionEntry, EnvironmentOutput },
   responses: {
     AppEnvironmentNotFound: errorResponse(
@@ -127,4 +130,4 @@ export const environmentsComponents: Components = {
       appEnvironmentNotFound(),
     ),
   },
-};
+});

@@ -1,13 +1,18 @@
 import * as z from "zod";
 import type { Environment, EnvironmentRevision } from "../db/environments";
+import { documented } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
 import { variantName } from "../variants/variant-names";
 
 export const EnvironmentRevisionsParams = z.object({
   app_id: uuid,
-  environment_name: nameField("environment_name").meta({
-    description: "Matched exactly (case-sensitive); no control characters",
-  }),
+  environment_name: nameField("environment_name").apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "Matched exactly (case-sensitive); no control characters",
+      },
+    ),
+  ),
 });
 
 // Response bodies (SPEC 2.3 and 2.4): the typed shapes of what the routes answer, and the source of the OpenAPI
@@ -16,22 +21,31 @@ export const EnvironmentRevisionsParams = z.object({
 export const RevisionEntry = z.object({
   id: z.uuid(),
   revision: z.int().min(1),
-  modified_by: z.string().meta({ description: "Username of who recorded the deployment" }),
+  modified_by: z
+    .string()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who recorded the deployment" })),
   deployed_app_variant_revision: z.uuid().nullable(),
   deployment: z.uuid().nullable(),
-  created_at: z.iso.datetime().meta({ description: "RFC 3339 UTC with milliseconds" }),
+  created_at: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "RFC 3339 UTC with milliseconds" })),
 });
 export type RevisionEntry = z.infer<typeof RevisionEntry>;
 
 /** An environment as `GET /apps/{app_id}/environments` lists it (the platform's EnvironmentOutput). */
 export const EnvironmentOutput = z.object({
-  name: z.string().meta({ description: "Environment name" }),
+  name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "Environment name" })),
   app_id: z.uuid(),
   project_id: z.uuid(),
   deployed_app_variant_id: z.uuid().nullable(),
-  deployed_variant_name: z.string().nullable().meta({ description: "`app.<config_name>` of the deployed variant" }),
+  deployed_variant_name: z
+    .string()
+    .nullable()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>` of the deployed variant" })),
   deployed_app_variant_revision_id: z.uuid().nullable(),
-  revision: z.int().min(0).nullable().meta({ description: "Current revision; 0 before the first deployment" }),
+  revision: z
+    .int()
+    .min(0)
+    .nullable()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Current revision; 0 before the first deployment" })),
   organization_id: z.uuid().nullable(),
   workspace_id: z.uuid().nullable(),
 });
@@ -39,7 +53,9 @@ export type EnvironmentOutput = z.infer<typeof EnvironmentOutput>;
 
 /** An environment with its whole history (SPEC 2.3). */
 export const EnvironmentRevisions = EnvironmentOutput.extend({
-  revisions: z.array(RevisionEntry).meta({ description: "Every revision, oldest first" }),
+  revisions: z
+    .array(RevisionEntry)
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Every revision, oldest first" })),
 });
 export type EnvironmentRevisions = z.infer<typeof EnvironmentRevisions>;
 

@@ -41,7 +41,7 @@ export const eventsRoutes = [
       auth: "key",
       query: {
         schema: ListEventsQuery,
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           organization_id: DEMO_IDS.organization,
           app_id: DEMO_IDS.app,
           type: "environment.",
@@ -52,7 +52,7 @@ export const eventsRoutes = [
           limit: 50,
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listEvents",
         tag: "Events",
         summary: "Read an organization's audit log",
@@ -91,4 +91,4 @@ export const eventsRoutes = [
 ];
 
 /** What the routes above name in the document. */
-export const eventsComponents: Components = { outputSchemas: { EventPage } };
+export const eventsComponents = (): Components => ({ outputSchemas: { EventPage } });

@@ -1,18 +1,23 @@
 import * as z from "zod";
+import { documented } from "../http/documentation";
 import { uuid } from "../http/fields";
 
 const typeName = z.string().regex(/^[a-z_]+(\.[a-z_]*)?$/, "type must be an event type (app.created) or a family (app.)");
 
 /** `GET /events`: the audit log's filters and page. */
 export const ListEventsQuery = z.object({
-  organization_id: uuid.optional().meta({ description: "Default: the organization of the key's project" }),
+  organization_id: uuid
+    .optional()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
   app_id: uuid.optional(),
   type: z
     .union([typeName, z.array(typeName)])
     .optional()
     .transform((types) => (types === undefined ? [] : [types].flat()))
-    .meta({ description: "Repeatable; a family such as `environment.` matches its types" }),
-  actor: uuid.optional().meta({ description: "The acting user's id" }),
+    .apply(
+      documented(globalThis.DOCUMENTATION && { description: "Repeatable; a family such as `environment.` matches its types" }),
+    ),
+  actor: uuid.optional().apply(documented(globalThis.DOCUMENTATION && { description: "The acting user's id" })),
   since: z.iso
     .datetime({ offset: true })
     .transform((at) => new Date(at).toISOString())
@@ -21,7 +26,7 @@ export const ListEventsQuery = z.object({
     .datetime({ offset: true })
     .transform((at) => new Date(at).toISOString())
     .optional(),
-  cursor: uuid.optional().meta({ description: "next_cursor of the previous page" }),
+  cursor: uuid.optional().apply(documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
@@ -40,12 +45,19 @@ export const EventBody = z.object({
     api_key_prefix: z
       .string()
       .nullable()
-      .meta({ description: "Null for a change an operator made without a key; never a key's secret" }),
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && { description: "Null for a change an operator made without a key; never a key's secret" },
+        ),
+      ),
   }),
   data: z.record(z.string(), z.unknown()),
 });
 
 export const EventPage = z.object({
   events: z.array(EventBody),
-  next_cursor: z.uuid().nullable().meta({ description: "Pass as `cursor` for the next page; null: no more" }),
+  next_cursor: z
+    .uuid()
+    .nullable()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
 });

@@ -4,15 +4,22 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as z from "zod";
 import { UnknownApiKeyError } from "../db/caller";
 import { isTransientD1Error } from "../db/d1";
+import { documented } from "./documentation";
 
 /** One problem in a 422 body, in FastAPI's shape: where, what, and a machine-readable type. */
 export const ValidationIssue = z.object({
-  loc: z.array(z.union([z.string(), z.int()])).meta({ description: 'Where: "body" or "path", then the field' }),
+  loc: z
+    .array(z.union([z.string(), z.int()]))
+    .apply(documented(globalThis.DOCUMENTATION && { description: 'Where: "body" or "path", then the field' })),
   msg: z.string(),
-  type: z.string().meta({
-    description: "The error's type, as FastAPI names it",
-    examples: ["missing", "string_type", "uuid_parsing", "json_invalid"],
-  }),
+  type: z.string().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "The error's type, as FastAPI names it",
+        examples: ["missing", "string_type", "uuid_parsing", "json_invalid"],
+      },
+    ),
+  ),
 });
 export type ValidationIssue = z.infer<typeof ValidationIssue>;
 

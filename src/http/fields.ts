@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { documented } from "./documentation";
 import { newNameRefusal } from "./names";
 
 const NO_CONTROL_CHARACTERS = /^\P{Cc}*$/u;
@@ -74,7 +75,7 @@ export const jsonObject = (field: string) =>
     .refine(isJsonObject, { message: "Input should be a valid dictionary", params: { pydanticType: "dict_type" }, abort: true })
     .refine((value) => !nestsDeeperThan(value, MAX_JSON_DEPTH), `${field} must not nest deeper than ${MAX_JSON_DEPTH} levels`)
     .transform((value) => value as Record<string, unknown>)
-    .meta({ type: "object" });
+    .apply(documented(globalThis.DOCUMENTATION && { type: "object" }));
 
 /**
  * Text that can be stored as sent: no half of a surrogate pair (a JSON escape can carry one), and no NUL, which

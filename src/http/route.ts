@@ -6,14 +6,15 @@ import type { RequestCaller } from "../db/caller";
 import type { IdempotencyClaim } from "../db/idempotency";
 import type { AppEnv } from "../types";
 import { BOOKMARK_HEADER } from "./d1-session";
+import type { Documentation } from "./documentation";
 import { idempotent } from "./idempotency";
 import type { TAGS } from "./openapi-parts";
 import { jsonBody, validate } from "./validation";
 
 /**
  * One route, declared once: what the router mounts (its middleware chain, in the order below) and what the OpenAPI
- * document says of it (src/openapi.ts) both come from here. Its `doc` is the text a reader sees; everything else is
- * read by both.
+ * document says of it (src/openapi.ts) both come from here. Its `doc`, its examples and a body's `documentedAs` are the
+ * text a reader sees (Documentation: the Worker has none of it); everything else is read by both.
  */
 export interface RouteDeclaration<
   Params extends z.ZodObject | undefined = z.ZodObject | undefined,
@@ -28,9 +29,9 @@ export interface RouteDeclaration<
   /** The role rule of a write (owner, workspace_admin or editor; deploys also deployment_manager): others get a 403. */
   write?: boolean;
   /** Path parameters, with the example of each. */
-  params?: { schema: NonNullable<Params>; examples: Required<z.input<NonNullable<Params>>> };
+  params?: { schema: NonNullable<Params>; examples: Documentation<Required<z.input<NonNullable<Params>>>> };
   /** Query parameters, with the example of each (an optional one's goes in its schema, see parametersOf). */
-  query?: { schema: NonNullable<Query>; examples: Required<z.input<NonNullable<Query>>> };
+  query?: { schema: NonNullable<Query>; examples: Documentation<Required<z.input<NonNullable<Query>>>> };
   /**
    * A JSON body: the schema it is validated with, which the document names `id` (or `component` under that name, where
    * the validated schema wraps it, with the body `documentedAs`); named examples; the size limit.
@@ -39,8 +40,8 @@ export interface RouteDeclaration<
     schema: NonNullable<Body>;
     id: string;
     component?: z.ZodType;
-    documentedAs?: object;
-    examples: Record<string, { summary: string; value: z.input<NonNullable<Body>> }>;
+    documentedAs?: Documentation<object>;
+    examples: Documentation<Record<string, { summary: string; value: z.input<NonNullable<Body>> }>>;
     maxBytes?: number;
   };
   /** Takes an Idempotency-Key: a write "replays" its first answer; one that writes nothing only "validates" the key. */
@@ -49,7 +50,7 @@ export interface RouteDeclaration<
   ifMatch?: boolean;
   /** Answers If-None-Match with a 304 (hono/etag on the handler's ETag). */
   ifNoneMatch?: boolean;
-  doc: {
+  doc: Documentation<{
     operationId: string;
     tag: (typeof TAGS)[number]["name"];
     summary: string;
@@ -58,7 +59,7 @@ export interface RouteDeclaration<
     ok: object;
     /** The operation's own errors by status (its middleware's are added from the fields above). */
     errors?: Record<number, object>;
-  };
+  }>;
 }
 
 type Output<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.output<Schema> } : object;

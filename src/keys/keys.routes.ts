@@ -32,7 +32,7 @@ export const keysRoutes = [
       method: "get",
       path: "/keys",
       auth: "key",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listApiKeys",
         tag: "Keys",
         summary: "List the caller's API keys",
@@ -55,13 +55,13 @@ export const keysRoutes = [
       auth: "key",
       query: {
         schema: CreateKeyQuery,
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           workspace_id: DEMO_IDS.workspace,
           read_only: "true",
           expiration_date: "2099-01-01T00:00:00Z",
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "createApiKey",
         tag: "Keys",
         summary: "Create an API key for a workspace's default project",
@@ -98,8 +98,8 @@ export const keysRoutes = [
       method: "delete",
       path: "/keys/{key_prefix}",
       auth: "key",
-      params: { schema: KeyPrefixParams, examples: { key_prefix: "localdev" } },
-      doc: {
+      params: { schema: KeyPrefixParams, examples: globalThis.DOCUMENTATION && { key_prefix: "localdev" } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "deleteApiKey",
         tag: "Keys",
         summary: "Delete one of the caller's API keys",
@@ -129,8 +129,8 @@ export const keysRoutes = [
       method: "get",
       path: "/keys/{key_prefix}/validate",
       auth: "key",
-      params: { schema: KeyPrefixParams, examples: { key_prefix: "localdev" } },
-      doc: {
+      params: { schema: KeyPrefixParams, examples: globalThis.DOCUMENTATION && { key_prefix: "localdev" } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "validateApiKey",
         tag: "Keys",
         summary: "Check whether a key prefix is one of the caller's live keys",
@@ -163,8 +163,8 @@ export const profileRoutes = [
       method: "get",
       path: "/profile",
       auth: "key",
-      query: { schema: ProfileQuery, examples: { user_id: DEMO_IDS.user } },
-      doc: {
+      query: { schema: ProfileQuery, examples: globalThis.DOCUMENTATION && { user_id: DEMO_IDS.user } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "fetchUserProfile",
         tag: "Profile",
         summary: "Read the caller's profile",
@@ -192,4 +192,4 @@ export const profileRoutes = [
 ];
 
 /** What the routes above name in the document. */
-export const keysComponents: Components = { outputSchemas: { ApiKeyListItem, NewApiKey, DeletedApiKey, Profile } };
+export const keysComponents = (): Components => ({ outputSchemas: { ApiKeyListItem, NewApiKey, DeletedApiKey, Profile } });

@@ -1,17 +1,26 @@
 import * as z from "zod";
+import { documented } from "../http/documentation";
 import { uuid } from "../http/fields";
 
 /** `create_api_key`: the client sends `workspace_id` alone; the other two are this service's, and optional. */
 export const CreateKeyQuery = z.object({
-  workspace_id: uuid.meta({ description: "The key is for this workspace's default project; the caller must be a member" }),
+  workspace_id: uuid.apply(
+    documented(
+      globalThis.DOCUMENTATION && { description: "The key is for this workspace's default project; the caller must be a member" },
+    ),
+  ),
   read_only: z
     .enum(["true", "false"])
     .optional()
     .transform((value) => value === "true")
-    .meta({
-      description:
-        "true: the key reads everything its user can and is refused every write (403), e.g. for an app fetching its config",
-    }),
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description:
+            "true: the key reads everything its user can and is refused every write (403), e.g. for an app fetching its config",
+        },
+      ),
+    ),
   expiration_date: z.iso
     .datetime({ offset: true })
     .refine((value) => Date.parse(value) > Date.now(), {
@@ -20,11 +29,14 @@ export const CreateKeyQuery = z.object({
     })
     .transform((value) => new Date(value).toISOString())
     .optional()
-    .meta({ description: "When the key stops working (RFC 3339); none: never" }),
+    .apply(documented(globalThis.DOCUMENTATION && { description: "When the key stops working (RFC 3339); none: never" })),
 });
 
 export const KeyPrefixParams = z.object({
-  key_prefix: z.string().max(64).meta({ description: "The key's prefix: the 8 characters before its dot" }),
+  key_prefix: z
+    .string()
+    .max(64)
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The key's prefix: the 8 characters before its dot" })),
 });
 
 // Response bodies.
@@ -32,7 +44,10 @@ export const KeyPrefixParams = z.object({
 export const ApiKeyListItem = z.object({
   prefix: z.string(),
   created_at: z.iso.datetime(),
-  last_used_at: z.iso.datetime().nullable().meta({ description: "To the hour: a key's use is recorded at most hourly" }),
+  last_used_at: z.iso
+    .datetime()
+    .nullable()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "To the hour: a key's use is recorded at most hourly" })),
   expiration_date: z.iso.datetime().nullable(),
   read_only: z.boolean(),
   project_id: z.uuid(),
@@ -40,12 +55,16 @@ export const ApiKeyListItem = z.object({
   organization_id: z.uuid(),
 });
 
-export const NewApiKey = z.string().meta({ description: "The new key, shown this once: only its hash is kept" });
+export const NewApiKey = z
+  .string()
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The new key, shown this once: only its hash is kept" }));
 
 export const DeletedApiKey = z.object({ prefix: z.string(), revoked_at: z.iso.datetime() });
 
 export const ProfileQuery = z.object({
-  user_id: uuid.optional().meta({ description: "Only the caller's own id: any other is 404" }),
+  user_id: uuid
+    .optional()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Only the caller's own id: any other is 404" })),
 });
 
 export const Profile = z.object({

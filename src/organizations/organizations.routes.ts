@@ -169,7 +169,7 @@ export const organizationsRoutes = [
       method: "get",
       path: "/organizations",
       auth: "key",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listOrganizations",
         tag: "Organizations",
         summary: "List the caller's organizations",
@@ -191,7 +191,7 @@ export const organizationsRoutes = [
       body: {
         schema: CreateOrganizationBody,
         id: "CreateOrganization",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           byId: {
             summary: "Owned by the caller, named by id",
             value: { name: "Acme", owner: DEMO_IDS.user, description: "Acme's apps" },
@@ -199,7 +199,7 @@ export const organizationsRoutes = [
           byEmail: { summary: "Owned by the caller, named by email", value: { name: "Acme Labs", owner: "demo@example.com" } },
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "createOrganization",
         tag: "Organizations",
         summary: "Create an organization, owned by the caller",
@@ -222,7 +222,7 @@ export const organizationsRoutes = [
       method: "get",
       path: "/organizations/own",
       auth: "key",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getOwnOrganization",
         tag: "Organizations",
         summary: "Read the caller's own organization",
@@ -246,8 +246,8 @@ export const organizationsRoutes = [
       method: "get",
       path: "/organizations/{org_id}",
       auth: "key",
-      params: { schema: OrganizationParams, examples: { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
-      doc: {
+      params: { schema: OrganizationParams, examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "fetchOrganizationDetails",
         tag: "Organizations",
         summary: "Read an organization, its workspaces, members and open invitations",
@@ -283,15 +283,15 @@ export const organizationsRoutes = [
       method: "put",
       path: "/organizations/{org_id}",
       auth: "key",
-      params: { schema: OrganizationParams, examples: { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
+      params: { schema: OrganizationParams, examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
       body: {
         schema: UpdateOrganizationBody,
         id: "UpdateOrganization",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           rename: { summary: "A new name", value: { name: "Acme Inc." } },
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "updateOrganization",
         tag: "Organizations",
         summary: "Rename or describe an organization",
@@ -319,15 +319,15 @@ export const organizationsRoutes = [
       method: "post",
       path: "/organizations/{org_id}/workspaces",
       auth: "key",
-      params: { schema: OrganizationParams, examples: { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
+      params: { schema: OrganizationParams, examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
       body: {
         schema: CreateWorkspaceBody,
         id: "CreateWorkspace",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           named: { summary: "A workspace", value: { name: "Production" } },
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "createWorkspace",
         tag: "Organizations",
         summary: "Create a workspace in an organization",
@@ -350,15 +350,15 @@ export const organizationsRoutes = [
       method: "put",
       path: "/organizations/{org_id}/workspaces/{workspace_id}",
       auth: "key",
-      params: { schema: WorkspaceParams, examples: workspaceExamples },
+      params: { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples },
       body: {
         schema: UpdateWorkspaceBody,
         id: "UpdateWorkspace",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           rename: { summary: "A new name", value: { name: "Staging", description: "Where releases are tried" } },
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "updateWorkspace",
         tag: "Organizations",
         summary: "Rename or describe a workspace",
@@ -387,15 +387,15 @@ export const organizationsRoutes = [
       method: "post",
       path: "/organizations/{org_id}/workspaces/{workspace_id}/invite",
       auth: "key",
-      params: { schema: WorkspaceParams, examples: workspaceExamples },
+      params: { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples },
       body: {
         schema: InviteBody,
         id: "Invite",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           editor: { summary: "An editor", value: [{ email: "new.person@example.com", roles: ["editor"] }] },
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "inviteUserToWorkspace",
         tag: "Organizations",
         summary: "Invite an email to the organization, through one of its workspaces",
@@ -430,15 +430,15 @@ export const organizationsRoutes = [
       method: "post",
       path: "/organizations/{org_id}/workspaces/{workspace_id}/invite/resend",
       auth: "key",
-      params: { schema: WorkspaceParams, examples: workspaceExamples },
+      params: { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples },
       body: {
         schema: ResendBody,
         id: "Resend",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           email: { summary: "The invited email", value: { email: "new.person@example.com" } },
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "resendInvitation",
         tag: "Organizations",
         summary: "Issue an open invitation again, under a new token",
@@ -472,16 +472,16 @@ export const organizationsRoutes = [
       method: "post",
       path: "/organizations/{org_id}/workspaces/{workspace_id}/invite/accept",
       auth: "optional",
-      params: { schema: WorkspaceParams, examples: workspaceExamples },
-      query: { schema: AcceptQuery, examples: { project_id: EXAMPLE_ACCOUNT_IDS.project } },
+      params: { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples },
+      query: { schema: AcceptQuery, examples: globalThis.DOCUMENTATION && { project_id: EXAMPLE_ACCOUNT_IDS.project } },
       body: {
         schema: AcceptBody,
         id: "Accept",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           token: { summary: "The invitation's token", value: { token: TOKEN } },
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "acceptInvitation",
         tag: "Organizations",
         summary: "Accept an invitation with its token",
@@ -561,7 +561,7 @@ export const organizationsRoutes = [
 ];
 
 /** What the routes above name in the document. */
-export const organizationsComponents: Components = {
+export const organizationsComponents = (): Components => ({
   outputSchemas: {
     Organization,
     OrganizationDetails: OrganizationDetailsBody,
@@ -595,4 +595,4 @@ export const organizationsComponents: Components = {
       invitationNotMailed(),
     ),
   },
-};
+});

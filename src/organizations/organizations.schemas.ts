@@ -1,17 +1,27 @@
 import * as z from "zod";
 import type { OrganizationDetails } from "../db/organizations";
 import { ROLES } from "../db/roles";
+import { documented } from "../http/documentation";
 import { emailField, nameField, storableText, uuid } from "../http/fields";
 import { roleField } from "../workspaces/roles";
 import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
 
 const description = storableText("description").max(2000);
-const type = storableText("type").max(64).meta({ description: "Kept and answered as given" });
-const updatedAt = z.unknown().optional().meta({ description: "Sent by the client; ignored (the service keeps its own)" });
+const type = storableText("type")
+  .max(64)
+  .apply(documented(globalThis.DOCUMENTATION && { description: "Kept and answered as given" }));
+const updatedAt = z
+  .unknown()
+  .optional()
+  .apply(documented(globalThis.DOCUMENTATION && { description: "Sent by the client; ignored (the service keeps its own)" }));
 
 export const CreateOrganizationBody = z.object({
   name: nameField("name"),
-  owner: z.string().trim().min(1).meta({ description: "The caller's own user id or email: the caller is the owner" }),
+  owner: z
+    .string()
+    .trim()
+    .min(1)
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The caller's own user id or email: the caller is the owner" })),
   description: description.optional(),
   type: type.optional(),
 });
@@ -23,7 +33,7 @@ export const UpdateOrganizationBody = z
     type: type.optional(),
     updated_at: updatedAt,
   })
-  .meta({ description: "The fields to change; those left out keep their value" });
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The fields to change; those left out keep their value" }));
 
 export const CreateWorkspaceBody = z.object({
   name: nameField("name"),
@@ -32,9 +42,13 @@ export const CreateWorkspaceBody = z.object({
 });
 
 // The same fields, as its own schema (`.meta` copies it): the OpenAPI document names each body once.
-export const UpdateWorkspaceBody = UpdateOrganizationBody.meta({
-  description: "The fields to change; those left out keep their value",
-});
+export const UpdateWorkspaceBody = UpdateOrganizationBody.apply(
+  documented(
+    globalThis.DOCUMENTATION && {
+      description: "The fields to change; those left out keep their value",
+    },
+  ),
+);
 
 export const OrganizationParams = z.object({ org_id: uuid });
 
@@ -48,7 +62,9 @@ export const InviteBody = z
 export const ResendBody = z.object({ email: emailField });
 
 export const AcceptQuery = z.object({
-  project_id: uuid.meta({ description: "A project of the workspace: the invitation's answer names it" }),
+  project_id: uuid.apply(
+    documented(globalThis.DOCUMENTATION && { description: "A project of the workspace: the invitation's answer names it" }),
+  ),
 });
 
 export const AcceptBody = z.object({ token: z.string().min(1).max(256) });
@@ -60,13 +76,23 @@ export const Organization = z.object({
   name: z.string(),
   description: z.string(),
   type: z.string().nullable(),
-  owner: z.uuid().meta({ description: "The earliest owner's user id (an organization may have several owners)" }),
+  owner: z
+    .uuid()
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && { description: "The earliest owner's user id (an organization may have several owners)" },
+      ),
+    ),
   is_personal: z.boolean(),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
-  role: z.enum(ROLES).meta({ description: "The role the caller acts in here (viewer with a read-only key)" }),
+  role: z
+    .enum(ROLES)
+    .apply(
+      documented(globalThis.DOCUMENTATION && { description: "The role the caller acts in here (viewer with a read-only key)" }),
+    ),
   workspaces: z.array(z.uuid()),
-  members: z.array(z.uuid()).meta({ description: "Members' user ids" }),
+  members: z.array(z.uuid()).apply(documented(globalThis.DOCUMENTATION && { description: "Members' user ids" })),
 });
 
 export const OrganizationDetailsBody = Organization.extend({
@@ -81,7 +107,9 @@ export const OrganizationDetailsBody = Organization.extend({
         expires_at: z.iso.datetime(),
       }),
     )
-    .meta({ description: "Open invitations; shown to owners and workspace admins only" }),
+    .apply(
+      documented(globalThis.DOCUMENTATION && { description: "Open invitations; shown to owners and workspace admins only" }),
+    ),
 });
 
 export const toOrganizationDetails = ({ organization, workspaces, members, invitations }: OrganizationDetails) => ({
@@ -98,14 +126,20 @@ export const Invitation = z.object({
   token: z
     .string()
     .optional()
-    .meta({
-      description:
-        "Where invitations are not mailed: the token, shown this once, for the inviter to pass on. Where they are, it " +
-        "is absent: the token goes to the invited email only",
-    }),
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description:
+            "Where invitations are not mailed: the token, shown this once, for the inviter to pass on. Where they are, it " +
+            "is absent: the token goes to the invited email only",
+        },
+      ),
+    ),
   organization_id: z.uuid(),
   workspace_id: z.uuid(),
-  project_id: z.uuid().meta({ description: "What the invitee passes as accept's project_id" }),
+  project_id: z
+    .uuid()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "What the invitee passes as accept's project_id" })),
   expires_at: z.iso.datetime(),
 });
 
@@ -116,5 +150,12 @@ export const AcceptedInvitation = z.object({
   organization_id: z.uuid(),
   workspace_id: z.uuid(),
   project_id: z.uuid(),
-  api_key: z.string().optional().meta({ description: "A new user's first key, shown this once (absent for an existing user)" }),
+  api_key: z
+    .string()
+    .optional()
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && { description: "A new user's first key, shown this once (absent for an existing user)" },
+      ),
+    ),
 });

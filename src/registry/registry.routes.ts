@@ -53,13 +53,13 @@ export const registryRoutes = [
       auth: "key",
       query: {
         schema: GetConfigQuery,
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           base_id: DEMO_IDS.app,
           environment_name: "production",
           config_name: "main",
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getConfig",
         tag: "Older SDK",
         summary: "Read the config an environment runs, or a config's latest revision",
@@ -92,7 +92,7 @@ export const registryRoutes = [
       body: {
         schema: SaveConfigBody,
         id: "SaveConfig",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           newConfig: {
             summary: "A new config",
             value: {
@@ -115,7 +115,7 @@ export const registryRoutes = [
         maxBytes: MAX_CONFIG_BODY_BYTES,
       },
       idempotencyKey: "replays",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "saveConfig",
         tag: "Older SDK",
         summary: "Save a config's parameters under its name",
@@ -153,8 +153,11 @@ export const registryRoutes = [
       method: "get",
       path: "/configs/deployment/{deployment_revision_id}",
       auth: "key",
-      params: { schema: DeploymentRevisionParams, examples: { deployment_revision_id: EXAMPLE_IDS.environmentRevision } },
-      doc: {
+      params: {
+        schema: DeploymentRevisionParams,
+        examples: globalThis.DOCUMENTATION && { deployment_revision_id: EXAMPLE_IDS.environmentRevision },
+      },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getConfigDeploymentRevision",
         tag: "Older SDK",
         summary: "Read the config an environment revision deployed",
@@ -184,8 +187,8 @@ export const basesRoutes = [
       method: "get",
       path: "/bases",
       auth: "key",
-      query: { schema: ListBasesQuery, examples: { app_id: DEMO_IDS.app, base_name: "app" } },
-      doc: {
+      query: { schema: ListBasesQuery, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, base_name: "app" } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listBases",
         tag: "Older SDK",
         summary: "List an app's bases",
@@ -208,7 +211,7 @@ export const basesRoutes = [
 ];
 
 /** What the routes above name in the document. */
-export const registryComponents: Components = {
+export const registryComponents = (): Components => ({
   outputSchemas: { RegistryConfig, Base },
   responses: {
     RegistryConfigNotFound: errorResponse(
@@ -220,4 +223,4 @@ export const registryComponents: Components = {
       configNotFound(),
     ),
   },
-};
+});

@@ -81,8 +81,11 @@ export const appVariantsRoutes = [
       method: "get",
       path: "/apps/get_variant_by_env",
       auth: "key",
-      query: { schema: VariantByEnvironmentQuery, examples: { app_id: DEMO_IDS.app, environment: "production" } },
-      doc: {
+      query: {
+        schema: VariantByEnvironmentQuery,
+        examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, environment: "production" },
+      },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getVariantByEnv",
         tag: "Variants",
         summary: "Read the variant deployed to an app's environment",
@@ -108,8 +111,8 @@ export const appVariantsRoutes = [
       method: "get",
       path: "/apps/{app_id}/variants",
       auth: "key",
-      params: { schema: AppParams, examples: { app_id: DEMO_IDS.app } },
-      doc: {
+      params: { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listAppVariants",
         tag: "Variants",
         summary: "List an app's variants, each with its latest revision",
@@ -138,7 +141,7 @@ export const variantsRoutes = [
       body: {
         schema: AddVariantFromBaseBody,
         id: "AddVariantFromBase",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           newConfig: {
             summary: "A new config of the app",
             value: {
@@ -152,7 +155,7 @@ export const variantsRoutes = [
         maxBytes: MAX_CONFIG_BODY_BYTES,
       },
       idempotencyKey: "replays",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "addVariantFromBase",
         tag: "Variants",
         summary: "Add a config to an app, with its first parameters",
@@ -196,11 +199,11 @@ export const variantsRoutes = [
       path: "/variants/{variant_id}/parameters",
       auth: "key",
       write: true,
-      params: { schema: VariantParams, examples: { variant_id: EXAMPLE_IDS.variant } },
+      params: { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
       body: {
         schema: UpdateVariantParametersBody,
         id: "UpdateVariantParameters",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           newParameters: {
             summary: "New parameters",
             value: { parameters: { ...DEMO_CONFIG_PARAMS, temperature: 0.7 } },
@@ -209,7 +212,7 @@ export const variantsRoutes = [
         maxBytes: MAX_CONFIG_BODY_BYTES,
       },
       idempotencyKey: "replays",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "updateVariantParameters",
         tag: "Variants",
         summary: "Commit new parameters to a variant",
@@ -237,8 +240,8 @@ export const variantsRoutes = [
       path: "/variants/{variant_id}",
       auth: "key",
       write: true,
-      params: { schema: VariantParams, examples: { variant_id: EXAMPLE_IDS.variant } },
-      doc: {
+      params: { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "removeVariant",
         tag: "Variants",
         summary: "Remove a variant",
@@ -271,8 +274,8 @@ export const variantsRoutes = [
       method: "get",
       path: "/variants/{variant_id}",
       auth: "key",
-      params: { schema: VariantParams, examples: { variant_id: EXAMPLE_IDS.variant } },
-      doc: {
+      params: { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getVariant",
         tag: "Variants",
         summary: "Read a variant with its latest revision",
@@ -295,8 +298,8 @@ export const variantsRoutes = [
       method: "get",
       path: "/variants/{variant_id}/revisions",
       auth: "key",
-      params: { schema: VariantParams, examples: { variant_id: EXAMPLE_IDS.variant } },
-      doc: {
+      params: { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getVariantRevisions",
         tag: "Variants",
         summary: "List a variant's revisions",
@@ -319,8 +322,11 @@ export const variantsRoutes = [
       method: "get",
       path: "/variants/{variant_id}/revisions/{revision_number}",
       auth: "key",
-      params: { schema: VariantRevisionParams, examples: { variant_id: EXAMPLE_IDS.variant, revision_number: "2" } },
-      doc: {
+      params: {
+        schema: VariantRevisionParams,
+        examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant, revision_number: "2" },
+      },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getVariantRevision",
         tag: "Variants",
         summary: "Read one revision of a variant",
@@ -342,7 +348,7 @@ export const variantsRoutes = [
 ];
 
 /** What the routes above name in the document. */
-export const variantsComponents: Components = {
+export const variantsComponents = (): Components => ({
   outputSchemas: { AppVariant, AppVariantRevision },
   responses: {
     NoVariantDeployed: errorResponse(
@@ -358,4 +364,4 @@ export const variantsComponents: Components = {
       revisionNotFound: variantRevisionNotFound(),
     }),
   },
-};
+});

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { Config } from "../db/configs";
 import type { Variant, VariantRevision } from "../db/variants";
+import { documented } from "../http/documentation";
 import { integerParam, jsonObject, MAX_JSON_DEPTH, nameField, newNameField, uuid } from "../http/fields";
 import { BASE_NAME, variantName } from "./variant-names";
 
@@ -8,55 +9,82 @@ export const VariantParams = z.object({ variant_id: uuid });
 
 export const VariantRevisionParams = z.object({
   variant_id: uuid,
-  revision_number: integerParam.meta({ description: "A revision number, 1 or more" }),
+  revision_number: integerParam.apply(documented(globalThis.DOCUMENTATION && { description: "A revision number, 1 or more" })),
 });
 
 export const VariantByEnvironmentQuery = z.object({
   app_id: uuid,
-  environment: nameField("environment").meta({ description: "Environment name, matched exactly" }),
+  environment: nameField("environment").apply(
+    documented(globalThis.DOCUMENTATION && { description: "Environment name, matched exactly" }),
+  ),
 });
 
 /** Params as the older SDK's calls send them. */
-export const parametersField = jsonObject("parameters").meta({
-  description: `Any JSON object of at most ${MAX_JSON_DEPTH} levels; numbers kept digit for digit`,
-});
+export const parametersField = jsonObject("parameters").apply(
+  documented(
+    globalThis.DOCUMENTATION && {
+      description: `Any JSON object of at most ${MAX_JSON_DEPTH} levels; numbers kept digit for digit`,
+    },
+  ),
+);
 
 /** `add_variant_from_base_and_config`. */
 export const AddVariantFromBaseBody = z.object({
-  base_id: uuid.meta({ description: "The app's id: every app has one implicit base, whose id is the app's" }),
+  base_id: uuid.apply(
+    documented(
+      globalThis.DOCUMENTATION && { description: "The app's id: every app has one implicit base, whose id is the app's" },
+    ),
+  ),
   new_variant_name: z
     .string()
     .optional()
-    .meta({ description: "Accepted and ignored: a variant's name is always `app.<new_config_name>`" }),
-  new_config_name: newNameField("new_config_name").meta({ description: "The new config's name: the rules of a new app_name" }),
-  parameters: parametersField.meta({ description: "Revision 1's params" }),
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && { description: "Accepted and ignored: a variant's name is always `app.<new_config_name>`" },
+      ),
+    ),
+  new_config_name: newNameField("new_config_name").apply(
+    documented(globalThis.DOCUMENTATION && { description: "The new config's name: the rules of a new app_name" }),
+  ),
+  parameters: parametersField.apply(documented(globalThis.DOCUMENTATION && { description: "Revision 1's params" })),
 });
 
 /** `update_variant_parameters`. */
 export const UpdateVariantParametersBody = z.object({
-  parameters: parametersField.meta({ description: "The next revision's params: they replace the latest's (no merge)" }),
+  parameters: parametersField.apply(
+    documented(globalThis.DOCUMENTATION && { description: "The next revision's params: they replace the latest's (no merge)" }),
+  ),
 });
 
 // Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
 
-const params = z.record(z.string(), z.unknown()).meta({ description: "The config's parameters: any JSON object" });
+const params = z
+  .record(z.string(), z.unknown())
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The config's parameters: any JSON object" }));
 
 /** A variant with its latest revision (the platform's AppVariantResponse). */
 export const AppVariant = z.object({
   app_id: z.uuid(),
   app_name: z.string(),
   variant_id: z.uuid(),
-  variant_name: z.string().meta({ description: "`app.<config_name>`" }),
+  variant_name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>`" })),
   project_id: z.uuid(),
   base_name: z.literal(BASE_NAME),
-  base_id: z.uuid().meta({ description: "The app's id: every app has one implicit base" }),
+  base_id: z
+    .uuid()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The app's id: every app has one implicit base" })),
   config_name: z.string(),
-  revision: z.int().min(1).meta({ description: "The latest revision" }),
-  parameters: params.meta({ description: "The latest revision's params" }),
+  revision: z
+    .int()
+    .min(1)
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The latest revision" })),
+  parameters: params.apply(documented(globalThis.DOCUMENTATION && { description: "The latest revision's params" })),
   uri: z.null(),
-  created_at: z.iso.datetime().meta({ description: "When the variant was created" }),
-  updated_at: z.iso.datetime().meta({ description: "When its latest revision was committed" }),
-  modified_by_id: z.uuid().meta({ description: "Who committed the latest revision" }),
+  created_at: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "When the variant was created" })),
+  updated_at: z.iso
+    .datetime()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "When its latest revision was committed" })),
+  modified_by_id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "Who committed the latest revision" })),
 });
 export type AppVariant = z.infer<typeof AppVariant>;
 
@@ -64,7 +92,9 @@ export type AppVariant = z.infer<typeof AppVariant>;
 export const AppVariantRevision = z.object({
   id: z.uuid(),
   revision: z.int().min(1),
-  modified_by: z.string().meta({ description: "Username of who committed the revision" }),
+  modified_by: z
+    .string()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who committed the revision" })),
   config: z.object({ config_name: z.string(), parameters: params }),
   created_at: z.iso.datetime(),
 });

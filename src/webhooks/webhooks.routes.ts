@@ -111,7 +111,7 @@ export const webhooksRoutes = [
       body: {
         schema: CreateWebhookBody,
         id: "CreateWebhook",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           deploys: {
             summary: "Deploys and reverts, to the team chat",
             value: { url: chat.url, events: ["environment.deployed", "environment.reverted"], description: chat.description },
@@ -119,7 +119,7 @@ export const webhooksRoutes = [
           everything: { summary: "Every event of one app", value: { url: chat.url, events: ["*"], app_id: DEMO_IDS.app } },
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "createWebhook",
         tag: "Webhooks",
         summary: "Subscribe an HTTPS endpoint to events",
@@ -168,8 +168,8 @@ export const webhooksRoutes = [
       method: "get",
       path: "/webhooks",
       auth: "key",
-      query: { schema: ListWebhooksQuery, examples: { organization_id: DEMO_IDS.organization } },
-      doc: {
+      query: { schema: ListWebhooksQuery, examples: globalThis.DOCUMENTATION && { organization_id: DEMO_IDS.organization } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listWebhooks",
         tag: "Webhooks",
         summary: "List an organization's webhooks",
@@ -193,8 +193,8 @@ export const webhooksRoutes = [
       method: "get",
       path: "/webhooks/{webhook_id}",
       auth: "key",
-      params: { schema: WebhookParams, examples: { webhook_id: WEBHOOK_ID } },
-      doc: {
+      params: { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getWebhook",
         tag: "Webhooks",
         summary: "Read a webhook",
@@ -214,16 +214,16 @@ export const webhooksRoutes = [
       method: "patch",
       path: "/webhooks/{webhook_id}",
       auth: "key",
-      params: { schema: WebhookParams, examples: { webhook_id: WEBHOOK_ID } },
+      params: { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } },
       body: {
         schema: UpdateWebhookBody,
         id: "UpdateWebhook",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           enable: { summary: "Enable it again after it was disabled", value: { enabled: true } },
           everything: { summary: "Every event", value: { events: ["*"] } },
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "updateWebhook",
         tag: "Webhooks",
         summary: "Change a webhook",
@@ -254,8 +254,8 @@ export const webhooksRoutes = [
       method: "delete",
       path: "/webhooks/{webhook_id}",
       auth: "key",
-      params: { schema: WebhookParams, examples: { webhook_id: WEBHOOK_ID } },
-      doc: {
+      params: { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "deleteWebhook",
         tag: "Webhooks",
         summary: "Delete a webhook, its deliveries and their attempts",
@@ -275,8 +275,8 @@ export const webhooksRoutes = [
       method: "post",
       path: "/webhooks/{webhook_id}/rotate-secret",
       auth: "key",
-      params: { schema: WebhookParams, examples: { webhook_id: WEBHOOK_ID } },
-      doc: {
+      params: { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "rotateWebhookSecret",
         tag: "Webhooks",
         summary: "Rotate a webhook's secret",
@@ -305,8 +305,8 @@ export const webhooksRoutes = [
       method: "post",
       path: "/webhooks/{webhook_id}/test",
       auth: "key",
-      params: { schema: WebhookParams, examples: { webhook_id: WEBHOOK_ID } },
-      doc: {
+      params: { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "testWebhook",
         tag: "Webhooks",
         summary: "Send a test event to a webhook",
@@ -347,9 +347,12 @@ export const webhooksRoutes = [
       method: "get",
       path: "/webhooks/{webhook_id}/deliveries",
       auth: "key",
-      params: { schema: WebhookParams, examples: { webhook_id: WEBHOOK_ID } },
-      query: { schema: ListDeliveriesQuery, examples: { status: "failed", cursor: DELIVERY_ID, limit: 50 } },
-      doc: {
+      params: { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } },
+      query: {
+        schema: ListDeliveriesQuery,
+        examples: globalThis.DOCUMENTATION && { status: "failed", cursor: DELIVERY_ID, limit: 50 },
+      },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "listWebhookDeliveries",
         tag: "Webhooks",
         summary: "List a webhook's deliveries",
@@ -373,8 +376,11 @@ export const webhooksRoutes = [
       method: "get",
       path: "/webhooks/{webhook_id}/deliveries/{delivery_id}",
       auth: "key",
-      params: { schema: DeliveryParams, examples: { webhook_id: WEBHOOK_ID, delivery_id: DELIVERY_ID } },
-      doc: {
+      params: {
+        schema: DeliveryParams,
+        examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID, delivery_id: DELIVERY_ID },
+      },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getWebhookDelivery",
         tag: "Webhooks",
         summary: "Read a delivery and its attempts",
@@ -415,8 +421,11 @@ export const webhooksRoutes = [
       method: "post",
       path: "/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver",
       auth: "key",
-      params: { schema: DeliveryParams, examples: { webhook_id: WEBHOOK_ID, delivery_id: DELIVERY_ID } },
-      doc: {
+      params: {
+        schema: DeliveryParams,
+        examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID, delivery_id: DELIVERY_ID },
+      },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "redeliverWebhookDelivery",
         tag: "Webhooks",
         summary: "Send a delivery's event again",
@@ -449,7 +458,7 @@ export const webhooksRoutes = [
 ];
 
 /** What the routes above name in the document. */
-export const webhooksComponents: Components = {
+export const webhooksComponents = (): Components => ({
   outputSchemas: {
     Webhook: WebhookBody,
     CreatedWebhook: CreatedWebhookBody,
@@ -460,7 +469,7 @@ export const webhooksComponents: Components = {
     DeliveryWithAttempts,
     WebhookPayload,
   },
-};
+});
 
 /** What a receiver gets (OpenAPI 3.1 `webhooks`): one POST per event and subscribed webhook, per Standard Webhooks. */
 export const webhookPayloadsOpenApi = () => ({

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { EventBody } from "../events/events.schemas";
+import { documented } from "../http/documentation";
 import { storableText, uuid } from "../http/fields";
 
 /** Every event type (docs/EVENTS.md); a webhook takes some of them, or "*" for all. */
@@ -31,19 +32,27 @@ export const EVENT_TYPES = [
 const url = z
   .string()
   .max(2048)
-  .meta({
-    description:
-      "https:// only, to a host name or a public unicast address: no loopback, private, link-local, documentation or " +
-      "other reserved address, nor IPv6 that reaches IPv4 through a translator or relay (NAT64, 6to4, Teredo). " +
-      "A service run locally for development also takes http:// and loopback",
-  });
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description:
+          "https:// only, to a host name or a public unicast address: no loopback, private, link-local, documentation or " +
+          "other reserved address, nor IPv6 that reaches IPv4 through a translator or relay (NAT64, 6to4, Teredo). " +
+          "A service run locally for development also takes http:// and loopback",
+      },
+    ),
+  );
 const events = z
   .array(z.enum([...EVENT_TYPES, "*"]))
   .min(1)
   .max(EVENT_TYPES.length + 1)
   .transform((types) => (types.includes("*") ? ["*"] : [...new Set(types)]))
-  .meta({ description: 'Event types, or ["*"] for every type' });
-const appId = uuid.nullable().meta({ description: "Only this app's events (null: every event of the organization)" });
+  .apply(documented(globalThis.DOCUMENTATION && { description: 'Event types, or ["*"] for every type' }));
+const appId = uuid
+  .nullable()
+  .apply(
+    documented(globalThis.DOCUMENTATION && { description: "Only this app's events (null: every event of the organization)" }),
+  );
 const description = storableText("description").max(2000).nullable();
 
 export const CreateWebhookBody = z.object({
@@ -51,7 +60,9 @@ export const CreateWebhookBody = z.object({
   events,
   app_id: appId.optional(),
   description: description.optional(),
-  organization_id: uuid.optional().meta({ description: "Default: the organization of the key's project" }),
+  organization_id: uuid
+    .optional()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
 });
 
 export const UpdateWebhookBody = z
@@ -60,12 +71,17 @@ export const UpdateWebhookBody = z
     events: events.optional(),
     app_id: appId.optional(),
     description: description.optional(),
-    enabled: z.boolean().optional().meta({ description: "true on a disabled webhook clears its failure count" }),
+    enabled: z
+      .boolean()
+      .optional()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "true on a disabled webhook clears its failure count" })),
   })
-  .meta({ description: "The fields to change; those left out keep their value" });
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The fields to change; those left out keep their value" }));
 
 export const ListWebhooksQuery = z.object({
-  organization_id: uuid.optional().meta({ description: "Default: the organization of the key's project" }),
+  organization_id: uuid
+    .optional()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
 });
 
 export const WebhookParams = z.object({ webhook_id: uuid });
@@ -74,7 +90,7 @@ export const DeliveryParams = z.object({ webhook_id: uuid, delivery_id: uuid });
 
 export const ListDeliveriesQuery = z.object({
   status: z.enum(["pending", "succeeded", "failed"]).optional(),
-  cursor: uuid.optional().meta({ description: "next_cursor of the previous page" }),
+  cursor: uuid.optional().apply(documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
@@ -88,31 +104,59 @@ export const WebhookBody = z.object({
   app_id: z.uuid().nullable(),
   description: z.string().nullable(),
   enabled: z.boolean(),
-  disabled_reason: z.string().nullable().meta({ description: "Why the service disabled it; null otherwise" }),
+  disabled_reason: z
+    .string()
+    .nullable()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Why the service disabled it; null otherwise" })),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
 
 export const CreatedWebhookBody = WebhookBody.extend({
-  secret: z.string().meta({ description: "`whsec_` + base64 of 32 random bytes: shown this once" }),
+  secret: z
+    .string()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "`whsec_` + base64 of 32 random bytes: shown this once" })),
 });
 
 export const WebhookSecretBody = z.object({
-  secret: z.string().meta({ description: "The new secret, shown this once; the previous one signs too for 24 hours" }),
+  secret: z
+    .string()
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && { description: "The new secret, shown this once; the previous one signs too for 24 hours" },
+      ),
+    ),
 });
 
 export const AttemptBody = z.object({
-  status_code: z.int().nullable().meta({ description: "Null: no answer (see error)" }),
-  duration_ms: z.int().meta({ description: "10000 when the URL could not be reached, whatever the cause" }),
-  response_excerpt: z.string().nullable().meta({ description: "The first 1 KiB of the response body" }),
-  error: z.string().nullable().meta({
-    description:
-      'Null on a 2xx; "HTTP <status>"; "could not reach the URL" (refused, no TLS, no answer in time...); "could not sign the event"',
-  }),
+  status_code: z
+    .int()
+    .nullable()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Null: no answer (see error)" })),
+  duration_ms: z
+    .int()
+    .apply(
+      documented(globalThis.DOCUMENTATION && { description: "10000 when the URL could not be reached, whatever the cause" }),
+    ),
+  response_excerpt: z
+    .string()
+    .nullable()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The first 1 KiB of the response body" })),
+  error: z
+    .string()
+    .nullable()
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description:
+            'Null on a 2xx; "HTTP <status>"; "could not reach the URL" (refused, no TLS, no answer in time...); "could not sign the event"',
+        },
+      ),
+    ),
 });
 
 export const DeliveryBody = z.object({
-  id: z.uuid().meta({ description: "Also the `webhook-id` header of every attempt" }),
+  id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "Also the `webhook-id` header of every attempt" })),
   event_id: z.uuid(),
   event_type: z.string(),
   status: z.enum(["pending", "succeeded", "failed"]),
@@ -120,21 +164,29 @@ export const DeliveryBody = z.object({
   last_attempt_at: z.iso.datetime().nullable(),
   last_status_code: z.int().nullable(),
   last_error: z.string().nullable(),
-  next_attempt_at: z.iso.datetime().nullable().meta({ description: "When pending: when the next attempt is due" }),
+  next_attempt_at: z.iso
+    .datetime()
+    .nullable()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "When pending: when the next attempt is due" })),
 });
 
 export const DeliveryPage = z.object({
   deliveries: z.array(DeliveryBody),
-  next_cursor: z.uuid().nullable().meta({ description: "Pass as `cursor` for the next page; null: no more" }),
+  next_cursor: z
+    .uuid()
+    .nullable()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
 });
 
 export const DeliveryWithAttempts = DeliveryBody.extend({
-  attempt_log: z.array(AttemptBody.extend({ attempted_at: z.iso.datetime() })).meta({ description: "Oldest first" }),
+  attempt_log: z
+    .array(AttemptBody.extend({ attempted_at: z.iso.datetime() }))
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Oldest first" })),
 });
 
 /** The body a receiver gets: Standard Webhooks' envelope around the event (as GET /events shows it). */
 export const WebhookPayload = z.object({
   type: z.string(),
-  timestamp: z.iso.datetime().meta({ description: "The event's occurred_at" }),
+  timestamp: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "The event's occurred_at" })),
   data: EventBody,
 });

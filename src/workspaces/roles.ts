@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { ROLE_SYNONYMS, ROLES, type Role, roleNamed } from "../db/roles";
+import { documented } from "../http/documentation";
 
 /**
  * What each role may do here, in the platform's permission names (its client's `Permission` list holds more: only
@@ -61,4 +62,4 @@ export const roleField = z
     message: `role must be one of ${ROLES.join(", ")} (or admin, for workspace_admin)`,
   })
   .transform((name) => roleNamed(name) as Role)
-  .meta({ type: "string", enum: [...ROLES, ...Object.keys(ROLE_SYNONYMS)] });
+  .apply(documented(globalThis.DOCUMENTATION && { type: "string", enum: [...ROLES, ...Object.keys(ROLE_SYNONYMS)] }));

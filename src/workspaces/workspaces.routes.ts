@@ -100,7 +100,7 @@ export const workspacesRoutes = [
       method: "get",
       path: "/workspaces/roles",
       auth: "key",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getAllWorkspaceRoles",
         tag: "Workspaces",
         summary: "List the workspace roles",
@@ -122,7 +122,7 @@ export const workspacesRoutes = [
       method: "get",
       path: "/workspaces/permissions",
       auth: "key",
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "getAllWorkspacePermissions",
         tag: "Workspaces",
         summary: "List the permissions this service enforces",
@@ -139,18 +139,21 @@ export const workspacesRoutes = [
       method: "post",
       path: "/workspaces/{workspace_id}/roles",
       auth: "key",
-      params: { schema: WorkspaceIdParams, examples: { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace } },
+      params: {
+        schema: WorkspaceIdParams,
+        examples: globalThis.DOCUMENTATION && { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace },
+      },
       body: {
         schema: AssignRoleBody,
         id: "AssignRole",
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           deploymentManager: {
             summary: "Make a member a deployment manager",
             value: { email: INVITEE, organization_id: EXAMPLE_ACCOUNT_IDS.organization, role: "deployment_manager" },
           },
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "assignRoleToUser",
         tag: "Workspaces",
         summary: "Give a member a role",
@@ -175,16 +178,19 @@ export const workspacesRoutes = [
       method: "delete",
       path: "/workspaces/{workspace_id}/roles",
       auth: "key",
-      params: { schema: WorkspaceIdParams, examples: { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace } },
+      params: {
+        schema: WorkspaceIdParams,
+        examples: globalThis.DOCUMENTATION && { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace },
+      },
       query: {
         schema: UnassignRoleQuery,
-        examples: {
+        examples: globalThis.DOCUMENTATION && {
           email: INVITEE,
           org_id: EXAMPLE_ACCOUNT_IDS.organization,
           role: "deployment_manager",
         },
       },
-      doc: {
+      doc: globalThis.DOCUMENTATION && {
         operationId: "unassignRoleFromUser",
         tag: "Workspaces",
         summary: "Take a role from a member: they become a viewer",
@@ -212,9 +218,15 @@ export const workspacesRoutes = [
       method: "delete",
       path: "/workspaces/{workspace_id}/users",
       auth: "key",
-      params: { schema: WorkspaceIdParams, examples: { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace } },
-      query: { schema: RemoveUserQuery, examples: { org_id: EXAMPLE_ACCOUNT_IDS.organization, email: INVITEE } },
-      doc: {
+      params: {
+        schema: WorkspaceIdParams,
+        examples: globalThis.DOCUMENTATION && { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace },
+      },
+      query: {
+        schema: RemoveUserQuery,
+        examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization, email: INVITEE },
+      },
+      doc: globalThis.DOCUMENTATION && {
         operationId: "removeUserFromWorkspace",
         tag: "Workspaces",
         summary: "Remove a member from the workspace's organization",
@@ -238,9 +250,9 @@ export const workspacesRoutes = [
 ];
 
 /** What the routes above name in the document. */
-export const workspacesComponents: Components = {
+export const workspacesComponents = (): Components => ({
   outputSchemas: { RoleListItem, Member },
   responses: {
     LastOwner: errorResponse("The member is the organization's last owner: nothing was changed", lastOwner()),
   },
-};
+});

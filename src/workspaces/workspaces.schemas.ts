@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { MemberRow, WorkspaceDetails } from "../db/organizations";
 import { ROLES } from "../db/roles";
+import { documented } from "../http/documentation";
 import { emailField, uuid } from "../http/fields";
 import { ROLE_DESCRIPTIONS, roleField } from "./roles";
 
@@ -29,7 +30,9 @@ const RoleDescription = z.object({ role_name: z.enum(ROLES), role_description: z
 
 export const WorkspaceMember = z.object({
   user: z.object({ id: z.uuid(), email: z.string(), username: z.string() }),
-  roles: z.array(RoleDescription).meta({ description: "The member's one role in the organization" }),
+  roles: z
+    .array(RoleDescription)
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The member's one role in the organization" })),
 });
 
 const toMember = ({ id, email, username, role }: MemberRow) => ({
@@ -43,10 +46,14 @@ export const Workspace = z.object({
   description: z.string(),
   type: z.string().nullable(),
   organization: z.uuid(),
-  default_project_id: z.uuid().meta({ description: "Where keys and apps of this workspace live by default" }),
+  default_project_id: z
+    .uuid()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Where keys and apps of this workspace live by default" })),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
-  members: z.array(WorkspaceMember).meta({ description: "The organization's members: roles are per organization" }),
+  members: z
+    .array(WorkspaceMember)
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The organization's members: roles are per organization" })),
 });
 
 export const toWorkspace = ({ workspace, members }: WorkspaceDetails) => ({ ...workspace, members: members.map(toMember) });

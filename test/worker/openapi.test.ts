@@ -67,6 +67,17 @@ afterEach(() => {
 /** The real D1 binding, failing every round trip with an error D1 documents as transient. */
 const unavailable = () => ({ bindings: { DB: instrumentD1(env.DB, { beforeTrip: failTrips("all") }).db } });
 
+/** A JSON Schema without its descriptions (a property named `description` stays: its schema is an object). */
+function withoutDescriptions(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutDescriptions);
+  if (typeof schema !== "object" || schema === null) return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key, value]) => !(key === "description" && typeof value === "string"))
+      .map(([key, value]) => [key, withoutDescriptions(value)]),
+  );
+}
+
 const escapePointer = (segment: string) => segment.replaceAll("~", "~0").replaceAll("/", "~1");
 
 /** The value at a JSON pointer of the document. */
@@ -251,12 +262,15 @@ describe("GET /openapi.json", () => {
     ]);
   });
 
-  it("takes request bodies and path parameters from the validators' own zod schemas", () => {
+  // The validators here are the Worker's, whose schemas carry no text (wrangler.toml [define]): the
+  // document's are theirs plus descriptions.
+  it("takes request bodies and path parameters from the validators' own zod schemas, adding their descriptions", () => {
     const { $schema, ...createApp } = z.toJSONSchema(CreateAppBody, { io: "input" });
-    expect(at("/components/schemas/CreateApp")).toEqual(createApp);
+    expect(withoutDescriptions(at("/components/schemas/CreateApp"))).toEqual(createApp);
+    expect(at("/components/schemas/CreateApp/properties/app_name/description")).toMatch(/^Not blank, /);
     const parameters = at(`/paths/${escapePointer(REVISIONS)}/parameters`) as { name: string; schema: unknown }[];
     const params = z.toJSONSchema(EnvironmentRevisionsParams, { io: "input" }).properties ?? {};
-    expect(Object.fromEntries(parameters.map(({ name, schema }) => [name, schema]))).toEqual(params);
+    expect(Object.fromEntries(parameters.map(({ name, schema }) => [name, withoutDescriptions(schema)]))).toEqual(params);
   });
 
   it("documents the API key in the Authorization header, required everywhere but /health and /openapi.json", () => {

@@ -1,0 +1,23 @@
+import type * as z from "zod";
+
+declare global {
+  /**
+   * Whether the OpenAPI document's text is loaded with the route declarations and schemas: true where the document is
+   * built (src/cli/build-assets.ts, test/support/openapi-documents.ts, which set it before loading them); false in the
+   * Worker's bundle (wrangler.toml [define]), where `globalThis.DOCUMENTATION && { ... }` folds to false and the text is
+   * left out; unset elsewhere (the admin CLI), which needs no text either.
+   */
+  var DOCUMENTATION: boolean | undefined;
+}
+
+/** Text only the OpenAPI document reads, written `globalThis.DOCUMENTATION && { ... }`: none in the Worker. */
+export type Documentation<Text> = Text | false | undefined;
+
+/**
+ * A schema's JSON Schema keywords for the document, as `.apply(documented(globalThis.DOCUMENTATION && { ... }))`:
+ * the copy with them that `.meta` makes; in the Worker, the schema itself.
+ */
+export const documented =
+  (meta: Documentation<z.core.GlobalMeta>) =>
+  <Schema extends z.ZodType>(schema: Schema): Schema =>
+    meta ? schema.meta(meta) : schema;
