@@ -13,14 +13,27 @@ export type Credentials = Pick<RequestOptions, "key" | "authorization">;
 export const bareKey = (key: string): Credentials => ({ authorization: key });
 
 /** What else a request may carry: headers (Idempotency-Key, If-Match, ...), bindings in place of the real ones. */
-export type Extras = Pick<RequestOptions, "headers" | "bindings">;
+type Extras = Pick<RequestOptions, "headers" | "bindings">;
 
 const enc = encodeURIComponent;
 
-/** `path` with a query string of `params`, every value percent-encoded (none: no "?"). */
-export const withQuery = (path: string, params: Record<string, string>) => {
-  const query = Object.entries(params).map(([name, value]) => `${name}=${enc(value)}`);
+/** `path` with a query string of the `params` given, every value percent-encoded (none: no "?"). */
+const withQuery = (path: string, params: Record<string, string | undefined>) => {
+  const query = Object.entries(params).flatMap(([name, value]) => (value === undefined ? [] : [`${name}=${enc(value)}`]));
   return query.length === 0 ? path : `${path}?${query.join("&")}`;
+};
+
+/** GET /configs: the app (base), and the environment or the config whose revision is answered. */
+type ConfigQuery = {
+  base_id?: string;
+  config_name?: string;
+  environment_name?: string;
+};
+
+/** GET /bases: the app, and optionally the base's name. */
+type BasesQuery = {
+  app_id?: string;
+  base_name?: string;
 };
 
 const get = (path: string, as: Credentials, extras: Extras = {}) => send("GET", path, { ...extras, ...as });
@@ -29,12 +42,12 @@ const post = (path: string, as: Credentials, body: unknown, extras: Extras = {})
 
 /** The registry of the platform's older SDK: GET and POST /configs, /configs/deployment/{id}, /bases, /variants/... */
 export const registry = {
-  getConfig: (as: Credentials, query: Record<string, string>, extras?: Extras) => get(withQuery("/configs", query), as, extras),
+  getConfig: (as: Credentials, query: ConfigQuery, extras?: Extras) => get(withQuery("/configs", query), as, extras),
   saveConfig: (as: Credentials, body: unknown, extras?: Extras) => post("/configs", as, body, extras),
   /** GET /configs/deployment/{id}: what one environment revision deployed. */
   deploymentConfig: (as: Credentials, environmentRevisionId: string, extras?: Extras) =>
     get(`/configs/deployment/${enc(environmentRevisionId)}`, as, extras),
-  getBases: (as: Credentials, query: Record<string, string>, extras?: Extras) => get(withQuery("/bases", query), as, extras),
+  getBases: (as: Credentials, query: BasesQuery, extras?: Extras) => get(withQuery("/bases", query), as, extras),
   fromBase: (as: Credentials, body: unknown, extras?: Extras) => post("/variants/from-base", as, body, extras),
   putParameters: (as: Credentials, variantId: string, parameters: unknown, extras: Extras = {}) =>
     send("PUT", `/variants/${enc(variantId)}/parameters`, { ...extras, ...as, body: { parameters } }),
