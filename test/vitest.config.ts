@@ -5,6 +5,14 @@ import { defineConfig } from "vitest/config";
 
 const root = path.resolve(import.meta.dirname, "..");
 
+/**
+ * Requests per fuzz property (test/worker/fuzz-support.ts's RUNS): FUZZ_RUNS from the environment, else the count
+ * `npm test` and CI run: 1000, which keeps `bash .ci/run` within ten minutes on two cores (fewer, e.g. 300, miss
+ * outcomes the properties must see, such as a reused Idempotency-Key). `npm run test:deep` (and the scheduled
+ * workflow, .github/workflows/deep-tests.yml) runs 5000.
+ */
+const FUZZ_RUNS = process.env.FUZZ_RUNS ?? "1000";
+
 export default defineConfig(async () => {
   // The static assets the Worker serves (wrangler.toml [assets]): the OpenAPI document and Swagger UI's files.
   execFileSync("npx", ["tsx", "src/cli/build-assets.ts"], { cwd: root, stdio: "inherit" });
@@ -17,6 +25,9 @@ export default defineConfig(async () => {
   return {
     root,
     test: {
+      // Two test files at a time, whatever the cores (vitest's default on two cores is one): a file spends much of
+      // its time waiting (webhook deliveries timing out, wrangler dev starting), which the other file's work fills.
+      maxWorkers: 2,
       projects: [
         {
           // Inside workerd, through the Worker's fetch handler, against a real local D1 (isolated per file).
@@ -28,6 +39,7 @@ export default defineConfig(async () => {
                 // and their tokens handed back too, as under `npm run dev` (invitations.test.ts turns each off).
                 bindings: {
                   TEST_MIGRATIONS: migrations,
+                  FUZZ_RUNS,
                   WEBHOOKS_ALLOW_LOCAL: "true",
                   INVITATION_EMAIL_FROM: "invitations@apps.example.test",
                   INVITATION_TOKEN_IN_ANSWER: "true",

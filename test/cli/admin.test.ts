@@ -1,21 +1,26 @@
 /**
- * The admin CLI (`npm run admin -- ...`) as operators run it: one process per command, against a temporary
- * --persist-to folder that `wrangler dev` serves at the same time.
+ * The admin CLI (`npm run admin -- ...`) as operators run it, against a temporary --persist-to folder that `wrangler
+ * dev` serves at the same time: command lines run in this process (helpers.ts), a success and a usage error as the
+ * script's own process too.
  */
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyMigrations, type DevServer, d1Query, startDev } from "../support/wrangler";
+import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
 import {
   API_KEY,
   admin,
+  adminOwnDatabase,
+  adminProcess,
   adminRemoteLoggedOut,
   api,
+  closeDatabases,
   expectCliError,
   expectJsonObject,
   makeTempDir,
+  query,
   removeTempDir,
   TIMESTAMP,
   UUID,
@@ -31,8 +36,6 @@ const COMMIT_FIELDS = ["app_id", "variant_id", "config_name", "revision", "revis
 const DEPLOY_FIELDS = ["environment", "revision", "revision_id"];
 
 const DAY_MS = 86_400_000;
-/** For a test that runs the CLI a dozen times, a process each (seconds apiece on a busy machine). */
-const MANY_RUNS_MS = 300_000;
 
 let dir: string;
 let unmigrated: string;
@@ -46,6 +49,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await closeDatabases();
   await worker?.stop();
   await removeTempDir(dir);
   await removeTempDir(unmigrated);
@@ -56,7 +60,8 @@ describe("each command prints exactly one JSON object and exits 0", () => {
 
   it("user create --email --username: the user and their personal organization, workspace and project", async () => {
     const user = expectJsonObject(
-      await admin(dir, "user", "create", "--email", "alice@example.com", "--username", "alice"),
+      // The script itself, as an operator runs it: its JSON alone on stdout, exit 0.
+      await adminProcess(dir, "user", "create", "--email", "alice@example.com", "--username", "alice"),
       USER_FIELDS,
     );
     expect(user.username).toBe("alice");
@@ -102,37 +107,33 @@ describe("each command prints exactly one JSON object and exits 0", () => {
     });
   });
 
-  it(
-    "org set-role --org --email --role: each of the six roles and admin, an owner demoted while another remains",
-    async () => {
-      const setRole = (role: string) =>
-        admin(dir, "org", "set-role", "--org", made.acme.organization_id, "--email", "bob.smith@example.com", "--role", role);
-      for (const [role, stored] of [
-        ["owner", "owner"],
-        ["workspace_admin", "workspace_admin"],
-        ["editor", "editor"],
-        ["deployment_manager", "deployment_manager"],
-        ["evaluator", "evaluator"],
-        ["viewer", "viewer"],
-        ["admin", "workspace_admin"],
-      ]) {
-        expect(expectJsonObject(await setRole(role), MEMBER_FIELDS), role).toEqual({
-          organization_id: made.acme.organization_id,
-          user_id: made.bob.user_id,
-          role: stored,
-        });
-      }
-      const members = await d1Query(
-        dir,
-        `SELECT user_id, role FROM organization_members WHERE organization_id = '${made.acme.organization_id}' ORDER BY role`,
-      );
-      expect(members).toEqual([
-        { user_id: made.alice.user_id, role: "owner" },
-        { user_id: made.bob.user_id, role: "workspace_admin" },
-      ]);
-    },
-    MANY_RUNS_MS,
-  );
+  it("org set-role --org --email --role: each of the six roles and admin, an owner demoted while another remains", async () => {
+    const setRole = (role: string) =>
+      admin(dir, "org", "set-role", "--org", made.acme.organization_id, "--email", "bob.smith@example.com", "--role", role);
+    for (const [role, stored] of [
+      ["owner", "owner"],
+      ["workspace_admin", "workspace_admin"],
+      ["editor", "editor"],
+      ["deployment_manager", "deployment_manager"],
+      ["evaluator", "evaluator"],
+      ["viewer", "viewer"],
+      ["admin", "workspace_admin"],
+    ]) {
+      expect(expectJsonObject(await setRole(role), MEMBER_FIELDS), role).toEqual({
+        organization_id: made.acme.organization_id,
+        user_id: made.bob.user_id,
+        role: stored,
+      });
+    }
+    const members = await query(
+      dir,
+      `SELECT user_id, role FROM organization_members WHERE organization_id = '${made.acme.organization_id}' ORDER BY role`,
+    );
+    expect(members).toEqual([
+      { user_id: made.alice.user_id, role: "owner" },
+      { user_id: made.bob.user_id, role: "workspace_admin" },
+    ]);
+  });
 
   it("key create --email: a key for the personal project that never expires", async () => {
     const key = expectJsonObject(await admin(dir, "key", "create", "--email", "alice@example.com"), KEY_FIELDS);
@@ -290,7 +291,7 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
     const created = await api(worker, "POST", "/apps", key.key, { app_name: "carol-app" });
     expect(created.status).toBe(200);
     carolApp = created.body.app_id;
-    countsBefore = await d1Query(dir, COUNTS);
+    countsBefore = await query(dir, COUNTS);
   });
 
   it("unknown email", async () => {
@@ -334,7 +335,7 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
     expect(result.code).toBe(2);
     const left = `SELECT m.role, (SELECT COUNT(*) FROM api_keys WHERE user_id = m.user_id AND revoked_at IS NULL) AS live_keys
       FROM organization_members m WHERE m.organization_id = '${carol.organization_id}'`;
-    expect(await d1Query(dir, left)).toEqual([{ role: "owner", live_keys: 1 }]);
+    expect(await query(dir, left)).toEqual([{ role: "owner", live_keys: 1 }]);
   });
 
   it.each([
@@ -403,9 +404,11 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
     expectCliError(await admin(dir, "user", "delete", "--email", "carol@example.com"), /unknown command: user delete/);
   });
 
-  it("unknown flag", async () => {
-    const result = await admin(dir, "user", "create", "--email", "erin@example.com", "--colour", "blue");
+  it("unknown flag, run as the script's own process: exit 2, the message and the usage on stderr", async () => {
+    const result = await adminProcess(dir, "user", "create", "--email", "erin@example.com", "--colour", "blue");
     expectCliError(result, /Unknown option '--colour'/);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^Usage: npm run --silent admin -- <command>/m);
   });
 
   it("missing required flag", async () => {
@@ -474,7 +477,7 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
   });
 
   it("none of the failed commands above wrote anything", async () => {
-    expect(await d1Query(dir, COUNTS)).toEqual(countsBefore);
+    expect(await query(dir, COUNTS)).toEqual(countsBefore);
   });
 });
 
@@ -497,7 +500,7 @@ describe("every change a command makes is an event, written in the change's batc
   let seen = 0;
   /** The events written since the last call, oldest first, as the audit log shows them (with their app_id). */
   async function newEvents() {
-    const rows = await d1Query<EventRow>(
+    const rows = await query<EventRow>(
       dir,
       `SELECT rowid AS n, id, type, occurred_at, organization_id, workspace_id, project_id, app_id, actor_user_id,
               actor_username, actor_api_key_prefix, data
@@ -538,175 +541,158 @@ describe("every change a command makes is an event, written in the change's batc
     await newEvents();
   });
 
-  it(
-    "user create and org create record none; add-member, set-role, remove-member, key create and key revoke one each",
-    async () => {
-      olga = expectJsonObject(
-        await admin(dir, "user", "create", "--email", "olga@example.com", "--username", "olga"),
-        USER_FIELDS,
-      );
-      pete = expectJsonObject(
-        await admin(dir, "user", "create", "--email", "pete@example.com", "--username", "pete"),
-        USER_FIELDS,
-      );
-      org = expectJsonObject(await admin(dir, "org", "create", "--name", "Eventful", "--owner", "olga@example.com"), ORG_FIELDS);
-      // No event type names a new user or organization (over HTTP neither records one).
-      expect(await newEvents()).toEqual([]);
-      orgPlace = { organization_id: org.organization_id, workspace_id: org.workspace_id };
-      const member = (data: object) => ({
-        email: "pete@example.com",
-        user_id: pete.user_id,
-        workspace_id: org.workspace_id,
-        ...data,
-      });
-      const petes = ["--org", org.organization_id, "--email", "pete@example.com"];
+  it("user create and org create record none; add-member, set-role, remove-member, key create and key revoke one each", async () => {
+    olga = expectJsonObject(await admin(dir, "user", "create", "--email", "olga@example.com", "--username", "olga"), USER_FIELDS);
+    pete = expectJsonObject(await admin(dir, "user", "create", "--email", "pete@example.com", "--username", "pete"), USER_FIELDS);
+    org = expectJsonObject(await admin(dir, "org", "create", "--name", "Eventful", "--owner", "olga@example.com"), ORG_FIELDS);
+    // No event type names a new user or organization (over HTTP neither records one).
+    expect(await newEvents()).toEqual([]);
+    orgPlace = { organization_id: org.organization_id, workspace_id: org.workspace_id };
+    const member = (data: object) => ({
+      email: "pete@example.com",
+      user_id: pete.user_id,
+      workspace_id: org.workspace_id,
+      ...data,
+    });
+    const petes = ["--org", org.organization_id, "--email", "pete@example.com"];
 
-      expectJsonObject(await admin(dir, "org", "add-member", ...petes, "--role", "editor"), MEMBER_FIELDS);
-      expect(await newEvents()).toEqual([event("member.joined", orgPlace, member({ role: "editor" }))]);
-      // The same role again changes nothing; another role changes the member's.
-      expectJsonObject(await admin(dir, "org", "add-member", ...petes, "--role", "editor"), MEMBER_FIELDS);
-      expect(await newEvents()).toEqual([]);
-      expectJsonObject(await admin(dir, "org", "add-member", ...petes, "--role", "viewer"), MEMBER_FIELDS);
-      expect(await newEvents()).toEqual([
-        event("member.role_changed", orgPlace, member({ role: "viewer", previous_role: "editor" })),
-      ]);
+    expectJsonObject(await admin(dir, "org", "add-member", ...petes, "--role", "editor"), MEMBER_FIELDS);
+    expect(await newEvents()).toEqual([event("member.joined", orgPlace, member({ role: "editor" }))]);
+    // The same role again changes nothing; another role changes the member's.
+    expectJsonObject(await admin(dir, "org", "add-member", ...petes, "--role", "editor"), MEMBER_FIELDS);
+    expect(await newEvents()).toEqual([]);
+    expectJsonObject(await admin(dir, "org", "add-member", ...petes, "--role", "viewer"), MEMBER_FIELDS);
+    expect(await newEvents()).toEqual([
+      event("member.role_changed", orgPlace, member({ role: "viewer", previous_role: "editor" })),
+    ]);
 
-      expectJsonObject(await admin(dir, "org", "set-role", ...petes, "--role", "admin"), MEMBER_FIELDS);
-      expect(await newEvents()).toEqual([
-        event("member.role_changed", orgPlace, member({ role: "workspace_admin", previous_role: "viewer" })),
-      ]);
-      expectJsonObject(await admin(dir, "org", "set-role", ...petes, "--role", "workspace_admin"), MEMBER_FIELDS);
-      expect(await newEvents()).toEqual([]);
+    expectJsonObject(await admin(dir, "org", "set-role", ...petes, "--role", "admin"), MEMBER_FIELDS);
+    expect(await newEvents()).toEqual([
+      event("member.role_changed", orgPlace, member({ role: "workspace_admin", previous_role: "viewer" })),
+    ]);
+    expectJsonObject(await admin(dir, "org", "set-role", ...petes, "--role", "workspace_admin"), MEMBER_FIELDS);
+    expect(await newEvents()).toEqual([]);
 
-      const keyPlace = { ...orgPlace, project_id: org.project_id };
-      const keyData = (prefix: string) => ({ prefix, user_id: pete.user_id, project_id: org.project_id });
-      const key = expectJsonObject(
-        await admin(dir, "key", "create", "--email", "pete@example.com", "--project", org.project_id),
-        KEY_FIELDS,
-      );
-      expect(await newEvents()).toEqual([event("api_key.created", keyPlace, keyData(key.prefix))]);
-      expectJsonObject(await admin(dir, "key", "revoke", "--prefix", key.prefix), REVOKE_FIELDS);
-      expect(await newEvents()).toEqual([event("api_key.deleted", keyPlace, keyData(key.prefix))]);
-      // Revoking a revoked key again answers as before, and changes nothing.
-      expectJsonObject(await admin(dir, "key", "revoke", "--prefix", key.prefix), REVOKE_FIELDS);
-      expect(await newEvents()).toEqual([]);
+    const keyPlace = { ...orgPlace, project_id: org.project_id };
+    const keyData = (prefix: string) => ({ prefix, user_id: pete.user_id, project_id: org.project_id });
+    const key = expectJsonObject(
+      await admin(dir, "key", "create", "--email", "pete@example.com", "--project", org.project_id),
+      KEY_FIELDS,
+    );
+    expect(await newEvents()).toEqual([event("api_key.created", keyPlace, keyData(key.prefix))]);
+    expectJsonObject(await admin(dir, "key", "revoke", "--prefix", key.prefix), REVOKE_FIELDS);
+    expect(await newEvents()).toEqual([event("api_key.deleted", keyPlace, keyData(key.prefix))]);
+    // Revoking a revoked key again answers as before, and changes nothing.
+    expectJsonObject(await admin(dir, "key", "revoke", "--prefix", key.prefix), REVOKE_FIELDS);
+    expect(await newEvents()).toEqual([]);
 
-      // Removal revokes the member's keys there too: one event, member.removed (as over HTTP).
-      const live = expectJsonObject(
-        await admin(dir, "key", "create", "--email", "pete@example.com", "--project", org.project_id),
-        KEY_FIELDS,
-      );
-      expect(await newEvents()).toEqual([event("api_key.created", keyPlace, keyData(live.prefix))]);
-      const removed = expectJsonObject(await admin(dir, "org", "remove-member", ...petes), REMOVED_FIELDS);
-      expect(removed.revoked_keys).toEqual([live.prefix]);
-      expect(await newEvents()).toEqual([event("member.removed", orgPlace, member({ role: "workspace_admin" }))]);
-    },
-    MANY_RUNS_MS,
-  );
+    // Removal revokes the member's keys there too: one event, member.removed (as over HTTP).
+    const live = expectJsonObject(
+      await admin(dir, "key", "create", "--email", "pete@example.com", "--project", org.project_id),
+      KEY_FIELDS,
+    );
+    expect(await newEvents()).toEqual([event("api_key.created", keyPlace, keyData(live.prefix))]);
+    const removed = expectJsonObject(await admin(dir, "org", "remove-member", ...petes), REMOVED_FIELDS);
+    expect(removed.revoked_keys).toEqual([live.prefix]);
+    expect(await newEvents()).toEqual([event("member.removed", orgPlace, member({ role: "workspace_admin" }))]);
+  });
 
-  it(
-    "refused commands record nothing",
-    async () => {
-      const olgas = ["--org", org.organization_id, "--email", "olga@example.com"];
-      const petes = ["--org", org.organization_id, "--email", "pete@example.com"];
-      // The last owner, demoted or removed: the database refuses the change, and its event with it.
-      expectCliError(await admin(dir, "org", "set-role", ...olgas, "--role", "viewer"), /last owner/);
-      expectCliError(await admin(dir, "org", "add-member", ...olgas, "--role", "editor"), /last owner/);
-      expectCliError(await admin(dir, "org", "remove-member", ...olgas), /last owner/);
-      expectCliError(await admin(dir, "org", "set-role", ...petes, "--role", "editor"), /is not a member/);
-      expectCliError(await admin(dir, "org", "remove-member", ...petes), /is not a member/);
-      expectCliError(await admin(dir, "key", "revoke", "--prefix", "Zz9Zz9Zz"), /no key with prefix/);
-      expect(await newEvents()).toEqual([]);
-    },
-    MANY_RUNS_MS,
-  );
+  it("refused commands record nothing", async () => {
+    const olgas = ["--org", org.organization_id, "--email", "olga@example.com"];
+    const petes = ["--org", org.organization_id, "--email", "pete@example.com"];
+    // The last owner, demoted or removed: the database refuses the change, and its event with it.
+    expectCliError(await admin(dir, "org", "set-role", ...olgas, "--role", "viewer"), /last owner/);
+    expectCliError(await admin(dir, "org", "add-member", ...olgas, "--role", "editor"), /last owner/);
+    expectCliError(await admin(dir, "org", "remove-member", ...olgas), /last owner/);
+    expectCliError(await admin(dir, "org", "set-role", ...petes, "--role", "editor"), /is not a member/);
+    expectCliError(await admin(dir, "org", "remove-member", ...petes), /is not a member/);
+    expectCliError(await admin(dir, "key", "revoke", "--prefix", "Zz9Zz9Zz"), /no key with prefix/);
+    expect(await newEvents()).toEqual([]);
+  });
 
-  it(
-    "variant commit and deploy: config.added, config.committed, environment.deployed, as the user they act as",
-    async () => {
-      const olgaKey = expectJsonObject(
-        await admin(dir, "key", "create", "--email", "olga@example.com", "--project", org.project_id),
-        KEY_FIELDS,
-      );
-      const created = await api(worker, "POST", "/apps", olgaKey.key, {
-        app_name: "evented-app",
-        organization_id: org.organization_id,
-      });
-      expect(created.status).toBe(200);
-      const appId: string = created.body.app_id;
-      expect((await newEvents()).map(({ type }) => type)).toEqual(["api_key.created", "app.created"]);
+  it("variant commit and deploy: config.added, config.committed, environment.deployed, as the user they act as", async () => {
+    const olgaKey = expectJsonObject(
+      await admin(dir, "key", "create", "--email", "olga@example.com", "--project", org.project_id),
+      KEY_FIELDS,
+    );
+    const created = await api(worker, "POST", "/apps", olgaKey.key, {
+      app_name: "evented-app",
+      organization_id: org.organization_id,
+    });
+    expect(created.status).toBe(200);
+    const appId: string = created.body.app_id;
+    expect((await newEvents()).map(({ type }) => type)).toEqual(["api_key.created", "app.created"]);
 
-      const appPlace = { ...orgPlace, project_id: org.project_id, app_id: appId };
-      const asOlga = { user_id: olga.user_id, username: "olga", api_key_prefix: null };
-      const app = { app_id: appId, app_name: "evented-app" };
-      const firstRevision = async (configName: string) =>
-        (
-          await d1Query<{ variant_id: string; revision_id: string }>(
-            dir,
-            `SELECT v.id AS variant_id, r.id AS revision_id FROM app_variants v JOIN app_variant_revisions r ON r.variant_id = v.id
+    const appPlace = { ...orgPlace, project_id: org.project_id, app_id: appId };
+    const asOlga = { user_id: olga.user_id, username: "olga", api_key_prefix: null };
+    const app = { app_id: appId, app_name: "evented-app" };
+    const firstRevision = async (configName: string) =>
+      (
+        await query<{ variant_id: string; revision_id: string }>(
+          dir,
+          `SELECT v.id AS variant_id, r.id AS revision_id FROM app_variants v JOIN app_variant_revisions r ON r.variant_id = v.id
               WHERE v.app_id = '${appId}' AND v.name = '${configName}' AND r.revision = 1`,
-          )
-        )[0];
-      const revision = (config_name: string, variant_id: string, number: number, revision_id: string) => ({
-        config_name,
-        variant_id,
-        revision: number,
-        revision_id,
-      });
+        )
+      )[0];
+    const revision = (config_name: string, variant_id: string, number: number, revision_id: string) => ({
+      config_name,
+      variant_id,
+      revision: number,
+      revision_id,
+    });
 
-      // A config that did not exist is added (revision 1), then committed: one event each.
-      const commit = (params: string, ...email: string[]) =>
-        admin(dir, "variant", "commit", "--app", appId, "--name", "main", "--params", params, ...email);
-      const second = expectJsonObject(await commit('{"t": 1}', "--email", "olga@example.com"), COMMIT_FIELDS);
-      const main1 = await firstRevision("main");
-      expect(await newEvents()).toEqual([
-        event("config.added", appPlace, { ...app, ...revision("main", main1.variant_id, 1, main1.revision_id) }, asOlga),
-        event("config.committed", appPlace, { ...app, ...revision("main", second.variant_id, 2, second.revision_id) }, asOlga),
-      ]);
-      // Without --email, the operator acts as the app's creator.
-      const third = expectJsonObject(await commit('{"t": 2}'), COMMIT_FIELDS);
-      const main3 = revision("main", third.variant_id, 3, third.revision_id);
-      expect(await newEvents()).toEqual([event("config.committed", appPlace, { ...app, ...main3 }, asOlga)]);
+    // A config that did not exist is added (revision 1), then committed: one event each.
+    const commit = (params: string, ...email: string[]) =>
+      admin(dir, "variant", "commit", "--app", appId, "--name", "main", "--params", params, ...email);
+    const second = expectJsonObject(await commit('{"t": 1}', "--email", "olga@example.com"), COMMIT_FIELDS);
+    const main1 = await firstRevision("main");
+    expect(await newEvents()).toEqual([
+      event("config.added", appPlace, { ...app, ...revision("main", main1.variant_id, 1, main1.revision_id) }, asOlga),
+      event("config.committed", appPlace, { ...app, ...revision("main", second.variant_id, 2, second.revision_id) }, asOlga),
+    ]);
+    // Without --email, the operator acts as the app's creator.
+    const third = expectJsonObject(await commit('{"t": 2}'), COMMIT_FIELDS);
+    const main3 = revision("main", third.variant_id, 3, third.revision_id);
+    expect(await newEvents()).toEqual([event("config.committed", appPlace, { ...app, ...main3 }, asOlga)]);
 
-      const deploy = (configName: string) =>
-        admin(dir, "deploy", "--app", appId, "--env", "staging", "--variant", configName, "--email", "olga@example.com");
-      const first = expectJsonObject(await deploy("main"), DEPLOY_FIELDS);
-      const deployed = (number: number, revisionId: string, previous: object | null, current: object) => ({
-        ...app,
-        environment: "staging",
-        environment_revision: number,
-        environment_revision_id: revisionId,
-        previous,
-        current,
-      });
-      expect(await newEvents()).toEqual([
-        event("environment.deployed", appPlace, deployed(1, first.revision_id, null, main3), asOlga),
-      ]);
-      // Deploying a config name the app does not have adds it (its own event), then deploys it.
-      const next = expectJsonObject(await deploy("canary"), DEPLOY_FIELDS);
-      const canary = await firstRevision("canary");
-      const canary1 = revision("canary", canary.variant_id, 1, canary.revision_id);
-      expect(await newEvents()).toEqual([
-        event("config.added", appPlace, { ...app, ...canary1 }, asOlga),
-        event("environment.deployed", appPlace, deployed(2, next.revision_id, main3, canary1), asOlga),
-      ]);
+    const deploy = (configName: string) =>
+      admin(dir, "deploy", "--app", appId, "--env", "staging", "--variant", configName, "--email", "olga@example.com");
+    const first = expectJsonObject(await deploy("main"), DEPLOY_FIELDS);
+    const deployed = (number: number, revisionId: string, previous: object | null, current: object) => ({
+      ...app,
+      environment: "staging",
+      environment_revision: number,
+      environment_revision_id: revisionId,
+      previous,
+      current,
+    });
+    expect(await newEvents()).toEqual([
+      event("environment.deployed", appPlace, deployed(1, first.revision_id, null, main3), asOlga),
+    ]);
+    // Deploying a config name the app does not have adds it (its own event), then deploys it.
+    const next = expectJsonObject(await deploy("canary"), DEPLOY_FIELDS);
+    const canary = await firstRevision("canary");
+    const canary1 = revision("canary", canary.variant_id, 1, canary.revision_id);
+    expect(await newEvents()).toEqual([
+      event("config.added", appPlace, { ...app, ...canary1 }, asOlga),
+      event("environment.deployed", appPlace, deployed(2, next.revision_id, main3, canary1), asOlga),
+    ]);
 
-      // pete, removed from the organization, may neither deploy nor commit there.
-      const byPete = ["--email", "pete@example.com"];
-      expectCliError(
-        await admin(dir, "deploy", "--app", appId, "--env", "staging", "--variant", "main", ...byPete),
-        /pete@example\.com must be/,
-      );
-      expectCliError(await commit('{"t": 3}', ...byPete), /pete@example\.com must be/);
-      expect(await newEvents()).toEqual([]);
-    },
-    MANY_RUNS_MS,
-  );
+    // pete, removed from the organization, may neither deploy nor commit there.
+    const byPete = ["--email", "pete@example.com"];
+    expectCliError(
+      await admin(dir, "deploy", "--app", appId, "--env", "staging", "--variant", "main", ...byPete),
+      /pete@example\.com must be/,
+    );
+    expectCliError(await commit('{"t": 3}', ...byPete), /pete@example\.com must be/);
+    expect(await newEvents()).toEqual([]);
+  });
 });
 
 describe("end to end, with wrangler dev serving the same folder", () => {
   it("commands run at the same time against the folder wrangler dev serves all succeed", async () => {
-    // Each command opens the SQLite file in its own workerd, and may find it locked by another: the CLI retries.
+    // Each command opens the SQLite file in its own workerd (as its own process would), and may find it locked by
+    // another: the CLI retries.
     const owner = expectJsonObject(
       await admin(dir, "user", "create", "--email", "gina@example.com", "--username", "gina"),
       USER_FIELDS,
@@ -714,7 +700,7 @@ describe("end to end, with wrangler dev serving the same folder", () => {
     const ownerKey = expectJsonObject(await admin(dir, "key", "create", "--email", "gina@example.com"), KEY_FIELDS);
     const created = await api(worker, "POST", "/apps", ownerKey.key, { app_name: "busy" });
     expect(created.status).toBe(200);
-    const keys = await Promise.all([1, 2, 3, 4].map(() => admin(dir, "key", "create", "--email", "gina@example.com")));
+    const keys = await Promise.all([1, 2, 3, 4].map(() => adminOwnDatabase(dir, "key", "create", "--email", "gina@example.com")));
     for (const result of keys) {
       const { key, project_id } = expectJsonObject(result, KEY_FIELDS);
       expect(project_id).toBe(owner.project_id);
@@ -781,60 +767,56 @@ describe("end to end, with wrangler dev serving the same folder", () => {
     expect(revoked.status).toBe(401);
   });
 
-  it(
-    "org remove-member: the member's keys for every project of the organization stop working, their other keys do not",
-    async () => {
-      const henry = expectJsonObject(
-        await admin(dir, "user", "create", "--email", "henry@example.com", "--username", "henry"),
-        USER_FIELDS,
-      );
-      const ivy = expectJsonObject(
-        await admin(dir, "user", "create", "--email", "ivy@example.com", "--username", "ivy"),
-        USER_FIELDS,
-      );
-      const org = expectJsonObject(
-        await admin(dir, "org", "create", "--name", "Hooli", "--owner", "henry@example.com"),
-        ORG_FIELDS,
-      );
-      // A second workspace and project of the organization (made over HTTP in time; by SQL here).
-      const [workspaceId, projectId] = [randomUUID(), randomUUID()];
-      await d1Query(
-        dir,
-        `INSERT INTO workspaces (id, organization_id, name, is_default) VALUES ('${workspaceId}', '${org.organization_id}', 'Second', 0);
-       INSERT INTO projects (id, workspace_id, name, is_default) VALUES ('${projectId}', '${workspaceId}', 'Default', 1)`,
-      );
-      const member = ["--org", org.organization_id, "--email", "ivy@example.com"];
-      expectJsonObject(await admin(dir, "org", "add-member", ...member, "--role", "editor"), MEMBER_FIELDS);
-      const key = async (email: string, ...args: string[]) =>
-        expectJsonObject(await admin(dir, "key", "create", "--email", email, ...args), KEY_FIELDS);
-      const ivyInOrg = await key("ivy@example.com", "--project", org.project_id);
-      const ivyInSecond = await key("ivy@example.com", "--project", projectId);
-      const ivyOwn = await key("ivy@example.com");
-      const henryInOrg = await key("henry@example.com", "--project", org.project_id);
-      const app = await api(worker, "POST", "/apps", henryInOrg.key, { app_name: "hooli-app" });
-      expect(app.status).toBe(200);
-      const path = `/apps/${app.body.app_id}/revisions/production`;
-      for (const { key } of [ivyInOrg, ivyInSecond, ivyOwn]) expect((await api(worker, "GET", path, key)).status).toBe(200);
+  it("org remove-member: the member's keys for every project of the organization stop working, their other keys do not", async () => {
+    const henry = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "henry@example.com", "--username", "henry"),
+      USER_FIELDS,
+    );
+    const ivy = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "ivy@example.com", "--username", "ivy"),
+      USER_FIELDS,
+    );
+    const org = expectJsonObject(
+      await admin(dir, "org", "create", "--name", "Hooli", "--owner", "henry@example.com"),
+      ORG_FIELDS,
+    );
+    // A second workspace and project of the organization (made over HTTP in time; by SQL here).
+    const [workspaceId, projectId] = [randomUUID(), randomUUID()];
+    await query(
+      dir,
+      `INSERT INTO workspaces (id, organization_id, name, is_default) VALUES ('${workspaceId}', '${org.organization_id}', 'Second', 0)`,
+      `INSERT INTO projects (id, workspace_id, name, is_default) VALUES ('${projectId}', '${workspaceId}', 'Default', 1)`,
+    );
+    const member = ["--org", org.organization_id, "--email", "ivy@example.com"];
+    expectJsonObject(await admin(dir, "org", "add-member", ...member, "--role", "editor"), MEMBER_FIELDS);
+    const key = async (email: string, ...args: string[]) =>
+      expectJsonObject(await admin(dir, "key", "create", "--email", email, ...args), KEY_FIELDS);
+    const ivyInOrg = await key("ivy@example.com", "--project", org.project_id);
+    const ivyInSecond = await key("ivy@example.com", "--project", projectId);
+    const ivyOwn = await key("ivy@example.com");
+    const henryInOrg = await key("henry@example.com", "--project", org.project_id);
+    const app = await api(worker, "POST", "/apps", henryInOrg.key, { app_name: "hooli-app" });
+    expect(app.status).toBe(200);
+    const path = `/apps/${app.body.app_id}/revisions/production`;
+    for (const { key } of [ivyInOrg, ivyInSecond, ivyOwn]) expect((await api(worker, "GET", path, key)).status).toBe(200);
 
-      const removed = await admin(dir, "org", "remove-member", ...member);
-      expect(expectJsonObject(removed, REMOVED_FIELDS)).toEqual({
-        organization_id: org.organization_id,
-        user_id: ivy.user_id,
-        revoked_keys: [ivyInOrg.prefix, ivyInSecond.prefix].sort(),
-      });
+    const removed = await admin(dir, "org", "remove-member", ...member);
+    expect(expectJsonObject(removed, REMOVED_FIELDS)).toEqual({
+      organization_id: org.organization_id,
+      user_id: ivy.user_id,
+      revoked_keys: [ivyInOrg.prefix, ivyInSecond.prefix].sort(),
+    });
 
-      expect((await api(worker, "GET", path, ivyInOrg.key)).status).toBe(401);
-      expect((await api(worker, "GET", "/apps", ivyInSecond.key)).status).toBe(401);
-      // Her own key still works, and no longer sees the organization's app.
-      expect((await api(worker, "GET", "/apps", ivyOwn.key)).status).toBe(200);
-      expect((await api(worker, "GET", path, ivyOwn.key)).status).toBe(404);
-      expect((await api(worker, "GET", path, henryInOrg.key)).status).toBe(200);
-      expect(
-        await d1Query(dir, `SELECT user_id, role FROM organization_members WHERE organization_id = '${org.organization_id}'`),
-      ).toEqual([{ user_id: henry.user_id, role: "owner" }]);
-    },
-    MANY_RUNS_MS,
-  );
+    expect((await api(worker, "GET", path, ivyInOrg.key)).status).toBe(401);
+    expect((await api(worker, "GET", "/apps", ivyInSecond.key)).status).toBe(401);
+    // Her own key still works, and no longer sees the organization's app.
+    expect((await api(worker, "GET", "/apps", ivyOwn.key)).status).toBe(200);
+    expect((await api(worker, "GET", path, ivyOwn.key)).status).toBe(404);
+    expect((await api(worker, "GET", path, henryInOrg.key)).status).toBe(200);
+    expect(
+      await query(dir, `SELECT user_id, role FROM organization_members WHERE organization_id = '${org.organization_id}'`),
+    ).toEqual([{ user_id: henry.user_id, role: "owner" }]);
+  });
 
   it("org add-member: a viewer can read the org's apps but not create one; re-added as editor, they can", async () => {
     expectJsonObject(await admin(dir, "user", "create", "--email", "frank@example.com", "--username", "frank"), USER_FIELDS);

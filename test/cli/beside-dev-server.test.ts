@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../support/processes";
 import { applyMigrations, type DevServer, snapshot, startDev } from "../support/wrangler";
-import { admin, makeTempDir, removeTempDir } from "./helpers";
+import { adminProcess, makeTempDir, removeTempDir } from "./helpers";
 
 let dir: string;
 let registry: string;
@@ -76,9 +76,9 @@ describe("the admin CLI beside a running wrangler dev", () => {
     const commands = (async () => {
       try {
         return [
-          await admin(dir, "user", "create", "--email", "ops@example.com"),
-          await admin(dir, "org", "create", "--name", "Ops", "--owner", "ops@example.com"),
-          await admin(dir, "key", "create", "--email", "ops@example.com"),
+          await adminProcess(dir, "user", "create", "--email", "ops@example.com"),
+          await adminProcess(dir, "org", "create", "--name", "Ops", "--owner", "ops@example.com"),
+          await adminProcess(dir, "key", "create", "--email", "ops@example.com"),
         ];
       } finally {
         commandsDone = true;

@@ -1,11 +1,16 @@
 /**
- * Shared setup of the CLI tests: the admin CLI, the demo seed and wrangler are run as an operator runs them,
- * as separate processes from the repository root, against a temporary --persist-to folder. No mocks.
+ * Shared setup of the CLI tests: the admin CLI and the demo seed as an operator runs them, against a temporary
+ * --persist-to folder. No mocks. A process costs seconds (tsx, wrangler, a workerd of its own), so the admin CLI's
+ * commands run in this process (`admin`, src/cli/admin-commands.ts's runAdmin, every command line parsed and checked
+ * as typed), each folder's database opened once and kept open; a few tests spawn the script itself (`adminProcess`)
+ * to prove it as an operator runs it.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
+import { runAdmin } from "../../src/cli/admin-commands";
+import { type OpenDatabase, openDatabase, retryWhenBusy, type Target } from "../../src/cli/database";
 import { type RunResult as ProgramResult, programEnv, ROOT, run } from "../support/processes";
 import type { DevServer } from "../support/wrangler";
 
@@ -18,9 +23,7 @@ export interface RunResult extends ProgramResult {
   json: any;
 }
 
-/** Runs a tsx entry point from the repository root and collects its exit code and output. */
-async function runTsx(args: string[], env = programEnv()): Promise<RunResult> {
-  const result = await run(TSX, args, { env, timeoutMs: 90_000 });
+const withJson = (result: ProgramResult): RunResult => {
   let json: unknown;
   try {
     json = JSON.parse(result.stdout);
@@ -28,17 +31,77 @@ async function runTsx(args: string[], env = programEnv()): Promise<RunResult> {
     json = undefined;
   }
   return { ...result, json };
+};
+
+/** Runs a tsx entry point from the repository root and collects its exit code and output. */
+async function runTsx(args: string[], env = programEnv()): Promise<RunResult> {
+  return withJson(await run(TSX, args, { env, timeoutMs: 90_000 }));
 }
 
-/** `npm run admin -- <args...>`, with `--persist-to dir` appended when a folder is given. */
-export function admin(persistTo: string | null, ...args: string[]): Promise<RunResult> {
-  return runTsx(["src/cli/admin.ts", ...args, ...(persistTo ? ["--persist-to", persistTo] : [])]);
+const persistArgs = (persistTo: string | null) => (persistTo ? ["--persist-to", persistTo] : []);
+
+/** `npm run admin -- <args...>` as its own process, with `--persist-to dir` appended when a folder is given. */
+export function adminProcess(persistTo: string | null, ...args: string[]): Promise<RunResult> {
+  return runTsx(["src/cli/admin.ts", ...args, ...persistArgs(persistTo)]);
 }
 
 /** The admin CLI run with `--remote` as someone who never logged in to Cloudflare (no token, an empty config home). */
 export function adminRemoteLoggedOut(configHome: string, ...args: string[]): Promise<RunResult> {
   const { CLOUDFLARE_API_TOKEN, CLOUDFLARE_ACCOUNT_ID, ...rest } = programEnv();
   return runTsx(["src/cli/admin.ts", ...args, "--remote"], { ...rest, XDG_CONFIG_HOME: configHome, WRANGLER_HOME: configHome });
+}
+
+/** The databases of the folders the in-process commands named, each opened (and its schema checked) once. */
+const keptOpen = new Map<string, Promise<OpenDatabase>>();
+
+/** openDatabase for a local folder, opened the first time and kept open (closing it is `closeDatabases`'s). */
+async function openKept(target: Target): Promise<OpenDatabase> {
+  if (target.remote || !target.persistTo) return openDatabase(target);
+  const folder = target.persistTo;
+  let opening = keptOpen.get(folder);
+  if (!opening) {
+    opening = openDatabase(target);
+    keptOpen.set(folder, opening);
+    // A folder that could not be opened (missing, unmigrated) is tried again by the next command naming it.
+    opening.catch(() => keptOpen.delete(folder));
+  }
+  const { db } = await opening;
+  return { db, close: async () => {} };
+}
+
+/** Closes every database `admin` and `query` kept open. */
+export async function closeDatabases(): Promise<void> {
+  const opened = await Promise.allSettled(keptOpen.values());
+  keptOpen.clear();
+  for (const database of opened) if (database.status === "fulfilled") await database.value.close();
+}
+
+/** Runs one command line in this process with output collected; each command opens its database as it would alone. */
+async function runInProcess(args: string[], open: typeof openDatabase): Promise<RunResult> {
+  let [stdout, stderr] = ["", ""];
+  const streams = {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+  };
+  const code = await runAdmin(args, streams, open);
+  return withJson({ code, stdout, stderr });
+}
+
+/** `npm run admin -- <args...>` (`--persist-to dir` appended when a folder is given), in this process. */
+export function admin(persistTo: string | null, ...args: string[]): Promise<RunResult> {
+  return runInProcess([...args, ...persistArgs(persistTo)], openKept);
+}
+
+/** `admin`, but opening the database for this command alone (its own workerd), as a separate process would. */
+export function adminOwnDatabase(persistTo: string, ...args: string[]): Promise<RunResult> {
+  return runInProcess([...args, ...persistArgs(persistTo)], openDatabase);
+}
+
+/** Rows of one query against the local D1 in `persistTo`, through the database `admin` keeps open there. */
+export async function query<Row = Record<string, unknown>>(persistTo: string, ...statements: string[]): Promise<Row[]> {
+  const { db } = await openKept({ persistTo });
+  const results = await retryWhenBusy(() => db.batch<Row>(statements.map((sql) => db.prepare(sql))));
+  return results.at(-1)?.results ?? [];
 }
 
 /** `npm run db:seed -- <args...>` */

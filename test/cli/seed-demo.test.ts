@@ -4,8 +4,19 @@
  * runs the seed when imported.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyMigrations, type DevServer, d1Query, startDev } from "../support/wrangler";
-import { admin, api, expectCliError, makeTempDir, type RunResult, removeTempDir, seedDemo, UUID } from "./helpers";
+import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
+import {
+  admin,
+  api,
+  closeDatabases,
+  expectCliError,
+  makeTempDir,
+  query,
+  type RunResult,
+  removeTempDir,
+  seedDemo,
+  UUID,
+} from "./helpers";
 
 const DEMO_KEY = "localdev.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 const DEMO_APP_ID = "00000000-0000-7000-8000-000000000005";
@@ -40,6 +51,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await closeDatabases();
   await worker?.stop();
   await removeTempDir(dir);
 });
@@ -49,7 +61,7 @@ describe("npm run db:seed", () => {
     expect(firstRun.code, firstRun.stderr).toBe(0);
     expect(firstRun.stdout).toBe("");
     expect(firstRun.stderr).toMatch(/demo data seeded: user, key, app, config main, config experiment, 5 deployments/);
-    expect(await d1Query(dir, COUNTS)).toEqual([
+    expect(await query(dir, COUNTS)).toEqual([
       {
         users: 1,
         organizations: 1,
@@ -68,11 +80,11 @@ describe("npm run db:seed", () => {
   });
 
   it("runs again without error and changes nothing", async () => {
-    const before = await d1Query(dir, COUNTS);
+    const before = await query(dir, COUNTS);
     const second = await seedDemo("--persist-to", dir);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toMatch(/demo data already present/);
-    expect(await d1Query(dir, COUNTS)).toEqual(before);
+    expect(await query(dir, COUNTS)).toEqual(before);
   });
 
   it("refuses --remote with a non-zero exit and a message", async () => {
@@ -93,10 +105,11 @@ describe("npm run db:seed", () => {
     try {
       await applyMigrations(other);
       expect((await admin(other, "user", "create", "--email", "demo@example.com", "--username", "someone")).code).toBe(0);
-      const before = await d1Query(other, COUNTS);
+      const before = await query(other, COUNTS);
       expectCliError(await seedDemo("--persist-to", other), /demo values are taken/);
-      expect(await d1Query(other, COUNTS)).toEqual(before);
+      expect(await query(other, COUNTS)).toEqual(before);
     } finally {
+      await closeDatabases();
       await removeTempDir(other);
     }
   });
@@ -137,7 +150,7 @@ describe("the documented demo values, with wrangler dev serving the seeded folde
     expect(response.status).toBe(200);
     expect(response.body.app_name).toBe("from-the-readme");
     expect(response.body.app_id).toMatch(UUID);
-    const [row] = await d1Query<{ project_id: string; created_by: string }>(
+    const [row] = await query<{ project_id: string; created_by: string }>(
       dir,
       `SELECT project_id, created_by FROM apps WHERE id = '${response.body.app_id}'`,
     );

@@ -1,15 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  type Account,
-  createAccount,
-  createAppVia,
-  createTeam,
-  expectError,
-  FORBIDDEN,
-  getRevisions,
-  issueKey,
-  send,
-} from "./fixtures";
+import { apps, bareKey, configs, deployments } from "./client";
+import { type Account, createAccount, createAppVia, createTeam, expectError, FORBIDDEN, issueKey } from "./fixtures";
 import { databaseProblems, snapshot } from "./harness";
 
 /*
@@ -39,22 +30,17 @@ interface RevisionsRecord {
   revisions: { id: string; revision: number; modified_by: string; deployed_app_variant_revision: string }[];
 }
 
-const post = (key: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-  send("POST", path, { authorization: key, body, headers });
-
 const record = async (environment: string) =>
-  (await (await getRevisions(owner.key, appId, environment)).json()) as RevisionsRecord;
+  (await (await apps.revisions({ key: owner.key }, appId, environment)).json()) as RevisionsRecord;
 
-const etagOf = async (environment: string) => (await getRevisions(owner.key, appId, environment)).headers.get("ETag") ?? "";
-
-const deployConfig = (key: string, body: unknown, headers: Record<string, string> = {}) =>
-  post(key, "/variants/configs/deploy", body, headers);
+const etagOf = async (environment: string) =>
+  (await apps.revisions({ key: owner.key }, appId, environment)).headers.get("ETag") ?? "";
 
 /** Commits params as the next revision of config `name` (added first when missing); the revision's config. */
 async function commit(name: string, params: Record<string, unknown>): Promise<Config> {
   const ref = { application_ref: { id: appId }, variant_ref: { slug: name } };
-  await post(owner.key, "/variants/configs/add", ref);
-  const response = await post(owner.key, "/variants/configs/commit", { ...ref, params });
+  await configs.call(bareKey(owner.key), "add", ref);
+  const response = await configs.call(bareKey(owner.key), "commit", { ...ref, params });
   expect(response.status).toBe(200);
   return (await response.json()) as Config;
 }
@@ -73,14 +59,14 @@ beforeAll(async () => {
 it("lets an admin and an editor deploy and revert, each recorded as who did it", async () => {
   await commit("by-role", { role: true });
   for (const member of [admin, editor]) {
-    const deployed = await deployConfig(member.key, {
+    const deployed = await deployments.deployConfig(bareKey(member.key), {
       variant_ref: { slug: "by-role" },
       environment_ref: { slug: "development" },
       application_ref: { id: appId },
     });
     expect(deployed.status).toBe(200);
     const { environment_ref } = (await deployed.json()) as Config;
-    const reverted = await post(member.key, `/configs/deployment/${environment_ref?.id}/revert`);
+    const reverted = await deployments.revert(bareKey(member.key), String(environment_ref?.id));
     expect(reverted.status).toBe(200);
     const entries = (await record("development")).revisions.slice(-2);
     expect(entries.map((entry) => entry.modified_by)).toEqual([member.username, member.username]);
@@ -91,7 +77,7 @@ describe("POST /variants/configs/deploy", () => {
   it("deploys the revision the variant ref names, not the latest, and answers the config through the environment", async () => {
     const second = await commit("main", { v: 2 });
     await commit("main", { v: 3 });
-    const response = await deployConfig(owner.key, {
+    const response = await deployments.deployConfig(bareKey(owner.key), {
       variant_ref: { slug: "main", version: 2 },
       environment_ref: { slug: "staging" },
       application_ref: { slug: "deployed" },
@@ -117,17 +103,17 @@ describe("POST /variants/configs/deploy", () => {
 
   it("deploys the latest without a version, by revision id too, to any environment, deployed before or not", async () => {
     const latest = await commit("main", { v: 4 });
-    const byName = await deployConfig(owner.key, {
+    const byName = await deployments.deployConfig(bareKey(owner.key), {
       variant_ref: { slug: "main" },
       environment_ref: { slug: "production" },
       application_ref: { id: appId },
     });
     expect(((await byName.json()) as Config).variant_ref.id).toBe(latest.variant_ref.id);
-    const earlier = await post(owner.key, "/variants/configs/fetch", {
+    const earlier = await configs.call(bareKey(owner.key), "fetch", {
       variant_ref: { slug: "main", version: 1 },
       application_ref: { id: appId },
     });
-    const byId = await deployConfig(owner.key, {
+    const byId = await deployments.deployConfig(bareKey(owner.key), {
       variant_ref: { id: ((await earlier.json()) as Config).variant_ref.id },
       environment_ref: { slug: "production" },
     });
@@ -138,7 +124,10 @@ describe("POST /variants/configs/deploy", () => {
   it("deploys by config slug to the environment an environment revision's id names, with no application_ref", async () => {
     const latest = await commit("main", { v: 5 });
     const staging = (await record("staging")).revisions.at(-1)!;
-    const response = await deployConfig(owner.key, { variant_ref: { slug: "main" }, environment_ref: { id: staging.id } });
+    const response = await deployments.deployConfig(bareKey(owner.key), {
+      variant_ref: { slug: "main" },
+      environment_ref: { id: staging.id },
+    });
     expect(response.status).toBe(200);
     const config = (await response.json()) as Config;
     expect({ variant_ref: config.variant_ref, environment: config.environment_ref?.slug }).toEqual({
@@ -151,15 +140,19 @@ describe("POST /variants/configs/deploy", () => {
   it("refuses a viewer (403), hides the app from an outsider (404), and names what is missing (404): nothing written", async () => {
     const deploy = { variant_ref: { slug: "main" }, environment_ref: { slug: "staging" }, application_ref: { id: appId } };
     const before = await snapshot();
-    await expectError(await deployConfig(viewer.key, deploy), 403, FORBIDDEN);
-    await expectError(await deployConfig(outsider.key, deploy), 404, "Config not found.");
-    await expectError(await deployConfig(owner.key, { ...deploy, variant_ref: { slug: "absent" } }), 404, "Config not found.");
+    await expectError(await deployments.deployConfig(bareKey(viewer.key), deploy), 403, FORBIDDEN);
+    await expectError(await deployments.deployConfig(bareKey(outsider.key), deploy), 404, "Config not found.");
     await expectError(
-      await deployConfig(owner.key, { ...deploy, environment_ref: { slug: "qa" } }),
+      await deployments.deployConfig(bareKey(owner.key), { ...deploy, variant_ref: { slug: "absent" } }),
+      404,
+      "Config not found.",
+    );
+    await expectError(
+      await deployments.deployConfig(bareKey(owner.key), { ...deploy, environment_ref: { slug: "qa" } }),
       404,
       "App environment not found",
     );
-    expect((await deployConfig(owner.key, { ...deploy, environment_ref: null })).status).toBe(422);
+    expect((await deployments.deployConfig(bareKey(owner.key), { ...deploy, environment_ref: null })).status).toBe(422);
     expect(await snapshot()).toEqual(before);
   });
 });
@@ -173,20 +166,23 @@ describe("If-Match", () => {
 
   it("deploys when the environment is still as the ETag says, or with *", async () => {
     const etag = await etagOf("development");
-    const first = await deployConfig(owner.key, deploy(), { "If-Match": etag });
+    const first = await deployments.deployConfig(bareKey(owner.key), deploy(), { headers: { "If-Match": etag } });
     expect(first.status).toBe(200);
     expect(first.headers.get("ETag")).not.toBe(etag);
-    expect((await deployConfig(owner.key, deploy(), { "If-Match": first.headers.get("ETag") ?? "" })).status).toBe(200);
-    expect((await deployConfig(owner.key, deploy(), { "If-Match": "*" })).status).toBe(200);
+    expect(
+      (await deployments.deployConfig(bareKey(owner.key), deploy(), { headers: { "If-Match": first.headers.get("ETag") ?? "" } }))
+        .status,
+    ).toBe(200);
+    expect((await deployments.deployConfig(bareKey(owner.key), deploy(), { headers: { "If-Match": "*" } })).status).toBe(200);
   });
 
   it("answers 412 and writes nothing when it has moved on, or for a tag that is not one of its states", async () => {
     const stale = await etagOf("development");
-    expect((await deployConfig(owner.key, deploy())).status).toBe(200);
+    expect((await deployments.deployConfig(bareKey(owner.key), deploy())).status).toBe(200);
     const before = await snapshot();
     for (const tag of [stale, `W/${await etagOf("development")}`, await etagOf("staging"), '"garbage"']) {
       await expectError(
-        await deployConfig(owner.key, deploy(), { "If-Match": tag }),
+        await deployments.deployConfig(bareKey(owner.key), deploy(), { headers: { "If-Match": tag } }),
         412,
         "The environment has changed since the ETag given in If-Match: read it again, then retry",
       );
@@ -198,12 +194,15 @@ describe("If-Match", () => {
 describe("POST /environments/deploy", () => {
   it("deploys the variant's latest revision and answers null", async () => {
     const latest = await commit("other", { o: 1 });
-    const variants = (await (await send("GET", `/apps/${appId}/variants`, { key: owner.key })).json()) as {
+    const variants = (await (await apps.variants({ key: owner.key }, appId)).json()) as {
       variant_id: string;
       config_name: string;
     }[];
     const variantId = variants.find((variant) => variant.config_name === "other")?.variant_id;
-    const response = await post(owner.key, "/environments/deploy", { environment_name: "staging", variant_id: variantId });
+    const response = await deployments.deployEnvironment(bareKey(owner.key), {
+      environment_name: "staging",
+      variant_id: variantId,
+    });
     expect(response.status).toBe(200);
     expect(await response.json()).toBeNull();
     expect(await record("staging")).toMatchObject({
@@ -211,17 +210,17 @@ describe("POST /environments/deploy", () => {
       deployed_app_variant_revision_id: latest.variant_ref.id,
     });
     await expectError(
-      await post(owner.key, "/environments/deploy", { environment_name: "staging", variant_id: crypto.randomUUID() }),
+      await deployments.deployEnvironment(bareKey(owner.key), { environment_name: "staging", variant_id: crypto.randomUUID() }),
       404,
       "Variant not found",
     );
     await expectError(
-      await post(owner.key, "/environments/deploy", { environment_name: "qa", variant_id: variantId }),
+      await deployments.deployEnvironment(bareKey(owner.key), { environment_name: "qa", variant_id: variantId }),
       404,
       "App environment not found",
     );
     await expectError(
-      await post(viewer.key, "/environments/deploy", { environment_name: "staging", variant_id: variantId }),
+      await deployments.deployEnvironment(bareKey(viewer.key), { environment_name: "staging", variant_id: variantId }),
       403,
       FORBIDDEN,
     );
@@ -232,7 +231,7 @@ describe("POST /configs/deployment/{id}/revert", () => {
   it("makes a new revision that deploys again what that revision deployed; fetch by environment then serves it", async () => {
     const first = await commit("reverted", { r: 1 });
     const deployAs = (version: number) =>
-      deployConfig(owner.key, {
+      deployments.deployConfig(bareKey(owner.key), {
         variant_ref: { slug: "reverted", version },
         environment_ref: { slug: "production" },
         application_ref: { id: appId },
@@ -242,7 +241,7 @@ describe("POST /configs/deployment/{id}/revert", () => {
     expect((await deployAs(first.variant_ref.version + 1)).status).toBe(200);
     const before = await record("production");
 
-    const response = await post(owner.key, `/configs/deployment/${good.environment_ref?.id}/revert`);
+    const response = await deployments.revert(bareKey(owner.key), String(good.environment_ref?.id));
     expect(response.status).toBe(200);
     expect(await response.json()).toBe("Environment was reverted to deployment revision successful");
 
@@ -257,7 +256,7 @@ describe("POST /configs/deployment/{id}/revert", () => {
       deployed_app_variant_revision: first.variant_ref.id,
     });
     expect(after.deployed_app_variant_revision_id).toBe(first.variant_ref.id);
-    const fetched = await post(owner.key, "/variants/configs/fetch", {
+    const fetched = await configs.call(bareKey(owner.key), "fetch", {
       environment_ref: { slug: "production" },
       application_ref: { id: appId },
     });
@@ -267,22 +266,17 @@ describe("POST /configs/deployment/{id}/revert", () => {
   it("takes If-Match, refuses a viewer, and answers 404 for a revision the caller cannot see", async () => {
     const [entry] = (await record("production")).revisions;
     await expectError(
-      await post(owner.key, `/configs/deployment/${entry.id}/revert`, undefined, { "If-Match": '"x"' }),
+      await deployments.revert(bareKey(owner.key), entry.id, { headers: { "If-Match": '"x"' } }),
       412,
       "The environment has changed since the ETag given in If-Match: read it again, then retry",
     );
     expect(
-      (await post(owner.key, `/configs/deployment/${entry.id}/revert`, undefined, { "If-Match": await etagOf("production") }))
-        .status,
+      (await deployments.revert(bareKey(owner.key), entry.id, { headers: { "If-Match": await etagOf("production") } })).status,
     ).toBe(200);
-    await expectError(await post(viewer.key, `/configs/deployment/${entry.id}/revert`), 403, FORBIDDEN);
-    await expectError(await post(outsider.key, `/configs/deployment/${entry.id}/revert`), 404, "Deployment revision not found");
-    await expectError(
-      await post(owner.key, `/configs/deployment/${crypto.randomUUID()}/revert`),
-      404,
-      "Deployment revision not found",
-    );
-    expect((await post(owner.key, "/configs/deployment/not-a-uuid/revert")).status).toBe(422);
+    await expectError(await deployments.revert(bareKey(viewer.key), entry.id), 403, FORBIDDEN);
+    await expectError(await deployments.revert(bareKey(outsider.key), entry.id), 404, "Deployment revision not found");
+    await expectError(await deployments.revert(bareKey(owner.key), crypto.randomUUID()), 404, "Deployment revision not found");
+    expect((await deployments.revert(bareKey(owner.key), "not-a-uuid")).status).toBe(422);
   });
 });
 

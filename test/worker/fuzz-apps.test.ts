@@ -42,6 +42,7 @@ import {
   readJsonBody,
   requestInput,
   routedAnswer,
+  runsShare,
   type SegmentChoice,
   segmentChoice,
   segmentOf,
@@ -384,7 +385,7 @@ const withLookAlike = fc
   );
 
 describe("fuzzing new names: POST /apps, PATCH /apps/{app_id}, POST /variants/configs/add", () => {
-  const runs = RUNS / 2;
+  const runs = runsShare(1 / 2);
   it(
     `takes ${runs} generated honest names of any script (stored NFC), and refuses invisible characters and look-alikes (422 at the name, nothing written)`,
     async () => {

@@ -24,9 +24,9 @@ import {
   newNameIsValid,
   own,
   type Replay,
-  RUNS,
   readJsonBody,
   recording,
+  runsShare,
   segmentChoice,
   segmentOf,
   TIMEOUT,
@@ -61,8 +61,8 @@ const otherIds = (model: Model) => [
   ...model.rows.deployments.map((row) => row.id as string),
 ];
 
-/** Runs of the routes whose requests share most of their paths with POST /variants/configs/deploy's (RUNS). */
-const RUNS_SHARED = (RUNS * 3) / 5;
+/** Runs of the routes whose requests share most of their paths with POST /variants/configs/deploy's (a share of RUNS). */
+const RUNS_SHARED = runsShare(3 / 5);
 
 describe("fuzzing POST /environments/deploy", () => {
   it(
@@ -241,7 +241,7 @@ describe("fuzzing POST /configs/deployment/{deployment_revision_id}/revert", () 
 });
 
 describe("fuzzing Idempotency-Key on POST /apps", () => {
-  const runs = RUNS / 4;
+  const runs = runsShare(1 / 4);
   it(
     `answers ${runs} generated creates as documented: a retry replays, a key used for another create is a 422`,
     async () => {

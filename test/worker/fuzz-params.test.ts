@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, createAccount, createAppVia, expectJson, parseKeepingNumbers, postConfigText, send } from "./fixtures";
-import { depthOf, fuzz, MAX_PARAMS_DEPTH, type Replay, TIMEOUT } from "./fuzz-support";
+import { depthOf, fuzz, MAX_PARAMS_DEPTH, type Replay, runsShare, TIMEOUT } from "./fuzz-support";
 import { fingerprint } from "./harness";
 
 /*
@@ -12,7 +12,8 @@ import { fingerprint } from "./harness";
  * fuzz-support.ts.
  */
 const REPLAY: Replay = {};
-const RUNS = 300;
+/** Requests of the property: fuzz-support.ts's RUNS, in part. */
+const RUNS = runsShare(3 / 10);
 
 const digits = (minLength: number, maxLength: number) =>
   fc.array(fc.constantFrom(..."0123456789"), { minLength, maxLength }).map((chars) => chars.join(""));

@@ -58,6 +58,7 @@ import {
   requestInput,
   revisionData,
   routedAnswer,
+  runsShare,
   type SegmentChoice,
   segmentChoice,
   segmentOf,
@@ -691,7 +692,7 @@ describe("fuzzing DELETE /variants/{variant_id}", () => {
 });
 
 describe("fuzzing POST /variants/from-base", () => {
-  const runs = RUNS / 2;
+  const runs = runsShare(1 / 2);
   it(
     `answers ${runs} generated requests as documented, and makes exactly the config the oracle says`,
     async () => {
@@ -749,7 +750,7 @@ describe("fuzzing POST /configs", () => {
 });
 
 describe("fuzzing PUT /variants/{variant_id}/parameters", () => {
-  const runs = RUNS / 2;
+  const runs = runsShare(1 / 2);
   it(
     `answers ${runs} generated requests as documented, and commits exactly what the oracle says`,
     async () => {
@@ -884,7 +885,7 @@ describe("fuzzing GET /configs", () => {
 });
 
 describe("fuzzing GET /configs/deployment/{deployment_revision_id}", () => {
-  const runs = RUNS / 2;
+  const runs = runsShare(1 / 2);
   it(
     `answers ${runs} generated requests as documented: what an environment revision deployed, removed configs' too`,
     async () => {
@@ -916,7 +917,7 @@ describe("fuzzing GET /configs/deployment/{deployment_revision_id}", () => {
 });
 
 describe("fuzzing GET /bases", () => {
-  const runs = RUNS / 2;
+  const runs = runsShare(1 / 2);
   it(
     `answers ${runs} generated requests as documented: an app's one base "app", to members only`,
     async () => {

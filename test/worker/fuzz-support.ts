@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { expect } from "vitest";
 import { z } from "zod";
-import { type Account, createAccount, createTeam, issueKey, type Role, revokeApiKey, send } from "./fixtures";
+import { type Account, createAccount, createTeam, FORBIDDEN, issueKey, type Role, revokeApiKey, send } from "./fixtures";
 import type { EnvironmentRow, Model, RevisionRow } from "./fuzz-model";
 import { type Changes, type ExpectedEvent, withEvents } from "./harness";
 
@@ -14,10 +14,22 @@ import { type Changes, type ExpectedEvent, withEvents } from "./harness";
  * "seed: ..., path: ...". Put them into the file's REPLAY under the property's label (e.g. `REPLAY["PATCH /apps/:app_id"]
  * = { seed, path }`): with a path only the counterexample and its shrinks run (the run-count checks are skipped), with
  * a seed alone the whole run repeats. A failure worth keeping becomes a named test ("cases found by fuzzing").
+ *
+ * RUNS, the requests of the longest properties (the others run a share of it), is the environment variable FUZZ_RUNS
+ * (test/vitest.config.ts passes it in as a binding): 1000 for `npm test` and CI, sized to CI's ten minutes; 5000 for
+ * `npm run test:deep` (the scheduled workflow). One file at another count:
+ * `FUZZ_RUNS=5000 npx vitest run --config test/vitest.config.ts --project worker test/worker/fuzz-apps.test.ts`.
  */
-export const RUNS = 1000;
-/** Per property: its runs take a few seconds; a failure's shrinking may take longer. */
-export const TIMEOUT = 120_000;
+export const RUNS = fuzzRuns(env.FUZZ_RUNS);
+/** A property's share of RUNS, in whole requests. */
+export const runsShare = (share: number) => Math.ceil(RUNS * share);
+
+function fuzzRuns(binding: string): number {
+  if (!/^[1-9][0-9]*$/.test(binding)) throw new Error(`FUZZ_RUNS must be a whole number of requests, not ${binding}`);
+  return Number(binding);
+}
+/** Per property: 1000 runs take a few seconds; a failure's shrinking may take longer. More runs, longer. */
+export const TIMEOUT = 120_000 * Math.max(1, RUNS / 1000);
 
 export type Replay = Record<string, { seed: number; path?: string }>;
 
@@ -25,7 +37,9 @@ export type Replay = Record<string, { seed: number; path?: string }>;
 // The documented contract (README, "The HTTP contract"; docs/LEGACY-API.md), written out independently of src/.
 
 const DOCUMENTED_STATUSES = [200, 400, 401, 403, 404, 405, 409, 412, 413, 415, 422];
-export const FORBIDDEN = "You do not have access to perform this action. Please contact your organization admin.";
+
+/** The 403 of a refused write (fixtures.ts), for the fuzz files with the rest of the contract. */
+export { FORBIDDEN };
 /** The 412 of a deploy or revert whose If-Match no longer names the environment's state. */
 export const MOVED_ON = "The environment has changed since the ETag given in If-Match: read it again, then retry";
 /** The 400 of a malformed Idempotency-Key: its message begins so (README, the contract table). */

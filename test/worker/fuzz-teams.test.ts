@@ -11,6 +11,7 @@ import {
   likelyValidName,
   MAX_BODY_BYTES,
   type Replay,
+  runsShare,
   uuidValidity,
 } from "./fuzz-support";
 import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, Tracker } from "./harness";
@@ -29,15 +30,15 @@ import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, Track
  * The oracle reads the organization named (its members and roles, its workspaces, its open invitations) just before
  * each request, and from that and docs/ACCOUNTS-API.md's rules predicts the answer and the rows it changes. Every answer is
  * a documented status with the documented body ({"detail": string}, or the 422 list), never a 500; a refused request
- * writes nothing; after each, databaseProblems() is empty and the role matrix holds: a role changes, or a member is
- * removed, only by an owner or workspace admin, and only an owner grants or takes `owner`. Seeds and REPLAY as in
- * fuzz-support.ts.
+ * writes nothing; after each request that writes, databaseProblems() is empty; after each, the role matrix holds: a
+ * role changes, or a member is removed, only by an owner or workspace admin, and only an owner grants or takes `owner`.
+ * Seeds and REPLAY as in fuzz-support.ts.
  */
 const REPLAY: Replay = {};
 
-/** Requests per property: the file must stay well under a minute on a small machine. */
-const RUNS = 250;
-const TIMEOUT = 60_000;
+/** Requests per property, a quarter of fuzz-support.ts's RUNS: the file has seven properties. */
+const RUNS = runsShare(1 / 4);
+const TIMEOUT = 60_000 * Math.max(1, RUNS / 250);
 
 const ROLES: readonly Role[] = ["owner", "workspace_admin", "editor", "deployment_manager", "evaluator", "viewer"];
 const ADMINS: readonly Role[] = ["owner", "workspace_admin"];
@@ -480,7 +481,8 @@ async function run(label: string, sent: Sent, restore: boolean): Promise<number>
 
   if (status !== 200) expect(changed, context).toEqual({});
   expectRoleMatrix(changed, caller, organizationId, context);
-  expect(await databaseProblems(), context).toEqual([]);
+  // A request that wrote nothing left the database as the last check found it: only a write can make a problem.
+  if (Object.keys(changed).length > 0) expect(await databaseProblems(), context).toEqual([]);
 
   let outcome: string;
   if (!live) {

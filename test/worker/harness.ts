@@ -152,6 +152,24 @@ export function changes(before: Snapshot, after: Snapshot): Partial<Record<Table
 
 export type Changes = ReturnType<typeof changes>;
 
+/** Rows added and removed per table (a changed row counts in both). */
+export type RowCounts = Partial<Record<Table, [added: number, removed: number]>>;
+
+/** Exactly `rows` changed: the counts of rows added and removed, table by table. */
+export function expectRowCounts(changed: Changes, rows: RowCounts): void {
+  const counts = Object.fromEntries(
+    Object.entries(changed).map(([table, { added, removed }]) => [table, [added.length, removed.length]]),
+  );
+  expect(counts).toEqual(rows);
+}
+
+/** The one row of `table` a write added; with `{ orChanged: true }`, or the new version of the one row it changed. */
+export function addedRow(changed: Changes, table: Table, { orChanged = false } = {}): Row {
+  if (!orChanged) expect(changed[table]?.removed).toEqual([]);
+  expect(changed[table]?.added).toHaveLength(1);
+  return changed[table]!.added[0];
+}
+
 /**
  * An event a write must record (docs/EVENTS.md): its type, and what else the test knows of it: columns of its row
  * (null where the event names no workspace, project or app) and keys of its `data` (others may be there too).

@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, getRevisions, issueKey, send } from "./fixtures";
+import { apps, deployments } from "./client";
+import { type Account, issueKey, send } from "./fixtures";
 import { expectKeptRow, quoted, readIdempotencyKey } from "./fuzz-posts";
 import { BAD_IDEMPOTENCY_KEY, MOVED_ON } from "./fuzz-support";
-import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, type Table } from "./harness";
+import { databaseProblems, type ExpectedEvent, type RowCounts } from "./harness";
 import {
   asName,
   changesBy,
@@ -10,6 +11,7 @@ import {
   expectCleanError,
   expectNoChange,
   expectRefused,
+  expectWrite,
   injectionTarget,
   issueAt,
   PAYLOADS,
@@ -43,9 +45,6 @@ beforeAll(async () => {
   teamProjectId = target.team.projectId;
 });
 
-const enc = encodeURIComponent;
-const post = (path: string, body?: unknown, headers: Record<string, string> = {}, apiKey = key) =>
-  send("POST", path, { key: apiKey, body, headers });
 const ENVIRONMENT_NOT_FOUND = "App environment not found";
 /** Main's latest revision to an environment of the target app, by name, with `refs` over it. */
 const deployMain = (refs: object = {}) => ({
@@ -54,8 +53,11 @@ const deployMain = (refs: object = {}) => ({
   environment_ref: { slug: "staging" },
   ...refs,
 });
-const revert = (id: string) => `/configs/deployment/${enc(id)}/revert`;
-const recordETag = async (environment: string) => (await getRevisions(key, appId, environment)).headers.get("ETag")!;
+const revertPath = (id: string) => `/configs/deployment/${encodeURIComponent(id)}/revert`;
+const recordETag = async (environment: string) => (await apps.revisions({ key }, appId, environment)).headers.get("ETag")!;
+/** A POST as `apiKey`'s holder with these headers (Idempotency-Key, If-Match). */
+const postWith = (headers: Record<string, string>, { path, body }: { path: string; body?: unknown }, apiKey = key) =>
+  send("POST", path, { key: apiKey, body, headers });
 
 /** Whether a header can carry the payload at all: fetch refuses a NUL (or a line break) in a header's value. */
 const sendable = (payload: string) => !/[\0\r\n]/.test(payload);
@@ -66,7 +68,7 @@ describe("SQL in the deployments' bodies and path", () => {
   const refCase = (field: string, body: (payload: string) => object): Case => [
     "POST /variants/configs/deploy",
     field,
-    (p) => post("/variants/configs/deploy", body(p)),
+    (p) => deployments.deployConfig({ key }, body(p)),
     refExpectation(field, ENVIRONMENT_NOT_FOUND),
   ];
   const cases: Case[] = [
@@ -82,25 +84,25 @@ describe("SQL in the deployments' bodies and path", () => {
     [
       "POST /environments/deploy",
       "environment_name",
-      (p) => post("/environments/deploy", { environment_name: p, variant_id: variantId }),
+      (p) => deployments.deployEnvironment({ key }, { environment_name: p, variant_id: variantId }),
       asName(["body", "environment_name"], 404, ENVIRONMENT_NOT_FOUND, environmentName),
     ],
     [
       "POST /environments/deploy",
       "variant_id",
-      (p) => post("/environments/deploy", { environment_name: "staging", variant_id: p }),
+      (p) => deployments.deployEnvironment({ key }, { environment_name: "staging", variant_id: p }),
       uuidAt(["body", "variant_id"]),
     ],
     [
       "POST /configs/deployment/{id}/revert",
       "deployment_revision_id",
-      (p) => post(revert(p)),
+      (p) => deployments.revert({ key }, p),
       uuidAt(["path", "deployment_revision_id"]),
     ],
     [
       "POST /configs/deployment/{id}/revert",
       "a real id followed by the payload",
-      (p) => post(revert(`${revisions[0]}${p}`)),
+      (p) => deployments.revert({ key }, `${revisions[0]}${p}`),
       uuidAt(["path", "deployment_revision_id"]),
     ],
   ];
@@ -119,7 +121,7 @@ interface Write {
   request: (n: number) => { path: string; body?: unknown };
   /** A write, whose 200 is kept; a read (configs/fetch) keeps nothing. */
   keeps: boolean;
-  rows: Partial<Record<Table, [added: number, removed: number]>>;
+  rows: RowCounts;
   event?: (n: number) => ExpectedEvent;
 }
 
@@ -137,7 +139,7 @@ const deploymentEvent = (environment: string, current: Record<string, unknown>, 
     ? appEvent("environment.reverted", { environment, reverted_to_revision_id: revertedTo })
     : appEvent("environment.deployed", { environment, current: expect.objectContaining(current) });
 
-const DEPLOYMENT_ROWS: Write["rows"] = { deployments: [1, 0], environment_revisions: [1, 0], environments: [1, 1] };
+const DEPLOYMENT_ROWS: RowCounts = { deployments: [1, 0], environment_revisions: [1, 0], environments: [1, 1] };
 const WRITES: Write[] = [
   {
     label: "POST /apps",
@@ -197,21 +199,12 @@ const WRITES: Write[] = [
   },
   {
     label: "POST /configs/deployment/{id}/revert",
-    request: (n) => ({ path: revert(revisions[n % 2]) }),
+    request: (n) => ({ path: revertPath(revisions[n % 2]) }),
     keeps: true,
     rows: DEPLOYMENT_ROWS,
     event: (n) => deploymentEvent("production", {}, revisions[n % 2]),
   },
 ];
-
-/** Exactly `rows` changed (counts of rows added and removed per table) and `events` recorded, idempotency_keys aside. */
-const expectRows = (changed: Changes, rows: Write["rows"], ...events: ExpectedEvent[]) => {
-  const { idempotency_keys: _, ...rest } = expectEvents(changed, ...events);
-  const counts = Object.fromEntries(
-    Object.entries(rest).map(([table, { added, removed }]) => [table, [added.length, removed.length]]),
-  );
-  expect(counts).toEqual(rows);
-};
 
 /** Nothing of the payload in an answer's body or headers (a key never travels back). */
 async function expectNotEchoed(response: Response, payload: string) {
@@ -226,13 +219,12 @@ describe("SQL in Idempotency-Key, on every POST", () => {
       // A key of its own for each route: a payload key used on one route would be a 422 on the next.
       const apiKey = await issueKey(owner.userId, teamProjectId);
       for (const [n, payload] of PAYLOADS.entries()) {
-        const { path, body } = request(n);
         if (!sendable(payload)) {
           // A NUL never reaches the service: the client cannot even make the request.
-          await expect(post(path, body, { "Idempotency-Key": payload }, apiKey)).rejects.toThrow(TypeError);
+          await expect(postWith({ "Idempotency-Key": payload }, request(n), apiKey)).rejects.toThrow(TypeError);
           continue;
         }
-        const { result: first, changed } = await changesBy(() => post(path, body, { "Idempotency-Key": payload }, apiKey));
+        const { result: first, changed } = await changesBy(() => postWith({ "Idempotency-Key": payload }, request(n), apiKey));
         const reading = readIdempotencyKey(payload);
         const refused =
           first.status === 400 && BAD_IDEMPOTENCY_KEY.test(((await first.clone().json()) as { detail: string }).detail);
@@ -247,7 +239,7 @@ describe("SQL in Idempotency-Key, on every POST", () => {
         expect(first.status, JSON.stringify(payload)).toBe(200);
         expect(first.headers.get("Idempotent-Replayed")).toBeNull();
         await expectNotEchoed(first, payload);
-        expectRows(changed, rows, ...(event ? [event(n)] : []));
+        expectWrite(changed, rows, ...(event ? [event(n)] : []));
         if (keeps) await expectKeptRow(changed, apiKey, reading.key);
         else expect(changed).toEqual({});
         // Every other payload (alternating from route to route), and every key with a quote or a backslash: the retry,
@@ -255,7 +247,7 @@ describe("SQL in Idempotency-Key, on every POST", () => {
         const escapes = /["\\]/.test(reading.key);
         if ((n + route) % 2 === 0 || escapes) {
           const again = (n + route) % 4 === 0 || escapes ? quoted(reading.key) : payload;
-          const retry = await expectNoChange(() => post(path, body, { "Idempotency-Key": again }, apiKey));
+          const retry = await expectNoChange(() => postWith({ "Idempotency-Key": again }, request(n), apiKey));
           expect({ status: retry.status, body: await retry.json() }).toEqual({ status: 200, body: await first.json() });
           expect(retry.headers.get("Idempotent-Replayed")).toBe(keeps ? "true" : null);
         }
@@ -264,7 +256,7 @@ describe("SQL in Idempotency-Key, on every POST", () => {
         const other = request(n + PAYLOADS.length + 1);
         await expectRefused(
           payload,
-          () => post(other.path, other.body, { "Idempotency-Key": payload }, apiKey),
+          () => postWith({ "Idempotency-Key": payload }, other, apiKey),
           422,
           issueAt(["header", "Idempotency-Key"]),
         );
@@ -278,14 +270,13 @@ describe("SQL in Idempotency-Key, on every POST", () => {
     for (const [n, payload] of PAYLOADS.entries()) {
       const reading = readIdempotencyKey(payload);
       if (reading.kind !== "valid") continue;
-      const { path, body } = request(n);
-      const { result, changed } = await changesBy(() => post(path, body, { "Idempotency-Key": payload }, owner.key));
+      const { result, changed } = await changesBy(() => postWith({ "Idempotency-Key": payload }, request(n), owner.key));
       expect({ payload, status: result.status, replayed: result.headers.get("Idempotent-Replayed") }).toEqual({
         payload,
         status: 200,
         replayed: null,
       });
-      expectRows(changed, rows, event!(n));
+      expectWrite(changed, rows, event!(n));
       await expectKeptRow(changed, owner.key, reading.key);
     }
   });
@@ -295,7 +286,7 @@ describe("SQL in Idempotency-Key, on every POST", () => {
     for (const apiKey of [`${prefix}.${"0".repeat(64)}`, `Zz9Zz9Zz.${"0".repeat(64)}`]) {
       for (const [n, payload] of PAYLOADS.filter(sendable).entries()) {
         const { path, body } = WRITES[n % WRITES.length].request(n);
-        const response = await expectNoChange(() => post(path, body, { "Idempotency-Key": payload }, apiKey));
+        const response = await expectNoChange(() => postWith({ "Idempotency-Key": payload }, { path, body }, apiKey));
         expect({ payload, path, status: response.status }).toEqual({ payload, path, status: 401 });
         await expectCleanError(response, payload);
       }
@@ -311,13 +302,13 @@ describe("SQL in If-Match, on the deploy routes", () => {
       "development",
       () => ({ path: "/environments/deploy", body: { environment_name: "development", variant_id: variantId } }),
     ],
-    ["POST /configs/deployment/{id}/revert", "production", () => ({ path: revert(revisions[0]) })],
+    ["POST /configs/deployment/{id}/revert", "production", () => ({ path: revertPath(revisions[0]) })],
   ];
 
   it.each(routes)(
     "%s: no payload is the environment's ETag (alone, or around the real one): 412, nothing written, the key not kept",
     async (_, environment, request) => {
-      const { path, body } = request();
+      const sent = request();
       const etag = await recordETag(environment);
       const [id, revision] = JSON.parse(etag).split(".");
       for (const [n, payload] of PAYLOADS.filter(sendable).entries()) {
@@ -326,23 +317,21 @@ describe("SQL in If-Match, on the deploy routes", () => {
         for (const tag of [payload, ...(around ? [around] : [])]) {
           const idempotencyKey = `if-match ${crypto.randomUUID()}`;
           const headers = { "If-Match": tag, "Idempotency-Key": idempotencyKey };
-          const response = await expectNoChange(() => post(path, body, headers));
+          const response = await expectNoChange(() => postWith(headers, sent));
           expect({ tag, status: response.status }).toEqual({ tag, status: 412 });
           expect((await expectCleanError(response, payload)).detail).toBe(MOVED_ON);
         }
       }
       // A 412 keeps no key: the same key with the record's ETag deploys, as a first request.
-      const idempotencyKey = `after a 412 on ${path}`;
-      await expectNoChange(() => post(path, body, { "If-Match": PAYLOADS[0], "Idempotency-Key": idempotencyKey }));
-      const { result, changed } = await changesBy(() =>
-        post(path, body, { "If-Match": etag, "Idempotency-Key": idempotencyKey }),
-      );
+      const idempotencyKey = `after a 412 on ${sent.path}`;
+      await expectNoChange(() => postWith({ "If-Match": PAYLOADS[0], "Idempotency-Key": idempotencyKey }, sent));
+      const { result, changed } = await changesBy(() => postWith({ "If-Match": etag, "Idempotency-Key": idempotencyKey }, sent));
       expect({ status: result.status, replayed: result.headers.get("Idempotent-Replayed") }).toEqual({
         status: 200,
         replayed: null,
       });
-      const revertedTo = path === revert(revisions[0]) ? revisions[0] : undefined;
-      expectRows(changed, DEPLOYMENT_ROWS, deploymentEvent(environment, {}, revertedTo));
+      const revertedTo = sent.path === revertPath(revisions[0]) ? revisions[0] : undefined;
+      expectWrite(changed, DEPLOYMENT_ROWS, deploymentEvent(environment, {}, revertedTo));
       await expectKeptRow(changed, key, idempotencyKey);
       expect(result.headers.get("ETag") ?? (await recordETag(environment))).toBe(`"${id}.${Number(revision) + 1}"`);
     },

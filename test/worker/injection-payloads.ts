@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, expect, vi } from "vitest";
 import { createAccount, createAppVia, createTeam, deploy, issueKey, send } from "./fixtures";
-import { type changes, Tracker } from "./harness";
+import {
+  type Changes,
+  type changes,
+  type ExpectedEvent,
+  expectEvents,
+  expectRowCounts,
+  type RowCounts,
+  Tracker,
+} from "./harness";
 
 /*
  * The SQL injection battery's payloads, checks and setup, shared by injection.test.ts (the original endpoints),
@@ -86,6 +94,15 @@ export async function expectNoChange<T>(request: () => Promise<T>): Promise<T> {
   const { result, changed } = await changesBy(request);
   expect(changed).toEqual({});
   return result;
+}
+
+/**
+ * Exactly `rows` changed (counts of rows added and removed per table) and `events` recorded, the Idempotency-Key's
+ * row aside (fuzz-posts.ts's expectKeptRow checks it).
+ */
+export function expectWrite(changed: Changes, rows: RowCounts, ...events: ExpectedEvent[]): void {
+  const { idempotency_keys: _, ...rest } = expectEvents(changed, ...events);
+  expectRowCounts(rest, rows);
 }
 
 /** A route as the header checks call it: its method, its path, and its body where it takes one. */

@@ -1,9 +1,10 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { apps, registry, variants } from "./client";
 import { type Account, createAppVia, deploy, expectJson, issueKey, REQUEST_LOG_BURST_MS, send } from "./fixtures";
 import { expectKeptRow, quoted, readIdempotencyKey } from "./fuzz-posts";
 import { BAD_IDEMPOTENCY_KEY } from "./fuzz-support";
-import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, type Table } from "./harness";
+import { addedRow, databaseProblems, type ExpectedEvent, type RowCounts } from "./harness";
 import {
   asName,
   changesBy,
@@ -13,6 +14,7 @@ import {
   expectNoChange,
   expectRefused,
   expectUnauthorizedWith,
+  expectWrite,
   HEADER_PAYLOADS,
   type HeaderRoute,
   injectionTarget,
@@ -70,23 +72,6 @@ const VARIANT_NOT_FOUND = "Variant not found";
 const stillDeployed = (environment: string) =>
   `Variant is deployed to ${environment}: deploy another variant there first, then remove this one`;
 
-const enc = encodeURIComponent;
-const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, apiKey = key) =>
-  send(method, path, { key: apiKey, body, headers });
-/** A query string with every value percent-encoded (URLSearchParams would send a space as "+"). */
-const query = (params: Record<string, string>) =>
-  Object.entries(params)
-    .map(([name, value]) => `${name}=${enc(value)}`)
-    .join("&");
-const getConfig = (params: Record<string, string>) => call("GET", `/configs?${query(params)}`);
-const getBases = (params: Record<string, string>) => call("GET", `/bases?${query(params)}`);
-const deploymentConfig = (id: string) => call("GET", `/configs/deployment/${enc(id)}`);
-const save = (body: object, headers: Record<string, string> = {}) => call("POST", "/configs", body, headers);
-const fromBase = (body: object, headers: Record<string, string> = {}) => call("POST", "/variants/from-base", body, headers);
-const putParameters = (id: string, parameters: unknown, headers: Record<string, string> = {}) =>
-  call("PUT", `/variants/${enc(id)}/parameters`, { parameters }, headers);
-const remove = (id: string) => call("DELETE", `/variants/${enc(id)}`);
-
 interface AppVariant {
   app_id: string;
   variant_id: string;
@@ -96,33 +81,13 @@ interface AppVariant {
   revision: number;
   parameters: Record<string, unknown>;
 }
-type Row = Record<string, unknown>;
 
 /** Params holding the payload as keys and values, at the top and nested. */
 const paramsOf = (payload: string) => ({ [payload]: payload, nested: { [payload]: [payload, { [payload]: null }] } });
 
 const eachPayload = () => PAYLOADS.map((payload, n) => [JSON.stringify(payload), payload, n] as const);
 
-/** Rows added and removed per table. */
-type Rows = Partial<Record<Table, [added: number, removed: number]>>;
-
-/** Exactly `rows` changed (counts of rows added and removed per table) and `events` recorded, idempotency_keys aside. */
-function expectRows(changed: Changes, rows: Rows, ...events: ExpectedEvent[]) {
-  const { idempotency_keys: _, ...rest } = expectEvents(changed, ...events);
-  const counts = Object.fromEntries(
-    Object.entries(rest).map(([table, { added, removed }]) => [table, [added.length, removed.length]]),
-  );
-  expect(counts).toEqual(rows);
-}
-
-/** The one row a write added to `table` (and it removed none there). */
-function addedRow(changed: Changes, table: Table): Row {
-  expect(changed[table]?.removed).toEqual([]);
-  expect(changed[table]?.added).toHaveLength(1);
-  return changed[table]!.added[0];
-}
-
-const DEPLOYMENT_ROWS: Rows = { deployments: [1, 0], environment_revisions: [1, 0], environments: [1, 1] };
+const DEPLOYMENT_ROWS: RowCounts = { deployments: [1, 0], environment_revisions: [1, 0], environments: [1, 1] };
 
 /** An event of the owner's change to config `config_name` of app `app`; `data` beside them. */
 const configEvent = (type: string, app: string, config_name: string, data: Record<string, unknown> = {}): ExpectedEvent => ({
@@ -139,7 +104,7 @@ const committedAndDeployed = (app: string, config_name: string, revision: number
     data: { app_id: app, environment: "production", current: expect.objectContaining({ config_name, revision }) },
   },
 ];
-const NEW_CONFIG_ROWS: Rows = { app_variants: [1, 0], app_variant_revisions: [1, 0] };
+const NEW_CONFIG_ROWS: RowCounts = { app_variants: [1, 0], app_variant_revisions: [1, 0] };
 
 /**
  * A request that writes when the payload is `acceptable`: then a 200, its body and the rows it changed; else a 422 at
@@ -167,9 +132,19 @@ type Case = [string, (payload: string) => Promise<Response>, (payload: string) =
 
 describe("SQL in path parameters", () => {
   const routes: [string, (id: string) => Promise<Response>, string, () => string][] = [
-    ["GET /configs/deployment/{deployment_revision_id}", deploymentConfig, "deployment_revision_id", () => revisionId],
-    ["PUT /variants/{variant_id}/parameters", (id) => putParameters(id, { never: "stored" }), "variant_id", () => variantId],
-    ["DELETE /variants/{variant_id}", remove, "variant_id", () => variantId],
+    [
+      "GET /configs/deployment/{deployment_revision_id}",
+      (id) => registry.deploymentConfig({ key }, id),
+      "deployment_revision_id",
+      () => revisionId,
+    ],
+    [
+      "PUT /variants/{variant_id}/parameters",
+      (id) => registry.putParameters({ key }, id, { never: "stored" }),
+      "variant_id",
+      () => variantId,
+    ],
+    ["DELETE /variants/{variant_id}", (id) => registry.removeVariant({ key }, id), "variant_id", () => variantId],
   ];
 
   it.each(routes)("%s: every payload as the id is refused (422 uuid_parsing), and nothing changes", async (_, request, field) => {
@@ -188,10 +163,10 @@ describe("SQL in path parameters", () => {
 describe("SQL in query parameters", () => {
   it("the ordinary lookups find the target (so that a 404 below is the payload's)", async () => {
     const main = { config_name: "main", current_version: 1, parameters: {} };
-    expect(await expectJson(await getConfig({ base_id: appId, config_name: "main" }))).toEqual(main);
-    expect(await expectJson(await getConfig({ base_id: appId, environment_name: "production" }))).toEqual(main);
-    expect(await expectJson(await deploymentConfig(revisionId))).toEqual(main);
-    expect(await expectJson(await getBases({ app_id: appId }))).toEqual([{ base_id: appId, base_name: "app" }]);
+    expect(await expectJson(await registry.getConfig({ key }, { base_id: appId, config_name: "main" }))).toEqual(main);
+    expect(await expectJson(await registry.getConfig({ key }, { base_id: appId, environment_name: "production" }))).toEqual(main);
+    expect(await expectJson(await registry.deploymentConfig({ key }, revisionId))).toEqual(main);
+    expect(await expectJson(await registry.getBases({ key }, { app_id: appId }))).toEqual([{ base_id: appId, base_name: "app" }]);
   });
 
   const notFound = (field: string, acceptable?: (payload: string) => boolean) =>
@@ -199,34 +174,38 @@ describe("SQL in query parameters", () => {
   const refusals: Case[] = [
     [
       "GET /configs?base_id= (config_name=main)",
-      (p) => getConfig({ base_id: p, config_name: "main" }),
+      (p) => registry.getConfig({ key }, { base_id: p, config_name: "main" }),
       uuidAt(["query", "base_id"]),
     ],
     [
       "GET /configs?base_id= (environment_name=production)",
-      (p) => getConfig({ base_id: p, environment_name: "production" }),
+      (p) => registry.getConfig({ key }, { base_id: p, environment_name: "production" }),
       uuidAt(["query", "base_id"]),
     ],
     [
       "GET /configs?base_id=<a real id followed by the payload>",
-      (p) => getConfig({ base_id: `${appId}${p}`, config_name: "main" }),
+      (p) => registry.getConfig({ key }, { base_id: `${appId}${p}`, config_name: "main" }),
       uuidAt(["query", "base_id"]),
     ],
     [
       "GET /configs?environment_name=",
-      (p) => getConfig({ base_id: appId, environment_name: p }),
+      (p) => registry.getConfig({ key }, { base_id: appId, environment_name: p }),
       notFound("environment_name", environmentName),
     ],
-    ["GET /configs?config_name=", (p) => getConfig({ base_id: appId, config_name: p }), notFound("config_name")],
+    [
+      "GET /configs?config_name=",
+      (p) => registry.getConfig({ key }, { base_id: appId, config_name: p }),
+      notFound("config_name"),
+    ],
     [
       "GET /configs?environment_name= (with config_name=main: the environment wins, and finds nothing)",
-      (p) => getConfig({ base_id: appId, environment_name: p, config_name: "main" }),
+      (p) => registry.getConfig({ key }, { base_id: appId, environment_name: p, config_name: "main" }),
       notFound("environment_name", environmentName),
     ],
-    ["GET /bases?app_id=", (p) => getBases({ app_id: p }), uuidAt(["query", "app_id"])],
+    ["GET /bases?app_id=", (p) => registry.getBases({ key }, { app_id: p }), uuidAt(["query", "app_id"])],
     [
       "GET /bases?app_id=<a real id followed by the payload>",
-      (p) => getBases({ app_id: `${appId}${p}` }),
+      (p) => registry.getBases({ key }, { app_id: `${appId}${p}` }),
       uuidAt(["query", "app_id"]),
     ],
   ];
@@ -236,9 +215,9 @@ describe("SQL in query parameters", () => {
   });
 
   it("GET /configs?config_name=<payload>&environment_name=production: the name is checked, then the environment answers", async () => {
-    const deployed = await expectJson(await getConfig({ base_id: appId, environment_name: "production" }));
+    const deployed = await expectJson(await registry.getConfig({ key }, { base_id: appId, environment_name: "production" }));
     for (const payload of PAYLOADS) {
-      const request = () => getConfig({ base_id: appId, config_name: payload, environment_name: "production" });
+      const request = () => registry.getConfig({ key }, { base_id: appId, config_name: payload, environment_name: "production" });
       if (!isAcceptableName(payload)) {
         await expectRefused(payload, request, 422, issueAt(["query", "config_name"]));
         continue;
@@ -250,7 +229,7 @@ describe("SQL in query parameters", () => {
 
   it("GET /bases?base_name=<payload>: compared with the one base's name, answers no base, and nothing changes", async () => {
     for (const payload of PAYLOADS) {
-      const response = await expectNoChange(() => getBases({ app_id: appId, base_name: payload }));
+      const response = await expectNoChange(() => registry.getBases({ key }, { app_id: appId, base_name: payload }));
       expect({ payload, answer: await expectJson(response) }).toEqual({ payload, answer: [] });
     }
   });
@@ -267,28 +246,36 @@ describe("SQL in the bodies' ids and types", () => {
     ...body,
   });
   const refusals: Case[] = [
-    ["POST /configs, base_id", (p) => save(saving({ base_id: p })), uuidAt(["body", "base_id"])],
+    ["POST /configs, base_id", (p) => registry.saveConfig({ key }, saving({ base_id: p })), uuidAt(["body", "base_id"])],
     [
       "POST /configs, base_id: a real id followed by the payload",
-      (p) => save(saving({ base_id: `${saveAppId}${p}` })),
+      (p) => registry.saveConfig({ key }, saving({ base_id: `${saveAppId}${p}` })),
       uuidAt(["body", "base_id"]),
     ],
-    ["POST /configs, overwrite", (p) => save(saving({ overwrite: p })), () => [422, issueAt(["body", "overwrite"])]],
-    ["POST /configs, parameters (the payload itself)", (p) => save(saving({ parameters: p })), dictType("parameters")],
-    ["POST /variants/from-base, base_id", (p) => fromBase(making({ base_id: p })), uuidAt(["body", "base_id"])],
+    [
+      "POST /configs, overwrite",
+      (p) => registry.saveConfig({ key }, saving({ overwrite: p })),
+      () => [422, issueAt(["body", "overwrite"])],
+    ],
+    [
+      "POST /configs, parameters (the payload itself)",
+      (p) => registry.saveConfig({ key }, saving({ parameters: p })),
+      dictType("parameters"),
+    ],
+    ["POST /variants/from-base, base_id", (p) => registry.fromBase({ key }, making({ base_id: p })), uuidAt(["body", "base_id"])],
     [
       "POST /variants/from-base, base_id: a real id followed by the payload",
-      (p) => fromBase(making({ base_id: `${fromBaseAppId}${p}` })),
+      (p) => registry.fromBase({ key }, making({ base_id: `${fromBaseAppId}${p}` })),
       uuidAt(["body", "base_id"]),
     ],
     [
       "POST /variants/from-base, parameters (the payload itself)",
-      (p) => fromBase(making({ parameters: p })),
+      (p) => registry.fromBase({ key }, making({ parameters: p })),
       dictType("parameters"),
     ],
     [
       "PUT /variants/{variant_id}/parameters, parameters (the payload itself)",
-      (p) => putParameters(variantId, p),
+      (p) => registry.putParameters({ key }, variantId, p),
       dictType("parameters"),
     ],
   ];
@@ -303,13 +290,13 @@ describe("SQL in a new config's name and params (POST /configs)", () => {
     "config_name %s: one new row of exactly that name, taken for a second save, and committed over and deployed with overwrite",
     async (_, payload) => {
       const body = { base_id: saveAppId, config_name: payload, parameters: { saved: 1 }, overwrite: false };
-      const made = await expectWritten<null>(() => save(body), payload, ["body", "config_name"]);
+      const made = await expectWritten<null>(() => registry.saveConfig({ key }, body), payload, ["body", "config_name"]);
       if (!made) return;
       const name = payload.normalize("NFC");
       expect(made.body).toBeNull();
       const variant = addedRow(made.changed, "app_variants");
       const added = configEvent("config.added", saveAppId, name, { variant_id: variant.id, revision: 1 });
-      expectRows(made.changed, NEW_CONFIG_ROWS, added);
+      expectWrite(made.changed, NEW_CONFIG_ROWS, added);
       expect(variant).toEqual(expect.objectContaining({ app_id: saveAppId, name, removed_at: null, removed_name: null }));
       expect(addedRow(made.changed, "app_variant_revisions")).toEqual(
         expect.objectContaining({ variant_id: variant.id, revision: 1, params: '{"saved":1}', url: "" }),
@@ -318,24 +305,33 @@ describe("SQL in a new config's name and params (POST /configs)", () => {
         .bind(saveAppId, payload)
         .all();
       expect(results).toEqual([{ id: variant.id }]);
-      expect(await expectJson(await getConfig({ base_id: saveAppId, config_name: payload }))).toEqual({
+      expect(await expectJson(await registry.getConfig({ key }, { base_id: saveAppId, config_name: payload }))).toEqual({
         config_name: name,
         current_version: 1,
         parameters: { saved: 1 },
       });
 
       // Taken: without overwrite a 400 that writes nothing; with it, revision 2, deployed to production.
-      await expectRefused(payload, () => save({ ...body, parameters: { saved: 2 } }), 400, CONFIG_NAME_TAKEN);
-      const { result, changed } = await changesBy(() => save({ ...body, parameters: { saved: 2 }, overwrite: true }));
+      await expectRefused(
+        payload,
+        () => registry.saveConfig({ key }, { ...body, parameters: { saved: 2 } }),
+        400,
+        CONFIG_NAME_TAKEN,
+      );
+      const { result, changed } = await changesBy(() =>
+        registry.saveConfig({ key }, { ...body, parameters: { saved: 2 }, overwrite: true }),
+      );
       expect(await expectJson(result)).toBeNull();
-      expectRows(changed, { app_variant_revisions: [1, 0], ...DEPLOYMENT_ROWS }, ...committedAndDeployed(saveAppId, name, 2));
+      expectWrite(changed, { app_variant_revisions: [1, 0], ...DEPLOYMENT_ROWS }, ...committedAndDeployed(saveAppId, name, 2));
       expect(addedRow(changed, "app_variant_revisions")).toEqual(
         expect.objectContaining({ variant_id: variant.id, revision: 2, params: '{"saved":2}' }),
       );
       const environmentRevision = addedRow(changed, "environment_revisions");
       const deployed = { config_name: name, current_version: 2, parameters: { saved: 2 } };
-      expect(await expectJson(await getConfig({ base_id: saveAppId, environment_name: "production" }))).toEqual(deployed);
-      expect(await expectJson(await deploymentConfig(environmentRevision.id as string))).toEqual({
+      expect(await expectJson(await registry.getConfig({ key }, { base_id: saveAppId, environment_name: "production" }))).toEqual(
+        deployed,
+      );
+      expect(await expectJson(await registry.deploymentConfig({ key }, environmentRevision.id as string))).toEqual({
         ...deployed,
         current_version: environmentRevision.revision,
       });
@@ -345,11 +341,11 @@ describe("SQL in a new config's name and params (POST /configs)", () => {
   it.each(eachPayload())("parameters with %s as keys and values: stored as sent, read back the same", async (_, payload, n) => {
     const parameters = paramsOf(payload);
     const body = { base_id: saveAppId, config_name: `parameters ${n}`, parameters, overwrite: false };
-    const { result, changed } = await changesBy(() => save(body));
+    const { result, changed } = await changesBy(() => registry.saveConfig({ key }, body));
     expect(await expectJson(result)).toBeNull();
-    expectRows(changed, NEW_CONFIG_ROWS, configEvent("config.added", saveAppId, body.config_name, { revision: 1 }));
+    expectWrite(changed, NEW_CONFIG_ROWS, configEvent("config.added", saveAppId, body.config_name, { revision: 1 }));
     expect(addedRow(changed, "app_variant_revisions").params).toBe(JSON.stringify(parameters));
-    expect(await expectJson(await getConfig({ base_id: saveAppId, config_name: body.config_name }))).toEqual({
+    expect(await expectJson(await registry.getConfig({ key }, { base_id: saveAppId, config_name: body.config_name }))).toEqual({
       config_name: body.config_name,
       current_version: 1,
       parameters,
@@ -362,7 +358,7 @@ describe("SQL in POST /variants/from-base", () => {
     "new_config_name %s: one new variant of exactly that name, answered and read back as it; a second is a 400",
     async (_, payload) => {
       const body = { base_id: fromBaseAppId, new_variant_name: "v", new_config_name: payload, parameters: { made: 1 } };
-      const made = await expectWritten<AppVariant>(() => fromBase(body), payload, ["body", "new_config_name"]);
+      const made = await expectWritten<AppVariant>(() => registry.fromBase({ key }, body), payload, ["body", "new_config_name"]);
       if (!made) return;
       const name = payload.normalize("NFC");
       expect(made.body).toMatchObject({
@@ -374,16 +370,16 @@ describe("SQL in POST /variants/from-base", () => {
         parameters: { made: 1 },
       });
       const added = configEvent("config.added", fromBaseAppId, name, { variant_id: made.body.variant_id, revision: 1 });
-      expectRows(made.changed, NEW_CONFIG_ROWS, added);
+      expectWrite(made.changed, NEW_CONFIG_ROWS, added);
       expect(addedRow(made.changed, "app_variants")).toEqual(
         expect.objectContaining({ id: made.body.variant_id, app_id: fromBaseAppId, name, removed_at: null, removed_name: null }),
       );
       expect(addedRow(made.changed, "app_variant_revisions")).toEqual(
         expect.objectContaining({ variant_id: made.body.variant_id, revision: 1, params: '{"made":1}', url: "" }),
       );
-      await expectRefused(payload, () => fromBase({ ...body, parameters: { made: 2 } }), 400, CONFIG_EXISTS);
-      expect(await expectJson(await call("GET", `/variants/${made.body.variant_id}`))).toEqual(made.body);
-      expect(await expectJson(await getConfig({ base_id: fromBaseAppId, config_name: payload }))).toEqual({
+      await expectRefused(payload, () => registry.fromBase({ key }, { ...body, parameters: { made: 2 } }), 400, CONFIG_EXISTS);
+      expect(await expectJson(await variants.get({ key }, made.body.variant_id))).toEqual(made.body);
+      expect(await expectJson(await registry.getConfig({ key }, { base_id: fromBaseAppId, config_name: payload }))).toEqual({
         config_name: name,
         current_version: 1,
         parameters: { made: 1 },
@@ -396,9 +392,9 @@ describe("SQL in POST /variants/from-base", () => {
     async (_, payload, n) => {
       const configName = `ignored ${n}`;
       const body = { base_id: fromBaseAppId, new_variant_name: payload, new_config_name: configName, parameters: {} };
-      const { result, changed } = await changesBy(() => fromBase(body));
+      const { result, changed } = await changesBy(() => registry.fromBase({ key }, body));
       expect(await expectJson(result)).toMatchObject({ config_name: configName, variant_name: `app.${configName}` });
-      expectRows(changed, NEW_CONFIG_ROWS, configEvent("config.added", fromBaseAppId, configName));
+      expectWrite(changed, NEW_CONFIG_ROWS, configEvent("config.added", fromBaseAppId, configName));
       if (payload.length < 3) return;
       for (const table of ["app_variants", "app_variant_revisions"] as const) {
         for (const value of Object.values(addedRow(changed, table))) expect(String(value)).not.toContain(payload);
@@ -411,13 +407,13 @@ describe("SQL in POST /variants/from-base", () => {
     async (_, payload, n) => {
       const parameters = paramsOf(payload);
       const body = { base_id: fromBaseAppId, new_variant_name: "v", new_config_name: `parameters ${n}`, parameters };
-      const { result, changed } = await changesBy(() => fromBase(body));
+      const { result, changed } = await changesBy(() => registry.fromBase({ key }, body));
       const made = await expectJson<AppVariant>(result);
       expect(made.parameters).toEqual(parameters);
       const added = configEvent("config.added", fromBaseAppId, body.new_config_name, { variant_id: made.variant_id });
-      expectRows(changed, NEW_CONFIG_ROWS, added);
+      expectWrite(changed, NEW_CONFIG_ROWS, added);
       expect(addedRow(changed, "app_variant_revisions").params).toBe(JSON.stringify(parameters));
-      expect((await expectJson<AppVariant>(await call("GET", `/variants/${made.variant_id}`))).parameters).toEqual(parameters);
+      expect((await expectJson<AppVariant>(await variants.get({ key }, made.variant_id))).parameters).toEqual(parameters);
     },
   );
 });
@@ -427,15 +423,15 @@ describe("SQL in PUT /variants/{variant_id}/parameters", () => {
     "parameters with %s as keys and values: the next revision, stored as sent, read back the same",
     async (_, payload) => {
       const parameters = paramsOf(payload);
-      const { result, changed } = await changesBy(() => putParameters(variantId, parameters));
+      const { result, changed } = await changesBy(() => registry.putParameters({ key }, variantId, parameters));
       expect(await expectJson(result)).toBeNull();
       const row = addedRow(changed, "app_variant_revisions");
       const committed = configEvent("config.committed", appId, "main", { variant_id: variantId, revision_id: row.id });
-      expectRows(changed, { app_variant_revisions: [1, 0] }, committed);
+      expectWrite(changed, { app_variant_revisions: [1, 0] }, committed);
       expect(row).toEqual(expect.objectContaining({ variant_id: variantId, params: JSON.stringify(parameters), url: "" }));
-      const variant = await expectJson<AppVariant>(await call("GET", `/variants/${variantId}`));
+      const variant = await expectJson<AppVariant>(await variants.get({ key }, variantId));
       expect({ revision: variant.revision, parameters: variant.parameters }).toEqual({ revision: row.revision, parameters });
-      expect(await expectJson(await getConfig({ base_id: appId, config_name: "main" }))).toEqual({
+      expect(await expectJson(await registry.getConfig({ key }, { base_id: appId, config_name: "main" }))).toEqual({
         config_name: "main",
         current_version: row.revision,
         parameters,
@@ -454,15 +450,15 @@ describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () =
     async (_, payload) => {
       const name = payload.normalize("NFC");
       const body = { base_id: removalAppId, new_variant_name: "v", new_config_name: payload, parameters: { generation: 1 } };
-      const { result, changed } = await changesBy(() => fromBase(body));
+      const { result, changed } = await changesBy(() => registry.fromBase({ key }, body));
       const { variant_id: id } = await expectJson<AppVariant>(result);
       const row = addedRow(changed, "app_variants");
 
       await deploy(removalAppId, "staging", name, owner);
-      await expectRefused(payload, () => remove(id), 409, stillDeployed("staging"));
+      await expectRefused(payload, () => registry.removeVariant({ key }, id), 409, stillDeployed("staging"));
       await deploy(removalAppId, "staging", "main", owner);
 
-      const gone = await changesBy(() => remove(id));
+      const gone = await changesBy(() => registry.removeVariant({ key }, id));
       expect(await expectJson(gone.result)).toBeNull();
       expect(gone.changed).toEqual({
         app_variants: {
@@ -472,17 +468,22 @@ describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () =
       });
       removed.set(payload, id);
 
-      await expectRefused(payload, () => getConfig({ base_id: removalAppId, config_name: payload }), 404, CONFIG_NOT_FOUND);
-      await expectRefused(payload, () => putParameters(id, { generation: 2 }), 404, VARIANT_NOT_FOUND);
-      await expectRefused(payload, () => remove(id), 404, VARIANT_NOT_FOUND);
-      await expectRefused(payload, () => call("GET", `/variants/${id}`), 404, VARIANT_NOT_FOUND);
+      await expectRefused(
+        payload,
+        () => registry.getConfig({ key }, { base_id: removalAppId, config_name: payload }),
+        404,
+        CONFIG_NOT_FOUND,
+      );
+      await expectRefused(payload, () => registry.putParameters({ key }, id, { generation: 2 }), 404, VARIANT_NOT_FOUND);
+      await expectRefused(payload, () => registry.removeVariant({ key }, id), 404, VARIANT_NOT_FOUND);
+      await expectRefused(payload, () => variants.get({ key }, id), 404, VARIANT_NOT_FOUND);
     },
   );
 
   it("with every payload's variant removed, no payload finds one, and no request can name a tombstone", async () => {
     expect(removed.size).toBe(names.length);
     for (const payload of PAYLOADS) {
-      const request = () => getConfig({ base_id: removalAppId, config_name: payload });
+      const request = () => registry.getConfig({ key }, { base_id: removalAppId, config_name: payload });
       await expectRefused(payload, request, ...asName(["query", "config_name"], 404, CONFIG_NOT_FOUND)(payload));
     }
     const { results } = await env.DB.prepare(
@@ -499,26 +500,35 @@ describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () =
       const tombstone = `\u0001${id}`;
       await expectRefused(
         tombstone,
-        () => getConfig({ base_id: removalAppId, config_name: tombstone }),
+        () => registry.getConfig({ key }, { base_id: removalAppId, config_name: tombstone }),
         422,
         issueAt(["query", "config_name"]),
       );
       await expectRefused(
         tombstone,
-        () => save({ base_id: removalAppId, config_name: tombstone, parameters: {}, overwrite: true }),
+        () => registry.saveConfig({ key }, { base_id: removalAppId, config_name: tombstone, parameters: {}, overwrite: true }),
         422,
         issueAt(["body", "config_name"]),
       );
       await expectRefused(
         tombstone,
-        () => fromBase({ base_id: removalAppId, new_variant_name: tombstone, new_config_name: tombstone, parameters: {} }),
+        () =>
+          registry.fromBase(
+            { key },
+            { base_id: removalAppId, new_variant_name: tombstone, new_config_name: tombstone, parameters: {} },
+          ),
         422,
         issueAt(["body", "new_config_name"]),
       );
       // The id alone is no name either.
-      await expectRefused(id, () => getConfig({ base_id: removalAppId, config_name: id }), 404, CONFIG_NOT_FOUND);
+      await expectRefused(
+        id,
+        () => registry.getConfig({ key }, { base_id: removalAppId, config_name: id }),
+        404,
+        CONFIG_NOT_FOUND,
+      );
     }
-    const listed = await expectJson<AppVariant[]>(await call("GET", `/apps/${removalAppId}/variants`));
+    const listed = await expectJson<AppVariant[]>(await apps.variants({ key }, removalAppId));
     expect(listed.map((variant) => variant.config_name)).toEqual(["main"]);
   }, 60_000);
 
@@ -529,19 +539,19 @@ describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () =
       const first = removed.get(payload)!;
       // With overwrite: a name that matched the removed variant (or its tombstone) would commit to it and deploy it.
       const body = { base_id: removalAppId, config_name: payload, parameters: { generation: 2 }, overwrite: true };
-      const { result, changed } = await changesBy(() => save(body));
+      const { result, changed } = await changesBy(() => registry.saveConfig({ key }, body));
       expect(await expectJson(result)).toBeNull();
       const reborn = addedRow(changed, "app_variants");
-      expectRows(changed, NEW_CONFIG_ROWS, configEvent("config.added", removalAppId, name, { variant_id: reborn.id }));
+      expectWrite(changed, NEW_CONFIG_ROWS, configEvent("config.added", removalAppId, name, { variant_id: reborn.id }));
       expect(reborn).toEqual(expect.objectContaining({ app_id: removalAppId, name, removed_at: null, removed_name: null }));
       expect(reborn.id).not.toBe(first);
-      expect(await expectJson(await getConfig({ base_id: removalAppId, config_name: payload }))).toEqual({
+      expect(await expectJson(await registry.getConfig({ key }, { base_id: removalAppId, config_name: payload }))).toEqual({
         config_name: name,
         current_version: 1,
         parameters: { generation: 2 },
       });
 
-      const again = await changesBy(() => remove(reborn.id as string));
+      const again = await changesBy(() => registry.removeVariant({ key }, reborn.id as string));
       expect(await expectJson(again.result)).toBeNull();
       expect(again.changed).toEqual({
         app_variants: {
@@ -550,12 +560,15 @@ describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () =
         },
       });
       const third = await expectJson<AppVariant>(
-        await fromBase({
-          base_id: removalAppId,
-          new_variant_name: payload,
-          new_config_name: payload,
-          parameters: { generation: 3 },
-        }),
+        await registry.fromBase(
+          { key },
+          {
+            base_id: removalAppId,
+            new_variant_name: payload,
+            new_config_name: payload,
+            parameters: { generation: 3 },
+          },
+        ),
       );
       expect(third).toMatchObject({ config_name: name, revision: 1, parameters: { generation: 3 } });
       const { results } = await env.DB.prepare(
@@ -604,7 +617,7 @@ describe("SQL in headers", () => {
   interface Write {
     label: string;
     request: (n: number) => { method: string; path: string; body: unknown };
-    rows: Rows;
+    rows: RowCounts;
     events: (n: number) => ExpectedEvent[];
   }
   const WRITES: Write[] = [
@@ -669,7 +682,7 @@ describe("SQL in headers", () => {
         expect(first.status, answer).toBe(200);
         expect(first.headers.get("Idempotent-Replayed")).toBeNull();
         if (payload.length >= 3) expect(`${[...first.headers.values()].join("\n")}\n${answer}`).not.toContain(payload);
-        expectRows(changed, rows, ...events(n));
+        expectWrite(changed, rows, ...events(n));
         await expectKeptRow(changed, apiKey, reading.key);
         // The retry, with the key as sent or as a quoted string (the same key): the first answer, nothing written.
         const again = (n + route) % 2 === 0 || /["\\]/.test(reading.key) ? quoted(reading.key) : payload;
@@ -686,7 +699,8 @@ describe("SQL in headers", () => {
   const ifMatch: [string, () => Promise<unknown>, Write][] = [
     [
       "POST /configs over a taken name with overwrite, which deploys to production",
-      () => save({ base_id: keyedAppId, config_name: "if-match", parameters: { n: -1 }, overwrite: false }),
+      () =>
+        registry.saveConfig({ key }, { base_id: keyedAppId, config_name: "if-match", parameters: { n: -1 }, overwrite: false }),
       {
         label: "",
         request: (n) => ({
@@ -708,11 +722,11 @@ describe("SQL in headers", () => {
 
   it("the reads and DELETE take no Idempotency-Key or If-Match: every payload in both is ignored, and no key is kept", async () => {
     const reads = routes.filter(([method]) => method === "GET");
-    const answers = await Promise.all(reads.map(async ([method, path]) => (await call(method, path())).json()));
+    const answers = await Promise.all(reads.map(async ([method, path]) => (await send(method, path(), { key })).json()));
     for (const [n, payload] of PAYLOADS.filter(sendable).entries()) {
       const headers = { "Idempotency-Key": payload, "If-Match": payload };
       for (const [i, [method, path]] of reads.entries()) {
-        const response = await expectNoChange(() => call(method, path(), undefined, headers));
+        const response = await expectNoChange(() => send(method, path(), { key, headers }));
         expect({ payload, path: path(), answer: await expectJson(response) }).toEqual({
           payload,
           path: path(),
@@ -720,14 +734,17 @@ describe("SQL in headers", () => {
         });
       }
       const made = await expectJson<AppVariant>(
-        await fromBase({
-          base_id: keyedAppId,
-          new_variant_name: "v",
-          new_config_name: `removed with headers ${n}`,
-          parameters: {},
-        }),
+        await registry.fromBase(
+          { key },
+          {
+            base_id: keyedAppId,
+            new_variant_name: "v",
+            new_config_name: `removed with headers ${n}`,
+            parameters: {},
+          },
+        ),
       );
-      const { result, changed } = await changesBy(() => call("DELETE", `/variants/${made.variant_id}`, undefined, headers));
+      const { result, changed } = await changesBy(() => registry.removeVariant({ key }, made.variant_id, { headers }));
       expect(await expectJson(result)).toBeNull();
       // No event: docs/EVENTS.md names no type for a config's removal.
       expect(Object.keys(changed)).toEqual(["app_variants"]);
@@ -745,7 +762,7 @@ describe("SQL in headers", () => {
         const { method, path, body } = request(n);
         const { result, changed } = await changesBy(() => send(method, path, { key, body, headers: { "If-Match": payload } }));
         expect({ payload, status: result.status }).toEqual({ payload, status: 200 });
-        expectRows(changed, rows, ...events(n));
+        expectWrite(changed, rows, ...events(n));
       }
     },
     60_000,

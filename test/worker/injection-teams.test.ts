@@ -10,7 +10,16 @@ import {
   REQUEST_LOG_BURST_MS,
   send,
 } from "./fixtures";
-import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, type Table } from "./harness";
+import {
+  addedRow,
+  type Changes,
+  databaseProblems,
+  type ExpectedEvent,
+  expectEvents,
+  expectRowCounts,
+  type RowCounts,
+  type Table,
+} from "./harness";
 import {
   changesBy,
   expectBookmarkSqlIgnored,
@@ -72,22 +81,6 @@ const accept = (token: string, projectId = invitation.project_id, path = inviteP
   send("POST", `${path}/accept?${query({ project_id: projectId })}`, { authorization: "", body: { token } });
 const emailOf = (account: Account) => `${account.username}@example.com`;
 
-/** Rows added and removed per table. */
-type Rows = Partial<Record<Table, [added: number, removed: number]>>;
-
-function expectRows(changed: Changes, rows: Rows) {
-  const counts = Object.fromEntries(
-    Object.entries(changed).map(([table, { added, removed }]) => [table, [added.length, removed.length]]),
-  );
-  expect(counts).toEqual(rows);
-}
-
-/** The one row of `table` a write added (or changed). */
-const addedRow = (changed: Changes, table: Table) => {
-  expect(changed[table]?.added).toHaveLength(1);
-  return changed[table]!.added[0];
-};
-
 /** What a write of a text field records (docs/EVENTS.md); null: no event (docs/EVENTS.md names none for a new organization). */
 type TextEvent = "organization.updated" | "workspace.created" | "workspace.updated" | null;
 
@@ -97,7 +90,7 @@ function textFieldEvent(type: TextEvent, field: string, value: string, changed: 
   const ids =
     type === "organization.updated"
       ? { organization_id: team.organizationId }
-      : { workspace_id: addedRow(changed, "workspaces").id as string };
+      : { workspace_id: addedRow(changed, "workspaces", { orChanged: true }).id as string };
   return [
     {
       type,
@@ -139,15 +132,15 @@ async function expectStored(
   const { result: response, changed } = await changesBy(request);
   const text = await response.text();
   expect(response.status, `${JSON.stringify(payload)}: ${text}`).toBe(200);
-  expectRows(expectEvents(changed, ...textFieldEvent(event, column, payload, changed)), rows);
-  expect(addedRow(changed, table)[column], JSON.stringify(payload)).toBe(payload);
+  expectRowCounts(expectEvents(changed, ...textFieldEvent(event, column, payload, changed)), rows);
+  expect(addedRow(changed, table, { orChanged: true })[column], JSON.stringify(payload)).toBe(payload);
   if (answered) expect(JSON.parse(text)[answered]).toBe(payload);
 }
 
 interface StoredField {
   loc: (string | number)[];
   acceptable: (payload: string) => boolean;
-  rows: Rows;
+  rows: RowCounts;
   table: Table;
   column: string;
   answered?: string | null;
@@ -159,8 +152,8 @@ const withoutNul = (payload: string) => !payload.includes("\0");
 /** At most `max` UTF-16 code units (zod counts so), without a NUL. */
 const within = (max: number) => (payload: string) => payload.length <= max && withoutNul(payload);
 
-const NEW_ORGANIZATION: Rows = { organizations: [1, 0], organization_members: [1, 0], workspaces: [1, 0], projects: [1, 0] };
-const NEW_WORKSPACE: Rows = { workspaces: [1, 0], projects: [1, 0] };
+const NEW_ORGANIZATION: RowCounts = { organizations: [1, 0], organization_members: [1, 0], workspaces: [1, 0], projects: [1, 0] };
+const NEW_WORKSPACE: RowCounts = { workspaces: [1, 0], projects: [1, 0] };
 
 /** An organization's or workspace's three text fields, each with the values it takes. */
 const TEXT_FIELDS = [
@@ -173,7 +166,7 @@ const TEXT_FIELDS = [
 async function expectTextFieldsStored(
   payload: string,
   write: (fields: Record<string, string>) => () => Promise<Response>,
-  rows: Rows,
+  rows: RowCounts,
   table: Table,
   event: TextEvent,
 ) {
@@ -367,7 +360,7 @@ describe("SQL in body fields", () => {
 
   it("PUT /organizations/{org_id}: every payload as the name, description, type is stored as sent; as updated_at, ignored", async () => {
     const path = `/organizations/${team.organizationId}`;
-    const rows: Rows = { organizations: [1, 1] };
+    const rows: RowCounts = { organizations: [1, 1] };
     const table = "organizations";
     for (const payload of PAYLOADS) {
       const update = (fields: Record<string, string>) => () => call("PUT", path, fields);
@@ -391,7 +384,7 @@ describe("SQL in body fields", () => {
 
   it("PUT /organizations/{org_id}/workspaces/{workspace_id}: every payload as the name, description, type is stored as sent", async () => {
     const path = `/organizations/${team.organizationId}/workspaces/${workspaceId}`;
-    const rows: Rows = { workspaces: [1, 1] };
+    const rows: RowCounts = { workspaces: [1, 1] };
     const table = "workspaces";
     for (const payload of PAYLOADS) {
       const update = (fields: Record<string, string>) => () => call("PUT", path, fields);
@@ -414,8 +407,8 @@ describe("SQL in body fields", () => {
       const { result: response, changed } = await changesBy(() => call("POST", invitePath(), [{ email, roles: ["viewer"] }]));
       if (response.status === 200) {
         const event = memberEvent("member.invited", email, { user_id: null, role: "viewer" });
-        expectRows(expectEvents(changed, event), { invitations: [1, 0] });
-        expect(addedRow(changed, "invitations")).toMatchObject({ email, role: "viewer" });
+        expectRowCounts(expectEvents(changed, event), { invitations: [1, 0] });
+        expect(addedRow(changed, "invitations", { orChanged: true })).toMatchObject({ email, role: "viewer" });
         expect(await response.json()).toMatchObject({ email, role: "viewer" });
       } else {
         expect(changed).toEqual({});
@@ -471,7 +464,7 @@ describe("odd text in the free-text fields", () => {
   // Half of a surrogate pair (sent as a JSON escape) is no text: UTF-8 cannot hold it. Names refuse it
   // (src/http/fields.ts); any other field must refuse it too, or store it as sent, which it cannot.
   const LONE_SURROGATES = ["\ud800", "a\udc00b", "\udbff\udbff", "\u{1f600}\ud83d"];
-  const routes: [string, () => string, string, Table, Rows, TextEvent][] = [
+  const routes: [string, () => string, string, Table, RowCounts, TextEvent][] = [
     ["POST /organizations", () => "/organizations", "POST", "organizations", NEW_ORGANIZATION, null],
     [
       "PUT /organizations/{org_id}",
@@ -514,9 +507,9 @@ describe("odd text in the free-text fields", () => {
             expect(changed).toEqual({});
             continue;
           }
-          expectRows(expectEvents(changed, ...textFieldEvent(event, field, value, changed)), rows);
+          expectRowCounts(expectEvents(changed, ...textFieldEvent(event, field, value, changed)), rows);
           const [stored, answered] = [
-            addedRow(changed, table)[field],
+            addedRow(changed, table, { orChanged: true })[field],
             ((await response.json()) as Record<string, unknown>)[field],
           ];
           if (stored !== value || answered !== value) {
@@ -558,13 +551,13 @@ describe("valid emails that look like SQL are plain data", () => {
       const first = await expectJson<{ email: string; token: string; project_id: string }>(invited.result);
       expect(first.email).toBe(email);
       const invitedEvent = memberEvent("member.invited", email, { user_id: null, role: "editor" });
-      expectRows(expectEvents(invited.changed, invitedEvent), { invitations: [1, 0] });
-      expect(addedRow(invited.changed, "invitations")).toMatchObject({ email, role: "editor" });
+      expectRowCounts(expectEvents(invited.changed, invitedEvent), { invitations: [1, 0] });
+      expect(addedRow(invited.changed, "invitations", { orChanged: true })).toMatchObject({ email, role: "editor" });
 
       const resent = await changesBy(() => call("POST", `${invitePath()}/resend`, { email }));
       const second = await expectJson<{ token: string }>(resent.result);
       // The first voided, the second made: an invitation again.
-      expectRows(expectEvents(resent.changed, invitedEvent), { invitations: [2, 1] });
+      expectRowCounts(expectEvents(resent.changed, invitedEvent), { invitations: [2, 1] });
       expect((await accept(first.token)).status).toBe(410);
 
       const accepted = await changesBy(() => accept(second.token));
@@ -580,13 +573,16 @@ describe("valid emails that look like SQL are plain data", () => {
         actor_api_key_prefix: null,
         data: { prefix: joined.api_key.split(".")[0], user_id: joined.user_id, project_id: invitation.project_id },
       };
-      expectRows(expectEvents(accepted.changed, memberEvent("member.joined", email, joinedAs, joined.user_id), firstKey), {
+      expectRowCounts(expectEvents(accepted.changed, memberEvent("member.joined", email, joinedAs, joined.user_id), firstKey), {
         users: [1, 0],
         organization_members: [1, 0],
         api_keys: [1, 0],
         invitations: [1, 1],
       });
-      expect(addedRow(accepted.changed, "users")).toMatchObject({ email, username: email.slice(0, email.lastIndexOf("@")) });
+      expect(addedRow(accepted.changed, "users", { orChanged: true })).toMatchObject({
+        email,
+        username: email.slice(0, email.lastIndexOf("@")),
+      });
       await markKeyUsed(joined.api_key);
 
       await expectRefused(
@@ -605,7 +601,7 @@ describe("valid emails that look like SQL are plain data", () => {
       );
       expect(await expectJson(promoted.result)).toBe(true);
       const promotion = { user_id: joined.user_id, role: "deployment_manager", previous_role: "editor" };
-      expectRows(expectEvents(promoted.changed, memberEvent("member.role_changed", email, promotion)), {
+      expectRowCounts(expectEvents(promoted.changed, memberEvent("member.role_changed", email, promotion)), {
         organization_members: [1, 1],
       });
       const unassigned = await changesBy(() =>
@@ -623,7 +619,7 @@ describe("valid emails that look like SQL are plain data", () => {
       expect(workspace.members.map((one) => one.user.id)).not.toContain(joined.user_id);
       // One event, the removal: the keys it revokes with it are part of it.
       const removal = memberEvent("member.removed", email, { user_id: joined.user_id, role: "viewer" });
-      expectRows(expectEvents(removed.changed, removal), { organization_members: [0, 1], api_keys: [1, 1] });
+      expectRowCounts(expectEvents(removed.changed, removal), { organization_members: [0, 1], api_keys: [1, 1] });
       expect((await send("GET", "/keys", { key: joined.api_key })).status).toBe(401);
       // Nothing else of anyone's was touched: the owner and the team are as they were.
       expect(await expectJson(await call("GET", "/profile"))).toMatchObject({ id: owner.userId });

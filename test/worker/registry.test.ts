@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { apps, bareKey, configs, deployments, registry, variants } from "./client";
 import {
   type Account,
   type ConfigOutput,
@@ -11,7 +12,6 @@ import {
   FORBIDDEN,
   issueKey,
   parseKeepingNumbers,
-  type RequestOptions,
   send,
 } from "./fixtures";
 import { changes, databaseProblems, expectEvents, snapshot } from "./harness";
@@ -27,19 +27,6 @@ let editor: Account;
 let viewer: Account;
 let outsider: Account;
 let team: Awaited<ReturnType<typeof createTeam>>;
-
-/** As the platform's client sends it: the bare key, JSON. */
-const call = (method: string, path: string, key: string, options: Omit<RequestOptions, "authorization"> = {}) =>
-  send(method, path, { authorization: key, ...options });
-const getConfig = (key: string, query: Record<string, string>) => call("GET", `/configs?${new URLSearchParams(query)}`, key);
-const saveConfig = (key: string, body: object, headers: Record<string, string> = {}) =>
-  call("POST", "/configs", key, { body, headers });
-const fromBase = (key: string, body: object, headers: Record<string, string> = {}) =>
-  call("POST", "/variants/from-base", key, { body, headers });
-const putParameters = (key: string, variantId: string, parameters: unknown) =>
-  call("PUT", `/variants/${variantId}/parameters`, key, { body: { parameters } });
-const removeVariant = (key: string, variantId: string) => call("DELETE", `/variants/${variantId}`, key);
-const fetchConfig = (key: string, body: object) => call("POST", "/variants/configs/fetch", key, { body });
 
 interface RegistryConfig {
   config_name: string;
@@ -59,11 +46,11 @@ interface EnvironmentRecord {
 }
 
 async function productionOf(appId: string) {
-  return expectJson<EnvironmentRecord>(await call("GET", `/apps/${appId}/revisions/production`, owner.key));
+  return expectJson<EnvironmentRecord>(await apps.revisions(bareKey(owner.key), appId, "production"));
 }
 
 async function variantsOf(appId: string) {
-  return expectJson<AppVariant[]>(await call("GET", `/apps/${appId}/variants`, owner.key));
+  return expectJson<AppVariant[]>(await apps.variants(bareKey(owner.key), appId));
 }
 
 async function variantNamed(appId: string, configName: string) {
@@ -73,8 +60,8 @@ async function variantNamed(appId: string, configName: string) {
 }
 
 /** A fresh app of the team, made by the owner. */
-let apps = 0;
-const newApp = () => createAppVia(owner.key, { app_name: `registry-${++apps}`, organization_id: team.organizationId });
+let appsMade = 0;
+const newApp = () => createAppVia(owner.key, { app_name: `registry-${++appsMade}`, organization_id: team.organizationId });
 
 beforeAll(async () => {
   [owner, editor, viewer, outsider] = [
@@ -96,16 +83,27 @@ describe("GET /configs (configs.get_config): what an environment runs, or a conf
   beforeAll(async () => {
     appId = await newApp();
     expect(
-      (await saveConfig(owner.key, { base_id: appId, config_name: "main", parameters: { t: 1 }, overwrite: false })).status,
+      (
+        await registry.saveConfig(bareKey(owner.key), {
+          base_id: appId,
+          config_name: "main",
+          parameters: { t: 1 },
+          overwrite: false,
+        })
+      ).status,
     ).toBe(200);
-    expect((await putParameters(owner.key, (await variantNamed(appId, "main")).variant_id, { t: 2 })).status).toBe(200);
+    expect(
+      (await registry.putParameters(bareKey(owner.key), (await variantNamed(appId, "main")).variant_id, { t: 2 })).status,
+    ).toBe(200);
     await deploy(appId, "staging", "main", owner);
-    expect((await putParameters(owner.key, (await variantNamed(appId, "main")).variant_id, { t: 3 })).status).toBe(200);
+    expect(
+      (await registry.putParameters(bareKey(owner.key), (await variantNamed(appId, "main")).variant_id, { t: 3 })).status,
+    ).toBe(200);
   });
 
   it("answers what the environment runs, with the variant revision's number, to any role", async () => {
     for (const key of [owner.key, viewer.key]) {
-      const response = await getConfig(key, { base_id: appId, environment_name: "staging" });
+      const response = await registry.getConfig(bareKey(key), { base_id: appId, environment_name: "staging" });
       expect(await expectJson<RegistryConfig>(response)).toEqual({
         config_name: "main",
         current_version: 2,
@@ -117,12 +115,16 @@ describe("GET /configs (configs.get_config): what an environment runs, or a conf
   });
 
   it("answers a config's latest revision by name; the environment wins when both are named", async () => {
-    expect(await expectJson(await getConfig(viewer.key, { base_id: appId, config_name: "main" }))).toEqual({
+    expect(await expectJson(await registry.getConfig(bareKey(viewer.key), { base_id: appId, config_name: "main" }))).toEqual({
       config_name: "main",
       current_version: 3,
       parameters: { t: 3 },
     });
-    const both = await getConfig(viewer.key, { base_id: appId, config_name: "main", environment_name: "staging" });
+    const both = await registry.getConfig(bareKey(viewer.key), {
+      base_id: appId,
+      config_name: "main",
+      environment_name: "staging",
+    });
     expect(await expectJson<RegistryConfig>(both)).toMatchObject({ current_version: 2 });
   });
 
@@ -134,12 +136,12 @@ describe("GET /configs (configs.get_config): what an environment runs, or a conf
       [owner.key, { base_id: "01900000-0000-7000-8000-000000000000", environment_name: "production" }],
       [outsider.key, { base_id: appId, config_name: "main" }],
     ] as const) {
-      await expectError(await getConfig(key, query), 404, "Config not found.");
+      await expectError(await registry.getConfig(bareKey(key), query), 404, "Config not found.");
     }
   });
 
   it("422 without environment_name or config_name, and for a base_id that is not a UUID", async () => {
-    expect(await expectJson(await getConfig(owner.key, { base_id: appId }), 422)).toEqual({
+    expect(await expectJson(await registry.getConfig(bareKey(owner.key), { base_id: appId }), 422)).toEqual({
       detail: [
         {
           loc: ["query", "environment_name"],
@@ -148,13 +150,19 @@ describe("GET /configs (configs.get_config): what an environment runs, or a conf
         },
       ],
     });
-    expect(await expectJson(await getConfig(owner.key, { base_id: "app", environment_name: "production" }), 422)).toEqual({
+    expect(
+      await expectJson(await registry.getConfig(bareKey(owner.key), { base_id: "app", environment_name: "production" }), 422),
+    ).toEqual({
       detail: [{ loc: ["query", "base_id"], msg: "Input should be a valid UUID", type: "uuid_parsing" }],
     });
   });
 
   it("401 without a live key", async () => {
-    await expectError(await getConfig(`${owner.key.slice(0, 9)}x`, { base_id: appId, config_name: "main" }), 401, "Unauthorized");
+    await expectError(
+      await registry.getConfig(bareKey(`${owner.key.slice(0, 9)}x`), { base_id: appId, config_name: "main" }),
+      401,
+      "Unauthorized",
+    );
   });
 });
 
@@ -162,7 +170,7 @@ describe("POST /configs (configs.save_config)", () => {
   it("makes a new config at revision 1 holding the parameters, deploying nothing", async () => {
     const appId = await newApp();
     const before = await snapshot();
-    const response = await saveConfig(editor.key, {
+    const response = await registry.saveConfig(bareKey(editor.key), {
       base_id: appId,
       config_name: "fresh",
       parameters: { a: [1, { b: null }] },
@@ -192,60 +200,87 @@ describe("POST /configs (configs.save_config)", () => {
 
   it("over a taken name with overwrite: commits the next revision, then deploys it to production as any deploy", async () => {
     const appId = await newApp();
-    await saveConfig(owner.key, { base_id: appId, config_name: "main", parameters: { v: 1 }, overwrite: false });
+    await registry.saveConfig(bareKey(owner.key), {
+      base_id: appId,
+      config_name: "main",
+      parameters: { v: 1 },
+      overwrite: false,
+    });
     const { variant_id } = await variantNamed(appId, "main");
     const url = "https://llm.example.com/main";
     const committed = { application_ref: { id: appId }, variant_ref: { slug: "main" }, params: { v: 1 }, url };
-    expect((await call("POST", "/variants/configs/commit", owner.key, { body: committed })).status).toBe(200);
+    expect((await configs.call(bareKey(owner.key), "commit", committed)).status).toBe(200);
     for (const v of [2, 3]) {
       expect(
         await expectJson(
-          await saveConfig(editor.key, { base_id: appId, config_name: "main", parameters: { v }, overwrite: true }),
+          await registry.saveConfig(bareKey(editor.key), {
+            base_id: appId,
+            config_name: "main",
+            parameters: { v },
+            overwrite: true,
+          }),
         ),
       ).toBeNull();
     }
     expect((await variantNamed(appId, "main")).revision).toBe(4);
     // The url is kept: the older SDK's calls carry none.
-    const deployed = await expectJson<ConfigOutput>(await fetchConfig(owner.key, { application_ref: { id: appId } }));
+    const deployed = await expectJson<ConfigOutput>(
+      await configs.call(bareKey(owner.key), "fetch", { application_ref: { id: appId } }),
+    );
     expect(deployed).toMatchObject({ url, params: { v: 3 }, variant_ref: { version: 4 } });
     const record = await productionOf(appId);
     expect(record.revision).toBe(2);
     expect(record.revisions.map((revision) => revision.revision)).toEqual([1, 2]);
     expect(record.revisions.every((revision) => revision.deployment !== null)).toBe(true);
     // The older SDK's Agenta.get_config(base_id, "production") now reads it.
-    expect(await expectJson(await getConfig(viewer.key, { base_id: appId, environment_name: "production" }))).toEqual({
+    expect(
+      await expectJson(await registry.getConfig(bareKey(viewer.key), { base_id: appId, environment_name: "production" })),
+    ).toEqual({
       config_name: "main",
       current_version: 4,
       parameters: { v: 3 },
     });
-    const revisions = await expectJson<{ revision: number }[]>(await call("GET", `/variants/${variant_id}/revisions`, owner.key));
+    const revisions = await expectJson<{ revision: number }[]>(await variants.revisions(bareKey(owner.key), variant_id));
     expect(revisions.map((revision) => revision.revision)).toEqual([1, 2, 3, 4]);
   });
 
   it("over a taken name without overwrite: 400 in the platform's words, nothing written; unless its params are still {}", async () => {
     const appId = await newApp();
-    await saveConfig(owner.key, { base_id: appId, config_name: "kept", parameters: { keep: true }, overwrite: false });
+    await registry.saveConfig(bareKey(owner.key), {
+      base_id: appId,
+      config_name: "kept",
+      parameters: { keep: true },
+      overwrite: false,
+    });
     const before = await snapshot();
     await expectError(
-      await saveConfig(owner.key, { base_id: appId, config_name: "kept", parameters: { keep: false }, overwrite: false }),
+      await registry.saveConfig(bareKey(owner.key), {
+        base_id: appId,
+        config_name: "kept",
+        parameters: { keep: false },
+        overwrite: false,
+      }),
       400,
       "Config name already exists. Please use a different name or set overwrite to True.",
     );
     expect(changes(before, await snapshot())).toEqual({});
 
     expect(
-      (
-        await call("POST", "/variants/configs/add", owner.key, {
-          body: { application_ref: { id: appId }, variant_ref: { slug: "empty" } },
-        })
-      ).status,
+      (await configs.call(bareKey(owner.key), "add", { application_ref: { id: appId }, variant_ref: { slug: "empty" } })).status,
     ).toBe(200);
     expect(
       await expectJson(
-        await saveConfig(owner.key, { base_id: appId, config_name: "empty", parameters: { x: 1 }, overwrite: false }),
+        await registry.saveConfig(bareKey(owner.key), {
+          base_id: appId,
+          config_name: "empty",
+          parameters: { x: 1 },
+          overwrite: false,
+        }),
       ),
     ).toBeNull();
-    expect(await expectJson(await getConfig(owner.key, { base_id: appId, environment_name: "production" }))).toEqual({
+    expect(
+      await expectJson(await registry.getConfig(bareKey(owner.key), { base_id: appId, environment_name: "production" })),
+    ).toEqual({
       config_name: "empty",
       current_version: 2,
       parameters: { x: 1 },
@@ -254,13 +289,13 @@ describe("POST /configs (configs.save_config)", () => {
 
   it("ignores If-Match, and replays a retry with the same Idempotency-Key without writing again", async () => {
     const appId = await newApp();
-    await saveConfig(owner.key, { base_id: appId, config_name: "main", parameters: {}, overwrite: false });
+    await registry.saveConfig(bareKey(owner.key), { base_id: appId, config_name: "main", parameters: {}, overwrite: false });
     const body = { base_id: appId, config_name: "main", parameters: { n: 1 }, overwrite: true };
     const headers = { "Idempotency-Key": `save-${appId}`, "If-Match": '"stale"' };
-    const first = await saveConfig(owner.key, body, headers);
+    const first = await registry.saveConfig(bareKey(owner.key), body, { headers });
     expect(await expectJson(first)).toBeNull();
     const before = await snapshot();
-    const retry = await saveConfig(owner.key, body, headers);
+    const retry = await registry.saveConfig(bareKey(owner.key), body, { headers });
     expect(await expectJson(retry)).toBeNull();
     expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
     expect(changes(before, await snapshot())).toEqual({});
@@ -270,12 +305,13 @@ describe("POST /configs (configs.save_config)", () => {
   it("keeps every number as sent", async () => {
     const appId = await newApp();
     const text = `{"base_id": "${appId}", "config_name": "exact", "overwrite": false, "parameters": {"id": 9007199254740993, "x": 1.0, "big": 1e400}}`;
-    const response = await call("POST", "/configs", owner.key, {
+    const response = await send("POST", "/configs", {
+      authorization: owner.key,
       rawBody: text,
       headers: { "Content-Type": "application/json" },
     });
     expect(response.status).toBe(200);
-    const read = await getConfig(owner.key, { base_id: appId, config_name: "exact" });
+    const read = await registry.getConfig(bareKey(owner.key), { base_id: appId, config_name: "exact" });
     expect(parseKeepingNumbers(await read.text()).parameters).toEqual({
       id: { number: "9007199254740993" },
       x: { number: "1.0" },
@@ -287,8 +323,8 @@ describe("POST /configs (configs.save_config)", () => {
     const appId = await newApp();
     const before = await snapshot();
     const body = { base_id: appId, config_name: "main", parameters: {}, overwrite: true };
-    await expectError(await saveConfig(viewer.key, body), 403, FORBIDDEN);
-    await expectError(await saveConfig(outsider.key, body), 404, "App not found");
+    await expectError(await registry.saveConfig(bareKey(viewer.key), body), 403, FORBIDDEN);
+    await expectError(await registry.saveConfig(bareKey(outsider.key), body), 404, "App not found");
     for (const [bad, loc, type] of [
       [{ ...body, base_id: "not-a-uuid" }, "base_id", "uuid_parsing"],
       [{ ...body, parameters: [1] }, "parameters", "dict_type"],
@@ -296,8 +332,9 @@ describe("POST /configs (configs.save_config)", () => {
       [{ ...body, overwrite: undefined }, "overwrite", "missing"],
       [{ ...body, config_name: "" }, "config_name", "string_too_short"],
     ] as const) {
-      const detail = (await expectJson<{ detail: { loc: string[]; type: string }[] }>(await saveConfig(owner.key, bad), 422))
-        .detail;
+      const detail = (
+        await expectJson<{ detail: { loc: string[]; type: string }[] }>(await registry.saveConfig(bareKey(owner.key), bad), 422)
+      ).detail;
       expect(detail.map(({ loc, type }) => ({ loc, type }))).toEqual([{ loc: ["body", loc], type }]);
     }
     expect(changes(before, await snapshot())).toEqual({});
@@ -308,48 +345,53 @@ describe("GET /configs/deployment/{id} (configs.get_config_deployment_revision)"
   it("answers what that environment revision deployed, with the environment revision's number", async () => {
     const appId = await newApp();
     // Variant revisions 1 and 2, then environment revision 1 deploying variant revision 2: the numbers differ.
-    await saveConfig(owner.key, { base_id: appId, config_name: "main", parameters: { r: 1 }, overwrite: false });
-    await putParameters(owner.key, (await variantNamed(appId, "main")).variant_id, { r: 2 });
+    await registry.saveConfig(bareKey(owner.key), {
+      base_id: appId,
+      config_name: "main",
+      parameters: { r: 1 },
+      overwrite: false,
+    });
+    await registry.putParameters(bareKey(owner.key), (await variantNamed(appId, "main")).variant_id, { r: 2 });
     const first = await deploy(appId, "production", "main", owner);
-    await saveConfig(owner.key, { base_id: appId, config_name: "main", parameters: { r: 3 }, overwrite: true });
-    expect(await expectJson(await call("GET", `/configs/deployment/${first.revisionId}`, viewer.key))).toEqual({
+    await registry.saveConfig(bareKey(owner.key), { base_id: appId, config_name: "main", parameters: { r: 3 }, overwrite: true });
+    expect(await expectJson(await registry.deploymentConfig(bareKey(viewer.key), first.revisionId))).toEqual({
       config_name: "main",
       current_version: 1,
       parameters: { r: 2 },
     });
     const latest = (await productionOf(appId)).revisions[1];
-    expect(await expectJson(await call("GET", `/configs/deployment/${latest.id}`, viewer.key))).toEqual({
+    expect(await expectJson(await registry.deploymentConfig(bareKey(viewer.key), latest.id))).toEqual({
       config_name: "main",
       current_version: 2,
       parameters: { r: 3 },
     });
-    await expectError(await call("GET", `/configs/deployment/${first.revisionId}`, outsider.key), 404, "Config not found.");
-    await expectError(await call("GET", `/configs/deployment/${first.variantId}`, owner.key), 404, "Config not found.");
-    expect((await call("GET", "/configs/deployment/42", owner.key)).status).toBe(422);
+    await expectError(await registry.deploymentConfig(bareKey(outsider.key), first.revisionId), 404, "Config not found.");
+    await expectError(await registry.deploymentConfig(bareKey(owner.key), first.variantId), 404, "Config not found.");
+    expect((await registry.deploymentConfig(bareKey(owner.key), "42")).status).toBe(422);
   });
 });
 
 describe("GET /bases (bases.list_bases)", () => {
   it("answers the app's one base, or none for another name; 404 for an app the caller cannot see", async () => {
     const appId = await newApp();
-    const bases = await call("GET", `/bases?app_id=${appId}`, viewer.key);
+    const bases = await registry.getBases(bareKey(viewer.key), { app_id: appId });
     expect(bases.headers.get("Cache-Control")).toBe("no-store");
     expect(await expectJson(bases)).toEqual([{ base_id: appId, base_name: "app" }]);
-    expect(await expectJson(await call("GET", `/bases?app_id=${appId}&base_name=app`, viewer.key))).toEqual([
+    expect(await expectJson(await registry.getBases(bareKey(viewer.key), { app_id: appId, base_name: "app" }))).toEqual([
       { base_id: appId, base_name: "app" },
     ]);
-    expect(await expectJson(await call("GET", `/bases?app_id=${appId}&base_name=other`, viewer.key))).toEqual([]);
-    await expectError(await call("GET", `/bases?app_id=${appId}`, outsider.key), 404, "App not found");
-    expect((await expectJson<{ detail: { loc: string[] }[] }>(await call("GET", "/bases", owner.key), 422)).detail).toEqual([
-      { loc: ["query", "app_id"], msg: "Field required", type: "missing" },
-    ]);
+    expect(await expectJson(await registry.getBases(bareKey(viewer.key), { app_id: appId, base_name: "other" }))).toEqual([]);
+    await expectError(await registry.getBases(bareKey(outsider.key), { app_id: appId }), 404, "App not found");
+    expect(
+      (await expectJson<{ detail: { loc: string[] }[] }>(await registry.getBases(bareKey(owner.key), {}), 422)).detail,
+    ).toEqual([{ loc: ["query", "app_id"], msg: "Field required", type: "missing" }]);
   });
 });
 
 describe("POST /variants/from-base (variants.add_variant_from_base_and_config)", () => {
   it("makes a config whose revision 1 holds the parameters, answered as its AppVariant; new_variant_name is ignored", async () => {
     const appId = await newApp();
-    const response = await fromBase(editor.key, {
+    const response = await registry.fromBase(bareKey(editor.key), {
       base_id: appId,
       new_variant_name: "ignored-name",
       new_config_name: "from-base",
@@ -371,7 +413,12 @@ describe("POST /variants/from-base (variants.add_variant_from_base_and_config)",
       modified_by_id: editor.userId,
     });
     await expectError(
-      await fromBase(editor.key, { base_id: appId, new_variant_name: "x", new_config_name: "from-base", parameters: {} }),
+      await registry.fromBase(bareKey(editor.key), {
+        base_id: appId,
+        new_variant_name: "x",
+        new_config_name: "from-base",
+        parameters: {},
+      }),
       400,
       "Config already exists.",
     );
@@ -381,14 +428,14 @@ describe("POST /variants/from-base (variants.add_variant_from_base_and_config)",
     const appId = await newApp();
     const before = await snapshot();
     const body = { base_id: appId, new_variant_name: "v", new_config_name: "c", parameters: {} };
-    await expectError(await fromBase(viewer.key, body), 403, FORBIDDEN);
-    await expectError(await fromBase(outsider.key, body), 404, "App not found");
+    await expectError(await registry.fromBase(bareKey(viewer.key), body), 403, FORBIDDEN);
+    await expectError(await registry.fromBase(bareKey(outsider.key), body), 404, "App not found");
     await expectError(
-      await fromBase(owner.key, { ...body, base_id: "01900000-0000-7000-8000-000000000000" }),
+      await registry.fromBase(bareKey(owner.key), { ...body, base_id: "01900000-0000-7000-8000-000000000000" }),
       404,
       "App not found",
     );
-    expect((await fromBase(owner.key, { ...body, parameters: null })).status).toBe(422);
+    expect((await registry.fromBase(bareKey(owner.key), { ...body, parameters: null })).status).toBe(422);
     expect(changes(before, await snapshot())).toEqual({});
   });
 });
@@ -396,10 +443,15 @@ describe("POST /variants/from-base (variants.add_variant_from_base_and_config)",
 describe("PUT /variants/{id}/parameters (variants.update_variant_parameters)", () => {
   it("commits the parameters as the variant's next revision: they replace the latest's", async () => {
     const appId = await newApp();
-    await saveConfig(owner.key, { base_id: appId, config_name: "main", parameters: { a: 1, b: 2 }, overwrite: false });
+    await registry.saveConfig(bareKey(owner.key), {
+      base_id: appId,
+      config_name: "main",
+      parameters: { a: 1, b: 2 },
+      overwrite: false,
+    });
     const { variant_id } = await variantNamed(appId, "main");
-    expect(await expectJson(await putParameters(editor.key, variant_id, { b: 3 }))).toBeNull();
-    expect(await expectJson(await getConfig(owner.key, { base_id: appId, config_name: "main" }))).toEqual({
+    expect(await expectJson(await registry.putParameters(bareKey(editor.key), variant_id, { b: 3 }))).toBeNull();
+    expect(await expectJson(await registry.getConfig(bareKey(owner.key), { base_id: appId, config_name: "main" }))).toEqual({
       config_name: "main",
       current_version: 2,
       parameters: { b: 3 },
@@ -409,14 +461,14 @@ describe("PUT /variants/{id}/parameters (variants.update_variant_parameters)", (
 
   it("403 for a viewer, 404 for a variant the caller cannot see or that does not exist, 422 for parameters not an object", async () => {
     const appId = await newApp();
-    await saveConfig(owner.key, { base_id: appId, config_name: "main", parameters: {}, overwrite: false });
+    await registry.saveConfig(bareKey(owner.key), { base_id: appId, config_name: "main", parameters: {}, overwrite: false });
     const { variant_id } = await variantNamed(appId, "main");
     const before = await snapshot();
-    await expectError(await putParameters(viewer.key, variant_id, { x: 1 }), 403, FORBIDDEN);
-    await expectError(await putParameters(outsider.key, variant_id, { x: 1 }), 404, "Variant not found");
-    await expectError(await putParameters(owner.key, appId, { x: 1 }), 404, "Variant not found");
-    expect((await putParameters(owner.key, variant_id, [1])).status).toBe(422);
-    expect((await putParameters(owner.key, "nope", {})).status).toBe(422);
+    await expectError(await registry.putParameters(bareKey(viewer.key), variant_id, { x: 1 }), 403, FORBIDDEN);
+    await expectError(await registry.putParameters(bareKey(outsider.key), variant_id, { x: 1 }), 404, "Variant not found");
+    await expectError(await registry.putParameters(bareKey(owner.key), appId, { x: 1 }), 404, "Variant not found");
+    expect((await registry.putParameters(bareKey(owner.key), variant_id, [1])).status).toBe(422);
+    expect((await registry.putParameters(bareKey(owner.key), "nope", {})).status).toBe(422);
     expect(changes(before, await snapshot())).toEqual({});
   });
 });
@@ -427,10 +479,15 @@ describe("DELETE /variants/{id} (variants.remove_variant): history is never rewr
 
   beforeAll(async () => {
     appId = await newApp();
-    await saveConfig(owner.key, { base_id: appId, config_name: "old", parameters: { generation: 1 }, overwrite: false });
+    await registry.saveConfig(bareKey(owner.key), {
+      base_id: appId,
+      config_name: "old",
+      parameters: { generation: 1 },
+      overwrite: false,
+    });
     const deployed = await deploy(appId, "production", "old", owner);
     const config = await expectJson<ConfigOutput>(
-      await fetchConfig(owner.key, { application_ref: { id: appId }, variant_ref: { slug: "old" } }),
+      await configs.call(bareKey(owner.key), "fetch", { application_ref: { id: appId }, variant_ref: { slug: "old" } }),
     );
     removed = { variantId: deployed.variantId, revisionId: config.variant_ref.id, environmentRevisionId: deployed.revisionId };
   });
@@ -438,7 +495,7 @@ describe("DELETE /variants/{id} (variants.remove_variant): history is never rewr
   it("409 while an environment runs one of its revisions, naming it; nothing written", async () => {
     const before = await snapshot();
     await expectError(
-      await removeVariant(owner.key, removed.variantId),
+      await registry.removeVariant(bareKey(owner.key), removed.variantId),
       409,
       "Variant is deployed to production: deploy another variant there first, then remove this one",
     );
@@ -446,15 +503,15 @@ describe("DELETE /variants/{id} (variants.remove_variant): history is never rewr
   });
 
   it("403 for a viewer, 404 for an outsider or an unknown id", async () => {
-    await expectError(await removeVariant(viewer.key, removed.variantId), 403, FORBIDDEN);
-    await expectError(await removeVariant(outsider.key, removed.variantId), 404, "Variant not found");
-    await expectError(await removeVariant(owner.key, appId), 404, "Variant not found");
+    await expectError(await registry.removeVariant(bareKey(viewer.key), removed.variantId), 403, FORBIDDEN);
+    await expectError(await registry.removeVariant(bareKey(outsider.key), removed.variantId), 404, "Variant not found");
+    await expectError(await registry.removeVariant(bareKey(owner.key), appId), 404, "Variant not found");
   });
 
   it("once nothing runs it: 200 null; it leaves lists and lookups, its name is free, its revisions stay in history", async () => {
     await deploy(appId, "production", "new", owner);
     const before = await snapshot();
-    expect(await expectJson(await removeVariant(editor.key, removed.variantId))).toBeNull();
+    expect(await expectJson(await registry.removeVariant(bareKey(editor.key), removed.variantId))).toBeNull();
     const { app_variants, ...others } = changes(before, await snapshot());
     expect(others).toEqual({});
     expect(app_variants?.removed).toHaveLength(1);
@@ -464,17 +521,21 @@ describe("DELETE /variants/{id} (variants.remove_variant): history is never rewr
 
     // Gone wherever the variant is named, by name or by id.
     expect((await variantsOf(appId)).map((variant) => variant.config_name)).toEqual(["new"]);
-    await expectError(await call("GET", `/variants/${removed.variantId}`, owner.key), 404, "Variant not found");
-    await expectError(await call("GET", `/variants/${removed.variantId}/revisions`, owner.key), 404, "Variant not found");
-    await expectError(await call("GET", `/variants/${removed.variantId}/revisions/1`, owner.key), 404, "Variant not found");
-    await expectError(await getConfig(owner.key, { base_id: appId, config_name: "old" }), 404, "Config not found.");
+    await expectError(await variants.get(bareKey(owner.key), removed.variantId), 404, "Variant not found");
+    await expectError(await variants.revisions(bareKey(owner.key), removed.variantId), 404, "Variant not found");
+    await expectError(await variants.revision(bareKey(owner.key), removed.variantId, 1), 404, "Variant not found");
     await expectError(
-      await fetchConfig(owner.key, { application_ref: { id: appId }, variant_ref: { slug: "old" } }),
+      await registry.getConfig(bareKey(owner.key), { base_id: appId, config_name: "old" }),
       404,
       "Config not found.",
     );
-    await expectError(await putParameters(owner.key, removed.variantId, {}), 404, "Variant not found");
-    await expectError(await removeVariant(owner.key, removed.variantId), 404, "Variant not found");
+    await expectError(
+      await configs.call(bareKey(owner.key), "fetch", { application_ref: { id: appId }, variant_ref: { slug: "old" } }),
+      404,
+      "Config not found.",
+    );
+    await expectError(await registry.putParameters(bareKey(owner.key), removed.variantId, {}), 404, "Variant not found");
+    await expectError(await registry.removeVariant(bareKey(owner.key), removed.variantId), 404, "Variant not found");
 
     // History still reads it, under the name it had.
     const history = await productionOf(appId);
@@ -482,12 +543,14 @@ describe("DELETE /variants/{id} (variants.remove_variant): history is never rewr
       id: removed.environmentRevisionId,
       deployed_app_variant_revision: removed.revisionId,
     });
-    expect(await expectJson(await call("GET", `/configs/deployment/${removed.environmentRevisionId}`, owner.key))).toEqual({
+    expect(await expectJson(await registry.deploymentConfig(bareKey(owner.key), removed.environmentRevisionId))).toEqual({
       config_name: "old",
       current_version: 1,
       parameters: { generation: 1 },
     });
-    const byRevision = await expectJson<ConfigOutput>(await fetchConfig(owner.key, { variant_ref: { id: removed.revisionId } }));
+    const byRevision = await expectJson<ConfigOutput>(
+      await configs.call(bareKey(owner.key), "fetch", { variant_ref: { id: removed.revisionId } }),
+    );
     expect(byRevision).toMatchObject({
       variant_ref: { slug: "old", version: 1, id: removed.revisionId },
       params: { generation: 1 },
@@ -496,7 +559,12 @@ describe("DELETE /variants/{id} (variants.remove_variant): history is never rewr
     // The name is free again: a new variant, at revision 1.
     expect(
       await expectJson(
-        await saveConfig(owner.key, { base_id: appId, config_name: "old", parameters: { generation: 2 }, overwrite: false }),
+        await registry.saveConfig(bareKey(owner.key), {
+          base_id: appId,
+          config_name: "old",
+          parameters: { generation: 2 },
+          overwrite: false,
+        }),
       ),
     ).toBeNull();
     const reborn = await variantNamed(appId, "old");
@@ -509,17 +577,16 @@ describe("DELETE /variants/{id} (variants.remove_variant): history is never rewr
     const before = await snapshot();
     const message = "This revision belongs to a removed variant, which cannot be deployed again: deploy another config";
     await expectError(
-      await call("POST", "/variants/configs/deploy", owner.key, {
-        body: { variant_ref: { id: removed.revisionId }, environment_ref: { slug: "staging" } },
+      await deployments.deployConfig(bareKey(owner.key), {
+        variant_ref: { id: removed.revisionId },
+        environment_ref: { slug: "staging" },
       }),
       409,
       message,
     );
-    await expectError(await call("POST", `/configs/deployment/${removed.environmentRevisionId}/revert`, owner.key), 409, message);
+    await expectError(await deployments.revert(bareKey(owner.key), removed.environmentRevisionId), 409, message);
     await expectError(
-      await call("POST", "/environments/deploy", owner.key, {
-        body: { environment_name: "staging", variant_id: removed.variantId },
-      }),
+      await deployments.deployEnvironment(bareKey(owner.key), { environment_name: "staging", variant_id: removed.variantId }),
       404,
       "Variant not found",
     );
@@ -532,17 +599,16 @@ describe("Idempotency-Key on the older SDK's writes", () => {
     const appId = await newApp();
     const body = { base_id: appId, new_variant_name: "v", new_config_name: "keyed", parameters: { k: 1 } };
     const headers = { "Idempotency-Key": `from-base-${appId}` };
-    const first = await expectJson<AppVariant>(await fromBase(owner.key, body, headers));
+    const first = await expectJson<AppVariant>(await registry.fromBase(bareKey(owner.key), body, { headers }));
     let before = await snapshot();
-    const retry = await fromBase(owner.key, body, headers);
+    const retry = await registry.fromBase(bareKey(owner.key), body, { headers });
     expect(await expectJson(retry)).toEqual(first);
     expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
     expect(changes(before, await snapshot())).toEqual({});
-    expect((await fromBase(owner.key, { ...body, new_config_name: "other" }, headers)).status).toBe(422);
+    expect((await registry.fromBase(bareKey(owner.key), { ...body, new_config_name: "other" }, { headers })).status).toBe(422);
 
     const put = (parameters: object) =>
-      call("PUT", `/variants/${first.variant_id}/parameters`, owner.key, {
-        body: { parameters },
+      registry.putParameters(bareKey(owner.key), first.variant_id, parameters, {
         headers: { "Idempotency-Key": `put-${appId}` },
       });
     expect(await expectJson(await put({ k: 2 }))).toBeNull();
@@ -558,43 +624,41 @@ describe("Idempotency-Key on the older SDK's writes", () => {
 describe("under BASE_PATH=/api, as the older SDK's host/api base URL", () => {
   it("serves the seven calls there", async () => {
     const appId = await newApp();
-    const api = { bindings: { BASE_PATH: "/api" } };
-    const save = await call("POST", "/api/configs", owner.key, {
+    // The platform's client under BASE_PATH: the bare key, every path under /api.
+    const api = { authorization: owner.key, bindings: { BASE_PATH: "/api" } };
+    const save = await send("POST", "/api/configs", {
       ...api,
       body: { base_id: appId, config_name: "main", parameters: { p: 1 }, overwrite: false },
     });
     expect(save.status).toBe(200);
-    expect(await expectJson(await call("GET", `/api/configs?base_id=${appId}&config_name=main`, owner.key, api))).toMatchObject({
+    expect(await expectJson(await send("GET", `/api/configs?base_id=${appId}&config_name=main`, api))).toMatchObject({
       current_version: 1,
     });
-    expect(await expectJson(await call("GET", `/api/bases?app_id=${appId}`, owner.key, api))).toHaveLength(1);
+    expect(await expectJson(await send("GET", `/api/bases?app_id=${appId}`, api))).toHaveLength(1);
     const made = await expectJson<AppVariant>(
-      await call("POST", "/api/variants/from-base", owner.key, {
+      await send("POST", "/api/variants/from-base", {
         ...api,
         body: { base_id: appId, new_variant_name: "x", new_config_name: "other", parameters: {} },
       }),
     );
     expect(
-      (await call("PUT", `/api/variants/${made.variant_id}/parameters`, owner.key, { ...api, body: { parameters: { q: 1 } } }))
-        .status,
+      (await send("PUT", `/api/variants/${made.variant_id}/parameters`, { ...api, body: { parameters: { q: 1 } } })).status,
     ).toBe(200);
     expect(
       (
-        await call("POST", "/api/configs", owner.key, {
+        await send("POST", "/api/configs", {
           ...api,
           body: { base_id: appId, config_name: "main", parameters: { p: 2 }, overwrite: true },
         })
       ).status,
     ).toBe(200);
-    const record = await expectJson<EnvironmentRecord>(
-      await call("GET", `/api/apps/${appId}/revisions/production`, owner.key, api),
-    );
-    expect(await expectJson(await call("GET", `/api/configs/deployment/${record.revisions[0].id}`, owner.key, api))).toEqual({
+    const record = await expectJson<EnvironmentRecord>(await send("GET", `/api/apps/${appId}/revisions/production`, api));
+    expect(await expectJson(await send("GET", `/api/configs/deployment/${record.revisions[0].id}`, api))).toEqual({
       config_name: "main",
       current_version: 1,
       parameters: { p: 2 },
     });
-    expect((await call("DELETE", `/api/variants/${made.variant_id}`, owner.key, api)).status).toBe(200);
-    expect((await call("GET", `/configs?base_id=${appId}&config_name=main`, owner.key, api)).status).toBe(404);
+    expect((await send("DELETE", `/api/variants/${made.variant_id}`, api)).status).toBe(200);
+    expect((await send("GET", `/configs?base_id=${appId}&config_name=main`, api)).status).toBe(404);
   });
 });

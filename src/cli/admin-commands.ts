@@ -1,0 +1,346 @@
+/**
+ * The operators' way in: accounts, organizations, API keys and deployments, written through the Worker's own
+ * data-access code. JSON on stdout, messages on stderr. Run with `npm run admin -- <command> [options]` (admin.ts);
+ * the CLI tests call `runAdmin` in their own process.
+ */
+import { parseArgs } from "node:util";
+import * as z from "zod";
+import { generateApiKey, hashApiKey } from "../auth/api-keys";
+import {
+  addOrganizationMember,
+  changeMemberRole,
+  createApiKeyAsOperator,
+  createOrganization,
+  createUser,
+  findProjectForUser,
+  findUserByEmail,
+  organizationExists,
+  removeOrganizationMember,
+  revokeApiKeyAsOperator,
+  type User,
+} from "../db/accounts";
+import { findAppCreator } from "../db/apps";
+import { type CallerWriteDb, operatorDb } from "../db/caller";
+import { addConfig, commitConfig, type Ref } from "../db/configs";
+import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
+import { deployConfig } from "../db/deployments";
+import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
+import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLES } from "../db/roles";
+import { httpUrlOrEmpty, jsonObject } from "../http/fields";
+import { type OpenDatabase, openDatabase, retryWhenBusy, type Target } from "./database";
+import { runCommand, type Streams, UsageError } from "./run-cli";
+
+const USAGE = `Usage: npm run --silent admin -- <command> [options] [--persist-to DIR | --remote]
+
+Commands:
+  user create --email E [--username U]
+  org create --name N --owner E
+  org add-member --org ID --email E --role ROLE
+  org set-role --org ID --email E --role ROLE
+  org remove-member --org ID --email E
+  key create --email E [--project ID] [--expires-in-days N]
+  key revoke --prefix P
+  deploy --app ID --env NAME --variant CONFIG_NAME --email E
+  variant commit --app ID --name CONFIG_NAME --params JSON [--url URL] [--email E]
+
+ROLE is one of ${ROLES.join(", ")};
+admin is a synonym of workspace_admin.
+add-member adds the user, or changes the role of one who is a member already; set-role changes
+an existing member's role only; remove-member also revokes the user's keys for the organization's
+projects. An organization keeps at least one owner.
+
+Each change is recorded as an event of its organization's audit log (docs/EVENTS.md), with no API key
+as its actor's: member.joined, member.role_changed (add-member of a member, set-role),
+member.removed, api_key.created, api_key.deleted (revoke of a live key), and for deploy and
+variant commit, as the user they act as, environment.deployed and config.added or
+config.committed. user create and org create record none (no event type names them).
+
+Targets the local D1 of \`npm run dev\` by default (.wrangler/state), the folder given
+with --persist-to (as wrangler's own flag), or the deployed database with --remote.
+Prints JSON on stdout (--silent keeps npm's own banner off it), messages on stderr.`;
+
+const OPTIONS = {
+  email: { type: "string" },
+  username: { type: "string" },
+  name: { type: "string" },
+  owner: { type: "string" },
+  org: { type: "string" },
+  role: { type: "string" },
+  project: { type: "string" },
+  "expires-in-days": { type: "string" },
+  prefix: { type: "string" },
+  app: { type: "string" },
+  env: { type: "string" },
+  variant: { type: "string" },
+  params: { type: "string" },
+  url: { type: "string" },
+  "persist-to": { type: "string" },
+  remote: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
+
+function required(options: Options, name: keyof Options): string {
+  const value = options[name];
+  if (typeof value !== "string" || value.trim() === "") throw new UsageError(`--${name} is required`);
+  return value.trim();
+}
+
+async function userByEmail(db: D1Database, email: string): Promise<User> {
+  const user = await findUserByEmail(db, email);
+  if (!user) throw new UsageError(`no user with email ${email}`);
+  return user;
+}
+
+/** The operator acting as the user named by --email, or else as the app's creator; checks the app exists. */
+async function operatorOnApp(
+  db: D1Database,
+  appId: string,
+  email: string | undefined,
+): Promise<{ caller: CallerWriteDb; as: string }> {
+  const creator = await findAppCreator(db, appId);
+  if (!creator) throw new UsageError(`no app with id ${appId}`);
+  const user = email ? await userByEmail(db, email) : creator;
+  return { caller: operatorDb(db, user.id), as: user.email };
+}
+
+/** "an owner, workspace_admin or editor" */
+const roleList = (roles: readonly Role[]) => `an ${roles.slice(0, -1).join(", ")} or ${roles.at(-1)}`;
+
+/** The operator's user may not do this in the app's organization: who may, by docs/ACCOUNTS-API.md's roles. */
+const mayNot = (email: string, roles: readonly Role[], what: string) =>
+  new UsageError(`${email} must be ${roleList(roles)} of the app's organization to ${what}`);
+
+/**
+ * Adds the config when the app has none of that name (revision 1, params {}), as deploy always did for a new
+ * variant name; an app the operator's user cannot write to is refused.
+ */
+async function ensureConfig(caller: CallerWriteDb, as: string, application: Ref, configName: string) {
+  const added = await addConfig(caller, application, configName);
+  if (added.outcome === "forbidden" || added.outcome === "not_found") {
+    throw mayNot(as, WRITER_ROLES, `add config ${configName}`);
+  }
+}
+
+/** --role: one of ROLES, or a synonym of one (`admin`); the role itself. */
+function roleOption(options: Options): Role {
+  const role = roleNamed(required(options, "role"));
+  if (!role) {
+    const synonyms = Object.entries(ROLE_SYNONYMS).map(([synonym, of]) => `${synonym} for ${of}`);
+    throw new UsageError(`--role must be one of ${ROLES.join(", ")} (or ${synonyms.join(", ")})`);
+  }
+  return role;
+}
+
+/** The organization named by --org (which must exist) and the user named by --email. */
+async function organizationAndUser(db: D1Database, options: Options): Promise<{ organizationId: string; user: User }> {
+  const organizationId = required(options, "org");
+  const user = await userByEmail(db, required(options, "email"));
+  if (!(await organizationExists(db, organizationId))) throw new UsageError(`no organization with id ${organizationId}`);
+  return { organizationId, user };
+}
+
+/**
+ * Runs a change of membership (`what`: "remove E from organization O"); the database's refusal to leave the
+ * organization without an owner (migrations/0006's triggers), which changes nothing, as a UsageError.
+ */
+async function keepingAnOwner<T>(change: Promise<T>, what: string): Promise<T> {
+  try {
+    return await change;
+  } catch (error) {
+    if (!isLastOwnerViolation(error)) throw error;
+    throw new UsageError(
+      `cannot ${what}: they are its last owner (an organization keeps at least one owner; make another member an owner first)`,
+    );
+  }
+}
+
+/** `variant commit`'s params and url, by the rules of HTTP's configs/commit. */
+const CommitOptions = z.object({ params: jsonObject("--params"), url: httpUrlOrEmpty("--url").optional() });
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+type Command = (db: D1Database, options: Options) => Promise<Record<string, unknown>>;
+
+const COMMANDS: Record<string, Command> = {
+  async "user create"(db, options) {
+    const email = required(options, "email");
+    if (!EMAIL.test(email)) throw new UsageError(`not an email address: ${email}`);
+    const username =
+      options.username === undefined
+        ? email
+            .split("@")[0]
+            .replace(/[^A-Za-z0-9._-]/g, "")
+            .slice(0, 64)
+        : options.username.trim();
+    if (!USERNAME.test(username)) throw new UsageError("--username must be 1-64 letters, digits, dots, dashes or underscores");
+    if (await findUserByEmail(db, email)) throw new UsageError(`a user with email ${email} already exists`);
+    try {
+      const ids = await createUser(db, { email, username });
+      return {
+        user_id: ids.userId,
+        username,
+        organization_id: ids.organizationId,
+        workspace_id: ids.workspaceId,
+        project_id: ids.projectId,
+      };
+    } catch (error) {
+      if (isUniqueViolation(error, "users"))
+        throw new UsageError(`the username ${username} is taken: choose another with --username`);
+      throw error;
+    }
+  },
+
+  async "org create"(db, options) {
+    const name = required(options, "name");
+    const owner = await userByEmail(db, required(options, "owner"));
+    const ids = await createOrganization(db, name, owner.id);
+    return { organization_id: ids.organizationId, workspace_id: ids.workspaceId, project_id: ids.projectId };
+  },
+
+  async "org add-member"(db, options) {
+    const role = roleOption(options);
+    const { organizationId, user } = await organizationAndUser(db, options);
+    const change = addOrganizationMember(db, organizationId, user.id, role);
+    await keepingAnOwner(change, `make ${user.email} ${role} in organization ${organizationId}`);
+    return { organization_id: organizationId, user_id: user.id, role };
+  },
+
+  async "org set-role"(db, options) {
+    const role = roleOption(options);
+    const { organizationId, user } = await organizationAndUser(db, options);
+    const change = changeMemberRole(db, organizationId, user.id, role);
+    const changed = await keepingAnOwner(change, `make ${user.email} ${role} in organization ${organizationId}`);
+    if (!changed)
+      throw new UsageError(`${user.email} is not a member of organization ${organizationId}: add them with org add-member`);
+    return { organization_id: organizationId, user_id: user.id, role };
+  },
+
+  async "org remove-member"(db, options) {
+    const { organizationId, user } = await organizationAndUser(db, options);
+    const removal = removeOrganizationMember(db, organizationId, user.id);
+    const removed = await keepingAnOwner(removal, `remove ${user.email} from organization ${organizationId}`);
+    if (!removed) throw new UsageError(`${user.email} is not a member of organization ${organizationId}`);
+    return { organization_id: organizationId, user_id: user.id, revoked_keys: removed.revokedKeys };
+  },
+
+  async "key create"(db, options) {
+    const user = await userByEmail(db, required(options, "email"));
+    const days = options["expires-in-days"];
+    if (days !== undefined && !/^[1-9][0-9]{0,4}$/.test(days))
+      throw new UsageError("--expires-in-days must be a whole number of days, 1 or more");
+    const projectId = await findProjectForUser(db, user.id, options.project);
+    if (!projectId) {
+      throw new UsageError(
+        options.project
+          ? `no project ${options.project} in an organization of ${user.email}`
+          : `${user.email} has no personal project`,
+      );
+    }
+    const expiresAt = days ? new Date(Date.now() + Number(days) * 86_400_000).toISOString() : null;
+    const { key, prefix } = generateApiKey();
+    await createApiKeyAsOperator(db, { prefix, keyHash: await hashApiKey(key), userId: user.id, projectId, expiresAt });
+    return { key, prefix, user_id: user.id, project_id: projectId, expires_at: expiresAt };
+  },
+
+  async "key revoke"(db, options) {
+    const prefix = required(options, "prefix");
+    const revoked = await revokeApiKeyAsOperator(db, prefix);
+    if (!revoked) throw new UsageError(`no key with prefix ${prefix}`);
+    return revoked;
+  },
+
+  async deploy(db, options) {
+    const appId = required(options, "app");
+    const environmentName = required(options, "env");
+    const configName = required(options, "variant").normalize("NFC");
+    const { caller, as } = await operatorOnApp(db, appId, required(options, "email"));
+    const application = { id: appId, slug: null, version: null };
+    const target = {
+      application,
+      variant: { slug: configName, version: null, id: null },
+      environment: { slug: environmentName, version: null, id: null },
+    };
+    let deployed = await deployConfig(caller, target);
+    if (deployed.outcome === "not_found" && deployed.missing === "config") {
+      await ensureConfig(caller, as, application, configName);
+      deployed = await deployConfig(caller, target);
+    }
+    if (deployed.outcome === "not_found" && deployed.missing === "environment") {
+      throw new UsageError(`app ${appId} has no environment ${environmentName}`);
+    }
+    // The app exists (operatorOnApp): not found means not visible to the user, who is no member of its organization.
+    if (deployed.outcome !== "done") throw mayNot(as, DEPLOYER_ROLES, "deploy");
+    const environment = deployed.config.environment;
+    if (!environment) throw new Error("a deployment answered no environment");
+    return { environment: environmentName, revision: environment.revision, revision_id: environment.revisionId };
+  },
+
+  async "variant commit"(db, options) {
+    const appId = required(options, "app");
+    const configName = required(options, "name").normalize("NFC");
+    let params: unknown;
+    try {
+      params = parseJsonExactly(required(options, "params"));
+    } catch (error) {
+      throw new UsageError(error instanceof InexactNumberError ? `--params: ${error.message}` : "--params must be JSON");
+    }
+    if (typeof params !== "object" || params === null || Array.isArray(params)) {
+      throw new UsageError("--params must be a JSON object");
+    }
+    // What HTTP refuses, the CLI refuses too: params nested too deep, a url that is not "" or http(s).
+    const checked = CommitOptions.safeParse({ params, url: options.url });
+    if (!checked.success) throw new UsageError(checked.error.issues[0].message);
+    const { caller, as } = await operatorOnApp(db, appId, options.email);
+    const refs = {
+      application: { id: appId, slug: null, version: null },
+      variant: { slug: configName, version: null, id: null },
+    };
+    const change = { params: checked.data.params, url: checked.data.url ?? null };
+    let committed = await commitConfig(caller, refs, change);
+    if (committed.outcome === "not_found") {
+      await ensureConfig(caller, as, refs.application, configName);
+      committed = await commitConfig(caller, refs, change);
+    }
+    if (committed.outcome !== "done") throw mayNot(as, WRITER_ROLES, "commit");
+    const { config } = committed;
+    return {
+      app_id: config.appId,
+      variant_id: config.variantId,
+      config_name: config.configName,
+      revision: config.revision,
+      revision_id: config.revisionId,
+      params: config.params,
+      url: config.url,
+    };
+  },
+};
+
+async function main(argv: string[], streams: Streams, open: OpenTarget): Promise<Record<string, unknown> | undefined> {
+  const { values: options, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const name = positionals.join(" ");
+  if (options.help) {
+    streams.stderr.write(`${USAGE}\n`);
+    return undefined;
+  }
+  const command = COMMANDS[name];
+  if (!command) throw new UsageError(`${name ? `unknown command: ${name}` : "no command given"}\n\n${USAGE}`);
+  if (options.remote && options["persist-to"]) throw new UsageError("--remote and --persist-to cannot be used together");
+
+  const { db, close } = await open({ persistTo: options["persist-to"], remote: options.remote });
+  try {
+    return await retryWhenBusy(() => command(db, options));
+  } finally {
+    await close();
+  }
+}
+
+/** Opens the database a command line names; the CLI tests pass one that keeps it open from command to command. */
+export type OpenTarget = (target: Target) => Promise<OpenDatabase>;
+
+/** Runs one command line (`argv` without the program): its JSON on `streams.stdout`, messages on stderr; its exit code. */
+export function runAdmin(argv: string[], streams: Streams = process, open: OpenTarget = openDatabase): Promise<number> {
+  return runCommand(() => main(argv, streams, open), USAGE, streams);
+}

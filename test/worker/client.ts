@@ -1,0 +1,85 @@
+import { type RequestOptions, send } from "./fixtures";
+
+/*
+ * The worker's routes as the tests call them, one typed helper per route, grouped by family, each a request through
+ * fixtures.ts's `send`. Path parameters are percent-encoded (an id may be a payload of injection-payloads.ts), query
+ * values too (URLSearchParams would send a space as "+"). Bodies are `unknown`: the tests send malformed ones on purpose.
+ */
+
+/** Who a request is sent as: a key, sent as `ApiKey <key>`, or the Authorization header as written. */
+export type Credentials = Pick<RequestOptions, "key" | "authorization">;
+
+/** The bare key in Authorization, as the platform's clients send it (docs/LEGACY-API.md). */
+export const bareKey = (key: string): Credentials => ({ authorization: key });
+
+/** What else a request may carry: headers (Idempotency-Key, If-Match, ...), bindings in place of the real ones. */
+type Extras = Pick<RequestOptions, "headers" | "bindings">;
+
+const enc = encodeURIComponent;
+
+/** `path` with a query string of the `params` given, every value percent-encoded (none: no "?"). */
+const withQuery = (path: string, params: Record<string, string | undefined>) => {
+  const query = Object.entries(params).flatMap(([name, value]) => (value === undefined ? [] : [`${name}=${enc(value)}`]));
+  return query.length === 0 ? path : `${path}?${query.join("&")}`;
+};
+
+/** GET /configs: the app (base), and the environment or the config whose revision is answered. */
+type ConfigQuery = {
+  base_id?: string;
+  config_name?: string;
+  environment_name?: string;
+};
+
+/** GET /bases: the app, and optionally the base's name. */
+type BasesQuery = {
+  app_id?: string;
+  base_name?: string;
+};
+
+const get = (path: string, as: Credentials, extras: Extras = {}) => send("GET", path, { ...extras, ...as });
+const post = (path: string, as: Credentials, body: unknown, extras: Extras = {}) =>
+  send("POST", path, { ...extras, ...as, body });
+
+/** The registry of the platform's older SDK: GET and POST /configs, /configs/deployment/{id}, /bases, /variants/... */
+export const registry = {
+  getConfig: (as: Credentials, query: ConfigQuery, extras?: Extras) => get(withQuery("/configs", query), as, extras),
+  saveConfig: (as: Credentials, body: unknown, extras?: Extras) => post("/configs", as, body, extras),
+  /** GET /configs/deployment/{id}: what one environment revision deployed. */
+  deploymentConfig: (as: Credentials, environmentRevisionId: string, extras?: Extras) =>
+    get(`/configs/deployment/${enc(environmentRevisionId)}`, as, extras),
+  getBases: (as: Credentials, query: BasesQuery, extras?: Extras) => get(withQuery("/bases", query), as, extras),
+  fromBase: (as: Credentials, body: unknown, extras?: Extras) => post("/variants/from-base", as, body, extras),
+  putParameters: (as: Credentials, variantId: string, parameters: unknown, extras: Extras = {}) =>
+    send("PUT", `/variants/${enc(variantId)}/parameters`, { ...extras, ...as, body: { parameters } }),
+  removeVariant: (as: Credentials, variantId: string, extras: Extras = {}) =>
+    send("DELETE", `/variants/${enc(variantId)}`, { ...extras, ...as }),
+};
+
+/** The config registry: POST /variants/configs/{add, commit, fetch, ...}. */
+export const configs = {
+  call: (as: Credentials, action: string, body: unknown, extras?: Extras) =>
+    post(`/variants/configs/${action}`, as, body, extras),
+};
+
+/** Deploying and reverting: POST /variants/configs/deploy, /environments/deploy, /configs/deployment/{id}/revert. */
+export const deployments = {
+  deployConfig: (as: Credentials, body: unknown, extras?: Extras) => post("/variants/configs/deploy", as, body, extras),
+  deployEnvironment: (as: Credentials, body: unknown, extras?: Extras) => post("/environments/deploy", as, body, extras),
+  revert: (as: Credentials, environmentRevisionId: string, extras?: Extras) =>
+    post(`/configs/deployment/${enc(environmentRevisionId)}/revert`, as, undefined, extras),
+};
+
+/** An app's reads: its variants, an environment's record (GET /apps/{app_id}/revisions/{environment}). */
+export const apps = {
+  variants: (as: Credentials, appId: string, extras?: Extras) => get(`/apps/${enc(appId)}/variants`, as, extras),
+  revisions: (as: Credentials, appId: string, environment: string, extras?: Extras) =>
+    get(`/apps/${enc(appId)}/revisions/${enc(environment)}`, as, extras),
+};
+
+/** A variant's reads: GET /variants/{id}, its revisions, one revision. */
+export const variants = {
+  get: (as: Credentials, variantId: string, extras?: Extras) => get(`/variants/${enc(variantId)}`, as, extras),
+  revisions: (as: Credentials, variantId: string, extras?: Extras) => get(`/variants/${enc(variantId)}/revisions`, as, extras),
+  revision: (as: Credentials, variantId: string, revision: number, extras?: Extras) =>
+    get(`/variants/${enc(variantId)}/revisions/${revision}`, as, extras),
+};
