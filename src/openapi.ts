@@ -28,16 +28,10 @@ import {
   tagged,
 } from "./http/openapi-parts";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
-import type { Route, RouteDeclaration } from "./http/route";
+import type { Components, Route, RouteDeclaration } from "./http/route";
 import { MAX_BODY_BYTES, MAX_CONFIG_BODY_BYTES } from "./http/validation";
 import { COMPONENTS, ROUTES } from "./routes";
 import { webhookPayloadsOpenApi } from "./webhooks/webhooks.routes";
-
-/** The components a resource's routes refer to by name: response schemas and shared responses. */
-export interface Components {
-  outputSchemas?: Record<string, z.ZodType>;
-  responses?: Record<string, object>;
-}
 
 /** Named parts of several sources, merged; a name two of them both define is a mistake, not an override. */
 function merge(parts: Record<string, unknown>[], what: string) {

@@ -6,8 +6,7 @@ import { appNameTaken, appNotFound, forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef, withKeyErrors } from "../http/openapi-parts";
-import { route } from "../http/route";
-import type { Components } from "../openapi";
+import { type Components, route } from "../http/route";
 import { AppListItem, CreateAppBody, CreateAppOutput, ListAppsQuery, toAppListItem, UpdateAppBody } from "./apps.schemas";
 import { createRefusedError } from "./create-refusal";
 

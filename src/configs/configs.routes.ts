@@ -15,9 +15,8 @@ import {
   schemaRef,
   withKeyErrors,
 } from "../http/openapi-parts";
-import { route } from "../http/route";
+import { type Components, route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
-import type { Components } from "../openapi";
 import {
   AddConfigBody,
   CommitConfigBody,

@@ -26,8 +26,7 @@ import {
   schemaRef,
   withKeyErrors,
 } from "../http/openapi-parts";
-import { route } from "../http/route";
-import type { Components } from "../openapi";
+import { type Components, route } from "../http/route";
 import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertOutput, RevertParams } from "./deployments.schemas";
 
 const CONDITIONS =

@@ -13,8 +13,7 @@ import {
   responseRef,
   schemaRef,
 } from "../http/openapi-parts";
-import { route } from "../http/route";
-import type { Components } from "../openapi";
+import { type Components, route } from "../http/route";
 import { environmentETag } from "./environment-etag";
 import {
   EnvironmentOutput,

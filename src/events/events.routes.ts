@@ -3,8 +3,7 @@ import { listEvents } from "../db/events";
 import { readAs } from "../http/d1-session";
 import { forbidden, organizationNotFound } from "../http/errors";
 import { DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
-import { route } from "../http/route";
-import type { Components } from "../openapi";
+import { type Components, route } from "../http/route";
 import { type EventBody, EventPage, ListEventsQuery } from "./events.schemas";
 
 /** An environment.deployed event, as the audit log and webhooks show it. */

@@ -72,6 +72,12 @@ type RouteInput<Params, Query, Body> = {
   out: Output<"param", Params> & Output<"query", Query> & Output<"json", Body>;
 };
 
+/** The components a resource's routes refer to by name in the document: response schemas and shared responses. */
+export interface Components {
+  outputSchemas?: Record<string, z.ZodType>;
+  responses?: Record<string, object>;
+}
+
 export interface Route {
   declaration: RouteDeclaration;
   handler: Handler<AppEnv>;

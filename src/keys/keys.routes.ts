@@ -5,8 +5,7 @@ import { fetchProfile } from "../db/profile";
 import { readAs, writeAs } from "../http/d1-session";
 import { apiKeyNotFound, forbidden, userNotFound, workspaceNotFound } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
-import { route } from "../http/route";
-import type { Components } from "../openapi";
+import { type Components, route } from "../http/route";
 import { ApiKeyListItem, CreateKeyQuery, DeletedApiKey, KeyPrefixParams, NewApiKey, Profile, ProfileQuery } from "./keys.schemas";
 
 const EVERY_ROLE = "Any role may: a member of any organization manages their own keys, and no one else's.";

@@ -33,8 +33,7 @@ import {
   workspaceNotFound,
 } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef } from "../http/openapi-parts";
-import { type RouteEnv, route } from "../http/route";
-import type { Components } from "../openapi";
+import { type Components, type RouteEnv, route } from "../http/route";
 import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/workspaces.routes";
 import { toWorkspace, Workspace, WorkspaceMember } from "../workspaces/workspaces.schemas";
 import { mailInvitation, tokenDelivery } from "./invitation-mail";

@@ -29,8 +29,7 @@ import {
   webhooksNotSetUp,
 } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef, tagged } from "../http/openapi-parts";
-import { route } from "../http/route";
-import type { Components } from "../openapi";
+import { type Components, route } from "../http/route";
 import { sendTestEvent } from "./delivery";
 import { handOff } from "./hand-off";
 import { allowsLocalTargets, canSealSecrets, sealSecret } from "./secret-box";

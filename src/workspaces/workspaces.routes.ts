@@ -3,8 +3,7 @@ import { changeMemberRole, type MemberVerdict, removeMember } from "../db/member
 import { writeAs } from "../http/d1-session";
 import { type ApiError, forbidden, lastOwner, memberNotFound, workspaceNotFound } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef } from "../http/openapi-parts";
-import { route } from "../http/route";
-import type { Components } from "../openapi";
+import { type Components, route } from "../http/route";
 import { ALL_ROLES, PERMISSIONS, ROLE_DESCRIPTIONS } from "./roles";
 import {
   AssignRoleBody,
