@@ -317,28 +317,44 @@ export async function databaseProblems(): Promise<string[]> {
   return problems;
 }
 
-/** The SQL of `fingerprint()`, built once from the schema's columns. */
-let fingerprintSql: Promise<string> | undefined;
+/** Each table's compared columns (all but bookkeeping), read once from the schema. */
+let comparedColumns: Promise<string[]> | undefined;
+
+/** Set once the rows outgrew one string: the fingerprint is then read row by row (see `fingerprint`). */
+let rowByRow = false;
 
 /**
- * Every row of every table as one string, read in one statement: equal fingerprints mean an unchanged database. A
- * quarter of the cost of `snapshot()`, for checking request after request that nothing was written.
+ * Every row of every table as one string, read in one round trip: equal fingerprints mean an unchanged database. A
+ * quarter of the cost of `snapshot()`, for checking request after request that nothing was written. D1 refuses a
+ * string over 2 MB (SQLITE_TOOBIG), which the rows of a deep fuzz run (FUZZ_RUNS=5000) outgrow: from then on, each
+ * table's rows come as rows, joined here (slower, and only in such runs).
  */
 export async function fingerprint(): Promise<string> {
-  fingerprintSql ??= env.DB.batch<{ name: string }>(
+  comparedColumns ??= env.DB.batch<{ name: string }>(
     TABLES.map((table) => env.DB.prepare("SELECT name FROM pragma_table_info(?) ORDER BY cid").bind(table)),
-  ).then((results) => {
-    const tables = TABLES.map((table, i) => {
-      const columns = results[i].results
+  ).then((results) =>
+    TABLES.map((table, i) =>
+      results[i].results
         .map((column) => column.name)
         .filter((column) => !BOOKKEEPING[table]?.includes(column))
-        .join(", ");
-      return `'${table}', (SELECT json_group_array(json_array(${columns})) FROM ${table})`;
-    });
-    return `SELECT json_object(${tables.join(", ")}) AS rows`;
-  });
-  const row = await env.DB.prepare(await fingerprintSql).first<{ rows: string }>();
-  return row?.rows ?? "";
+        .join(", "),
+    ),
+  );
+  const columns = await comparedColumns;
+  if (!rowByRow) {
+    const tables = TABLES.map((table, i) => `'${table}', (SELECT json_group_array(json_array(${columns[i]})) FROM ${table})`);
+    try {
+      const row = await env.DB.prepare(`SELECT json_object(${tables.join(", ")}) AS rows`).first<{ rows: string }>();
+      return row?.rows ?? "";
+    } catch (error) {
+      if (!String(error).includes("SQLITE_TOOBIG")) throw error;
+      rowByRow = true;
+    }
+  }
+  const tables = await env.DB.batch<{ row: string }>(
+    TABLES.map((table, i) => env.DB.prepare(`SELECT json_array(${columns[i]}) AS row FROM ${table}`)),
+  );
+  return JSON.stringify(tables.map((table) => table.results.map((result) => result.row)));
 }
 
 /**
