@@ -8,6 +8,7 @@ import {
   expectJson,
   LEASE_SECONDS,
   postApp,
+  send,
   sendInBatches,
 } from "./fixtures";
 import {
@@ -198,6 +199,34 @@ describe("leases", { timeout: 60_000 }, () => {
     await timePasses(LEASE_SECONDS + 1);
     await runCron("* * * * *", { WEBHOOK_DELIVERIES: sent.queue });
     expect((await received(inbox)).map((request) => request.headers["webhook-id"])).toEqual([id]);
+  });
+});
+
+describe("disabled webhooks", () => {
+  // Disabling a webhook fails its pending deliveries (PATCH, and the batch recording an attempt), and the fan-out
+  // trigger makes none for it: a pending delivery of a disabled webhook comes only from a writer that skipped those
+  // (an operator's SQL, a half-applied change). The claim is the last guard, for the consumer and the sweep alike.
+  it("a delivery of a disabled webhook is never attempted, by a queue message or by the sweep", async () => {
+    const me = await createAccount();
+    const inbox = newInbox();
+    const hook = await subscribe(me.key, { url: inbox, events: ["app.created"] });
+    await createAppHandingTo(me.key, "then disabled");
+    await expectJson(await send("PATCH", `/webhooks/${hook.id}`, { key: me.key, body: { enabled: false } }));
+    expect(await deliveryStatuses(me.organizationId)).toEqual({ failed: 1 });
+    // Pending again and overdue, as such a writer would leave it.
+    await env.DB.prepare(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = '2020-01-01T00:00:00.000Z'
+        WHERE webhook_id = ?1`,
+    )
+      .bind(hook.id)
+      .run();
+    const [{ id }] = (
+      await env.DB.prepare("SELECT id FROM webhook_deliveries WHERE webhook_id = ?1").bind(hook.id).all<{ id: string }>()
+    ).results;
+    await deliverMessages([{ deliveries: [id] }]);
+    await runCron("* * * * *", { WEBHOOK_DELIVERIES: recordingQueue().queue });
+    expect(await received(inbox)).toEqual([]);
+    expect(await attemptedDeliveries(me.organizationId)).toEqual([]);
   });
 });
 
