@@ -1,4 +1,4 @@
-import type { IssuedInvitation } from "../db/invitations";
+import type { InvitationToMail } from "../db/invitations";
 
 /**
  * How an invitation's token reaches the invitee (wrangler.toml INVITATION_EMAIL_FROM, INVITATION_TOKEN_IN_ANSWER):
@@ -16,12 +16,6 @@ export function tokenDelivery(env: Env): TokenDelivery {
   return { mail, inAnswer: mail === null || env.INVITATION_TOKEN_IN_ANSWER === "true" };
 }
 
-/** What the mail says of who invites and where: kept from the invitation's own row. */
-export interface MailedInvitation extends IssuedInvitation {
-  organization_name: string;
-  invited_by: string;
-}
-
 /**
  * Mails the token to the invited address, with what to send to accept (`acceptUrl` carries the project). The
  * organization's name is the inviter's words: it goes in as text, and names cannot hold control characters, so it
@@ -29,7 +23,7 @@ export interface MailedInvitation extends IssuedInvitation {
  */
 export async function mailInvitation(
   mail: NonNullable<TokenDelivery["mail"]>,
-  invitation: MailedInvitation,
+  invitation: InvitationToMail,
   token: string,
   acceptUrl: string,
 ): Promise<void> {

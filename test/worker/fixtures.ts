@@ -31,6 +31,13 @@ export {
 export { ATTEMPTS_PER_RUN, type DeliveryMessage, sendInBatches } from "../../src/webhooks/delivery";
 export { worker };
 
+/** One problem of a 422, in FastAPI's shape. */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
 /**
  * Accounts and keys are made with the same data-access functions the admin CLI uses; requests go through the
  * Worker's own fetch handler, as a client's would.
@@ -253,8 +260,8 @@ export const parseKeepingNumbers = (text: string): any =>
     typeof value === "number" ? { number: context?.source } : value,
   );
 
-/** Checks an error answer: its status and its `{"detail": ...}` body. */
-export async function expectError(response: Response, status: number, detail: string) {
+/** Checks an error answer: its status and its `{"detail": ...}` body (a 422's issues, whole). */
+export async function expectError(response: Response, status: number, detail: string | ValidationIssue[]) {
   expect(response.status).toBe(status);
   expect(await response.json()).toEqual({ detail });
 }
