@@ -1,6 +1,6 @@
 import { createService } from "./app";
-import { pruneHistory } from "./db/deliveries";
 import { deleteExpiredClaims } from "./db/idempotency";
+import { pruneHistory } from "./webhooks/deliveries.sql";
 import { type DeliveryMessage, deliverQueued, sweepOverdueDeliveries } from "./webhooks/delivery";
 
 /** wrangler.toml [triggers]: the hourly clean-up; every other minute's trigger is the delivery sweep. */

@@ -1,21 +1,32 @@
 import { appsComponents, appsRoutes } from "./apps/apps.routes";
-import { configsComponents, configsRoutes } from "./configs/configs.routes";
-import { deploymentsComponents, deploymentsRoutes } from "./deployments/deployments.routes";
-import { environmentsComponents, environmentsRoutes } from "./environments/environments.routes";
+import { environmentsComponents, environmentsRoutes } from "./apps/environments.routes";
+import { basesRoutes, registryComponents, registryRoutes } from "./configs/registry.routes";
 import { eventsComponents, eventsRoutes } from "./events/events.routes";
 import type { Components, Route } from "./http/route";
 import { keysComponents, keysRoutes, profileRoutes } from "./keys/keys.routes";
 import { organizationsComponents, organizationsRoutes } from "./organizations/organizations.routes";
-import { basesRoutes, registryComponents, registryRoutes } from "./registry/registry.routes";
 import { serviceRoutes } from "./service.routes";
+import { configsComponents, configsRoutes } from "./variants/configs.routes";
+import { deploymentsComponents, deploymentsRoutes } from "./variants/deployments.routes";
 import { appVariantsRoutes, variantsComponents, variantsRoutes } from "./variants/variants.routes";
 import { webhooksComponents, webhooksRoutes } from "./webhooks/webhooks.routes";
 import { workspacesComponents, workspacesRoutes } from "./workspaces/workspaces.routes";
 
 /**
- * Every route of the service, in the order the router tries them: where two paths could match one URL (GET
- * /variants/configs/... and /variants/{variant_id}), the fixed one comes first. Deployments live under three
- * prefixes (/variants/configs/deploy, /environments/deploy, /configs/deployment/.../revert); variants under /apps too.
+ * Where a URL's code lives: its first segment names the folder (`/apps/...` in src/apps/, its tests in
+ * test/worker/apps/), holding the routes, schemas (`*.schemas.ts`) and SQL (`*.sql.ts`). The platform's paths put
+ * a few resources under several prefixes; each lives whole in one folder, and this is the one list of them:
+ *
+ * | URL                                                        | lives in                           |
+ * |------------------------------------------------------------|------------------------------------|
+ * | /apps/{app_id}/variants, /apps/get_variant_by_env          | src/variants/variants.routes.ts    |
+ * | /environments/deploy, /configs/deployment/{id}/revert      | src/variants/deployments.routes.ts |
+ * | /bases                                                     | src/configs/registry.routes.ts     |
+ * | /profile                                                   | src/keys/keys.routes.ts            |
+ * | /health, /openapi.json                                     | src/service.routes.ts              |
+ *
+ * Routes are tried in this order: where two paths could match one URL (POST /variants/configs/deploy and
+ * /variants/{variant_id}), the fixed one comes first.
  */
 export const ROUTES: readonly Route[] = [
   ...serviceRoutes,

@@ -1,7 +1,7 @@
 import * as z from "zod";
-import type { AppSummary } from "../db/apps";
 import { documented } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
+import type { AppSummary } from "./apps.sql";
 
 const appName = newNameField("app_name").apply(
   documented(

@@ -1,5 +1,5 @@
-import type { AppTarget, CreateRefusal } from "../db/apps";
 import { type ApiError, forbidden, validationFailed } from "../http/errors";
+import type { AppTarget, CreateRefusal } from "./apps.sql";
 
 // The target's ids in the order that decides it: the first one given names the target.
 const TARGET_FIELDS = [

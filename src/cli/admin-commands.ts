@@ -5,6 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import * as z from "zod";
+import { findAppCreator } from "../apps/apps.sql";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import {
   addOrganizationMember,
@@ -19,14 +20,13 @@ import {
   revokeApiKeyAsOperator,
   type User,
 } from "../db/accounts";
-import { findAppCreator } from "../db/apps";
 import { type CallerWriteDb, operatorDb } from "../db/caller";
-import { addConfig, commitConfig, type Ref } from "../db/configs";
 import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
-import { deployConfig } from "../db/deployments";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
 import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLES } from "../db/roles";
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
+import { addConfig, commitConfig, type Ref } from "../variants/configs.sql";
+import { deployConfig } from "../variants/deployments.sql";
 import { type OpenDatabase, openDatabase, retryWhenBusy, type Target } from "./database";
 import { runCommand, type Streams, UsageError } from "./run-cli";
 

@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import type { Queryable } from "./d1";
-import { INSERT_EVENT } from "./events";
+import { INSERT_EVENT } from "./event-writes";
 import type { Role } from "./roles";
 import { batch, sql } from "./sql";
 
@@ -190,7 +190,7 @@ export async function createApiKey(db: Queryable, key: NewApiKey, id: string = u
   await insertApiKey(db, key, id).run();
 }
 
-/** Where key `k` works (its project `p`, workspace `w`) and what an event says of it: as src/db/keys.ts's events. */
+/** Where key `k` works (its project `p`, workspace `w`) and what an event says of it: as src/keys/keys.sql.ts's events. */
 const KEY_EVENT_COLUMNS = `w.organization_id, w.id, p.id, NULL, ${OPERATOR_ACTOR},
   json_object('prefix', k.prefix, 'user_id', k.user_id, 'project_id', k.project_id)
   FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id`;

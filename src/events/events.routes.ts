@@ -1,10 +1,10 @@
 import type * as z from "zod";
-import { listEvents } from "../db/events";
 import { readAs } from "../http/d1-session";
 import { forbidden, organizationNotFound } from "../http/errors";
 import { DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";
 import { type EventBody, EventPage, ListEventsQuery } from "./events.schemas";
+import { listEvents } from "./events.sql";
 
 /** An environment.deployed event, as the audit log and webhooks show it. */
 export const deployedExample = {

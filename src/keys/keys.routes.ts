@@ -1,12 +1,12 @@
 import type * as z from "zod";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
-import { createApiKeyAsCaller, deleteApiKeyAsCaller, isLiveKeyOfCaller, listApiKeys } from "../db/keys";
-import { fetchProfile } from "../db/profile";
 import { readAs, writeAs } from "../http/d1-session";
 import { apiKeyNotFound, forbidden, userNotFound, workspaceNotFound } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";
 import { ApiKeyListItem, CreateKeyQuery, DeletedApiKey, KeyPrefixParams, NewApiKey, Profile, ProfileQuery } from "./keys.schemas";
+import { createApiKeyAsCaller, deleteApiKeyAsCaller, isLiveKeyOfCaller, listApiKeys } from "./keys.sql";
+import { fetchProfile } from "./profile.sql";
 
 const EVERY_ROLE = "Any role may: a member of any organization manages their own keys, and no one else's.";
 

@@ -1,16 +1,6 @@
 import type { Context } from "hono";
 import type * as z from "zod";
 import { generateApiKey, generateInvitationToken, hashApiKey, hashInvitationToken } from "../auth/api-keys";
-import { type AcceptVerdict, acceptInvitation, type InviteVerdict, issueInvitation } from "../db/invitations";
-import {
-  createOrganizationAsCaller,
-  createWorkspaceAsCaller,
-  fetchOrganization,
-  fetchOwnOrganization,
-  listOrganizations,
-  updateOrganizationAsCaller,
-  updateWorkspaceAsCaller,
-} from "../db/organizations";
 import type { Role } from "../db/roles";
 import { readAs, writeAs } from "../http/d1-session";
 import {
@@ -37,6 +27,7 @@ import { type Components, type RouteEnv, route } from "../http/route";
 import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/workspaces.routes";
 import { toWorkspace, Workspace, WorkspaceMember } from "../workspaces/workspaces.schemas";
 import { mailInvitation, tokenDelivery } from "./invitation-mail";
+import { type AcceptVerdict, acceptInvitation, type InviteVerdict, issueInvitation } from "./invitations.sql";
 import {
   AcceptBody,
   AcceptedInvitation,
@@ -55,6 +46,15 @@ import {
   UpdateWorkspaceBody,
   WorkspaceParams,
 } from "./organizations.schemas";
+import {
+  createOrganizationAsCaller,
+  createWorkspaceAsCaller,
+  fetchOrganization,
+  fetchOwnOrganization,
+  listOrganizations,
+  updateOrganizationAsCaller,
+  updateWorkspaceAsCaller,
+} from "./organizations.sql";
 
 const TOKEN = "9f2c4e6a8b0d1f3e5a7c9b1d3f5e7a9c0b2d4f6e8a1c3e5b7d9f0a2c4e6b8d0f";
 

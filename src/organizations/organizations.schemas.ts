@@ -1,10 +1,10 @@
 import * as z from "zod";
-import type { OrganizationDetails } from "../db/organizations";
 import { ROLES } from "../db/roles";
 import { documented } from "../http/documentation";
 import { emailField, nameField, storableText, uuid } from "../http/fields";
 import { roleField } from "../workspaces/roles";
 import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
+import type { OrganizationDetails } from "./organizations.sql";
 
 const description = storableText("description").max(2000);
 const type = storableText("type")

@@ -1,6 +1,3 @@
-import { parametersAsSent } from "../configs/configs.schemas";
-import { addConfig, commitConfig } from "../db/configs";
-import { getVariant, getVariantDeployedTo, listAppVariants, listVariantRevisions, removeVariant } from "../db/variants";
 import { readAs, writeAs } from "../http/d1-session";
 import {
   appEnvironmentNotFound,
@@ -27,6 +24,8 @@ import {
 } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
+import { parametersAsSent } from "./configs.schemas";
+import { addConfig, commitConfig } from "./configs.sql";
 import {
   AddVariantFromBaseBody,
   AppVariant,
@@ -39,6 +38,7 @@ import {
   VariantParams,
   VariantRevisionParams,
 } from "./variants.schemas";
+import { getVariant, getVariantDeployedTo, listAppVariants, listVariantRevisions, removeVariant } from "./variants.sql";
 
 const demoVariant = {
   app_id: DEMO_IDS.app,

@@ -1,9 +1,9 @@
 import * as z from "zod";
-import type { Config } from "../db/configs";
-import type { Variant, VariantRevision } from "../db/variants";
 import { documented } from "../http/documentation";
 import { integerParam, jsonObject, MAX_JSON_DEPTH, nameField, newNameField, uuid } from "../http/fields";
+import type { Config } from "./configs.sql";
 import { BASE_NAME, variantName } from "./variant-names";
+import type { Variant, VariantRevision } from "./variants.sql";
 
 export const VariantParams = z.object({ variant_id: uuid });
 

@@ -1,3 +1,4 @@
+import { type Event, toEvent } from "../events/events.sql";
 import {
   type AttemptOutcome,
   type Claim,
@@ -5,11 +6,10 @@ import {
   claimDeliveries,
   claimOverdueDeliveries,
   recordAttempts,
-} from "../db/deliveries";
-import { type Event, toEvent } from "../db/events";
-import type { Target } from "../db/webhooks";
+} from "./deliveries.sql";
 import { openSecret, type WebhookSettings } from "./secret-box";
 import { signedHeaders } from "./signing";
+import type { Target } from "./webhooks.sql";
 
 /** A message on the delivery queue: events just committed, or deliveries due (a retry, a redelivery, the sweep). */
 export interface DeliveryMessage {

@@ -1,19 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import type * as z from "zod";
 import type { AdminRefusal } from "../db/roles";
-import {
-  createWebhook,
-  deleteWebhook,
-  getDelivery,
-  getWebhook,
-  listDeliveries,
-  listWebhooks,
-  redeliver,
-  rotateWebhookSecret,
-  updateWebhook,
-  WEBHOOKS_PER_ORGANIZATION,
-  webhookTarget,
-} from "../db/webhooks";
 import { deployedExample } from "../events/events.routes";
 import { readAs, writeAs } from "../http/d1-session";
 import {
@@ -51,6 +38,19 @@ import {
   WebhookPayload,
   WebhookSecretBody,
 } from "./webhooks.schemas";
+import {
+  createWebhook,
+  deleteWebhook,
+  getDelivery,
+  getWebhook,
+  listDeliveries,
+  listWebhooks,
+  redeliver,
+  rotateWebhookSecret,
+  updateWebhook,
+  WEBHOOKS_PER_ORGANIZATION,
+  webhookTarget,
+} from "./webhooks.sql";
 
 const WEBHOOK_ID = "01a20c90-1c2b-7d4e-9f60-7a8b9c0d1e2f";
 const DELIVERY_ID = "6f1c2d3e-4a5b-4c6d-8e7f-901a2b3c4d5e";

@@ -1,8 +1,8 @@
 import * as z from "zod";
-import type { MemberRow, WorkspaceDetails } from "../db/organizations";
 import { ROLES } from "../db/roles";
 import { documented } from "../http/documentation";
 import { emailField, uuid } from "../http/fields";
+import type { MemberRow, WorkspaceDetails } from "../organizations/organizations.sql";
 import { ROLE_DESCRIPTIONS, roleField } from "./roles";
 
 export const WorkspaceIdParams = z.object({ workspace_id: uuid });

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Account, createAccount, createAppVia, expectJson, markKeyUsed, send } from "./fixtures";
 import { databaseProblems, snapshot } from "./harness";
-import { newInbox, settledDeliveries, subscribe } from "./webhook-fixtures";
+import { newInbox, settledDeliveries, subscribe } from "./webhooks/webhook-fixtures";
 
 /*
  * Faults in the writes that make events: a trigger fails the event's insert, or its fan-out into deliveries. The

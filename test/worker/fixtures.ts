@@ -5,30 +5,30 @@ import { expect } from "vitest";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import { createApiKey, createOrganization, createUser, setOrganizationMember } from "../../src/db/accounts";
 import { operatorDb } from "../../src/db/caller";
-import { addConfig } from "../../src/db/configs";
-import { deployConfig } from "../../src/db/deployments";
 import type { Role } from "../../src/db/roles";
 import worker from "../../src/index";
+import { addConfig } from "../../src/variants/configs.sql";
+import { deployConfig } from "../../src/variants/deployments.sql";
 
 // Every import from src/ of the worker tests is here (re-exported below), so that a move in src/ is one edit.
 export { createService } from "../../src/app";
 export { CreateAppBody } from "../../src/apps/apps.schemas";
+export type { EnvironmentRevisions } from "../../src/apps/environments.schemas";
+export { EnvironmentRevisionsParams } from "../../src/apps/environments.schemas";
+export { DEFAULT_ENVIRONMENTS } from "../../src/apps/environments.sql";
 export { hashApiKey } from "../../src/auth/api-keys";
-export type { ConfigOutput } from "../../src/configs/configs.schemas";
 export { revokeApiKey } from "../../src/db/accounts";
 export { CALLER_CTE } from "../../src/db/caller";
-export { claimDeliveries, LEASE_SECONDS } from "../../src/db/deliveries";
-export { DEFAULT_ENVIRONMENTS } from "../../src/db/environments";
-export type { Event } from "../../src/db/events";
 export type { Role } from "../../src/db/roles";
-export { type Delivery, WEBHOOKS_PER_ORGANIZATION, type Webhook } from "../../src/db/webhooks";
-export type { EnvironmentRevisions } from "../../src/environments/environments.schemas";
-export { EnvironmentRevisionsParams } from "../../src/environments/environments.schemas";
+export type { Event } from "../../src/events/events.sql";
 export {
   BURST_ENTRIES as REQUEST_LOG_BURST_ENTRIES,
   BURST_MS as REQUEST_LOG_BURST_MS,
 } from "../../src/http/request-log";
+export type { ConfigOutput } from "../../src/variants/configs.schemas";
+export { claimDeliveries, LEASE_SECONDS } from "../../src/webhooks/deliveries.sql";
 export { ATTEMPTS_PER_RUN, type DeliveryMessage, sendInBatches } from "../../src/webhooks/delivery";
+export { type Delivery, WEBHOOKS_PER_ORGANIZATION, type Webhook } from "../../src/webhooks/webhooks.sql";
 export { worker };
 
 /** One problem of a 422, in FastAPI's shape. */

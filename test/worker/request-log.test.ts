@@ -11,7 +11,7 @@ import {
   REQUEST_LOG_BURST_MS,
   send,
 } from "./fixtures";
-import { newInbox, receivedAtLeast, subscribe } from "./webhook-fixtures";
+import { newInbox, receivedAtLeast, subscribe } from "./webhooks/webhook-fixtures";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

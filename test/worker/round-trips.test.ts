@@ -17,7 +17,7 @@ import {
   send,
 } from "./fixtures";
 import { instrumentD1 } from "./instrumented-d1";
-import { newInbox, settledDeliveries, subscribe } from "./webhook-fixtures";
+import { newInbox, settledDeliveries, subscribe } from "./webhooks/webhook-fixtures";
 
 /**
  * Status and D1 round trips of one request, counted on the real binding. The key's use is first recorded as

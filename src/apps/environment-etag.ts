@@ -1,0 +1,21 @@
+import type { EnvironmentState } from "../variants/deployments.sql";
+
+/**
+ * An environment record's ETag names its state, which changes exactly when its revision does: the environment's
+ * id and revision. So a writer's If-Match can be checked by the database inside its write (src/variants/deployments.sql.ts),
+ * and computing it costs nothing.
+ */
+export const environmentETag = ({ environmentId, revision }: EnvironmentState) => `"${environmentId}.${revision}"`;
+
+// Entity tags compare character for character: a revision written with leading zeros names no state.
+const ETAG = /^"([0-9a-f-]{36})\.(0|[1-9][0-9]{0,8})"$/;
+
+/**
+ * What an If-Match header asks for: null for none or `*` (any state of an existing environment), else the state
+ * its entity tag names. A tag that names no state of ours (weak, foreign, several) can match nothing.
+ */
+export function expectedState(ifMatch: string | undefined): EnvironmentState | null {
+  if (ifMatch === undefined || ifMatch.trim() === "*") return null;
+  const tag = ETAG.exec(ifMatch.trim());
+  return tag ? { environmentId: tag[1], revision: Number(tag[2]) } : { environmentId: "", revision: -1 };
+}

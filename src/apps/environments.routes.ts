@@ -1,0 +1,132 @@
+import { readAs } from "../http/d1-session";
+import { appEnvironmentNotFound, appNotFound } from "../http/errors";
+import { AppParams } from "../http/fields";
+import {
+  arrayOf,
+  bodilessResponse,
+  DEMO_IDS,
+  EXAMPLE_IDS,
+  errorResponse,
+  headerRef,
+  jsonResponse,
+  responseRef,
+  schemaRef,
+} from "../http/openapi-parts";
+import { type Components, route } from "../http/route";
+import { environmentETag } from "./environment-etag";
+import {
+  EnvironmentOutput,
+  EnvironmentRevisions,
+  EnvironmentRevisionsParams,
+  RevisionEntry,
+  toEnvironmentOutput,
+  toEnvironmentRevisions,
+} from "./environments.schemas";
+import { listEnvironments, readEnvironmentRevisions } from "./environments.sql";
+
+const demoEnvironment = {
+  name: "development",
+  app_id: DEMO_IDS.app,
+  project_id: DEMO_IDS.project,
+  deployed_app_variant_id: EXAMPLE_IDS.variant,
+  deployed_variant_name: "app.main",
+  deployed_app_variant_revision_id: EXAMPLE_IDS.variantRevision,
+  revision: 3,
+  organization_id: DEMO_IDS.organization,
+  workspace_id: DEMO_IDS.workspace,
+} satisfies EnvironmentOutput;
+
+const { organization_id, workspace_id, ...demoRecordHead } = demoEnvironment;
+const demoRecord = {
+  ...demoRecordHead,
+  revisions: [
+    {
+      id: EXAMPLE_IDS.environmentRevision,
+      revision: 1,
+      modified_by: "demo",
+      deployed_app_variant_revision: "01a2012d-8940-7219-9117-af422206e8f5",
+      deployment: "01a2012d-8940-7219-9117-b1155a97b58f",
+      created_at: "2026-11-22T02:54:51.253Z",
+    },
+  ],
+  // Last, in SPEC 2.3's order.
+  organization_id,
+  workspace_id,
+} satisfies EnvironmentRevisions;
+
+/** Routes under /apps/:app_id that act on an app's environments. */
+export const environmentsRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/apps/{app_id}/revisions/{environment_name}",
+      auth: "key",
+      params: {
+        schema: EnvironmentRevisionsParams,
+        examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, environment_name: "development" },
+      },
+      ifNoneMatch: true,
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "listAppEnvironmentRevisions",
+        tag: "Environments",
+        summary: "Read an environment's deployment record and its revisions",
+        description:
+          "`revisions` lists every revision oldest first. HEAD is answered like GET, without a body. The ETag names the " +
+          "record's state: If-None-Match with it gets a 304 while the record is unchanged, If-Match with it makes a " +
+          "deploy or revert conditional on it.",
+        ok: jsonResponse(
+          "The environment's record",
+          schemaRef("EnvironmentRevisions"),
+          { example: demoRecord },
+          { ETag: headerRef("ETag") },
+        ),
+        errors: {
+          304: bodilessResponse("If-None-Match names the record's current ETag: no body", { ETag: headerRef("ETag") }),
+          404: responseRef("AppEnvironmentNotFound"),
+        },
+      },
+    },
+    async (c) => {
+      const { app_id, environment_name } = c.req.valid("param");
+      const found = await readAs(c, (db) => readEnvironmentRevisions(db, app_id, environment_name));
+      if (!found) throw appEnvironmentNotFound();
+      c.header("ETag", environmentETag({ environmentId: found.environment.id, revision: found.environment.revision }));
+      return c.json(toEnvironmentRevisions(found.environment, found.revisions), 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/apps/{app_id}/environments",
+      auth: "key",
+      params: { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app } },
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "listEnvironments",
+        tag: "Environments",
+        summary: "List an app's environments",
+        description:
+          "The app's development, staging and production environments, each with what is deployed there and its current revision.",
+        ok: jsonResponse("The app's environments", arrayOf(schemaRef("EnvironmentOutput")), { example: [demoEnvironment] }),
+        errors: { 404: responseRef("AppNotFound") },
+      },
+    },
+    async (c) => {
+      const { app_id } = c.req.valid("param");
+      const environments = await readAs(c, (db) => listEnvironments(db, app_id));
+      // Every app has its environments: none means no app the caller can see.
+      if (environments.length === 0) throw appNotFound();
+      return c.json(environments.map(toEnvironmentOutput), 200);
+    },
+  ),
+];
+
+/** What the routes above name in the document. */
+export const environmentsComponents = (): Components => ({
+  outputSchemas: { EnvironmentRevisions, RevisionEntry, EnvironmentOutput },
+  responses: {
+    AppEnvironmentNotFound: errorResponse(
+      "The app does not exist, is not visible to the caller, or has no such environment (not told apart)",
+      appEnvironmentNotFound(),
+    ),
+  },
+});

@@ -1,0 +1,90 @@
+import * as z from "zod";
+import { documented } from "../http/documentation";
+import { nameField, uuid } from "../http/fields";
+import { variantName } from "../variants/variant-names";
+import type { Environment, EnvironmentRevision } from "./environments.sql";
+
+export const EnvironmentRevisionsParams = z.object({
+  app_id: uuid,
+  environment_name: nameField("environment_name").apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "Matched exactly (case-sensitive); no control characters",
+      },
+    ),
+  ),
+});
+
+// Response bodies (SPEC 2.3 and 2.4): the typed shapes of what the routes answer, and the source of the OpenAPI
+// document, whose test checks real responses against them; nothing parses them at run time.
+
+export const RevisionEntry = z.object({
+  id: z.uuid(),
+  revision: z.int().min(1),
+  modified_by: z
+    .string()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who recorded the deployment" })),
+  deployed_app_variant_revision: z.uuid().nullable(),
+  deployment: z.uuid().nullable(),
+  created_at: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "RFC 3339 UTC with milliseconds" })),
+});
+export type RevisionEntry = z.infer<typeof RevisionEntry>;
+
+/** An environment as `GET /apps/{app_id}/environments` lists it (the platform's EnvironmentOutput). */
+export const EnvironmentOutput = z.object({
+  name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "Environment name" })),
+  app_id: z.uuid(),
+  project_id: z.uuid(),
+  deployed_app_variant_id: z.uuid().nullable(),
+  deployed_variant_name: z
+    .string()
+    .nullable()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>` of the deployed variant" })),
+  deployed_app_variant_revision_id: z.uuid().nullable(),
+  revision: z
+    .int()
+    .min(0)
+    .nullable()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Current revision; 0 before the first deployment" })),
+  organization_id: z.uuid().nullable(),
+  workspace_id: z.uuid().nullable(),
+});
+export type EnvironmentOutput = z.infer<typeof EnvironmentOutput>;
+
+/** An environment with its whole history (SPEC 2.3). */
+export const EnvironmentRevisions = EnvironmentOutput.extend({
+  revisions: z
+    .array(RevisionEntry)
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Every revision, oldest first" })),
+});
+export type EnvironmentRevisions = z.infer<typeof EnvironmentRevisions>;
+
+export const toEnvironmentOutput = (environment: Environment): EnvironmentOutput => ({
+  name: environment.name,
+  app_id: environment.appId,
+  project_id: environment.projectId,
+  deployed_app_variant_id: environment.deployedVariantId,
+  deployed_variant_name: environment.deployedConfigName === null ? null : variantName(environment.deployedConfigName),
+  deployed_app_variant_revision_id: environment.deployedVariantRevisionId,
+  revision: environment.revision,
+  organization_id: environment.organizationId,
+  workspace_id: environment.workspaceId,
+});
+
+export const toEnvironmentRevisions = (environment: Environment, revisions: EnvironmentRevision[]): EnvironmentRevisions => {
+  const { organization_id, workspace_id, ...output } = toEnvironmentOutput(environment);
+  return {
+    ...output,
+    // In SPEC 2.3's order, which existing clients have seen on the wire.
+    revisions: revisions.map((revision) => ({
+      id: revision.id,
+      revision: revision.revision,
+      modified_by: revision.modifiedBy,
+      deployed_app_variant_revision: revision.variantRevisionId,
+      deployment: revision.deploymentId,
+      created_at: revision.createdAt,
+    })),
+    organization_id,
+    workspace_id,
+  };
+};

@@ -1,0 +1,225 @@
+import { appIsVisible } from "../apps/apps.sql";
+import { readAs, writeAs } from "../http/d1-session";
+import { appNotFound, configNameTaken, configNotFound, forbidden } from "../http/errors";
+import { settleClaim } from "../http/idempotency";
+import {
+  arrayOf,
+  DEMO_CONFIG_PARAMS,
+  DEMO_IDS,
+  EXAMPLE_IDS,
+  errorResponse,
+  jsonResponse,
+  responseRef,
+  schemaRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
+import { type Components, route } from "../http/route";
+import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
+import { parametersAsSent } from "../variants/configs.schemas";
+import { type ConfigRefs, environmentRevisionRefs, fetchConfig } from "../variants/configs.sql";
+import { BASE_NAME } from "../variants/variant-names";
+import {
+  Base,
+  DeploymentRevisionParams,
+  GetConfigQuery,
+  ListBasesQuery,
+  RegistryConfig,
+  SaveConfigBody,
+  toRegistryConfig,
+} from "./registry.schemas";
+import { saveConfig } from "./registry.sql";
+
+const BASE_ID = "`base_id` is the app's id: every app has one base, named `app`, whose id is its own.";
+
+/** The demo app's config `main` as production runs it (revision 2), and as production's revision 1 deployed it. */
+const demoInProduction = { config_name: "main", current_version: 2, parameters: DEMO_CONFIG_PARAMS } satisfies RegistryConfig;
+const demoOfDeployment = { ...demoInProduction, current_version: 1 } satisfies RegistryConfig;
+
+/** What `get_config` names: what the environment runs (it wins when both are given), or the config's latest revision. */
+function registryRefs(query: { base_id: string; environment_name?: string; config_name?: string }): ConfigRefs {
+  const application = { slug: null, version: null, id: query.base_id };
+  return query.environment_name !== undefined
+    ? { application, variant: null, environment: { slug: query.environment_name, version: null, id: null } }
+    : { application, variant: { slug: query.config_name ?? null, version: null, id: null }, environment: null };
+}
+
+/** Routes under /configs: the registry as the platform's older SDK reads and saves it. */
+export const registryRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/configs",
+      auth: "key",
+      query: {
+        schema: GetConfigQuery,
+        examples: globalThis.DOCUMENTATION && {
+          base_id: DEMO_IDS.app,
+          environment_name: "production",
+          config_name: "main",
+        },
+      },
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "getConfig",
+        tag: "Older SDK",
+        summary: "Read the config an environment runs, or a config's latest revision",
+        description:
+          "What the older SDK reads each time an app starts. With `environment_name`: the config revision that " +
+          "environment runs (`current_version` is that config revision's number); else, with `config_name`: that " +
+          `config's latest revision. The environment wins when both are given. ${BASE_ID} Any role in the app's ` +
+          "organization may read (the platform asked for the right to edit configs). A config, environment or app " +
+          "that does not exist or is not visible, or an environment that runs nothing, is a 404 (the platform " +
+          "answered 400 or 500).",
+        ok: jsonResponse("The config", schemaRef("RegistryConfig"), { example: demoInProduction }),
+        errors: {
+          404: responseRef("RegistryConfigNotFound"),
+        },
+      },
+    },
+    async (c) => {
+      const refs = registryRefs(c.req.valid("query"));
+      const config = await readAs(c, (db) => fetchConfig(db, refs));
+      if (!config) throw configNotFound();
+      return c.json(toRegistryConfig(config, config.revision), 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/configs",
+      auth: "key",
+      write: true,
+      body: {
+        schema: SaveConfigBody,
+        id: "SaveConfig",
+        examples: globalThis.DOCUMENTATION && {
+          newConfig: {
+            summary: "A new config",
+            value: {
+              base_id: DEMO_IDS.app,
+              config_name: "support",
+              parameters: { ...DEMO_CONFIG_PARAMS, prompt: "You answer customer support questions." },
+              overwrite: false,
+            },
+          },
+          overwrite: {
+            summary: "New parameters for a config, deployed to production",
+            value: {
+              base_id: DEMO_IDS.app,
+              config_name: "main",
+              parameters: { ...DEMO_CONFIG_PARAMS, temperature: 0.7 },
+              overwrite: true,
+            },
+          },
+        },
+        maxBytes: MAX_CONFIG_BODY_BYTES,
+      },
+      idempotencyKey: "replays",
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "saveConfig",
+        tag: "Older SDK",
+        summary: "Save a config's parameters under its name",
+        description:
+          "When the app has no config of that name: a new config, whose revision 1 holds `parameters` (not deployed). " +
+          "When it has one: with `overwrite` true, or while that config's latest parameters are still `{}`, a new " +
+          "revision holding `parameters`, deployed to production at once, as the platform does (both or neither); the " +
+          "deployment is a normal entry of production's history (GET /apps/{app_id}/revisions/production), which may " +
+          "be reverted like any other. Else 400, and nothing is " +
+          `written. ${BASE_ID} Answers null.`,
+        ok: jsonResponse("Saved (and deployed to production, when it overwrote a config)", { type: "null" }, { example: null }),
+        errors: {
+          400: withKeyErrors(
+            400,
+            "The app has a config of that name, `overwrite` is false and its latest parameters are not `{}`",
+            { configNameTaken: configNameTaken() },
+          ),
+          404: responseRef("AppNotFound"),
+        },
+      },
+    },
+    async (c) => {
+      const { base_id, config_name, overwrite } = c.req.valid("json");
+      const save = { appId: base_id, configName: config_name, params: parametersAsSent(await c.req.text()), overwrite };
+      const saved = await writeAs(c, (db) => saveConfig(db, save, c.var.claim));
+      settleClaim(c, saved);
+      if (saved.outcome === "not_found") throw appNotFound();
+      if (saved.outcome === "forbidden") throw forbidden();
+      if (saved.outcome === "exists") throw configNameTaken();
+      return c.json(null, 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/configs/deployment/{deployment_revision_id}",
+      auth: "key",
+      params: {
+        schema: DeploymentRevisionParams,
+        examples: globalThis.DOCUMENTATION && { deployment_revision_id: EXAMPLE_IDS.environmentRevision },
+      },
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "getConfigDeploymentRevision",
+        tag: "Older SDK",
+        summary: "Read the config an environment revision deployed",
+        description:
+          "The id is one of `revisions[].id` of GET /apps/{app_id}/revisions/{environment_name}. `current_version` is " +
+          "that environment revision's number, as on the platform; `config_name` and `parameters` are those of the " +
+          "config revision it deployed, also when that variant has been removed since.",
+        ok: jsonResponse("The config that environment revision deployed", schemaRef("RegistryConfig"), {
+          example: demoOfDeployment,
+        }),
+        errors: { 404: responseRef("DeployedConfigNotFound") },
+      },
+    },
+    async (c) => {
+      const refs = environmentRevisionRefs(c.req.valid("param").deployment_revision_id);
+      const config = await readAs(c, (db) => fetchConfig(db, refs));
+      if (!config?.environment) throw configNotFound();
+      return c.json(toRegistryConfig(config, config.environment.revision), 200);
+    },
+  ),
+];
+
+/** Routes under /bases: an app's one implicit base. */
+export const basesRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/bases",
+      auth: "key",
+      query: { schema: ListBasesQuery, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, base_name: "app" } },
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "listBases",
+        tag: "Older SDK",
+        summary: "List an app's bases",
+        description:
+          "Every app has exactly one base, named `app`, whose `base_id` is the app's id: the list holds it, or nothing " +
+          "when `base_name` names another.",
+        ok: jsonResponse("The app's base, or none", arrayOf(schemaRef("Base")), {
+          example: [{ base_id: DEMO_IDS.app, base_name: "app" }] satisfies Base[],
+        }),
+        errors: { 404: responseRef("AppNotFound") },
+      },
+    },
+    async (c) => {
+      const { app_id, base_name } = c.req.valid("query");
+      if (!(await readAs(c, (db) => appIsVisible(db, app_id)))) throw appNotFound();
+      const bases: Base[] = base_name === undefined || base_name === BASE_NAME ? [{ base_id: app_id, base_name: BASE_NAME }] : [];
+      return c.json(bases, 200);
+    },
+  ),
+];
+
+/** What the routes above name in the document. */
+export const registryComponents = (): Components => ({
+  outputSchemas: { RegistryConfig, Base },
+  responses: {
+    RegistryConfigNotFound: errorResponse(
+      "No such app, config or environment visible to the caller, or nothing deployed to the environment (not told apart)",
+      configNotFound(),
+    ),
+    DeployedConfigNotFound: errorResponse(
+      "No environment revision of that id visible to the caller (not told apart)",
+      configNotFound(),
+    ),
+  },
+});

@@ -1,0 +1,85 @@
+import * as z from "zod";
+import { documented } from "../http/documentation";
+import { nameField, newNameField, uuid } from "../http/fields";
+import type { Config } from "../variants/configs.sql";
+import { BASE_NAME } from "../variants/variant-names";
+import { parametersField } from "../variants/variants.schemas";
+
+const baseId = uuid.apply(
+  documented(globalThis.DOCUMENTATION && { description: "The app's id: every app has one implicit base, whose id is the app's" }),
+);
+
+/** `get_config`: what an environment runs, or a config's latest revision (the environment wins when both are named). */
+export const GetConfigQuery = z
+  .object({
+    base_id: baseId,
+    environment_name: nameField("environment_name")
+      .optional()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "What this environment runs (wins over config_name)" })),
+    config_name: nameField("config_name", { nfc: true })
+      .optional()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "This config's latest revision" })),
+  })
+  .refine((query) => query.environment_name !== undefined || query.config_name !== undefined, {
+    message: "environment_name or config_name is required",
+    path: ["environment_name"],
+  });
+
+/** `save_config`. */
+export const SaveConfigBody = z.object({
+  base_id: baseId,
+  config_name: newNameField("config_name").apply(
+    documented(globalThis.DOCUMENTATION && { description: "The config's name: the rules of a new app_name" }),
+  ),
+  parameters: parametersField,
+  overwrite: z.boolean().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "When the name is taken: commit over it and deploy to production (also done when its params are still {})",
+      },
+    ),
+  ),
+});
+
+export const DeploymentRevisionParams = z.object({
+  deployment_revision_id: uuid.apply(
+    documented(globalThis.DOCUMENTATION && { description: "An environment revision's id (a record's revisions[].id)" }),
+  ),
+});
+
+/** `list_bases`. */
+export const ListBasesQuery = z.object({
+  app_id: uuid,
+  base_name: z
+    .string()
+    .optional()
+    .apply(documented(globalThis.DOCUMENTATION && { description: `Only the base of this name: "${BASE_NAME}" is the only one` })),
+});
+
+// Response bodies.
+
+/** A config as the older SDK reads it (the platform's GetConfigResponse). */
+export const RegistryConfig = z.object({
+  config_name: z.string(),
+  current_version: z.int().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "GET /configs: the variant revision's number; GET /configs/deployment/{id}: the environment revision's",
+      },
+    ),
+  ),
+  parameters: z.record(z.string(), z.unknown()),
+});
+export type RegistryConfig = z.infer<typeof RegistryConfig>;
+
+export const toRegistryConfig = (config: Config, currentVersion: number): RegistryConfig => ({
+  config_name: config.configName,
+  current_version: currentVersion,
+  parameters: config.params,
+});
+
+export const Base = z.object({
+  base_id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "The app's id" })),
+  base_name: z.literal(BASE_NAME),
+});
+export type Base = z.infer<typeof Base>;

@@ -1,0 +1,81 @@
+import { v7 as uuidv7 } from "uuid";
+import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
+import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
+import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
+import { sql } from "../db/sql";
+import { revisionEvent } from "../events/events.sql";
+import { COMMIT_CTES, refValues } from "../variants/configs.sql";
+import { deploymentStatements, newDeploymentIds } from "../variants/deployments.sql";
+
+/** What a save did: saved (a new config, or a commit over one and its deploy), or why it did nothing. */
+export type SaveOutcome =
+  | { outcome: "done"; replayed: boolean }
+  | { outcome: "not_found" | "forbidden" | "exists" | "key_reused" };
+
+/**
+ * The older SDK's save (`POST /configs`), in one batch: config `configName` of app `appId` is made with revision 1
+ * holding `params` when the name is free; when it is taken, and `overwrite` is set or its latest params are still
+ * {}, its next revision holds `params` and is then deployed to production by the same statements as every deploy
+ * (one more revision in production's history); else "exists". The choice is made inside the transaction, so
+ * concurrent saves of one name each commit and deploy in turn.
+ */
+export async function saveConfig(
+  db: CallerWriteDb,
+  save: { appId: string; configName: string; params: Record<string, unknown>; overwrite: boolean },
+  claim: IdempotencyClaim | null = null,
+): Promise<SaveOutcome> {
+  const [variantId, revisionId] = [uuidv7(), uuidv7()];
+  const values = refValues({
+    application: { slug: null, version: null, id: save.appId },
+    variant: { slug: save.configName, version: null, id: null },
+    environment: null,
+  });
+  const batch = await batchClaimed(db, claim, revisionId, {
+    role: db.statement(ROLE, values),
+    variant: db.statement(SAVE_VARIANT, { ...values, new_variant_id: variantId }),
+    revision: db.statement(SAVE_REVISION, {
+      ...values,
+      revision_id: revisionId,
+      params: JSON.stringify(save.params),
+      overwrite: save.overwrite ? 1 : 0,
+    }),
+    event: revisionEvent(db, revisionId),
+    ...deploymentStatements(
+      db,
+      {
+        application: null,
+        variant: { slug: null, version: null, id: revisionId },
+        environment: { slug: "production", version: null, id: null },
+      },
+      newDeploymentIds(),
+      { laterRevisionsOnly: true },
+    ),
+  });
+  if ("reused" in batch) return { outcome: "key_reused" };
+  // The first request made revision `replayOf`; the answer is null either way.
+  if ("replayOf" in batch) return { outcome: "done", replayed: true };
+  // Every save that writes makes a revision (a new config's first, or the next); one that does not was refused.
+  const { role, revision } = batch.ran;
+  if (revision.meta.changes > 0) return { outcome: "done", replayed: false };
+  const found = role.results[0];
+  if (!found) return { outcome: "not_found" };
+  return WRITER_ROLES.includes(found.role) ? { outcome: "exists" } : { outcome: "forbidden" };
+}
+
+const ROLE = sql<{ role: Role }>(`WITH ${CALLER_CTE}, ${COMMIT_CTES} SELECT role FROM app`);
+
+const SAVE_VARIANT = sql(
+  `WITH ${CALLER_CTE}, ${COMMIT_CTES}
+   INSERT INTO app_variants (id, app_id, name)
+   SELECT :new_variant_id, app.id, :config_name FROM app WHERE app.role IN ${WRITER_ROLES_SQL} AND NOT EXISTS (SELECT 1 FROM variant)`,
+);
+
+// Sees the variant SAVE_VARIANT may have made: then it has no revision yet, and this is its revision 1.
+const SAVE_REVISION = sql(
+  `WITH ${CALLER_CTE}, ${COMMIT_CTES}
+   INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params, url)
+   SELECT :revision_id, variant.id, COALESCE(latest.revision, 0) + 1, (SELECT user_id FROM caller), :params, COALESCE(latest.url, '')
+     FROM variant LEFT JOIN latest
+    WHERE (SELECT role FROM app) IN ${WRITER_ROLES_SQL}
+      AND (latest.revision IS NULL OR :overwrite = 1 OR NOT EXISTS (SELECT 1 FROM json_each(latest.params)))`,
+);

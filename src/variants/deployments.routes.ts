@@ -1,0 +1,233 @@
+import type { Context } from "hono";
+import { environmentETag, expectedState } from "../apps/environment-etag";
+import type { IdempotencyClaim } from "../db/idempotency";
+import { type CallerEnv, writeAs } from "../http/d1-session";
+import {
+  type ApiError,
+  appEnvironmentNotFound,
+  configNotFound,
+  deploymentRevisionNotFound,
+  environmentMovedOn,
+  forbidden,
+  variantNotFound,
+  variantRemoved,
+} from "../http/errors";
+import { settleClaim } from "../http/idempotency";
+import {
+  EXAMPLE_IDS,
+  errorResponse,
+  headerRef,
+  jsonResponse,
+  responseRef,
+  schemaRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
+import { type Components, route } from "../http/route";
+import { demoConfigIn } from "./configs.routes";
+import { toConfigOutput, toConfigRefs } from "./configs.schemas";
+import type { Config } from "./configs.sql";
+import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertOutput, RevertParams } from "./deployments.schemas";
+import { type DeploymentTarget, deployConfig } from "./deployments.sql";
+
+const CONDITIONS =
+  "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +
+  "environment's new ETag.";
+
+/** The 409 of a deployment of a revision whose variant was removed, beside that of an Idempotency-Key in flight. */
+const removedVariantConflict = () =>
+  withKeyErrors(
+    409,
+    "The revision belongs to a variant that was removed (DELETE /variants/{variant_id}): its revisions stay in " +
+      "environment histories but are never deployed again; nothing was written. Deploy another config",
+    { variantRemoved: variantRemoved() },
+  );
+
+/** A deployment's 200: this body, with the environment's new ETag. */
+const deployedResponse = (ok: { description: string; schema: object; example: unknown }) =>
+  jsonResponse(ok.description, ok.schema, { example: ok.example }, { ETag: headerRef("ETag") });
+
+/** A deployment's own errors: its 404, a 412; and, where the revision deployed may be one of a removed variant, that 409. */
+const deploymentErrors = (notFound: string, { removable = false }: { removable?: boolean } = {}) => {
+  const errors: Record<number, object> = { 404: responseRef(notFound), 412: responseRef("EnvironmentMovedOn") };
+  if (removable) errors[409] = removedVariantConflict();
+  return errors;
+};
+
+/**
+ * Runs a deployment as the caller, with the request's If-Match and Idempotency-Key, and answers the config now
+ * deployed, with the environment's new ETag; or the error that says why nothing was. `notFound` names what is
+ * missing as the route's client knows it.
+ */
+async function deploy<E extends CallerEnv>(
+  c: Context<E>,
+  who: { claim: IdempotencyClaim | null },
+  target: DeploymentTarget,
+  notFound: (missing: "app" | "config" | "environment") => ApiError,
+): Promise<Config> {
+  const expected = expectedState(c.req.header("If-Match"));
+  const outcome = await writeAs(c, (db) => deployConfig(db, target, expected, who.claim));
+  settleClaim(c, outcome);
+  switch (outcome.outcome) {
+    case "done":
+      if (outcome.config.environment) {
+        const { id, revision } = outcome.config.environment;
+        c.header("ETag", environmentETag({ environmentId: id, revision }));
+      }
+      return outcome.config;
+    case "forbidden":
+      throw forbidden();
+    case "moved_on":
+      throw environmentMovedOn();
+    case "removed":
+      throw variantRemoved();
+    case "not_found":
+      throw notFound(outcome.missing);
+  }
+}
+
+const environmentOrConfig = (missing: "app" | "config" | "environment") =>
+  missing === "environment" ? appEnvironmentNotFound() : configNotFound();
+
+/**
+ * Deploying and reverting: each makes exactly one new environment revision (gapless, the database's own check),
+ * one deployment row, and moves the environment's current pointers, in one batch. Mounted at the root: the
+ * platform's paths for these live under three prefixes.
+ */
+export const deploymentsRoutes = [
+  route(
+    {
+      method: "post",
+      path: "/variants/configs/deploy",
+      auth: "key",
+      write: true,
+      body: {
+        schema: DeployConfigBody,
+        id: "DeployConfig",
+        examples: globalThis.DOCUMENTATION && {
+          latestToStaging: {
+            summary: "The latest revision of a config, to staging",
+            value: { application_ref: { slug: "demo-app" }, variant_ref: { slug: "main" }, environment_ref: { slug: "staging" } },
+          },
+          revisionToProduction: {
+            summary: "A revision of a config, to production",
+            value: {
+              application_ref: { slug: "demo-app" },
+              variant_ref: { slug: "main", version: 1 },
+              environment_ref: { slug: "production" },
+            },
+          },
+        },
+      },
+      idempotencyKey: "replays",
+      ifMatch: true,
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "deployConfig",
+        tag: "Deployments",
+        summary: "Deploy a config revision to an app's environment",
+        description:
+          "Deploys the revision `variant_ref` names (its `version` or revision `id`, else the latest) to the " +
+          "environment `environment_ref.slug` names, any of the app's, as a new environment revision. " +
+          CONDITIONS,
+        ok: deployedResponse({
+          description: "The config as the environment now serves it",
+          schema: schemaRef("ConfigOutput"),
+          example: demoConfigIn("staging", 2),
+        }),
+        errors: deploymentErrors("DeployTargetNotFound", { removable: true }),
+      },
+    },
+    async (c) => {
+      const config = await deploy(c, c.var, toConfigRefs(c.req.valid("json")), environmentOrConfig);
+      return c.json(toConfigOutput(config), 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/environments/deploy",
+      auth: "key",
+      write: true,
+      body: {
+        schema: DeployToEnvironmentBody,
+        id: "DeployToEnvironment",
+        examples: globalThis.DOCUMENTATION && {
+          toStaging: { summary: "To staging", value: { environment_name: "staging", variant_id: EXAMPLE_IDS.variant } },
+        },
+      },
+      idempotencyKey: "replays",
+      ifMatch: true,
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "deployToEnvironment",
+        tag: "Deployments",
+        summary: "Deploy a variant's latest revision to an app's environment",
+        description: `Deploys the variant's latest revision to its app's environment \`environment_name\`, as a new environment revision. ${CONDITIONS}`,
+        ok: deployedResponse({ description: "Deployed", schema: { type: "null" }, example: null }),
+        errors: deploymentErrors("DeployVariantNotFound"),
+      },
+    },
+    async (c) => {
+      const { environment_name, variant_id } = c.req.valid("json");
+      const target = {
+        application: null,
+        variant: null,
+        variantId: variant_id,
+        environment: { slug: environment_name, version: null, id: null },
+      };
+      await deploy(c, c.var, target, (missing) => (missing === "environment" ? appEnvironmentNotFound() : variantNotFound()));
+      return c.json(null, 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/configs/deployment/{deployment_revision_id}/revert",
+      auth: "key",
+      write: true,
+      params: {
+        schema: RevertParams,
+        examples: globalThis.DOCUMENTATION && { deployment_revision_id: EXAMPLE_IDS.environmentRevision },
+      },
+      idempotencyKey: "replays",
+      ifMatch: true,
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "revertDeploymentRevision",
+        tag: "Deployments",
+        summary: "Deploy again what an environment revision deployed",
+        description:
+          "A new revision of that revision's environment, deploying the same variant revision; the history keeps " +
+          `both. No body. ${CONDITIONS}`,
+        ok: deployedResponse({ description: "Reverted", schema: schemaRef("RevertOutput"), example: REVERTED }),
+        errors: deploymentErrors("DeploymentRevisionNotFound", { removable: true }),
+      },
+    },
+    async (c) => {
+      const { deployment_revision_id } = c.req.valid("param");
+      const target = {
+        application: null,
+        variant: null,
+        environment: { slug: null, version: null, id: deployment_revision_id },
+      };
+      await deploy(c, c.var, target, deploymentRevisionNotFound);
+      return c.json(REVERTED, 200);
+    },
+  ),
+];
+
+/** What the routes above name in the document. */
+export const deploymentsComponents = (): Components => ({
+  outputSchemas: { RevertOutput },
+  responses: {
+    DeployTargetNotFound: errorResponse(
+      "No such app or config visible to the caller, or no revision of that version; or the app has no such environment",
+      { configNotFound: configNotFound(), environmentNotFound: appEnvironmentNotFound() },
+    ),
+    DeployVariantNotFound: errorResponse(
+      "The variant does not exist, was removed, or is not visible to the caller; or its app has no such environment",
+      { variantNotFound: variantNotFound(), environmentNotFound: appEnvironmentNotFound() },
+    ),
+    DeploymentRevisionNotFound: errorResponse(
+      "No environment revision of that id visible to the caller (not told apart)",
+      deploymentRevisionNotFound(),
+    ),
+  },
+});

@@ -1,0 +1,153 @@
+import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, CALLER_CTE, type CallerDb, type CallerWriteDb, refusal } from "../db/caller";
+import { parseJsonExactly } from "../db/exact-json";
+import { type Role, WRITER_ROLES_SQL } from "../db/roles";
+import { sql } from "../db/sql";
+
+/** A variant (a named config of an app) with its latest revision. */
+export interface Variant {
+  id: string;
+  appId: string;
+  appName: string;
+  projectId: string;
+  configName: string;
+  createdAt: string;
+  /** The latest revision's number, params, time and author. */
+  revision: number;
+  params: Record<string, unknown>;
+  updatedAt: string;
+  modifiedById: string;
+}
+
+/** One revision of a variant's config. */
+export interface VariantRevision {
+  id: string;
+  revision: number;
+  configName: string;
+  params: Record<string, unknown>;
+  /** Username of who made the revision. */
+  modifiedBy: string;
+  createdAt: string;
+}
+
+/** Variants of the CTE `app` with their latest revision, removed ones left out; `v` is the variant. */
+const VARIANTS_OF_APP = `SELECT v.id, app.id AS appId, app.name AS appName, app.project_id AS projectId, v.name AS configName,
+       v.created_at AS createdAt, r.revision, r.params, r.created_at AS updatedAt, r.modified_by AS modifiedById
+  FROM app
+  JOIN app_variants v ON v.app_id = app.id AND v.removed_at IS NULL
+  JOIN app_variant_revisions r ON r.variant_id = v.id
+   AND r.revision = (SELECT MAX(revision) FROM app_variant_revisions WHERE variant_id = v.id)`;
+
+type Row<T> = Omit<T, "params"> & { params: string };
+
+const withParams = <T extends { params: string }>(row: T) => ({
+  ...row,
+  params: parseJsonExactly(row.params) as Record<string, unknown>,
+});
+
+const APP_ID = sql(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT id FROM app`);
+const VARIANTS = sql<Row<Variant>>(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} ${VARIANTS_OF_APP} ORDER BY v.created_at, v.id`);
+
+/** The variants of app :app_id, oldest first; null when the app is not visible to the caller. */
+export async function listAppVariants(db: CallerDb, appId: string): Promise<Variant[] | null> {
+  const values = { app_id: appId };
+  const { app, variants } = await db.batch({ app: db.statement(APP_ID, values), variants: db.statement(VARIANTS, values) });
+  return app.results.length > 0 ? variants.results.map(withParams) : null;
+}
+
+const VARIANT = sql<Row<Variant>>(`WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE} ${VARIANTS_OF_APP} WHERE v.id = :variant_id`);
+
+/** The variant, when the caller can see its app. */
+export async function getVariant(db: CallerDb, variantId: string): Promise<Variant | null> {
+  const { variants } = await db.batch({ variants: db.statement(VARIANT, { variant_id: variantId }) });
+  return variants.results.map(withParams)[0] ?? null;
+}
+
+const ENVIRONMENT_OF_APP = sql(
+  `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT e.id FROM app JOIN environments e ON e.app_id = app.id AND e.name = :environment_name`,
+);
+const VARIANT_DEPLOYED = sql<Row<Variant>>(
+  `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} ${VARIANTS_OF_APP}
+    WHERE v.id = (SELECT deployed_app_variant_id FROM environments WHERE app_id = app.id AND name = :environment_name)`,
+);
+
+/**
+ * The variant deployed to environment :environment_name of app :app_id. `environmentFound` is false when the app
+ * is not visible or has no such environment; `variant` is null also when nothing is deployed there.
+ */
+export async function getVariantDeployedTo(
+  db: CallerDb,
+  appId: string,
+  environmentName: string,
+): Promise<{ environmentFound: boolean; variant: Variant | null }> {
+  const values = { app_id: appId, environment_name: environmentName };
+  const { environment, variants } = await db.batch({
+    environment: db.statement(ENVIRONMENT_OF_APP, values),
+    variants: db.statement(VARIANT_DEPLOYED, values),
+  });
+  return { environmentFound: environment.results.length > 0, variant: variants.results.map(withParams)[0] ?? null };
+}
+
+const LIVE_VARIANT = sql(
+  `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
+   SELECT v.id FROM app JOIN app_variants v ON v.app_id = app.id AND v.id = :variant_id AND v.removed_at IS NULL`,
+);
+const VARIANT_REVISIONS = sql<Row<VariantRevision>>(
+  `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
+   SELECT r.id, r.revision, v.name AS configName, r.params, u.username AS modifiedBy, r.created_at AS createdAt
+     FROM app
+     JOIN app_variants v ON v.app_id = app.id AND v.id = :variant_id AND v.removed_at IS NULL
+     JOIN app_variant_revisions r ON r.variant_id = v.id
+     JOIN users u ON u.id = r.modified_by
+    WHERE :revision IS NULL OR r.revision = :revision
+    ORDER BY r.revision`,
+);
+
+/**
+ * The revisions of variant :variant_id by number ascending, or only revision `revision`; null when the variant is
+ * not visible to the caller or was removed (its revisions stay readable by their ids, as environment histories show them).
+ */
+export async function listVariantRevisions(
+  db: CallerDb,
+  variantId: string,
+  revision: number | null = null,
+): Promise<VariantRevision[] | null> {
+  const { variant, revisions } = await db.batch({
+    variant: db.statement(LIVE_VARIANT, { variant_id: variantId }),
+    revisions: db.statement(VARIANT_REVISIONS, { variant_id: variantId, revision }),
+  });
+  return variant.results.length > 0 ? revisions.results.map(withParams) : null;
+}
+
+/** What a removal did: removed, nothing the caller can see, read-only access, or where the variant still runs. */
+export type RemoveOutcome = "done" | "not_found" | "forbidden" | { deployedTo: string[] };
+
+const REMOVAL_FACTS = sql<{ role: Role; deployedTo: string }>(
+  `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
+   SELECT app.role, (SELECT json_group_array(name) FROM (SELECT name FROM environments WHERE deployed_app_variant_id = :variant_id
+                                                         ORDER BY rowid)) AS deployedTo
+     FROM app JOIN app_variants v ON v.id = :variant_id AND v.removed_at IS NULL`,
+);
+const REMOVE_VARIANT = sql(
+  `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
+   UPDATE app_variants SET removed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), removed_name = name, name = char(1) || id
+    WHERE id = :variant_id AND removed_at IS NULL AND (SELECT role FROM app) IN ${WRITER_ROLES_SQL}
+      AND NOT EXISTS (SELECT 1 FROM environments WHERE deployed_app_variant_id = :variant_id)
+   RETURNING id`,
+);
+
+/**
+ * Removes variant :variant_id in one batch, unless an environment runs one of its revisions now: it leaves lists
+ * and lookups by name and id, and frees its name (migrations/0005), while its revisions stay for the histories
+ * that show them.
+ */
+export async function removeVariant(db: CallerWriteDb, variantId: string): Promise<RemoveOutcome> {
+  const values = { variant_id: variantId };
+  const { facts, removed } = await db.batch({
+    facts: db.statement(REMOVAL_FACTS, values),
+    removed: db.statement(REMOVE_VARIANT, values),
+  });
+  if (removed.results.length > 0) return "done";
+  const found = facts.results[0];
+  const deployedTo = found ? (JSON.parse(found.deployedTo) as string[]) : [];
+  return deployedTo.length > 0 && refusal(facts) !== "forbidden" ? { deployedTo } : refusal(facts);
+}
