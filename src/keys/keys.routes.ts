@@ -24,6 +24,9 @@ const demoKey = {
 
 const newKey = "k7Qm2PzX.5b1e0c9d8a7f6e5d4c3b2a190817263544536271809a8b7c6d5e4f3a2b1c0d9e";
 
+/** The path parameter of the /keys/{key_prefix} routes below, with its documented example. */
+const keyPrefixPath = { schema: KeyPrefixParams, examples: globalThis.DOCUMENTATION && { key_prefix: "localdev" } };
+
 /** Routes under /keys: the caller's own API keys. */
 export const keysRoutes = [
   route(
@@ -97,7 +100,7 @@ export const keysRoutes = [
       method: "delete",
       path: "/keys/{key_prefix}",
       auth: "key",
-      params: { schema: KeyPrefixParams, examples: globalThis.DOCUMENTATION && { key_prefix: "localdev" } },
+      params: keyPrefixPath,
       doc: globalThis.DOCUMENTATION && {
         operationId: "deleteApiKey",
         tag: "Keys",
@@ -128,7 +131,7 @@ export const keysRoutes = [
       method: "get",
       path: "/keys/{key_prefix}/validate",
       auth: "key",
-      params: { schema: KeyPrefixParams, examples: globalThis.DOCUMENTATION && { key_prefix: "localdev" } },
+      params: keyPrefixPath,
       doc: globalThis.DOCUMENTATION && {
         operationId: "validateApiKey",
         tag: "Keys",

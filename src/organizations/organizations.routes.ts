@@ -161,6 +161,15 @@ async function issue(
 /** The path parameters of every route under /organizations/{org_id}/workspaces/{workspace_id}. */
 const workspaceExamples = { org_id: EXAMPLE_ACCOUNT_IDS.organization, workspace_id: EXAMPLE_ACCOUNT_IDS.workspace };
 
+/** The path parameter of the /organizations/{org_id} routes below, with its documented example. */
+const organizationPath = {
+  schema: OrganizationParams,
+  examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization },
+};
+
+/** The path parameters of the /organizations/{org_id}/workspaces/{workspace_id} routes below, with their documented example. */
+const workspacePath = { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples };
+
 /** Routes under /organizations: organizations, their workspaces, and invitations to them. */
 export const organizationsRoutes = [
   route(
@@ -245,7 +254,7 @@ export const organizationsRoutes = [
       method: "get",
       path: "/organizations/{org_id}",
       auth: "key",
-      params: { schema: OrganizationParams, examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
+      params: organizationPath,
       doc: globalThis.DOCUMENTATION && {
         operationId: "fetchOrganizationDetails",
         tag: "Organizations",
@@ -282,7 +291,7 @@ export const organizationsRoutes = [
       method: "put",
       path: "/organizations/{org_id}",
       auth: "key",
-      params: { schema: OrganizationParams, examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
+      params: organizationPath,
       body: {
         schema: UpdateOrganizationBody,
         id: "UpdateOrganization",
@@ -318,7 +327,7 @@ export const organizationsRoutes = [
       method: "post",
       path: "/organizations/{org_id}/workspaces",
       auth: "key",
-      params: { schema: OrganizationParams, examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization } },
+      params: organizationPath,
       body: {
         schema: CreateWorkspaceBody,
         id: "CreateWorkspace",
@@ -349,7 +358,7 @@ export const organizationsRoutes = [
       method: "put",
       path: "/organizations/{org_id}/workspaces/{workspace_id}",
       auth: "key",
-      params: { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples },
+      params: workspacePath,
       body: {
         schema: UpdateWorkspaceBody,
         id: "UpdateWorkspace",
@@ -386,7 +395,7 @@ export const organizationsRoutes = [
       method: "post",
       path: "/organizations/{org_id}/workspaces/{workspace_id}/invite",
       auth: "key",
-      params: { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples },
+      params: workspacePath,
       body: {
         schema: InviteBody,
         id: "Invite",
@@ -429,7 +438,7 @@ export const organizationsRoutes = [
       method: "post",
       path: "/organizations/{org_id}/workspaces/{workspace_id}/invite/resend",
       auth: "key",
-      params: { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples },
+      params: workspacePath,
       body: {
         schema: ResendBody,
         id: "Resend",
@@ -471,7 +480,7 @@ export const organizationsRoutes = [
       method: "post",
       path: "/organizations/{org_id}/workspaces/{workspace_id}/invite/accept",
       auth: "optional",
-      params: { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples },
+      params: workspacePath,
       query: { schema: AcceptQuery, examples: globalThis.DOCUMENTATION && { project_id: EXAMPLE_ACCOUNT_IDS.project } },
       body: {
         schema: AcceptBody,

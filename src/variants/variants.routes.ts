@@ -73,6 +73,9 @@ const REMOVED =
 /** The parameters of a new config, as the example of POST /variants/from-base makes it. */
 const supportParams = { ...DEMO_CONFIG_PARAMS, prompt: "You answer customer support questions." };
 
+/** The path parameter of the /variants/{variant_id} routes below, with its documented example. */
+const variantPath = { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } };
+
 /** Routes under /apps that read an app's variants. */
 export const appVariantsRoutes = [
   route(
@@ -198,7 +201,7 @@ export const variantsRoutes = [
       path: "/variants/{variant_id}/parameters",
       auth: "key",
       write: true,
-      params: { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
+      params: variantPath,
       body: {
         schema: UpdateVariantParametersBody,
         id: "UpdateVariantParameters",
@@ -239,7 +242,7 @@ export const variantsRoutes = [
       path: "/variants/{variant_id}",
       auth: "key",
       write: true,
-      params: { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
+      params: variantPath,
       doc: globalThis.DOCUMENTATION && {
         operationId: "removeVariant",
         tag: "Variants",
@@ -273,7 +276,7 @@ export const variantsRoutes = [
       method: "get",
       path: "/variants/{variant_id}",
       auth: "key",
-      params: { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
+      params: variantPath,
       doc: globalThis.DOCUMENTATION && {
         operationId: "getVariant",
         tag: "Variants",
@@ -297,7 +300,7 @@ export const variantsRoutes = [
       method: "get",
       path: "/variants/{variant_id}/revisions",
       auth: "key",
-      params: { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } },
+      params: variantPath,
       doc: globalThis.DOCUMENTATION && {
         operationId: "getVariantRevisions",
         tag: "Variants",

@@ -100,6 +100,9 @@ function checkUrl(env: Env, url: string | undefined) {
   if (problem) throw validationFailed([{ loc: ["body", "url"], msg: problem, type: "value_error" }]);
 }
 
+/** The path parameter of the /webhooks/{webhook_id} routes below, with its documented example. */
+const webhookPath = { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } };
+
 /** Routes under /webhooks: an organization's subscriptions, for its owners and workspace admins. */
 export const webhooksRoutes = [
   route(
@@ -192,7 +195,7 @@ export const webhooksRoutes = [
       method: "get",
       path: "/webhooks/{webhook_id}",
       auth: "key",
-      params: { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } },
+      params: webhookPath,
       doc: globalThis.DOCUMENTATION && {
         operationId: "getWebhook",
         tag: "Webhooks",
@@ -213,7 +216,7 @@ export const webhooksRoutes = [
       method: "patch",
       path: "/webhooks/{webhook_id}",
       auth: "key",
-      params: { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } },
+      params: webhookPath,
       body: {
         schema: UpdateWebhookBody,
         id: "UpdateWebhook",
@@ -253,7 +256,7 @@ export const webhooksRoutes = [
       method: "delete",
       path: "/webhooks/{webhook_id}",
       auth: "key",
-      params: { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } },
+      params: webhookPath,
       doc: globalThis.DOCUMENTATION && {
         operationId: "deleteWebhook",
         tag: "Webhooks",
@@ -274,7 +277,7 @@ export const webhooksRoutes = [
       method: "post",
       path: "/webhooks/{webhook_id}/rotate-secret",
       auth: "key",
-      params: { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } },
+      params: webhookPath,
       doc: globalThis.DOCUMENTATION && {
         operationId: "rotateWebhookSecret",
         tag: "Webhooks",
@@ -304,7 +307,7 @@ export const webhooksRoutes = [
       method: "post",
       path: "/webhooks/{webhook_id}/test",
       auth: "key",
-      params: { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } },
+      params: webhookPath,
       doc: globalThis.DOCUMENTATION && {
         operationId: "testWebhook",
         tag: "Webhooks",
@@ -346,7 +349,7 @@ export const webhooksRoutes = [
       method: "get",
       path: "/webhooks/{webhook_id}/deliveries",
       auth: "key",
-      params: { schema: WebhookParams, examples: globalThis.DOCUMENTATION && { webhook_id: WEBHOOK_ID } },
+      params: webhookPath,
       query: {
         schema: ListDeliveriesQuery,
         examples: globalThis.DOCUMENTATION && { status: "failed", cursor: DELIVERY_ID, limit: 50 },
