@@ -43,6 +43,12 @@ export const environmentRef = ref(
 type Refs = { application_ref?: Ref | null; variant_ref?: Ref | null; environment_ref?: Ref | null };
 
 /**
+ * When a body's own checks run (superRefine's `when`): once every field is valid, as the platform's model validators
+ * run only after its fields validate, so a bad field is not also reported as the refs' rule it happens to break.
+ */
+export const ONCE_FIELDS_ARE_VALID = { when: (payload: z.core.ParsePayload) => payload.issues.length === 0 };
+
+/**
  * A ref by slug is looked up within an app, so the app must be named: by `application_ref`, or by the revision an
  * id names (a variant revision's; an environment revision's too where the route reads `environment_ref`).
  */
@@ -73,7 +79,7 @@ export const requireResolvableRefs =
 
 export const FetchConfigBody = z
   .object({ variant_ref: variantRef, environment_ref: environmentRef, application_ref: applicationRef })
-  .superRefine(requireResolvableRefs({ readsEnvironmentRef: true }));
+  .superRefine(requireResolvableRefs({ readsEnvironmentRef: true }), ONCE_FIELDS_ARE_VALID);
 
 export const AddConfigBody = z.object({
   variant_ref: z
@@ -112,7 +118,7 @@ export const CommitConfig = z
       .apply(documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
     environment_ref: environmentRef.apply(documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
   })
-  .superRefine(requireResolvableRefs({ readsEnvironmentRef: false }));
+  .superRefine(requireResolvableRefs({ readsEnvironmentRef: false }), ONCE_FIELDS_ARE_VALID);
 
 const unwrap = (body: unknown) =>
   typeof body === "object" && body !== null && "config" in body && !("params" in body) ? body.config : body;

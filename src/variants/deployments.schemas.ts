@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { documented } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
-import { applicationRef, environmentRef, requireResolvableRefs, variantRef } from "./configs.schemas";
+import { applicationRef, environmentRef, ONCE_FIELDS_ARE_VALID, requireResolvableRefs, variantRef } from "./configs.schemas";
 
 /** `configs_deploy`: the variant revision the variant ref names (else the latest) to the environment ref's environment. */
 export const DeployConfigBody = z
@@ -12,7 +12,7 @@ export const DeployConfigBody = z
       .apply(documented(globalThis.DOCUMENTATION && { description: "The environment to deploy to, by name" })),
     application_ref: applicationRef,
   })
-  .superRefine(requireResolvableRefs({ readsEnvironmentRef: true }));
+  .superRefine(requireResolvableRefs({ readsEnvironmentRef: true }), ONCE_FIELDS_ARE_VALID);
 
 /** `deploy_to_environment`: the variant's latest revision. */
 export const DeployToEnvironmentBody = z.object({

@@ -284,7 +284,15 @@ describe("fuzzing Idempotency-Key on POST /apps", () => {
               expect(changed).toEqual({
                 apps: {
                   added: [
-                    { id: appId, project_id: projectId, name, created_by: holder.userId, created_at: at, updated_at: null },
+                    {
+                      id: appId,
+                      project_id: projectId,
+                      name,
+                      created_by: holder.userId,
+                      created_at: at,
+                      updated_at: null,
+                      archived_at: null,
+                    },
                   ],
                   removed: [],
                 },
@@ -336,6 +344,34 @@ describe("cases found by fuzzing", () => {
       }
     }
     expect(await fuzzing.db.changes()).toEqual({});
+  });
+
+  it("reports a ref's bad field alone, not also the refs' rule the bad field happens to break (seed 702619565)", async () => {
+    // The platform runs its model validators only once every field is valid: version -1 is the error, not the
+    // "needs a slug or an id" that a ref holding only that version would break.
+    const answer = await ownerSends("/variants/configs/deploy", {
+      application_ref: { id: appNamed("fuzz-own").id },
+      variant_ref: { slug: null, version: -1, id: null },
+    });
+    expect(answer).toEqual({
+      status: 422,
+      etag: null,
+      changed: {},
+      body: {
+        detail: [
+          {
+            loc: ["body", "variant_ref", "version"],
+            msg: "Input should be greater than or equal to 0",
+            type: "greater_than_equal",
+          },
+          {
+            loc: ["body", "environment_ref"],
+            msg: "Value error, environment_ref needs a slug (or an environment revision's id)",
+            type: "value_error",
+          },
+        ],
+      },
+    });
   });
 
   it("deploys nowhere when an environment ref's slug and revision id disagree, or its id names no revision", async () => {
