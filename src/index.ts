@@ -1,6 +1,6 @@
 import { createService } from "./app";
 import { deleteExpiredClaims } from "./db/idempotency";
-import { pruneHistory } from "./webhooks/deliveries.sql";
+import { pruneHistory } from "./webhooks/deliveries.sql.ts";
 import { type DeliveryMessage, deliverQueued, sweepOverdueDeliveries } from "./webhooks/delivery";
 
 /** wrangler.toml [triggers]: the hourly clean-up; every other minute's trigger is the delivery sweep. */

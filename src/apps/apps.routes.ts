@@ -7,7 +7,7 @@ import { settleClaim } from "../http/idempotency";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef, withKeyErrors } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";
 import { AppListItem, CreateAppBody, CreateAppOutput, ListAppsQuery, toAppListItem, UpdateAppBody } from "./apps.schemas";
-import { createAppAsCaller, deleteApp, findCreateRefusal, listApps, renameApp } from "./apps.sql";
+import { createAppAsCaller, deleteApp, findCreateRefusal, listApps, renameApp } from "./apps.sql.ts";
 import { createRefusedError } from "./create-refusal";
 
 /** A name taken in the project fails the write with D1's UNIQUE error on `apps`: a 409. */

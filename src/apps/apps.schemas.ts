@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { documented } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
-import type { AppSummary } from "./apps.sql";
+import type { AppSummary } from "./apps.sql.ts";
 
 const appName = newNameField("app_name").apply(
   documented(

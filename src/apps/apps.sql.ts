@@ -5,8 +5,8 @@ import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { type Role, WRITER_ROLES_SQL } from "../db/roles";
 import { batch, type Sql, type Statement, sql, type Values } from "../db/sql";
-import { APP_PLACE } from "../events/events.sql";
-import { DEFAULT_ENVIRONMENTS } from "./environments.sql";
+import { APP_PLACE } from "../events/events.sql.ts";
+import { DEFAULT_ENVIRONMENTS } from "./environments.sql.ts";
 
 export interface NewApp {
   projectId: string;

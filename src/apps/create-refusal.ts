@@ -1,5 +1,5 @@
 import { type ApiError, forbidden, validationFailed } from "../http/errors";
-import type { AppTarget, CreateRefusal } from "./apps.sql";
+import type { AppTarget, CreateRefusal } from "./apps.sql.ts";
 
 // The target's ids in the order that decides it: the first one given names the target.
 const TARGET_FIELDS = [

@@ -1,4 +1,4 @@
-import type { EnvironmentState } from "../variants/deployments.sql";
+import type { EnvironmentState } from "../variants/deployments.sql.ts";
 
 /**
  * An environment record's ETag names its state, which changes exactly when its revision does: the environment's

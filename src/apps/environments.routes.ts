@@ -22,7 +22,7 @@ import {
   toEnvironmentOutput,
   toEnvironmentRevisions,
 } from "./environments.schemas";
-import { listEnvironments, readEnvironmentRevisions } from "./environments.sql";
+import { listEnvironments, readEnvironmentRevisions } from "./environments.sql.ts";
 
 const demoEnvironment = {
   name: "development",

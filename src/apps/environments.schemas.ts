@@ -2,7 +2,7 @@ import * as z from "zod";
 import { documented } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
 import { variantName } from "../variants/variant-names";
-import type { Environment, EnvironmentRevision } from "./environments.sql";
+import type { Environment, EnvironmentRevision } from "./environments.sql.ts";
 
 export const EnvironmentRevisionsParams = z.object({
   app_id: uuid,

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import * as z from "zod";
-import { findAppCreator } from "../apps/apps.sql";
+import { findAppCreator } from "../apps/apps.sql.ts";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import {
   addOrganizationMember,
@@ -25,8 +25,8 @@ import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
 import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLES } from "../db/roles";
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
-import { addConfig, commitConfig, type Ref } from "../variants/configs.sql";
-import { deployConfig } from "../variants/deployments.sql";
+import { addConfig, commitConfig, type Ref } from "../variants/configs.sql.ts";
+import { deployConfig } from "../variants/deployments.sql.ts";
 import { type OpenDatabase, openDatabase, retryWhenBusy, type Target } from "./database";
 import { runCommand, type Streams, UsageError } from "./run-cli";
 

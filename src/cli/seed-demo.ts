@@ -3,14 +3,14 @@
  * that its curl examples work as written. Idempotent. Local only: there is no way to point it at --remote.
  */
 import { parseArgs } from "node:util";
-import { createApp, findAppCreator } from "../apps/apps.sql";
-import { readEnvironmentRevisions } from "../apps/environments.sql";
+import { createApp, findAppCreator } from "../apps/apps.sql.ts";
+import { readEnvironmentRevisions } from "../apps/environments.sql.ts";
 import { hashApiKey, parseApiKey } from "../auth/api-keys";
 import { createApiKey, createUser, findApiKeyOwner, findUserByEmail } from "../db/accounts";
 import { operatorDb } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
-import { addConfig, commitConfig, fetchConfig } from "../variants/configs.sql";
-import { deployConfig } from "../variants/deployments.sql";
+import { addConfig, commitConfig, fetchConfig } from "../variants/configs.sql.ts";
+import { deployConfig } from "../variants/deployments.sql.ts";
 import { openDatabase, retryWhenBusy } from "./database";
 import { runCli, UsageError } from "./run-cli";
 

@@ -1,4 +1,4 @@
-import { appIsVisible } from "../apps/apps.sql";
+import { appIsVisible } from "../apps/apps.sql.ts";
 import { readAs, writeAs } from "../http/d1-session";
 import { appNotFound, configNameTaken, configNotFound, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
@@ -16,7 +16,7 @@ import {
 import { type Components, route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "../variants/configs.schemas";
-import { type ConfigRefs, environmentRevisionRefs, fetchConfig } from "../variants/configs.sql";
+import { type ConfigRefs, environmentRevisionRefs, fetchConfig } from "../variants/configs.sql.ts";
 import { BASE_NAME } from "../variants/variant-names";
 import {
   Base,
@@ -27,7 +27,7 @@ import {
   SaveConfigBody,
   toRegistryConfig,
 } from "./registry.schemas";
-import { saveConfig } from "./registry.sql";
+import { saveConfig } from "./registry.sql.ts";
 
 const BASE_ID = "`base_id` is the app's id: every app has one base, named `app`, whose id is its own.";
 

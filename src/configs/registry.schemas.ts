@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { documented } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
-import type { Config } from "../variants/configs.sql";
+import type { Config } from "../variants/configs.sql.ts";
 import { BASE_NAME } from "../variants/variant-names";
 import { parametersField } from "../variants/variants.schemas";
 

@@ -3,9 +3,9 @@ import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
-import { revisionEvent } from "../events/events.sql";
-import { COMMIT_CTES, refValues } from "../variants/configs.sql";
-import { deploymentStatements, newDeploymentIds } from "../variants/deployments.sql";
+import { revisionEvent } from "../events/events.sql.ts";
+import { COMMIT_CTES, refValues } from "../variants/configs.sql.ts";
+import { deploymentStatements, newDeploymentIds } from "../variants/deployments.sql.ts";
 
 /** What a save did: saved (a new config, or a commit over one and its deploy), or why it did nothing. */
 export type SaveOutcome =

@@ -4,7 +4,7 @@ import { forbidden, organizationNotFound } from "../http/errors";
 import { DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";
 import { type EventBody, EventPage, ListEventsQuery } from "./events.schemas";
-import { listEvents } from "./events.sql";
+import { listEvents } from "./events.sql.ts";
 
 /** An environment.deployed event, as the audit log and webhooks show it. */
 export const deployedExample = {

@@ -5,8 +5,8 @@ import { apiKeyNotFound, forbidden, userNotFound, workspaceNotFound } from "../h
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";
 import { ApiKeyListItem, CreateKeyQuery, DeletedApiKey, KeyPrefixParams, NewApiKey, Profile, ProfileQuery } from "./keys.schemas";
-import { createApiKeyAsCaller, deleteApiKeyAsCaller, isLiveKeyOfCaller, listApiKeys } from "./keys.sql";
-import { fetchProfile } from "./profile.sql";
+import { createApiKeyAsCaller, deleteApiKeyAsCaller, isLiveKeyOfCaller, listApiKeys } from "./keys.sql.ts";
+import { fetchProfile } from "./profile.sql.ts";
 
 const EVERY_ROLE = "Any role may: a member of any organization manages their own keys, and no one else's.";
 

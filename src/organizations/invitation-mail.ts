@@ -1,4 +1,4 @@
-import type { InvitationToMail } from "./invitations.sql";
+import type { InvitationToMail } from "./invitations.sql.ts";
 
 /**
  * How an invitation's token reaches the invitee (wrangler.toml INVITATION_EMAIL_FROM, INVITATION_TOKEN_IN_ANSWER):

@@ -27,7 +27,7 @@ import { type Components, type RouteEnv, route } from "../http/route";
 import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/workspaces.routes";
 import { toWorkspace, Workspace, WorkspaceMember } from "../workspaces/workspaces.schemas";
 import { mailInvitation, tokenDelivery } from "./invitation-mail";
-import { type AcceptVerdict, acceptInvitation, type InviteVerdict, issueInvitation } from "./invitations.sql";
+import { type AcceptVerdict, acceptInvitation, type InviteVerdict, issueInvitation } from "./invitations.sql.ts";
 import {
   AcceptBody,
   AcceptedInvitation,
@@ -54,7 +54,7 @@ import {
   listOrganizations,
   updateOrganizationAsCaller,
   updateWorkspaceAsCaller,
-} from "./organizations.sql";
+} from "./organizations.sql.ts";
 
 const TOKEN = "9f2c4e6a8b0d1f3e5a7c9b1d3f5e7a9c0b2d4f6e8a1c3e5b7d9f0a2c4e6b8d0f";
 

@@ -4,7 +4,7 @@ import { documented } from "../http/documentation";
 import { emailField, nameField, storableText, uuid } from "../http/fields";
 import { roleField } from "../workspaces/roles";
 import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
-import type { OrganizationDetails } from "./organizations.sql";
+import type { OrganizationDetails } from "./organizations.sql.ts";
 
 const description = storableText("description").max(2000);
 const type = storableText("type")

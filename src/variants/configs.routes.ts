@@ -25,7 +25,7 @@ import {
   toConfigOutput,
   toConfigRefs,
 } from "./configs.schemas";
-import { addConfig, type ConfigWrite, commitConfig, fetchConfig, forkConfig } from "./configs.sql";
+import { addConfig, type ConfigWrite, commitConfig, fetchConfig, forkConfig } from "./configs.sql.ts";
 
 // The flat commit body: CommitConfigBody unwraps `{"config": {...}}` before validating with it.
 const CommitConfig = CommitConfigBody.out;

@@ -3,7 +3,7 @@ import { parseJsonExactly } from "../db/exact-json";
 import { documented } from "../http/documentation";
 import { validationFailed } from "../http/errors";
 import { httpUrlOrEmpty, jsonObject, MAX_JSON_DEPTH, nameField, nestsDeeperThan, newNameField, uuid } from "../http/fields";
-import type { Config, ConfigRefs, Ref } from "./configs.sql";
+import type { Config, ConfigRefs, Ref } from "./configs.sql.ts";
 
 /**
  * A reference `{slug, version, id}`, every key optional (missing = null); one whose three values are all null

@@ -6,7 +6,7 @@ import { parseJsonExactly } from "../db/exact-json";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
 import { type Results, type Statement, type Statements, sql } from "../db/sql";
-import { APP_PLACE, REVISION_DATA, revisionEvent } from "../events/events.sql";
+import { APP_PLACE, REVISION_DATA, revisionEvent } from "../events/events.sql.ts";
 
 /** A reference to an app, a variant (revision) or an environment (revision): every part optional. */
 export interface Ref {

@@ -25,9 +25,9 @@ import {
 import { type Components, route } from "../http/route";
 import { demoConfigIn } from "./configs.routes";
 import { toConfigOutput, toConfigRefs } from "./configs.schemas";
-import type { Config } from "./configs.sql";
+import type { Config } from "./configs.sql.ts";
 import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertOutput, RevertParams } from "./deployments.schemas";
-import { type DeploymentTarget, deployConfig } from "./deployments.sql";
+import { type DeploymentTarget, deployConfig } from "./deployments.sql.ts";
 
 const CONDITIONS =
   "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +

@@ -3,7 +3,7 @@ import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "../db/caller";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { DEPLOYER_ROLES, DEPLOYER_ROLES_SQL, type Role } from "../db/roles";
 import { type Results, sql } from "../db/sql";
-import { deploymentEvent } from "../events/events.sql";
+import { deploymentEvent } from "../events/events.sql.ts";
 import {
   CONFIG_CTES,
   type Config,
@@ -13,7 +13,7 @@ import {
   fetchConfig,
   refValues,
   toConfig,
-} from "./configs.sql";
+} from "./configs.sql.ts";
 
 /** The state of an environment a writer saw (its ETag): its id and revision; null: any state (`If-Match: *`). */
 export interface EnvironmentState {

@@ -25,7 +25,7 @@ import {
 import { type Components, route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "./configs.schemas";
-import { addConfig, commitConfig } from "./configs.sql";
+import { addConfig, commitConfig } from "./configs.sql.ts";
 import {
   AddVariantFromBaseBody,
   AppVariant,
@@ -38,7 +38,7 @@ import {
   VariantParams,
   VariantRevisionParams,
 } from "./variants.schemas";
-import { getVariant, getVariantDeployedTo, listAppVariants, listVariantRevisions, removeVariant } from "./variants.sql";
+import { getVariant, getVariantDeployedTo, listAppVariants, listVariantRevisions, removeVariant } from "./variants.sql.ts";
 
 const demoVariant = {
   app_id: DEMO_IDS.app,

@@ -1,9 +1,9 @@
 import * as z from "zod";
 import { documented } from "../http/documentation";
 import { integerParam, jsonObject, MAX_JSON_DEPTH, nameField, newNameField, uuid } from "../http/fields";
-import type { Config } from "./configs.sql";
+import type { Config } from "./configs.sql.ts";
 import { BASE_NAME, variantName } from "./variant-names";
-import type { Variant, VariantRevision } from "./variants.sql";
+import type { Variant, VariantRevision } from "./variants.sql.ts";
 
 export const VariantParams = z.object({ variant_id: uuid });
 

@@ -2,8 +2,8 @@ import { v7 as uuidv7 } from "uuid";
 import type { Queryable } from "../db/d1";
 import { EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { batch, sql } from "../db/sql";
-import type { StoredEvent } from "../events/events.sql";
-import { TARGET_COLUMNS, type Target } from "./webhooks.sql";
+import type { StoredEvent } from "../events/events.sql.ts";
+import { TARGET_COLUMNS, type Target } from "./webhooks.sql.ts";
 
 /*
  * The delivery side of webhooks: the queue consumer's claims and records, the minute's sweep and the hourly pruning,

@@ -1,4 +1,4 @@
-import { type Event, toEvent } from "../events/events.sql";
+import { type Event, toEvent } from "../events/events.sql.ts";
 import {
   type AttemptOutcome,
   type Claim,
@@ -6,10 +6,10 @@ import {
   claimDeliveries,
   claimOverdueDeliveries,
   recordAttempts,
-} from "./deliveries.sql";
+} from "./deliveries.sql.ts";
 import { openSecret, type WebhookSettings } from "./secret-box";
 import { signedHeaders } from "./signing";
-import type { Target } from "./webhooks.sql";
+import type { Target } from "./webhooks.sql.ts";
 
 /** A message on the delivery queue: events just committed, or deliveries due (a retry, a redelivery, the sweep). */
 export interface DeliveryMessage {

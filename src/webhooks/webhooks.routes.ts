@@ -50,7 +50,7 @@ import {
   updateWebhook,
   WEBHOOKS_PER_ORGANIZATION,
   webhookTarget,
-} from "./webhooks.sql";
+} from "./webhooks.sql.ts";
 
 const WEBHOOK_ID = "01a20c90-1c2b-7d4e-9f60-7a8b9c0d1e2f";
 const DELIVERY_ID = "6f1c2d3e-4a5b-4c6d-8e7f-901a2b3c4d5e";

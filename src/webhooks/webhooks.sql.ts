@@ -3,7 +3,7 @@ import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { ADMIN_ROLES_SQL, type AdminRefusal, adminRefusal } from "../db/roles";
 import { sql } from "../db/sql";
-import { ORGANIZATION_SCOPE, organizationReadRole, organizationRole } from "../events/events.sql";
+import { ORGANIZATION_SCOPE, organizationReadRole, organizationRole } from "../events/events.sql.ts";
 
 /** A webhook as clients see it (never its secret). */
 export interface Webhook {

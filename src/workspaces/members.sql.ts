@@ -3,7 +3,7 @@ import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { ADMIN_ROLES_SQL, type Role } from "../db/roles";
 import { sql } from "../db/sql";
-import { type MemberRow, toWorkspace, type WorkspaceDetails, workspaceStatements } from "../organizations/organizations.sql";
+import { type MemberRow, toWorkspace, type WorkspaceDetails, workspaceStatements } from "../organizations/organizations.sql.ts";
 
 /**
  * Changing a member's role, or removing them, through workspace :workspace_id of organization :organization_id

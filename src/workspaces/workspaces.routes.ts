@@ -3,7 +3,7 @@ import { writeAs } from "../http/d1-session";
 import { type ApiError, forbidden, lastOwner, memberNotFound, workspaceNotFound } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";
-import { changeMemberRole, type MemberVerdict, removeMember } from "./members.sql";
+import { changeMemberRole, type MemberVerdict, removeMember } from "./members.sql.ts";
 import { ALL_ROLES, PERMISSIONS, ROLE_DESCRIPTIONS } from "./roles";
 import {
   AssignRoleBody,

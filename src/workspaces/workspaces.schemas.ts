@@ -2,7 +2,7 @@ import * as z from "zod";
 import { ROLES } from "../db/roles";
 import { documented } from "../http/documentation";
 import { emailField, uuid } from "../http/fields";
-import type { MemberRow, WorkspaceDetails } from "../organizations/organizations.sql";
+import type { MemberRow, WorkspaceDetails } from "../organizations/organizations.sql.ts";
 import { ROLE_DESCRIPTIONS, roleField } from "./roles";
 
 export const WorkspaceIdParams = z.object({ workspace_id: uuid });

@@ -7,28 +7,28 @@ import { createApiKey, createOrganization, createUser, setOrganizationMember } f
 import { operatorDb } from "../../src/db/caller";
 import type { Role } from "../../src/db/roles";
 import worker from "../../src/index";
-import { addConfig } from "../../src/variants/configs.sql";
-import { deployConfig } from "../../src/variants/deployments.sql";
+import { addConfig } from "../../src/variants/configs.sql.ts";
+import { deployConfig } from "../../src/variants/deployments.sql.ts";
 
 // Every import from src/ of the worker tests is here (re-exported below), so that a move in src/ is one edit.
 export { createService } from "../../src/app";
 export { CreateAppBody } from "../../src/apps/apps.schemas";
 export type { EnvironmentRevisions } from "../../src/apps/environments.schemas";
 export { EnvironmentRevisionsParams } from "../../src/apps/environments.schemas";
-export { DEFAULT_ENVIRONMENTS } from "../../src/apps/environments.sql";
+export { DEFAULT_ENVIRONMENTS } from "../../src/apps/environments.sql.ts";
 export { hashApiKey } from "../../src/auth/api-keys";
 export { revokeApiKey } from "../../src/db/accounts";
 export { CALLER_CTE } from "../../src/db/caller";
 export type { Role } from "../../src/db/roles";
-export type { Event } from "../../src/events/events.sql";
+export type { Event } from "../../src/events/events.sql.ts";
 export {
   BURST_ENTRIES as REQUEST_LOG_BURST_ENTRIES,
   BURST_MS as REQUEST_LOG_BURST_MS,
 } from "../../src/http/request-log";
 export type { ConfigOutput } from "../../src/variants/configs.schemas";
-export { claimDeliveries, LEASE_SECONDS } from "../../src/webhooks/deliveries.sql";
+export { claimDeliveries, LEASE_SECONDS } from "../../src/webhooks/deliveries.sql.ts";
 export { ATTEMPTS_PER_RUN, type DeliveryMessage, sendInBatches } from "../../src/webhooks/delivery";
-export { type Delivery, WEBHOOKS_PER_ORGANIZATION, type Webhook } from "../../src/webhooks/webhooks.sql";
+export { type Delivery, WEBHOOKS_PER_ORGANIZATION, type Webhook } from "../../src/webhooks/webhooks.sql.ts";
 export { worker };
 
 /** One problem of a 422, in FastAPI's shape. */
