@@ -181,8 +181,8 @@ export interface AppSummary {
 }
 
 /**
- * The apps of the caller's key's project, or of the default project of `workspaceId`, oldest first; only
- * `name` when given (exact). Empty when the caller is not a member of the project's organization.
+ * The apps of the caller's key's project, or of the default project of `workspaceId`, oldest first, archived ones
+ * left out; only `name` when given (exact). Empty when the caller is not a member of the project's organization.
  */
 export async function listApps(db: CallerDb, filter: { name: string | null; workspaceId: string | null }): Promise<AppSummary[]> {
   const { apps } = await db.batch({ apps: db.statement(APPS, { name: filter.name, workspace_id: filter.workspaceId }) });
@@ -198,7 +198,7 @@ const APPS = sql<AppSummary>(
                         ELSE (SELECT id FROM projects WHERE workspace_id = :workspace_id AND is_default = 1) END)
    SELECT a.id, a.name, COALESCE(a.updated_at, a.created_at) AS updatedAt
      FROM apps a
-    WHERE a.project_id = (SELECT id FROM project) AND (:name IS NULL OR a.name = :name)
+    WHERE a.project_id = (SELECT id FROM project) AND a.archived_at IS NULL AND (:name IS NULL OR a.name = :name)
     ORDER BY a.created_at, a.id`,
 );
 

@@ -26,6 +26,9 @@ export const EVENT_ACTOR = `(SELECT user_id FROM caller), (SELECT username FROM 
 /** Where an app (aliased `a`) lives, for an event about it: its project `p` and workspace `w`. */
 export const APP_PLACE = "JOIN projects p ON p.id = a.project_id JOIN workspaces w ON w.id = p.workspace_id";
 
+/** What an event says of variant `v` of app `a` (`config.archived`, `config.unarchived`, `config.removed`). */
+export const VARIANT_DATA = `'app_id', a.id, 'app_name', a.name, 'config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id`;
+
 /** What an event says of a config revision `r` of variant `v` of app `a`. */
 export const REVISION_DATA = `'app_id', a.id, 'app_name', a.name, 'config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id,
   'revision', r.revision, 'revision_id', r.id`;

@@ -76,6 +76,19 @@ export const configNameTaken = () =>
 export const variantRemoved = () =>
   new ApiError(409, "This revision belongs to a removed variant, which cannot be deployed again: deploy another config");
 
+export const variantArchived = () =>
+  new ApiError(
+    409,
+    "This revision belongs to an archived variant, which cannot be deployed again until it is unarchived " +
+      "(POST /applications/variants/{variant_id}/unarchive): deploy another config, or unarchive it first",
+  );
+
+export const configArchived = () =>
+  new ApiError(
+    409,
+    "Config is archived: unarchive it (POST /applications/variants/{variant_id}/unarchive) to save to it again",
+  );
+
 export const variantStillDeployed = (environments: string[]) =>
   new ApiError(
     409,
