@@ -1,3 +1,4 @@
+import { applicationVariantsComponents, applicationVariantsRoutes } from "./applications/variants.routes";
 import { appsComponents, appsRoutes } from "./apps/apps.routes";
 import { configsComponents, configsRoutes } from "./configs/configs.routes";
 import { deploymentsComponents, deploymentsRoutes } from "./deployments/deployments.routes";
@@ -8,6 +9,7 @@ import { keysComponents, keysRoutes, profileRoutes } from "./keys/keys.routes";
 import { organizationsComponents, organizationsRoutes } from "./organizations/organizations.routes";
 import { basesRoutes, registryComponents, registryRoutes } from "./registry/registry.routes";
 import { serviceRoutes } from "./service.routes";
+import { simpleApplicationsComponents, simpleApplicationsRoutes } from "./simple/applications.routes";
 import { appVariantsRoutes, variantsComponents, variantsRoutes } from "./variants/variants.routes";
 import { webhooksComponents, webhooksRoutes } from "./webhooks/webhooks.routes";
 import { workspacesComponents, workspacesRoutes } from "./workspaces/workspaces.routes";
@@ -27,6 +29,8 @@ export const ROUTES: readonly Route[] = [
   ...variantsRoutes,
   ...registryRoutes,
   ...basesRoutes,
+  ...simpleApplicationsRoutes,
+  ...applicationVariantsRoutes,
   ...keysRoutes,
   ...profileRoutes,
   ...organizationsRoutes,
@@ -43,6 +47,8 @@ export const COMPONENTS: (() => Components)[] = [
   configsComponents,
   deploymentsComponents,
   registryComponents,
+  simpleApplicationsComponents,
+  applicationVariantsComponents,
   keysComponents,
   organizationsComponents,
   workspacesComponents,

@@ -40,7 +40,7 @@ export async function saveConfig(
       params: JSON.stringify(save.params),
       overwrite: save.overwrite ? 1 : 0,
     }),
-    event: revisionEvent(db, revisionId),
+    event: revisionEvent(db, revisionId, variantId),
     ...deploymentStatements(
       db,
       {

@@ -47,11 +47,9 @@ const variantConflict = (removable: boolean) =>
           "nothing was written. Deploy another config",
         { variantRemoved: variantRemoved(), variantArchived: variantArchived() },
       )
-    : withKeyErrors(
-        409,
-        "The variant is archived: it is not deployed again until it is unarchived; nothing was written",
-        { variantArchived: variantArchived() },
-      );
+    : withKeyErrors(409, "The variant is archived: it is not deployed again until it is unarchived; nothing was written", {
+        variantArchived: variantArchived(),
+      });
 
 /** A deployment's 200: this body, with the environment's new ETag. */
 const deployedResponse = (ok: { description: string; schema: object; example: unknown }) =>

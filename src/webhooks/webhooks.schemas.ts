@@ -194,7 +194,11 @@ export const DeliveryWithAttempts = DeliveryBody.extend({
 export const WebhookPayload = z.object({
   type: z
     .enum([...EVENT_TYPES, "webhook.test"])
-    .apply(documented(globalThis.DOCUMENTATION && { description: "The event's type (docs/EVENTS.md); webhook.test: POST /webhooks/{id}/test" })),
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && { description: "The event's type; `webhook.test` for POST /webhooks/{webhook_id}/test" },
+      ),
+    ),
   timestamp: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "The event's occurred_at" })),
   data: EventBody,
 });
