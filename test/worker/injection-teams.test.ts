@@ -481,7 +481,7 @@ describe("odd text in the free-text fields", () => {
   // (src/http/fields.ts); any other field must refuse it too, or store it as sent, which it cannot.
   const LONE_SURROGATES = ["\ud800", "a\udc00b", "\udbff\udbff", "\u{1f600}\ud83d"];
   const routes: [string, () => string, string, Table, RowCounts, TextEvent][] = [
-    ["POST /organizations", () => "/organizations", "POST", "organizations", NEW_ORGANIZATION, null],
+    ["POST /organizations", () => "/organizations", "POST", "organizations", NEW_ORGANIZATION, "organization.created"],
     [
       "PUT /organizations/{org_id}",
       () => `/organizations/${team.organizationId}`,

@@ -41,7 +41,7 @@ const slugTaken = (slug: string, archived = false) => ({
   },
 });
 
-const appEvent = (type: string, account: Account, appId: string, data: object) => ({
+const appEvent = (type: string, account: Account, appId: string, data: Record<string, unknown>) => ({
   type,
   organization_id: account.organizationId,
   project_id: account.projectId,
