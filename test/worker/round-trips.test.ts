@@ -762,8 +762,14 @@ describe("D1 round trips per request", () => {
   );
 
   const absentId = "01900000-0000-7000-8000-000000000000";
-  const simpleApp = (path = "") => () => `/simple/applications/${simpleAppId}${path}`;
-  const simpleVariant = (path = "") => () => `/applications/variants/${simpleVariantId}${path}`;
+  const simpleApp =
+    (path = "") =>
+    () =>
+      `/simple/applications/${simpleAppId}${path}`;
+  const simpleVariant =
+    (path = "") =>
+    () =>
+      `/applications/variants/${simpleVariantId}${path}`;
   /** One case per call of today's SDK's apps and variants (docs/CURRENT-SDK-API.md, 1 to 9), and their error paths. */
   const currentApiPaths: Case[] = [
     {
