@@ -94,6 +94,23 @@ export async function createTeam(owner: Account, members: [Account, Role][] = []
   return ids;
 }
 
+/**
+ * What access tests need around `owner`: a team of theirs with a viewer, keys of the team's project (the owner's, the
+ * viewer's, and a read-only one of the owner's), and an outsider, a member of nothing of theirs.
+ */
+export async function createTeamWithKeys(owner: Account) {
+  const outsider = await createAccount();
+  const viewer = await createAccount();
+  const team = await createTeam(owner, [[viewer, "viewer"]]);
+  return {
+    team,
+    outsider,
+    ownerKey: await issueKey(owner.userId, team.projectId),
+    viewerKey: await issueKey(viewer.userId, team.projectId),
+    readOnlyKey: await issueKey(owner.userId, team.projectId, { readOnly: true }),
+  };
+}
+
 /** A workspace of `createLayeredTeam`: its default project, and the projects made before and after it. */
 export interface LayeredWorkspace {
   id: string;

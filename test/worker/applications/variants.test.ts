@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { applicationVariants, apps, configs, deployments, registry, simpleApplications, variants } from "../client";
-import { type Account, createAccount, createTeam, deploy, expectJson, FORBIDDEN, issueKey, send } from "../fixtures";
-import { changesBy, expectNoChange, expectWrite, issueAt } from "../injection-payloads";
+import { type Account, createAccount, createTeamWithKeys, deploy, expectJson, FORBIDDEN, send } from "../fixtures";
+import { changesBy, expectNoChange, expectRefusedWith, expectWrite, issueAt } from "../injection-payloads";
 
 /*
  * Today's SDK's VariantManager against the service (docs/CURRENT-SDK-API.md, calls 6 to 9, after call 2), replayed as
@@ -36,14 +36,6 @@ const resolveBody = (appSlug: string, variantSlug: string) => ({
   application_refs: [{ slug: appSlug }],
   application_variant: { slug: variantSlug },
 });
-
-/** The request is refused with `status`, its detail holding `issue` (a 422's) or being it, and writes nothing. */
-async function expectRefused(request: () => Promise<Response>, status: number, issue: unknown) {
-  const response = await expectNoChange(request);
-  const body = await expectJson<{ detail: unknown }>(response, status);
-  if (typeof issue === "string" || !Array.isArray(body.detail)) expect(body.detail).toEqual(issue);
-  else expect(body.detail).toContainEqual(issue);
-}
 
 const configEvent = (type: string, account: Account, appId: string, data: Record<string, unknown>) => ({
   type,
@@ -218,7 +210,7 @@ describe("archived variants in both APIs", () => {
     const archived =
       "This revision belongs to an archived variant, which cannot be deployed again until it is unarchived " +
       "(POST /applications/variants/{variant_id}/unarchive): deploy another config, or unarchive it first";
-    await expectRefused(
+    await expectRefusedWith(
       () =>
         deployments.deployConfig(owner, {
           variant_ref: { id: variantRevisionId },
@@ -227,13 +219,13 @@ describe("archived variants in both APIs", () => {
       409,
       archived,
     );
-    await expectRefused(
+    await expectRefusedWith(
       () => deployments.deployEnvironment(owner, { environment_name: "development", variant_id: variantId }),
       409,
       archived,
     );
-    await expectRefused(() => deployments.revert(owner, deployedRevisionId), 409, archived);
-    await expectRefused(
+    await expectRefusedWith(() => deployments.revert(owner, deployedRevisionId), 409, archived);
+    await expectRefusedWith(
       () => registry.saveConfig(owner, { base_id: appId, config_name: "main", parameters: {}, overwrite: true }),
       409,
       "Config is archived: unarchive it (POST /applications/variants/{variant_id}/unarchive) to save to it again",
@@ -275,7 +267,7 @@ describe("the legacy DELETE /variants/{variant_id}", () => {
     );
     // A removed variant is not found by its id either.
     expect(await expectJson(await applicationVariants.get(owner, variant.id))).toEqual({ count: 0 });
-    await expectRefused(() => applicationVariants.archive(owner, variant.id), 404, "Variant not found");
+    await expectRefusedWith(() => applicationVariants.archive(owner, variant.id), 404, "Variant not found");
   });
 });
 
@@ -290,25 +282,25 @@ describe("add", () => {
   it("a slug the app has: 409 in the platform's shape, saying when that variant is archived", async () => {
     const live = (await expectJson<OneVariant>(await applicationVariants.add(owner, addBody(app.id, "twin"))))
       .application_variant;
-    await expectRefused(() => applicationVariants.add(owner, addBody(app.id, "twin")), 409, slugTaken("twin", false));
+    await expectRefusedWith(() => applicationVariants.add(owner, addBody(app.id, "twin")), 409, slugTaken("twin", false));
     await expectJson(await applicationVariants.archive(owner, live.id));
-    await expectRefused(() => applicationVariants.add(owner, addBody(app.id, "twin")), 409, slugTaken("twin", true));
+    await expectRefusedWith(() => applicationVariants.add(owner, addBody(app.id, "twin")), 409, slugTaken("twin", true));
   });
 
   it("checks the slug rule and the legacy name rules, a name other than the slug, and the wrapper key", async () => {
     for (const slug of ["with space", ".dot", "ü", ""]) {
-      await expectRefused(
+      await expectRefusedWith(
         () => applicationVariants.add(owner, addBody(app.id, slug)),
         422,
         issueAt(["body", "application_variant", "slug"]),
       );
     }
-    await expectRefused(
+    await expectRefusedWith(
       () => applicationVariants.add(owner, { application_variant: { application_id: app.id, slug: "s", name: "n" } }),
       422,
       issueAt(["body", "application_variant", "name"]),
     );
-    await expectRefused(() => applicationVariants.add(owner, { variant: { application_id: app.id, slug: "s" } }), 422, {
+    await expectRefusedWith(() => applicationVariants.add(owner, { variant: { application_id: app.id, slug: "s" } }), 422, {
       loc: ["body"],
       msg: 'Value error, unknown key "variant": the keys here are "application_variant"',
       type: "value_error",
@@ -348,33 +340,29 @@ describe("add", () => {
 
 describe("access and bad input", () => {
   let outsider: Account;
-  let viewer: Account;
+  let viewerKey: string;
   let readOnlyKey: string;
   let teamAppId: string;
   let teamVariant: Variant;
   const absent = "01900000-0000-7000-8000-000000000000";
   beforeAll(async () => {
-    outsider = await createAccount();
-    viewer = await createAccount();
-    const team = await createTeam(owner, [[viewer, "viewer"]]);
-    const teamKey = { key: await issueKey(owner.userId, team.projectId) };
-    teamAppId = (
-      await expectJson<OneApp>(await simpleApplications.create(teamKey, { application: { slug: "team", name: "team" } }))
-    ).application.id;
+    const keys = await createTeamWithKeys(owner);
+    ({ outsider, viewerKey, readOnlyKey } = keys);
+    const teamKey = { key: keys.ownerKey };
+    const created = await simpleApplications.create(teamKey, { application: { slug: "team", name: "team" } });
+    teamAppId = (await expectJson<OneApp>(created)).application.id;
     teamVariant = (await expectJson<OneVariant>(await applicationVariants.add(teamKey, addBody(teamAppId, "shared"))))
       .application_variant;
-    viewer.key = await issueKey(viewer.userId, team.projectId);
-    readOnlyKey = await issueKey(owner.userId, team.projectId, { readOnly: true });
   });
 
   it("another organization's app or variant answers exactly as one that does not exist", async () => {
     for (const id of [teamVariant.id, absent]) {
       expect(await expectJson(await expectNoChange(() => applicationVariants.get(outsider, id)))).toEqual({ count: 0 });
-      await expectRefused(() => applicationVariants.archive(outsider, id), 404, "Variant not found");
-      await expectRefused(() => applicationVariants.unarchive(outsider, id), 404, "Variant not found");
+      await expectRefusedWith(() => applicationVariants.archive(outsider, id), 404, "Variant not found");
+      await expectRefusedWith(() => applicationVariants.unarchive(outsider, id), 404, "Variant not found");
     }
     for (const id of [teamAppId, absent]) {
-      await expectRefused(() => applicationVariants.add(outsider, addBody(id, "intruder")), 404, "App not found");
+      await expectRefusedWith(() => applicationVariants.add(outsider, addBody(id, "intruder")), 404, "App not found");
       const query = await applicationVariants.query(outsider, { application_refs: [{ id }] });
       expect(await expectJson(query)).toEqual({ count: 0, application_variants: [] });
     }
@@ -383,26 +371,26 @@ describe("access and bad input", () => {
   });
 
   it("a viewer and a read-only key read, and their writes are 403s that write nothing", async () => {
-    for (const key of [viewer.key, readOnlyKey]) {
+    for (const key of [viewerKey, readOnlyKey]) {
       expect(await expectJson(await applicationVariants.get({ key }, teamVariant.id))).toEqual({
         count: 1,
         application_variant: teamVariant,
       });
       const query = await applicationVariants.query({ key }, { application_refs: [{ slug: "team" }] });
       expect(await expectJson(query)).toEqual({ count: 1, application_variants: [teamVariant] });
-      await expectRefused(() => applicationVariants.add({ key }, addBody(teamAppId, "viewers")), 403, FORBIDDEN);
-      await expectRefused(() => applicationVariants.archive({ key }, teamVariant.id), 403, FORBIDDEN);
-      await expectRefused(() => applicationVariants.unarchive({ key }, teamVariant.id), 403, FORBIDDEN);
+      await expectRefusedWith(() => applicationVariants.add({ key }, addBody(teamAppId, "viewers")), 403, FORBIDDEN);
+      await expectRefusedWith(() => applicationVariants.archive({ key }, teamVariant.id), 403, FORBIDDEN);
+      await expectRefusedWith(() => applicationVariants.unarchive({ key }, teamVariant.id), 403, FORBIDDEN);
     }
   });
 
   it("non-UUID ids, malformed and unknown bodies, huge and deep ones: refused, nothing written", async () => {
     for (const id of ["not-a-uuid", "' OR 1=1 --"]) {
       const issue = issueAt(["path", "variant_id"], { type: "uuid_parsing" });
-      await expectRefused(() => applicationVariants.get(owner, id), 422, issue);
-      await expectRefused(() => applicationVariants.archive(owner, id), 422, issue);
-      await expectRefused(() => applicationVariants.unarchive(owner, id), 422, issue);
-      await expectRefused(
+      await expectRefusedWith(() => applicationVariants.get(owner, id), 422, issue);
+      await expectRefusedWith(() => applicationVariants.archive(owner, id), 422, issue);
+      await expectRefusedWith(() => applicationVariants.unarchive(owner, id), 422, issue);
+      await expectRefusedWith(
         () => applicationVariants.add(owner, addBody(id, "x")),
         422,
         issueAt(["body", "application_variant", "application_id"], { type: "uuid_parsing" }),
@@ -416,8 +404,8 @@ describe("access and bad input", () => {
       [{ application_variant: "main" }, ["body", "application_variant"]],
       [{ include_archived: 1 }, ["body", "include_archived"]],
     ];
-    for (const [body, loc] of queries) await expectRefused(() => applicationVariants.query(owner, body), 422, issueAt(loc));
-    await expectRefused(
+    for (const [body, loc] of queries) await expectRefusedWith(() => applicationVariants.query(owner, body), 422, issueAt(loc));
+    await expectRefusedWith(
       () => applicationVariants.add(owner, addBody(app.id, `v${"x".repeat(20_000)}`)),
       413,
       "Request body is larger than 16384 bytes",

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { apps, simpleApplications } from "../client";
-import { type Account, createAccount, createAppVia, createTeam, expectJson, FORBIDDEN, issueKey, send } from "../fixtures";
-import { changesBy, expectNoChange, expectWrite, issueAt } from "../injection-payloads";
+import { type Account, createAccount, createAppVia, createTeamWithKeys, expectJson, FORBIDDEN, send } from "../fixtures";
+import { changesBy, expectNoChange, expectRefusedWith, expectWrite, issueAt } from "../injection-payloads";
 
 /*
  * Today's SDK's AppManager against the service (docs/CURRENT-SDK-API.md, calls 1 to 5), replayed call by call as the
@@ -49,14 +49,6 @@ const appEvent = (type: string, account: Account, appId: string, data: Record<st
   actor_user_id: account.userId,
   data,
 });
-
-/** The request is refused with `status`, its detail holding `issue` (a 422's) or being it (a message), and writes nothing. */
-async function expectRefused(request: () => Promise<Response>, status: number, issue: unknown) {
-  const response = await expectNoChange(request);
-  const body = await expectJson<{ detail: unknown }>(response, status);
-  if (typeof issue === "string") expect(body.detail).toBe(issue);
-  else expect(body.detail).toContainEqual(issue);
-}
 
 let owner: Account;
 beforeAll(async () => {
@@ -183,13 +175,13 @@ describe("create", () => {
 
   it("checks the platform's slug rule and the legacy name rules; name, if given, must be the slug", async () => {
     for (const slug of ["with space", ".dot-first", "ünïcode", "a/b", "", "x".repeat(256), "tab\there"]) {
-      await expectRefused(
+      await expectRefusedWith(
         () => simpleApplications.create(owner, createBody(slug)),
         422,
         issueAt(["body", "application", "slug"]),
       );
     }
-    await expectRefused(
+    await expectRefusedWith(
       () => simpleApplications.create(owner, { application: { slug: "a-slug", name: "Another Name" } }),
       422,
       issueAt(["body", "application", "name"]),
@@ -208,17 +200,21 @@ describe("create", () => {
         { loc: ["body"], msg: 'Value error, unknown key "app": the keys here are "application"', type: "value_error" },
       ],
     });
-    await expectRefused(() => simpleApplications.create(owner, { application: { slug: "x", description: "not kept" } }), 422, {
-      loc: ["body", "application"],
-      msg: 'Value error, unknown key "description": the keys here are "slug", "name", "flags"',
-      type: "value_error",
-    });
+    await expectRefusedWith(
+      () => simpleApplications.create(owner, { application: { slug: "x", description: "not kept" } }),
+      422,
+      {
+        loc: ["body", "application"],
+        msg: 'Value error, unknown key "description": the keys here are "slug", "name", "flags"',
+        type: "value_error",
+      },
+    );
   });
 
   it("takes the SDK's flags and answers flags {} (this service has no app types)", async () => {
     const chat = await expectJson<One>(await simpleApplications.create(owner, createBody("chatty", { is_chat: true })));
     expect(chat.application.flags).toEqual({});
-    await expectRefused(
+    await expectRefusedWith(
       () => simpleApplications.create(owner, createBody("flagged", { is_chat: "yes" })),
       422,
       issueAt(["body", "application", "flags", "is_chat"]),
@@ -272,20 +268,17 @@ describe("paths", () => {
 
 describe("access", () => {
   let outsider: Account;
-  let viewer: Account;
+  let viewerKey: string;
   let readOnlyKey: string;
   let teamAppId: string;
   let teamApp: SimpleApplication;
   const absent = "01900000-0000-7000-8000-000000000000";
   beforeAll(async () => {
-    outsider = await createAccount();
-    viewer = await createAccount();
-    const team = await createTeam(owner, [[viewer, "viewer"]]);
-    const teamKey = await issueKey(owner.userId, team.projectId);
-    teamApp = (await expectJson<One>(await simpleApplications.create({ key: teamKey }, createBody("team-app")))).application;
+    const keys = await createTeamWithKeys(owner);
+    ({ outsider, viewerKey, readOnlyKey } = keys);
+    teamApp = (await expectJson<One>(await simpleApplications.create({ key: keys.ownerKey }, createBody("team-app"))))
+      .application;
     teamAppId = teamApp.id;
-    viewer.key = await issueKey(viewer.userId, team.projectId);
-    readOnlyKey = await issueKey(owner.userId, team.projectId, { readOnly: true });
   });
 
   it("another organization's app answers exactly as one that does not exist", async () => {
@@ -307,7 +300,7 @@ describe("access", () => {
   });
 
   it("a viewer and a read-only key read, and every write of theirs is a 403 that writes nothing", async () => {
-    for (const key of [viewer.key, readOnlyKey]) {
+    for (const key of [viewerKey, readOnlyKey]) {
       expect(await expectJson(await simpleApplications.get({ key }, teamAppId))).toEqual({ count: 1, application: teamApp });
       expect(await expectJson(await simpleApplications.query({ key }, {}))).toEqual({ count: 1, applications: [teamApp] });
       for (const write of [
@@ -340,7 +333,7 @@ describe("bad input changes nothing", () => {
       [{ application: { slug: "ok", flags: [] } }, ["body", "application", "flags"]],
     ];
     for (const [body, loc] of cases) {
-      await expectRefused(() => simpleApplications.create(owner, body), 422, issueAt(loc));
+      await expectRefusedWith(() => simpleApplications.create(owner, body), 422, issueAt(loc));
     }
     const queries: [unknown, (string | number)[]][] = [
       [{ application_refs: [{}] }, ["body", "application_refs", 0]],
@@ -352,14 +345,14 @@ describe("bad input changes nothing", () => {
       [{ application_refs: Array(101).fill({ slug: "guarded" }) }, ["body", "application_refs"]],
     ];
     for (const [body, loc] of queries) {
-      await expectRefused(() => simpleApplications.query(owner, body), 422, issueAt(loc));
+      await expectRefusedWith(() => simpleApplications.query(owner, body), 422, issueAt(loc));
     }
-    await expectRefused(() => simpleApplications.edit(owner, appId, editBody(absentId(appId), "moved")), 422, {
+    await expectRefusedWith(() => simpleApplications.edit(owner, appId, editBody(absentId(appId), "moved")), 422, {
       loc: ["body", "application", "id"],
       msg: "Value error, id must be the path's application_id",
       type: "value_error",
     });
-    await expectRefused(
+    await expectRefusedWith(
       () => simpleApplications.edit(owner, appId, { application: { slug: "one", name: "other" } }),
       422,
       issueAt(["body", "application", "slug"]),
@@ -374,14 +367,14 @@ describe("bad input changes nothing", () => {
         () => simpleApplications.archive(owner, id),
         () => simpleApplications.unarchive(owner, id),
       ]) {
-        await expectRefused(request, 422, issueAt(["path", "application_id"], { type: "uuid_parsing" }));
+        await expectRefusedWith(request, 422, issueAt(["path", "application_id"], { type: "uuid_parsing" }));
       }
     }
   });
 
   it("huge and deep bodies: 413 and 422", async () => {
     const huge = createBody(`huge-${"x".repeat(20_000)}`);
-    await expectRefused(() => simpleApplications.create(owner, huge), 413, "Request body is larger than 16384 bytes");
+    await expectRefusedWith(() => simpleApplications.create(owner, huge), 413, "Request body is larger than 16384 bytes");
     let deep: unknown = { slug: "deep" };
     for (let i = 0; i < 200; i++) deep = { application: deep };
     const response = await expectNoChange(() => simpleApplications.create(owner, deep));
