@@ -1,6 +1,18 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { applicationVariants, apps, configs, deployments, registry, simpleApplications, variants } from "../client";
-import { type Account, createAccount, createTeamWithKeys, deploy, expectJson, FORBIDDEN, send } from "../fixtures";
+import {
+  A_NEW_ID,
+  A_TIME,
+  type Account,
+  createAccount,
+  createTeamWithKeys,
+  deploy,
+  expectJson,
+  FORBIDDEN,
+  send,
+  slugTakenDetail,
+} from "../fixtures";
+import { eventOfApp } from "../harness";
 import { changesBy, expectNoChange, expectRefusedWith, expectWrite, issueAt } from "../injection-payloads";
 
 /*
@@ -8,9 +20,6 @@ import { changesBy, expectNoChange, expectRefusedWith, expectWrite, issueAt } fr
  * the SDK sends them (sdks/python/agenta/sdk/managers/shared.py of the platform's release 0.113), every answer whole;
  * and what archiving a variant does to the legacy API.
  */
-
-const TIME = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-const ID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 
 interface Variant {
   id: string;
@@ -37,15 +46,6 @@ const resolveBody = (appSlug: string, variantSlug: string) => ({
   application_variant: { slug: variantSlug },
 });
 
-const configEvent = (type: string, account: Account, appId: string, data: Record<string, unknown>) => ({
-  type,
-  organization_id: account.organizationId,
-  project_id: account.projectId,
-  app_id: appId,
-  actor_user_id: account.userId,
-  data,
-});
-
 let owner: Account;
 let app: OneApp["application"];
 beforeAll(async () => {
@@ -64,20 +64,20 @@ describe("VariantManager, call by call", () => {
     const added = await changesBy(() => applicationVariants.add(owner, addBody(app.id, "first")));
     const variant = (await expectJson<OneVariant>(added.result)).application_variant;
     expect(variant).toEqual({
-      id: ID,
+      id: A_NEW_ID,
       slug: "first",
       name: "first",
       application_id: app.id,
       application_slug: "vm-app",
       artifact_id: app.id,
       artifact_slug: "vm-app",
-      created_at: TIME,
+      created_at: A_TIME,
       updated_at: variant.created_at,
     });
     expectWrite(
       added.changed,
       { app_variants: [1, 0] },
-      configEvent("config.added", owner, app.id, {
+      eventOfApp("config.added", owner, app.id, {
         app_id: app.id,
         app_name: "vm-app",
         config_name: "first",
@@ -110,9 +110,22 @@ describe("VariantManager, call by call", () => {
     expectWrite(
       saved.changed,
       { app_variant_revisions: [1, 0] },
-      configEvent("config.committed", owner, app.id, { config_name: "saved", variant_id: variant.id, revision: 1 }),
+      eventOfApp("config.committed", owner, app.id, { config_name: "saved", variant_id: variant.id, revision: 1 }),
     );
-    expect(variant).toEqual({ ...variant, created_by_id: owner.userId, updated_at: TIME });
+    // Its author and last change are those of its revision 1 now.
+    expect(variant).toEqual({
+      id: A_NEW_ID,
+      slug: "saved",
+      name: "saved",
+      application_id: app.id,
+      application_slug: "vm-app",
+      artifact_id: app.id,
+      artifact_slug: "vm-app",
+      created_at: A_TIME,
+      created_by_id: owner.userId,
+      updated_at: A_TIME,
+    });
+    expect(variant.updated_at >= variant.created_at).toBe(true);
     const listed = await expectJson<{ variant_id: string; revision: number; parameters: object }[]>(
       await apps.variants(owner, app.id),
     );
@@ -127,11 +140,11 @@ describe("VariantManager, call by call", () => {
     const [resolved] = (await expectJson<ManyVariants>(await applicationVariants.query(owner, resolveBody("vm-app", "doomed"))))
       .application_variants;
     const archived = await changesBy(() => applicationVariants.archive(owner, resolved.id));
-    expect(await expectJson(archived.result)).toEqual({ count: 1, application_variant: { ...variant, deleted_at: TIME } });
+    expect(await expectJson(archived.result)).toEqual({ count: 1, application_variant: { ...variant, deleted_at: A_TIME } });
     expectWrite(
       archived.changed,
       { app_variants: [1, 1] },
-      configEvent("config.archived", owner, app.id, {
+      eventOfApp("config.archived", owner, app.id, {
         app_id: app.id,
         app_name: "vm-app",
         config_name: "doomed",
@@ -241,7 +254,7 @@ describe("archived variants in both APIs", () => {
     expectWrite(
       unarchived.changed,
       { app_variants: [1, 1] },
-      configEvent("config.unarchived", owner, appId, { config_name: "main", variant_id: variantId }),
+      eventOfApp("config.unarchived", owner, appId, { config_name: "main", variant_id: variantId }),
     );
     const deployedAgain = await deployments.deployEnvironment(owner, { environment_name: "development", variant_id: variantId });
     expect(deployedAgain.status).toBe(200);
@@ -258,7 +271,7 @@ describe("the legacy DELETE /variants/{variant_id}", () => {
     expectWrite(
       removed.changed,
       { app_variants: [1, 1] },
-      configEvent("config.removed", owner, app.id, {
+      eventOfApp("config.removed", owner, app.id, {
         app_id: app.id,
         app_name: "vm-app",
         config_name: "removable",
@@ -272,19 +285,12 @@ describe("the legacy DELETE /variants/{variant_id}", () => {
 });
 
 describe("add", () => {
-  const slugTaken = (slug: string, archived: boolean) => ({
-    message:
-      `A resource with slug '${slug}' already exists in this project.` +
-      (archived ? " It is archived: unarchive it, or choose another slug." : ""),
-    conflict: { slug },
-  });
-
   it("a slug the app has: 409 in the platform's shape, saying when that variant is archived", async () => {
     const live = (await expectJson<OneVariant>(await applicationVariants.add(owner, addBody(app.id, "twin"))))
       .application_variant;
-    await expectRefusedWith(() => applicationVariants.add(owner, addBody(app.id, "twin")), 409, slugTaken("twin", false));
+    await expectRefusedWith(() => applicationVariants.add(owner, addBody(app.id, "twin")), 409, slugTakenDetail("twin", false));
     await expectJson(await applicationVariants.archive(owner, live.id));
-    await expectRefusedWith(() => applicationVariants.add(owner, addBody(app.id, "twin")), 409, slugTaken("twin", true));
+    await expectRefusedWith(() => applicationVariants.add(owner, addBody(app.id, "twin")), 409, slugTakenDetail("twin", true));
   });
 
   it("checks the slug rule and the legacy name rules, a name other than the slug, and the wrapper key", async () => {

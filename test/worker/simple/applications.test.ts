@@ -1,15 +1,24 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { apps, simpleApplications } from "../client";
-import { type Account, createAccount, createAppVia, createTeamWithKeys, expectJson, FORBIDDEN, send } from "../fixtures";
+import {
+  A_NEW_ID,
+  A_TIME,
+  type Account,
+  createAccount,
+  createAppVia,
+  createTeamWithKeys,
+  expectJson,
+  FORBIDDEN,
+  send,
+  slugTakenDetail,
+} from "../fixtures";
+import { eventOfApp } from "../harness";
 import { changesBy, expectNoChange, expectRefusedWith, expectWrite, issueAt } from "../injection-payloads";
 
 /*
  * Today's SDK's AppManager against the service (docs/CURRENT-SDK-API.md, calls 1 to 5), replayed call by call as the
  * SDK sends them (sdks/python/agenta/sdk/managers/apps.py of the platform's release 0.113), every answer compared whole.
  */
-
-const TIME = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-const ID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 
 interface SimpleApplication {
   id: string;
@@ -31,25 +40,6 @@ const createBody = (slug: string, flags?: object) => ({ application: { slug, nam
 /** What AppManager.update sends. */
 const editBody = (id: string, slug: string) => ({ application: { slug, name: slug, id } });
 
-/** The 409 of a slug taken, in the platform's shape. */
-const slugTaken = (slug: string, archived = false) => ({
-  detail: {
-    message:
-      `A resource with slug '${slug}' already exists in this project.` +
-      (archived ? " It is archived: unarchive it, or choose another slug." : ""),
-    conflict: { slug },
-  },
-});
-
-const appEvent = (type: string, account: Account, appId: string, data: Record<string, unknown>) => ({
-  type,
-  organization_id: account.organizationId,
-  project_id: account.projectId,
-  app_id: appId,
-  actor_user_id: account.userId,
-  data,
-});
-
 let owner: Account;
 beforeAll(async () => {
   owner = await createAccount();
@@ -60,10 +50,10 @@ describe("AppManager, call by call", () => {
     const created = await changesBy(() => simpleApplications.create(owner, createBody("sdk-app")));
     const app = (await expectJson<One>(created.result)).application;
     const made = {
-      id: ID,
+      id: A_NEW_ID,
       slug: "sdk-app",
       name: "sdk-app",
-      created_at: TIME,
+      created_at: A_TIME,
       updated_at: app.created_at,
       created_by_id: owner.userId,
       flags: {},
@@ -72,7 +62,7 @@ describe("AppManager, call by call", () => {
     expectWrite(
       created.changed,
       { apps: [1, 0], environments: [3, 0] },
-      appEvent("app.created", owner, app.id, { app_id: app.id, app_name: "sdk-app" }),
+      eventOfApp("app.created", owner, app.id, { app_id: app.id, app_name: "sdk-app" }),
     );
 
     // list(): every app of the key's project, oldest first; the legacy list shows the same app.
@@ -83,12 +73,12 @@ describe("AppManager, call by call", () => {
 
     const renamed = await changesBy(() => simpleApplications.edit(owner, app.id, editBody(app.id, "sdk-app-2")));
     const edited = (await expectJson<One>(renamed.result)).application;
-    expect(edited).toEqual({ ...app, slug: "sdk-app-2", name: "sdk-app-2", updated_at: TIME });
+    expect(edited).toEqual({ ...app, slug: "sdk-app-2", name: "sdk-app-2", updated_at: A_TIME });
     expect(edited.updated_at > app.updated_at).toBe(true);
     expectWrite(
       renamed.changed,
       { apps: [1, 1] },
-      appEvent("app.renamed", owner, app.id, { app_id: app.id, app_name: "sdk-app-2", previous_app_name: "sdk-app" }),
+      eventOfApp("app.renamed", owner, app.id, { app_id: app.id, app_name: "sdk-app-2", previous_app_name: "sdk-app" }),
     );
     // The same name again changes nothing: no event, not even updated_at.
     const same = await expectNoChange(() => simpleApplications.edit(owner, app.id, editBody(app.id, "sdk-app-2")));
@@ -96,11 +86,11 @@ describe("AppManager, call by call", () => {
 
     // delete(): archive; any 2xx will do for the SDK, and the app is answered whole.
     const archived = await changesBy(() => simpleApplications.archive(owner, app.id));
-    expect(await expectJson(archived.result)).toEqual({ count: 1, application: { ...edited, deleted_at: TIME } });
+    expect(await expectJson(archived.result)).toEqual({ count: 1, application: { ...edited, deleted_at: A_TIME } });
     expectWrite(
       archived.changed,
       { apps: [1, 1] },
-      appEvent("app.archived", owner, app.id, { app_id: app.id, app_name: "sdk-app-2" }),
+      eventOfApp("app.archived", owner, app.id, { app_id: app.id, app_name: "sdk-app-2" }),
     );
   });
 });
@@ -114,7 +104,7 @@ describe("archived apps", () => {
   });
 
   it("leave lists and lookups by name in both APIs; their id still resolves", async () => {
-    expect(archivedApp.deleted_at).toEqual(TIME);
+    expect(archivedApp.deleted_at).toEqual(A_TIME);
     const listed = await expectJson<Many>(await simpleApplications.query(owner, {}));
     expect(listed.applications.map(({ id }) => id)).not.toContain(appId);
     expect(await expectJson(await simpleApplications.query(owner, { application: { slug: "shelved" } }))).toEqual({
@@ -138,7 +128,7 @@ describe("archived apps", () => {
   it("keep their name: a create of it is a 409 that says the app is archived; archiving again changes nothing", async () => {
     const taken = await expectNoChange(() => simpleApplications.create(owner, createBody("shelved")));
     expect(taken.status).toBe(409);
-    expect(await taken.json()).toEqual(slugTaken("shelved", true));
+    expect(await taken.json()).toEqual({ detail: slugTakenDetail("shelved", true) });
     const legacy = await expectNoChange(() => send("POST", "/apps", { key: owner.key, body: { app_name: "shelved" } }));
     expect(legacy.status).toBe(409);
     const again = await expectNoChange(() => simpleApplications.archive(owner, appId));
@@ -152,7 +142,7 @@ describe("archived apps", () => {
     expectWrite(
       unarchived.changed,
       { apps: [1, 1] },
-      appEvent("app.unarchived", owner, appId, { app_id: appId, app_name: "shelved" }),
+      eventOfApp("app.unarchived", owner, appId, { app_id: appId, app_name: "shelved" }),
     );
     expect(await expectJson(await simpleApplications.query(owner, { application: { slug: "shelved" } }))).toEqual({
       count: 1,
@@ -170,7 +160,7 @@ describe("create", () => {
     await createAppVia(owner.key, { app_name: "taken-live" });
     const taken = await expectNoChange(() => simpleApplications.create(owner, createBody("taken-live")));
     expect(taken.status).toBe(409);
-    expect(await taken.json()).toEqual(slugTaken("taken-live"));
+    expect(await taken.json()).toEqual({ detail: slugTakenDetail("taken-live", false) });
   });
 
   it("checks the platform's slug rule and the legacy name rules; name, if given, must be the slug", async () => {
