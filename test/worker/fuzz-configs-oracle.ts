@@ -563,7 +563,10 @@ const expectMade =
     expect(JSON.parse(revision!.params)).toEqual(params);
   };
 
-/** A revision row as a write must make it (its params are checked by `expectMade`). */
+/**
+ * A revision row as a write must make it (its params are checked by `expectMade`): with the slug (12 hex) and
+ * project that migrations/0010 gives every revision, and no commit message (the legacy writes take none).
+ */
 export const newRevision = (id: string, variantId: string, revision: number, holder: Holder, url: string) => ({
   id,
   variant_id: variantId,
@@ -572,6 +575,9 @@ export const newRevision = (id: string, variantId: string, revision: number, hol
   created_at: expect.stringMatching(TIMESTAMP),
   params: expect.any(String),
   url,
+  slug: expect.stringMatching(/^[0-9a-f]{12}$/),
+  project_id: expect.any(String),
+  message: null,
 });
 /** A variant row as a write must make it. */
 export const newVariant = (id: string, appId: string, name: string) => ({
@@ -581,6 +587,7 @@ export const newVariant = (id: string, appId: string, name: string) => ({
   created_at: expect.stringMatching(TIMESTAMP),
   removed_at: null,
   removed_name: null,
+  archived_at: null,
 });
 
 const CONFIG_NOT_FOUND = "Config not found.";
