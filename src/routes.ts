@@ -1,3 +1,4 @@
+import { applicationVariantsComponents, applicationVariantsRoutes } from "./applications/variants.routes";
 import { appsComponents, appsRoutes } from "./apps/apps.routes";
 import { environmentsComponents, environmentsRoutes } from "./apps/environments.routes";
 import { basesRoutes, registryComponents, registryRoutes } from "./configs/registry.routes";
@@ -6,6 +7,7 @@ import type { Components, Route } from "./http/route";
 import { keysComponents, keysRoutes, profileRoutes } from "./keys/keys.routes";
 import { organizationsComponents, organizationsRoutes } from "./organizations/organizations.routes";
 import { serviceRoutes } from "./service.routes";
+import { simpleApplicationsComponents, simpleApplicationsRoutes } from "./simple/applications.routes";
 import { configsComponents, configsRoutes } from "./variants/configs.routes";
 import { deploymentsComponents, deploymentsRoutes } from "./variants/deployments.routes";
 import { appVariantsRoutes, variantsComponents, variantsRoutes } from "./variants/variants.routes";
@@ -38,6 +40,8 @@ export const ROUTES: readonly Route[] = [
   ...variantsRoutes,
   ...registryRoutes,
   ...basesRoutes,
+  ...simpleApplicationsRoutes,
+  ...applicationVariantsRoutes,
   ...keysRoutes,
   ...profileRoutes,
   ...organizationsRoutes,
@@ -54,6 +58,8 @@ export const COMPONENTS: (() => Components)[] = [
   configsComponents,
   deploymentsComponents,
   registryComponents,
+  simpleApplicationsComponents,
+  applicationVariantsComponents,
   keysComponents,
   organizationsComponents,
   workspacesComponents,

@@ -95,6 +95,19 @@ const APP_CREATED = sql(
      FROM apps a ${APP_PLACE} WHERE a.id = :app_id ${EVENT_HANDOFF}`,
 );
 
+/**
+ * The statements of a create as the caller (see `createAppAsCaller`): `app` (RETURNING its id when made), its
+ * environments and its event.
+ */
+export const createAppStatements = (db: CallerWriteDb, appId: string, name: string, target: AppTarget) => ({
+  app: db.statement(CREATE_APP, { ...targetValues(target), app_id: appId, name }),
+  ...environmentInserts(appId, (query, values) => db.statement(query, values)),
+  event: db.statement(APP_CREATED, { event_id: uuidv7(), app_id: appId }),
+});
+
+/** The key's project, as a create's target: no id given. */
+export const KEY_PROJECT: AppTarget = { projectId: null, workspaceId: null, organizationId: null };
+
 /** What a create did: the app it made (or, replaying a retry, had made), or that the database refused it. */
 export type CreateOutcome =
   | { outcome: "created"; appId: string; replayed: boolean }
@@ -115,11 +128,7 @@ export async function createAppAsCaller(
   claim: IdempotencyClaim | null = null,
 ): Promise<CreateOutcome> {
   const appId = uuidv7();
-  const batch = await batchClaimed(db, claim, appId, {
-    app: db.statement(CREATE_APP, { ...targetValues(target), app_id: appId, name }),
-    ...environmentInserts(appId, (query, values) => db.statement(query, values)),
-    event: db.statement(APP_CREATED, { event_id: uuidv7(), app_id: appId }),
-  });
+  const batch = await batchClaimed(db, claim, appId, createAppStatements(db, appId, name, target));
   if ("reused" in batch) return { outcome: "key_reused" };
   if ("replayOf" in batch) return { outcome: "created", appId: batch.replayOf, replayed: true };
   return batch.ran.app.results.length > 0 ? { outcome: "created", appId, replayed: false } : { outcome: "refused" };
@@ -182,8 +191,8 @@ export interface AppSummary {
 }
 
 /**
- * The apps of the caller's key's project, or of the default project of `workspaceId`, oldest first; only
- * `name` when given (exact). Empty when the caller is not a member of the project's organization.
+ * The apps of the caller's key's project, or of the default project of `workspaceId`, oldest first, archived ones
+ * left out; only `name` when given (exact). Empty when the caller is not a member of the project's organization.
  */
 export async function listApps(db: CallerDb, filter: { name: string | null; workspaceId: string | null }): Promise<AppSummary[]> {
   const { apps } = await db.batch({ apps: db.statement(APPS, { name: filter.name, workspace_id: filter.workspaceId }) });
@@ -199,11 +208,11 @@ const APPS = sql<AppSummary>(
                         ELSE (SELECT id FROM projects WHERE workspace_id = :workspace_id AND is_default = 1) END)
    SELECT a.id, a.name, COALESCE(a.updated_at, a.created_at) AS updatedAt
      FROM apps a
-    WHERE a.project_id = (SELECT id FROM project) AND (:name IS NULL OR a.name = :name)
+    WHERE a.project_id = (SELECT id FROM project) AND a.archived_at IS NULL AND (:name IS NULL OR a.name = :name)
     ORDER BY a.created_at, a.id`,
 );
 
-const APP_ROLE = sql(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT role FROM app`);
+export const APP_ROLE = sql(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT role FROM app`);
 
 // Before the update, which it is conditioned like: the name it had. A rename refused by the database (a name
 // taken) fails the batch, this event with it.
@@ -215,9 +224,10 @@ const APP_RENAMED = sql(
     WHERE app.role IN ${WRITER_ROLES_SQL} AND a.name <> :name ${EVENT_HANDOFF}`,
 );
 
+// A rename to the name the app has changes nothing: not even updated_at.
 const RENAME_APP = sql(
   `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}
-   UPDATE apps SET name = :name, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+   UPDATE apps SET name = :name, updated_at = CASE WHEN name = :name THEN updated_at ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END
     WHERE id = (SELECT id FROM app WHERE role IN ${WRITER_ROLES_SQL}) RETURNING id`,
 );
 
@@ -226,13 +236,16 @@ const RENAME_APP = sql(
  * fails with D1's UNIQUE error on `apps`, which only a caller allowed to rename can reach.
  */
 export async function renameApp(db: CallerWriteDb, appId: string, name: string): Promise<WriteOutcome> {
-  const { role, renamed } = await db.batch({
-    role: db.statement(APP_ROLE, { app_id: appId }),
-    event: db.statement(APP_RENAMED, { app_id: appId, name, event_id: uuidv7() }),
-    renamed: db.statement(RENAME_APP, { app_id: appId, name }),
-  });
+  const { role, renamed } = await db.batch(renameStatements(db, appId, name));
   return writeOutcome(role, renamed);
 }
+
+/** The statements of `renameApp`: `role`, its event, and `renamed` (RETURNING the id when the caller may rename). */
+export const renameStatements = (db: CallerWriteDb, appId: string, name: string) => ({
+  role: db.statement(APP_ROLE, { app_id: appId }),
+  event: db.statement(APP_RENAMED, { app_id: appId, name, event_id: uuidv7() }),
+  renamed: db.statement(RENAME_APP, { app_id: appId, name }),
+});
 
 // Before the delete, which it is conditioned like: afterwards there is no app to name.
 const APP_DELETED = sql(

@@ -1,14 +1,17 @@
 import type { EnvironmentState } from "../variants/deployments.sql.ts";
 
 /**
- * An environment record's ETag names its state, which changes exactly when its revision does: the environment's
- * id and revision. So a writer's If-Match can be checked by the database inside its write (src/variants/deployments.sql.ts),
+ * An environment record's ETag names its state: the environment's id and revision, which change with each
+ * deployment, and `.archived` while the variant it runs is archived (the record says so; archiving or unarchiving
+ * makes no revision). So a writer's If-Match can be checked by the database inside its write (src/variants/deployments.sql.ts),
  * and computing it costs nothing.
  */
-export const environmentETag = ({ environmentId, revision }: EnvironmentState) => `"${environmentId}.${revision}"`;
+export const environmentETag = ({ environmentId, revision }: EnvironmentState, runsArchivedVariant = false) =>
+  `"${environmentId}.${revision}${runsArchivedVariant ? ".archived" : ""}"`;
 
-// Entity tags compare character for character: a revision written with leading zeros names no state.
-const ETAG = /^"([0-9a-f-]{36})\.(0|[1-9][0-9]{0,8})"$/;
+// Entity tags compare character for character: a revision written with leading zeros names no state. A deploy is
+// conditional on the deployments only: the archived mark, which no deploy changes, is not compared.
+const ETAG = /^"([0-9a-f-]{36})\.(0|[1-9][0-9]{0,8})(?:\.archived)?"$/;
 
 /**
  * What an If-Match header asks for: null for none or `*` (any state of an existing environment), else the state

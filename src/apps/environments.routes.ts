@@ -31,6 +31,7 @@ const demoEnvironment = {
   deployed_app_variant_id: EXAMPLE_IDS.variant,
   deployed_variant_name: "app.main",
   deployed_app_variant_revision_id: EXAMPLE_IDS.variantRevision,
+  deployed_variant_archived: false,
   revision: 3,
   organization_id: DEMO_IDS.organization,
   workspace_id: DEMO_IDS.workspace,
@@ -90,7 +91,8 @@ export const environmentsRoutes = [
       const { app_id, environment_name } = c.req.valid("param");
       const found = await readAs(c, (db) => readEnvironmentRevisions(db, app_id, environment_name));
       if (!found) throw appEnvironmentNotFound();
-      c.header("ETag", environmentETag({ environmentId: found.environment.id, revision: found.environment.revision }));
+      const { id: environmentId, revision, deployedVariantArchived } = found.environment;
+      c.header("ETag", environmentETag({ environmentId, revision }, deployedVariantArchived === 1));
       return c.json(toEnvironmentRevisions(found.environment, found.revisions), 200);
     },
   ),

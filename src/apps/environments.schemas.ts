@@ -41,6 +41,15 @@ export const EnvironmentOutput = z.object({
     .nullable()
     .apply(documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>` of the deployed variant" })),
   deployed_app_variant_revision_id: z.uuid().nullable(),
+  deployed_variant_archived: z.boolean().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description:
+          "Whether the deployed variant is archived: the environment keeps running it until its next deploy, but it is " +
+          "not deployed again until unarchived; false when nothing is deployed",
+      },
+    ),
+  ),
   revision: z
     .int()
     .min(0)
@@ -66,6 +75,7 @@ export const toEnvironmentOutput = (environment: Environment): EnvironmentOutput
   deployed_app_variant_id: environment.deployedVariantId,
   deployed_variant_name: environment.deployedConfigName === null ? null : variantName(environment.deployedConfigName),
   deployed_app_variant_revision_id: environment.deployedVariantRevisionId,
+  deployed_variant_archived: environment.deployedVariantArchived === 1,
   revision: environment.revision,
   organization_id: environment.organizationId,
   workspace_id: environment.workspaceId,

@@ -16,6 +16,8 @@ export interface Environment {
   /** The config name of the deployed variant. */
   deployedConfigName: string | null;
   deployedVariantRevisionId: string | null;
+  /** Whether the deployed variant is archived: it keeps running here, but is not deployed again until unarchived. */
+  deployedVariantArchived: number;
   /** The environment's own revision number: 0 before the first deployment. */
   revision: number;
 }
@@ -47,7 +49,8 @@ const ENVIRONMENT = sql<Environment>(
    SELECT environment.id, environment.name, environment.app_id AS appId, environment.project_id AS projectId,
           environment.workspace_id AS workspaceId, environment.organization_id AS organizationId,
           environment.deployed_app_variant_id AS deployedVariantId, v.name AS deployedConfigName,
-          environment.deployed_app_variant_revision_id AS deployedVariantRevisionId, environment.revision
+          environment.deployed_app_variant_revision_id AS deployedVariantRevisionId,
+          v.archived_at IS NOT NULL AS deployedVariantArchived, environment.revision
      FROM environment LEFT JOIN app_variants v ON v.id = environment.deployed_app_variant_id`,
 );
 
@@ -85,7 +88,8 @@ const ENVIRONMENTS = sql<Environment>(
   `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}
    SELECT e.id, e.name, e.app_id AS appId, app.project_id AS projectId, w.id AS workspaceId,
           w.organization_id AS organizationId, e.deployed_app_variant_id AS deployedVariantId,
-          v.name AS deployedConfigName, e.deployed_app_variant_revision_id AS deployedVariantRevisionId, e.revision
+          v.name AS deployedConfigName, e.deployed_app_variant_revision_id AS deployedVariantRevisionId,
+          v.archived_at IS NOT NULL AS deployedVariantArchived, e.revision
      FROM app
      JOIN environments e ON e.app_id = app.id
      JOIN projects p ON p.id = app.project_id

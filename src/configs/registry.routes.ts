@@ -1,6 +1,6 @@
 import { appIsVisible } from "../apps/apps.sql.ts";
 import { readAs, writeAs } from "../http/d1-session";
-import { appNotFound, configNameTaken, configNotFound, forbidden } from "../http/errors";
+import { appNotFound, configArchived, configNameTaken, configNotFound, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
   arrayOf,
@@ -133,6 +133,9 @@ export const registryRoutes = [
             { configNameTaken: configNameTaken() },
           ),
           404: responseRef("AppNotFound"),
+          409: withKeyErrors(409, "The config of that name is archived: unarchive it first; nothing was written", {
+            configArchived: configArchived(),
+          }),
         },
       },
     },
@@ -144,6 +147,7 @@ export const registryRoutes = [
       if (saved.outcome === "not_found") throw appNotFound();
       if (saved.outcome === "forbidden") throw forbidden();
       if (saved.outcome === "exists") throw configNameTaken();
+      if (saved.outcome === "archived") throw configArchived();
       return c.json(null, 200);
     },
   ),

@@ -10,14 +10,15 @@ import { deploymentStatements, newDeploymentIds } from "../variants/deployments.
 /** What a save did: saved (a new config, or a commit over one and its deploy), or why it did nothing. */
 export type SaveOutcome =
   | { outcome: "done"; replayed: boolean }
-  | { outcome: "not_found" | "forbidden" | "exists" | "key_reused" };
+  | { outcome: "not_found" | "forbidden" | "exists" | "archived" | "key_reused" };
 
 /**
  * The older SDK's save (`POST /configs`), in one batch: config `configName` of app `appId` is made with revision 1
  * holding `params` when the name is free; when it is taken, and `overwrite` is set or its latest params are still
  * {}, its next revision holds `params` and is then deployed to production by the same statements as every deploy
  * (one more revision in production's history); else "exists". The choice is made inside the transaction, so
- * concurrent saves of one name each commit and deploy in turn.
+ * concurrent saves of one name each commit and deploy in turn. An archived config's name stays taken, and is not
+ * saved to until it is unarchived: "archived".
  */
 export async function saveConfig(
   db: CallerWriteDb,
@@ -39,7 +40,7 @@ export async function saveConfig(
       params: JSON.stringify(save.params),
       overwrite: save.overwrite ? 1 : 0,
     }),
-    event: revisionEvent(db, revisionId),
+    event: revisionEvent(db, revisionId, variantId),
     ...deploymentStatements(
       db,
       {
@@ -59,15 +60,22 @@ export async function saveConfig(
   if (revision.meta.changes > 0) return { outcome: "done", replayed: false };
   const found = role.results[0];
   if (!found) return { outcome: "not_found" };
-  return WRITER_ROLES.includes(found.role) ? { outcome: "exists" } : { outcome: "forbidden" };
+  if (!WRITER_ROLES.includes(found.role)) return { outcome: "forbidden" };
+  return found.archived ? { outcome: "archived" } : { outcome: "exists" };
 }
 
-const ROLE = sql<{ role: Role }>(`WITH ${CALLER_CTE}, ${COMMIT_CTES} SELECT role FROM app`);
+const ARCHIVED_OF_THAT_NAME = `EXISTS (SELECT 1 FROM app_variants WHERE app_id = (SELECT id FROM app) AND name = :config_name
+                                          AND archived_at IS NOT NULL)`;
+
+const ROLE = sql<{ role: Role; archived: number }>(
+  `WITH ${CALLER_CTE}, ${COMMIT_CTES} SELECT role, ${ARCHIVED_OF_THAT_NAME} AS archived FROM app`,
+);
 
 const SAVE_VARIANT = sql(
   `WITH ${CALLER_CTE}, ${COMMIT_CTES}
    INSERT INTO app_variants (id, app_id, name)
-   SELECT :new_variant_id, app.id, :config_name FROM app WHERE app.role IN ${WRITER_ROLES_SQL} AND NOT EXISTS (SELECT 1 FROM variant)`,
+   SELECT :new_variant_id, app.id, :config_name FROM app
+    WHERE app.role IN ${WRITER_ROLES_SQL} AND NOT EXISTS (SELECT 1 FROM variant) AND NOT ${ARCHIVED_OF_THAT_NAME}`,
 );
 
 // Sees the variant SAVE_VARIANT may have made: then it has no revision yet, and this is its revision 1.

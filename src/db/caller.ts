@@ -209,13 +209,15 @@ export const APP_OF_VARIANT_CTE = `app AS (${MEMBER_APPS} WHERE a.id = (SELECT a
 
 /**
  * The app a config request names (`refValues`), as the caller sees it: a CTE named `app`. By id (:app_id; a name
- * :app_name given too must be its name), else by name in the key's project only, else as the app of variant
+ * :app_name given too must be its name), else by name in the key's project only (an archived app is not found by
+ * name), else as the app of variant
  * revision :variant_revision_id, of environment revision :environment_revision_id or of variant :variant_id.
  */
 export const APP_BY_REF_CTE = `app AS (${MEMBER_APPS}
   WHERE a.id = CASE
     WHEN :app_id IS NOT NULL THEN :app_id
-    WHEN :app_name IS NOT NULL THEN (SELECT id FROM apps WHERE project_id = (SELECT project_id FROM caller) AND name = :app_name)
+    WHEN :app_name IS NOT NULL THEN (SELECT id FROM apps WHERE project_id = (SELECT project_id FROM caller) AND name = :app_name
+                                                               AND archived_at IS NULL)
     ELSE COALESCE(
       (SELECT v.app_id FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id WHERE r.id = :variant_revision_id),
       (SELECT e.app_id FROM environment_revisions er JOIN environments e ON e.id = er.environment_id WHERE er.id = :environment_revision_id),

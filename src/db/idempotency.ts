@@ -33,6 +33,7 @@ const RELEASE_CLAIM_OF_NOTHING = sql(
   `DELETE FROM idempotency_keys
     WHERE key_hash = :caller_key AND idempotency_key = :idempotency_key
       AND NOT EXISTS (SELECT 1 FROM apps WHERE id = :result_id)
+      AND NOT EXISTS (SELECT 1 FROM app_variants WHERE id = :result_id)
       AND NOT EXISTS (SELECT 1 FROM app_variant_revisions WHERE id = :result_id)
       AND NOT EXISTS (SELECT 1 FROM environment_revisions WHERE id = :result_id)`,
 );

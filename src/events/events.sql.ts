@@ -7,20 +7,25 @@ import { sql } from "../db/sql";
 /** Where an app (aliased `a`) lives, for an event about it: its project `p` and workspace `w`. */
 export const APP_PLACE = "JOIN projects p ON p.id = a.project_id JOIN workspaces w ON w.id = p.workspace_id";
 
+/** What an event says of variant `v` of app `a` (`config.archived`, `config.unarchived`, `config.removed`). */
+export const VARIANT_DATA = `'app_id', a.id, 'app_name', a.name, 'config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id`;
+
 /** What an event says of a config revision `r` of variant `v` of app `a`. */
 export const REVISION_DATA = `'app_id', a.id, 'app_name', a.name, 'config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id,
   'revision', r.revision, 'revision_id', r.id`;
 
 /**
- * The event of config revision `revisionId`, which the batch makes (a new id: it exists only if made):
- * `config.added` for a revision 1, else `config.committed`; to place after the revision's insert.
+ * The event of config revision `revisionId`, which the batch makes (a new id: it exists only if made): `config.added`
+ * when its variant is `newVariantId`, the one the batch may make with it (null: none), else `config.committed`. A
+ * variant made without a revision (today's SDK, POST /applications/variants/) had its `config.added` then: its
+ * revision 1 is committed. To place after the revision's insert.
  */
-export const revisionEvent = (db: CallerDb, revisionId: string) =>
-  db.statement(REVISION_EVENT, { event_id: uuidv7(), revision_id: revisionId });
+export const revisionEvent = (db: CallerDb, revisionId: string, newVariantId: string | null) =>
+  db.statement(REVISION_EVENT, { event_id: uuidv7(), revision_id: revisionId, new_variant_id: newVariantId });
 
 const REVISION_EVENT = sql(
   `WITH ${CALLER_CTE} ${INSERT_EVENT}
-   SELECT :event_id, CASE WHEN r.revision = 1 THEN 'config.added' ELSE 'config.committed' END,
+   SELECT :event_id, CASE WHEN v.id = :new_variant_id THEN 'config.added' ELSE 'config.committed' END,
           w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object(${REVISION_DATA})
      FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id JOIN apps a ON a.id = v.app_id ${APP_PLACE}
     WHERE r.id = :revision_id ${EVENT_HANDOFF}`,

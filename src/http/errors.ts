@@ -31,14 +31,18 @@ export type ErrorBody = z.infer<typeof ErrorBody>;
 export const ValidationErrorBody = z.object({ detail: z.array(ValidationIssue) });
 export type ValidationErrorBody = z.infer<typeof ValidationErrorBody>;
 
+/** The detail of the platform's 409 for a slug taken (today's SDK shows its `message`). */
+export const SlugConflict = z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) });
+export type SlugConflict = z.infer<typeof SlugConflict>;
+
 /** Every error the service answers with: a status, a `detail` and, sometimes, headers. */
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
-    readonly detail: string | ValidationIssue[],
+    readonly detail: string | ValidationIssue[] | SlugConflict,
     readonly headers: Record<string, string> = {},
   ) {
-    super(typeof detail === "string" ? detail : "Validation error");
+    super(typeof detail === "string" ? detail : Array.isArray(detail) ? "Validation error" : detail.message);
   }
 }
 
@@ -54,6 +58,18 @@ export const tooManyRequests = () => new ApiError(429, "Too Many Requests", { "R
 export const appEnvironmentNotFound = () => new ApiError(404, "App environment not found");
 
 export const appNameTaken = () => new ApiError(409, "App with the same name already exists");
+
+/**
+ * A slug taken in its scope (an app's in the project, a variant's in the app), in the platform's shape; `archived`:
+ * by an archived one, which keeps its slug for life (unarchive it to use it again).
+ */
+export const slugTaken = (slug: string, archived: boolean) =>
+  new ApiError(409, {
+    message:
+      `A resource with slug '${slug}' already exists in this project.` +
+      (archived ? " It is archived: unarchive it, or choose another slug." : ""),
+    conflict: { slug },
+  });
 
 export const appNotFound = () => new ApiError(404, "App not found");
 
@@ -75,6 +91,16 @@ export const configNameTaken = () =>
 
 export const variantRemoved = () =>
   new ApiError(409, "This revision belongs to a removed variant, which cannot be deployed again: deploy another config");
+
+export const variantArchived = () =>
+  new ApiError(
+    409,
+    "This revision belongs to an archived variant, which cannot be deployed again until it is unarchived " +
+      "(POST /applications/variants/{variant_id}/unarchive): deploy another config, or unarchive it first",
+  );
+
+export const configArchived = () =>
+  new ApiError(409, "Config is archived: unarchive it (POST /applications/variants/{variant_id}/unarchive) to save to it again");
 
 export const variantStillDeployed = (environments: string[]) =>
   new ApiError(

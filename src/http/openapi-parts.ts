@@ -34,6 +34,14 @@ export const TAGS = [
     name: "Older SDK",
     description: "The older SDK's calls: read or save a config by name, read what a deployment deployed, list bases.",
   },
+  {
+    name: "Simple applications",
+    description: "Today's SDK's apps (AppManager): create, query, read, rename, archive and unarchive.",
+  },
+  {
+    name: "Application variants",
+    description: "Today's SDK's variants: add one (no revision until its first commit), query, read, archive, unarchive.",
+  },
   { name: "Keys", description: "The caller's API keys: list, create, delete and check them." },
   { name: "Profile", description: "The caller's own user." },
   { name: "Organizations", description: "Organizations, their workspaces, and invitations to them." },

@@ -187,8 +187,16 @@ const INSERT_DEFAULT_PROJECT = sql(
   `INSERT INTO projects (id, workspace_id, name, is_default) SELECT :project_id, :workspace_id, 'Default', 1 WHERE ${MADE}`,
 );
 
+const ORGANIZATION_CREATED = sql(
+  `WITH ${CALLER_CTE} ${INSERT_EVENT}
+   SELECT :event_id, 'organization.created', o.id, NULL, NULL, NULL, ${EVENT_ACTOR},
+          json_object('organization_id', o.id, 'workspace_id', :workspace_id, 'project_id', :project_id,
+                      'after', json_object('name', o.name, 'description', o.description, 'type', o.type))
+     FROM organizations o WHERE o.id = :organization_id ${EVENT_HANDOFF}`,
+);
+
 /**
- * A new organization owned by the caller, with its default workspace and project, in one batch. `owner` (the
+ * A new organization owned by the caller, with its default workspace and project, in one batch with its event. `owner` (the
  * client's required field) must name the caller, by id or email: nobody makes someone else an owner.
  */
 export async function createOrganizationAsCaller(
@@ -210,6 +218,7 @@ export async function createOrganizationAsCaller(
     owner: db.statement(INSERT_OWNER, values),
     workspace: db.statement(INSERT_DEFAULT_WORKSPACE, values),
     project: db.statement(INSERT_DEFAULT_PROJECT, values),
+    event: db.statement(ORGANIZATION_CREATED, { ...values, event_id: uuidv7() }),
     organization: db.statement(ORGANIZATION, values),
   });
   const row = organization.results[0];

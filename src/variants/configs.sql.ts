@@ -57,7 +57,8 @@ export interface Config {
  * production by default) and `variant_revision` (in variant mode: the revision :variant_revision_id, else revision
  * :variant_version or the latest of variant :variant_id or of config :config_name; in environment mode: what the
  * environment revision deployed). They bind `refValues`. Each must belong to the app, and every part of a ref given must agree. A removed variant is no longer
- * found by its name or its id, but its revisions still are, by their ids and through environment histories.
+ * found by its name or its id, but its revisions still are, by their ids and through environment histories. An
+ * archived variant is not found by its name; by its id and its revisions' ids it still is.
  */
 export const CONFIG_CTES = `${APP_BY_REF_CTE},
 environment_revision AS (
@@ -71,13 +72,14 @@ environment_revision AS (
      AND e.app_id = (SELECT id FROM app) AND (:environment_name IS NULL OR e.name = :environment_name) AND (:environment_version IS NULL OR er.revision = :environment_version)),
 variant_revision AS (
   SELECT r.id, r.revision, r.params, r.url, r.created_at, r.modified_by, v.id AS variant_id,
-         COALESCE(v.removed_name, v.name) AS config_name, v.created_at AS variant_created_at, v.removed_at
+         COALESCE(v.removed_name, v.name) AS config_name, v.created_at AS variant_created_at, v.removed_at, v.archived_at
     FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
    WHERE r.id = CASE :ref_mode
                   WHEN 'variant' THEN COALESCE(:variant_revision_id, (
                     SELECT r2.id FROM app_variants v2 JOIN app_variant_revisions r2 ON r2.variant_id = v2.id
                      WHERE v2.app_id = (SELECT id FROM app)
-                       AND v2.id = COALESCE(:variant_id, (SELECT id FROM app_variants WHERE app_id = (SELECT id FROM app) AND name = :config_name))
+                       AND v2.id = COALESCE(:variant_id, (SELECT id FROM app_variants WHERE app_id = (SELECT id FROM app) AND name = :config_name
+                                                                                AND archived_at IS NULL))
                        AND r2.revision = COALESCE(:variant_version, (SELECT MAX(revision) FROM app_variant_revisions WHERE variant_id = v2.id))))
                   ELSE (SELECT variant_revision_id FROM environment_revision) END
      AND v.app_id = (SELECT id FROM app)
@@ -256,7 +258,7 @@ export async function addConfig(
         role: db.statement(ROLE, app),
         variant: db.statement(ADD_VARIANT, { ...app, ...made }),
         revision: db.statement(ADD_FIRST_REVISION, { ...made, params: JSON.stringify(params) }),
-        event: revisionEvent(db, revisionId),
+        event: revisionEvent(db, revisionId, variantId),
         made: configStatement(db, revisionRefs(revisionId)),
       },
       revisionRefs,
@@ -270,14 +272,14 @@ export async function addConfig(
 /**
  * The CTEs of a commit (binding `refValues`): `app` (APP_BY_REF_CTE), `variant` (the variant of revision
  * :variant_revision_id, else variant :variant_id, else config :config_name of the app; all given must agree, and so
- * must the revision and :variant_version; never a removed one), `latest` (its latest revision) and `expected` (the
+ * must the revision and :variant_version; never a removed one, nor an archived one by its name), `latest` (its latest revision) and `expected` (the
  * revision the committer saw: :variant_version, else the revision's; null: none said).
  */
 export const COMMIT_CTES = `${APP_BY_REF_CTE},
 variant AS (
   SELECT v.id FROM app_variants v
    WHERE v.id = COALESCE((SELECT variant_id FROM app_variant_revisions WHERE id = :variant_revision_id), :variant_id,
-                         (SELECT id FROM app_variants WHERE app_id = (SELECT id FROM app) AND name = :config_name))
+                         (SELECT id FROM app_variants WHERE app_id = (SELECT id FROM app) AND name = :config_name AND archived_at IS NULL))
      AND v.app_id = (SELECT id FROM app) AND v.removed_at IS NULL AND (:config_name IS NULL OR v.name = :config_name)
      AND (:variant_id IS NULL OR v.id = :variant_id)
      AND (:variant_revision_id IS NULL OR :variant_version IS NULL OR :variant_version = (SELECT revision FROM app_variant_revisions WHERE id = :variant_revision_id))),
@@ -328,7 +330,7 @@ export async function commitConfig(
         params: JSON.stringify(change.params),
         url: change.url,
       }),
-      event: revisionEvent(db, revisionId),
+      event: revisionEvent(db, revisionId, null),
       made: configStatement(db, revisionRefs(revisionId)),
     },
     revisionRefs,

@@ -9,6 +9,7 @@ import {
   deploymentRevisionNotFound,
   environmentMovedOn,
   forbidden,
+  variantArchived,
   variantNotFound,
   variantRemoved,
 } from "../http/errors";
@@ -33,25 +34,36 @@ const CONDITIONS =
   "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +
   "environment's new ETag.";
 
-/** The 409 of a deployment of a revision whose variant was removed, beside that of an Idempotency-Key in flight. */
-const removedVariantConflict = () =>
-  withKeyErrors(
-    409,
-    "The revision belongs to a variant that was removed (DELETE /variants/{variant_id}): its revisions stay in " +
-      "environment histories but are never deployed again; nothing was written. Deploy another config",
-    { variantRemoved: variantRemoved() },
-  );
+/**
+ * The 409 of a deployment of a revision whose variant was archived, or (`removable`) removed, beside that of an
+ * Idempotency-Key in flight.
+ */
+const variantConflict = (removable: boolean) =>
+  removable
+    ? withKeyErrors(
+        409,
+        "The revision belongs to a variant that was removed (DELETE /variants/{variant_id}): its revisions stay in " +
+          "environment histories but are never deployed again; or to an archived variant, until it is unarchived; " +
+          "nothing was written. Deploy another config",
+        { variantRemoved: variantRemoved(), variantArchived: variantArchived() },
+      )
+    : withKeyErrors(409, "The variant is archived: it is not deployed again until it is unarchived; nothing was written", {
+        variantArchived: variantArchived(),
+      });
 
 /** A deployment's 200: this body, with the environment's new ETag. */
 const deployedResponse = (ok: { description: string; schema: object; example: unknown }) =>
   jsonResponse(ok.description, ok.schema, { example: ok.example }, { ETag: headerRef("ETag") });
 
-/** A deployment's own errors: its 404, a 412; and, where the revision deployed may be one of a removed variant, that 409. */
-const deploymentErrors = (notFound: string, { removable = false }: { removable?: boolean } = {}) => {
-  const errors: Record<number, object> = { 404: responseRef(notFound), 412: responseRef("EnvironmentMovedOn") };
-  if (removable) errors[409] = removedVariantConflict();
-  return errors;
-};
+/**
+ * A deployment's own errors: its 404, a 412, and the 409 of an archived variant; and, where the revision deployed may be
+ * one of a removed variant, that one too.
+ */
+const deploymentErrors = (notFound: string, { removable = false }: { removable?: boolean } = {}) => ({
+  404: responseRef(notFound),
+  409: variantConflict(removable),
+  412: responseRef("EnvironmentMovedOn"),
+});
 
 /**
  * Runs a deployment as the caller, with the request's If-Match and Idempotency-Key, and answers the config now
@@ -80,6 +92,8 @@ async function deploy<E extends CallerEnv>(
       throw environmentMovedOn();
     case "removed":
       throw variantRemoved();
+    case "archived":
+      throw variantArchived();
     case "not_found":
       throw notFound(outcome.missing);
   }

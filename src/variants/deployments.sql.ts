@@ -27,6 +27,7 @@ export type DeploymentOutcome =
   | { outcome: "not_found"; missing: "app" | "config" | "environment" }
   | { outcome: "forbidden" }
   | { outcome: "removed" }
+  | { outcome: "archived" }
   | { outcome: "key_reused" }
   | { outcome: "moved_on"; current: EnvironmentState };
 
@@ -54,12 +55,14 @@ const DEPLOYMENT_FACTS = sql<{
   role: Role;
   revisionId: string | null;
   removed: number;
+  archived: number;
   environmentId: string | null;
   environmentRevision: number | null;
 }>(
   `WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${TARGET_ENVIRONMENT}
    SELECT app.role, (SELECT id FROM variant_revision) AS revisionId,
           (SELECT removed_at FROM variant_revision) IS NOT NULL AS removed,
+          (SELECT archived_at FROM variant_revision) IS NOT NULL AS archived,
           target.id AS environmentId, target.revision AS environmentRevision
      FROM app LEFT JOIN target`,
 );
@@ -69,7 +72,7 @@ const INSERT_DEPLOYMENT = sql(
    INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by)
    SELECT :deployment_id, target.id, vr.id, (SELECT user_id FROM caller)
      FROM app JOIN variant_revision vr JOIN target
-    WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND vr.removed_at IS NULL AND (:later_revisions_only = 0 OR vr.revision > 1)
+    WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND vr.removed_at IS NULL AND vr.archived_at IS NULL AND (:later_revisions_only = 0 OR vr.revision > 1)
       AND (:expected_environment_id IS NULL OR (target.id = :expected_environment_id AND target.revision = :expected_revision))`,
 );
 
@@ -93,7 +96,8 @@ export const newDeploymentIds = (): DeploymentIds => ({ deploymentId: uuidv7(), 
  * deploys what it committed): the facts `deploymentOutcome` reads, a deployment row and the environment's next
  * revision, whose insert the database checks (gapless numbering) and follows by moving the environment's current
  * pointers (migrations/0004), then the config deployed. With `expected` (If-Match), the environment must still be in
- * that state, checked by the insert itself inside the transaction. A removed variant's revision is never deployed.
+ * that state, checked by the insert itself inside the transaction. A removed variant's revision is never deployed,
+ * nor an archived one's until it is unarchived (the environments running it keep it: migrations/0010).
  * `laterRevisionsOnly`: a revision 1 is not deployed (a save deploys a config it overwrote, never one it made).
  */
 export function deploymentStatements(
@@ -139,6 +143,7 @@ export function deploymentOutcome({
   if (!found.environmentId || found.environmentRevision === null) return { outcome: "not_found", missing: "environment" };
   if (!found.revisionId) return { outcome: "not_found", missing: "config" };
   if (found.removed) return { outcome: "removed" };
+  if (found.archived) return { outcome: "archived" };
   return { outcome: "moved_on", current: { environmentId: found.environmentId, revision: found.environmentRevision } };
 }
 

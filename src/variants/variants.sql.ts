@@ -1,7 +1,10 @@
+import { v7 as uuidv7 } from "uuid";
 import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, CALLER_CTE, type CallerDb, type CallerWriteDb, refusal } from "../db/caller";
+import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { parseJsonExactly } from "../db/exact-json";
 import { type Role, WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
+import { APP_PLACE, VARIANT_DATA } from "../events/events.sql.ts";
 
 /** A variant (a named config of an app) with its latest revision. */
 export interface Variant {
@@ -45,9 +48,14 @@ const withParams = <T extends { params: string }>(row: T) => ({
 });
 
 const APP_ID = sql(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT id FROM app`);
-const VARIANTS = sql<Row<Variant>>(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} ${VARIANTS_OF_APP} ORDER BY v.created_at, v.id`);
+const VARIANTS = sql<Row<Variant>>(
+  `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} ${VARIANTS_OF_APP} WHERE v.archived_at IS NULL ORDER BY v.created_at, v.id`,
+);
 
-/** The variants of app :app_id, oldest first; null when the app is not visible to the caller. */
+/**
+ * The variants of app :app_id that have a revision, oldest first, archived ones left out (their ids still resolve);
+ * null when the app is not visible to the caller.
+ */
 export async function listAppVariants(db: CallerDb, appId: string): Promise<Variant[] | null> {
   const values = { app_id: appId };
   const { app, variants } = await db.batch({ app: db.statement(APP_ID, values), variants: db.statement(VARIANTS, values) });
@@ -127,23 +135,35 @@ const REMOVAL_FACTS = sql<{ role: Role; deployedTo: string }>(
                                                          ORDER BY rowid)) AS deployedTo
      FROM app JOIN app_variants v ON v.id = :variant_id AND v.removed_at IS NULL`,
 );
+/** Whether the caller may remove variant :variant_id now (after CALLER_CTE and APP_OF_VARIANT_CTE): REMOVE_VARIANT's rule. */
+const REMOVABLE = `v.id = :variant_id AND v.removed_at IS NULL AND (SELECT role FROM app) IN ${WRITER_ROLES_SQL}
+      AND NOT EXISTS (SELECT 1 FROM environments WHERE deployed_app_variant_id = :variant_id)`;
+
+// Before the removal, which it is conditioned like: afterwards the variant no longer has its name.
+const CONFIG_REMOVED = sql(
+  `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE} ${INSERT_EVENT}
+   SELECT :event_id, 'config.removed', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object(${VARIANT_DATA})
+     FROM app_variants v JOIN apps a ON a.id = v.app_id ${APP_PLACE}
+    WHERE ${REMOVABLE} ${EVENT_HANDOFF}`,
+);
+
 const REMOVE_VARIANT = sql(
   `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
-   UPDATE app_variants SET removed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), removed_name = name, name = char(1) || id
-    WHERE id = :variant_id AND removed_at IS NULL AND (SELECT role FROM app) IN ${WRITER_ROLES_SQL}
-      AND NOT EXISTS (SELECT 1 FROM environments WHERE deployed_app_variant_id = :variant_id)
+   UPDATE app_variants AS v SET removed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), removed_name = name, name = char(1) || id
+    WHERE ${REMOVABLE}
    RETURNING id`,
 );
 
 /**
  * Removes variant :variant_id in one batch, unless an environment runs one of its revisions now: it leaves lists
  * and lookups by name and id, and frees its name (migrations/0005), while its revisions stay for the histories
- * that show them.
+ * that show them. Its event, `config.removed`, is in the batch.
  */
 export async function removeVariant(db: CallerWriteDb, variantId: string): Promise<RemoveOutcome> {
   const values = { variant_id: variantId };
   const { facts, removed } = await db.batch({
     facts: db.statement(REMOVAL_FACTS, values),
+    event: db.statement(CONFIG_REMOVED, { ...values, event_id: uuidv7() }),
     removed: db.statement(REMOVE_VARIANT, values),
   });
   if (removed.results.length > 0) return "done";

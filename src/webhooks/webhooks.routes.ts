@@ -499,7 +499,7 @@ export const webhookPayloadsOpenApi = () => ({
           "application/json": {
             schema: schemaRef("WebhookPayload"),
             example: {
-              type: deployedExample.type,
+              type: "environment.deployed",
               timestamp: deployedExample.occurred_at,
               data: deployedExample,
             } satisfies z.output<typeof WebhookPayload>,

@@ -8,9 +8,14 @@ export const EVENT_TYPES = [
   "app.created",
   "app.renamed",
   "app.deleted",
+  "app.archived",
+  "app.unarchived",
   "config.added",
   "config.committed",
   "config.forked",
+  "config.archived",
+  "config.unarchived",
+  "config.removed",
   "environment.deployed",
   "environment.reverted",
   "member.invited",
@@ -19,6 +24,7 @@ export const EVENT_TYPES = [
   "member.removed",
   "api_key.created",
   "api_key.deleted",
+  "organization.created",
   "organization.updated",
   "workspace.created",
   "workspace.updated",
@@ -186,7 +192,13 @@ export const DeliveryWithAttempts = DeliveryBody.extend({
 
 /** The body a receiver gets: Standard Webhooks' envelope around the event (as GET /events shows it). */
 export const WebhookPayload = z.object({
-  type: z.string(),
+  type: z
+    .enum([...EVENT_TYPES, "webhook.test"])
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && { description: "The event's type; `webhook.test` for POST /webhooks/{webhook_id}/test" },
+      ),
+    ),
   timestamp: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "The event's occurred_at" })),
   data: EventBody,
 });

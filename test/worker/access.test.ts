@@ -317,10 +317,13 @@ const WRITES: Write[] = [
     route: "DELETE /variants/{id}",
     allowed: WRITERS,
     tables: ["app_variants"],
-    // No event: docs/EVENTS.md names no type for a config's removal.
-    prepare: async (app) => {
+    prepare: async (app, by) => {
       const variantId = await newVariant(app.id, "main");
-      return { request: (key) => send("DELETE", `/variants/${variantId}`, { key }), answer: null };
+      return {
+        request: (key) => send("DELETE", `/variants/${variantId}`, { key }),
+        answer: null,
+        event: appEvent("config.removed", app, by, { config_name: "main", variant_id: variantId }),
+      };
     },
   },
   {

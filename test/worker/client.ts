@@ -69,9 +69,12 @@ export const deployments = {
     post(`/configs/deployment/${enc(environmentRevisionId)}/revert`, as, undefined, extras),
 };
 
-/** An app's reads: its variants, an environment's record (GET /apps/{app_id}/revisions/{environment}). */
+/** The app reads: the list, an app's variants and environments, an environment's record (GET /apps/{app_id}/revisions/{environment}). */
 export const apps = {
+  list: (as: Credentials, query: { app_name?: string; workspace_id?: string } = {}, extras?: Extras) =>
+    get(withQuery("/apps", query), as, extras),
   variants: (as: Credentials, appId: string, extras?: Extras) => get(`/apps/${enc(appId)}/variants`, as, extras),
+  environments: (as: Credentials, appId: string, extras?: Extras) => get(`/apps/${enc(appId)}/environments`, as, extras),
   revisions: (as: Credentials, appId: string, environment: string, extras?: Extras) =>
     get(`/apps/${enc(appId)}/revisions/${enc(environment)}`, as, extras),
 };
@@ -82,4 +85,28 @@ export const variants = {
   revisions: (as: Credentials, variantId: string, extras?: Extras) => get(`/variants/${enc(variantId)}/revisions`, as, extras),
   revision: (as: Credentials, variantId: string, revision: number, extras?: Extras) =>
     get(`/variants/${enc(variantId)}/revisions/${revision}`, as, extras),
+};
+
+/** Today's SDK's apps (docs/CURRENT-SDK-API.md, calls 1 to 5): /simple/applications/... */
+export const simpleApplications = {
+  create: (as: Credentials, body: unknown, extras?: Extras) => post("/simple/applications/", as, body, extras),
+  query: (as: Credentials, body: unknown, extras?: Extras) => post("/simple/applications/query", as, body, extras),
+  get: (as: Credentials, appId: string, extras?: Extras) => get(`/simple/applications/${enc(appId)}`, as, extras),
+  edit: (as: Credentials, appId: string, body: unknown, extras: Extras = {}) =>
+    send("PUT", `/simple/applications/${enc(appId)}`, { ...extras, ...as, body }),
+  archive: (as: Credentials, appId: string, extras?: Extras) =>
+    post(`/simple/applications/${enc(appId)}/archive`, as, undefined, extras),
+  unarchive: (as: Credentials, appId: string, extras?: Extras) =>
+    post(`/simple/applications/${enc(appId)}/unarchive`, as, undefined, extras),
+};
+
+/** Today's SDK's variants (calls 6 to 9): /applications/variants/... */
+export const applicationVariants = {
+  add: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/variants/", as, body, extras),
+  query: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/variants/query", as, body, extras),
+  get: (as: Credentials, variantId: string, extras?: Extras) => get(`/applications/variants/${enc(variantId)}`, as, extras),
+  archive: (as: Credentials, variantId: string, extras?: Extras) =>
+    post(`/applications/variants/${enc(variantId)}/archive`, as, undefined, extras),
+  unarchive: (as: Credentials, variantId: string, extras?: Extras) =>
+    post(`/applications/variants/${enc(variantId)}/unarchive`, as, undefined, extras),
 };

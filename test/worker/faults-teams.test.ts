@@ -90,7 +90,7 @@ const CASES: Case[] = [
     name: "POST /organizations",
     setup: async () => (bindings) =>
       send("POST", "/organizations", { key: owner.key, body: { name: "torn", owner: owner.userId }, bindings }),
-    statements: 7,
+    statements: 8,
     trigger: "BEFORE INSERT ON projects",
   },
   {

@@ -94,6 +94,23 @@ export async function createTeam(owner: Account, members: [Account, Role][] = []
   return ids;
 }
 
+/**
+ * What access tests need around `owner`: a team of theirs with a viewer, keys of the team's project (the owner's, the
+ * viewer's, and a read-only one of the owner's), and an outsider, a member of nothing of theirs.
+ */
+export async function createTeamWithKeys(owner: Account) {
+  const outsider = await createAccount();
+  const viewer = await createAccount();
+  const team = await createTeam(owner, [[viewer, "viewer"]]);
+  return {
+    team,
+    outsider,
+    ownerKey: await issueKey(owner.userId, team.projectId),
+    viewerKey: await issueKey(viewer.userId, team.projectId),
+    readOnlyKey: await issueKey(owner.userId, team.projectId, { readOnly: true }),
+  };
+}
+
 /** A workspace of `createLayeredTeam`: its default project, and the projects made before and after it. */
 export interface LayeredWorkspace {
   id: string;
@@ -259,6 +276,18 @@ export const parseKeepingNumbers = (text: string): any =>
   JSON.parse(text, (_key, value, context?: { source?: string }) =>
     typeof value === "number" ? { number: context?.source } : value,
   );
+
+/** Any time as the service writes one (RFC 3339 UTC with milliseconds), and any id it makes (a UUIDv7). */
+export const A_TIME = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+export const A_NEW_ID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+
+/** The `detail` of today's SDK's 409 for a slug taken (docs/CURRENT-SDK-API.md), by an archived app or variant or not. */
+export const slugTakenDetail = (slug: string, archived: boolean) => ({
+  message:
+    `A resource with slug '${slug}' already exists in this project.` +
+    (archived ? " It is archived: unarchive it, or choose another slug." : ""),
+  conflict: { slug },
+});
 
 /** Checks an error answer: its status and its `{"detail": ...}` body (a 422's issues, whole). */
 export async function expectError(response: Response, status: number, detail: string | ValidationIssue[]) {

@@ -564,8 +564,8 @@ const expectMade =
   };
 
 /**
- * A revision row as a write must make it (its params are checked by `expectMade`); a legacy write names no slug, so
- * the revision gets 12 random hex digits, and no commit message.
+ * A revision row as a write must make it (its params are checked by `expectMade`): with the slug (12 hex) and
+ * project that migrations/0010 gives every revision, and no commit message (the legacy writes take none).
  */
 export const newRevision = (id: string, variantId: string, revision: number, holder: Holder, url: string) => ({
   id,

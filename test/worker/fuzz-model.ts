@@ -27,6 +27,7 @@ export const EnvironmentsBody = z
       deployed_app_variant_id: Uuid.nullable(),
       deployed_variant_name: z.string().startsWith("app.").nullable(),
       deployed_app_variant_revision_id: Uuid.nullable(),
+      deployed_variant_archived: z.boolean(),
       revision: z.number().int().min(0),
       organization_id: Uuid,
       workspace_id: Uuid,
@@ -298,6 +299,8 @@ export class Model {
       deployed_app_variant_id: environment.deployed_app_variant_id,
       deployed_variant_name: deployed ? `app.${deployed.name}` : null,
       deployed_app_variant_revision_id: environment.deployed_app_variant_revision_id,
+      // The model makes no archived variant (no call of it archives one).
+      deployed_variant_archived: false,
       revision: environment.revision,
       organization_id: this.workspaces.get(project.workspace_id)!.organization_id,
       workspace_id: project.workspace_id,

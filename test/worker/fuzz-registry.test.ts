@@ -656,18 +656,19 @@ describe("fuzzing DELETE /variants/{variant_id}", () => {
           } else {
             count(label, "removed");
             expect({ status, body }).toEqual({ status: 200, body: null });
-            // The row stays (its revisions are history): removed now, its name moved aside for a tombstone. No event:
-            // docs/EVENTS.md names no type for a config's removal.
+            // The row stays (its revisions are history): removed now, its name moved aside for a tombstone; with its
+            // event, config.removed.
             const after = {
               ...target,
               name: `\u0001${id}`,
               removed_at: expect.stringMatching(TIMESTAMP),
               removed_name: target.name,
             };
-            expect(changed).toEqual({ app_variants: { added: [after], removed: [target] } });
+            const app = model.apps.get(target.app_id)!;
+            const removal = appEvent(model, answer.holder, "config.removed", app, { config_name: target.name, variant_id: id });
+            expect(expectEvents(changed, removal)).toEqual({ app_variants: { added: [after], removed: [target] } });
             // A new config in its place, so that removals keep finding configs; the name it had stays free (for the
             // saves below to take again).
-            const app = model.apps.get(target.app_id)!;
             const again = { base_id: app.id, new_variant_name: "x", new_config_name: `replanted-${replanted}`, parameters: {} };
             const made = await send("POST", "/variants/from-base", { key: writerOf(world, app.project_id).key, body: again });
             expect({ status: made.status, revision: ((await made.json()) as { revision?: number }).revision }).toEqual({

@@ -1143,8 +1143,18 @@ describe("organizations and workspaces", () => {
                       role: "owner",
                       members: [caller.holder.userId],
                     });
-                    // No event: docs/EVENTS.md names none for a new organization.
-                    expect(counts(changed)).toEqual({
+                    const made = answer as { id: string; workspaces: string[] };
+                    const after = { name: input.name, description: input.description ?? "", type: input.type ?? null };
+                    const created: ExpectedEvent = {
+                      type: "organization.created",
+                      organization_id: made.id,
+                      workspace_id: null,
+                      project_id: null,
+                      app_id: null,
+                      actor_user_id: caller.holder.userId,
+                      data: { organization_id: made.id, workspace_id: made.workspaces[0], project_id: expect.any(String), after },
+                    };
+                    expect(counts(expectEvents(changed, created))).toEqual({
                       organizations: [1, 0],
                       organization_members: [1, 0],
                       workspaces: [1, 0],

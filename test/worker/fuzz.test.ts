@@ -54,6 +54,7 @@ const RecordBody = z.strictObject({
   deployed_app_variant_id: Uuid.nullable(),
   deployed_variant_name: z.string().nullable(),
   deployed_app_variant_revision_id: Uuid.nullable(),
+  deployed_variant_archived: z.boolean(),
   revision: z.number().int().min(0).nullable(),
   revisions: z.array(
     z.strictObject({

@@ -185,6 +185,21 @@ export interface ExpectedEvent {
   data?: Record<string, unknown>;
 }
 
+/** The event of a change to app `appId` of `account`'s own project, made with their key. */
+export const eventOfApp = (
+  type: string,
+  account: { organizationId: string; projectId: string; userId: string },
+  appId: string,
+  data: Record<string, unknown>,
+): ExpectedEvent => ({
+  type,
+  organization_id: account.organizationId,
+  project_id: account.projectId,
+  app_id: appId,
+  actor_user_id: account.userId,
+  data,
+});
+
 const EVENT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const EVENT_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const typeOf = (row: object) => String((row as { type?: unknown }).type);

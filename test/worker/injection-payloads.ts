@@ -150,6 +150,16 @@ export async function expectRefused(payload: string, request: () => Promise<Resp
   else expect(body.detail, JSON.stringify(payload)).toContainEqual(detail);
 }
 
+/** The request is refused with `status`, its detail holding `issue` (a 422's) or being it, and writes nothing. */
+export async function expectRefusedWith(request: () => Promise<Response>, status: number, issue: unknown) {
+  const response = await expectNoChange(request);
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  const { detail } = JSON.parse(text) as { detail: unknown };
+  if (Array.isArray(detail) && !Array.isArray(issue)) expect(detail).toContainEqual(issue);
+  else expect(detail).toEqual(issue);
+}
+
 /** A name the payload makes: looked up and found nowhere (`status`, `detail`), or refused at `loc` for a control character. */
 export const asName =
   (loc: string[], status: number, detail: string, acceptable = isAcceptableName) =>

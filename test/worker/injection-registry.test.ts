@@ -4,7 +4,7 @@ import { apps, registry, variants } from "./client";
 import { type Account, createAppVia, deploy, expectJson, issueKey, REQUEST_LOG_BURST_MS, send } from "./fixtures";
 import { expectKeptRow, quoted, readIdempotencyKey } from "./fuzz-posts";
 import { BAD_IDEMPOTENCY_KEY } from "./fuzz-support";
-import { addedRow, databaseProblems, type ExpectedEvent, type RowCounts } from "./harness";
+import { addedRow, databaseProblems, type ExpectedEvent, expectEvents, type RowCounts } from "./harness";
 import {
   asName,
   changesBy,
@@ -444,6 +444,12 @@ describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () =
   const names = PAYLOADS.filter(isAcceptableName).map((payload) => [JSON.stringify(payload), payload] as const);
   /** Each payload's first variant, removed. */
   const removed = new Map<string, string>();
+  /** The event of the removal of variant `id`, config `name` of the app. */
+  const removalOf = (id: string, name: string): ExpectedEvent => ({
+    type: "config.removed",
+    app_id: removalAppId,
+    data: { app_id: removalAppId, config_name: name, variant_id: id },
+  });
 
   it.each(names)(
     "a variant named %s: 409 while deployed; then removed, its name the tombstone, and gone from every call",
@@ -460,7 +466,7 @@ describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () =
 
       const gone = await changesBy(() => registry.removeVariant({ key }, id));
       expect(await expectJson(gone.result)).toBeNull();
-      expect(gone.changed).toEqual({
+      expect(expectEvents(gone.changed, removalOf(id, name))).toEqual({
         app_variants: {
           added: [{ ...row, name: `\u0001${id}`, removed_name: name, removed_at: expect.any(String) }],
           removed: [row],
@@ -553,7 +559,7 @@ describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () =
 
       const again = await changesBy(() => registry.removeVariant({ key }, reborn.id as string));
       expect(await expectJson(again.result)).toBeNull();
-      expect(again.changed).toEqual({
+      expect(expectEvents(again.changed, removalOf(reborn.id as string, name))).toEqual({
         app_variants: {
           added: [{ ...reborn, name: `\u0001${reborn.id}`, removed_name: name, removed_at: expect.any(String) }],
           removed: [reborn],
@@ -746,8 +752,8 @@ describe("SQL in headers", () => {
       );
       const { result, changed } = await changesBy(() => registry.removeVariant({ key }, made.variant_id, { headers }));
       expect(await expectJson(result)).toBeNull();
-      // No event: docs/EVENTS.md names no type for a config's removal.
-      expect(Object.keys(changed)).toEqual(["app_variants"]);
+      const removal = { type: "config.removed", app_id: keyedAppId, data: { variant_id: made.variant_id } };
+      expect(Object.keys(expectEvents(changed, removal))).toEqual(["app_variants"]);
       expect(changed.app_variants?.added).toEqual([
         expect.objectContaining({ id: made.variant_id, name: `\u0001${made.variant_id}` }),
       ]);

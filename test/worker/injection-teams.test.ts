@@ -81,12 +81,28 @@ const accept = (token: string, projectId = invitation.project_id, path = inviteP
   send("POST", `${path}/accept?${query({ project_id: projectId })}`, { authorization: "", body: { token } });
 const emailOf = (account: Account) => `${account.username}@example.com`;
 
-/** What a write of a text field records (docs/EVENTS.md); null: no event (docs/EVENTS.md names none for a new organization). */
-type TextEvent = "organization.updated" | "workspace.created" | "workspace.updated" | null;
+/** What a write of a text field records (docs/EVENTS.md). */
+type TextEvent = "organization.created" | "organization.updated" | "workspace.created" | "workspace.updated";
 
-/** The event of a write that stored `value` as `field` of the team's organization, or of a workspace `changed` holds. */
+/**
+ * The event of a write that stored `value` as `field` of the team's organization, of a workspace `changed` holds, or
+ * of the organization it made.
+ */
 function textFieldEvent(type: TextEvent, field: string, value: string, changed: Changes): ExpectedEvent[] {
-  if (type === null) return [];
+  if (type === "organization.created") {
+    const organizationId = addedRow(changed, "organizations").id as string;
+    return [
+      {
+        type,
+        organization_id: organizationId,
+        workspace_id: null,
+        project_id: null,
+        app_id: null,
+        actor_user_id: owner.userId,
+        data: { organization_id: organizationId, after: expect.objectContaining({ [field]: value }) },
+      },
+    ];
+  }
   const ids =
     type === "organization.updated"
       ? { organization_id: team.organizationId }
@@ -341,7 +357,7 @@ describe("SQL in body fields", () => {
       const create = (fields: Record<string, string>) => () => call("POST", "/organizations", organizationBody(fields));
       const rows = NEW_ORGANIZATION;
       const table = "organizations";
-      await expectTextFieldsStored(payload, create, rows, table, null);
+      await expectTextFieldsStored(payload, create, rows, table, "organization.created");
     }
   });
 
@@ -465,7 +481,7 @@ describe("odd text in the free-text fields", () => {
   // (src/http/fields.ts); any other field must refuse it too, or store it as sent, which it cannot.
   const LONE_SURROGATES = ["\ud800", "a\udc00b", "\udbff\udbff", "\u{1f600}\ud83d"];
   const routes: [string, () => string, string, Table, RowCounts, TextEvent][] = [
-    ["POST /organizations", () => "/organizations", "POST", "organizations", NEW_ORGANIZATION, null],
+    ["POST /organizations", () => "/organizations", "POST", "organizations", NEW_ORGANIZATION, "organization.created"],
     [
       "PUT /organizations/{org_id}",
       () => `/organizations/${team.organizationId}`,

@@ -235,6 +235,21 @@ const DEPLOYMENTS = [
   "POST /configs/deployment/{deployment_revision_id}/revert",
 ];
 
+/**
+ * Operations whose Idempotency-Key is checked but not stored, so that a retry is answered afresh, not replayed: reads,
+ * and writes whose repetition is the same write (an archive, a rename).
+ */
+const KEY_VALIDATED_ONLY = [
+  "POST /variants/configs/fetch",
+  "POST /simple/applications/query",
+  "PUT /simple/applications/{application_id}",
+  "POST /simple/applications/{application_id}/archive",
+  "POST /simple/applications/{application_id}/unarchive",
+  "POST /applications/variants/query",
+  "POST /applications/variants/{variant_id}/archive",
+  "POST /applications/variants/{variant_id}/unarchive",
+];
+
 /** Operations a key is needed for, or (ACCEPT) may be given to. */
 const keyedOperations = () => SERVED_ROUTES.filter((operation) => !["GET /health", "GET /openapi.json"].includes(operation));
 
@@ -368,6 +383,8 @@ const TAG_NAMES = [
   "Configs",
   "Deployments",
   "Older SDK",
+  "Simple applications",
+  "Application variants",
   "Keys",
   "Profile",
   "Organizations",
@@ -384,6 +401,8 @@ const TAG_BY_OPERATION: [RegExp, string][] = [
   [/^\w+ \/apps\/\{app_id\}\/(revisions|environments)\b/, "Environments"],
   [/^\w+ \/apps\b/, "Apps"],
   [/^\w+ \/(configs|bases)\b/, "Older SDK"],
+  [/^\w+ \/simple\/applications\b/, "Simple applications"],
+  [/^\w+ \/applications\/variants\b/, "Application variants"],
   [/^\w+ \/keys\b/, "Keys"],
   [/^\w+ \/profile$/, "Profile"],
   [/^\w+ \/organizations\b/, "Organizations"],
@@ -557,7 +576,7 @@ describe("every route, as the document lists it", () => {
           expect(documentedBodies(documented), `${operation} ${status}`).toContainEqual(keyError);
         }
         const replays = at(`${operationPointer(operation)}/responses/200/headers/Idempotent-Replayed`) !== undefined;
-        expect(replays, operation).toBe(operation !== "POST /variants/configs/fetch");
+        expect(replays, operation).toBe(!KEY_VALIDATED_ONLY.includes(operation));
       }
       expect(headers.includes("IfMatch"), operation).toBe(at(`${operationPointer(operation)}/responses/412`) !== undefined);
     }
@@ -1181,6 +1200,86 @@ describe("deployments answer as documented", () => {
       });
       const documentedValid = schemaErrors("/components/parameters/IdempotencyKey/schema", key).length === 0;
       expect(fetched.status, JSON.stringify(key)).toBe(documentedValid ? 404 : 400);
+    }
+  });
+});
+
+describe("today's SDK's apps and variants answer as documented", () => {
+  const apps = "/simple/applications";
+  const variants = "/applications/variants";
+  const post = (path: string, body?: unknown, key = account.key) => send("POST", path, { key, body });
+  const createApp = (slug: string, key = account.key) => post(`${apps}/`, { application: { slug, name: slug } }, key);
+  const addVariant = (applicationId: string, slug: string, key = account.key) =>
+    post(`${variants}/`, { application_variant: { application_id: applicationId, slug } }, key);
+
+  it("POST /simple/applications: 200, 409 (as documented, live and archived), 403, 422", async () => {
+    const answers = answersOf("POST /simple/applications");
+    const { application } = (await answers(await createApp("documented-current"), 200)) as { application: { id: string } };
+    await answers(await createApp("documented"), 409);
+    await answers(await post(`${apps}/${application.id}/archive`), 200);
+    await answers(await createApp("documented-current"), 409);
+    await answers(
+      await post(
+        `${apps}/`,
+        { application: { slug: "viewed" } },
+        await issueKey(viewer.userId, viewer.projectId, { readOnly: true }),
+      ),
+      403,
+      { example: true },
+    );
+    await answers(await post(`${apps}/`, { app: { slug: "x" } }), 422);
+  });
+
+  it("query, GET, PUT, archive and unarchive of an app: 200s (found and not), 403, 404, 409, 422", async () => {
+    const { application } = (await answersOf("POST /simple/applications")(await createApp("documented-edit"), 200)) as {
+      application: { id: string };
+    };
+    const query = answersOf("POST /simple/applications/query");
+    await query(await post(`${apps}/query`, {}), 200);
+    await query(await post(`${apps}/query`, { include_archived: "no" }), 422);
+    const read = answersOf("GET /simple/applications/{application_id}");
+    await read(await send("GET", `${apps}/${application.id}`, { key: account.key }), 200);
+    await read(await send("GET", `${apps}/${UNKNOWN_ID}`, { key: account.key }), 200, { example: true });
+    await read(await send("GET", `${apps}/not-a-uuid`, { key: account.key }), 422);
+    const edit = answersOf("PUT /simple/applications/{application_id}");
+    const put = (id: string, name: string, key = account.key) =>
+      send("PUT", `${apps}/${id}`, { key, body: { application: { slug: name, name } } });
+    await edit(await put(application.id, "documented-edited"), 200);
+    await edit(await put(application.id, "documented"), 409);
+    await edit(await put(UNKNOWN_ID, "x"), 404, { example: true });
+    await edit(await put(teamAppId, "by a viewer", viewer.key), 403, { example: true });
+    await edit(await put(application.id, ""), 422);
+    for (const action of ["archive", "unarchive"]) {
+      const answers = answersOf(`POST /simple/applications/{application_id}/${action}`);
+      await answers(await post(`${apps}/${application.id}/${action}`), 200);
+      await answers(await post(`${apps}/${UNKNOWN_ID}/${action}`), 404, { example: true });
+      await answers(await post(`${apps}/${teamAppId}/${action}`, undefined, viewer.key), 403, { example: true });
+      await answers(await post(`${apps}/not-a-uuid/${action}`), 422);
+    }
+  });
+
+  it("the variant calls: 200s (found and not), 403, 404, 409, 422", async () => {
+    const add = answersOf("POST /applications/variants");
+    const { application_variant: variant } = (await add(await addVariant(appId, "documented"), 200)) as {
+      application_variant: { id: string };
+    };
+    await add(await addVariant(appId, "documented"), 409);
+    await add(await addVariant(UNKNOWN_ID, "x"), 404, { example: true });
+    await add(await addVariant(teamAppId, "x", viewer.key), 403, { example: true });
+    await add(await addVariant(appId, "not a slug"), 422);
+    const query = answersOf("POST /applications/variants/query");
+    await query(await post(`${variants}/query`, { application_refs: [{ id: appId }] }), 200);
+    await query(await post(`${variants}/query`, { application_refs: [{}] }), 422);
+    const read = answersOf("GET /applications/variants/{variant_id}");
+    await read(await send("GET", `${variants}/${variant.id}`, { key: account.key }), 200);
+    await read(await send("GET", `${variants}/${UNKNOWN_ID}`, { key: account.key }), 200, { example: true });
+    await read(await send("GET", `${variants}/x`, { key: account.key }), 422);
+    for (const action of ["archive", "unarchive"]) {
+      const answers = answersOf(`POST /applications/variants/{variant_id}/${action}`);
+      await answers(await post(`${variants}/${variant.id}/${action}`), 200);
+      await answers(await post(`${variants}/${UNKNOWN_ID}/${action}`), 404, { example: true });
+      await answers(await post(`${variants}/${mainVariantId}/${action}`, undefined, viewer.key), 403, { example: true });
+      await answers(await post(`${variants}/x/${action}`), 422);
     }
   });
 });

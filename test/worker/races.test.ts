@@ -110,6 +110,7 @@ describe("concurrent creates", () => {
         deployed_app_variant_id: null,
         deployed_variant_name: null,
         deployed_app_variant_revision_id: null,
+        deployed_variant_archived: false,
         revision: 0,
         revisions: [],
         organization_id: owner.organizationId,

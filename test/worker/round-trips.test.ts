@@ -60,6 +60,8 @@ let spareKey: string;
 let newcomer: IssuedInvitation;
 let memberEmail: string;
 let leaverEmail: string;
+let simpleAppId: string;
+let simpleVariantId: string;
 const keyed = (name: string) => ({ "Idempotency-Key": `round-trips-${name}` });
 const wrongKey = () => `${account.key.slice(0, 9)}${"0".repeat(64)}`;
 
@@ -92,6 +94,16 @@ beforeAll(async () => {
   );
   memberEmail = (await joinAsNewUser(account.key, org.organizationId, org.workspaceId, "editor")).email;
   leaverEmail = (await joinAsNewUser(account.key, org.organizationId, org.workspaceId, "viewer")).email;
+  const simpleApp = await send("POST", "/simple/applications/", {
+    key: account.key,
+    body: { application: { slug: "current-counted", name: "current-counted" } },
+  });
+  simpleAppId = (await expectJson<{ application: { id: string } }>(simpleApp)).application.id;
+  const simpleVariant = await send("POST", "/applications/variants/", {
+    key: account.key,
+    body: { application_variant: { application_id: simpleAppId, slug: "counted-variant" } },
+  });
+  simpleVariantId = (await expectJson<{ application_variant: { id: string } }>(simpleVariant)).application_variant.id;
 });
 
 describe("D1 round trips per request", () => {
@@ -744,6 +756,157 @@ describe("D1 round trips per request", () => {
 
   it.each(accountsPaths)(
     "accounts $name: $status in $trips round trip",
+    async ({ method, path, key, body, headers, status, trips }) => {
+      expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+    },
+  );
+
+  const absentId = "01900000-0000-7000-8000-000000000000";
+  const simpleApp =
+    (path = "") =>
+    () =>
+      `/simple/applications/${simpleAppId}${path}`;
+  const simpleVariant =
+    (path = "") =>
+    () =>
+      `/applications/variants/${simpleVariantId}${path}`;
+  /** One case per call of today's SDK's apps and variants (docs/CURRENT-SDK-API.md, 1 to 9), and their error paths. */
+  const currentApiPaths: Case[] = [
+    {
+      name: "POST /simple/applications/",
+      method: "POST",
+      path: () => "/simple/applications/",
+      key: ownKey,
+      body: () => ({ application: { slug: "current-new", name: "current-new" } }),
+      status: 200,
+      trips: 1,
+    },
+    // The 409 says whether the app holding the name is archived: one more round trip, on this path only.
+    {
+      name: "POST /simple/applications/, a name taken",
+      method: "POST",
+      path: () => "/simple/applications/",
+      key: ownKey,
+      body: () => ({ application: { slug: "counted", name: "counted" } }),
+      status: 409,
+      trips: 2,
+    },
+    {
+      name: "POST /simple/applications/query",
+      method: "POST",
+      path: () => "/simple/applications/query",
+      key: ownKey,
+      body: () => ({}),
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /simple/applications/{id}", method: "GET", path: simpleApp(), key: ownKey, status: 200, trips: 1 },
+    {
+      name: "GET /simple/applications/{id}, absent",
+      method: "GET",
+      path: () => `/simple/applications/${absentId}`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "PUT /simple/applications/{id}",
+      method: "PUT",
+      path: simpleApp(),
+      key: ownKey,
+      body: () => ({ application: { id: simpleAppId, slug: "current-renamed", name: "current-renamed" } }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "PUT /simple/applications/{id}, a name taken",
+      method: "PUT",
+      path: simpleApp(),
+      key: ownKey,
+      body: () => ({ application: { slug: "counted", name: "counted" } }),
+      status: 409,
+      trips: 2,
+    },
+    {
+      name: "POST /simple/applications/{id}/archive",
+      method: "POST",
+      path: simpleApp("/archive"),
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /simple/applications/{id}/unarchive",
+      method: "POST",
+      path: simpleApp("/unarchive"),
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /simple/applications/{id}/archive, a viewer",
+      method: "POST",
+      path: () => `/simple/applications/${teamAppId}/archive`,
+      key: () => viewer.key,
+      status: 403,
+      trips: 1,
+    },
+    {
+      name: "POST /simple/applications/{id}/archive, absent",
+      method: "POST",
+      path: () => `/simple/applications/${absentId}/archive`,
+      key: ownKey,
+      status: 404,
+      trips: 1,
+    },
+    {
+      name: "POST /applications/variants/",
+      method: "POST",
+      path: () => "/applications/variants/",
+      key: ownKey,
+      body: () => ({ application_variant: { application_id: simpleAppId, slug: "another-variant" } }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /applications/variants/, a slug taken",
+      method: "POST",
+      path: () => "/applications/variants/",
+      key: ownKey,
+      body: () => ({ application_variant: { application_id: simpleAppId, slug: "counted-variant" } }),
+      status: 409,
+      trips: 2,
+    },
+    {
+      name: "POST /applications/variants/query",
+      method: "POST",
+      path: () => "/applications/variants/query",
+      key: ownKey,
+      body: () => ({ application_refs: [{ id: simpleAppId }], application_variant: { slug: "counted-variant" } }),
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /applications/variants/{id}", method: "GET", path: simpleVariant(), key: ownKey, status: 200, trips: 1 },
+    {
+      name: "POST /applications/variants/{id}/archive",
+      method: "POST",
+      path: simpleVariant("/archive"),
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /applications/variants/{id}/unarchive",
+      method: "POST",
+      path: simpleVariant("/unarchive"),
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+  ];
+
+  it.each(currentApiPaths)(
+    "today's SDK $name: $status in $trips round trip(s)",
     async ({ method, path, key, body, headers, status, trips }) => {
       expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
     },

@@ -34,6 +34,7 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
       deployed_app_variant_id: null,
       deployed_variant_name: null,
       deployed_app_variant_revision_id: null,
+      deployed_variant_archived: false,
       revision: 0,
       revisions: [],
       organization_id: account.organizationId,

@@ -512,7 +512,12 @@ describe("DELETE /variants/{id} (variants.remove_variant): history is never rewr
     await deploy(appId, "production", "new", owner);
     const before = await snapshot();
     expect(await expectJson(await registry.removeVariant(bareKey(editor.key), removed.variantId))).toBeNull();
-    const { app_variants, ...others } = changes(before, await snapshot());
+    const { app_variants, ...others } = expectEvents(changes(before, await snapshot()), {
+      type: "config.removed",
+      app_id: appId,
+      actor_user_id: editor.userId,
+      data: { app_id: appId, config_name: "old", variant_id: removed.variantId },
+    });
     expect(others).toEqual({});
     expect(app_variants?.removed).toHaveLength(1);
     expect(app_variants?.added).toEqual([

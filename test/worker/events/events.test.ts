@@ -232,6 +232,15 @@ describe("accounts events", () => {
           after: { name: "Evented", description: "d", type: null },
         },
       ],
+      [
+        "organization.created",
+        {
+          organization_id: org.id,
+          workspace_id: org.workspaces[0],
+          project_id: expect.any(String),
+          after: { name: "Evented", description: "", type: null },
+        },
+      ],
     ]);
     // The joiner acted as themselves, without a key; everything else, the founder with theirs.
     const joinedEvent = log.find((event) => event.type === "member.joined");
@@ -240,7 +249,7 @@ describe("accounts events", () => {
       log
         .filter((event) => event !== joinedEvent && event.actor.user_id !== joined.user_id)
         .map((event) => event.actor.api_key_prefix),
-    ).toEqual(Array(8).fill(founder.key.split(".")[0]));
+    ).toEqual(Array(9).fill(founder.key.split(".")[0]));
   });
 });
 

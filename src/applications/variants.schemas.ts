@@ -1,0 +1,85 @@
+import * as z from "zod";
+import { currentRef, exactObject, MAX_REFS, newSlugField, withoutNulls } from "../http/current-api";
+import { documented } from "../http/documentation";
+import { nameField, uuid } from "../http/fields";
+import type { VariantRow } from "./variants.sql";
+
+export const AddApplicationVariantBody = exactObject({
+  application_variant: exactObject({
+    application_id: uuid,
+    slug: newSlugField("slug"),
+    name: z.string().nullish(),
+  }).refine((variant) => variant.name == null || variant.name === variant.slug, {
+    message: "name must be the slug: a variant's slug and name are its one config name here (docs/CURRENT-SDK-API.md)",
+    path: ["name"],
+  }),
+});
+
+export const QueryApplicationVariantsBody = exactObject({
+  application_refs: z
+    .array(currentRef("application", { versioned: false }))
+    .max(MAX_REFS)
+    .nullish(),
+  application_variant: exactObject({ slug: nameField("slug", { nfc: true }).nullish() }).nullish(),
+  application_variant_refs: z
+    .array(currentRef("variant", { versioned: false }))
+    .max(MAX_REFS)
+    .nullish(),
+  include_archived: z.boolean().nullish(),
+});
+
+export const ApplicationVariantParams = z.object({ variant_id: uuid });
+
+// Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
+
+export const ApplicationVariant = z.object({
+  id: z.uuid(),
+  slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The variant's config name" })),
+  name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The config name, as `slug`" })),
+  application_id: z.uuid(),
+  application_slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
+  artifact_id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "As `application_id`" })),
+  artifact_slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "As `application_slug`" })),
+  created_at: z.iso.datetime(),
+  created_by_id: z
+    .uuid()
+    .optional()
+    .apply(
+      documented(globalThis.DOCUMENTATION && { description: "Who committed its revision 1; absent before its first commit" }),
+    ),
+  updated_at: z.iso
+    .datetime()
+    .apply(
+      documented(globalThis.DOCUMENTATION && { description: "When its latest revision was committed, else when it was made" }),
+    ),
+  deleted_at: z.iso
+    .datetime()
+    .optional()
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && { description: "When it was archived (the platform's name); absent while it is not" },
+      ),
+    ),
+});
+export type ApplicationVariant = z.infer<typeof ApplicationVariant>;
+
+export const ApplicationVariantResponse = z.object({ count: z.literal(1), application_variant: ApplicationVariant });
+export const ApplicationVariantsResponse = z.object({
+  count: z.int().min(0),
+  application_variants: z.array(ApplicationVariant),
+});
+
+export const toApplicationVariant = (variant: VariantRow): ApplicationVariant =>
+  withoutNulls({
+    id: variant.id,
+    slug: variant.slug,
+    name: variant.slug,
+    application_id: variant.appId,
+    application_slug: variant.appName,
+    artifact_id: variant.appId,
+    artifact_slug: variant.appName,
+    created_at: variant.createdAt,
+    created_by_id: variant.createdById,
+    updated_at: variant.updatedAt,
+    deleted_at: variant.archivedAt,
+  });

@@ -1,0 +1,98 @@
+import * as z from "zod";
+import { documented } from "./documentation";
+import { idempotencyKeyInFlight, SlugConflict, slugTaken } from "./errors";
+import { nameField, newNameField, uuid } from "./fields";
+import { IDEMPOTENCY_KEY_ERRORS, jsonResponse, schemaRef } from "./openapi-parts";
+
+/*
+ * What the platform's current API (docs/CURRENT-SDK-API.md: /simple/..., /applications/..., /workflows/...) shares:
+ * its slug rule, its refs, bodies that take only the keys they name, and envelopes without null fields.
+ */
+
+/** The platform's slug rule, checked where a slug is made (beside the legacy name rules). */
+export const SLUG_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
+
+/** A new slug: a new legacy name (src/http/fields.ts) that also keeps to the platform's slug rule. */
+export const newSlugField = (field: string) =>
+  newNameField(field)
+    .refine(
+      (value) => SLUG_PATTERN.test(value),
+      `${field} must match ${SLUG_PATTERN.source}: letters, digits, "_", "-" and "." (not first)`,
+    )
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: `Unique in its scope; matches ${SLUG_PATTERN.source} and the rules of a legacy name`,
+        },
+      ),
+    );
+
+const quoted = (keys: readonly PropertyKey[]) => keys.map((key) => `"${String(key)}"`).join(", ");
+
+/**
+ * An object taking only the keys of `shape`: any other (a wrong wrapper key such as `app` for `application`, a field
+ * this service does not keep) is a 422 naming it and the keys it takes, so that nothing sent is silently dropped.
+ */
+export const exactObject = <Shape extends z.ZodRawShape>(shape: Shape) =>
+  z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown key${issue.keys.length === 1 ? "" : "s"} ${quoted(issue.keys)}: the keys here are ${quoted(Object.keys(shape))}`
+        : undefined,
+  });
+
+/** A ref's `version`: the revision number, as the SDK sends it (a string of digits). */
+const version = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,8})$/, "version must be a revision number, as a string of digits")
+  .transform(Number);
+
+/** A ref `{id?, slug?, version?}` naming something by id or slug (a null key is absent); `versioned`: it may name a version. */
+export const currentRef = (what: string, { versioned }: { versioned: boolean }) =>
+  exactObject({
+    id: uuid.nullish().apply(documented(globalThis.DOCUMENTATION && { description: `The ${what}'s id` })),
+    slug: nameField("slug", { nfc: true })
+      .nullish()
+      .apply(documented(globalThis.DOCUMENTATION && { description: `The ${what}'s slug` })),
+    ...(versioned ? { version: version.nullish() } : { version: z.null().optional() }),
+  })
+    .refine((ref) => ref.id != null || ref.slug != null, `a ${what} ref needs an id or a slug`)
+    .transform((ref) => ({ id: ref.id ?? null, slug: ref.slug ?? null }));
+export type CurrentRef = { id: string | null; slug: string | null };
+
+/** At most this many refs in a query's list. */
+export const MAX_REFS = 100;
+
+/** The entity with its null fields left out, as the platform's answers are. */
+export const withoutNulls = <T extends Record<string, unknown>>(entity: T) =>
+  Object.fromEntries(Object.entries(entity).filter(([, value]) => value !== null)) as {
+    [K in keyof T as null extends T[K] ? never : K]: T[K];
+  } & { [K in keyof T as null extends T[K] ? K : never]?: Exclude<T[K], null> };
+
+/** What a read by id answers when there is nothing the caller can see: 200, which the SDK relies on. */
+export const NOTHING = { count: 0 } as const;
+
+/** The OpenAPI schema of NOTHING. */
+export const Nothing = z.object({ count: z.literal(0) });
+
+/** The body of the platform's 409 for a slug taken (src/http/errors.ts's slugTaken). */
+export const SlugConflictError = z.object({ detail: SlugConflict });
+
+/**
+ * A write's 409: a slug taken (`description` says where), the platform's shape, as taken by a live one and by an
+ * archived one; or the service's for an Idempotency-Key still being answered.
+ */
+export const slugTakenResponse = (description: string, slug: string) =>
+  jsonResponse(
+    `${description}. Or: ${IDEMPOTENCY_KEY_ERRORS[409].description}`,
+    { oneOf: [schemaRef("SlugConflictError"), schemaRef("Error")] },
+    {
+      examples: Object.fromEntries(
+        Object.entries({
+          slugTaken: slugTaken(slug, false),
+          slugTakenByArchived: slugTaken(slug, true),
+          idempotencyKeyInFlight: idempotencyKeyInFlight(),
+        }).map(([name, error]) => [name, { summary: error.message, value: { detail: error.detail } }]),
+      ),
+    },
+  );
