@@ -27,8 +27,8 @@ function numberThatChanges(text: string): string | undefined {
  */
 export function parseJsonExactly(text: string): unknown {
   const changes = numberThatChanges(text);
-  // Most texts have no such number: a plain parse then gives the same value, at a fraction of the CPU time of a parse
-  // whose reviver reads each value's source (about 0.4 ms per config fetch under wrangler dev, BENCHMARKS.md round 9).
+  // Most texts have no such number: a plain parse then gives the same value, at a fraction of the time of a parse whose
+  // reviver reads each value's source (about 4 % of a config fetch's time in the Worker, BENCHMARKS.md round 9).
   if (changes === undefined) return JSON.parse(text);
   if (rawJSON) {
     return JSON.parse(text, (_key, value, context?: { source?: string }) =>

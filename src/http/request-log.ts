@@ -29,8 +29,8 @@ let burst: RequestLogEntry[] = [];
 
 /**
  * A line of several entries: `{requests: [...]}`, as Workers Logs stores it. Where the runtime prints the line as text
- * (wrangler dev's terminal), the text is its JSON: laid out by Node's util.inspect instead, in the isolate, a line of
- * 25 entries cost about a tenth of a read's CPU time (BENCHMARKS.md, round 9).
+ * (wrangler dev's terminal), the text is its JSON: laid out by Node's util.inspect instead, in the isolate, the lines
+ * took 5 to 10 % of a read's time in the Worker (BENCHMARKS.md, round 9).
  */
 class BurstLine {
   constructor(readonly requests: RequestLogEntry[]) {}
