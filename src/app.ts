@@ -3,6 +3,7 @@ import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { docsRoutes } from "./docs/docs.routes";
+import { setAnswerHeaders } from "./http/answer-headers";
 import { BOOKMARK_HEADER } from "./http/d1-session";
 import { handleError, methodNotAllowed as methodNotAllowedResponse, notFound } from "./http/errors";
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "./http/idempotency";
@@ -19,10 +20,10 @@ export interface ServiceConfig {
 }
 
 // Account data: never stored by browsers or shared caches, never sniffed as anything but JSON.
+const ACCOUNT_DATA_HEADERS = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" };
 const accountData = createMiddleware(async (c, next) => {
   await next();
-  c.header("Cache-Control", "no-store");
-  c.header("X-Content-Type-Options", "nosniff");
+  setAnswerHeaders(c, ACCOUNT_DATA_HEADERS);
 });
 
 /** The whole service, every route mounted under `basePath`. */

@@ -35,7 +35,7 @@ async function inSession<E extends { Bindings: Env }, T>(
  */
 export const readAs = <E extends CallerEnv, T>(c: Context<E>, read: (db: CallerDb) => Promise<T>) =>
   inSession(c, "first-unconstrained", (session) => {
-    const db = c.var.caller.reader(session);
+    const db = c.get("caller").reader(session);
     return retryReadOnce(() => read(db));
   });
 
@@ -44,4 +44,6 @@ export const readAs = <E extends CallerEnv, T>(c: Context<E>, read: (db: CallerD
  * batches commits for webhooks go to the delivery queue after the answer.
  */
 export const writeAs = <E extends CallerEnv, T>(c: Context<E>, write: (db: CallerWriteDb) => Promise<T>) =>
-  inSession(c, "first-primary", (session) => write(c.var.caller.writer(session, (events: string[]) => handOff(c, { events }))));
+  inSession(c, "first-primary", (session) =>
+    write(c.get("caller").writer(session, (events: string[]) => handOff(c, { events }))),
+  );

@@ -45,7 +45,7 @@ export const idempotent = createMiddleware<{
   const body = await sha256Hex(await c.req.arrayBuffer());
   const url = new URL(c.req.url);
   c.set("claim", { key, fingerprint: `${c.req.method} ${url.pathname}${url.search} ${body}` });
-  const running = `${c.var.caller.caller.keyHash} ${key}`;
+  const running = `${c.get("caller").caller.keyHash} ${key}`;
   if (inFlight.has(running)) throw idempotencyKeyInFlight();
   inFlight.add(running);
   try {

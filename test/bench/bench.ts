@@ -39,6 +39,10 @@
  *   --keep              keep the temporary folder (its path is printed)
  *   --code DIR          measure the service in DIR instead of this working tree, e.g. an older commit unpacked
  *                       with `git archive <commit> | tar -x -C DIR` (this tree's node_modules and floor are used)
+ *   --base DIR          also measure the service in DIR (an older commit, say: `git archive <commit> | tar -x -C DIR`)
+ *                       on the GET of a record, the config fetch and POST /apps, in the same rounds as the code under
+ *                       test, each scenario right after its twin: before and after in one run (its own wrangler dev,
+ *                       its own copy of the data; this tree's node_modules) [BENCH_BASE] (default: none)
  *   --log-variants L    also measure the GET of a record on copies of the service that differ only in how the
  *                       per-request log line is written (test/bench/logging/): "all", or names separated by commas
  *                       [BENCH_LOG_VARIANTS] (default: none)
@@ -46,7 +50,7 @@
  *                       log variant, e.g. `--only select1,get,log` [BENCH_ONLY] (default: all; for experiments)
  */
 
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -74,6 +78,7 @@ function options() {
       "log-level": { type: "string" },
       keep: { type: "boolean", default: false },
       code: { type: "string" },
+      base: { type: "string" },
       rounds: { type: "string" },
       "log-variants": { type: "string" },
       only: { type: "string" },
@@ -103,6 +108,8 @@ function options() {
     keep: values.keep,
     /** The tree whose service is measured (a checkout of another commit, say); default this working tree. */
     code: resolve(values.code ?? ROOT),
+    /** Another tree whose service is measured beside it, scenario by scenario (before and after). */
+    base: (values.base ?? process.env.BENCH_BASE) ? resolve(values.base ?? process.env.BENCH_BASE ?? "") : undefined,
     logVariants: selectLogVariants(values["log-variants"] ?? process.env.BENCH_LOG_VARIANTS ?? ""),
     only: (values.only ?? process.env.BENCH_ONLY ?? "")
       .split(",")
@@ -224,12 +231,23 @@ async function main(): Promise<number> {
     ...logVariantCopy(code, dir, work, variant),
   }));
   if (variants.length > 0) console.log(`  request log variants: ${variants.map((variant) => variant.name).join(", ")}`);
+  // The tree measured beside the code under test (--base), likewise with its own copy of the data.
+  const baseline = opts.base ? { code: snapshot(opts.base, join(work, "base")), state: join(work, "base", "state") } : undefined;
+  if (baseline) {
+    cpSync(dir, baseline.state, { recursive: true });
+    console.log(`  base: ${gitState(opts.base ?? "")}, copied to ${baseline.code}`);
+  }
 
   const dev = { persistTo: dir, logLevel: opts.logLevel, cwd: code };
   // As `npm run dev`: webhooks may target http://127.0.0.1 (the receiver), secrets sealed with the development key.
   // Only webhook routes and deliveries read it.
   const serviceVars = ["--var", "WEBHOOKS_ALLOW_LOCAL:true"];
-  const [[service, floor, ...logServers], startSeconds] = await timed(() =>
+  // The copies of the service: the log variants', then the base's.
+  const copies = [
+    ...variants.map((variant) => ({ ...variant, server: `log:${variant.name}`, label: `service, log: ${variant.name}` })),
+    ...(baseline ? [{ ...baseline, server: "base", label: "service, base" }] : []),
+  ];
+  const [[service, floor, ...copyServers], startSeconds] = await timed(() =>
     Promise.all([
       startDevRetrying({
         ...dev,
@@ -238,21 +256,21 @@ async function main(): Promise<number> {
         readyPath: `${basePath}/health`,
       }),
       startDevRetrying({ ...dev, name: "floor", configArgs: ["-c", FLOOR_CONFIG], readyPath: "/static" }),
-      ...variants.map((variant) =>
+      ...copies.map((copy) =>
         startDevRetrying({
           ...dev,
-          name: `service, log: ${variant.name}`,
-          persistTo: variant.state,
-          cwd: variant.code,
-          configArgs: ["-c", join(variant.code, "wrangler.toml"), ...serviceVars],
+          name: copy.label,
+          persistTo: copy.state,
+          cwd: copy.code,
+          configArgs: ["-c", join(copy.code, "wrangler.toml"), ...serviceVars],
           readyPath: `${basePath}/health`,
         }),
       ),
     ]),
   );
-  phases.push([`start ${2 + variants.length} wrangler dev`, startSeconds]);
+  phases.push([`start ${2 + copies.length} wrangler dev`, startSeconds]);
   console.log(`  service on ${service.url}, floor on ${floor.url} (ready in ${startSeconds.toFixed(1)} s)`);
-  const servers = new Map(variants.map((variant, index) => [`log:${variant.name}`, logServers[index]]));
+  const servers = new Map(copies.map((copy, index) => [copy.server, copyServers[index]]));
   const serverOf = (scenario: Scenario) => {
     if (scenario.server === "floor") return { server: floor, base: floor.url };
     const server = scenario.server === "service" ? service : servers.get(scenario.server);
@@ -268,9 +286,11 @@ async function main(): Promise<number> {
   // A copy of the service without the queue consumer (to measure the requests' own cost) never delivers.
   const delivers = (serviceConfig.queues?.consumers ?? []).length > 0;
   if (receiver && !delivers) warnings.push("the service has no queue consumer (wrangler.toml): webhook deliveries stay pending");
-  const scenarios = benchScenarios(data, opts.connections, runTag, variants, { receiver, delivers });
+  const scenarios = benchScenarios(data, opts.connections, runTag, variants, { receiver, delivers }, baseline !== undefined);
   if (opts.only.length > 0) {
-    const wanted = (id: string) => opts.only.includes(id) || (id.startsWith("log:") && opts.only.includes("log"));
+    // A base scenario runs with its twin.
+    const wanted = (id: string) =>
+      opts.only.includes(id.replace(/^base:/, "")) || (id.startsWith("log:") && opts.only.includes("log"));
     const unknown = opts.only.filter((id) => id !== "log" && !(id in scenarios));
     if (unknown.length > 0)
       throw new HarnessError(`--only: unknown scenario(s) ${unknown.join(", ")}; known: ${Object.keys(scenarios).join(", ")}`);
@@ -285,7 +305,7 @@ async function main(): Promise<number> {
         `those figures, and the ratios built on them, are skewed; run again on a quiet machine`,
     );
   }
-  for (const server of [service, ...logServers]) {
+  for (const server of [service, ...copyServers]) {
     if (server.reloads() > 0)
       warnings.push(
         `wrangler dev rebuilt ${server.name} ${server.reloads()} time(s) during the run (a file it watches changed: in the copy of the code, or in node_modules, which the copy links, e.g. by an npm install): figures may mix versions of the code`,
@@ -293,7 +313,7 @@ async function main(): Promise<number> {
   }
   const received = receiver && outcomes.deployHooks ? (delivers ? await finalCounts(receiver) : await receiver.counts()) : null;
   receiver?.stop();
-  await Promise.all([service.stop(), floor.stop(), ...logServers.map((server) => server.stop())]);
+  await Promise.all([service.stop(), floor.stop(), ...copyServers.map((server) => server.stop())]);
   const writes = await checkWrites(code, dir, data, outcomes, opts, received);
 
   report({ opts, outcomes, bundle, minified, git, basePath, writes, loadAtStart, loadBefore, warnings, phases, started });

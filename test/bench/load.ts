@@ -144,6 +144,8 @@ export interface Measurement {
   cpuPerRequest: number;
   /** req/s of each round. */
   perRound: number[];
+  /** CPU ms per request of each round (NaN: not measured). */
+  cpuPerRound: number[];
   /** Seconds the scenario's `drain` waited after its slices, in all (0: it has none). */
   drainSeconds: number;
 }
@@ -238,6 +240,8 @@ interface Tally {
   warmupOk: number;
   /** req/s of each round. */
   perRound: number[];
+  /** CPU ms per request of each round. */
+  cpuPerRound: number[];
   /** Seconds `drain` waited after the slices. */
   drainSeconds: number;
 }
@@ -296,6 +300,7 @@ export async function runScenarios<Id extends string>(
         targetTicks: 0,
         warmupOk,
         perRound: [],
+        cpuPerRound: [],
         drainSeconds: 0,
       };
       warmed.set(scenario.server, (warmed.get(scenario.server) ?? 0) + opts.warmup);
@@ -306,13 +311,13 @@ export async function runScenarios<Id extends string>(
     }
   }
 
-  // The service has now served every one of its scenarios' warm-ups, a copy of it (--log-variants) only one: its
+  // The service has now served every one of its scenarios' warm-ups, a copy of it (--log-variants, --base) fewer: its
   // code is less optimised by the runtime, and it would pay for that in the first rounds. Each copy gets more
   // warm-up on its scenario, up to as much as the service had (at most 4 warm-ups more).
   const serviceWarmed = warmed.get("service") ?? 0;
   for (const id of ids) {
     const scenario = scenarios[id];
-    if (outcomes[id].error || !scenario.server.startsWith("log:")) continue;
+    if (outcomes[id].error || scenario.server === "service" || scenario.server === "floor") continue;
     const extra = Math.min(serviceWarmed - (warmed.get(scenario.server) ?? 0), 4 * opts.warmup);
     if (extra < 0.5) continue;
     const { server, base } = serverOf(scenario);
@@ -370,6 +375,7 @@ export async function runScenarios<Id extends string>(
         tally.drainSeconds += drained;
         const cpu =
           cpuBefore && cpuAfter ? ((cpuAfter.target - cpuBefore.target) * 1000) / TICKS_PER_SECOND / result["2xx"] : Number.NaN;
+        tally.cpuPerRound.push(cpu);
         console.log(
           `${fixed(result["2xx"] / result.duration, 0).padStart(7)} req/s   ${fixed(cpu, 2).padStart(6)} CPU ms/req   other CPU ${fixed(other, 2)}` +
             (scenario.drain ? `   caught up ${fixed(drained, 2)} s after` : ""),
@@ -396,6 +402,7 @@ export async function runScenarios<Id extends string>(
       otherCpus: tally.otherCpuSeconds / tally.seconds,
       cpuPerRequest: tally.ok > 0 ? ((tally.targetTicks / TICKS_PER_SECOND) * 1000) / tally.ok : Number.NaN,
       perRound: tally.perRound,
+      cpuPerRound: tally.cpuPerRound,
       drainSeconds: tally.drainSeconds,
     };
   }

@@ -7,7 +7,7 @@ import { ROOT } from "../support/processes";
 import type { Outcome, Writes } from "./load";
 import type { LogVariant } from "./logging/variants";
 import type { BundleSize } from "./prepare";
-import type { ScenarioId } from "./scenarios";
+import { BASE_SCENARIOS, type ScenarioId } from "./scenarios";
 import {
   AUDIT_DEEP,
   AUDIT_EVENTS,
@@ -89,6 +89,7 @@ export interface Run {
     connections: number;
     logLevel?: string;
     code: string;
+    base?: string;
     out: string;
     logVariants: LogVariant[];
     only: string[];
@@ -231,6 +232,44 @@ export function report({
     ],
     ["l", "r", "l", "r", "l", "l"],
   );
+
+  // --base: each scenario of the other tree against the same floor, beside its twin, by CPU (the steadier figure on
+  // shared cores) and by throughput; "rounds" is the by-CPU ratio of each round.
+  const cpuSpread = (a: ScenarioId, b: ScenarioId) => {
+    const [x, y] = [m(a)?.cpuPerRound ?? [], m(b)?.cpuPerRound ?? []];
+    const ratios = y.map((value, index) => value / x[index]).filter(Number.isFinite);
+    return ratios.length > 1 ? `${fixed(Math.min(...ratios), 2)} to ${fixed(Math.max(...ratios), 2)}` : "";
+  };
+  const baseTable = opts.base
+    ? table(
+        [
+          "scenario / one-query floor",
+          "before: by CPU",
+          "rounds",
+          "CPU ms/req.",
+          "by throughput",
+          "after: by CPU",
+          "rounds",
+          "CPU ms/req.",
+          "by throughput",
+        ],
+        BASE_SCENARIOS.filter((id) => ran(id, `base:${id}`)).map((id) => {
+          const before = `base:${id}` as const;
+          return [
+            outcomes[id].scenario.label,
+            fixed(cpuRatio(before, "select1"), 2),
+            cpuSpread(before, "select1"),
+            fixed(m(before)?.cpuPerRequest ?? Number.NaN, 2),
+            fixed(ratio(before, "select1"), 2),
+            fixed(cpuRatio(id, "select1"), 2),
+            cpuSpread(id, "select1"),
+            fixed(m(id)?.cpuPerRequest ?? Number.NaN, 2),
+            fixed(ratio(id, "select1"), 2),
+          ];
+        }),
+        ["l", "r", "l", "r", "r", "r", "l", "r", "r"],
+      )
+    : "";
 
   const logIds = opts.logVariants.map((variant) => `log:${variant.name}` as const);
   const noLog = logIds.includes("log:none") ? ("log:none" as const) : null;
@@ -404,6 +443,7 @@ export function report({
     opts.logVariants.length > 0 ? ` --log-variants ${opts.logVariants.map((variant) => variant.name).join(",")}` : "",
     opts.only.length > 0 ? ` --only ${opts.only.join(",")}` : "",
     opts.code !== ROOT ? ` --code ${opts.code}` : "",
+    opts.base ? ` --base ${opts.base}` : "",
   ].join("");
 
   const markdown = [
@@ -430,6 +470,7 @@ export function report({
     "",
     ratioTable,
     "",
+    ...(baseTable ? [`## Before (--base ${opts.base}) and after (the code under test)`, "", baseTable, ""] : []),
     ...(logTable ? ["## The per-request log line", "", logTable, ""] : []),
     "## Scale and bundle",
     "",
@@ -446,7 +487,7 @@ export function report({
   mkdirSync(dirname(opts.out), { recursive: true });
   writeFileSync(opts.out, markdown);
   console.log(
-    `\n${mainTable}\n${failureLines.length > 0 ? `\n${failureLines.join("\n")}\n` : ""}\n${ratioTable}\n${logTable ? `\n${logTable}\n` : ""}\n${scaleTable}\n\n${phaseTable}\n`,
+    `\n${mainTable}\n${failureLines.length > 0 ? `\n${failureLines.join("\n")}\n` : ""}\n${ratioTable}\n${baseTable ? `\nbefore (--base) and after:\n${baseTable}\n` : ""}${logTable ? `\n${logTable}\n` : ""}\n${scaleTable}\n\n${phaseTable}\n`,
   );
   console.log(`written: ${writes.lines.join("; ") || "nothing (no writing scenario ran)"}`);
   console.log(`bundle by package: ${contributors}`);

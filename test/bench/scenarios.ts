@@ -23,8 +23,11 @@ import {
 /** A scenario that did not run cleanly: reported, the others still run, and the bench exits non-zero. */
 export class ScenarioError extends Error {}
 
-/** Where a scenario's requests go: the service, the floor, or a copy of the service with another request log. */
-export type ServerName = "service" | "floor" | `log:${string}`;
+/**
+ * Where a scenario's requests go: the service, the floor, a copy of the service with another request log, or the
+ * service of another tree (`--base`).
+ */
+export type ServerName = "service" | "floor" | "base" | `log:${string}`;
 
 export interface Scenario {
   label: string;
@@ -476,14 +479,22 @@ export type CoreScenarioId =
   | "deployHooks"
   | "eventsFirst"
   | "eventsDeep";
-/** A scenario is a core one, or the GET against a copy of the service with another request log (`--log-variants`). */
-export type ScenarioId = CoreScenarioId | `log:${string}`;
+/** The scenarios `--base` runs on the other tree too, each right after its twin. */
+export const BASE_SCENARIOS = ["get", "fetch", "post"] as const;
+export type BaseScenarioId = `base:${(typeof BASE_SCENARIOS)[number]}`;
+
+/**
+ * A scenario is a core one, the GET against a copy of the service with another request log (`--log-variants`), or a
+ * core one against the service of another tree (`--base`).
+ */
+export type ScenarioId = CoreScenarioId | `log:${string}` | BaseScenarioId;
 
 /**
  * Every scenario, in the order they run; `connections` concurrent ones for the throughput scenarios. `runTag`
  * makes this run's app names and Idempotency-Keys unique. `webhooks.receiver`: where the hooked organization's
  * webhooks point (without it, "deploy, three webhooks" fails its check); `webhooks.delivers`: whether the service
- * has a queue consumer (wrangler.toml), i.e. whether deliveries are to be waited for.
+ * has a queue consumer (wrangler.toml), i.e. whether deliveries are to be waited for. `withBase`: BASE_SCENARIOS run
+ * on the base's server too, each right after its twin, so that before and after alternate within every round.
  */
 export function benchScenarios(
   data: BenchData,
@@ -491,7 +502,8 @@ export function benchScenarios(
   runTag: string,
   logVariants: LogVariant[] = [],
   webhooks: { receiver?: Receiver; delivers: boolean } = { delivers: true },
-): Record<CoreScenarioId, Scenario> & Record<`log:${string}`, Scenario> {
+  withBase = false,
+): Record<CoreScenarioId | BaseScenarioId, Scenario> & Record<`log:${string}`, Scenario> {
   const { receiver, delivers } = webhooks;
   const postBody = '{"app_name": "bench-[<id>]"}';
   const { get: reads, deploy: deploys, save } = data;
@@ -521,6 +533,12 @@ export function benchScenarios(
   // The same, into the quiet organization's apps and into the hooked one's.
   const quietBodies = data.webhooks.quiet.map(deployBody);
   const hookedBodies = data.webhooks.hooked.map(deployBody);
+  // The scenario, and with --base the same against the base's service right after it.
+  const twin = <Id extends (typeof BASE_SCENARIOS)[number]>(id: Id, scenario: Scenario) =>
+    ({
+      [id]: scenario,
+      ...(withBase ? { [`base:${id}`]: { ...scenario, label: `${scenario.label}, base`, server: "base" } } : {}),
+    }) as Record<Id | `base:${Id}`, Scenario>; // the base's only with --base, as --only leaves some out
   const keyedName = (n: number | string) => `bench-key-${runTag}-${n}`;
   const keyedKey = (n: number | string) => `bench-${runTag}-${n}`;
   return {
@@ -544,9 +562,9 @@ export function benchScenarios(
       connections,
       check: checkBody("/select1", { one: 1 }),
     },
-    get: getScenario(`GET production, ${SMALL_HISTORY} revisions`, "service"),
+    ...twin("get", getScenario(`GET production, ${SMALL_HISTORY} revisions`, "service")),
     ...logScenarios,
-    fetch: {
+    ...twin("fetch", {
       label: "POST configs/fetch by environment",
       server: "service",
       method: "POST",
@@ -556,7 +574,7 @@ export function benchScenarios(
       body: fetchBody(reads.small),
       connections,
       check: checkFetch("/variants/configs/fetch", k.read[0], reads.small),
-    },
+    }),
     getConfig: {
       label: "GET /configs by environment (older SDK)",
       server: "service",
@@ -600,7 +618,7 @@ export function benchScenarios(
       connections,
       check: checkSaveConfig(k.read[0], save),
     },
-    post: {
+    ...twin("post", {
       label: "POST /apps, new app_name each",
       server: "service",
       method: "POST",
@@ -610,7 +628,7 @@ export function benchScenarios(
       body: postBody,
       connections,
       check: checkCreate("/apps", k.post[0], "post"),
-    },
+    }),
     postKeyed: {
       label: "POST /apps with an Idempotency-Key",
       server: "service",

@@ -9,6 +9,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { matchedRoutes } from "hono/route";
+import { setAnswerHeaders } from "../../../src/http/answer-headers";
 import type { AppEnv } from "../../../src/types";
 
 export const REQUEST_ID_HEADER = "X-Request-Id";
@@ -72,6 +73,6 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
   const requestId = given !== undefined && REQUEST_ID_PATTERN.test(given) ? given : crypto.randomUUID();
   c.set("requestId", requestId);
   await next();
-  c.header(REQUEST_ID_HEADER, requestId);
+  setAnswerHeaders(c, { [REQUEST_ID_HEADER]: requestId });
   emit(c, requestId, started);
 });
