@@ -1,3 +1,4 @@
+import { revisionsComponents, revisionsRoutes } from "./applications/revisions.routes";
 import { appsComponents, appsRoutes } from "./apps/apps.routes";
 import { configsComponents, configsRoutes } from "./configs/configs.routes";
 import { deploymentsComponents, deploymentsRoutes } from "./deployments/deployments.routes";
@@ -8,8 +9,10 @@ import { keysComponents, keysRoutes, profileRoutes } from "./keys/keys.routes";
 import { organizationsComponents, organizationsRoutes } from "./organizations/organizations.routes";
 import { basesRoutes, registryComponents, registryRoutes } from "./registry/registry.routes";
 import { serviceRoutes } from "./service.routes";
+import { environmentsQueryComponents, environmentsQueryRoutes } from "./simple/environments.routes";
 import { appVariantsRoutes, variantsComponents, variantsRoutes } from "./variants/variants.routes";
 import { webhooksComponents, webhooksRoutes } from "./webhooks/webhooks.routes";
+import { workflowsComponents, workflowsRoutes } from "./workflows/revisions.routes";
 import { workspacesComponents, workspacesRoutes } from "./workspaces/workspaces.routes";
 
 /**
@@ -33,6 +36,9 @@ export const ROUTES: readonly Route[] = [
   ...workspacesRoutes,
   ...eventsRoutes,
   ...webhooksRoutes,
+  ...revisionsRoutes,
+  ...workflowsRoutes,
+  ...environmentsQueryRoutes,
 ];
 
 /** What the routes name in the OpenAPI document, resource by resource (built with the document, not in the Worker). */
@@ -48,4 +54,7 @@ export const COMPONENTS: (() => Components)[] = [
   workspacesComponents,
   eventsComponents,
   webhooksComponents,
+  revisionsComponents,
+  workflowsComponents,
+  environmentsQueryComponents,
 ];

@@ -26,9 +26,9 @@ export const EVENT_ACTOR = `(SELECT user_id FROM caller), (SELECT username FROM 
 /** Where an app (aliased `a`) lives, for an event about it: its project `p` and workspace `w`. */
 export const APP_PLACE = "JOIN projects p ON p.id = a.project_id JOIN workspaces w ON w.id = p.workspace_id";
 
-/** What an event says of a config revision `r` of variant `v` of app `a`. */
+/** What an event says of a config revision `r` of variant `v` of app `a`, with its commit message (or null). */
 export const REVISION_DATA = `'app_id', a.id, 'app_name', a.name, 'config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id,
-  'revision', r.revision, 'revision_id', r.id`;
+  'revision', r.revision, 'revision_id', r.id, 'message', r.message`;
 
 /**
  * The event of config revision `revisionId`, which the batch makes (a new id: it exists only if made):

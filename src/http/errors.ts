@@ -31,11 +31,17 @@ export type ErrorBody = z.infer<typeof ErrorBody>;
 export const ValidationErrorBody = z.object({ detail: z.array(ValidationIssue) });
 export type ValidationErrorBody = z.infer<typeof ValidationErrorBody>;
 
+/** The detail of the current API's 409 for a slug taken in the project (docs/CURRENT-SDK-API.md), as the platform words it. */
+export interface SlugConflict {
+  message: string;
+  conflict: { slug: string };
+}
+
 /** Every error the service answers with: a status, a `detail` and, sometimes, headers. */
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
-    readonly detail: string | ValidationIssue[],
+    readonly detail: string | ValidationIssue[] | SlugConflict,
     readonly headers: Record<string, string> = {},
   ) {
     super(typeof detail === "string" ? detail : "Validation error");
@@ -72,6 +78,21 @@ export const configExists = () => new ApiError(400, "Config already exists.");
 
 export const configNameTaken = () =>
   new ApiError(400, "Config name already exists. Please use a different name or set overwrite to True.");
+
+// The current API's (docs/CURRENT-SDK-API.md), in the platform's words, which its SDK shows as they are.
+export const slugTaken = (slug: string) =>
+  new ApiError(409, { message: `A resource with slug '${slug}' already exists in this project.`, conflict: { slug } });
+
+export const applicationRevisionNotFound = () => new ApiError(404, "Application revision not found.");
+
+export const environmentRevisionNotFound = () => new ApiError(404, "Environment revision not found.");
+
+export const applicationVariantNotFound = () => new ApiError(404, "Application variant not found.");
+
+export const environmentRunsNothing = () =>
+  new ApiError(404, "Environment revision does not contain application references for the requested key.");
+
+export const deployRefsMissing = () => new ApiError(400, "application_ref and environment_ref (with a slug) are required.");
 
 export const variantRemoved = () =>
   new ApiError(409, "This revision belongs to a removed variant, which cannot be deployed again: deploy another config");

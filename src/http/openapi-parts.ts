@@ -34,6 +34,16 @@ export const TAGS = [
     name: "Older SDK",
     description: "The older SDK's calls: read or save a config by name, read what a deployment deployed, list bases.",
   },
+  {
+    name: "Application revisions",
+    description:
+      "Today's SDK (docs/CURRENT-SDK-API.md): read, commit, list and deploy config revisions, over the same history as the legacy API.",
+  },
+  { name: "Workflow revisions", description: "Today's SDK's fallback read of a config revision, in workflow names." },
+  {
+    name: "Simple environments",
+    description: "Today's SDK: the key's project's environments, each with what it runs for every app.",
+  },
   { name: "Keys", description: "The caller's API keys: list, create, delete and check them." },
   { name: "Profile", description: "The caller's own user." },
   { name: "Organizations", description: "Organizations, their workspaces, and invitations to them." },

@@ -83,3 +83,13 @@ export const variants = {
   revision: (as: Credentials, variantId: string, revision: number, extras?: Extras) =>
     get(`/variants/${enc(variantId)}/revisions/${revision}`, as, extras),
 };
+
+/** Today's SDK's config calls (docs/CURRENT-SDK-API.md, calls 10 to 15). */
+export const current = {
+  retrieve: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/revisions/retrieve", as, body, extras),
+  retrieveWorkflow: (as: Credentials, body: unknown, extras?: Extras) => post("/workflows/revisions/retrieve", as, body, extras),
+  commit: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/revisions/commit", as, body, extras),
+  log: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/revisions/log", as, body, extras),
+  deploy: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/revisions/deploy", as, body, extras),
+  queryEnvironments: (as: Credentials, body: unknown, extras?: Extras) => post("/simple/environments/query", as, body, extras),
+};
