@@ -119,36 +119,36 @@ export const RetrieveWorkflowRevisionShape = retrieveShape(WORKFLOW_NAMES);
 /** The keys a revision's `data` may have; any other is refused (nothing is silently dropped). */
 const DATA_KEYS = ["parameters", "url", "uri"];
 
-const RevisionData = z
-  .looseObject({
-    parameters: jsonObject("parameters").apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description: `The revision's params: they replace the latest's (no merge); at most ${MAX_JSON_DEPTH} levels deep`,
-        },
-      ),
+const RevisionDataShape = z.object({
+  parameters: jsonObject("parameters").apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: `The revision's params: they replace the latest's (no merge); at most ${MAX_JSON_DEPTH} levels deep`,
+      },
     ),
-    url: httpUrlOrEmpty("url")
-      .nullish()
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Replaces the url; omitted or null: the latest's is kept" })),
-    uri: storableText("uri")
-      .max(2048)
-      .nullish()
-      .apply(
-        documented(globalThis.DOCUMENTATION && { description: "Accepted and not stored (this service has no service URIs)" }),
-      ),
-  })
-  .superRefine((data, context) => {
-    for (const key of Object.keys(data)) {
-      if (!DATA_KEYS.includes(key)) {
-        context.addIssue({
-          code: "custom",
-          path: [key],
-          message: `data takes only ${DATA_KEYS.join(", ")}; "${key}" is refused`,
-        });
-      }
+  ),
+  url: httpUrlOrEmpty("url")
+    .nullish()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Replaces the url; omitted or null: the latest's is kept" })),
+  uri: storableText("uri")
+    .max(2048)
+    .nullish()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Accepted and not stored (this service has no service URIs)" })),
+});
+
+/**
+ * `data`, its keys checked as sent (a parsed copy would have lost a `__proto__` key on the way); documented as its
+ * shape (a preprocess is, where a pipe would be documented as its input).
+ */
+const RevisionData = z.preprocess((data, context) => {
+  if (typeof data !== "object" || data === null) return data;
+  for (const key of Object.keys(data)) {
+    if (!DATA_KEYS.includes(key)) {
+      context.addIssue({ code: "custom", path: [key], message: `data takes only ${DATA_KEYS.join(", ")}; "${key}" is refused` });
     }
-  });
+  }
+  return data;
+}, RevisionDataShape);
 
 /** The platform's slug rule, which a commit's own revision slug follows. */
 const SLUG = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;

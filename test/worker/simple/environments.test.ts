@@ -95,9 +95,14 @@ describe("POST /simple/environments/query", () => {
   it("filters by environment.slug and by environment_refs (slug or id); an id is the same on every read", async () => {
     const production = uuidv5("production", owner.projectId);
     const bySlug = await expectJson<Environments>(
-      await current.queryEnvironments({ key: owner.key }, { environment: { slug: "production" }, environment_refs: [{ slug: "production" }] }),
+      await current.queryEnvironments(
+        { key: owner.key },
+        { environment: { slug: "production" }, environment_refs: [{ slug: "production" }] },
+      ),
     );
-    const byId = await expectJson<Environments>(await current.queryEnvironments({ key: owner.key }, { environment_refs: [{ id: production }] }));
+    const byId = await expectJson<Environments>(
+      await current.queryEnvironments({ key: owner.key }, { environment_refs: [{ id: production }] }),
+    );
     expect(bySlug.environments.map(({ id }) => id)).toEqual([production]);
     expect(byId).toEqual(bySlug);
     const none = await current.queryEnvironments({ key: owner.key }, { environment: { slug: "qa" } });
@@ -107,7 +112,9 @@ describe("POST /simple/environments/query", () => {
   it("shows only the key's project: another account's environments are not there, nor are its ids the same", async () => {
     const other = await createAccount();
     await createAppVia(other.key, { app_name: "first" });
-    const answer = await expectJson<Environments>(await current.queryEnvironments({ key: other.key }, { environment: { slug: "production" } }));
+    const answer = await expectJson<Environments>(
+      await current.queryEnvironments({ key: other.key }, { environment: { slug: "production" } }),
+    );
     expect(answer.environments).toEqual([
       expect.objectContaining({ id: uuidv5("production", other.projectId), data: { references: {} } }),
     ]);
@@ -115,7 +122,9 @@ describe("POST /simple/environments/query", () => {
   });
 
   it("leaves archived apps out of the references (their environments keep running them)", async () => {
-    await env.DB.prepare("UPDATE apps SET archived_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?").bind(secondApp).run();
+    await env.DB.prepare("UPDATE apps SET archived_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?")
+      .bind(secondApp)
+      .run();
     const answer = await expectJson<Environments>(
       await current.queryEnvironments({ key: owner.key }, { environment: { slug: "production" } }),
     );
