@@ -9,7 +9,9 @@ import {
   environmentRevisionNotFound,
   environmentRunsNothing,
   forbidden,
+  idempotencyKeyInFlight,
   slugTaken,
+  variantRemoved,
 } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
@@ -18,6 +20,7 @@ import {
   EXAMPLE_IDS,
   errorResponse,
   headerRef,
+  IDEMPOTENCY_KEY_ERRORS,
   jsonResponse,
   responseRef,
   schemaRef,
@@ -37,6 +40,7 @@ import {
   Revision,
   RevisionAnswer,
   RevisionsAnswer,
+  SlugConflict,
   toRevision,
 } from "./revisions.schemas";
 import { logRevisions, retrieveRevision } from "./revisions.sql";
@@ -168,37 +172,25 @@ export const revisionsRoutes = [
           "The variant's next revision, the same number in the legacy API (a variant's first is revision 1, holding " +
           "exactly what was sent). `data.parameters` replace the latest's (no merge); `data.url` too when given. Keys " +
           "of `data` other than `parameters`, `url` and `uri` are refused (422). `message` is stored and shown by both " +
-          "APIs' revision reads. One batch with its event.",
+          "APIs' revision reads; its event is recorded with it.",
         ok: jsonResponse("The new revision", schemaRef("RevisionAnswer"), {
           example: { count: 1, application_revision: { ...demoRevision, version: "3", message: "Warmer" } },
         }),
         errors: {
           404: errorResponse("No such variant (of that app) visible to the caller", applicationVariantNotFound()),
-          409: {
-            ...withKeyErrors(409, "A revision of the project already has this slug", {}),
-            content: {
-              "application/json": {
-                schema: {
-                  type: "object",
-                  properties: {
-                    detail: {
-                      oneOf: [
-                        { type: "string" },
-                        {
-                          type: "object",
-                          properties: {
-                            message: { type: "string" },
-                            conflict: { type: "object", properties: { slug: { type: "string" } } },
-                          },
-                        },
-                      ],
-                    },
-                  },
+          409: jsonResponse(
+            `A revision of the project already has this slug. Or: ${IDEMPOTENCY_KEY_ERRORS[409].description}`,
+            { oneOf: [schemaRef("Error"), schemaRef("SlugConflict")] },
+            {
+              examples: {
+                slugTaken: { summary: "The slug is taken", value: { detail: slugTaken("3f9a0c12d4e5").detail } },
+                idempotencyKeyInFlight: {
+                  summary: String(idempotencyKeyInFlight().detail),
+                  value: { detail: idempotencyKeyInFlight().detail },
                 },
-                example: { detail: slugTaken("3f9a0c12d4e5").detail },
               },
             },
-          },
+          ),
         },
       },
     },
@@ -325,7 +317,9 @@ export const revisionsRoutes = [
             revisionNotFound: applicationRevisionNotFound(),
             environmentNotFound: environmentRevisionNotFound(),
           }),
-          409: withKeyErrors(409, "The revision's variant was removed (legacy DELETE /variants/{variant_id})", {}),
+          409: withKeyErrors(409, "The revision's variant was removed (legacy DELETE /variants/{variant_id})", {
+            variantRemoved: variantRemoved(),
+          }),
           412: responseRef("EnvironmentMovedOn"),
         },
       },
@@ -358,5 +352,5 @@ export const revisionsRoutes = [
 
 /** What the routes above name in the document. */
 export const revisionsComponents = (): Components => ({
-  outputSchemas: { Revision, RevisionAnswer, RevisionsAnswer },
+  outputSchemas: { Revision, RevisionAnswer, RevisionsAnswer, SlugConflict },
 });

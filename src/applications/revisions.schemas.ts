@@ -261,6 +261,11 @@ export const RevisionsAnswer = z.object({
     .apply(documented(globalThis.DOCUMENTATION && { description: "When more follow: send it back to read the next page" })),
 });
 
+/** The detail of the 409 of a slug taken in the project, in the platform's shape. */
+export const SlugConflict = z.object({
+  detail: z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) }),
+});
+
 /** What both shapes of a revision share, from the config. */
 const common = (config: Config) => ({
   id: config.revisionId,

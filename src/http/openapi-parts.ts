@@ -36,8 +36,7 @@ export const TAGS = [
   },
   {
     name: "Application revisions",
-    description:
-      "Today's SDK (docs/CURRENT-SDK-API.md): read, commit, list and deploy config revisions, over the same history as the legacy API.",
+    description: "Today's SDK: read, commit, list and deploy config revisions, over the legacy API's history.",
   },
   { name: "Workflow revisions", description: "Today's SDK's fallback read of a config revision, in workflow names." },
   {

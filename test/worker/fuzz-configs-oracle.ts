@@ -572,6 +572,10 @@ export const newRevision = (id: string, variantId: string, revision: number, hol
   created_at: expect.stringMatching(TIMESTAMP),
   params: expect.any(String),
   url,
+  // Made by the database (migrations/0010): 12 hex digits, the app's project; no commit message from these routes.
+  slug: expect.stringMatching(/^[0-9a-f]{12}$/),
+  project_id: expect.any(String),
+  message: null,
 });
 /** A variant row as a write must make it. */
 export const newVariant = (id: string, appId: string, name: string) => ({
@@ -581,6 +585,7 @@ export const newVariant = (id: string, appId: string, name: string) => ({
   created_at: expect.stringMatching(TIMESTAMP),
   removed_at: null,
   removed_name: null,
+  archived_at: null,
 });
 
 const CONFIG_NOT_FOUND = "Config not found.";
@@ -664,6 +669,7 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
           variant_id: variantId,
           revision: 1,
           revision_id: revisionId,
+          message: null,
         }),
     );
   }
@@ -693,6 +699,7 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
           variant_id: variantId,
           revision: 1,
           revision_id: revisionId,
+          message: null,
           source_config_name: configName,
           source_revision: source.revision,
         }),
@@ -739,6 +746,7 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
         ...revisionData(model, latest),
         revision: latest.revision + 1,
         revision_id: revisionId,
+        message: null,
       }),
   );
 }

@@ -284,7 +284,15 @@ describe("fuzzing Idempotency-Key on POST /apps", () => {
               expect(changed).toEqual({
                 apps: {
                   added: [
-                    { id: appId, project_id: projectId, name, created_by: holder.userId, created_at: at, updated_at: null },
+                    {
+                      id: appId,
+                      project_id: projectId,
+                      name,
+                      created_by: holder.userId,
+                      created_at: at,
+                      updated_at: null,
+                      archived_at: null,
+                    },
                   ],
                   removed: [],
                 },

@@ -233,6 +233,7 @@ const DEPLOYMENTS = [
   "POST /variants/configs/deploy",
   "POST /environments/deploy",
   "POST /configs/deployment/{deployment_revision_id}/revert",
+  "POST /applications/revisions/deploy",
 ];
 
 /** Operations a key is needed for, or (ACCEPT) may be given to. */
@@ -368,6 +369,9 @@ const TAG_NAMES = [
   "Configs",
   "Deployments",
   "Older SDK",
+  "Application revisions",
+  "Workflow revisions",
+  "Simple environments",
   "Keys",
   "Profile",
   "Organizations",
@@ -375,6 +379,14 @@ const TAG_NAMES = [
   "Events",
   "Webhooks",
   "Service",
+];
+/** The POSTs that only read: they take an Idempotency-Key, and have nothing to replay. */
+const READS_BY_POST = [
+  "POST /variants/configs/fetch",
+  "POST /applications/revisions/retrieve",
+  "POST /applications/revisions/log",
+  "POST /workflows/revisions/retrieve",
+  "POST /simple/environments/query",
 ];
 const TAG_BY_OPERATION: [RegExp, string][] = [
   [/^GET \/(health|openapi\.json)$/, "Service"],
@@ -384,6 +396,9 @@ const TAG_BY_OPERATION: [RegExp, string][] = [
   [/^\w+ \/apps\/\{app_id\}\/(revisions|environments)\b/, "Environments"],
   [/^\w+ \/apps\b/, "Apps"],
   [/^\w+ \/(configs|bases)\b/, "Older SDK"],
+  [/^\w+ \/applications\/revisions\//, "Application revisions"],
+  [/^\w+ \/workflows\/revisions\//, "Workflow revisions"],
+  [/^\w+ \/simple\/environments\//, "Simple environments"],
   [/^\w+ \/keys\b/, "Keys"],
   [/^\w+ \/profile$/, "Profile"],
   [/^\w+ \/organizations\b/, "Organizations"],
@@ -557,7 +572,7 @@ describe("every route, as the document lists it", () => {
           expect(documentedBodies(documented), `${operation} ${status}`).toContainEqual(keyError);
         }
         const replays = at(`${operationPointer(operation)}/responses/200/headers/Idempotent-Replayed`) !== undefined;
-        expect(replays, operation).toBe(operation !== "POST /variants/configs/fetch");
+        expect(replays, operation).toBe(!READS_BY_POST.includes(operation));
       }
       expect(headers.includes("IfMatch"), operation).toBe(at(`${operationPointer(operation)}/responses/412`) !== undefined);
     }
