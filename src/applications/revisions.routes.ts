@@ -43,7 +43,7 @@ import {
   SlugConflict,
   toRevision,
 } from "./revisions.schemas";
-import { logRevisions, retrieveRevision } from "./revisions.sql";
+import { logRevisions, retrieveRevision } from "./revisions.sql.ts";
 
 /** The demo app's config `main` at revision 2, as the current API shows it. */
 export const demoRevision = {

@@ -3,7 +3,7 @@ import { DEMO_IDS, EXAMPLE_IDS, jsonResponse, schemaRef } from "../http/openapi-
 import { type Components, route } from "../http/route";
 import { environmentIdOf } from "./environment-id";
 import { QueryEnvironmentsBody, SimpleEnvironment, SimpleEnvironmentsAnswer } from "./environments.schemas";
-import { listProjectEnvironments, type ProjectEnvironmentRow } from "./environments.sql";
+import { listProjectEnvironments, type ProjectEnvironmentRow } from "./environments.sql.ts";
 
 /**
  * The project-wide environments of these rows (an app's environment each), one per name in the order first seen:

@@ -6,7 +6,7 @@ import {
   WorkflowRevision,
   WorkflowRevisionAnswer,
 } from "../applications/revisions.schemas";
-import { retrieveRevision } from "../applications/revisions.sql";
+import { retrieveRevision } from "../applications/revisions.sql.ts";
 import { readAs } from "../http/d1-session";
 import { DEMO_IDS, EXAMPLE_IDS, jsonResponse, schemaRef } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";

@@ -276,3 +276,13 @@ const LOOP = \`SELECT \${LOOP}\`;`,
     ]);
   });
 });
+
+describe("static check: the SQL modules are imported as TypeScript", () => {
+  it("no import in src/ ends in .sql, which wrangler's default module rules would ship as a text module", () => {
+    const imports = Object.entries(sourcesOfSrc()).flatMap(([file, text]) =>
+      [...text.matchAll(/\bfrom\s+"([^"]+)"/g)].map((match) => `${path.relative(ROOT, file)}: ${match[1]}`),
+    );
+    expect(imports.some((line) => line.endsWith(".sql.ts"))).toBe(true);
+    expect(imports.filter((line) => line.endsWith(".sql"))).toEqual([]);
+  });
+});
