@@ -91,12 +91,15 @@ variant_revision AS (
                                AND (:variant_id IS NULL OR (v.id = :variant_id AND v.removed_at IS NULL)))))`;
 
 /** The Config row of the CTEs above (no row: nothing found). */
-const SELECT_CONFIG = `SELECT app.id AS appId, app.name AS appName, app.project_id AS projectId, vr.variant_id AS variantId,
+/** The columns of a ConfigRow, from the CTEs above (`app`, `vr` and its author `vu`, `er` and its author `eu`). */
+export const CONFIG_COLUMNS = `app.id AS appId, app.name AS appName, app.project_id AS projectId, vr.variant_id AS variantId,
        vr.variant_created_at AS variantCreatedAt, vr.config_name AS configName,
        vr.id AS revisionId, vr.revision, vr.slug AS revisionSlug, vr.message, vr.params, vr.url, vr.created_at AS revisionCreatedAt,
        vr.modified_by AS revisionModifiedById, vu.email AS revisionModifiedByEmail,
        er.environment_id AS environmentId, er.name AS environmentName, er.id AS environmentRevisionId, er.revision AS environmentRevision,
-       er.created_at AS environmentCreatedAt, er.modified_by AS environmentModifiedById, eu.email AS environmentModifiedByEmail
+       er.created_at AS environmentCreatedAt, er.modified_by AS environmentModifiedById, eu.email AS environmentModifiedByEmail`;
+
+const SELECT_CONFIG = `SELECT ${CONFIG_COLUMNS}
   FROM app
   JOIN variant_revision vr
   JOIN users vu ON vu.id = vr.modified_by
