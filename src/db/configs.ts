@@ -90,7 +90,6 @@ variant_revision AS (
      AND (:ref_mode <> 'variant' OR ((:config_name IS NULL OR v.name = :config_name) AND (:variant_version IS NULL OR r.revision = :variant_version)
                                AND (:variant_id IS NULL OR (v.id = :variant_id AND v.removed_at IS NULL)))))`;
 
-/** The Config row of the CTEs above (no row: nothing found). */
 /** The columns of a ConfigRow, from the CTEs above (`app`, `vr` and its author `vu`, `er` and its author `eu`). */
 export const CONFIG_COLUMNS = `app.id AS appId, app.name AS appName, app.project_id AS projectId, vr.variant_id AS variantId,
        vr.variant_created_at AS variantCreatedAt, vr.config_name AS configName,
@@ -99,6 +98,7 @@ export const CONFIG_COLUMNS = `app.id AS appId, app.name AS appName, app.project
        er.environment_id AS environmentId, er.name AS environmentName, er.id AS environmentRevisionId, er.revision AS environmentRevision,
        er.created_at AS environmentCreatedAt, er.modified_by AS environmentModifiedById, eu.email AS environmentModifiedByEmail`;
 
+/** The Config row of the CTEs above (no row: nothing found). */
 const SELECT_CONFIG = `SELECT ${CONFIG_COLUMNS}
   FROM app
   JOIN variant_revision vr
