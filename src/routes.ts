@@ -1,3 +1,4 @@
+import { revisionsComponents, revisionsRoutes } from "./applications/revisions.routes";
 import { applicationVariantsComponents, applicationVariantsRoutes } from "./applications/variants.routes";
 import { appsComponents, appsRoutes } from "./apps/apps.routes";
 import { environmentsComponents, environmentsRoutes } from "./apps/environments.routes";
@@ -8,10 +9,12 @@ import { keysComponents, keysRoutes, profileRoutes } from "./keys/keys.routes";
 import { organizationsComponents, organizationsRoutes } from "./organizations/organizations.routes";
 import { serviceRoutes } from "./service.routes";
 import { simpleApplicationsComponents, simpleApplicationsRoutes } from "./simple/applications.routes";
+import { environmentsQueryComponents, environmentsQueryRoutes } from "./simple/environments.routes";
 import { configsComponents, configsRoutes } from "./variants/configs.routes";
 import { deploymentsComponents, deploymentsRoutes } from "./variants/deployments.routes";
 import { appVariantsRoutes, variantsComponents, variantsRoutes } from "./variants/variants.routes";
 import { webhooksComponents, webhooksRoutes } from "./webhooks/webhooks.routes";
+import { workflowsComponents, workflowsRoutes } from "./workflows/revisions.routes";
 import { workspacesComponents, workspacesRoutes } from "./workspaces/workspaces.routes";
 
 /**
@@ -48,6 +51,9 @@ export const ROUTES: readonly Route[] = [
   ...workspacesRoutes,
   ...eventsRoutes,
   ...webhooksRoutes,
+  ...revisionsRoutes,
+  ...workflowsRoutes,
+  ...environmentsQueryRoutes,
 ];
 
 /** What the routes name in the OpenAPI document, resource by resource (built with the document, not in the Worker). */
@@ -65,4 +71,7 @@ export const COMPONENTS: (() => Components)[] = [
   workspacesComponents,
   eventsComponents,
   webhooksComponents,
+  revisionsComponents,
+  workflowsComponents,
+  environmentsQueryComponents,
 ];

@@ -10,9 +10,9 @@ export const APP_PLACE = "JOIN projects p ON p.id = a.project_id JOIN workspaces
 /** What an event says of variant `v` of app `a` (`config.archived`, `config.unarchived`, `config.removed`). */
 export const VARIANT_DATA = `'app_id', a.id, 'app_name', a.name, 'config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id`;
 
-/** What an event says of a config revision `r` of variant `v` of app `a`. */
+/** What an event says of a config revision `r` of variant `v` of app `a`, with its commit message (or null). */
 export const REVISION_DATA = `'app_id', a.id, 'app_name', a.name, 'config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id,
-  'revision', r.revision, 'revision_id', r.id`;
+  'revision', r.revision, 'revision_id', r.id, 'message', r.message`;
 
 /**
  * The event of config revision `revisionId`, which the batch makes (a new id: it exists only if made): `config.added`

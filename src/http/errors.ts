@@ -63,7 +63,7 @@ export const appNameTaken = () => new ApiError(409, "App with the same name alre
  * A slug taken in its scope (an app's in the project, a variant's in the app), in the platform's shape; `archived`:
  * by an archived one, which keeps its slug for life (unarchive it to use it again).
  */
-export const slugTaken = (slug: string, archived: boolean) =>
+export const slugTaken = (slug: string, archived = false) =>
   new ApiError(409, {
     message:
       `A resource with slug '${slug}' already exists in this project.` +
@@ -88,6 +88,18 @@ export const configExists = () => new ApiError(400, "Config already exists.");
 
 export const configNameTaken = () =>
   new ApiError(400, "Config name already exists. Please use a different name or set overwrite to True.");
+
+// The current API's (docs/CURRENT-SDK-API.md), in the platform's words, which its SDK shows as they are.
+export const applicationRevisionNotFound = () => new ApiError(404, "Application revision not found.");
+
+export const environmentRevisionNotFound = () => new ApiError(404, "Environment revision not found.");
+
+export const applicationVariantNotFound = () => new ApiError(404, "Application variant not found.");
+
+export const environmentRunsNothing = () =>
+  new ApiError(404, "Environment revision does not contain application references for the requested key.");
+
+export const deployRefsMissing = () => new ApiError(400, "application_ref and environment_ref (with a slug) are required.");
 
 export const variantRemoved = () =>
   new ApiError(409, "This revision belongs to a removed variant, which cannot be deployed again: deploy another config");

@@ -90,6 +90,9 @@ export const storableText = (field: string) =>
     })
     .refine((value) => !value.includes("\0"), { message: `${field} must not contain NUL characters`, abort: true });
 
+/** A commit message, as the platform keeps one: at most 255 characters. */
+export const commitMessage = (field: string) => storableText(field).max(255);
+
 // The whole text, not what URL parsing keeps of it: the parser drops tabs and newlines, and trims spaces and controls.
 const HTTP_URL_TEXT = /^https?:\/\/[^\p{Cc}\s]+$/iu;
 

@@ -42,6 +42,15 @@ export const TAGS = [
     name: "Application variants",
     description: "Today's SDK's variants: add one (no revision until its first commit), query, read, archive, unarchive.",
   },
+  {
+    name: "Application revisions",
+    description: "Today's SDK: read, commit, list and deploy config revisions, over the legacy API's history.",
+  },
+  { name: "Workflow revisions", description: "Today's SDK's fallback read of a config revision, in workflow names." },
+  {
+    name: "Simple environments",
+    description: "Today's SDK: the key's project's environments, each with what it runs for every app.",
+  },
   { name: "Keys", description: "The caller's API keys: list, create, delete and check them." },
   { name: "Profile", description: "The caller's own user." },
   { name: "Organizations", description: "Organizations, their workspaces, and invitations to them." },

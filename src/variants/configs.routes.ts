@@ -222,7 +222,7 @@ export const configsRoutes = [
     async (c) => {
       const body = c.req.valid("json");
       const refs = { application: body.application_ref, variant: body.variant_ref };
-      const change = { params: paramsAsSent(await c.req.text()), url: body.url ?? null };
+      const change = { params: paramsAsSent(await c.req.text()), url: body.url ?? null, message: body.variant_ref.message };
       const write = await writeAs(c, (db) => commitConfig(db, refs, change, c.var.claim));
       return c.json(madeConfig(c, write), 200);
     },

@@ -2,39 +2,63 @@ import * as z from "zod";
 import { parseJsonExactly } from "../db/exact-json";
 import { documented } from "../http/documentation";
 import { validationFailed } from "../http/errors";
-import { httpUrlOrEmpty, jsonObject, MAX_JSON_DEPTH, nameField, nestsDeeperThan, newNameField, uuid } from "../http/fields";
+import {
+  commitMessage,
+  httpUrlOrEmpty,
+  jsonObject,
+  MAX_JSON_DEPTH,
+  nameField,
+  nestsDeeperThan,
+  newNameField,
+  uuid,
+} from "../http/fields";
 import type { Config, ConfigRefs, Ref } from "./configs.sql.ts";
 
 /**
  * A reference `{slug, version, id}`, every key optional (missing = null); one whose three values are all null
- * counts as absent (null). Unknown keys (`commit_message` of later clients) are ignored.
+ * counts as absent (null). Unknown keys are ignored, and so is `commit_message` but where a commit stores it.
  */
-const ref = (slug: z.ZodType<string>, id: string) =>
-  z
-    .object({
-      slug: slug.nullish(),
-      version: z
-        .int()
-        .min(0)
-        .nullish()
-        .apply(documented(globalThis.DOCUMENTATION && { description: '0 is version 0 (not "latest")' })),
-      id: uuid.nullish().apply(documented(globalThis.DOCUMENTATION && { description: id })),
-    })
+const refShape = (slug: z.ZodType<string>, id: string) => ({
+  slug: slug.nullish(),
+  version: z
+    .int()
+    .min(0)
     .nullish()
-    .transform((value): Ref | null =>
-      value && (value.slug != null || value.version != null || value.id != null)
-        ? { slug: value.slug ?? null, version: value.version ?? null, id: value.id ?? null }
-        : null,
-    );
+    .apply(documented(globalThis.DOCUMENTATION && { description: '0 is version 0 (not "latest")' })),
+  id: uuid.nullish().apply(documented(globalThis.DOCUMENTATION && { description: id })),
+});
+
+type RefInput = { slug?: string | null; version?: number | null; id?: string | null } | null | undefined;
+
+const toRef = (value: RefInput): Ref | null =>
+  value && (value.slug != null || value.version != null || value.id != null)
+    ? { slug: value.slug ?? null, version: value.version ?? null, id: value.id ?? null }
+    : null;
+
+const ref = (slug: z.ZodType<string>, id: string) => z.object(refShape(slug, id)).nullish().transform(toRef);
 
 export const applicationRef = ref(
   nameField("slug", { nfc: true }).apply(documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
   "The app's id",
 );
-export const variantRef = ref(
-  nameField("slug", { nfc: true }).apply(documented(globalThis.DOCUMENTATION && { description: "The config name" })),
-  "A variant revision's id",
+const variantSlug = nameField("slug", { nfc: true }).apply(
+  documented(globalThis.DOCUMENTATION && { description: "The config name" }),
 );
+export const variantRef = ref(variantSlug, "A variant revision's id");
+/** The variant ref of a legacy commit, with the message the commit stores (`commit_message`, as the platform's clients send it). */
+const committedVariantRef = z
+  .object({
+    ...refShape(variantSlug, "A variant revision's id"),
+    commit_message: commitMessage("commit_message")
+      .nullish()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Stored with the new revision" })),
+  })
+  .nullish()
+  .transform((value) => {
+    const found = toRef(value);
+    return found && { ...found, message: value?.commit_message ?? null };
+  });
+
 export const environmentRef = ref(
   nameField("slug").apply(documented(globalThis.DOCUMENTATION && { description: "The environment's name" })),
   "An environment revision's id",
@@ -111,7 +135,7 @@ export const CommitConfig = z
         ),
       ),
     application_ref: applicationRef,
-    variant_ref: variantRef.refine((value) => value !== null, "variant_ref needs a slug or an id"),
+    variant_ref: committedVariantRef.refine((value) => value !== null, "variant_ref needs a slug or an id"),
     service_ref: z
       .unknown()
       .optional()
@@ -134,7 +158,7 @@ export const CommitConfigBody = z.preprocess(unwrap, CommitConfig);
 export const MAX_BODY_DEPTH = 1000;
 
 /** A valid body's text parsed again with every number as sent (see `paramsAsSent`); 422 when it nests too deep. */
-function parseBodyExactly(text: string): unknown {
+export function bodyAsSent(text: string): unknown {
   if (nestsDeeperThan(JSON.parse(text), MAX_BODY_DEPTH)) {
     throw validationFailed([
       { loc: ["body"], msg: `Value error, the body must not nest deeper than ${MAX_BODY_DEPTH} levels`, type: "value_error" },
@@ -147,10 +171,10 @@ function parseBodyExactly(text: string): unknown {
  * The params of a valid commit body's text, every number as sent: the validated body was parsed by `JSON.parse`,
  * which turns 9007199254740993 into 9007199254740992.
  */
-export const paramsAsSent = (text: string) => (unwrap(parseBodyExactly(text)) as { params: Record<string, unknown> }).params;
+export const paramsAsSent = (text: string) => (unwrap(bodyAsSent(text)) as { params: Record<string, unknown> }).params;
 
 /** The `parameters` of a valid body's text, every number as sent (see `paramsAsSent`). */
-export const parametersAsSent = (text: string) => (parseBodyExactly(text) as { parameters: Record<string, unknown> }).parameters;
+export const parametersAsSent = (text: string) => (bodyAsSent(text) as { parameters: Record<string, unknown> }).parameters;
 
 export const toConfigRefs = (body: Refs): ConfigRefs => ({
   application: body.application_ref ?? null,

@@ -35,6 +35,9 @@ export interface Config {
   configName: string;
   revisionId: string;
   revision: number;
+  /** The revision's slug (12 hex digits unless its commit named one) and its commit message. */
+  revisionSlug: string;
+  message: string | null;
   params: Record<string, unknown>;
   url: string;
   revisionCreatedAt: string;
@@ -55,7 +58,8 @@ export interface Config {
  * The CTEs `app` (APP_BY_REF_CTE), `environment_revision` (in environment mode: the revision
  * :environment_revision_id, else revision :environment_version or the current one of environment :environment_name,
  * production by default) and `variant_revision` (in variant mode: the revision :variant_revision_id, else revision
- * :variant_version or the latest of variant :variant_id or of config :config_name; in environment mode: what the
+ * :variant_version or the latest of variant :variant_id or of config :config_name, or with neither of the app's oldest
+ * variant (the current API's app ref alone); in environment mode: what the
  * environment revision deployed). They bind `refValues`. Each must belong to the app, and every part of a ref given must agree. A removed variant is no longer
  * found by its name or its id, but its revisions still are, by their ids and through environment histories. An
  * archived variant is not found by its name; by its id and its revisions' ids it still is.
@@ -71,28 +75,34 @@ environment_revision AS (
                                  AND er2.revision = COALESCE(:environment_version, e2.revision)))
      AND e.app_id = (SELECT id FROM app) AND (:environment_name IS NULL OR e.name = :environment_name) AND (:environment_version IS NULL OR er.revision = :environment_version)),
 variant_revision AS (
-  SELECT r.id, r.revision, r.params, r.url, r.created_at, r.modified_by, v.id AS variant_id,
+  SELECT r.id, r.revision, r.slug, r.message, r.params, r.url, r.created_at, r.modified_by, v.id AS variant_id,
          COALESCE(v.removed_name, v.name) AS config_name, v.created_at AS variant_created_at, v.removed_at, v.archived_at
     FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
    WHERE r.id = CASE :ref_mode
                   WHEN 'variant' THEN COALESCE(:variant_revision_id, (
                     SELECT r2.id FROM app_variants v2 JOIN app_variant_revisions r2 ON r2.variant_id = v2.id
                      WHERE v2.app_id = (SELECT id FROM app)
-                       AND v2.id = COALESCE(:variant_id, (SELECT id FROM app_variants WHERE app_id = (SELECT id FROM app) AND name = :config_name
-                                                                                AND archived_at IS NULL))
+                       AND v2.id = COALESCE(:variant_id, CASE WHEN :config_name IS NULL
+                         THEN (SELECT id FROM app_variants WHERE app_id = (SELECT id FROM app) AND removed_at IS NULL AND archived_at IS NULL
+                                ORDER BY created_at, id LIMIT 1)
+                         ELSE (SELECT id FROM app_variants WHERE app_id = (SELECT id FROM app) AND name = :config_name
+                                 AND archived_at IS NULL) END)
                        AND r2.revision = COALESCE(:variant_version, (SELECT MAX(revision) FROM app_variant_revisions WHERE variant_id = v2.id))))
                   ELSE (SELECT variant_revision_id FROM environment_revision) END
      AND v.app_id = (SELECT id FROM app)
      AND (:ref_mode <> 'variant' OR ((:config_name IS NULL OR v.name = :config_name) AND (:variant_version IS NULL OR r.revision = :variant_version)
                                AND (:variant_id IS NULL OR (v.id = :variant_id AND v.removed_at IS NULL)))))`;
 
-/** The Config row of the CTEs above (no row: nothing found). */
-const SELECT_CONFIG = `SELECT app.id AS appId, app.name AS appName, app.project_id AS projectId, vr.variant_id AS variantId,
+/** The columns of a ConfigRow, from the CTEs above (`app`, `vr` and its author `vu`, `er` and its author `eu`). */
+export const CONFIG_COLUMNS = `app.id AS appId, app.name AS appName, app.project_id AS projectId, vr.variant_id AS variantId,
        vr.variant_created_at AS variantCreatedAt, vr.config_name AS configName,
-       vr.id AS revisionId, vr.revision, vr.params, vr.url, vr.created_at AS revisionCreatedAt,
+       vr.id AS revisionId, vr.revision, vr.slug AS revisionSlug, vr.message, vr.params, vr.url, vr.created_at AS revisionCreatedAt,
        vr.modified_by AS revisionModifiedById, vu.email AS revisionModifiedByEmail,
        er.environment_id AS environmentId, er.name AS environmentName, er.id AS environmentRevisionId, er.revision AS environmentRevision,
-       er.created_at AS environmentCreatedAt, er.modified_by AS environmentModifiedById, eu.email AS environmentModifiedByEmail
+       er.created_at AS environmentCreatedAt, er.modified_by AS environmentModifiedById, eu.email AS environmentModifiedByEmail`;
+
+/** The Config row of the CTEs above (no row: nothing found). */
+const SELECT_CONFIG = `SELECT ${CONFIG_COLUMNS}
   FROM app
   JOIN variant_revision vr
   JOIN users vu ON vu.id = vr.modified_by
@@ -298,22 +308,25 @@ const COMMIT_FACTS = sql<{ role: Role | null; variantId: string | null; latest: 
 
 const COMMIT = sql(
   `WITH ${CALLER_CTE}, ${COMMIT_CTES}
-   INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params, url)
-   SELECT :revision_id, variant.id, latest.revision + 1, (SELECT user_id FROM caller), :params, COALESCE(:url, latest.url)
-     FROM variant, latest, expected
-    WHERE (SELECT role FROM app) IN ${WRITER_ROLES_SQL} AND COALESCE(expected.revision, latest.revision) = latest.revision`,
+   INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params, url, slug, message)
+   SELECT :revision_id, variant.id, COALESCE(latest.revision, 0) + 1, (SELECT user_id FROM caller), :params,
+          COALESCE(:url, latest.url, ''), :slug, :message
+     FROM variant LEFT JOIN latest, expected
+    WHERE (SELECT role FROM app) IN ${WRITER_ROLES_SQL} AND COALESCE(expected.revision, latest.revision) IS latest.revision`,
 );
 
 /**
  * Commits a new revision of the config the refs name: `params` replace the latest's (they are not merged), and
  * `url` too when given (else the latest's is kept). When the refs name a version (or a revision id), it must be
  * the latest, else "stale": nobody commits on top of a config they did not see. One batch; the revision number
- * is the latest + 1, decided inside the transaction and guarded by UNIQUE (variant_id, revision).
+ * is the latest + 1 (1 for a variant that has none yet), decided inside the transaction and guarded by UNIQUE
+ * (variant_id, revision). The commit message and the revision's slug are stored as given (no slug: the database
+ * makes one, migrations/0010; a slug taken in the project breaks UNIQUE (project_id, slug)).
  */
 export async function commitConfig(
   db: CallerWriteDb,
   refs: Omit<ConfigRefs, "environment">,
-  change: { params: Record<string, unknown>; url: string | null },
+  change: { params: Record<string, unknown>; url: string | null; message?: string | null; slug?: string | null },
   claim: IdempotencyClaim | null = null,
 ): Promise<ConfigWrite> {
   const revisionId = uuidv7();
@@ -329,6 +342,8 @@ export async function commitConfig(
         revision_id: revisionId,
         params: JSON.stringify(change.params),
         url: change.url,
+        slug: change.slug ?? null,
+        message: change.message ?? null,
       }),
       event: revisionEvent(db, revisionId, null),
       made: configStatement(db, revisionRefs(revisionId)),

@@ -68,9 +68,9 @@ const deploymentErrors = (notFound: string, { removable = false }: { removable?:
 /**
  * Runs a deployment as the caller, with the request's If-Match and Idempotency-Key, and answers the config now
  * deployed, with the environment's new ETag; or the error that says why nothing was. `notFound` names what is
- * missing as the route's client knows it.
+ * missing as the route's client knows it. The current API's deploy (src/applications/revisions.routes.ts) too.
  */
-async function deploy<E extends CallerEnv>(
+export async function deploy<E extends CallerEnv>(
   c: Context<E>,
   who: { claim: IdempotencyClaim | null },
   target: DeploymentTarget,

@@ -63,6 +63,7 @@ const demoRevision = {
   modified_by: "demo",
   config: { config_name: "main", parameters: DEMO_CONFIG_PARAMS },
   created_at: "2026-11-22T02:54:51.236Z",
+  commit_message: "Lower the temperature",
 } satisfies AppVariantRevision;
 
 const REMOVED =
@@ -228,7 +229,11 @@ export const variantsRoutes = [
     },
     async (c) => {
       const refs = { application: null, variant: null, variantId: c.req.valid("param").variant_id };
-      const change = { params: parametersAsSent(await c.req.text()), url: null };
+      const change = {
+        params: parametersAsSent(await c.req.text()),
+        url: null,
+        message: c.req.valid("json").commit_message ?? null,
+      };
       const write = await writeAs(c, (db) => commitConfig(db, refs, change, c.var.claim));
       settleClaim(c, write);
       if (write.outcome === "forbidden") throw forbidden();

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { documented } from "../http/documentation";
-import { integerParam, jsonObject, MAX_JSON_DEPTH, nameField, newNameField, uuid } from "../http/fields";
+import { commitMessage, integerParam, jsonObject, MAX_JSON_DEPTH, nameField, newNameField, uuid } from "../http/fields";
 import type { Config } from "./configs.sql.ts";
 import { BASE_NAME, variantName } from "./variant-names";
 import type { Variant, VariantRevision } from "./variants.sql.ts";
@@ -54,6 +54,9 @@ export const UpdateVariantParametersBody = z.object({
   parameters: parametersField.apply(
     documented(globalThis.DOCUMENTATION && { description: "The next revision's params: they replace the latest's (no merge)" }),
   ),
+  commit_message: commitMessage("commit_message")
+    .nullish()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Stored with the new revision" })),
 });
 
 // Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
@@ -97,6 +100,16 @@ export const AppVariantRevision = z.object({
     .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who committed the revision" })),
   config: z.object({ config_name: z.string(), parameters: params }),
   created_at: z.iso.datetime(),
+  commit_message: z
+    .string()
+    .nullable()
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "The message it was committed with (`variant_ref.commit_message`, or the current API's `message`)",
+        },
+      ),
+    ),
 });
 export type AppVariantRevision = z.infer<typeof AppVariantRevision>;
 
@@ -123,6 +136,7 @@ export const toAppVariantRevision = (revision: VariantRevision): AppVariantRevis
   modified_by: revision.modifiedBy,
   config: { config_name: revision.configName, parameters: revision.params },
   created_at: revision.createdAt,
+  commit_message: revision.commitMessage,
 });
 
 /** The AppVariant of a config a write made: its variant, at that revision. */

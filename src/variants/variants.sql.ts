@@ -30,6 +30,8 @@ export interface VariantRevision {
   /** Username of who made the revision. */
   modifiedBy: string;
   createdAt: string;
+  /** The message it was committed with, through either API (null: none). */
+  commitMessage: string | null;
 }
 
 /** Variants of the CTE `app` with their latest revision, removed ones left out; `v` is the variant. */
@@ -101,7 +103,8 @@ const LIVE_VARIANT = sql(
 );
 const VARIANT_REVISIONS = sql<Row<VariantRevision>>(
   `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
-   SELECT r.id, r.revision, v.name AS configName, r.params, u.username AS modifiedBy, r.created_at AS createdAt
+   SELECT r.id, r.revision, v.name AS configName, r.params, u.username AS modifiedBy, r.created_at AS createdAt,
+          r.message AS commitMessage
      FROM app
      JOIN app_variants v ON v.app_id = app.id AND v.id = :variant_id AND v.removed_at IS NULL
      JOIN app_variant_revisions r ON r.variant_id = v.id

@@ -184,6 +184,43 @@ function checkFetch(path: string, key: BenchKey, target: HistoryTarget) {
   };
 }
 
+/**
+ * Today's SDK's start-up read (`ConfigManager.get_from_registry` by environment): what bench-get-20's production runs,
+ * by the app's name in the key ("<app name>.revision").
+ */
+const retrieveBody = (target: HistoryTarget, appName: string) =>
+  JSON.stringify({ resolve: true, environment_ref: { slug: target.environment }, key: `${appName}.revision` });
+
+/** Retrieve by environment: 200, `main` at the revision that environment's current revision deployed (params, url). */
+function checkRetrieve(key: BenchKey, target: HistoryTarget, appName: string) {
+  return async (base: string): Promise<CheckInfo> => {
+    const path = "/applications/revisions/retrieve";
+    const what = `POST ${path} ${retrieveBody(target, appName)}`;
+    const response = await request(`${base}${path}`, {
+      method: "POST",
+      headers: postHeaders(key),
+      body: retrieveBody(target, appName),
+    });
+    const revision = expectJson(what, response).application_revision;
+    // The bench data deploys revision r at environment revision r.
+    const expected = {
+      application_id: target.appId,
+      application_variant_slug: "main",
+      version: String(target.revisions),
+      data: { parameters: paramsOf(target.revisions), url: urlOf(target.revisions) },
+    };
+    const found = {
+      application_id: revision?.application_id,
+      application_variant_slug: revision?.application_variant_slug,
+      version: revision?.version,
+      data: revision?.data,
+    };
+    if (JSON.stringify(found) !== JSON.stringify(expected))
+      throw new ScenarioError(`${what}: answered ${JSON.stringify(found)}, expected ${JSON.stringify(expected)}`);
+    return { bytes: response.bytes };
+  };
+}
+
 /** The older SDK's start-up read (`get_config`): what the target environment runs, by the app's id (its base's). */
 const getConfigPath = (target: HistoryTarget) =>
   `/configs?${new URLSearchParams({ base_id: target.appId, environment_name: target.environment })}`;
@@ -463,6 +500,7 @@ export type CoreScenarioId =
   | "select1"
   | "get"
   | "fetch"
+  | "retrieve"
   | "getConfig"
   | "organizations"
   | "commit"
@@ -575,6 +613,17 @@ export function benchScenarios(
       connections,
       check: checkFetch("/variants/configs/fetch", k.read[0], reads.small),
     }),
+    retrieve: {
+      label: "POST applications/revisions/retrieve by environment (today's SDK)",
+      server: "service",
+      method: "POST",
+      path: "/applications/revisions/retrieve",
+      headers: post,
+      keys: k.read,
+      body: retrieveBody(reads.small, `bench-get-${SMALL_HISTORY}`),
+      connections,
+      check: checkRetrieve(k.read[0], reads.small, `bench-get-${SMALL_HISTORY}`),
+    },
     getConfig: {
       label: "GET /configs by environment (older SDK)",
       server: "service",

@@ -110,3 +110,13 @@ export const applicationVariants = {
   unarchive: (as: Credentials, variantId: string, extras?: Extras) =>
     post(`/applications/variants/${enc(variantId)}/unarchive`, as, undefined, extras),
 };
+
+/** Today's SDK's config calls (docs/CURRENT-SDK-API.md, calls 10 to 15). */
+export const current = {
+  retrieve: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/revisions/retrieve", as, body, extras),
+  retrieveWorkflow: (as: Credentials, body: unknown, extras?: Extras) => post("/workflows/revisions/retrieve", as, body, extras),
+  commit: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/revisions/commit", as, body, extras),
+  log: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/revisions/log", as, body, extras),
+  deploy: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/revisions/deploy", as, body, extras),
+  queryEnvironments: (as: Credentials, body: unknown, extras?: Extras) => post("/simple/environments/query", as, body, extras),
+};

@@ -2,6 +2,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { v7 as uuidv7 } from "uuid";
 import { expect } from "vitest";
+import type { Revision } from "../../src/applications/revisions.schemas";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import { createApiKey, createOrganization, createUser, setOrganizationMember } from "../../src/db/accounts";
 import { operatorDb } from "../../src/db/caller";
@@ -12,6 +13,7 @@ import { deployConfig } from "../../src/variants/deployments.sql.ts";
 
 // Every import from src/ of the worker tests is here (re-exported below), so that a move in src/ is one edit.
 export { createService } from "../../src/app";
+export type { Revision, WorkflowRevision } from "../../src/applications/revisions.schemas";
 export { CreateAppBody } from "../../src/apps/apps.schemas";
 export type { EnvironmentRevisions } from "../../src/apps/environments.schemas";
 export { EnvironmentRevisionsParams } from "../../src/apps/environments.schemas";
@@ -340,4 +342,58 @@ export async function joinAsNewUser(key: string, organizationId: string, workspa
   const invitation = await expectJson<IssuedInvitation>(await invite(key, organizationId, workspaceId, email, role));
   const joined = await expectJson<{ user_id: string; api_key: string }>(await accept(invitation));
   return { email, userId: joined.user_id, key: joined.api_key };
+}
+
+/**
+ * Variant revision `revision` of variant `variantId` as the current API must show it (docs/CURRENT-SDK-API.md,
+ * Revision), from its rows in D1: what both APIs read.
+ */
+export async function storedRevision(variantId: string, revision: number): Promise<Revision> {
+  const row = await env.DB.prepare(
+    `SELECT r.id, r.slug, r.message, r.params, r.url, r.created_at, r.modified_by, u.email, v.name AS config_name,
+            a.id AS app_id, a.name AS app_name
+       FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id JOIN apps a ON a.id = v.app_id
+       JOIN users u ON u.id = r.modified_by
+      WHERE r.variant_id = ? AND r.revision = ?`,
+  )
+    .bind(variantId, revision)
+    .first<Record<string, string>>();
+  if (!row) throw new Error(`no revision ${revision} of variant ${variantId}`);
+  return {
+    id: row.id,
+    slug: row.slug,
+    version: String(revision),
+    ...(row.message === null ? {} : { message: row.message }),
+    data: { parameters: JSON.parse(row.params), url: row.url },
+    application_id: row.app_id,
+    application_slug: row.app_name,
+    application_variant_id: variantId,
+    application_variant_slug: row.config_name,
+    variant_id: variantId,
+    variant_slug: row.config_name,
+    artifact_id: row.app_id,
+    artifact_slug: row.app_name,
+    created_at: row.created_at,
+    created_by_id: row.modified_by,
+    updated_by: row.email,
+    updated_by_id: row.modified_by,
+  };
+}
+
+/**
+ * Config `configName` of the app made through the legacy API as the platform's client makes it: added (revision 1,
+ * params {}), then each of `commits` committed as the next revision. Its variant id.
+ */
+export async function legacyConfig(key: string, appId: string, configName: string, ...commits: Record<string, unknown>[]) {
+  const refs = { application_ref: { id: appId }, variant_ref: { slug: configName } };
+  const added = await send("POST", "/variants/configs/add", { key, body: refs });
+  if (added.status !== 200) throw new Error(`add failed: ${added.status} ${await added.text()}`);
+  for (const params of commits) {
+    const committed = await send("POST", "/variants/configs/commit", { key, body: { ...refs, params } });
+    if (committed.status !== 200) throw new Error(`commit failed: ${committed.status} ${await committed.text()}`);
+  }
+  const row = await env.DB.prepare("SELECT id FROM app_variants WHERE app_id = ? AND name = ?")
+    .bind(appId, configName)
+    .first<{ id: string }>();
+  return (row as { id: string }).id;
 }

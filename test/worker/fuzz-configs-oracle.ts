@@ -671,6 +671,7 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
           variant_id: variantId,
           revision: 1,
           revision_id: revisionId,
+          message: null,
         }),
     );
   }
@@ -700,6 +701,7 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
           variant_id: variantId,
           revision: 1,
           revision_id: revisionId,
+          message: null,
           source_config_name: configName,
           source_revision: source.revision,
         }),
@@ -746,6 +748,7 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
         ...revisionData(model, latest),
         revision: latest.revision + 1,
         revision_id: revisionId,
+        message: null,
       }),
   );
 }

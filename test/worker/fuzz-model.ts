@@ -56,6 +56,7 @@ export const VariantRevisionBody = z.strictObject({
   modified_by: z.string(),
   config: z.strictObject({ config_name: z.string(), parameters: Params }),
   created_at: Timestamp,
+  commit_message: z.string().nullable(),
 });
 const Reference = z.strictObject({ slug: z.string(), version: z.number().int().min(0).nullable(), id: Uuid });
 const Lifecycle = z.strictObject({ created_at: Timestamp, updated_at: Timestamp, updated_by: z.string(), updated_by_id: Uuid });
@@ -121,6 +122,7 @@ export interface RevisionRow {
   created_at: string;
   params: string;
   url: string;
+  message: string | null;
 }
 export interface EnvironmentRow {
   id: string;
@@ -336,6 +338,7 @@ export class Model {
       modified_by: this.users.get(revision.modified_by)!.username,
       config: { config_name: this.configName(this.variants.get(revision.variant_id)!), parameters: JSON.parse(revision.params) },
       created_at: revision.created_at,
+      commit_message: revision.message,
     };
   }
 

@@ -442,7 +442,13 @@ const expectNewConfig =
     const appId = app.id;
     const variantId = (changed.app_variants?.added[0]?.id as string | undefined) ?? "";
     expect(variantId).toMatch(UUID_V7);
-    const made = { config_name: configName, variant_id: variantId, revision: 1, revision_id: addedRevision(changed)?.id };
+    const made = {
+      config_name: configName,
+      variant_id: variantId,
+      revision: 1,
+      revision_id: addedRevision(changed)?.id,
+      message: null,
+    };
     expect(expectEvents(changed, appEvent(model, holder, "config.added", app, made))).toEqual({
       app_variants: { added: [newVariant(variantId, appId, configName)], removed: [] },
       app_variant_revisions: { added: [newRevision(expect.stringMatching(UUID_V7), variantId, 1, holder, "")], removed: [] },
@@ -466,7 +472,7 @@ const expectCommitted =
   ): Check =>
   (changed) => {
     const made = addedRevision(changed);
-    const data = { ...revisionData(model, latest), revision: latest.revision + 1, revision_id: made?.id };
+    const data = { ...revisionData(model, latest), revision: latest.revision + 1, revision_id: made?.id, message: null };
     const committed = appEvent(model, holder, "config.committed", model.apps.get(variant.app_id)!, data);
     const deployed = deployedTo && made ? [deploymentEvent(model, holder, deployedTo, made)] : [];
     const { app_variant_revisions, ...rest } = expectEvents(changed, committed, ...deployed);

@@ -79,6 +79,12 @@ const NEW_OPERATIONS = [
   "GET /applications/variants/{variant_id}",
   "POST /applications/variants/{variant_id}/archive",
   "POST /applications/variants/{variant_id}/unarchive",
+  "POST /applications/revisions/retrieve",
+  "POST /applications/revisions/commit",
+  "POST /applications/revisions/log",
+  "POST /applications/revisions/deploy",
+  "POST /workflows/revisions/retrieve",
+  "POST /simple/environments/query",
 ];
 
 /** What was changed on purpose since the document of before, where (as `lost` names it), and why. */

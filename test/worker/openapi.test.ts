@@ -233,6 +233,7 @@ const DEPLOYMENTS = [
   "POST /variants/configs/deploy",
   "POST /environments/deploy",
   "POST /configs/deployment/{deployment_revision_id}/revert",
+  "POST /applications/revisions/deploy",
 ];
 
 /**
@@ -385,6 +386,9 @@ const TAG_NAMES = [
   "Older SDK",
   "Simple applications",
   "Application variants",
+  "Application revisions",
+  "Workflow revisions",
+  "Simple environments",
   "Keys",
   "Profile",
   "Organizations",
@@ -392,6 +396,14 @@ const TAG_NAMES = [
   "Events",
   "Webhooks",
   "Service",
+];
+/** The POSTs that only read: they take an Idempotency-Key, and have nothing to replay. */
+const READS_BY_POST = [
+  "POST /variants/configs/fetch",
+  "POST /applications/revisions/retrieve",
+  "POST /applications/revisions/log",
+  "POST /workflows/revisions/retrieve",
+  "POST /simple/environments/query",
 ];
 const TAG_BY_OPERATION: [RegExp, string][] = [
   [/^GET \/(health|openapi\.json)$/, "Service"],
@@ -403,6 +415,9 @@ const TAG_BY_OPERATION: [RegExp, string][] = [
   [/^\w+ \/(configs|bases)\b/, "Older SDK"],
   [/^\w+ \/simple\/applications\b/, "Simple applications"],
   [/^\w+ \/applications\/variants\b/, "Application variants"],
+  [/^\w+ \/applications\/revisions\//, "Application revisions"],
+  [/^\w+ \/workflows\/revisions\//, "Workflow revisions"],
+  [/^\w+ \/simple\/environments\//, "Simple environments"],
   [/^\w+ \/keys\b/, "Keys"],
   [/^\w+ \/profile$/, "Profile"],
   [/^\w+ \/organizations\b/, "Organizations"],
@@ -576,7 +591,7 @@ describe("every route, as the document lists it", () => {
           expect(documentedBodies(documented), `${operation} ${status}`).toContainEqual(keyError);
         }
         const replays = at(`${operationPointer(operation)}/responses/200/headers/Idempotent-Replayed`) !== undefined;
-        expect(replays, operation).toBe(!KEY_VALIDATED_ONLY.includes(operation));
+        expect(replays, operation).toBe(![...KEY_VALIDATED_ONLY, ...READS_BY_POST].includes(operation));
       }
       expect(headers.includes("IfMatch"), operation).toBe(at(`${operationPointer(operation)}/responses/412`) !== undefined);
     }

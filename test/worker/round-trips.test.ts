@@ -592,6 +592,113 @@ describe("D1 round trips per request", () => {
     },
   );
 
+  /** One case per call of today's SDK this branch serves (docs/CURRENT-SDK-API.md, 10 to 15), and their refusals. */
+  const currentSdkPaths: Case[] = [
+    {
+      name: "retrieve by environment",
+      method: "POST",
+      path: () => "/applications/revisions/retrieve",
+      key: ownKey,
+      body: () => ({ resolve: true, environment_ref: { slug: "production", version: "2" }, key: "counted.revision" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "retrieve by environment, running nothing",
+      method: "POST",
+      path: () => "/applications/revisions/retrieve",
+      key: ownKey,
+      body: () => ({ environment_ref: { slug: "production", version: "99" }, key: "counted.revision" }),
+      status: 404,
+      trips: 1,
+    },
+    {
+      name: "retrieve by variant",
+      method: "POST",
+      path: () => "/applications/revisions/retrieve",
+      key: ownKey,
+      body: () => ({ application_ref: { slug: "counted" }, application_variant_ref: { slug: "main" } }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "workflows retrieve",
+      method: "POST",
+      path: () => "/workflows/revisions/retrieve",
+      key: ownKey,
+      body: () => ({ workflow_ref: { id: appId }, workflow_variant_ref: { id: variantId } }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "commit with an Idempotency-Key",
+      method: "POST",
+      path: () => "/applications/revisions/commit",
+      key: ownKey,
+      body: () => ({ application_revision: { application_variant_id: variantId, data: { parameters: { t: 1 } }, message: "m" } }),
+      headers: () => keyed("current-commit"),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "commit to a variant the key cannot see",
+      method: "POST",
+      path: () => "/applications/revisions/commit",
+      key: () => viewer.key,
+      body: () => ({ application_revision: { application_variant_id: variantId, data: { parameters: {} } } }),
+      status: 404,
+      trips: 1,
+    },
+    {
+      name: "log, a page",
+      method: "POST",
+      path: () => "/applications/revisions/log",
+      key: ownKey,
+      body: () => ({ application_revisions: { application_variant_id: variantId }, windowing: { limit: 2 } }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "deploy with If-Match: *",
+      method: "POST",
+      path: () => "/applications/revisions/deploy",
+      key: ownKey,
+      body: () => ({
+        application_ref: { id: appId },
+        application_variant_ref: { slug: "main" },
+        environment_ref: { slug: "staging" },
+      }),
+      headers: () => ({ "If-Match": "*" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "deploy to no environment",
+      method: "POST",
+      path: () => "/applications/revisions/deploy",
+      key: ownKey,
+      body: () => ({ application_ref: { id: appId }, environment_ref: { slug: "qa" } }),
+      status: 404,
+      trips: 1,
+    },
+    {
+      name: "environments query",
+      method: "POST",
+      path: () => "/simple/environments/query",
+      key: ownKey,
+      body: () => ({ environment: { slug: "production" } }),
+      status: 200,
+      trips: 1,
+    },
+  ];
+
+  it.each(currentSdkPaths)(
+    "today's SDK $name: $status in $trips round trip",
+    async ({ method, path, key, body, headers, status, trips }) => {
+      expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+    },
+  );
+
   const inOrg = (path: string) => () => `/organizations/${org.organizationId}${path}`;
   const inWorkspace = (path: string) => () => `/workspaces/${org.workspaceId}${path}`;
   const inOrgWorkspace = (path: string) => () => `/organizations/${org.organizationId}/workspaces/${org.workspaceId}${path}`;

@@ -139,9 +139,9 @@ describe("config and environment events", () => {
           current: revision(first),
         },
       ],
-      ["config.forked", { ...base, ...revision(forked), source_config_name: "main", source_revision: 2 }],
-      ["config.committed", { ...base, ...revision(committed) }],
-      ["config.added", { ...base, ...revision(added) }],
+      ["config.forked", { ...base, ...revision(forked), message: null, source_config_name: "main", source_revision: 2 }],
+      ["config.committed", { ...base, ...revision(committed), message: null }],
+      ["config.added", { ...base, ...revision(added), message: null }],
     ]);
   });
 

@@ -1,0 +1,356 @@
+import { isUniqueViolation } from "../db/d1";
+import { readAs, writeAs } from "../http/d1-session";
+import {
+  applicationRevisionNotFound,
+  applicationVariantNotFound,
+  deployRefsMissing,
+  environmentRevisionNotFound,
+  environmentRunsNothing,
+  forbidden,
+  idempotencyKeyInFlight,
+  slugTaken,
+  variantRemoved,
+} from "../http/errors";
+import { settleClaim } from "../http/idempotency";
+import {
+  DEMO_CONFIG_PARAMS,
+  DEMO_IDS,
+  EXAMPLE_IDS,
+  errorResponse,
+  headerRef,
+  IDEMPOTENCY_KEY_ERRORS,
+  jsonResponse,
+  responseRef,
+  schemaRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
+import { type Components, route } from "../http/route";
+import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
+import { commitConfig } from "../variants/configs.sql.ts";
+import { deploy } from "../variants/deployments.routes";
+import {
+  CommitRevisionBody,
+  CommitRevisionShape,
+  committedParameters,
+  DeployRevisionBody,
+  LogRevisionsBody,
+  LogRevisionsShape,
+  RetrieveRevisionBody,
+  RetrieveRevisionShape,
+  Revision,
+  RevisionAnswer,
+  RevisionsAnswer,
+  SlugConflict,
+  toRevision,
+} from "./revisions.schemas";
+import { logRevisions, retrieveRevision } from "./revisions.sql.ts";
+
+/** The demo app's config `main` at revision 2, as the current API shows it. */
+export const demoRevision = {
+  id: EXAMPLE_IDS.variantRevision,
+  slug: "3f9a0c12d4e5",
+  version: "2",
+  message: "Lower the temperature",
+  data: { parameters: DEMO_CONFIG_PARAMS, url: "" },
+  application_id: DEMO_IDS.app,
+  application_slug: "demo-app",
+  application_variant_id: EXAMPLE_IDS.variant,
+  application_variant_slug: "main",
+  variant_id: EXAMPLE_IDS.variant,
+  variant_slug: "main",
+  artifact_id: DEMO_IDS.app,
+  artifact_slug: "demo-app",
+  created_at: "2026-11-22T02:54:51.236Z",
+  created_by_id: DEMO_IDS.user,
+  updated_by: "demo@example.com",
+  updated_by_id: DEMO_IDS.user,
+} satisfies Revision;
+
+const demoApp = { slug: "demo-app" };
+
+const ONE_ROUND_TRIP = "One round trip to the database, the key checked inside it.";
+
+/** Routes under /applications/revisions: today's SDK reads, commits, lists and deploys configs through them. */
+export const revisionsRoutes = [
+  route(
+    {
+      method: "post",
+      path: "/applications/revisions/retrieve",
+      auth: "key",
+      body: {
+        schema: RetrieveRevisionBody,
+        id: "RetrieveRevision",
+        component: RetrieveRevisionShape,
+        examples: globalThis.DOCUMENTATION && {
+          byEnvironment: {
+            summary: "What an environment runs for an app (ConfigManager.get_from_registry)",
+            value: { resolve: true, environment_ref: { slug: "production" }, key: "demo-app.revision" },
+          },
+          byEnvironmentVersion: {
+            summary: "What an app's environment ran at its revision 1",
+            value: { resolve: true, environment_ref: { slug: "production", version: "1" }, key: "demo-app.revision" },
+          },
+          byVariant: {
+            summary: "A variant's revision 1",
+            value: {
+              resolve: true,
+              application_ref: demoApp,
+              application_variant_ref: { slug: "main" },
+              application_revision_ref: { version: "1" },
+            },
+          },
+          byRevision: {
+            summary: "A revision by its id",
+            value: { application_revision_ref: { id: EXAMPLE_IDS.variantRevision } },
+          },
+        },
+      },
+      idempotencyKey: "validates",
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "retrieveApplicationRevision",
+        tag: "Application revisions",
+        summary: "Read a config revision: of a variant, by id, or what an environment runs",
+        description:
+          "By variant: `application_ref` and `application_variant_ref` (an app ref alone: its oldest variant), at " +
+          "`application_revision_ref.version` (none: the latest); or `application_revision_ref.id`. By environment: " +
+          "`environment_ref` and `key` (`<app name>.revision`): what that app's environment runs, or ran at its revision " +
+          '`environment_ref.version` (the numbers of GET /apps/{app_id}/revisions/{environment_name}). Nothing found: 200 `{"count": 0}`. ' +
+          ONE_ROUND_TRIP,
+        ok: jsonResponse('The revision, or `{"count": 0}`', schemaRef("RevisionAnswer"), {
+          examples: {
+            found: { summary: "Found", value: { count: 1, application_revision: demoRevision } },
+            none: { summary: "Nothing matches, or nothing the caller can see", value: { count: 0 } },
+          },
+        }),
+        errors: {
+          404: errorResponse(
+            "By environment: that environment revision of the app runs nothing (revision 0, or no such revision)",
+            environmentRunsNothing(),
+          ),
+        },
+      },
+    },
+    async (c) => {
+      const retrieved = await readAs(c, (db) => retrieveRevision(db, c.req.valid("json")));
+      if (retrieved.outcome === "runs_nothing") throw environmentRunsNothing();
+      if (retrieved.outcome === "none") return c.json({ count: 0 }, 200);
+      return c.json({ count: 1, application_revision: toRevision(retrieved.config) }, 200);
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/applications/revisions/commit",
+      auth: "key",
+      write: true,
+      body: {
+        schema: CommitRevisionBody,
+        id: "CommitRevision",
+        component: CommitRevisionShape,
+        maxBytes: MAX_CONFIG_BODY_BYTES,
+        examples: globalThis.DOCUMENTATION && {
+          commit: {
+            summary: "New params for a variant (VariantManager.commit)",
+            value: {
+              application_revision: {
+                application_id: DEMO_IDS.app,
+                application_variant_id: EXAMPLE_IDS.variant,
+                slug: "3f9a0c12d4e5",
+                data: { parameters: { ...DEMO_CONFIG_PARAMS, temperature: 0.7 } },
+                message: "Warmer",
+              },
+            },
+          },
+        },
+      },
+      idempotencyKey: "replays",
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "commitApplicationRevision",
+        tag: "Application revisions",
+        summary: "Commit the next revision of a variant",
+        description:
+          "The variant's next revision, the same number in the legacy API (a variant's first is revision 1, holding " +
+          "exactly what was sent). `data.parameters` replace the latest's (no merge); `data.url` too when given. Keys " +
+          "of `data` other than `parameters`, `url` and `uri` are refused (422). `message` is stored and shown by both " +
+          "APIs' revision reads; its event is recorded with it.",
+        ok: jsonResponse("The new revision", schemaRef("RevisionAnswer"), {
+          example: { count: 1, application_revision: { ...demoRevision, version: "3", message: "Warmer" } },
+        }),
+        errors: {
+          404: errorResponse("No such variant (of that app) visible to the caller", applicationVariantNotFound()),
+          409: jsonResponse(
+            `A revision of the project already has this slug. Or: ${IDEMPOTENCY_KEY_ERRORS[409].description}`,
+            { oneOf: [schemaRef("Error"), schemaRef("SlugConflict")] },
+            {
+              examples: {
+                slugTaken: { summary: "The slug is taken", value: { detail: slugTaken("3f9a0c12d4e5").detail } },
+                idempotencyKeyInFlight: {
+                  summary: String(idempotencyKeyInFlight().detail),
+                  value: { detail: idempotencyKeyInFlight().detail },
+                },
+              },
+            },
+          ),
+        },
+      },
+    },
+    async (c) => {
+      const { application_revision: revision } = c.req.valid("json");
+      const refs = {
+        application: revision.application_id ? { id: revision.application_id, slug: null, version: null } : null,
+        variant: null,
+        variantId: revision.application_variant_id,
+      };
+      const change = {
+        params: committedParameters(await c.req.text()),
+        url: revision.data.url ?? null,
+        message: revision.message ?? null,
+        slug: revision.slug ?? null,
+      };
+      const write = await writeAs(c, (db) => commitConfig(db, refs, change, c.var.claim)).catch((error: unknown) => {
+        // The slug is the only UNIQUE a revision's insert can break with a value the client chose.
+        if (revision.slug && isUniqueViolation(error, "app_variant_revisions") && String(error).includes(".slug")) {
+          throw slugTaken(revision.slug);
+        }
+        throw error;
+      });
+      settleClaim(c, write);
+      if (write.outcome === "done") return c.json({ count: 1, application_revision: toRevision(write.config) }, 200);
+      if (write.outcome === "forbidden") throw forbidden();
+      throw applicationVariantNotFound();
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/applications/revisions/log",
+      auth: "key",
+      body: {
+        schema: LogRevisionsBody,
+        id: "LogRevisions",
+        component: LogRevisionsShape,
+        examples: globalThis.DOCUMENTATION && {
+          all: {
+            summary: "Every revision of a variant (VariantManager.history)",
+            value: { application_revisions: { application_id: DEMO_IDS.app, application_variant_id: EXAMPLE_IDS.variant } },
+          },
+          page: {
+            summary: "The two latest, then the next page with the cursor answered",
+            value: { application_revisions: { application_variant_id: EXAMPLE_IDS.variant }, windowing: { limit: 2 } },
+          },
+        },
+      },
+      idempotencyKey: "validates",
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "logApplicationRevisions",
+        tag: "Application revisions",
+        summary: "A variant's revisions, newest first",
+        description:
+          "With `windowing.limit`, a page: `windowing.next` in the answer, when more follow, is the cursor to send " +
+          'for the next. A variant the caller cannot see: `{"count": 0, "application_revisions": []}`. ' +
+          ONE_ROUND_TRIP,
+        ok: jsonResponse("The revisions", schemaRef("RevisionsAnswer"), {
+          example: { count: 1, application_revisions: [demoRevision] },
+        }),
+      },
+    },
+    async (c) => {
+      const { application_revisions: variant, windowing } = c.req.valid("json");
+      const window = { limit: windowing?.limit ?? null, next: windowing?.next ?? null };
+      const page = await readAs(c, (db) =>
+        logRevisions(db, { appId: variant.application_id ?? null, variantId: variant.application_variant_id }, window),
+      );
+      const revisions = page.revisions.map(toRevision);
+      return c.json(
+        {
+          count: revisions.length,
+          application_revisions: revisions,
+          ...(page.next && window.limit !== null && { windowing: { limit: window.limit, next: page.next } }),
+        },
+        200,
+      );
+    },
+  ),
+  route(
+    {
+      method: "post",
+      path: "/applications/revisions/deploy",
+      auth: "key",
+      write: true,
+      body: {
+        schema: DeployRevisionBody,
+        id: "DeployRevision",
+        examples: globalThis.DOCUMENTATION && {
+          latest: {
+            summary: "A variant's revision 2 to staging (DeploymentManager.deploy)",
+            value: {
+              application_ref: demoApp,
+              application_variant_ref: { slug: "main" },
+              application_revision_ref: { version: "2" },
+              environment_ref: { slug: "staging" },
+            },
+          },
+        },
+      },
+      idempotencyKey: "replays",
+      ifMatch: true,
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "deployApplicationRevision",
+        tag: "Application revisions",
+        summary: "Deploy a variant revision to an app's environment",
+        description:
+          "The revision `application_revision_ref` names (its `version` or `id`; none: the latest) of the variant " +
+          "`application_variant_ref` names (none: the app's oldest), to the app's environment `environment_ref.slug`: " +
+          "its next revision, the same write as POST /variants/configs/deploy, in GET /apps/{app_id}/revisions/{environment_name} " +
+          "at once. With If-Match, only if the environment is still in that state (else 412); answers its new ETag.",
+        ok: jsonResponse(
+          "The revision deployed",
+          schemaRef("RevisionAnswer"),
+          { example: { count: 1, application_revision: demoRevision } },
+          { ETag: headerRef("ETag") },
+        ),
+        errors: {
+          400: withKeyErrors(400, "application_ref or environment_ref (with a slug) is missing", {
+            refsMissing: deployRefsMissing(),
+          }),
+          404: errorResponse("No such revision visible to the caller, or the app has no such environment", {
+            revisionNotFound: applicationRevisionNotFound(),
+            environmentNotFound: environmentRevisionNotFound(),
+          }),
+          409: withKeyErrors(409, "The revision's variant was removed (legacy DELETE /variants/{variant_id})", {
+            variantRemoved: variantRemoved(),
+          }),
+          412: responseRef("EnvironmentMovedOn"),
+        },
+      },
+    },
+    async (c) => {
+      const {
+        application_ref,
+        application_variant_ref: variant,
+        application_revision_ref,
+        environment_ref,
+      } = c.req.valid("json");
+      if (!application_ref || !environment_ref?.slug) throw deployRefsMissing();
+      const target = {
+        application: { id: application_ref.id, slug: application_ref.slug, version: null },
+        variant: {
+          slug: variant?.slug ?? null,
+          version: application_revision_ref?.version ?? null,
+          id: application_revision_ref?.id ?? null,
+        },
+        variantId: variant?.id ?? null,
+        environment: { slug: environment_ref.slug, version: null, id: null },
+      };
+      const config = await deploy(c, c.var, target, (missing) =>
+        missing === "environment" ? environmentRevisionNotFound() : applicationRevisionNotFound(),
+      );
+      return c.json({ count: 1, application_revision: toRevision(config) }, 200);
+    },
+  ),
+];
+
+/** What the routes above name in the document. */
+export const revisionsComponents = (): Components => ({
+  outputSchemas: { Revision, RevisionAnswer, RevisionsAnswer, SlugConflict },
+});

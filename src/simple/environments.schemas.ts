@@ -1,0 +1,72 @@
+import * as z from "zod";
+import { currentRef } from "../applications/current-refs";
+import { documented } from "../http/documentation";
+import { nameField } from "../http/fields";
+
+export const QueryEnvironmentsBody = z.object({
+  environment: z
+    .object({
+      slug: nameField("slug")
+        .nullish()
+        .apply(documented(globalThis.DOCUMENTATION && { description: "Only the environment of this name" })),
+    })
+    .nullish(),
+  environment_refs: z
+    .array(currentRef("An environment's name"))
+    .max(100)
+    .nullish()
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "Only environments one of these names (`slug`) or is (`id`); `version` is ignored",
+        },
+      ),
+    ),
+  include_archived: z
+    .boolean()
+    .nullish()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Ignored: archived apps are left out of `references`" })),
+});
+
+const Reference = z.object({ id: z.uuid(), slug: z.string() });
+
+export const SimpleEnvironment = z.object({
+  id: z
+    .uuid()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "The same for every read of this name in the project" })),
+  slug: z.string(),
+  name: z.string(),
+  flags: z.object({ is_guarded: z.literal(false) }),
+  data: z.object({
+    references: z
+      .record(
+        z.string(),
+        z.object({
+          application: Reference,
+          application_variant: Reference,
+          application_revision: Reference.extend({ version: z.string() }),
+        }),
+      )
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && { description: 'Per app ("<app name>.revision"): what its environment of this name runs' },
+        ),
+      ),
+  }),
+  version: z
+    .string()
+    .optional()
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "The environment revision of the latest deployment of this name in the project (left out before any)",
+        },
+      ),
+    ),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime().optional(),
+  updated_by_id: z.uuid().optional(),
+});
+export type SimpleEnvironment = z.infer<typeof SimpleEnvironment>;
+
+export const SimpleEnvironmentsAnswer = z.object({ count: z.int(), environments: z.array(SimpleEnvironment) });

@@ -1,0 +1,68 @@
+import { demoRevision } from "../applications/revisions.routes";
+import {
+  RetrieveWorkflowRevisionBody,
+  RetrieveWorkflowRevisionShape,
+  toWorkflowRevision,
+  WorkflowRevision,
+  WorkflowRevisionAnswer,
+} from "../applications/revisions.schemas";
+import { retrieveRevision } from "../applications/revisions.sql.ts";
+import { readAs } from "../http/d1-session";
+import { DEMO_IDS, EXAMPLE_IDS, jsonResponse, schemaRef } from "../http/openapi-parts";
+import { type Components, route } from "../http/route";
+
+const { application_id, application_slug, application_variant_id, application_variant_slug, ...shared } = demoRevision;
+
+const demoWorkflowRevision = {
+  ...shared,
+  workflow_id: application_id,
+  workflow_slug: application_slug,
+  workflow_variant_id: application_variant_id,
+  workflow_variant_slug: application_variant_slug,
+} satisfies WorkflowRevision;
+
+/** POST /workflows/revisions/retrieve: the SDK's fallback when the application read found no parameters. */
+export const workflowsRoutes = [
+  route(
+    {
+      method: "post",
+      path: "/workflows/revisions/retrieve",
+      auth: "key",
+      body: {
+        schema: RetrieveWorkflowRevisionBody,
+        id: "RetrieveWorkflowRevision",
+        component: RetrieveWorkflowRevisionShape,
+        examples: globalThis.DOCUMENTATION && {
+          byVariant: {
+            summary: "A variant's latest revision",
+            value: { resolve: true, workflow_ref: { id: DEMO_IDS.app }, workflow_variant_ref: { id: EXAMPLE_IDS.variant } },
+          },
+        },
+      },
+      idempotencyKey: "validates",
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "retrieveWorkflowRevision",
+        tag: "Workflow revisions",
+        summary: "Read a config revision, in workflow names",
+        description:
+          "The lookup of POST /applications/revisions/retrieve with `workflow_ref`, `workflow_variant_ref` and " +
+          '`workflow_revision_ref`; answers 200 whatever it finds: `{"count": 0}` where that call would answer 404 too.',
+        ok: jsonResponse('The revision, or `{"count": 0}`', schemaRef("WorkflowRevisionAnswer"), {
+          examples: {
+            found: { summary: "Found", value: { count: 1, workflow_revision: demoWorkflowRevision } },
+            none: { summary: "Nothing matches", value: { count: 0 } },
+          },
+        }),
+      },
+    },
+    async (c) => {
+      const retrieved = await readAs(c, (db) => retrieveRevision(db, c.req.valid("json")));
+      if (retrieved.outcome !== "found") return c.json({ count: 0 }, 200);
+      return c.json({ count: 1, workflow_revision: toWorkflowRevision(retrieved.config) }, 200);
+    },
+  ),
+];
+
+export const workflowsComponents = (): Components => ({
+  outputSchemas: { WorkflowRevision, WorkflowRevisionAnswer },
+});
