@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { currentRef, exactObject, MAX_REFS, newSlugField, withoutNulls } from "../http/current-api";
+import { exactObject, listedRef, MAX_REFS, newSlugField, withoutNulls } from "../http/current-api";
 import { documented } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
 import type { VariantRow } from "./variants.sql";
@@ -16,15 +16,9 @@ export const AddApplicationVariantBody = exactObject({
 });
 
 export const QueryApplicationVariantsBody = exactObject({
-  application_refs: z
-    .array(currentRef("application", { versioned: false }))
-    .max(MAX_REFS)
-    .nullish(),
+  application_refs: z.array(listedRef("application")).max(MAX_REFS).nullish(),
   application_variant: exactObject({ slug: nameField("slug", { nfc: true }).nullish() }).nullish(),
-  application_variant_refs: z
-    .array(currentRef("variant", { versioned: false }))
-    .max(MAX_REFS)
-    .nullish(),
+  application_variant_refs: z.array(listedRef("variant")).max(MAX_REFS).nullish(),
   include_archived: z.boolean().nullish(),
 });
 

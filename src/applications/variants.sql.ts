@@ -14,7 +14,7 @@ import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
 import { APP_PLACE, VARIANT_DATA } from "../events/events.sql.ts";
-import type { CurrentRef } from "../http/current-api";
+import type { ListedRef } from "../http/current-api";
 
 /** A variant as the current API shows it (docs/CURRENT-SDK-API.md's Variant). */
 export interface VariantRow {
@@ -55,9 +55,9 @@ export async function readVariant(db: CallerDb, variantId: string): Promise<Vari
 
 /** What a variant query asks for: every filter optional (null: any). */
 export interface VariantQuery {
-  appRefs: CurrentRef[] | null;
+  appRefs: ListedRef[] | null;
   slug: string | null;
-  variantRefs: CurrentRef[] | null;
+  variantRefs: ListedRef[] | null;
   includeArchived: boolean;
 }
 

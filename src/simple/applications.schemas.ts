@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { currentRef, exactObject, MAX_REFS, newSlugField, withoutNulls } from "../http/current-api";
+import { exactObject, listedRef, MAX_REFS, newSlugField, withoutNulls } from "../http/current-api";
 import { documented } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
 import type { SimpleAppRow } from "./applications.sql";
@@ -45,10 +45,7 @@ export const QuerySimpleApplicationsBody = exactObject({
   application: exactObject({
     slug: nameField("slug", { nfc: true }).nullish(),
   }).nullish(),
-  application_refs: z
-    .array(currentRef("application", { versioned: false }))
-    .max(MAX_REFS)
-    .nullish(),
+  application_refs: z.array(listedRef("application")).max(MAX_REFS).nullish(),
   include_archived: z.boolean().nullish(),
 });
 

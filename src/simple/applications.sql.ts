@@ -6,7 +6,7 @@ import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
 import { APP_PLACE } from "../events/events.sql.ts";
-import type { CurrentRef } from "../http/current-api";
+import type { ListedRef } from "../http/current-api";
 
 /** An app as the current API shows it (a SimpleApplication: docs/CURRENT-SDK-API.md). */
 export interface SimpleAppRow {
@@ -46,7 +46,7 @@ export async function readSimpleApp(db: CallerDb, appId: string): Promise<Simple
 /** What a query asks for: every filter optional (null: any). */
 export interface SimpleAppQuery {
   slug: string | null;
-  refs: CurrentRef[] | null;
+  refs: ListedRef[] | null;
   includeArchived: boolean;
 }
 

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { currentRef } from "../applications/current-refs";
+import { currentRef } from "../http/current-api";
 import { documented } from "../http/documentation";
 import { nameField } from "../http/fields";
 
