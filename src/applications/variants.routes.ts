@@ -21,7 +21,7 @@ import {
   readVariant,
   setVariantArchived,
   slugTakenByArchivedVariant,
-} from "./variants.sql";
+} from "./variants.sql.ts";
 
 const demoVariant = {
   id: EXAMPLE_IDS.variant,

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { exactObject, listedRef, MAX_REFS, newSlugField, withoutNulls } from "../http/current-api";
 import { documented } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
-import type { VariantRow } from "./variants.sql";
+import type { VariantRow } from "./variants.sql.ts";
 
 export const AddApplicationVariantBody = exactObject({
   application_variant: exactObject({

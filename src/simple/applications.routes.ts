@@ -24,7 +24,7 @@ import {
   renameSimpleApp,
   type SimpleWrite,
   setSimpleAppArchived,
-} from "./applications.sql";
+} from "./applications.sql.ts";
 
 const demoApplication = {
   id: DEMO_IDS.app,

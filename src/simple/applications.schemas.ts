@@ -2,7 +2,7 @@ import * as z from "zod";
 import { exactObject, listedRef, MAX_REFS, newSlugField, withoutNulls } from "../http/current-api";
 import { documented } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
-import type { SimpleAppRow } from "./applications.sql";
+import type { SimpleAppRow } from "./applications.sql.ts";
 
 /** The platform's app flags, as its SDK sends them (`is_chat`, `is_custom`, ...): accepted, not kept (see the route). */
 const flags = z
