@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { applicationVariants, apps, configs, deployments, registry, simpleApplications, variants } from "../client";
+import { applicationVariants, apps, configs, current, deployments, registry, simpleApplications, variants } from "../client";
 import {
   A_NEW_ID,
   A_TIME,
@@ -132,6 +132,53 @@ describe("VariantManager, call by call", () => {
     expect(listed.map(({ variant_id, revision, parameters }) => ({ variant_id, revision, parameters }))).toEqual([
       { variant_id: variant.id, revision: 1, parameters: { temperature: 0.3 } },
     ]);
+  });
+
+  it("fork: the source's revision (10), its app (3), a new variant (6), resolved (7), its revision 1 as the source's (12)", async () => {
+    type OneRevision = { count: 1; application_revision: { application_id: string; version: string; data: object } };
+    const source = (await expectJson<OneVariant>(await applicationVariants.add(owner, addBody(app.id, "forked-from"))))
+      .application_variant;
+    const parameters = { prompt: "Be brief.", temperature: 0.1 };
+    await expectJson(
+      await current.commit(owner, {
+        application_revision: { application_id: app.id, application_variant_id: source.id, data: { parameters } },
+      }),
+    );
+    const fetched = (
+      await expectJson<OneRevision>(
+        await current.retrieve(owner, {
+          resolve: true,
+          application_ref: { slug: "vm-app" },
+          application_variant_ref: { slug: "forked-from" },
+        }),
+      )
+    ).application_revision;
+    expect(fetched).toMatchObject({ application_id: app.id, version: "1", data: { parameters } });
+    const { application } = await expectJson<OneApp>(await simpleApplications.get(owner, fetched.application_id));
+    const fork = (
+      await expectJson<OneVariant>(await applicationVariants.add(owner, addBody(application.id, "forked-from-fork-0a1b2c")))
+    ).application_variant;
+    const [resolved] = (
+      await expectJson<ManyVariants>(await applicationVariants.query(owner, resolveBody("vm-app", "forked-from-fork-0a1b2c")))
+    ).application_variants;
+    expect(resolved.id).toBe(fork.id);
+    const committed = await expectJson<OneRevision>(
+      await current.commit(owner, {
+        application_revision: { application_id: application.id, application_variant_id: resolved.id, data: fetched.data },
+      }),
+    );
+    expect(committed.application_revision).toMatchObject({ version: "1", data: { parameters, url: "" } });
+    // The fork is the source's config under the fork's name, in the legacy API too.
+    const forkFetched = await expectJson<{ params: object; variant_ref: { slug: string; version: number } }>(
+      await configs.call(owner, "fetch", {
+        application_ref: { slug: "vm-app" },
+        variant_ref: { slug: "forked-from-fork-0a1b2c" },
+      }),
+    );
+    expect({ params: forkFetched.params, variant_ref: forkFetched.variant_ref }).toEqual({
+      params: parameters,
+      variant_ref: { slug: "forked-from-fork-0a1b2c", version: 1, id: expect.any(String) },
+    });
   });
 
   it("delete: resolved (7), then archived (9), whose answer is the variant, not null", async () => {
