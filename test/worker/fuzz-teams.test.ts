@@ -1167,10 +1167,13 @@ describe("organizations and workspaces", () => {
             false,
           );
         },
-        [200, 401, 403, 422],
+        // Not 403 (the read-only key): whether this run sees one depends on the seeds of the members properties
+        // before it, which may remove that key's user from the team (then 401). The oracle still judges every 403,
+        // and teams.test.ts refuses a read-only key's POST directly.
+        [200, 401, 422],
         RUNS,
       );
-      expectOutcomes(label, ["200", `403 ${FORBIDDEN}`]);
+      expectOutcomes(label, ["200"]);
     },
     TIMEOUT,
   );
