@@ -6,10 +6,11 @@
  *      nor mix two versions of the code in one set of figures
  *   1. a temporary --persist-to folder: migrations applied, bench data loaded (test/bench/seed.ts) and checked
  *   2. the deployed bundle's size (`wrangler deploy --dry-run --outdir`, gzipped here)
- *   3. `wrangler dev` of the service (./wrangler.toml, with `--var WEBHOOKS_ALLOW_LOCAL:true`, as `npm run dev`:
- *      webhooks may target the receiver below) and of the floor (test/bench/floor/), each on a free loopback port in
- *      its own process group; ready once GET /health (service) and GET /static (floor) are 200. When "deploy, three
- *      webhooks" runs, the webhook receiver too (test/bench/receiver.ts: 127.0.0.1, answers 200 at once, counts)
+ *   3. `wrangler dev` of the service (./wrangler.toml without its [assets], whose router the deployed Worker does not
+ *      pay for; with `--var WEBHOOKS_ALLOW_LOCAL:true`, as `npm run dev`: webhooks may target the receiver below) and
+ *      of the floor (test/bench/floor/), each on a free loopback port in its own process group; ready once GET
+ *      /health (service) and GET /static (floor) are 200. When "deploy, three webhooks" runs, the webhook receiver
+ *      too (test/bench/receiver.ts: 127.0.0.1, answers 200 at once, counts)
  *   4. one scenario at a time: each checked with one request (status and body) and warmed up, then measured with
  *      autocannon for a fixed duration, split into rounds in which the scenarios take turns. Any non-2xx answer,
  *      connection error or timeout fails the scenario (a 401 means a wrong key, a 409 a duplicate name, a 429 a
@@ -58,7 +59,7 @@ import { HarnessError, killAllGroups, ROOT } from "../support/processes";
 import { snapshot, startDev } from "../support/wrangler";
 import { checkWrites, type Outcome, runScenarios } from "./load";
 import { type LogVariant, logVariantCopy, selectLogVariants } from "./logging/variants";
-import { bundleSize, loadData } from "./prepare";
+import { bundleSize, devConfigWithoutAssets, loadData } from "./prepare";
 import { type Receiver, type ReceiverCounts, startReceiver } from "./receiver";
 import { fixed, gitState, kib, loadAverage, machine, report } from "./report";
 import { benchScenarios, type Scenario } from "./scenarios";
@@ -252,7 +253,7 @@ async function main(): Promise<number> {
       startDevRetrying({
         ...dev,
         name: "service",
-        configArgs: ["-c", serviceConfigPath, ...serviceVars],
+        configArgs: ["-c", devConfigWithoutAssets(code), ...serviceVars],
         readyPath: `${basePath}/health`,
       }),
       startDevRetrying({ ...dev, name: "floor", configArgs: ["-c", FLOOR_CONFIG], readyPath: "/static" }),
@@ -262,7 +263,7 @@ async function main(): Promise<number> {
           name: copy.label,
           persistTo: copy.state,
           cwd: copy.code,
-          configArgs: ["-c", join(copy.code, "wrangler.toml"), ...serviceVars],
+          configArgs: ["-c", devConfigWithoutAssets(copy.code), ...serviceVars],
           readyPath: `${basePath}/health`,
         }),
       ),

@@ -6,6 +6,22 @@ import { HarnessError } from "../support/processes";
 import { applyMigrations, d1Query, wrangler } from "../support/wrangler";
 import { type BenchData, buildBenchData } from "./seed";
 
+/**
+ * The config `wrangler dev` runs a copy of the service in `code` with: its wrangler.toml without the [assets] table,
+ * written beside it (paths in it stay relative to the copy). With assets, wrangler dev puts its asset router (a Worker
+ * of its own in the same workerd) in front of every request, which with run_worker_first hands each one on to the
+ * service: CPU a request that a deployed Worker is not charged (the platform routes it) and the floor does not pay,
+ * 0.2 to 0.3 ms (BENCHMARKS.md round 10). No scenario requests an asset.
+ */
+export function devConfigWithoutAssets(code: string): string {
+  const config = join(code, "wrangler.bench.toml");
+  // The table runs to the next table's header.
+  const text = readFileSync(join(code, "wrangler.toml"), "utf8").replace(/^\[assets\]\n(?:(?!\[).*\n?)*/m, "");
+  if (/^\s*\[\s*assets\b/m.test(text)) throw new HarnessError(`${code}/wrangler.toml: its [assets] table could not be left out`);
+  writeFileSync(config, text);
+  return config;
+}
+
 /** Migrations applied to the local D1 in `dir`, the bench data loaded and checked; wrangler run from `code`. */
 export async function loadData(code: string, dir: string): Promise<BenchData> {
   await applyMigrations(dir, { cwd: code });
