@@ -1,4 +1,8 @@
-import type { EnvironmentState } from "../variants/deployments.sql.ts";
+/** The state of an environment a writer saw (its ETag): its id and revision; null: any state (`If-Match: *`). */
+export interface EnvironmentState {
+  environmentId: string;
+  revision: number;
+}
 
 /**
  * An environment record's ETag names its state: the environment's id and revision, which change with each

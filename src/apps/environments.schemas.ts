@@ -1,8 +1,8 @@
 import * as z from "zod";
 import { documented } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
-import { variantName } from "../variants/variant-names";
 import type { Environment, EnvironmentRevision } from "./environments.sql.ts";
+import { variantName } from "./variant-names";
 
 export const EnvironmentRevisionsParams = z.object({
   app_id: uuid,

@@ -1,4 +1,5 @@
 import { appIsVisible } from "../apps/apps.sql.ts";
+import { BASE_NAME } from "../apps/variant-names";
 import { readAs, writeAs } from "../http/d1-session";
 import { appNotFound, configArchived, configNameTaken, configNotFound, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
@@ -17,7 +18,6 @@ import { type Components, route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "../variants/configs.schemas";
 import { type ConfigRefs, environmentRevisionRefs, fetchConfig } from "../variants/configs.sql.ts";
-import { BASE_NAME } from "../variants/variant-names";
 import {
   Base,
   DeploymentRevisionParams,

@@ -1,8 +1,8 @@
 import * as z from "zod";
+import { BASE_NAME } from "../apps/variant-names";
 import { documented } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
 import type { Config } from "../variants/configs.sql.ts";
-import { BASE_NAME } from "../variants/variant-names";
 import { parametersField } from "../variants/variants.schemas";
 
 const baseId = uuid.apply(

@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
+import type { EnvironmentState } from "../apps/environment-etag";
 import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "../db/caller";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { DEPLOYER_ROLES, DEPLOYER_ROLES_SQL, type Role } from "../db/roles";
@@ -14,12 +15,6 @@ import {
   refValues,
   toConfig,
 } from "./configs.sql.ts";
-
-/** The state of an environment a writer saw (its ETag): its id and revision; null: any state (`If-Match: *`). */
-export interface EnvironmentState {
-  environmentId: string;
-  revision: number;
-}
 
 /** What a deployment did: the config now deployed (reached through the environment), or why nothing was. */
 export type DeploymentOutcome =

@@ -1,6 +1,5 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { current, variants } from "../client";
+import { applicationVariants, current, variants } from "../client";
 import {
   type Account,
   createAccount,
@@ -17,8 +16,8 @@ import { expectEvents, expectRowCounts, Tracker } from "../harness";
 /*
  * POST /applications/revisions/commit and /applications/revisions/log as today's SDK calls them
  * (docs/CURRENT-SDK-API.md, calls 12 and 13): VariantManager.commit and VariantManager.history, over one history with
- * the legacy API's commits (the same numbers, the same messages). Variants are made through the legacy API, or by SQL
- * where a variant without any revision is needed (what POST /applications/variants/ makes, not on this branch).
+ * the legacy API's commits (the same numbers, the same messages). Variants are made through the legacy API, or through
+ * POST /applications/variants/ where a variant without any revision is needed.
  */
 
 let account: Account;
@@ -97,8 +96,8 @@ describe("VariantManager.commit", () => {
   });
 
   it("a variant's first commit is revision 1, holding exactly what was sent", async () => {
-    const bare = crypto.randomUUID();
-    await env.DB.prepare("INSERT INTO app_variants (id, app_id, name) VALUES (?, ?, 'bare')").bind(bare, appId).run();
+    const added = await applicationVariants.add(account, { application_variant: { application_id: appId, slug: "bare" } });
+    const bare = (await expectJson<{ application_variant: { id: string } }>(added)).application_variant.id;
     // Sent as written: a number past 2^53 is kept digit for digit, as a legacy commit keeps it.
     const answer = await send("POST", "/applications/revisions/commit", {
       key: account.key,

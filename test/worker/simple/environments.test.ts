@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { v5 as uuidv5 } from "uuid";
 import { beforeAll, describe, expect, it } from "vitest";
-import { current, deployments } from "../client";
+import { current, deployments, simpleApplications } from "../client";
 import { type Account, createAccount, createAppVia, expectJson, legacyConfig, storedRevision } from "../fixtures";
 
 /*
@@ -122,9 +122,7 @@ describe("POST /simple/environments/query", () => {
   });
 
   it("leaves archived apps out of the references (their environments keep running them)", async () => {
-    await env.DB.prepare("UPDATE apps SET archived_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?")
-      .bind(secondApp)
-      .run();
+    await expectJson(await simpleApplications.archive(owner, secondApp));
     const answer = await expectJson<Environments>(
       await current.queryEnvironments({ key: owner.key }, { environment: { slug: "production" } }),
     );
