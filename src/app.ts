@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { methodNotAllowed } from "hono/method-not-allowed";
+import { shardMapIsValid } from "./db/pool";
 import { docsRoutes } from "./docs/docs.routes";
 import { setAnswerHeaders } from "./http/answer-headers";
 import { BOOKMARK_HEADER } from "./http/d1-session";
@@ -24,6 +25,12 @@ const ACCOUNT_DATA_HEADERS = { "Cache-Control": "no-store", "X-Content-Type-Opti
 const accountData = createMiddleware(async (c, next) => {
   await next();
   setAnswerHeaders(c, ACCOUNT_DATA_HEADERS);
+});
+
+// With SHARD_MAP refused (its reason logged once, db/pool.ts), no request can be served: each gets a 500.
+const poolConfigured = createMiddleware<AppEnv>(async (c, next) => {
+  if (!shardMapIsValid(c.env)) return c.json({ detail: "Internal Server Error" }, 500);
+  await next();
 });
 
 /** The whole service, every route mounted under `basePath`. */
@@ -51,6 +58,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
       }),
     );
   }
+  service.use(poolConfigured);
   service.use(methodNotAllowed({ app: service, onMethodNotAllowed: methodNotAllowedResponse }));
   service.onError(handleError);
   service.notFound(notFound);

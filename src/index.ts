@@ -1,5 +1,6 @@
 import { createService } from "./app";
 import { deleteExpiredClaims } from "./db/idempotency";
+import { allShards, shardNamed } from "./db/pool";
 import { pruneHistory } from "./webhooks/deliveries.sql.ts";
 import { type DeliveryMessage, deliverQueued, sweepOverdueDeliveries } from "./webhooks/delivery";
 
@@ -27,11 +28,14 @@ export default {
     return service.fetch(request, env, ctx);
   },
 
-  // Hourly: Idempotency-Key claims past their 24 hours, and events and deliveries past their retention, are dropped.
-  // Each minute: deliveries a lost hand-off left pending are attempted (a bounded number) or queued again.
+  // Hourly, on every shard at once: Idempotency-Key claims past their 24 hours, and events and deliveries past their
+  // retention, are dropped. Each minute: deliveries a lost hand-off left pending on any shard are attempted (a
+  // bounded number) or queued again.
   scheduled(controller, env, ctx) {
-    if (controller.cron === HOURLY) ctx.waitUntil(Promise.all([deleteExpiredClaims(env.DB), pruneHistory(env.DB)]));
-    else ctx.waitUntil(sweepOverdueDeliveries(env));
+    if (controller.cron === HOURLY) {
+      const shards = allShards(env).map((shard) => shardNamed(env, shard));
+      ctx.waitUntil(Promise.all(shards.flatMap((db) => [deleteExpiredClaims(db), pruneHistory(db)])));
+    } else ctx.waitUntil(sweepOverdueDeliveries(env));
   },
 
   // The webhook delivery queue (wrangler.toml [[queues.consumers]]).

@@ -16,7 +16,9 @@ const FUZZ_RUNS = process.env.FUZZ_RUNS ?? "1000";
 export default defineConfig(async () => {
   // The static assets the Worker serves (wrangler.toml [assets]): the OpenAPI document and Swagger UI's files.
   execFileSync("npx", ["tsx", "src/cli/build-assets.ts"], { cwd: root, stdio: "inherit" });
-  const migrations = await readD1Migrations(path.join(root, "migrations"));
+  // The pool's two schemas: the directory's, and every shard's (test/worker/apply-migrations.ts).
+  const directoryMigrations = await readD1Migrations(path.join(root, "migrations-directory"));
+  const shardMigrations = await readD1Migrations(path.join(root, "migrations"));
   // The OpenAPI documents the route declarations make, for openapi-fixture.test.ts to compare the served one with: built
   // in Node, as the declarations' text is left out of the Worker (wrangler.toml [define]).
   const openApiDocuments = JSON.parse(
@@ -38,7 +40,8 @@ export default defineConfig(async () => {
                 // Webhooks may target the tests' receiver on 127.0.0.1 (webhook-receiver.ts). Invitations are mailed,
                 // and their tokens handed back too, as under `npm run dev` (invitations.test.ts turns each off).
                 bindings: {
-                  TEST_MIGRATIONS: migrations,
+                  TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
+                  TEST_SHARD_MIGRATIONS: shardMigrations,
                   FUZZ_RUNS,
                   WEBHOOKS_ALLOW_LOCAL: "true",
                   INVITATION_EMAIL_FROM: "invitations@apps.example.test",

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { recordKeyUse } from "../db/accounts";
 import { Caller, RequestCaller } from "../db/caller";
-import { readAs } from "../http/d1-session";
+import { keyShard, readAs } from "../http/d1-session";
 import { handleError, tooManyRequests, unauthorized } from "../http/errors";
 import { hashApiKey, parseAuthorization } from "./api-keys";
 
@@ -43,7 +43,7 @@ export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { call
     await next();
     if (!caller.checked) await readAs(c, (db) => db.batch({})).catch((error) => answerWith(c, error));
     // After the answer, so that no request waits on it; a failure costs only the record of one use.
-    if (caller.keyUseIsStale) c.executionCtx.waitUntil(recordKeyUse(c.env.DB, keyHash).catch(logKeyUseFailure));
+    if (caller.keyUseIsStale) c.executionCtx.waitUntil(recordKeyUse(keyShard(c), keyHash).catch(logKeyUseFailure));
   }
   if (c.res.status === 401) await countAuthFailure(c);
 });

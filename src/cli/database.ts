@@ -69,13 +69,15 @@ export async function openDatabase(target: Target): Promise<OpenDatabase> {
     await proxy.dispose();
     config.remove();
   };
+  // Every organization is on SHARD_0 until the CLI places them by bucket (docs/SHARDING.md §8, milestone 5).
+  const db = proxy.env.SHARD_0;
   try {
-    await assertMigrated(proxy.env.DB, target);
+    await assertMigrated(db, target);
   } catch (error) {
     await close();
     throw error;
   }
-  return { db: proxy.env.DB, close };
+  return { db, close };
 }
 
 /**
@@ -100,8 +102,6 @@ async function assertMigrated(db: D1Database, target: Target): Promise<void> {
     db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'apps'").first(),
   );
   if (table) return;
-  const where = target.remote ? "--remote" : target.persistTo ? `--local --persist-to ${target.persistTo}` : "--local";
-  throw new UsageError(
-    `the database has no schema yet: apply the migrations first (npx wrangler d1 migrations apply DB ${where})`,
-  );
+  const where = target.remote ? " -- --remote" : target.persistTo ? ` -- --persist-to ${target.persistTo}` : "";
+  throw new UsageError(`the database has no schema yet: apply the migrations first (npm run db:migrate${where})`);
 }

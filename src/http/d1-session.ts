@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { CallerDb, CallerWriteDb, RequestCaller } from "../db/caller";
 import { type Queryable, retryReadOnce } from "../db/d1";
+import { type ShardName, shardNamed, shardNameOf, shardOf } from "../db/pool";
 import { handOff } from "../webhooks/hand-off";
 
 /** D1 read-replication bookmark: sent back by clients so that they read their own writes. */
@@ -13,17 +14,30 @@ const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 export type CallerEnv = { Bindings: Env; Variables: { caller: RequestCaller } };
 
 /**
- * Runs `work` in a D1 session that starts where the client's bookmark says, or at `start`; answers its bookmark.
- * The one place a request's database is chosen.
+ * Until requests are routed by the ids they name (docs/SHARDING.md §3.1), every request goes to the shard of bucket 0,
+ * which holds everything made before buckets.
+ */
+const REQUEST_BUCKET = 0;
+
+/**
+ * The shard holding the caller's key: bucket 0's until key prefixes carry a bucket (docs/SHARDING.md §2), where its
+ * last use is recorded.
+ */
+export const keyShard = <E extends { Bindings: Env }>(c: Context<E>) => shardOf(c.env, REQUEST_BUCKET);
+
+/**
+ * Runs `work` in a D1 session of the request's shard that starts where the client's bookmark says, or at `start`;
+ * answers its bookmark. The one place a request's database is chosen.
  */
 async function inSession<E extends { Bindings: Env }, T>(
   c: Context<E>,
   start: "first-primary" | "first-unconstrained",
-  work: (session: Queryable) => Promise<T>,
+  work: (session: Queryable, shard: ShardName) => Promise<T>,
 ): Promise<T> {
   const sent = c.req.header(BOOKMARK_HEADER)?.trim().toLowerCase();
-  const session = c.env.DB.withSession(sent && BOOKMARK.test(sent) ? sent : start);
-  const result = await work(session);
+  const shard = shardNameOf(c.env, REQUEST_BUCKET);
+  const session = shardNamed(c.env, shard).withSession(sent && BOOKMARK.test(sent) ? sent : start);
+  const result = await work(session, shard);
   const bookmark = session.getBookmark();
   if (bookmark) c.header(BOOKMARK_HEADER, bookmark);
   return result;
@@ -44,6 +58,6 @@ export const readAs = <E extends CallerEnv, T>(c: Context<E>, read: (db: CallerD
  * batches commits for webhooks go to the delivery queue after the answer.
  */
 export const writeAs = <E extends CallerEnv, T>(c: Context<E>, write: (db: CallerWriteDb) => Promise<T>) =>
-  inSession(c, "first-primary", (session) =>
-    write(c.get("caller").writer(session, (events: string[]) => handOff(c, { events }))),
+  inSession(c, "first-primary", (session, shard) =>
+    write(c.get("caller").writer(session, (events: string[]) => handOff(c, { shard, events }))),
   );

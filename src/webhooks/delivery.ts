@@ -1,7 +1,9 @@
+import { allShards, isShardName, type ShardName, shardNamed } from "../db/pool";
 import { type Event, toEvent } from "../events/events.sql.ts";
 import {
   type AttemptOutcome,
   type Claim,
+  type ClaimBounds,
   type ClaimedDelivery,
   claimDeliveries,
   claimOverdueDeliveries,
@@ -11,8 +13,13 @@ import { openSecret, type WebhookSettings } from "./secret-box";
 import { signedHeaders } from "./signing";
 import type { Target } from "./webhooks.sql.ts";
 
-/** A message on the delivery queue: events just committed, or deliveries due (a retry, a redelivery, the sweep). */
+/**
+ * A message on the delivery queue: events just committed, or deliveries due (a retry, a redelivery, the sweep), on
+ * the shard `shard` names.
+ */
 export interface DeliveryMessage {
+  /** The shard holding them; a message without one was queued before the pool, and is SHARD_0's. */
+  shard?: string;
   events?: string[];
   deliveries?: string[];
 }
@@ -131,10 +138,7 @@ export async function sendTestEvent(
   return result;
 }
 
-interface Queues {
-  WEBHOOK_DELIVERIES: Queue<DeliveryMessage>;
-  DB: D1Database;
-}
+type DeliveryEnv = Env & WebhookSettings;
 
 /** Attempts one claimed delivery: what to record, and the delay of the retry (null: settled). */
 async function attemptDelivery(
@@ -162,14 +166,25 @@ async function attemptDelivery(
 /*
  * Bounds. A run (a queue batch, or a sweep) must stay within Workers' subrequest limit, which counts each fetch,
  * each D1 call and each queue send: 50 per invocation on the Free plan, the tightest (Paid allows 1,000 or more).
- * A run makes at most ATTEMPTS_PER_RUN fetches, 2 D1 round trips (the claim, the records) and one queue send (its
- * retries, at most ATTEMPTS_PER_RUN messages, and what it left over, at most LEFT_OVER_PER_RUN ids in messages of
- * IDS_PER_MESSAGE): 40 + 2 + 1 = 43 subrequests.
+ * A run serves N shards (a queue batch: those its messages name, at most SHARDS_PER_RUN; the sweep: every shard) and
+ * divides its bounds among them. It makes at most ATTEMPTS_PER_RUN fetches in all, 2 D1 round trips per shard (the
+ * claim, the records) and one queue send (its retries, at most ATTEMPTS_PER_RUN messages; what it left over, at most
+ * LEFT_OVER_PER_RUN ids in messages of IDS_PER_MESSAGE; a batch's messages for other shards): 40 + 2N + 1
+ * subrequests. A queue batch: at most 47. The sweep: within 50 for a pool of up to 4 shards (Paid beyond).
  */
 export const ATTEMPTS_PER_RUN = 40;
 const IDS_PER_MESSAGE = 100;
 const LEFT_OVER_PER_RUN = 1000;
-const RUN_BOUNDS = { limit: ATTEMPTS_PER_RUN, leftOverLimit: LEFT_OVER_PER_RUN };
+export const SHARDS_PER_RUN = 3;
+
+/** Each shard's share of a run's bounds, when the run serves `shards` shards. */
+const boundsPerShard = (shards: number): ClaimBounds => ({
+  limit: Math.max(1, Math.floor(ATTEMPTS_PER_RUN / Math.max(1, shards))),
+  leftOverLimit: Math.floor(LEFT_OVER_PER_RUN / Math.max(1, shards)),
+});
+
+/** The shard of a message queued before the pool: the one database then is SHARD_0 now. */
+const SHARD_OF_UNNAMED: ShardName = "SHARD_0";
 
 /** Cloudflare Queues take at most 100 messages, and 256 KB, in one sendBatch. */
 const SEND_BATCH_MESSAGES = 100;
@@ -214,36 +229,77 @@ async function attemptFewAtATime(settings: WebhookSettings, claimed: ClaimedDeli
   return attempts;
 }
 
-/**
- * Attempts what a run claimed, records every attempt in one round trip, then queues the retries with their delays
- * and, at once, what the run left over (claimable, past its bound), IDS_PER_MESSAGE a message.
- */
-async function attemptClaimed(env: Queues & WebhookSettings, { claimed, leftOver }: Claim): Promise<void> {
-  const attempts = await attemptFewAtATime(env, claimed);
-  if (attempts.length > 0) {
-    await recordAttempts(
-      env.DB,
-      attempts.map(({ outcome }) => outcome),
-    );
-  }
-  const messages: MessageSendRequest<DeliveryMessage>[] = attempts.flatMap(({ outcome, retryIn }) =>
-    retryIn === null ? [] : [{ body: { deliveries: [outcome.deliveryId] }, delaySeconds: retryIn }],
+/** Claims on each of the shards at once, each with its share of the run's bounds. */
+const claimOnShards = (
+  env: DeliveryEnv,
+  shards: ShardName[],
+  claim: (db: D1Database, bounds: ClaimBounds, shard: ShardName) => Promise<Claim>,
+) =>
+  Promise.all(
+    shards.map(async (shard) => ({ shard, claim: await claim(shardNamed(env, shard), boundsPerShard(shards.length), shard) })),
   );
-  for (let i = 0; i < leftOver.length; i += IDS_PER_MESSAGE) {
-    messages.push({ body: { deliveries: leftOver.slice(i, i + IDS_PER_MESSAGE) } });
+
+/**
+ * Attempts what a run claimed on its shards (OPEN_CONNECTIONS at a time in all), records each shard's attempts in one
+ * round trip (the shards at once), then queues, in one send, the retries with their delays, what the run left over
+ * (claimable, past its bound) IDS_PER_MESSAGE a message, and `passedOn`.
+ */
+async function attemptClaimed(
+  env: DeliveryEnv,
+  claims: { shard: ShardName; claim: Claim }[],
+  passedOn: MessageSendRequest<DeliveryMessage>[] = [],
+): Promise<void> {
+  const claimed = claims.flatMap(({ shard, claim }) => claim.claimed.map((delivery) => ({ shard, delivery })));
+  const attempts = await attemptFewAtATime(
+    env,
+    claimed.map(({ delivery }) => delivery),
+  );
+  await Promise.all(
+    claims.map(async ({ shard }) => {
+      const outcomes = attempts.flatMap(({ outcome }, i) => (claimed[i].shard === shard ? [outcome] : []));
+      if (outcomes.length > 0) await recordAttempts(shardNamed(env, shard), outcomes);
+    }),
+  );
+  const messages: MessageSendRequest<DeliveryMessage>[] = attempts.flatMap(({ outcome, retryIn }, i) =>
+    retryIn === null ? [] : [{ body: { shard: claimed[i].shard, deliveries: [outcome.deliveryId] }, delaySeconds: retryIn }],
+  );
+  for (const { shard, claim } of claims) {
+    for (let i = 0; i < claim.leftOver.length; i += IDS_PER_MESSAGE) {
+      messages.push({ body: { shard, deliveries: claim.leftOver.slice(i, i + IDS_PER_MESSAGE) } });
+    }
   }
-  await sendInBatches(env.WEBHOOK_DELIVERIES, messages);
+  await sendInBatches(env.WEBHOOK_DELIVERIES, [...messages, ...passedOn]);
 }
 
 /**
- * The queue consumer: claims at most ATTEMPTS_PER_RUN of what the messages name, each organization's oldest first
- * (a delivery already settled, leased or not yet due is left alone, so duplicates are harmless), attempts them, and
- * queues the retries and the rest. A failure to reach D1 or the queue throws: the queue retries the batch.
+ * The queue consumer: on the shards the messages name (SHARDS_PER_RUN of them; the other shards' messages are queued
+ * again as they are), claims at most ATTEMPTS_PER_RUN of what the messages name, each organization's oldest first (a
+ * delivery already settled, leased or not yet due is left alone, so duplicates are harmless), attempts them, and
+ * queues the retries and the rest. A message naming no shard of the pool is dropped (the sweep of the shard holding
+ * its deliveries takes them up). A failure to reach D1 or the queue throws: the queue retries the batch.
  */
-export async function deliverQueued(batch: MessageBatch<DeliveryMessage>, env: Queues & WebhookSettings): Promise<void> {
-  const events = batch.messages.flatMap((message) => message.body.events ?? []);
-  const deliveries = batch.messages.flatMap((message) => message.body.deliveries ?? []);
-  await attemptClaimed(env, await claimDeliveries(env.DB, { events, deliveries }, RUN_BOUNDS));
+export async function deliverQueued(batch: MessageBatch<DeliveryMessage>, env: DeliveryEnv): Promise<void> {
+  const named = new Map<ShardName, { events: string[]; deliveries: string[] }>();
+  const passedOn: MessageSendRequest<DeliveryMessage>[] = [];
+  for (const { body } of batch.messages) {
+    const shard = body.shard ?? SHARD_OF_UNNAMED;
+    if (!isShardName(env, shard)) {
+      console.warn(JSON.stringify({ level: "warn", message: "delivery message for no shard of the pool dropped", shard }));
+      continue;
+    }
+    const names = named.get(shard) ?? (named.size < SHARDS_PER_RUN ? { events: [], deliveries: [] } : null);
+    if (!names) {
+      passedOn.push({ body });
+      continue;
+    }
+    names.events.push(...(body.events ?? []));
+    names.deliveries.push(...(body.deliveries ?? []));
+    named.set(shard, names);
+  }
+  const claims = await claimOnShards(env, [...named.keys()], (db, bounds, shard) =>
+    claimDeliveries(db, named.get(shard) as { events: string[]; deliveries: string[] }, bounds),
+  );
+  await attemptClaimed(env, claims, passedOn);
   batch.ackAll();
 }
 
@@ -252,6 +308,6 @@ export async function deliverQueued(batch: MessageBatch<DeliveryMessage>, env: Q
  * pending. The sweep attempts ATTEMPTS_PER_RUN of them itself, each organization's oldest first, whatever the queue
  * holds (a backlog there cannot hold them back), and queues the next LEFT_OVER_PER_RUN for the consumer.
  */
-export async function sweepOverdueDeliveries(env: Queues & WebhookSettings): Promise<void> {
-  await attemptClaimed(env, await claimOverdueDeliveries(env.DB, RUN_BOUNDS));
+export async function sweepOverdueDeliveries(env: DeliveryEnv): Promise<void> {
+  await attemptClaimed(env, await claimOnShards(env, allShards(env), claimOverdueDeliveries));
 }

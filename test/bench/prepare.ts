@@ -28,7 +28,7 @@ export async function loadData(code: string, dir: string): Promise<BenchData> {
   const data = buildBenchData();
   const file = join(dir, "bench-data.sql");
   writeFileSync(file, data.sql);
-  await wrangler(["d1", "execute", "DB", "--local", "--persist-to", dir, "--file", file], "loading the bench data", {
+  await wrangler(["d1", "execute", "SHARD_0", "--local", "--persist-to", dir, "--file", file], "loading the bench data", {
     cwd: code,
   });
   // All checks in one query (D1 limits compound SELECTs, so one column each).

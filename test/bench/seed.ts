@@ -1,5 +1,5 @@
 /**
- * The benchmark's data, as one SQL file for `wrangler d1 execute DB --local --persist-to DIR --file F`, applied
+ * The benchmark's data, as one SQL file for `wrangler d1 execute SHARD_0 --local --persist-to DIR --file F`, applied
  * after the migrations. Bulk rows come from recursive CTEs, so SQLite makes them itself and loading takes seconds.
  *
  * One user, `bench`, owns five organizations, each with its default workspace and default project, and has

@@ -6,8 +6,9 @@ import { cpSync, symlinkSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { freePort, HarnessError, killGroup, ROOT, type RunResult, run, type SpawnOptions, spawnGroup } from "./processes";
 
-// The binary `npx wrangler` resolves to, called directly: the same program without npx's start-up cost.
+// The binaries `npx wrangler` and `npx tsx` resolve to, called directly: the same programs without npx's start-up cost.
 const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
+const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 
 /** `npx wrangler <args>` from `cwd`; a non-zero exit is a HarnessError saying what failed. */
 export async function wrangler(args: string[], what: string, options: SpawnOptions = {}): Promise<RunResult> {
@@ -20,15 +21,26 @@ export async function wrangler(args: string[], what: string, options: SpawnOptio
   return result;
 }
 
-/** Applies the migrations to the local D1 kept in `dir`, as `npm run db:migrate` does for the default folder. */
-export async function applyMigrations(dir: string, options?: SpawnOptions): Promise<void> {
-  await wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", dir], "applying the migrations", options);
+/**
+ * Migrates every database of the pool (the directory, then each shard) kept in `dir`: `npm run db:migrate --
+ * --persist-to dir`, run from `options.cwd` (default the repository).
+ */
+export async function applyMigrations(dir: string, options: SpawnOptions = {}): Promise<void> {
+  const args = ["src/cli/migrate-pool.ts", "--persist-to", dir];
+  const result = await run(TSX, args, options);
+  if (result.code !== 0) {
+    throw new HarnessError(`migrating the pool failed (tsx ${args.join(" ")}, exit ${result.code}):\n${result.stderr}`);
+  }
 }
 
-/** Rows of one query against the local D1 in `dir`, through `wrangler d1 execute --json`. */
-export async function d1Query<Row = Record<string, unknown>>(dir: string, sql: string, options?: SpawnOptions): Promise<Row[]> {
+/** Rows of one query against the local D1 in `dir` (SHARD_0's by default), through `wrangler d1 execute --json`. */
+export async function d1Query<Row = Record<string, unknown>>(
+  dir: string,
+  sql: string,
+  options?: SpawnOptions & { binding?: string },
+): Promise<Row[]> {
   const result = await wrangler(
-    ["d1", "execute", "DB", "--local", "--persist-to", dir, "--command", sql, "--json"],
+    ["d1", "execute", options?.binding ?? "SHARD_0", "--local", "--persist-to", dir, "--command", sql, "--json"],
     "querying the local D1",
     options,
   );

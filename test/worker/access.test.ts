@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type Account,
@@ -18,6 +17,7 @@ import {
   send,
 } from "./fixtures";
 import { changes, type ExpectedEvent, expectEvents, snapshot, type Table } from "./harness";
+import { databaseOf } from "./pool";
 
 /** The six roles of docs/ACCOUNTS-API.md, and who may do what there. */
 const ROLES: readonly Role[] = ["owner", "workspace_admin", "editor", "deployment_manager", "evaluator", "viewer"];
@@ -442,7 +442,8 @@ describe("outsiders and leavers", () => {
     const leaver = await createAccount();
     const ids = await createTeam(owner, [[leaver, "editor"]]);
     const appId = await createAppVia(leaver.key, { app_name: "before-leaving", organization_id: ids.organizationId });
-    await env.DB.prepare("DELETE FROM organization_members WHERE organization_id = ? AND user_id = ?")
+    await databaseOf(ids.organizationId)
+      .prepare("DELETE FROM organization_members WHERE organization_id = ? AND user_id = ?")
       .bind(ids.organizationId, leaver.userId)
       .run();
     expect((await getRevisions(leaver.key, appId, "production")).status).toBe(404);

@@ -1,6 +1,6 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, CALLER_CTE, countRows, createAccount, createAppVia, issueKey, send } from "./fixtures";
+import { databaseOf } from "./pool";
 
 let account: Account;
 let appId: string;
@@ -66,7 +66,8 @@ describe("API keys", () => {
   it("rejects a revoked key", async () => {
     const key = await issueKey(account.userId, account.projectId);
     expect((await send("GET", revisionsPath(), { key })).status).toBe(200);
-    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?")
+    await databaseOf(key)
+      .prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?")
       .bind(new Date().toISOString(), key.slice(0, 8))
       .run();
     await expectUnauthorized(await send("GET", revisionsPath(), { key }));
@@ -81,14 +82,18 @@ describe("API keys", () => {
       await send("GET", revisionsPath(), { key }),
     ];
     expect((await answers()).map((response) => response.status)).toEqual([200, 200, 422, 200]);
-    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?")
+    await databaseOf(key)
+      .prepare("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?")
       .bind(new Date().toISOString(), key.slice(0, 8))
       .run();
     for (const response of await answers()) await expectUnauthorized(response);
   });
 
   it("stores only the prefix and a SHA-256 of the key", async () => {
-    const rows = await env.DB.prepare("SELECT * FROM api_keys WHERE user_id = ?").bind(account.userId).all();
+    const rows = await databaseOf(account.organizationId)
+      .prepare("SELECT * FROM api_keys WHERE user_id = ?")
+      .bind(account.userId)
+      .all();
     const stored = JSON.stringify(rows.results);
     expect(stored).not.toContain(secret(account.key));
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(account.key)));
@@ -143,7 +148,8 @@ describe("headers of authenticated routes", () => {
 
 describe("no timing oracle on prefixes", () => {
   it("looks keys up by their hash's index alone, so an unknown prefix costs what a wrong secret costs", async () => {
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN WITH ${CALLER_CTE} SELECT user_id FROM caller`)
+    const plan = await databaseOf(account.organizationId)
+      .prepare(`EXPLAIN QUERY PLAN WITH ${CALLER_CTE} SELECT user_id FROM caller`)
       .bind("Zz9Zz9Zz", "0".repeat(64))
       .all<{ detail: string }>();
     const details = plan.results.map((row) => row.detail).join("\n");

@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, createAccount, createAppVia, deploy, getRevisions, postApp, type RequestOptions, send } from "./fixtures";
 import { instrumentD1 } from "./instrumented-d1";
+import { databaseOf, inPlaceOfShardFor } from "./pool";
 
 let account: Account;
 let appId: string;
@@ -53,8 +53,8 @@ describe("conditional GET", () => {
 // service starts each D1 session (the argument of withSession, recorded on the real binding).
 describe("D1 bookmarks (read replicas)", () => {
   async function withSessions(request: (options: RequestOptions) => Promise<Response>) {
-    const { db, counter } = instrumentD1(env.DB);
-    const response = await request({ bindings: { DB: db } });
+    const { db, counter } = instrumentD1(databaseOf(account.organizationId));
+    const response = await request({ bindings: inPlaceOfShardFor(account.organizationId, db) });
     return { response, sessions: counter.sessions };
   }
   let names = 0;

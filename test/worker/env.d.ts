@@ -1,7 +1,9 @@
 declare namespace Cloudflare {
   interface Env {
-    /** The migrations under migrations/, read by test/vitest.config.ts and applied by apply-migrations.ts. */
-    TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    /** The migrations of the directory (migrations-directory/) and of every shard (migrations/), read by
+     * test/vitest.config.ts and applied by apply-migrations.ts. */
+    TEST_DIRECTORY_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    TEST_SHARD_MIGRATIONS: import("cloudflare:test").D1Migration[];
     /** Emulated rate limiters with small budgets (test/vitest.config.ts), for rate-limits.test.ts. */
     TEST_STRICT_KEY_LIMITER: RateLimit;
     TEST_STRICT_AUTH_FAILURE_LIMITER: RateLimit;

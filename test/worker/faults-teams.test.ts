@@ -1,8 +1,8 @@
-import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Account, createAccount, createTeam, expectJson, issueKey, markKeyUsed, send } from "./fixtures";
 import { databaseProblems, snapshot } from "./harness";
 import { failTrips, type Instruments, instrumentD1 } from "./instrumented-d1";
+import { databaseOf, inPlaceOfShardFor } from "./pool";
 
 /*
  * Faults in the writes of the accounts routes (docs/ACCOUNTS-API.md: "Every write here is one D1 batch (one transaction)"),
@@ -28,7 +28,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  await env.DB.exec("DROP TRIGGER IF EXISTS fail_teams");
+  await databaseOf(team.organizationId).exec("DROP TRIGGER IF EXISTS fail_teams");
   vi.restoreAllMocks();
   vi.spyOn(console, "log").mockImplementation(() => {});
 });
@@ -66,7 +66,8 @@ async function openInvitation(role = "viewer") {
 /** A new member of the team in `role`, with a key for the team's project (which removing them revokes). */
 async function newMember(role: string) {
   const account = await createAccount();
-  await env.DB.prepare("INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, ?)")
+  await databaseOf(team.organizationId)
+    .prepare("INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, ?)")
     .bind(team.organizationId, account.userId, role)
     .run();
   await issueKey(account.userId, team.projectId);
@@ -201,14 +202,14 @@ async function expectUnavailable(response: Response) {
 async function withFaults(write: Write, instruments: Instruments) {
   let batched = 0;
   const { rewriteBatch } = instruments;
-  const { db, counter } = instrumentD1(env.DB, {
+  const { db, counter } = instrumentD1(databaseOf(team.organizationId), {
     ...instruments,
     rewriteBatch: (statements, real) => {
       batched = statements.length;
       return rewriteBatch ? rewriteBatch(statements, real) : statements;
     },
   });
-  const response = await write({ DB: db });
+  const response = await write(inPlaceOfShardFor(team.organizationId, db));
   return { response, trips: counter.trips, batched };
 }
 
@@ -235,11 +236,13 @@ describe.each(CASES)("$name", ({ setup, statements, trigger }) => {
   it("with one of its own statements failing (a trigger): 500, and the database exactly as before", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const write = await setup();
-    await env.DB.exec(`CREATE TRIGGER fail_teams ${trigger} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`);
+    await databaseOf(team.organizationId).exec(
+      `CREATE TRIGGER fail_teams ${trigger} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
+    );
     const before = await snapshot();
     await expectInternalError(await write());
     expect(await snapshot()).toEqual(before);
-    await env.DB.exec("DROP TRIGGER fail_teams");
+    await databaseOf(team.organizationId).exec("DROP TRIGGER fail_teams");
     expect((await write()).status).toBe(200);
   });
 
@@ -269,10 +272,11 @@ describe("an answer lost after the batch committed (transient error on the way b
     expect(retry.status).toBe(409);
     expect(await retry.json()).toEqual({ detail: "This invitation has already been accepted" });
     // The user exists, a member with a key whose secret was in the answer lost: only an operator can issue another.
-    const made = await env.DB.prepare(
-      `SELECT om.role, (SELECT COUNT(*) FROM api_keys k WHERE k.user_id = u.id AND k.revoked_at IS NULL) AS keys
+    const made = await databaseOf(team.organizationId)
+      .prepare(
+        `SELECT om.role, (SELECT COUNT(*) FROM api_keys k WHERE k.user_id = u.id AND k.revoked_at IS NULL) AS keys
          FROM users u JOIN organization_members om ON om.user_id = u.id AND om.organization_id = ? WHERE u.email = ?`,
-    )
+      )
       .bind(team.organizationId, email)
       .first();
     expect(made).toEqual({ role: "editor", keys: 1 });

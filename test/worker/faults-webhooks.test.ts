@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Account, createAccount, createAppVia, expectJson, markKeyUsed, send } from "./fixtures";
 import { databaseProblems, snapshot } from "./harness";
+import { databaseOf } from "./pool";
 import { newInbox, settledDeliveries, subscribe } from "./webhooks/webhook-fixtures";
 
 /*
@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  await env.DB.exec("DROP TRIGGER IF EXISTS fail_events");
+  await databaseOf(owner.organizationId).exec("DROP TRIGGER IF EXISTS fail_events");
   vi.restoreAllMocks();
   vi.spyOn(console, "log").mockImplementation(() => {});
 });
@@ -45,12 +45,14 @@ describe("a change and its event commit together or not at all", () => {
   ];
 
   it.each(writes)("%s: the event's insert fails, nothing is written", async (_, write) => {
-    await env.DB.exec("CREATE TRIGGER fail_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'injected fault'); END");
+    await databaseOf(owner.organizationId).exec(
+      "CREATE TRIGGER fail_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
+    );
     await expectNothingWritten(write);
   });
 
   it.each(writes)("%s: the event's fan-out into deliveries fails, nothing is written", async (_, write) => {
-    await env.DB.exec(
+    await databaseOf(owner.organizationId).exec(
       "CREATE TRIGGER fail_events BEFORE INSERT ON webhook_deliveries BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
     );
     await expectNothingWritten(write);

@@ -1,8 +1,8 @@
-import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Account, countRows, createAccount, createAppVia, getRevisions, postApp, send } from "./fixtures";
 import { snapshot } from "./harness";
 import { failTrips, type Instruments, instrumentD1 } from "./instrumented-d1";
+import { databaseOf, inPlaceOfShardFor } from "./pool";
 
 // Faults are injected into the real D1: with SQL (a failing trigger, a missing table), or by a wrapper around
 // the real binding that throws D1's own transient errors or slips a failing statement into a batch.
@@ -12,14 +12,14 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  await env.DB.exec("DROP TRIGGER IF EXISTS fail_staging");
-  await env.DB.exec("DROP TRIGGER IF EXISTS fail_revisions");
+  await databaseOf(account.organizationId).exec("DROP TRIGGER IF EXISTS fail_staging");
+  await databaseOf(account.organizationId).exec("DROP TRIGGER IF EXISTS fail_revisions");
   vi.restoreAllMocks();
 });
 
 describe("a create that fails half-way", () => {
   it("leaves no app and no environment behind", async () => {
-    await env.DB.exec(
+    await databaseOf(account.organizationId).exec(
       "CREATE TRIGGER fail_staging BEFORE INSERT ON environments WHEN NEW.name = 'staging' BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
     );
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
@@ -32,7 +32,7 @@ describe("a create that fails half-way", () => {
     expect([await countRows("apps"), await countRows("environments")]).toEqual([apps, environments]);
     expect(errors).toHaveBeenCalledTimes(1);
     // The name is still free once the fault is gone.
-    await env.DB.exec("DROP TRIGGER fail_staging");
+    await databaseOf(account.organizationId).exec("DROP TRIGGER fail_staging");
     expect((await postApp(account.key, { app_name: "half-way" })).status).toBe(200);
   });
 });
@@ -41,7 +41,7 @@ describe("an unexpected database error", () => {
   it("answers 500 with nothing internal in the body, and logs it", async () => {
     const appId = await createAppVia(account.key, { app_name: "broken-read" });
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    await env.DB.exec("ALTER TABLE environment_revisions RENAME TO environment_revisions_gone");
+    await databaseOf(account.organizationId).exec("ALTER TABLE environment_revisions RENAME TO environment_revisions_gone");
     try {
       const response = await getRevisions(account.key, appId, "production");
       expect(response.status).toBe(500);
@@ -51,27 +51,32 @@ describe("an unexpected database error", () => {
       expect(errors).toHaveBeenCalledTimes(1);
       expect(String(errors.mock.calls[0][0])).toContain("environment_revisions");
     } finally {
-      await env.DB.exec("ALTER TABLE environment_revisions_gone RENAME TO environment_revisions");
+      await databaseOf(account.organizationId).exec("ALTER TABLE environment_revisions_gone RENAME TO environment_revisions");
     }
   });
 });
 
 /** A request whose D1 binding is the real one, instrumented; with the counter of its round trips. */
 async function withFaults(instruments: Instruments, request: (db: D1Database) => Promise<Response>) {
-  const { db, counter } = instrumentD1(env.DB, instruments);
+  const { db, counter } = instrumentD1(databaseOf(account.organizationId), instruments);
   return { response: await request(db), trips: counter.trips };
 }
 const read = (appId: string, instruments: Instruments) =>
-  withFaults(instruments, (db) => getRevisions(account.key, appId, "production", { bindings: { DB: db } }));
+  withFaults(instruments, (db) =>
+    getRevisions(account.key, appId, "production", { bindings: inPlaceOfShardFor(account.organizationId, db) }),
+  );
 const create = (name: string, instruments: Instruments) =>
-  withFaults(instruments, (db) => postApp(account.key, { app_name: name }, { bindings: { DB: db } }));
+  withFaults(instruments, (db) =>
+    postApp(account.key, { app_name: name }, { bindings: inPlaceOfShardFor(account.organizationId, db) }),
+  );
 
 /** The apps of that name in the account's project, with the number of environments of each. */
 const appsNamed = async (name: string) =>
   (
-    await env.DB.prepare(
-      "SELECT a.id, COUNT(e.id) AS environments FROM apps a LEFT JOIN environments e ON e.app_id = a.id WHERE a.project_id = ? AND a.name = ? GROUP BY a.id",
-    )
+    await databaseOf(account.organizationId)
+      .prepare(
+        "SELECT a.id, COUNT(e.id) AS environments FROM apps a LEFT JOIN environments e ON e.app_id = a.id WHERE a.project_id = ? AND a.name = ? GROUP BY a.id",
+      )
       .bind(account.projectId, name)
       .all<{ id: string; environments: number }>()
   ).results;
@@ -184,7 +189,7 @@ describe("a deploy or revert that fails half-way", () => {
 
   it("leaves no deployment, no environment revision and the record unmoved when the revision insert fails", async () => {
     const { appId, revisionId } = await deployedApp("deploy-half-way");
-    await env.DB.exec(
+    await databaseOf(account.organizationId).exec(
       "CREATE TRIGGER fail_revisions BEFORE INSERT ON environment_revisions BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
     );
     vi.spyOn(console, "error").mockImplementation(() => {});
@@ -198,12 +203,12 @@ describe("a deploy or revert that fails half-way", () => {
   it("answers 503 when D1's transient error comes before the batch, and nothing is written", async () => {
     const { appId } = await deployedApp("deploy-transient");
     vi.spyOn(console, "warn").mockImplementation(() => {});
-    const { db, counter } = instrumentD1(env.DB, { beforeTrip: failTrips([1]) });
+    const { db, counter } = instrumentD1(databaseOf(account.organizationId), { beforeTrip: failTrips([1]) });
     const before = await snapshot();
     const response = await send("POST", "/variants/configs/deploy", {
       key: account.key,
       body: deployBody(appId),
-      bindings: { DB: db },
+      bindings: inPlaceOfShardFor(account.organizationId, db),
     });
     expect(response.status).toBe(503);
     expect(counter.trips).toBe(1);
@@ -220,7 +225,7 @@ describe("an older SDK's save that fails half-way (its deploy to production fail
         body: { base_id: appId, config_name: "main", parameters: { n: 1 }, overwrite },
       });
     expect((await save(false)).status).toBe(200);
-    await env.DB.exec(
+    await databaseOf(account.organizationId).exec(
       "CREATE TRIGGER fail_revisions BEFORE INSERT ON environment_revisions BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
     );
     vi.spyOn(console, "error").mockImplementation(() => {});
@@ -231,7 +236,7 @@ describe("an older SDK's save that fails half-way (its deploy to production fail
     expect(response.status).toBe(500);
     expect(await response.json()).toEqual({ detail: "Internal Server Error" });
     expect(await snapshot()).toEqual(before);
-    await env.DB.exec("DROP TRIGGER fail_revisions");
+    await databaseOf(account.organizationId).exec("DROP TRIGGER fail_revisions");
     expect((await save(true)).status).toBe(200);
   });
 });

@@ -10,8 +10,10 @@ import type { Role } from "../../src/db/roles";
 import worker from "../../src/index";
 import { addConfig } from "../../src/variants/configs.sql.ts";
 import { deployConfig } from "../../src/variants/deployments.sql.ts";
+import { countOnShards, databaseOf, shardForNewOrganization } from "./pool";
 
-// Every import from src/ of the worker tests is here (re-exported below), so that a move in src/ is one edit.
+// Every import from src/ of the worker tests is here (re-exported below) or in pool.ts (the pool's), so that a move in
+// src/ is one edit.
 export { createService } from "../../src/app";
 export type { Revision, WorkflowRevision } from "../../src/applications/revisions.schemas";
 export { CreateAppBody } from "../../src/apps/apps.schemas";
@@ -60,7 +62,7 @@ export interface Account {
 export async function createAccount(email?: string): Promise<Account> {
   counter += 1;
   const username = `user${counter}-${crypto.randomUUID().slice(0, 8)}`;
-  const ids = await createUser(env.DB, { email: email ?? `${username}@example.com`, username });
+  const ids = await createUser(shardForNewOrganization(), { email: email ?? `${username}@example.com`, username });
   const key = await issueKey(ids.userId, ids.projectId);
   return { ...ids, username, key };
 }
@@ -77,22 +79,25 @@ export async function issueKey(
   const { expiresAt = null, readOnly = false } = typeof expiry === "object" && expiry !== null ? expiry : { expiresAt: expiry };
   const { key, prefix } = generateApiKey();
   const keyHash = await hashApiKey(key);
-  await createApiKey(env.DB, { prefix, keyHash, userId, projectId, expiresAt });
-  if (readOnly) await env.DB.prepare("UPDATE api_keys SET read_only = 1 WHERE key_hash = ?").bind(keyHash).run();
+  const db = databaseOf(projectId);
+  await createApiKey(db, { prefix, keyHash, userId, projectId, expiresAt });
+  if (readOnly) await db.prepare("UPDATE api_keys SET read_only = 1 WHERE key_hash = ?").bind(keyHash).run();
   return key;
 }
 
 /** Records the key's use as just now, as the request after its first in an hour finds it. */
 export async function markKeyUsed(key: string): Promise<void> {
-  await env.DB.prepare("UPDATE api_keys SET last_used_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE key_hash = ?")
+  await databaseOf(key)
+    .prepare("UPDATE api_keys SET last_used_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE key_hash = ?")
     .bind(await hashApiKey(key))
     .run();
 }
 
 /** An organization owned by `owner`, with `members` added in the given roles. */
 export async function createTeam(owner: Account, members: [Account, Role][] = []) {
-  const ids = await createOrganization(env.DB, `team ${++counter}`, owner.userId);
-  for (const [member, role] of members) await setOrganizationMember(env.DB, ids.organizationId, member.userId, role);
+  const ids = await createOrganization(shardForNewOrganization(), `team ${++counter}`, owner.userId);
+  const db = databaseOf(ids.organizationId);
+  for (const [member, role] of members) await setOrganizationMember(db, ids.organizationId, member.userId, role);
   return ids;
 }
 
@@ -128,12 +133,12 @@ export interface LayeredWorkspace {
  */
 export async function createLayeredTeam(owner: Account) {
   const organizationId = uuidv7();
+  const db = databaseOf(organizationId);
   const statements = [
-    env.DB.prepare("INSERT INTO organizations (id, name) VALUES (?, ?)").bind(organizationId, `layered ${++counter}`),
-    env.DB.prepare("INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, 'owner')").bind(
-      organizationId,
-      owner.userId,
-    ),
+    db.prepare("INSERT INTO organizations (id, name) VALUES (?, ?)").bind(organizationId, `layered ${++counter}`),
+    db
+      .prepare("INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, 'owner')")
+      .bind(organizationId, owner.userId),
   ];
   let second = 0;
   const createdAt = () => `2026-01-01T00:00:${String(second++).padStart(2, "0")}.000Z`;
@@ -141,29 +146,21 @@ export async function createLayeredTeam(owner: Account) {
   for (let w = 0; w < 3; w++) {
     const workspaceId = uuidv7();
     statements.push(
-      env.DB.prepare("INSERT INTO workspaces (id, organization_id, name, is_default, created_at) VALUES (?, ?, ?, ?, ?)").bind(
-        workspaceId,
-        organizationId,
-        `workspace ${w}`,
-        w === 1 ? 1 : 0,
-        createdAt(),
-      ),
+      db
+        .prepare("INSERT INTO workspaces (id, organization_id, name, is_default, created_at) VALUES (?, ?, ?, ?, ?)")
+        .bind(workspaceId, organizationId, `workspace ${w}`, w === 1 ? 1 : 0, createdAt()),
     );
     const projects = [uuidv7(), uuidv7(), uuidv7()];
     projects.forEach((projectId, p) => {
       statements.push(
-        env.DB.prepare("INSERT INTO projects (id, workspace_id, name, is_default, created_at) VALUES (?, ?, ?, ?, ?)").bind(
-          projectId,
-          workspaceId,
-          `project ${p}`,
-          p === 1 ? 1 : 0,
-          createdAt(),
-        ),
+        db
+          .prepare("INSERT INTO projects (id, workspace_id, name, is_default, created_at) VALUES (?, ?, ?, ?, ?)")
+          .bind(projectId, workspaceId, `project ${p}`, p === 1 ? 1 : 0, createdAt()),
       );
     });
     workspaces.push({ id: workspaceId, defaultProjectId: projects[1], otherProjectIds: [projects[0], projects[2]] });
   }
-  await env.DB.batch(statements);
+  await db.batch(statements);
   return { organizationId, defaultWorkspace: workspaces[1], workspaces };
 }
 
@@ -172,7 +169,7 @@ export async function createLayeredTeam(owner: Account) {
  * as `by` would, through the data layer the admin CLI uses; `by` must be allowed to write to the app.
  */
 export async function deploy(appId: string, environmentName: string, configName: string, by: Account) {
-  const caller = operatorDb(env.DB, by.userId);
+  const caller = operatorDb(databaseOf(appId), by.userId);
   const application = { id: appId, slug: null, version: null };
   await addConfig(caller, application, configName);
   const deployed = await deployConfig(caller, {
@@ -236,11 +233,9 @@ export async function createAppVia(key: string, body: Record<string, unknown>): 
   return ((await response.json()) as { app_id: string }).app_id;
 }
 
-/** Rows in a table, for checking that a failed request changed nothing. */
-export async function countRows(table: "apps" | "environments" | "environment_revisions"): Promise<number> {
-  const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table}`).first<{ n: number }>();
-  return row?.n ?? 0;
-}
+/** Rows in a table on every shard, for checking that a failed request changed nothing. */
+export const countRows = (table: "apps" | "environments" | "environment_revisions"): Promise<number> =>
+  countOnShards(`SELECT COUNT(*) AS n FROM ${table}`);
 
 /**
  * Runs `attempt` (which must use fresh keys or addresses each time) so that it falls within one window of an
@@ -349,13 +344,14 @@ export async function joinAsNewUser(key: string, organizationId: string, workspa
  * Revision), from its rows in D1: what both APIs read.
  */
 export async function storedRevision(variantId: string, revision: number): Promise<Revision> {
-  const row = await env.DB.prepare(
-    `SELECT r.id, r.slug, r.message, r.params, r.url, r.created_at, r.modified_by, u.email, v.name AS config_name,
+  const row = await databaseOf(variantId)
+    .prepare(
+      `SELECT r.id, r.slug, r.message, r.params, r.url, r.created_at, r.modified_by, u.email, v.name AS config_name,
             a.id AS app_id, a.name AS app_name
        FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id JOIN apps a ON a.id = v.app_id
        JOIN users u ON u.id = r.modified_by
       WHERE r.variant_id = ? AND r.revision = ?`,
-  )
+    )
     .bind(variantId, revision)
     .first<Record<string, string>>();
   if (!row) throw new Error(`no revision ${revision} of variant ${variantId}`);
@@ -392,7 +388,8 @@ export async function legacyConfig(key: string, appId: string, configName: strin
     const committed = await send("POST", "/variants/configs/commit", { key, body: { ...refs, params } });
     if (committed.status !== 200) throw new Error(`commit failed: ${committed.status} ${await committed.text()}`);
   }
-  const row = await env.DB.prepare("SELECT id FROM app_variants WHERE app_id = ? AND name = ?")
+  const row = await databaseOf(appId)
+    .prepare("SELECT id FROM app_variants WHERE app_id = ? AND name = ?")
     .bind(appId, configName)
     .first<{ id: string }>();
   return (row as { id: string }).id;

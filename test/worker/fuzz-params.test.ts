@@ -1,9 +1,9 @@
-import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, createAccount, createAppVia, expectJson, parseKeepingNumbers, postConfigText, send } from "./fixtures";
 import { depthOf, fuzz, MAX_PARAMS_DEPTH, type Replay, runsShare, TIMEOUT } from "./fuzz-support";
 import { fingerprint } from "./harness";
+import { databaseOf } from "./pool";
 
 /*
  * Generated params, written as JSON text (numbers of any spelling and size, strings, nesting of any depth up to
@@ -113,7 +113,8 @@ describe("params as written", () => {
           expect(parseKeepingNumbers(await fetched.text()).params).toEqual(sent);
           const { id } = JSON.parse(text).variant_ref;
           // JavaScript puts keys such as "0" first in an object: the order of keys is not kept, their values are.
-          const row = await env.DB.prepare("SELECT params FROM app_variant_revisions WHERE id = ?")
+          const row = await databaseOf(id)
+            .prepare("SELECT params FROM app_variant_revisions WHERE id = ?")
             .bind(id)
             .first<{ params: string }>();
           expect(parseKeepingNumbers(row!.params)).toEqual(sent);

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { type Account, createAccount, createTeam, FORBIDDEN, issueKey, type Role, revokeApiKey, send } from "./fixtures";
 import type { EnvironmentRow, Model, RevisionRow } from "./fuzz-model";
 import { type Changes, type ExpectedEvent, withEvents } from "./harness";
+import { databaseOf } from "./pool";
 
 /*
  * What the fuzz files share: the contract as the tests read it (written out independently of src/), the accounts
@@ -274,7 +275,7 @@ export async function createWorld(): Promise<World> {
     targets.set(`organization_id:${account.organizationId}`, target);
   }
   const revoked = await issueKey(owner.userId, owner.projectId);
-  await revokeApiKey(env.DB, revoked.split(".")[0]);
+  await revokeApiKey(databaseOf(revoked), revoked.split(".")[0]);
   const deadKeys = [
     { label: "expired", key: await issueKey(owner.userId, owner.projectId, "2001-01-01T00:00:00.000Z") },
     { label: "revoked", key: revoked },

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Account, createAccount, createTeam, hashApiKey, issueKey, markKeyUsed, type Role, send } from "./fixtures";
@@ -15,6 +14,7 @@ import {
   uuidValidity,
 } from "./fuzz-support";
 import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, Tracker } from "./harness";
+import { databaseOf } from "./pool";
 
 /*
  * Generated requests to the writes of the accounts routes (docs/ACCOUNTS-API.md): invite and resend, assign and unassign a
@@ -97,15 +97,14 @@ beforeAll(async () => {
   const members = others.map((account, i): [Account, Role] => [account, roles[i]]);
   const team = await createTeam(owner, members);
   const secondWorkspaceId = crypto.randomUUID();
-  await env.DB.batch([
-    env.DB.prepare("INSERT INTO workspaces (id, organization_id, name) VALUES (?, ?, 'second')").bind(
-      secondWorkspaceId,
-      team.organizationId,
-    ),
-    env.DB.prepare("INSERT INTO projects (id, workspace_id, name, is_default) VALUES (?, ?, 'Default', 1)").bind(
-      crypto.randomUUID(),
-      secondWorkspaceId,
-    ),
+  const db = databaseOf(team.organizationId);
+  await db.batch([
+    db
+      .prepare("INSERT INTO workspaces (id, organization_id, name) VALUES (?, ?, 'second')")
+      .bind(secondWorkspaceId, team.organizationId),
+    db
+      .prepare("INSERT INTO projects (id, workspace_id, name, is_default) VALUES (?, ?, 'Default', 1)")
+      .bind(crypto.randomUUID(), secondWorkspaceId),
   ]);
   const holder = (account: Account, label: string): Holder => ({
     label,
@@ -117,7 +116,8 @@ beforeAll(async () => {
   });
   const readOnly = await issueKey(owner.userId, team.projectId, { readOnly: true });
   const revoked = await issueKey(owner.userId, owner.projectId);
-  await env.DB.prepare("UPDATE api_keys SET revoked_at = '2001-01-01T00:00:00.000Z' WHERE key_hash = ?")
+  await databaseOf(revoked)
+    .prepare("UPDATE api_keys SET revoked_at = '2001-01-01T00:00:00.000Z' WHERE key_hash = ?")
     .bind(await hashApiKey(revoked))
     .run();
   const holders: Holder[] = [
@@ -153,16 +153,21 @@ let tracker: Tracker;
 /** Puts the team back as made: its members in their roles (owners first, so that no demotion meets the last owner), keys live. */
 async function restoreTeam() {
   const organizationId = world.team.organizationId;
-  await env.DB.batch([
+  const db = databaseOf(organizationId);
+  await db.batch([
     ...world.members.map(([account, role]) =>
-      env.DB.prepare(
-        `INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, ?)
+      db
+        .prepare(
+          `INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, ?)
          ON CONFLICT (organization_id, user_id) DO UPDATE SET role = excluded.role`,
-      ).bind(organizationId, account.userId, role),
+        )
+        .bind(organizationId, account.userId, role),
     ),
-    env.DB.prepare(
-      `UPDATE api_keys SET revoked_at = NULL WHERE revoked_at IS NOT NULL AND key_hash IN (${world.keyHashes.map(() => "?").join(", ")})`,
-    ).bind(...world.keyHashes),
+    db
+      .prepare(
+        `UPDATE api_keys SET revoked_at = NULL WHERE revoked_at IS NOT NULL AND key_hash IN (${world.keyHashes.map(() => "?").join(", ")})`,
+      )
+      .bind(...world.keyHashes),
   ]);
 }
 
@@ -187,24 +192,30 @@ interface OrganizationState {
 }
 
 async function stateOf(organizationId: string, workspaceId: string): Promise<OrganizationState> {
-  const [members, workspace, open, live] = await env.DB.batch([
-    env.DB.prepare(
-      `SELECT om.user_id, u.email, u.username, om.role,
+  const db = databaseOf(organizationId);
+  const [members, workspace, open, live] = await db.batch([
+    db
+      .prepare(
+        `SELECT om.user_id, u.email, u.username, om.role,
               (SELECT COUNT(*) FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
                 WHERE w.organization_id = om.organization_id AND k.user_id = om.user_id AND k.revoked_at IS NULL) AS keys
          FROM organization_members om JOIN users u ON u.id = om.user_id WHERE om.organization_id = ?`,
-    ).bind(organizationId),
-    env.DB.prepare("SELECT EXISTS (SELECT 1 FROM workspaces WHERE id = ? AND organization_id = ?) AS found").bind(
-      workspaceId,
-      organizationId,
-    ),
-    env.DB.prepare(
-      `SELECT email, workspace_id, role, expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AS live
+      )
+      .bind(organizationId),
+    db
+      .prepare("SELECT EXISTS (SELECT 1 FROM workspaces WHERE id = ? AND organization_id = ?) AS found")
+      .bind(workspaceId, organizationId),
+    db
+      .prepare(
+        `SELECT email, workspace_id, role, expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AS live
          FROM invitations WHERE organization_id = ? AND accepted_at IS NULL AND voided_at IS NULL`,
-    ).bind(organizationId),
-    env.DB.prepare(
-      `SELECT key_hash FROM api_keys WHERE revoked_at IS NULL AND key_hash IN (${world.keyHashes.map(() => "?").join(", ")})`,
-    ).bind(...world.keyHashes),
+      )
+      .bind(organizationId),
+    db
+      .prepare(
+        `SELECT key_hash FROM api_keys WHERE revoked_at IS NULL AND key_hash IN (${world.keyHashes.map(() => "?").join(", ")})`,
+      )
+      .bind(...world.keyHashes),
   ]);
   return {
     members: members.results as unknown as Member[],
@@ -1262,15 +1273,18 @@ describe("the harness", () => {
     const [stray, owner] = [await createAccount(), world.members[0][0]];
     const organizationId = crypto.randomUUID();
     const strayKey = await issueKey(stray.userId, world.team.projectId); // a key for a project of an organization not theirs
+    const db = databaseOf(world.team.organizationId);
     const invitation = (email: string) =>
-      env.DB.prepare(
-        `INSERT INTO invitations (id, organization_id, workspace_id, email, role, token_hash, invited_by, expires_at)
+      db
+        .prepare(
+          `INSERT INTO invitations (id, organization_id, workspace_id, email, role, token_hash, invited_by, expires_at)
          VALUES (?, ?, ?, ?, 'viewer', ?, ?, '2100-01-01T00:00:00.000Z')`,
-      ).bind(crypto.randomUUID(), world.team.organizationId, world.team.workspaceId, email, crypto.randomUUID(), owner.userId);
-    await env.DB.batch([
-      env.DB.prepare("INSERT INTO organizations (id, name) VALUES (?, 'ownerless')").bind(organizationId),
+        )
+        .bind(crypto.randomUUID(), world.team.organizationId, world.team.workspaceId, email, crypto.randomUUID(), owner.userId);
+    await db.batch([
+      db.prepare("INSERT INTO organizations (id, name) VALUES (?, 'ownerless')").bind(organizationId),
       // The unique index refuses a second open invitation: drop it to plant one.
-      env.DB.prepare("DROP INDEX invitations_one_open_per_email"),
+      db.prepare("DROP INDEX invitations_one_open_per_email"),
       invitation("twice@example.com"),
       invitation("TWICE@example.com"),
     ]);
@@ -1283,16 +1297,16 @@ describe("the harness", () => {
         strayKey.split(".")[0],
       );
     } finally {
-      await env.DB.batch([
-        env.DB.prepare("DELETE FROM organizations WHERE id = ?").bind(organizationId),
-        env.DB.prepare("DELETE FROM invitations WHERE email = 'twice@example.com'"),
-        env.DB.prepare(
+      await db.batch([
+        db.prepare("DELETE FROM organizations WHERE id = ?").bind(organizationId),
+        db.prepare("DELETE FROM invitations WHERE email = 'twice@example.com'"),
+        db.prepare(
           `CREATE UNIQUE INDEX invitations_one_open_per_email ON invitations (organization_id, email)
              WHERE accepted_at IS NULL AND voided_at IS NULL`,
         ),
-        env.DB.prepare("UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE prefix = ?").bind(
-          strayKey.split(".")[0],
-        ),
+        db
+          .prepare("UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE prefix = ?")
+          .bind(strayKey.split(".")[0]),
       ]);
     }
     expect(await databaseProblems()).toEqual([]);

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
@@ -39,6 +38,7 @@ import {
   worldIds,
 } from "./fuzz-support";
 import { databaseProblems, declaredForeignKeys, describeForeignKey, FOREIGN_KEYS, rowCounts, TABLES, Tracker } from "./harness";
+import { databaseOf, rowsOnShards, shards } from "./pool";
 
 /*
  * Generated requests to the two original endpoints, through the Worker's own fetch handler, against the real local D1
@@ -126,10 +126,7 @@ describe("fuzzing POST /apps", () => {
       // The names taken in each project (NFC, as stored): those in the database now, then every name a 200 creates.
       const taken = new Map<string, Set<string>>();
       const take = (projectId: string, name: string) => taken.set(projectId, (taken.get(projectId) ?? new Set()).add(name));
-      const { results: existing } = await env.DB.prepare("SELECT project_id, name FROM apps").all<{
-        project_id: string;
-        name: string;
-      }>();
+      const existing = await rowsOnShards<{ project_id: string; name: string }>("SELECT project_id, name FROM apps");
       for (const row of existing) take(row.project_id, row.name);
 
       const input = fc.record({
@@ -175,7 +172,8 @@ describe("fuzzing POST /apps", () => {
             const sent = (parsed?.value as { app_name?: unknown } | undefined)?.app_name;
             expect(typeof sent).toBe("string");
             expectSameText(app_name, (sent as string).normalize("NFC"));
-            const row = await env.DB.prepare("SELECT name, project_id FROM apps WHERE id = ?")
+            const row = await databaseOf(app_id)
+              .prepare("SELECT name, project_id FROM apps WHERE id = ?")
               .bind(app_id)
               .first<{ name: string; project_id: string }>();
             expect(row).not.toBeNull();
@@ -410,26 +408,33 @@ describe("the fuzzing harness itself", () => {
   });
 
   it("checks every table and every foreign key the migrations declare", async () => {
-    const { results } = await env.DB.prepare(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name <> 'd1_migrations' ORDER BY name",
-    ).all<{ name: string }>();
-    expect(results.map((row) => row.name)).toEqual([...TABLES].sort());
+    for (const db of shards()) {
+      const { results } = await db
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name <> 'd1_migrations' ORDER BY name",
+        )
+        .all<{ name: string }>();
+      expect(results.map((row) => row.name)).toEqual([...TABLES].sort());
+    }
     expect(FOREIGN_KEYS.map(describeForeignKey).sort()).toEqual(declaredForeignKeys());
   });
 
   it("sees an app without its environments and an environment whose counter disagrees with its revisions", async () => {
     // D1 itself refuses orphans (the foreign keys are enforced), so the LEFT JOIN checks are a second line.
     await expect(
-      env.DB.prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES ('orphan', ?, 'orphan', 'no such user')")
+      databaseOf(owner.organizationId)
+        .prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES ('orphan', ?, 'orphan', 'no such user')")
         .bind(owner.projectId)
         .run(),
     ).rejects.toThrow(/FOREIGN KEY constraint failed/);
     expect(await databaseProblems()).toEqual([]);
     const appId = crypto.randomUUID();
-    await env.DB.prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES (?, ?, 'no environments', ?)")
+    await databaseOf(owner.organizationId)
+      .prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES (?, ?, 'no environments', ?)")
       .bind(appId, owner.projectId, owner.userId)
       .run();
-    await env.DB.prepare("UPDATE environments SET revision = revision + 1 WHERE app_id = ? AND name = 'staging'")
+    await databaseOf(owner.organizationId)
+      .prepare("UPDATE environments SET revision = revision + 1 WHERE app_id = ? AND name = 'staging'")
       .bind(apps[0].id)
       .run();
     try {
@@ -440,8 +445,9 @@ describe("the fuzzing harness itself", () => {
       );
       expect(problems.find((problem) => problem.startsWith("environment revisions not 1..revision"))).toContain('"revision":1');
     } finally {
-      await env.DB.prepare("DELETE FROM apps WHERE id = ?").bind(appId).run();
-      await env.DB.prepare("UPDATE environments SET revision = revision - 1 WHERE app_id = ? AND name = 'staging'")
+      await databaseOf(owner.organizationId).prepare("DELETE FROM apps WHERE id = ?").bind(appId).run();
+      await databaseOf(owner.organizationId)
+        .prepare("UPDATE environments SET revision = revision - 1 WHERE app_id = ? AND name = 'staging'")
         .bind(apps[0].id)
         .run();
     }

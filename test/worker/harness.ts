@@ -1,13 +1,14 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { DEFAULT_ENVIRONMENTS } from "./fixtures";
+import { shards } from "./pool";
 
 /**
- * Shared by the fuzz, injection and race tests: whole-database checks read with plain SQL on the real D1, so that
- * whatever the requests did, what is left behind is judged on its own.
+ * Shared by the fuzz, injection and race tests: whole-pool checks read with plain SQL on the real D1 databases (every
+ * shard, and the directory), so that whatever the requests did, what is left behind is judged on its own.
  */
 
-/** Every table the migrations make, parents first. */
+/** Every table the migrations make on a shard, parents first. */
 export const TABLES = [
   "users",
   "organizations",
@@ -27,8 +28,15 @@ export const TABLES = [
   "webhooks",
   "webhook_deliveries",
   "webhook_attempts",
+  "bucket_fences",
+  "fence_trips",
 ] as const;
 export type Table = (typeof TABLES)[number];
+
+/** Every table of the directory (migrations-directory/), as snapshots name them. */
+const DIRECTORY_TABLES = ["directory.users", "directory.memberships", "directory.bucket_moves"] as const;
+type DirectoryTable = (typeof DIRECTORY_TABLES)[number];
+const directoryTable = (table: DirectoryTable) => table.slice("directory.".length);
 
 /** Every foreign key of the schema: [child table, column, parent table, parent column]. */
 export const FOREIGN_KEYS: readonly (readonly [Table, string, Table, string])[] = [
@@ -58,7 +66,6 @@ export const FOREIGN_KEYS: readonly (readonly [Table, string, Table, string])[] 
   ["environment_revisions", "modified_by", "users", "id"],
   ["environment_revisions", "deployed_app_variant_revision_id", "app_variant_revisions", "id"],
   ["environment_revisions", "deployment_id", "deployments", "id"],
-  ["idempotency_keys", "key_hash", "api_keys", "key_hash"],
   ["webhooks", "organization_id", "organizations", "id"],
   ["webhook_deliveries", "webhook_id", "webhooks", "id"],
   ["webhook_deliveries", "event_id", "events", "id"],
@@ -72,7 +79,7 @@ export const FOREIGN_KEYS: readonly (readonly [Table, string, Table, string])[] 
  */
 export function declaredForeignKeys(): string[] {
   const declared = new Map<string, string[]>();
-  for (const migration of env.TEST_MIGRATIONS) {
+  for (const migration of env.TEST_SHARD_MIGRATIONS) {
     for (const statement of migration.queries) {
       const dropped = /DROP TABLE (?:IF EXISTS )?(\w+)/.exec(statement)?.[1];
       if (dropped) declared.delete(dropped);
@@ -98,13 +105,19 @@ export function declaredForeignKeys(): string[] {
 export const describeForeignKey = ([table, column, parent, parentColumn]: (typeof FOREIGN_KEYS)[number]) =>
   `${table}.${column} -> ${parent}.${parentColumn}`;
 
+/** Each table's rows, summed over the shards. */
 export async function rowCounts(): Promise<Record<Table, number>> {
-  const results = await env.DB.batch<{ n: number }>(TABLES.map((table) => env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table}`)));
-  return Object.fromEntries(TABLES.map((table, i) => [table, results[i].results[0].n])) as Record<Table, number>;
+  const counts = await Promise.all(
+    shards().map((db) => db.batch<{ n: number }>(TABLES.map((table) => db.prepare(`SELECT COUNT(*) AS n FROM ${table}`)))),
+  );
+  return Object.fromEntries(
+    TABLES.map((table, i) => [table, counts.reduce((sum, results) => sum + results[i].results[0].n, 0)]),
+  ) as Record<Table, number>;
 }
 
 type Row = Record<string, unknown>;
-export type Snapshot = Record<Table, Row[]>;
+/** Each shard table's rows on every shard (shard after shard), and each directory table's. */
+export type Snapshot = Record<Table | DirectoryTable, Row[]>;
 
 /**
  * Columns no request's effect is judged by: a key's last use is written after the answer of its first request in an
@@ -118,27 +131,67 @@ function withoutBookkeeping(table: Table, row: Row): Row {
   return left;
 }
 
-/** Each table's primary key columns, as the schema declares them (read once). */
-let primaryKeys: Promise<string[][]> | undefined;
+/** Of each table: its primary key columns as the schema declares them (for ORDER BY), and its compared columns. */
+interface TableSchema {
+  order: string;
+  columns: string;
+}
 
-/** Every row of every table, each table ordered by its primary key. */
+/** Each table's schema, read once per list of tables (every shard has the same). */
+const schemas = new Map<string, Promise<TableSchema[]>>();
+
+function schemaOf(db: D1Database, tables: readonly string[]): Promise<TableSchema[]> {
+  const known = schemas.get(tables.join());
+  if (known) return known;
+  const read = db
+    .batch<{ name: string; pk: number }>(
+      tables.map((table) => db.prepare("SELECT name, pk FROM pragma_table_info(?) ORDER BY cid").bind(table)),
+    )
+    .then((results) =>
+      results.map(({ results: columns }, i) => ({
+        // A table without a declared primary key (fence_trips) is ordered by its rowid.
+        order:
+          columns
+            .filter((column) => column.pk > 0)
+            .sort((a, b) => a.pk - b.pk)
+            .map((column) => column.name)
+            .join(", ") || "rowid",
+        columns: columns
+          .map((column) => column.name)
+          .filter((column) => !BOOKKEEPING[tables[i] as Table]?.includes(column))
+          .join(", "),
+      })),
+    );
+  schemas.set(tables.join(), read);
+  return read;
+}
+
+/** Rows of each of `tables` of `db`, each table ordered by its primary key. */
+async function tableRows(db: D1Database, tables: readonly string[]): Promise<Row[][]> {
+  const schema = await schemaOf(db, tables);
+  const results = await db.batch(tables.map((table, i) => db.prepare(`SELECT * FROM ${table} ORDER BY ${schema[i].order}`)));
+  return results.map((result) => result.results as Row[]);
+}
+
+/** Every row of every table of the pool: each shard table's on every shard, shard after shard, and the directory's. */
 export async function snapshot(): Promise<Snapshot> {
-  primaryKeys ??= env.DB.batch<{ name: string }>(
-    TABLES.map((table) => env.DB.prepare("SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk").bind(table)),
-  ).then((results) => results.map((result) => result.results.map((column) => column.name)));
-  const keys = await primaryKeys;
-  const results = await env.DB.batch(
-    TABLES.map((table, i) => env.DB.prepare(`SELECT * FROM ${table} ORDER BY ${keys[i].join(", ")}`)),
-  );
-  return Object.fromEntries(
-    TABLES.map((table, i) => [table, results[i].results.map((row) => withoutBookkeeping(table, row as Row))]),
-  ) as Snapshot;
+  const [directory, ...onShards] = await Promise.all([
+    tableRows(env.DIRECTORY, DIRECTORY_TABLES.map(directoryTable)),
+    ...shards().map((db) => tableRows(db, TABLES)),
+  ]);
+  return Object.fromEntries([
+    ...TABLES.map((table, i) => [table, onShards.flatMap((rows) => rows[i].map((row) => withoutBookkeeping(table, row)))]),
+    ...DIRECTORY_TABLES.map((table, i) => [table, directory[i]]),
+  ]) as Snapshot;
 }
 
 /** The rows each table gained and lost between two snapshots (a changed row is both); unchanged tables are left out. */
-export function changes(before: Snapshot, after: Snapshot): Partial<Record<Table, { added: Row[]; removed: Row[] }>> {
-  const changed: Partial<Record<Table, { added: Row[]; removed: Row[] }>> = {};
-  for (const table of TABLES) {
+export function changes(
+  before: Snapshot,
+  after: Snapshot,
+): Partial<Record<Table | DirectoryTable, { added: Row[]; removed: Row[] }>> {
+  const changed: Partial<Record<Table | DirectoryTable, { added: Row[]; removed: Row[] }>> = {};
+  for (const table of [...TABLES, ...DIRECTORY_TABLES]) {
     const [was, is] = [
       new Set(before[table].map((row) => JSON.stringify(row))),
       new Set(after[table].map((row) => JSON.stringify(row))),
@@ -250,9 +303,14 @@ export const withEvents =
  *   member must prevent, by revoking their keys there in the same transaction.
  */
 export async function databaseProblems(): Promise<string[]> {
+  return (await Promise.all(shards().map(shardProblems))).flat();
+}
+
+/** `databaseProblems` of one shard. */
+async function shardProblems(db: D1Database): Promise<string[]> {
   const problems: string[] = [];
   const orphanQueries = FOREIGN_KEYS.map(([table, column, parent, parentColumn]) =>
-    env.DB.prepare(
+    db.prepare(
       `SELECT COUNT(*) AS n FROM ${table} c LEFT JOIN ${parent} p ON p.${parentColumn} = c.${column}
         WHERE c.${column} IS NOT NULL AND p.${parentColumn} IS NULL`,
     ),
@@ -260,26 +318,28 @@ export async function databaseProblems(): Promise<string[]> {
   const expected = [...DEFAULT_ENVIRONMENTS].sort().join(",");
   const checks = [
     // Apps whose environments are not exactly the three defaults.
-    env.DB.prepare(
-      `SELECT id, names FROM (
+    db
+      .prepare(
+        `SELECT id, names FROM (
          SELECT a.id AS id, COALESCE((SELECT group_concat(name, ',') FROM (SELECT name FROM environments WHERE app_id = a.id ORDER BY name)), '') AS names
            FROM apps a)
         WHERE names <> ?`,
-    ).bind(expected),
+      )
+      .bind(expected),
     // Environments whose counter is not the number of their revisions, or whose revisions are not 1..n.
-    env.DB.prepare(
+    db.prepare(
       `SELECT e.id AS id, e.revision AS revision, COUNT(r.id) AS n, COALESCE(MIN(r.revision), 0) AS lo, COALESCE(MAX(r.revision), 0) AS hi
          FROM environments e LEFT JOIN environment_revisions r ON r.environment_id = e.id
         GROUP BY e.id HAVING n <> e.revision OR hi <> e.revision OR (n > 0 AND lo <> 1)`,
     ),
     // Variants whose revisions are not 1..n.
-    env.DB.prepare(
+    db.prepare(
       `SELECT v.id AS id, COUNT(r.id) AS n, COALESCE(MIN(r.revision), 0) AS lo, COALESCE(MAX(r.revision), 0) AS hi
          FROM app_variants v LEFT JOIN app_variant_revisions r ON r.variant_id = v.id
         GROUP BY v.id HAVING hi <> n OR (n > 0 AND lo <> 1)`,
     ),
     // Deployed variant (or its revision) of another app than the environment's.
-    env.DB.prepare(
+    db.prepare(
       `SELECT e.id AS id FROM environments e
          LEFT JOIN app_variants v ON v.id = e.deployed_app_variant_id
          LEFT JOIN app_variant_revisions vr ON vr.id = e.deployed_app_variant_revision_id
@@ -288,30 +348,30 @@ export async function databaseProblems(): Promise<string[]> {
            OR ((e.deployed_app_variant_id IS NULL) <> (e.deployed_app_variant_revision_id IS NULL))`,
     ),
     // Environments running a removed variant (DELETE /variants/{id} refuses, and so does every deploy).
-    env.DB.prepare(
+    db.prepare(
       `SELECT e.id AS id, v.id AS variant FROM environments e JOIN app_variants v ON v.id = e.deployed_app_variant_id
         WHERE v.removed_at IS NOT NULL`,
     ),
     // Organizations without an owner.
-    env.DB.prepare(
+    db.prepare(
       `SELECT o.id AS id FROM organizations o
         WHERE NOT EXISTS (SELECT 1 FROM organization_members WHERE organization_id = o.id AND role = 'owner')`,
     ),
     // More than one open invitation for an organization and email.
-    env.DB.prepare(
+    db.prepare(
       `SELECT organization_id, lower(email) AS email, COUNT(*) AS n FROM invitations
         WHERE accepted_at IS NULL AND voided_at IS NULL
         GROUP BY organization_id, lower(email) HAVING n > 1`,
     ),
     // Live keys for a project of an organization their user is not a member of.
-    env.DB.prepare(
+    db.prepare(
       `SELECT k.prefix AS prefix, k.user_id AS user_id, w.organization_id AS organization_id
          FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
         WHERE k.revoked_at IS NULL
           AND NOT EXISTS (SELECT 1 FROM organization_members WHERE organization_id = w.organization_id AND user_id = k.user_id)`,
     ),
   ];
-  const results = await env.DB.batch([...orphanQueries, ...checks]);
+  const results = await db.batch([...orphanQueries, ...checks]);
   FOREIGN_KEYS.forEach((foreignKey, i) => {
     const n = (results[i].results[0] as { n: number }).n;
     if (n > 0) problems.push(`${n} orphan row(s): ${describeForeignKey(foreignKey)}`);
@@ -327,49 +387,48 @@ export async function databaseProblems(): Promise<string[]> {
   for (const row of ownerless) problems.push(`organization without an owner: ${JSON.stringify(row)}`);
   for (const row of twiceInvited) problems.push(`more than one open invitation: ${JSON.stringify(row)}`);
   for (const row of strayKeys) problems.push(`live key outside its user's organizations: ${JSON.stringify(row)}`);
-  const pragma = await env.DB.prepare("PRAGMA foreign_key_check").all();
+  const pragma = await db.prepare("PRAGMA foreign_key_check").all();
   for (const row of pragma.results) problems.push(`PRAGMA foreign_key_check: ${JSON.stringify(row)}`);
   return problems;
 }
-
-/** Each table's compared columns (all but bookkeeping), read once from the schema. */
-let comparedColumns: Promise<string[]> | undefined;
 
 /** Set once the rows outgrew one string: the fingerprint is then read row by row (see `fingerprint`). */
 let rowByRow = false;
 
 /**
- * Every row of every table as one string, read in one round trip: equal fingerprints mean an unchanged database. A
- * quarter of the cost of `snapshot()`, for checking request after request that nothing was written. D1 refuses a
- * string over 2 MB (SQLITE_TOOBIG), which the rows of a deep fuzz run (FUZZ_RUNS=5000) outgrow: from then on, each
- * table's rows come as rows, joined here (slower, and only in such runs).
+ * Every row of every table of the pool as one string, read in one round trip per database: equal fingerprints mean an
+ * unchanged pool. A quarter of the cost of `snapshot()`, for checking request after request that nothing was written.
  */
 export async function fingerprint(): Promise<string> {
-  comparedColumns ??= env.DB.batch<{ name: string }>(
-    TABLES.map((table) => env.DB.prepare("SELECT name FROM pragma_table_info(?) ORDER BY cid").bind(table)),
-  ).then((results) =>
-    TABLES.map((table, i) =>
-      results[i].results
-        .map((column) => column.name)
-        .filter((column) => !BOOKKEEPING[table]?.includes(column))
-        .join(", "),
-    ),
-  );
-  const columns = await comparedColumns;
+  const prints = await Promise.all([
+    databaseFingerprint(env.DIRECTORY, DIRECTORY_TABLES.map(directoryTable)),
+    ...shards().map((db) => databaseFingerprint(db, TABLES)),
+  ]);
+  return prints.join("\n");
+}
+
+/**
+ * One database's fingerprint. D1 refuses a string over 2 MB (SQLITE_TOOBIG), which the rows of a deep fuzz run
+ * (FUZZ_RUNS=5000) outgrow: from then on, each table's rows come as rows, joined here (slower, and only in such runs).
+ */
+async function databaseFingerprint(db: D1Database, tables: readonly string[]): Promise<string> {
+  const schema = await schemaOf(db, tables);
   if (!rowByRow) {
-    const tables = TABLES.map((table, i) => `'${table}', (SELECT json_group_array(json_array(${columns[i]})) FROM ${table})`);
+    const parts = tables.map(
+      (table, i) => `'${table}', (SELECT json_group_array(json_array(${schema[i].columns})) FROM ${table})`,
+    );
     try {
-      const row = await env.DB.prepare(`SELECT json_object(${tables.join(", ")}) AS rows`).first<{ rows: string }>();
+      const row = await db.prepare(`SELECT json_object(${parts.join(", ")}) AS rows`).first<{ rows: string }>();
       return row?.rows ?? "";
     } catch (error) {
       if (!String(error).includes("SQLITE_TOOBIG")) throw error;
       rowByRow = true;
     }
   }
-  const tables = await env.DB.batch<{ row: string }>(
-    TABLES.map((table, i) => env.DB.prepare(`SELECT json_array(${columns[i]}) AS row FROM ${table}`)),
+  const rows = await db.batch<{ row: string }>(
+    tables.map((table, i) => db.prepare(`SELECT json_array(${schema[i].columns}) AS row FROM ${table}`)),
   );
-  return JSON.stringify(tables.map((table) => table.results.map((result) => result.row)));
+  return JSON.stringify(rows.map((table) => table.results.map((result) => result.row)));
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 } from "./fixtures";
 import { snapshot } from "./harness";
 import { failTrips, instrumentD1 } from "./instrumented-d1";
+import { countOnShards, databaseOf, inPlaceOfShardFor } from "./pool";
 
 /*
  * Idempotency-Key on every POST (IETF httpapi idempotency-key draft): a retry replays the first answer and writes
@@ -26,8 +27,7 @@ const keyed = (key: string, headers: Record<string, string> = {}) => ({ "Idempot
 const createApp = (key: string, body: unknown, idempotencyKey?: string, bindings?: Partial<Env>) =>
   send("POST", "/apps", { key, body, headers: idempotencyKey ? keyed(idempotencyKey) : {}, bindings });
 
-const appsNamed = async (name: string) =>
-  (await env.DB.prepare("SELECT COUNT(*) AS n FROM apps WHERE name = ?").bind(name).first("n")) as number;
+const appsNamed = async (name: string) => countOnShards("SELECT COUNT(*) AS n FROM apps WHERE name = ?", name);
 
 beforeAll(async () => {
   account = await createAccount();
@@ -46,7 +46,7 @@ function heldD1() {
   const released = new Promise<void>((resolve) => {
     release = resolve;
   });
-  const { db } = instrumentD1(env.DB, {
+  const { db } = instrumentD1(databaseOf(account.organizationId), {
     beforeTrip: () => {
       reach();
       return released;
@@ -218,7 +218,8 @@ describe("answers that changed nothing", () => {
     const team = await createTeam(owner, [[member, "viewer"]]);
     const body = { app_name: "after-promotion", organization_id: team.organizationId };
     expect((await createApp(member.key, body, "promoted")).status).toBe(403);
-    await env.DB.prepare("UPDATE organization_members SET role = 'editor' WHERE organization_id = ? AND user_id = ?")
+    await databaseOf(team.organizationId)
+      .prepare("UPDATE organization_members SET role = 'editor' WHERE organization_id = ? AND user_id = ?")
       .bind(team.organizationId, member.userId)
       .run();
     const again = await createApp(member.key, body, "promoted");
@@ -269,14 +270,19 @@ describe("the realistic failure: the write commits, the answer is lost", () => {
 
   it("a create: the retry gets the original 200 and the original id, and exactly one app exists", async () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
-    const { db } = instrumentD1(env.DB, { afterTrip: failTrips("all") });
-    const lost = await createApp(account.key, { app_name: "lost-answer" }, "lost-1", { DB: db });
+    const { db } = instrumentD1(databaseOf(account.organizationId), { afterTrip: failTrips("all") });
+    const lost = await createApp(
+      account.key,
+      { app_name: "lost-answer" },
+      "lost-1",
+      inPlaceOfShardFor(account.organizationId, db),
+    );
     expect(lost.status).toBe(503);
     expect(await appsNamed("lost-answer")).toBe(1);
     const retry = await createApp(account.key, { app_name: "lost-answer" }, "lost-1");
     expect(retry.status).toBe(200);
     const { app_id } = (await retry.json()) as { app_id: string };
-    const stored = await env.DB.prepare("SELECT id FROM apps WHERE name = 'lost-answer'").first("id");
+    const stored = await databaseOf(account.organizationId).prepare("SELECT id FROM apps WHERE name = 'lost-answer'").first("id");
     expect(app_id).toBe(stored);
     expect(await appsNamed("lost-answer")).toBe(1);
   });
@@ -293,21 +299,20 @@ describe("the realistic failure: the write commits, the answer is lost", () => {
       ).status,
     ).toBe(200);
     const deploy = { variant_ref: { slug: "main" }, environment_ref: { slug: "production" }, application_ref: { id: appId } };
-    const { db } = instrumentD1(env.DB, { afterTrip: failTrips("all") });
+    const { db } = instrumentD1(databaseOf(account.organizationId), { afterTrip: failTrips("all") });
     const lost = await send("POST", "/variants/configs/deploy", {
       key: account.key,
       body: deploy,
       headers: keyed("deploy-1"),
-      bindings: { DB: db },
+      bindings: inPlaceOfShardFor(account.organizationId, db),
     });
     expect(lost.status).toBe(503);
     const retry = await send("POST", "/variants/configs/deploy", { key: account.key, body: deploy, headers: keyed("deploy-1") });
     expect(retry.status).toBe(200);
     const { environment_ref } = (await retry.json()) as { environment_ref: { id: string; version: number } };
     expect(environment_ref.version).toBe(1);
-    const { results } = await env.DB.prepare(
-      "SELECT r.id FROM environment_revisions r JOIN environments e ON e.id = r.environment_id WHERE e.app_id = ?",
-    )
+    const { results } = await databaseOf(appId)
+      .prepare("SELECT r.id FROM environment_revisions r JOIN environments e ON e.id = r.environment_id WHERE e.app_id = ?")
       .bind(appId)
       .all();
     expect(results).toEqual([{ id: environment_ref.id }]);
@@ -327,24 +332,29 @@ describe("a retry while the first is still being answered", () => {
 
 describe("a claim refused as taken while no claim of it can be read", () => {
   afterEach(async () => {
-    await env.DB.exec("DROP TRIGGER IF EXISTS claim_always_taken");
+    await databaseOf(account.organizationId).exec("DROP TRIGGER IF EXISTS claim_always_taken");
     vi.restoreAllMocks();
   });
 
   it("is tried twice, then ends: a 500 with nothing internal, logged, after four round trips, and nothing written", async () => {
     // As if another API key's row held the key: every claim fails on the UNIQUE constraint, and none is ever found.
-    await env.DB.exec(
+    await databaseOf(account.organizationId).exec(
       "CREATE TRIGGER claim_always_taken BEFORE INSERT ON idempotency_keys BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: idempotency_keys.key_hash, idempotency_keys.idempotency_key'); END",
     );
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     const before = await snapshot();
     // A retry without a bound would run on: the 21st round trip fails, so that such a run ends too (with 21 trips).
-    const { db, counter } = instrumentD1(env.DB, {
+    const { db, counter } = instrumentD1(databaseOf(account.organizationId), {
       beforeTrip: (trip) => {
         if (trip > 20) throw new Error("more than 20 round trips");
       },
     });
-    const response = await createApp(account.key, { app_name: "never-claimed" }, "always-taken", { DB: db });
+    const response = await createApp(
+      account.key,
+      { app_name: "never-claimed" },
+      "always-taken",
+      inPlaceOfShardFor(account.organizationId, db),
+    );
     expect(response.status).toBe(500);
     const text = await response.text();
     expect(JSON.parse(text)).toEqual({ detail: "Internal Server Error" });
@@ -360,7 +370,12 @@ describe("two API keys sending the same Idempotency-Key at the same moment", () 
   it("are two requests, not a retry: both 200, each its own app", async () => {
     const other = await createAccount();
     const held = heldD1();
-    const first = createApp(account.key, { app_name: "same-moment-mine" }, "same-moment", { DB: held.db });
+    const first = createApp(
+      account.key,
+      { app_name: "same-moment-mine" },
+      "same-moment",
+      inPlaceOfShardFor(account.organizationId, held.db),
+    );
     // The first is in flight (past the in-flight check, at its write) while the second is sent and answered.
     await Promise.race([held.reached, first]);
     const second = await createApp(other.key, { app_name: "same-moment-theirs" }, "same-moment");
@@ -376,27 +391,35 @@ describe("keeping keys", () => {
   it("keeps a key 24 hours; an expired one is free again, and the scheduled handler sweeps expired ones", async () => {
     expect((await createApp(account.key, { app_name: "kept" }, "kept-1")).status).toBe(200);
     const owner = await hashApiKey(account.key);
-    const claim = await env.DB.prepare(
-      "SELECT (julianday(expires_at) - julianday(created_at)) * 24 AS hours FROM idempotency_keys WHERE key_hash = ? AND idempotency_key = 'kept-1'",
-    )
+    const claim = await databaseOf(account.organizationId)
+      .prepare(
+        "SELECT (julianday(expires_at) - julianday(created_at)) * 24 AS hours FROM idempotency_keys WHERE key_hash = ? AND idempotency_key = 'kept-1'",
+      )
       .bind(owner)
       .first<{ hours: number }>();
     expect(claim?.hours).toBeCloseTo(24, 3);
 
-    await env.DB.prepare("UPDATE idempotency_keys SET expires_at = '2000-01-01T00:00:00.000Z' WHERE key_hash = ?")
+    await databaseOf(account.organizationId)
+      .prepare("UPDATE idempotency_keys SET expires_at = '2000-01-01T00:00:00.000Z' WHERE key_hash = ?")
       .bind(owner)
       .run();
     const reused = await createApp(account.key, { app_name: "kept-again" }, "kept-1");
     expect(reused.status).toBe(200);
     expect(reused.headers.get("Idempotent-Replayed")).toBeNull();
 
-    await env.DB.prepare("UPDATE idempotency_keys SET expires_at = '2000-01-01T00:00:00.000Z' WHERE key_hash = ?")
+    await databaseOf(account.organizationId)
+      .prepare("UPDATE idempotency_keys SET expires_at = '2000-01-01T00:00:00.000Z' WHERE key_hash = ?")
       .bind(owner)
       .run();
     const context = createExecutionContext();
     await worker.scheduled?.(createScheduledController({ cron: "23 * * * *" }), env, context);
     await waitOnExecutionContext(context);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM idempotency_keys WHERE key_hash = ?").bind(owner).first("n")).toBe(0);
+    expect(
+      await databaseOf(account.organizationId)
+        .prepare("SELECT COUNT(*) AS n FROM idempotency_keys WHERE key_hash = ?")
+        .bind(owner)
+        .first("n"),
+    ).toBe(0);
   });
 
   it("the sweep drops expired claims only: live ones stay as they were, and their retries still replay", async () => {
@@ -409,7 +432,8 @@ describe("keeping keys", () => {
       bodies.set(name, await response.text());
     }
     const setExpiry = (key: string, expiresAt: Date) =>
-      env.DB.prepare("UPDATE idempotency_keys SET expires_at = ? WHERE key_hash = ? AND idempotency_key = ?")
+      databaseOf(sweeper.organizationId)
+        .prepare("UPDATE idempotency_keys SET expires_at = ? WHERE key_hash = ? AND idempotency_key = ?")
         .bind(expiresAt.toISOString(), owner, key)
         .run();
     await setExpiry("sweep-expiring", new Date(Date.now() + 60_000));

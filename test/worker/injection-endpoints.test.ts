@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, createAppVia, type createTeam, send } from "./fixtures";
 import { type Changes, databaseProblems, type ExpectedEvent, expectEvents } from "./harness";
@@ -22,6 +21,7 @@ import {
   UUID_ISSUE,
   uuidAt,
 } from "./injection-payloads";
+import { databaseOf } from "./pool";
 
 /*
  * SQL injection into the endpoints beyond the original two: every path parameter, query parameter, body field and ref
@@ -102,7 +102,8 @@ describe("SQL in query parameters", () => {
         return;
       }
       expect(response.status).toBe(200);
-      const { results } = await env.DB.prepare("SELECT id FROM apps WHERE project_id = ? AND name = ? ORDER BY created_at, id")
+      const { results } = await databaseOf(team.projectId)
+        .prepare("SELECT id FROM apps WHERE project_id = ? AND name = ? ORDER BY created_at, id")
         .bind(team.projectId, payload.normalize("NFC"))
         .all<{ id: string }>();
       expect(((await response.json()) as { app_id: string }[]).map((app) => app.app_id)).toEqual(results.map((row) => row.id));

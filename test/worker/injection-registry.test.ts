@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { apps, registry, variants } from "./client";
 import { type Account, createAppVia, deploy, expectJson, issueKey, REQUEST_LOG_BURST_MS, send } from "./fixtures";
@@ -25,6 +24,7 @@ import {
   UUID_ISSUE,
   uuidAt,
 } from "./injection-payloads";
+import { databaseOf } from "./pool";
 
 /*
  * SQL injection into the registry of the older SDK (registry.test.ts): GET and POST /configs, GET
@@ -301,7 +301,8 @@ describe("SQL in a new config's name and params (POST /configs)", () => {
       expect(addedRow(made.changed, "app_variant_revisions")).toEqual(
         expect.objectContaining({ variant_id: variant.id, revision: 1, params: '{"saved":1}', url: "" }),
       );
-      const { results } = await env.DB.prepare("SELECT id FROM app_variants WHERE app_id = ? AND name = ?")
+      const { results } = await databaseOf(saveAppId)
+        .prepare("SELECT id FROM app_variants WHERE app_id = ? AND name = ?")
         .bind(saveAppId, payload)
         .all();
       expect(results).toEqual([{ id: variant.id }]);
@@ -492,9 +493,8 @@ describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () =
       const request = () => registry.getConfig({ key }, { base_id: removalAppId, config_name: payload });
       await expectRefused(payload, request, ...asName(["query", "config_name"], 404, CONFIG_NOT_FOUND)(payload));
     }
-    const { results } = await env.DB.prepare(
-      "SELECT id, name, removed_name FROM app_variants WHERE app_id = ? AND removed_at IS NOT NULL ORDER BY id",
-    )
+    const { results } = await databaseOf(removalAppId)
+      .prepare("SELECT id, name, removed_name FROM app_variants WHERE app_id = ? AND removed_at IS NOT NULL ORDER BY id")
       .bind(removalAppId)
       .all();
     expect(results).toEqual(
@@ -577,9 +577,10 @@ describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () =
         ),
       );
       expect(third).toMatchObject({ config_name: name, revision: 1, parameters: { generation: 3 } });
-      const { results } = await env.DB.prepare(
-        "SELECT id, name, removed_name FROM app_variants WHERE app_id = ? AND (name = ? OR removed_name = ?) ORDER BY id",
-      )
+      const { results } = await databaseOf(removalAppId)
+        .prepare(
+          "SELECT id, name, removed_name FROM app_variants WHERE app_id = ? AND (name = ? OR removed_name = ?) ORDER BY id",
+        )
         .bind(removalAppId, name, name)
         .all();
       expect(results).toEqual(

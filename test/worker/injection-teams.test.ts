@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type Account,
@@ -34,6 +33,7 @@ import {
   quietRequestLog,
   UUID_ISSUE,
 } from "./injection-payloads";
+import { databaseOf } from "./pool";
 
 /*
  * SQL injection into the accounts routes (docs/ACCOUNTS-API.md): every path parameter (organization and workspace ids, key
@@ -454,7 +454,8 @@ describe("SQL in body fields", () => {
         await expectRefused(payload, () => accept(token), 404, "Invitation not found");
       }
     }
-    const open = await env.DB.prepare("SELECT accepted_at, voided_at FROM invitations WHERE organization_id = ? AND email = ?")
+    const open = await databaseOf(team.organizationId)
+      .prepare("SELECT accepted_at, voided_at FROM invitations WHERE organization_id = ? AND email = ?")
       .bind(team.organizationId, invitation.email)
       .first();
     expect(open).toEqual({ accepted_at: null, voided_at: null });

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, createAccount, createAppVia, createTeam, DEFAULT_ENVIRONMENTS, deploy, send } from "./fixtures";
 import { changes, databaseProblems, expectEvents, snapshot } from "./harness";
@@ -11,6 +10,7 @@ import {
   PAYLOADS,
   quietRequestLog,
 } from "./injection-payloads";
+import { databaseOf } from "./pool";
 
 /*
  * SQL injection, from the outside: every body field, both path parameters and the headers, against the real D1.
@@ -79,7 +79,8 @@ describe("SQL in app_name", () => {
       expect(environments?.added.map((row) => [row.app_id, row.name, row.revision]).sort()).toEqual(
         DEFAULT_ENVIRONMENTS.map((name) => [created.app_id, name, 0]).sort(),
       );
-      const { results } = await env.DB.prepare("SELECT name FROM apps WHERE project_id = ? AND name = ?")
+      const { results } = await databaseOf(owner.projectId)
+        .prepare("SELECT name FROM apps WHERE project_id = ? AND name = ?")
         .bind(owner.projectId, payload)
         .all();
       expect(results).toEqual([{ name: payload }]);
@@ -192,7 +193,7 @@ describe("SQL in headers", () => {
 it("the before/after comparison sees a changed value in a table that a request never writes", async () => {
   const before = await snapshot();
   const project = "UPDATE projects SET name = ? WHERE id = ?";
-  await env.DB.prepare(project).bind("Renamed", team.projectId).run();
+  await databaseOf(team.projectId).prepare(project).bind("Renamed", team.projectId).run();
   try {
     expect(changes(before, await snapshot())).toEqual({
       projects: {
@@ -201,7 +202,7 @@ it("the before/after comparison sees a changed value in a table that a request n
       },
     });
   } finally {
-    await env.DB.prepare(project).bind("Default", team.projectId).run();
+    await databaseOf(team.projectId).prepare(project).bind("Default", team.projectId).run();
   }
   expect(changes(before, await snapshot())).toEqual({});
 });

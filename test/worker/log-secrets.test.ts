@@ -1,6 +1,6 @@
-import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAccount, createAppVia, getRevisions, hashApiKey, postApp, REQUEST_LOG_BURST_MS, send } from "./fixtures";
+import { databaseOf } from "./pool";
 
 /** A console argument as the text it stands for: objects as JSON (String() would make them "[object Object]"). */
 const asText = (arg: unknown) =>
@@ -30,11 +30,11 @@ describe("logs", () => {
       (await send("GET", `/apps/${appId}/revisions/production`, { key: wrong })).status,
       (await send("GET", `/apps/${appId}/revisions/production`, { authorization: `Bearer ${account.key}x` })).status,
     ];
-    await env.DB.exec("ALTER TABLE environment_revisions RENAME TO environment_revisions_gone");
+    await databaseOf(account.organizationId).exec("ALTER TABLE environment_revisions RENAME TO environment_revisions_gone");
     try {
       statuses.push((await getRevisions(account.key, appId, "production")).status);
     } finally {
-      await env.DB.exec("ALTER TABLE environment_revisions_gone RENAME TO environment_revisions");
+      await databaseOf(account.organizationId).exec("ALTER TABLE environment_revisions_gone RENAME TO environment_revisions");
     }
     expect(statuses).toEqual([200, 200, 422, 409, 401, 401, 500]);
     await scheduler.wait(REQUEST_LOG_BURST_MS); // the request log's entries are written after the answers

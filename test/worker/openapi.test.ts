@@ -21,7 +21,8 @@ import {
   send,
   withinOneWindow,
 } from "./fixtures";
-import { failTrips, instrumentD1 } from "./instrumented-d1";
+import { failTrips } from "./instrumented-d1";
+import { databaseOf, instrumentedShards } from "./pool";
 
 // Real responses, made through the Worker's fetch handler, are checked against the document the Worker serves, with
 // a JSON Schema (2020-12) validator that runs here in workerd.
@@ -64,8 +65,8 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** The real D1 binding, failing every round trip with an error D1 documents as transient. */
-const unavailable = () => ({ bindings: { DB: instrumentD1(env.DB, { beforeTrip: failTrips("all") }).db } });
+/** The real D1 bindings, failing every round trip with an error D1 documents as transient. */
+const unavailable = () => ({ bindings: instrumentedShards({ beforeTrip: failTrips("all") }) });
 
 /** A JSON Schema without its descriptions (a property named `description` stays: its schema is an object). */
 function withoutDescriptions(schema: unknown): unknown {
@@ -700,13 +701,13 @@ describe("POST /apps answers as documented", () => {
 
   it("500", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
-    await env.DB.exec(
+    await databaseOf(account.organizationId).exec(
       "CREATE TRIGGER fail_documented BEFORE INSERT ON environments WHEN NEW.name = 'staging' BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
     );
     try {
       await answers(await postApp(account.key, { app_name: "fails" }), 500, { example: true });
     } finally {
-      await env.DB.exec("DROP TRIGGER fail_documented");
+      await databaseOf(account.organizationId).exec("DROP TRIGGER fail_documented");
     }
   });
 });
@@ -742,11 +743,11 @@ describe("GET /apps/{app_id}/revisions/{environment_name} answers as documented"
 
   it("500", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
-    await env.DB.exec("ALTER TABLE environment_revisions RENAME TO environment_revisions_gone");
+    await databaseOf(account.organizationId).exec("ALTER TABLE environment_revisions RENAME TO environment_revisions_gone");
     try {
       await answers(await getRevisions(account.key, appId, "staging"), 500, { example: true });
     } finally {
-      await env.DB.exec("ALTER TABLE environment_revisions_gone RENAME TO environment_revisions");
+      await databaseOf(account.organizationId).exec("ALTER TABLE environment_revisions_gone RENAME TO environment_revisions");
     }
   });
 
@@ -1502,7 +1503,8 @@ describe("accounts answer as documented", () => {
       project_id: projectId,
     });
     const expiring = await expectJson<Invitation>(await inviteTo(newEmail(), "viewer"));
-    await env.DB.prepare("UPDATE invitations SET expires_at = '2020-01-01T00:00:00.000Z' WHERE email = ?")
+    await databaseOf(organizationId)
+      .prepare("UPDATE invitations SET expires_at = '2020-01-01T00:00:00.000Z' WHERE email = ?")
       .bind(expiring.email)
       .run();
     await accepted(await accept(expiring), 410, { example: true });

@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, createAccount, createAppVia, expectJson, parseKeepingNumbers, postConfigText, send } from "./fixtures";
 import { snapshot } from "./harness";
+import { databaseOf } from "./pool";
 
 /*
  * Params as stored and answered: every number digit for digit on every route that answers them, and a depth
@@ -57,14 +57,18 @@ describe("numbers in params", () => {
     );
     expect(committed.params).toEqual(PARAMS_AS_SENT);
     revisionId = committed.variant_ref.id;
-    const variant = await env.DB.prepare("SELECT variant_id AS id FROM app_variant_revisions WHERE id = ?")
+    const variant = await databaseOf(revisionId)
+      .prepare("SELECT variant_id AS id FROM app_variant_revisions WHERE id = ?")
       .bind(revisionId)
       .first<{ id: string }>();
     variantId = variant!.id;
   });
 
   it("are stored as sent", async () => {
-    const row = await env.DB.prepare("SELECT params FROM app_variant_revisions WHERE id = ?").bind(revisionId).first();
+    const row = await databaseOf(revisionId)
+      .prepare("SELECT params FROM app_variant_revisions WHERE id = ?")
+      .bind(revisionId)
+      .first();
     expect(row).toEqual({ params: PARAMS_TEXT });
   });
 

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   type Account,
@@ -12,7 +11,7 @@ import {
   send,
 } from "./fixtures";
 import { databaseProblems } from "./harness";
-import { instrumentD1 } from "./instrumented-d1";
+import { databaseOf, instrumentedShards } from "./pool";
 
 /*
  * Concurrent requests to the accounts routes (docs/ACCOUNTS-API.md), all started before any is answered, against the real
@@ -90,8 +89,8 @@ async function race(requests: Request[], held: number[] = []) {
   const gate = new Promise<void>((resolve) => {
     release = resolve;
   });
-  const { db } = instrumentD1(env.DB, { beforeTrip: () => gate });
-  const started = requests.map((request, i) => request(held.includes(i) ? { DB: db } : {}));
+  const holding = instrumentedShards({ beforeTrip: () => gate });
+  const started = requests.map((request, i) => request(held.includes(i) ? holding : {}));
   void Promise.allSettled(started.filter((_, i) => !held.includes(i))).then(release);
   const responses = await Promise.all(started);
   return Promise.all(responses.map(async (response) => ({ status: response.status, body: await response.json() })));
@@ -103,7 +102,8 @@ const heldIn = (round: number) => [[], [0], [1]][round % 3];
 const rolesIn = async (organizationId: string) =>
   Object.fromEntries(
     (
-      await env.DB.prepare("SELECT user_id, role FROM organization_members WHERE organization_id = ?")
+      await databaseOf(organizationId)
+        .prepare("SELECT user_id, role FROM organization_members WHERE organization_id = ?")
         .bind(organizationId)
         .all<{ user_id: string; role: Role }>()
     ).results.map((row) => [row.user_id, row.role]),
@@ -262,7 +262,9 @@ describe("accepting an invitation", () => {
   });
 
   const usersWithEmail = async (email: string) =>
-    (await env.DB.prepare("SELECT id FROM users WHERE email = ?").bind(email).all<{ id: string }>()).results.map((row) => row.id);
+    (
+      await databaseOf(team.organizationId).prepare("SELECT id FROM users WHERE email = ?").bind(email).all<{ id: string }>()
+    ).results.map((row) => row.id);
 
   it("the same token twice at once (a new email, no key): one 200 with a key, one 409; one user, one membership, one key", async () => {
     for (let round = 0; round < ROUNDS; round++) {
@@ -274,7 +276,8 @@ describe("accepting an invitation", () => {
       expect(answers.find((answer) => answer.status === 409)?.body).toEqual({ detail: INVITATION_USED });
       expect(await usersWithEmail(email)).toEqual([accepted.user_id]);
       expect((await rolesIn(team.organizationId))[accepted.user_id]).toBe("editor");
-      const keys = await env.DB.prepare("SELECT project_id, revoked_at FROM api_keys WHERE user_id = ?")
+      const keys = await databaseOf(accepted.user_id)
+        .prepare("SELECT project_id, revoked_at FROM api_keys WHERE user_id = ?")
         .bind(accepted.user_id)
         .all();
       expect(keys.results).toEqual([{ project_id: team.projectId, revoked_at: null }]);
@@ -324,9 +327,10 @@ describe("accepting an invitation", () => {
   /** Open invitations of the email in the team (not accepted, not voided). */
   const openInvitations = async (email: string) =>
     (
-      await env.DB.prepare(
-        "SELECT id FROM invitations WHERE organization_id = ? AND email = ? AND accepted_at IS NULL AND voided_at IS NULL",
-      )
+      await databaseOf(team.organizationId)
+        .prepare(
+          "SELECT id FROM invitations WHERE organization_id = ? AND email = ? AND accepted_at IS NULL AND voided_at IS NULL",
+        )
         .bind(team.organizationId, email)
         .all()
     ).results;
@@ -407,10 +411,11 @@ describe("removing a member while they make a key", () => {
         if (status === 200) made.push(body as string);
         outcomes.add(status === 200 ? "made first" : "refused after");
       }
-      const live = await env.DB.prepare(
-        `SELECT k.prefix FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
+      const live = await databaseOf(team.organizationId)
+        .prepare(
+          `SELECT k.prefix FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
           WHERE k.user_id = ? AND w.organization_id = ? AND k.revoked_at IS NULL`,
-      )
+        )
         .bind(member.userId, team.organizationId)
         .all();
       expect(live.results).toEqual([]);

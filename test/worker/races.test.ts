@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   type Account,
@@ -13,6 +12,7 @@ import {
 } from "./fixtures";
 import { databaseProblems, rowCounts } from "./harness";
 import { instrumentD1 } from "./instrumented-d1";
+import { databaseOf, inPlaceOfShardFor, rowsOnShards } from "./pool";
 
 /*
  * Concurrent requests (all started before any is answered) against the real D1: the database, not a prior read,
@@ -61,7 +61,8 @@ describe("concurrent creates", () => {
     for (const body of bodies.filter((_, i) => statuses[i] === 409))
       expect(body).toEqual({ detail: "App with the same name already exists" });
 
-    const { results } = await env.DB.prepare("SELECT id FROM apps WHERE project_id = ? AND name = 'contested'")
+    const { results } = await databaseOf(owner.projectId)
+      .prepare("SELECT id FROM apps WHERE project_id = ? AND name = 'contested'")
       .bind(owner.projectId)
       .all();
     expect(results).toEqual([{ id: winner.app_id }]);
@@ -79,8 +80,8 @@ describe("concurrent creates", () => {
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(2);
     expect(statuses.filter((status) => status === 409)).toHaveLength(38);
-    const { results } = await env.DB.prepare("SELECT project_id FROM apps WHERE name = 'twice' ORDER BY project_id").all();
-    expect(results.map((row) => row.project_id)).toEqual([owner.projectId, team.projectId].sort());
+    const results = await rowsOnShards<{ project_id: string }>("SELECT project_id FROM apps WHERE name = 'twice'");
+    expect(results.map((row) => row.project_id).sort()).toEqual([owner.projectId, team.projectId].sort());
   });
 
   it("200 creates of distinct names: 200 apps and 600 environments, every one readable through GET", async () => {
@@ -134,26 +135,28 @@ describe("concurrent deployments", () => {
 
     // In the database: 30 environment revisions numbered 1..30, 30 deployments, the counter at 30; each deploys
     // its config's one revision (a deployment makes no variant revision), added once however many raced to add it.
-    const environment = await env.DB.prepare(
-      "SELECT id, revision, deployed_app_variant_revision_id FROM environments WHERE app_id = ? AND name = 'production'",
-    )
+    const environment = await databaseOf(appId)
+      .prepare("SELECT id, revision, deployed_app_variant_revision_id FROM environments WHERE app_id = ? AND name = 'production'")
       .bind(appId)
       .first<{ id: string; revision: number; deployed_app_variant_revision_id: string }>();
     expect(environment?.revision).toBe(30);
-    const { results: revisions } = await env.DB.prepare(
-      "SELECT revision, deployed_app_variant_revision_id AS variantRevision FROM environment_revisions WHERE environment_id = ? ORDER BY revision",
-    )
+    const { results: revisions } = await databaseOf(appId)
+      .prepare(
+        "SELECT revision, deployed_app_variant_revision_id AS variantRevision FROM environment_revisions WHERE environment_id = ? ORDER BY revision",
+      )
       .bind(environment!.id)
       .all<{ revision: number; variantRevision: string }>();
     expect(revisions.map((row) => row.revision)).toEqual(range(30));
     expect(new Set(revisions.map((row) => row.variantRevision)).size).toBe(3);
-    const deployments = await env.DB.prepare("SELECT COUNT(*) AS n FROM deployments WHERE environment_id = ?")
+    const deployments = await databaseOf(appId)
+      .prepare("SELECT COUNT(*) AS n FROM deployments WHERE environment_id = ?")
       .bind(environment!.id)
       .first<{ n: number }>();
     expect(deployments?.n).toBe(30);
-    const { results: variantRevisions } = await env.DB.prepare(
-      `SELECT v.name, r.revision FROM app_variants v JOIN app_variant_revisions r ON r.variant_id = v.id WHERE v.app_id = ? ORDER BY v.name, r.revision`,
-    )
+    const { results: variantRevisions } = await databaseOf(appId)
+      .prepare(
+        `SELECT v.name, r.revision FROM app_variants v JOIN app_variant_revisions r ON r.variant_id = v.id WHERE v.app_id = ? ORDER BY v.name, r.revision`,
+      )
       .bind(appId)
       .all<{ name: string; revision: number }>();
     for (const name of VARIANTS) {
@@ -193,7 +196,8 @@ describe("concurrent deployments", () => {
   it("the database itself refuses an environment revision out of sequence, and a duplicate variant revision", async () => {
     const appId = await createAppVia(owner.key, { app_name: "unique-revisions" });
     await deploy(appId, "staging", "main", owner);
-    const environment = await env.DB.prepare("SELECT id FROM environments WHERE app_id = ? AND name = 'staging'")
+    const environment = await databaseOf(appId)
+      .prepare("SELECT id FROM environments WHERE app_id = ? AND name = 'staging'")
       .bind(appId)
       .first<{ id: string }>();
     const before = await rowCounts();
@@ -201,28 +205,28 @@ describe("concurrent deployments", () => {
     // What a writer working from a stale read would do: insert revision 1 again; or skip a number.
     for (const revision of [1, 3]) {
       await expect(
-        env.DB.prepare("INSERT INTO environment_revisions (id, environment_id, revision, modified_by) VALUES (?, ?, ?, ?)")
+        databaseOf(appId)
+          .prepare("INSERT INTO environment_revisions (id, environment_id, revision, modified_by) VALUES (?, ?, ?, ?)")
           .bind(crypto.randomUUID(), environment!.id, revision, owner.userId)
           .run(),
       ).rejects.toThrow(/environment revision out of sequence/);
     }
     // The same for a variant's revisions.
     await expect(
-      env.DB.prepare(
-        "INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by) SELECT ?, id, 1, ? FROM app_variants WHERE app_id = ? AND name = 'main'",
-      )
+      databaseOf(appId)
+        .prepare(
+          "INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by) SELECT ?, id, 1, ? FROM app_variants WHERE app_id = ? AND name = 'main'",
+        )
         .bind(crypto.randomUUID(), owner.userId, appId)
         .run(),
     ).rejects.toThrow(/UNIQUE constraint failed: app_variant_revisions\.variant_id, app_variant_revisions\.revision/);
     // And a stale writer's whole batch rolls back: the environment's counter does not move either.
     await expect(
-      env.DB.batch([
-        env.DB.prepare("UPDATE environments SET revision = revision + 1 WHERE id = ?").bind(environment!.id),
-        env.DB.prepare("INSERT INTO environment_revisions (id, environment_id, revision, modified_by) VALUES (?, ?, 1, ?)").bind(
-          crypto.randomUUID(),
-          environment!.id,
-          owner.userId,
-        ),
+      databaseOf(appId).batch([
+        databaseOf(appId).prepare("UPDATE environments SET revision = revision + 1 WHERE id = ?").bind(environment!.id),
+        databaseOf(appId)
+          .prepare("INSERT INTO environment_revisions (id, environment_id, revision, modified_by) VALUES (?, ?, 1, ?)")
+          .bind(crypto.randomUUID(), environment!.id, owner.userId),
       ]),
     ).rejects.toThrow(/environment revision out of sequence/);
     expect(await rowCounts()).toEqual(before);
@@ -233,11 +237,12 @@ describe("concurrent deployments", () => {
   it("the database itself refuses a second app of one name in a project: UNIQUE (project_id, name)", async () => {
     const appId = await createAppVia(owner.key, { app_name: "unique-name" });
     await expect(
-      env.DB.prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES (?, ?, 'unique-name', ?)")
+      databaseOf(owner.projectId)
+        .prepare("INSERT INTO apps (id, project_id, name, created_by) VALUES (?, ?, 'unique-name', ?)")
         .bind(crypto.randomUUID(), owner.projectId, owner.userId)
         .run(),
     ).rejects.toThrow(/UNIQUE constraint failed: apps\.project_id, apps\.name/);
-    const { results } = await env.DB.prepare("SELECT id FROM apps WHERE name = 'unique-name'").all();
+    const results = await rowsOnShards("SELECT id FROM apps WHERE name = 'unique-name'");
     expect(results).toEqual([{ id: appId }]);
   });
 });
@@ -259,10 +264,11 @@ describe("concurrent config writes", () => {
       Array.from({ length: 20 }, (_, i) => i + 2),
     );
     // Every commit is one revision holding its own params: the answer and the row agree.
-    const { results } = await env.DB.prepare(
-      `SELECT r.revision, r.params FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
+    const { results } = await databaseOf(appId)
+      .prepare(
+        `SELECT r.revision, r.params FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
         WHERE v.app_id = ? ORDER BY r.revision`,
-    )
+      )
       .bind(appId)
       .all<{ revision: number; params: string }>();
     expect(results.map((row) => row.revision)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
@@ -281,9 +287,8 @@ describe("concurrent config writes", () => {
     ).map((response) => response.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(1);
     expect(statuses.filter((status) => status === 409)).toHaveLength(19);
-    const count = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id WHERE v.app_id = ?",
-    )
+    const count = await databaseOf(appId)
+      .prepare("SELECT COUNT(*) AS n FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id WHERE v.app_id = ?")
       .bind(appId)
       .first("n");
     expect(count).toBe(2);
@@ -295,7 +300,9 @@ describe("concurrent config writes", () => {
       Array.from({ length: 10 }, () => configCall("add", { application_ref: { id: appId }, variant_ref: { slug: "same" } })),
     );
     expect(responses.map((response) => response.status).sort()).toEqual([200, ...Array(9).fill(400)]);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM app_variants WHERE app_id = ?").bind(appId).first("n")).toBe(1);
+    expect(
+      await databaseOf(appId).prepare("SELECT COUNT(*) AS n FROM app_variants WHERE app_id = ?").bind(appId).first("n"),
+    ).toBe(1);
   });
 });
 
@@ -349,16 +356,21 @@ describe("the older SDK's registry under concurrency", () => {
     });
   /** Variant revision numbers and params of config main, and the variant revision each production revision deploys. */
   async function historyOf(appId: string) {
-    const [variant, production] = await env.DB.batch<{ revision: number; params: string; deployed: number | null }>([
-      env.DB.prepare(
-        `SELECT r.revision, r.params FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
+    const db = databaseOf(appId);
+    const [variant, production] = await db.batch<{ revision: number; params: string; deployed: number | null }>([
+      db
+        .prepare(
+          `SELECT r.revision, r.params FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
           WHERE v.app_id = ? AND v.name = 'main' ORDER BY r.revision`,
-      ).bind(appId),
-      env.DB.prepare(
-        `SELECT er.revision, vr.revision AS deployed FROM environment_revisions er
+        )
+        .bind(appId),
+      db
+        .prepare(
+          `SELECT er.revision, vr.revision AS deployed FROM environment_revisions er
            JOIN environments e ON e.id = er.environment_id AND e.app_id = ? AND e.name = 'production'
            JOIN app_variant_revisions vr ON vr.id = er.deployed_app_variant_revision_id ORDER BY er.revision`,
-      ).bind(appId),
+        )
+        .bind(appId),
     ]);
     return { variant: variant.results, production: production.results };
   }
@@ -397,7 +409,8 @@ describe("the older SDK's registry under concurrency", () => {
       const appId = await createAppVia(owner.key, { app_name: `removal-race-${round}` });
       const { variantId } = await deploy(appId, "development", "gone", owner);
       await deploy(appId, "development", "other", owner);
-      const revisionId = (await env.DB.prepare("SELECT id FROM app_variant_revisions WHERE variant_id = ?")
+      const revisionId = (await databaseOf(variantId)
+        .prepare("SELECT id FROM app_variant_revisions WHERE variant_id = ?")
         .bind(variantId)
         .first("id")) as string;
       const deploys = ["staging", "production"].flatMap((environment) => [
@@ -413,17 +426,18 @@ describe("the older SDK's registry under concurrency", () => {
       ]);
       // Sent with the deploys, the removal reaches D1 first; every other round it is held until a deploy is answered.
       const gate = round % 2 === 0 ? Promise.resolve() : Promise.race(deploys);
-      const { db } = instrumentD1(env.DB, { beforeTrip: async () => void (await gate) });
+      const { db } = instrumentD1(databaseOf(appId), { beforeTrip: async () => void (await gate) });
       const at = [0, 3, 6][round % 3];
       const racing = [
         ...deploys.slice(0, at),
-        send("DELETE", `/variants/${variantId}`, { key: owner.key, bindings: { DB: db } }),
+        send("DELETE", `/variants/${variantId}`, { key: owner.key, bindings: inPlaceOfShardFor(appId, db) }),
       ];
       racing.push(...deploys.slice(at));
       const statuses = (await Promise.all(racing)).map((response) => response.status);
       const [removal] = statuses.splice(at, 1);
       removals.push(removal);
-      const running = await env.DB.prepare("SELECT name FROM environments WHERE app_id = ? AND deployed_app_variant_id = ?")
+      const running = await databaseOf(appId)
+        .prepare("SELECT name FROM environments WHERE app_id = ? AND deployed_app_variant_id = ?")
         .bind(appId, variantId)
         .all<{ name: string }>();
       // Removed: nothing runs it, and no deploy got through after. Refused: a deploy got there first.

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import {
   type Account,
@@ -11,6 +10,7 @@ import {
   REQUEST_LOG_BURST_MS,
   send,
 } from "./fixtures";
+import { databaseOf } from "./pool";
 import { newInbox, receivedAtLeast, subscribe } from "./webhooks/webhook-fixtures";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -106,7 +106,7 @@ describe("X-Request-Id", () => {
 
   it("is on a 500, and in the error logged for it", async () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    await env.DB.exec("ALTER TABLE environment_revisions RENAME TO environment_revisions_gone");
+    await databaseOf(account.organizationId).exec("ALTER TABLE environment_revisions RENAME TO environment_revisions_gone");
     try {
       const response = await send("GET", `/apps/${appId}/revisions/production`, { key: account.key, ...withId("err-500") });
       expect(response.status).toBe(500);
@@ -114,7 +114,7 @@ describe("X-Request-Id", () => {
       expect(errors).toHaveBeenCalledTimes(1);
       expect(JSON.parse(String(errors.mock.calls[0][0]))).toMatchObject({ level: "error", request_id: "err-500" });
     } finally {
-      await env.DB.exec("ALTER TABLE environment_revisions_gone RENAME TO environment_revisions");
+      await databaseOf(account.organizationId).exec("ALTER TABLE environment_revisions_gone RENAME TO environment_revisions");
     }
   });
 });

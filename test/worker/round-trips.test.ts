@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type Account,
@@ -17,6 +16,7 @@ import {
   send,
 } from "./fixtures";
 import { instrumentD1 } from "./instrumented-d1";
+import { databaseOf, inPlaceOfShardFor, shards } from "./pool";
 import { newInbox, settledDeliveries, subscribe } from "./webhooks/webhook-fixtures";
 
 /**
@@ -26,8 +26,8 @@ import { newInbox, settledDeliveries, subscribe } from "./webhooks/webhook-fixtu
  */
 async function roundTrips(method: string, path: string, key: string, body?: object, headers?: Record<string, string>) {
   await markKeyUsed(key);
-  const { db, counter } = instrumentD1(env.DB);
-  const response = await send(method, path, { key, body, headers, bindings: { DB: db } });
+  const { db, counter } = instrumentD1(databaseOf(key));
+  const response = await send(method, path, { key, body, headers, bindings: inPlaceOfShardFor(key, db) });
   await response.arrayBuffer();
   return { status: response.status, trips: counter.trips };
 }
@@ -108,7 +108,7 @@ beforeAll(async () => {
 
 describe("D1 round trips per request", () => {
   it("the counter sees every kind of call", async () => {
-    const { db, counter } = instrumentD1(env.DB);
+    const { db, counter } = instrumentD1(shards()[0]);
     await db.prepare("SELECT 1").first();
     await db.prepare("SELECT ?").bind(1).all();
     await db.batch([db.prepare("SELECT 1"), db.prepare("SELECT 2")]);
@@ -125,14 +125,15 @@ describe("D1 round trips per request", () => {
       release = resolve;
     });
     // Trip 2, the write of the key's use, is held until the answer is in: the answer does not wait for it.
-    const { db, counter } = instrumentD1(env.DB, { beforeTrip: (trip) => (trip === 2 ? held : undefined) });
-    const response = await send("GET", "/profile", { key: fresh.key, bindings: { DB: db } });
+    const { db, counter } = instrumentD1(databaseOf(fresh.key), { beforeTrip: (trip) => (trip === 2 ? held : undefined) });
+    const response = await send("GET", "/profile", { key: fresh.key, bindings: inPlaceOfShardFor(fresh.key, db) });
     expect(response.status).toBe(200);
     expect(counter.trips).toBe(2);
     release();
     const recorded = async () =>
       (
-        await env.DB.prepare("SELECT last_used_at FROM api_keys WHERE user_id = ?")
+        await databaseOf(fresh.key)
+          .prepare("SELECT last_used_at FROM api_keys WHERE user_id = ?")
           .bind(fresh.userId)
           .first<{ last_used_at: string | null }>()
       )?.last_used_at;

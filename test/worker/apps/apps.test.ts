@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type Account,
@@ -13,6 +12,7 @@ import {
   send,
 } from "../fixtures";
 import { databaseProblems, rowCounts, snapshot } from "../harness";
+import { countOnShards } from "../pool";
 
 /* GET /apps, PATCH /apps/{app_id}, DELETE /apps/{app_id}: as the platform's client calls them (bare key). */
 
@@ -163,6 +163,6 @@ describe("DELETE /apps/{app_id}", () => {
     const appId = await createAppVia(key, { app_name: "reborn" });
     expect((await remove(key, appId)).status).toBe(200);
     expect(await createAppVia(key, { app_name: "reborn" })).not.toBe(appId);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM apps WHERE name = 'reborn'").first("n")).toBe(1);
+    expect(await countOnShards("SELECT COUNT(*) AS n FROM apps WHERE name = 'reborn'")).toBe(1);
   });
 });

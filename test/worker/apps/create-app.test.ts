@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type Account,
@@ -12,6 +11,7 @@ import {
   postApp,
   send,
 } from "../fixtures";
+import { countOnShards, databaseOf } from "../pool";
 
 let account: Account;
 beforeAll(async () => {
@@ -30,7 +30,8 @@ describe("POST /apps", () => {
     expect(body.app_name).toBe("billing");
     expect(body.app_id).toMatch(UUID_V7);
 
-    const environments = await env.DB.prepare("SELECT name, revision FROM environments WHERE app_id = ? ORDER BY name")
+    const environments = await databaseOf(body.app_id)
+      .prepare("SELECT name, revision FROM environments WHERE app_id = ? ORDER BY name")
       .bind(body.app_id)
       .all();
     expect(environments.results).toEqual([
@@ -100,8 +101,7 @@ describe("POST /apps", () => {
     const responses = await Promise.all(Array.from({ length: 10 }, () => postApp(account.key, { app_name: "race" })));
     const statuses = responses.map((response) => response.status).sort();
     expect(statuses).toEqual([200, ...Array(9).fill(409)]);
-    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM apps WHERE name = 'race'").first<{ n: number }>();
-    expect(rows?.n).toBe(1);
+    expect(await countOnShards("SELECT COUNT(*) AS n FROM apps WHERE name = 'race'")).toBe(1);
   });
 });
 
@@ -112,7 +112,8 @@ describe("POST /apps into a workspace or an organization", () => {
     layered = await createLayeredTeam(account);
   });
 
-  const projectOf = (appId: string) => env.DB.prepare("SELECT project_id FROM apps WHERE id = ?").bind(appId).first("project_id");
+  const projectOf = (appId: string) =>
+    databaseOf(appId).prepare("SELECT project_id FROM apps WHERE id = ?").bind(appId).first("project_id");
   const listed = async (key: string, query = "") =>
     ((await (await send("GET", `/apps${query}`, { key })).json()) as { app_id: string }[]).map((app) => app.app_id);
 

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type Account,
@@ -10,6 +9,7 @@ import {
   getRevisions,
   send,
 } from "../fixtures";
+import { databaseOf } from "../pool";
 
 let account: Account;
 let appId: string;
@@ -86,7 +86,8 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
     );
     expect(record.deployed_app_variant_revision_id).toBe(record.revisions[2].deployed_app_variant_revision);
     expect(record.revisions[0].deployed_app_variant_revision).not.toBe(record.revisions[2].deployed_app_variant_revision);
-    const variant = await env.DB.prepare("SELECT id FROM app_variants WHERE app_id = ? AND name = 'main'")
+    const variant = await databaseOf(teamApp)
+      .prepare("SELECT id FROM app_variants WHERE app_id = ? AND name = 'main'")
       .bind(teamApp)
       .first<{ id: string }>();
     expect(record.deployed_app_variant_id).toBe(variant?.id);
@@ -146,14 +147,16 @@ describe("GET /apps/:app_id/revisions/:environment_name", () => {
 
   it("lists a history of 12,000 revisions, larger than D1's 2 MB cap on one string", async () => {
     const longAppId = await createAppVia(account.key, { app_name: "long-history" });
-    await env.DB.prepare(
-      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12000)
+    await databaseOf(longAppId)
+      .prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12000)
        INSERT INTO environment_revisions (id, environment_id, revision, modified_by)
        SELECT printf('01960000-0000-7000-8000-%012d', i), e.id, i, ? FROM n, environments e WHERE e.app_id = ? AND e.name = 'production'`,
-    )
+      )
       .bind(account.userId, longAppId)
       .run();
-    await env.DB.prepare("UPDATE environments SET revision = 12000 WHERE app_id = ? AND name = 'production'")
+    await databaseOf(longAppId)
+      .prepare("UPDATE environments SET revision = 12000 WHERE app_id = ? AND name = 'production'")
       .bind(longAppId)
       .run();
 

@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Account, type ConfigOutput, createAccount, createAppVia, expectJson, postApp, send } from "../fixtures";
 import { databaseProblems, snapshot } from "../harness";
+import { databaseOf } from "../pool";
 
 /*
  * New names (README "Choices", `app_name`): POST /apps, PATCH /apps/{app_id} and POST /variants/configs/add refuse a
@@ -69,7 +69,10 @@ describe("POST /apps", () => {
   it.each(HONEST)("creates %s, stored NFC", async (sent, stored) => {
     const created = await expectJson<{ app_id: string; app_name: string }>(await postApp(account.key, { app_name: sent }));
     expect(created.app_name).toBe(stored);
-    const row = await env.DB.prepare("SELECT name FROM apps WHERE id = ?").bind(created.app_id).first<{ name: string }>();
+    const row = await databaseOf(created.app_id)
+      .prepare("SELECT name FROM apps WHERE id = ?")
+      .bind(created.app_id)
+      .first<{ name: string }>();
     expect(row?.name).toBe(stored);
   });
 
@@ -101,7 +104,7 @@ describe("PATCH /apps/{app_id}", () => {
   // Not the names POST /apps made: those are taken in this project.
   it.each(HONEST)("renames to %s (with a digit after it), stored NFC", async (sent, stored) => {
     expect(await expectJson(await rename(`${sent} 2`))).toEqual({ app_id: appId, app_name: `${stored} 2` });
-    const row = await env.DB.prepare("SELECT name FROM apps WHERE id = ?").bind(appId).first<{ name: string }>();
+    const row = await databaseOf(appId).prepare("SELECT name FROM apps WHERE id = ?").bind(appId).first<{ name: string }>();
     expect(row?.name).toBe(`${stored} 2`);
   });
 });
@@ -126,7 +129,8 @@ describe("POST /variants/configs/add", () => {
   it.each(HONEST)("adds %s, stored NFC", async (sent, stored) => {
     const config = await expectJson<ConfigOutput>(await add(sent));
     expect(config.variant_ref).toMatchObject({ slug: stored, version: 1 });
-    const row = await env.DB.prepare("SELECT name FROM app_variants WHERE app_id = ? AND name = ?")
+    const row = await databaseOf(appId)
+      .prepare("SELECT name FROM app_variants WHERE app_id = ? AND name = ?")
       .bind(appId, stored)
       .first<{ name: string }>();
     expect(row?.name).toBe(stored);
@@ -141,12 +145,13 @@ describe("names stored before the rule", () => {
     owner = await createAccount();
     appId = await createAppVia(owner.key, { app_name: "legacy" });
     const variantId = crypto.randomUUID();
-    await env.DB.batch([
-      env.DB.prepare("UPDATE apps SET name = ? WHERE id = ?").bind(appName, appId),
-      env.DB.prepare("INSERT INTO app_variants (id, app_id, name) VALUES (?, ?, ?)").bind(variantId, appId, configName),
-      env.DB.prepare(
-        "INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params) VALUES (?, ?, 1, ?, ?)",
-      ).bind(crypto.randomUUID(), variantId, owner.userId, '{"legacy":true}'),
+    const db = databaseOf(appId);
+    await db.batch([
+      db.prepare("UPDATE apps SET name = ? WHERE id = ?").bind(appName, appId),
+      db.prepare("INSERT INTO app_variants (id, app_id, name) VALUES (?, ?, ?)").bind(variantId, appId, configName),
+      db
+        .prepare("INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params) VALUES (?, ?, 1, ?, ?)")
+        .bind(crypto.randomUUID(), variantId, owner.userId, '{"legacy":true}'),
     ]);
   });
   const post = (action: string, body: unknown) => send("POST", `/variants/configs/${action}`, { key: owner.key, body });

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type Account,
@@ -12,6 +11,7 @@ import {
   issueKey,
   send,
 } from "../fixtures";
+import { countOnShards, databaseOf } from "../pool";
 
 interface Page {
   events: Event[];
@@ -19,7 +19,7 @@ interface Page {
 }
 
 const events = async (key: string, query = "") => expectJson<Page>(await send("GET", `/events${query}`, { key }));
-const countEvents = async () => (await env.DB.prepare("SELECT COUNT(*) AS n FROM events").first<{ n: number }>())?.n ?? 0;
+const countEvents = () => countOnShards("SELECT COUNT(*) AS n FROM events");
 
 let owner: Account;
 beforeAll(async () => {
@@ -93,7 +93,10 @@ describe("config and environment events", () => {
     // A Config's variant_ref.id is its revision's id; events name the variant too.
     const variantIds = Object.fromEntries(
       (
-        await env.DB.prepare("SELECT name, id FROM app_variants WHERE app_id = ?").bind(appId).all<{ name: string; id: string }>()
+        await databaseOf(appId)
+          .prepare("SELECT name, id FROM app_variants WHERE app_id = ?")
+          .bind(appId)
+          .all<{ name: string; id: string }>()
       ).results.map(({ name, id }) => [name, id]),
     );
     const revision = (config: any) => ({

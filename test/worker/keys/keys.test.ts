@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type Account,
@@ -14,10 +13,12 @@ import {
   send,
 } from "../fixtures";
 import { fingerprint } from "../harness";
+import { databaseOf } from "../pool";
 
 /** The key's row, as stored. */
 const storedKey = async (key: string) =>
-  env.DB.prepare("SELECT prefix, last_used_at, revoked_at, read_only, project_id FROM api_keys WHERE key_hash = ?")
+  databaseOf(key)
+    .prepare("SELECT prefix, last_used_at, revoked_at, read_only, project_id FROM api_keys WHERE key_hash = ?")
     .bind(await hashApiKey(key))
     .first<{ prefix: string; last_used_at: string | null; revoked_at: string | null; read_only: number; project_id: string }>();
 
@@ -40,7 +41,8 @@ describe("GET /keys", () => {
     const expiring = await issueKey(mine.userId, mine.projectId, { expiresAt: ago(-HOUR) });
     const expired = await issueKey(mine.userId, mine.projectId, { expiresAt: ago(HOUR) });
     const deleted = await issueKey(mine.userId, mine.projectId);
-    await env.DB.prepare("UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00.000Z' WHERE key_hash = ?")
+    await databaseOf(deleted)
+      .prepare("UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00.000Z' WHERE key_hash = ?")
       .bind(await hashApiKey(deleted))
       .run();
     await markKeyUsed(mine.key);
@@ -139,7 +141,8 @@ describe("POST /keys", () => {
     );
     const listed = await expectJson<{ prefix: string; expiration_date: string }[]>(await send("GET", "/keys", { key }));
     expect(listed.find(({ prefix }) => prefix === prefixOf(key))?.expiration_date).toBe(expiry);
-    await env.DB.prepare("UPDATE api_keys SET expires_at = ? WHERE key_hash = ?")
+    await databaseOf(key)
+      .prepare("UPDATE api_keys SET expires_at = ? WHERE key_hash = ?")
       .bind(ago(1000), await hashApiKey(key))
       .run();
     expect((await send("GET", "/keys", { key })).status).toBe(401);
@@ -233,7 +236,7 @@ describe("a key's last use", () => {
     expect(Date.parse(first ?? "")).toBeGreaterThan(Date.now() - 60_000);
     const hash = await hashApiKey(mine.key);
     const setLastUse = (at: string) =>
-      env.DB.prepare("UPDATE api_keys SET last_used_at = ? WHERE key_hash = ?").bind(at, hash).run();
+      databaseOf(mine.key).prepare("UPDATE api_keys SET last_used_at = ? WHERE key_hash = ?").bind(at, hash).run();
     const recent = ago(30 * 60_000);
     await setLastUse(recent);
     await send("GET", "/profile", { key: mine.key });

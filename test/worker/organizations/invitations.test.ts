@@ -16,6 +16,7 @@ import {
   send,
 } from "../fixtures";
 import { Tracker } from "../harness";
+import { databaseOf } from "../pool";
 
 /*
  * Who may learn an invitation's token (issue 23): the mailbox's owner only, where invitations are mailed. The tests
@@ -269,7 +270,10 @@ describe("an owner invitation is an owner's to replace", () => {
     }
     expect(await tracker.changes()).toEqual({});
     // Once the owner invitation has expired, it guards nothing: the admin may invite that email in another role.
-    await env.DB.prepare("UPDATE invitations SET expires_at = '2020-01-01T00:00:00.000Z' WHERE email = ?").bind(email).run();
+    await databaseOf(ids.organizationId)
+      .prepare("UPDATE invitations SET expires_at = '2020-01-01T00:00:00.000Z' WHERE email = ?")
+      .bind(email)
+      .run();
     expect((await invite(admin.key, ids.organizationId, ids.workspaceId, email, "viewer")).status).toBe(200);
     await expectError(await accept(ownerInvitation), 410, "This invitation was replaced by a newer one: use the latest token");
     // An owner still replaces an owner invitation of their own.

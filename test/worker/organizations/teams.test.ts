@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type Account,
@@ -18,6 +17,7 @@ import {
   send,
 } from "../fixtures";
 import { changes, databaseProblems, fingerprint, snapshot, Tracker } from "../harness";
+import { databaseOf } from "../pool";
 
 const UNKNOWN_ID = "01900000-0000-7000-8000-000000000000";
 const emailOf = (account: Account) => `${account.username}@example.com`;
@@ -39,7 +39,8 @@ const removeUser = (key: string, workspaceId: string, organizationId: string, em
 
 const roleOf = async (organizationId: string, userId: string) =>
   (
-    await env.DB.prepare("SELECT role FROM organization_members WHERE organization_id = ? AND user_id = ?")
+    await databaseOf(organizationId)
+      .prepare("SELECT role FROM organization_members WHERE organization_id = ? AND user_id = ?")
       .bind(organizationId, userId)
       .first<{ role: Role }>()
   )?.role ?? null;
@@ -77,7 +78,8 @@ describe("organizations", () => {
     const listed = await expectJson<unknown[]>(await send("GET", "/organizations", { key: me.key }));
     expect(listed).toEqual([expect.objectContaining({ id: me.organizationId, is_personal: true, owner: me.userId }), made]);
     const workspace = (made.workspaces as string[])[0];
-    const defaultProject = await env.DB.prepare("SELECT id FROM projects WHERE workspace_id = ? AND is_default = 1")
+    const defaultProject = await databaseOf(workspace)
+      .prepare("SELECT id FROM projects WHERE workspace_id = ? AND is_default = 1")
       .bind(workspace)
       .first();
     expect(defaultProject).not.toBeNull();
@@ -267,7 +269,10 @@ describe("workspaces", () => {
     ]);
     // Apps and keys live in its default project.
     const appId = await createAppVia(editor.key, { app_name: "staged", workspace_id: made.id });
-    const project = await env.DB.prepare("SELECT project_id FROM apps WHERE id = ?").bind(appId).first<{ project_id: string }>();
+    const project = await databaseOf(appId)
+      .prepare("SELECT project_id FROM apps WHERE id = ?")
+      .bind(appId)
+      .first<{ project_id: string }>();
     expect(project?.project_id).toBe(made.default_project_id);
     const renamed = await expectJson<Record<string, unknown>>(
       await send("PUT", `/organizations/${ids.organizationId}/workspaces/${made.id}`, {
@@ -337,7 +342,10 @@ describe("invitations", () => {
     expect(await roleOf(ids.organizationId, joined.user_id)).toBe("editor");
     // The key works, as an editor of the organization, in the project the invitation named.
     const appId = await createAppVia(joined.api_key, { app_name: "first-day" });
-    const project = await env.DB.prepare("SELECT project_id FROM apps WHERE id = ?").bind(appId).first<{ project_id: string }>();
+    const project = await databaseOf(appId)
+      .prepare("SELECT project_id FROM apps WHERE id = ?")
+      .bind(appId)
+      .first<{ project_id: string }>();
     expect(project?.project_id).toBe(invitation.project_id);
     // Used: 409, and no second key.
     await expectError(await accept(invitation), 409, "This invitation has already been accepted");
@@ -391,7 +399,8 @@ describe("invitations", () => {
     const first = await expectJson<IssuedInvitation>(
       await invite(owner.key, ids.organizationId, ids.workspaceId, email, "evaluator"),
     );
-    await env.DB.prepare("UPDATE invitations SET expires_at = '2020-01-01T00:00:00.000Z' WHERE email = ? AND organization_id = ?")
+    await databaseOf(ids.organizationId)
+      .prepare("UPDATE invitations SET expires_at = '2020-01-01T00:00:00.000Z' WHERE email = ? AND organization_id = ?")
       .bind(email, ids.organizationId)
       .run();
     await expectError(await accept(first), 410, "This invitation has expired: ask for it to be sent again");
@@ -403,7 +412,9 @@ describe("invitations", () => {
     );
     expect(resent).toEqual({ ...first, token: expect.any(String), expires_at: expect.any(String) });
     expect(resent.token).not.toBe(first.token);
-    await env.DB.prepare("UPDATE invitations SET expires_at = '2999-01-01T00:00:00.000Z' WHERE token_hash <> ''").run();
+    await databaseOf(ids.organizationId)
+      .prepare("UPDATE invitations SET expires_at = '2999-01-01T00:00:00.000Z' WHERE token_hash <> ''")
+      .run();
     await expectError(await accept(first), 410, "This invitation was replaced by a newer one: use the latest token");
     expect(await expectJson<{ role: string }>(await accept(resent))).toMatchObject({ role: "evaluator" });
   });
@@ -459,7 +470,8 @@ describe("invitations", () => {
       role: "owner",
     });
     // The synonym is stored as the role it stands for.
-    const pal = await env.DB.prepare("SELECT role FROM invitations WHERE email = 'pal@example.com' AND organization_id = ?")
+    const pal = await databaseOf(ids.organizationId)
+      .prepare("SELECT role FROM invitations WHERE email = 'pal@example.com' AND organization_id = ?")
       .bind(ids.organizationId)
       .first<{ role: string }>();
     expect(pal?.role).toBe("workspace_admin");

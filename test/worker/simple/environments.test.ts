@@ -1,8 +1,8 @@
-import { env } from "cloudflare:workers";
 import { v5 as uuidv5 } from "uuid";
 import { beforeAll, describe, expect, it } from "vitest";
 import { current, deployments, simpleApplications } from "../client";
 import { type Account, createAccount, createAppVia, expectJson, legacyConfig, storedRevision } from "../fixtures";
+import { databaseOf } from "../pool";
 
 /*
  * POST /simple/environments/query (docs/CURRENT-SDK-API.md, call 15): the key's project's environments, one per name,
@@ -50,13 +50,16 @@ const referenceTo = async (appId: string, appName: string, variantId: string, re
 describe("POST /simple/environments/query", () => {
   it("answers one environment per name of the project, each with what every app runs, whole", async () => {
     const answer = await expectJson<Environments>(await current.queryEnvironments({ key: owner.key }, {}));
-    const latest = await env.DB.prepare(
-      `SELECT er.revision, er.created_at, er.modified_by FROM environment_revisions er JOIN environments e ON e.id = er.environment_id
+    const latest = await databaseOf(secondApp)
+      .prepare(
+        `SELECT er.revision, er.created_at, er.modified_by FROM environment_revisions er JOIN environments e ON e.id = er.environment_id
         WHERE e.app_id = ? AND e.name = 'production' ORDER BY er.revision DESC LIMIT 1`,
-    )
+      )
       .bind(secondApp)
       .first<{ revision: number; created_at: string; modified_by: string }>();
-    const firstMade = await env.DB.prepare("SELECT MIN(created_at) AS at FROM environments WHERE name = ? AND app_id IN (?, ?)");
+    const firstMade = await databaseOf(firstApp).prepare(
+      "SELECT MIN(created_at) AS at FROM environments WHERE name = ? AND app_id IN (?, ?)",
+    );
     const madeAt = async (name: string) => (await firstMade.bind(name, firstApp, secondApp).first<{ at: string }>())?.at;
     const empty = async (name: string) => ({
       id: uuidv5(name, owner.projectId),

@@ -11,6 +11,7 @@ import {
   send,
   sendInBatches,
 } from "../fixtures";
+import { countOnShards, databaseOf, shards } from "../pool";
 import {
   attemptedDeliveries,
   deliverMessages,
@@ -49,8 +50,7 @@ async function crowdedAndQuiet(webhooks: number) {
 const createAppHandingTo = async (key: string, appName: string, queue: Queue = losingQueue) =>
   expectJson(await postApp(key, { app_name: appName }, { bindings: { WEBHOOK_DELIVERIES: queue } }));
 
-const pendingDeliveries = async () =>
-  (await env.DB.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'").first<{ n: number }>())?.n;
+const pendingDeliveries = () => countOnShards("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'");
 
 /**
  * Until no delivery is pending: time passes (a day and more, so that each failing webhook is disabled at its next
@@ -88,10 +88,11 @@ describe("bounds and fairness", { timeout: 120_000 }, () => {
     // Each failed attempt's retry, delayed; the rest named again, due now: every delivery is in a message.
     const retried = sent.messages().flatMap((message) => (message.delaySeconds ? (message.body.deliveries ?? []) : []));
     expect(retried.sort()).toEqual(attempted);
-    const { results } = await env.DB.prepare(
-      `SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+    const { results } = await databaseOf(crowded.organizationId)
+      .prepare(
+        `SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
         WHERE w.organization_id = ?1 AND d.attempts = 0 ORDER BY d.id`,
-    )
+      )
       .bind(crowded.organizationId)
       .all<{ id: string }>();
     expect(results.length).toBe(150 - attempted.length);
@@ -160,18 +161,19 @@ describe("leases", { timeout: 60_000 }, () => {
     const inbox = newInbox();
     await subscribe(me.key, { url: inbox, events: ["app.created"] });
     await createAppHandingTo(me.key, "leased");
-    const { id } = (await env.DB.prepare(
-      `SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.organization_id = ?1`,
-    )
+    const { id } = (await databaseOf(me.organizationId)
+      .prepare(`SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.organization_id = ?1`)
       .bind(me.organizationId)
       .first<{ id: string }>()) ?? { id: "" };
     return { me, inbox, id };
   }
 
-  /** Another consumer's claim on the delivery: leased for LEASE_SECONDS, being attempted. */
+  /** Another consumer's claim on the delivery (on whichever shard holds it): leased for LEASE_SECONDS, being attempted. */
   async function claimedElsewhere(id: string) {
-    const { claimed } = await claimDeliveries(env.DB, { events: [], deliveries: [id] }, { limit: 1, leftOverLimit: 0 });
-    expect(claimed.map((delivery) => delivery.delivery_id)).toEqual([id]);
+    const claims = await Promise.all(
+      shards().map((db) => claimDeliveries(db, { events: [], deliveries: [id] }, { limit: 1, leftOverLimit: 0 })),
+    );
+    expect(claims.flatMap(({ claimed }) => claimed.map((delivery) => delivery.delivery_id))).toEqual([id]);
   }
 
   it("a duplicate message leaves alone a delivery another consumer holds, until its lease ends", async () => {
@@ -214,14 +216,18 @@ describe("disabled webhooks", () => {
     await expectJson(await send("PATCH", `/webhooks/${hook.id}`, { key: me.key, body: { enabled: false } }));
     expect(await deliveryStatuses(me.organizationId)).toEqual({ failed: 1 });
     // Pending again and overdue, as such a writer would leave it.
-    await env.DB.prepare(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = '2020-01-01T00:00:00.000Z'
+    await databaseOf(hook.id)
+      .prepare(
+        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = '2020-01-01T00:00:00.000Z'
         WHERE webhook_id = ?1`,
-    )
+      )
       .bind(hook.id)
       .run();
     const [{ id }] = (
-      await env.DB.prepare("SELECT id FROM webhook_deliveries WHERE webhook_id = ?1").bind(hook.id).all<{ id: string }>()
+      await databaseOf(hook.id)
+        .prepare("SELECT id FROM webhook_deliveries WHERE webhook_id = ?1")
+        .bind(hook.id)
+        .all<{ id: string }>()
     ).results;
     await deliverMessages([{ deliveries: [id] }]);
     await runCron("* * * * *", { WEBHOOK_DELIVERIES: recordingQueue().queue });
@@ -237,9 +243,11 @@ describe("connections", () => {
     const inbox = newInbox("delay_ms=300");
     for (let i = 0; i < 12; i += 1) await subscribe(account.key, { url: inbox, events: ["app.created"] });
     await createAppHandingTo(account.key, "twelve at once");
-    const event = await env.DB.prepare("SELECT id FROM events WHERE type = 'app.created' ORDER BY id DESC LIMIT 1").first<{
-      id: string;
-    }>();
+    const event = await databaseOf(account.organizationId)
+      .prepare("SELECT id FROM events WHERE type = 'app.created' ORDER BY id DESC LIMIT 1")
+      .first<{
+        id: string;
+      }>();
     await deliverMessages([{ events: [event?.id as string] }]);
     const got = await received(inbox);
     expect(got).toHaveLength(12);

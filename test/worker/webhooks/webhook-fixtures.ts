@@ -9,6 +9,7 @@ import { env } from "cloudflare:workers";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { expect, inject } from "vitest";
 import { type Delivery, type DeliveryMessage, expectJson, send, type Webhook, worker } from "../fixtures";
+import { databaseOf, shards } from "../pool";
 import type { Received } from "../webhook-receiver";
 
 /** A fresh inbox on the tests' receiver (webhook-receiver.ts); `query` sets how it answers (status, fail_first...). */
@@ -85,10 +86,11 @@ export function recordingQueue() {
 
 /** How many of the organization's deliveries are in each status (of those that have any). */
 export async function deliveryStatuses(organizationId: string): Promise<Record<string, number>> {
-  const { results } = await env.DB.prepare(
-    `SELECT d.status, count(*) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+  const { results } = await databaseOf(organizationId)
+    .prepare(
+      `SELECT d.status, count(*) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
       WHERE w.organization_id = ?1 GROUP BY d.status`,
-  )
+    )
     .bind(organizationId)
     .all<{ status: string; n: number }>();
   return Object.fromEntries(results.map(({ status, n }) => [status, n]));
@@ -96,10 +98,11 @@ export async function deliveryStatuses(organizationId: string): Promise<Record<s
 
 /** The organization's deliveries that had at least `attempts` attempts. */
 export async function attemptedDeliveries(organizationId: string, attempts = 1): Promise<string[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+  const { results } = await databaseOf(organizationId)
+    .prepare(
+      `SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
       WHERE w.organization_id = ?1 AND d.attempts >= ?2 ORDER BY d.id`,
-  )
+    )
     .bind(organizationId, attempts)
     .all<{ id: string }>();
   return results.map(({ id }) => id);
@@ -124,15 +127,23 @@ export async function settledDeliveries(key: string, webhookId: string, withinMs
 /** Time passes, as far as the event and webhook tables know: every time they hold moves `seconds` into the past. */
 export async function timePasses(seconds: number) {
   const shift = `-${seconds} seconds`;
-  await env.DB.batch([
-    env.DB.prepare(
-      `UPDATE webhook_deliveries SET next_attempt_at = strftime('%Y-%m-%dT%H:%M:%fZ', next_attempt_at, ?1),
+  for (const db of shards()) await timePassesOn(db, shift);
+}
+
+async function timePassesOn(db: D1Database, shift: string) {
+  await db.batch([
+    db
+      .prepare(
+        `UPDATE webhook_deliveries SET next_attempt_at = strftime('%Y-%m-%dT%H:%M:%fZ', next_attempt_at, ?1),
               leased_until = strftime('%Y-%m-%dT%H:%M:%fZ', leased_until, ?1), created_at = strftime('%Y-%m-%dT%H:%M:%fZ', created_at, ?1)`,
-    ).bind(shift),
-    env.DB.prepare(
-      `UPDATE webhooks SET failing_since = strftime('%Y-%m-%dT%H:%M:%fZ', failing_since, ?1),
+      )
+      .bind(shift),
+    db
+      .prepare(
+        `UPDATE webhooks SET failing_since = strftime('%Y-%m-%dT%H:%M:%fZ', failing_since, ?1),
               previous_secret_expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', previous_secret_expires_at, ?1)`,
-    ).bind(shift),
-    env.DB.prepare("UPDATE events SET occurred_at = strftime('%Y-%m-%dT%H:%M:%fZ', occurred_at, ?1)").bind(shift),
+      )
+      .bind(shift),
+    db.prepare("UPDATE events SET occurred_at = strftime('%Y-%m-%dT%H:%M:%fZ', occurred_at, ?1)").bind(shift),
   ]);
 }

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
   type Account,
@@ -14,6 +13,7 @@ import {
   WEBHOOKS_PER_ORGANIZATION,
 } from "../fixtures";
 import { snapshot } from "../harness";
+import { databaseOf } from "../pool";
 import { type CreatedWebhook, newInbox, subscribe } from "./webhook-fixtures";
 
 /** The webhook routes (docs/EVENTS.md): what they answer, who may use them, the URL rules, and the events they record. */
@@ -106,7 +106,10 @@ describe("managing a webhook", () => {
   it("secrets are sealed at rest, and open only with the key that sealed them", async () => {
     const me = await createAccount();
     const hook = await subscribe(me.key, { url: newInbox(), events: ["*"] });
-    const row = await env.DB.prepare("SELECT secret FROM webhooks WHERE id = ?").bind(hook.id).first<{ secret: string }>();
+    const row = await databaseOf(hook.id)
+      .prepare("SELECT secret FROM webhooks WHERE id = ?")
+      .bind(hook.id)
+      .first<{ secret: string }>();
     expect(row?.secret).toMatch(/^v1\.[A-Za-z0-9+/]+=*$/);
     // Another key than the one that sealed it cannot sign with it: a test delivery fails, and says so.
     const attempt = await expectJson<any>(

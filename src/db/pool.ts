@@ -1,0 +1,116 @@
+/*
+ * The pool of D1 shards (docs/SHARDING.md): each organization lives in one of BUCKETS buckets, and [vars] SHARD_MAP
+ * says which shard (a `SHARD_<n>` D1 binding) holds each bucket, e.g. "SHARD_0=0-511 SHARD_1=512-1023".
+ */
+
+/** Buckets 0..1023: fixed forever, as ids will carry them. */
+export const BUCKETS = 1024;
+
+/** A shard's binding name. */
+export type ShardName = `SHARD_${number}`;
+
+const SHARD_NAME = /^SHARD_(0|[1-9]\d*)$/;
+const ENTRY = /^(SHARD_\d+)=(\d+)(?:-(\d+))?$/;
+
+interface Pool {
+  /** The shard of each bucket, by bucket. */
+  shardByBucket: ShardName[];
+  /** Every shard the Worker declares, by number (those without buckets too: one just added, or emptied by moves). */
+  shards: ShardName[];
+}
+
+/** Why a SHARD_MAP is refused; its message names the fault in the value, nothing else. */
+class ShardMapError extends Error {}
+
+/** The Worker's D1 binding by name (undefined when it declares none of that name). */
+const bindingNamed = (env: Env, name: string) =>
+  (env as unknown as Record<string, D1Database | undefined>)[name] as D1Database | undefined;
+
+const isD1Binding = (value: unknown) => typeof (value as D1Database | undefined)?.withSession === "function";
+
+/** The declared shards: every `SHARD_<n>` D1 binding, by number. */
+function declaredShards(env: Env): ShardName[] {
+  return (Object.keys(env).filter((name) => SHARD_NAME.test(name) && isD1Binding(bindingNamed(env, name))) as ShardName[]).sort(
+    (a, b) => Number(a.slice(6)) - Number(b.slice(6)),
+  );
+}
+
+/** "3-7" or "3", for messages. */
+const range = (first: number, last: number) => (first === last ? `${first}` : `${first}-${last}`);
+
+/** SHARD_MAP's value checked: names of declared shards with inclusive ranges that name every bucket exactly once. */
+function parseShardMap(value: string, shards: ShardName[]): Pool {
+  const entries = value.trim().split(/\s+/).filter(Boolean);
+  if (entries.length === 0) throw new ShardMapError("SHARD_MAP is empty");
+  const shardByBucket: (ShardName | undefined)[] = Array.from({ length: BUCKETS }, () => undefined);
+  for (const entry of entries) {
+    const [, name, firstText, lastText] = ENTRY.exec(entry) ?? [];
+    if (!name) throw new ShardMapError(`SHARD_MAP entry "${entry}" is not SHARD_<n>=<first>-<last>`);
+    if (!shards.includes(name as ShardName))
+      throw new ShardMapError(`SHARD_MAP names ${name}, which is no D1 binding of the Worker`);
+    const [first, last] = [Number(firstText), Number(lastText ?? firstText)];
+    if (first > last || last >= BUCKETS) {
+      throw new ShardMapError(`SHARD_MAP entry "${entry}": buckets are 0-${BUCKETS - 1}, first to last`);
+    }
+    for (let bucket = first; bucket <= last; bucket++) {
+      const named = shardByBucket[bucket];
+      if (named) throw new ShardMapError(`SHARD_MAP names bucket ${bucket} twice (${named}, ${name})`);
+      shardByBucket[bucket] = name as ShardName;
+    }
+  }
+  const missing = shardByBucket.indexOf(undefined);
+  if (missing === -1) return { shardByBucket: shardByBucket as ShardName[], shards };
+  let last = missing;
+  while (last + 1 < BUCKETS && shardByBucket[last + 1] === undefined) last++;
+  throw new ShardMapError(`SHARD_MAP names no shard for bucket ${range(missing, last)}`);
+}
+
+/** Per isolate, by SHARD_MAP's value: the pool, or why the value is refused (logged once). */
+const pools = new Map<string, Pool | ShardMapError>();
+
+function readPool(env: Env): Pool | ShardMapError {
+  const value = env.SHARD_MAP ?? "";
+  let pool = pools.get(value);
+  if (!pool) {
+    try {
+      pool = parseShardMap(value, declaredShards(env));
+    } catch (error) {
+      if (!(error instanceof ShardMapError)) throw error;
+      pool = error;
+      console.error(
+        JSON.stringify({ level: "error", message: "no request can be served: SHARD_MAP is invalid", reason: error.message }),
+      );
+    }
+    pools.set(value, pool);
+  }
+  return pool;
+}
+
+/** The pool; a SHARD_MAP refused throws (an internal error: no database can be chosen). */
+function pool(env: Env): Pool {
+  const read = readPool(env);
+  if (read instanceof ShardMapError) throw read;
+  return read;
+}
+
+/** Whether SHARD_MAP is valid (the reason it is not was logged). */
+export const shardMapIsValid = (env: Env) => !(readPool(env) instanceof ShardMapError);
+
+/** The name of the shard holding `bucket`. */
+export const shardNameOf = (env: Env, bucket: number): ShardName => pool(env).shardByBucket[bucket];
+
+/** The D1 binding of the shard named `name`, which must be a declared shard. */
+export function shardNamed(env: Env, name: ShardName): D1Database {
+  const binding = bindingNamed(env, name);
+  if (!pool(env).shards.includes(name) || !binding) throw new Error(`${name} is no shard of the pool`);
+  return binding;
+}
+
+/** The D1 binding of the shard holding `bucket`. */
+export const shardOf = (env: Env, bucket: number): D1Database => shardNamed(env, shardNameOf(env, bucket));
+
+/** Every shard the Worker declares, by number: what the crons and the delivery sweep go over. */
+export const allShards = (env: Env): ShardName[] => pool(env).shards;
+
+/** Whether `name` is a shard of the pool (a queue message's `shard`, say). */
+export const isShardName = (env: Env, name: string): name is ShardName => pool(env).shards.includes(name as ShardName);
