@@ -104,6 +104,11 @@ export async function query<Row = Record<string, unknown>>(persistTo: string, ..
   return results.at(-1)?.results ?? [];
 }
 
+/** `npm run db:migrate -- <args...>` */
+export function migratePool(...args: string[]): Promise<RunResult> {
+  return runTsx(["src/cli/migrate-pool.ts", ...args]);
+}
+
 /** `npm run db:seed -- <args...>` */
 export function seedDemo(...args: string[]): Promise<RunResult> {
   return runTsx(["src/cli/seed-demo.ts", ...args]);

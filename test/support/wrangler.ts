@@ -4,7 +4,7 @@
  */
 import { cpSync, symlinkSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { freePort, HarnessError, killGroup, ROOT, type RunResult, run, type SpawnOptions, spawnGroup } from "./processes";
+import { freePort, HarnessError, killGroup, programEnv, ROOT, type RunResult, run, type SpawnOptions, spawnGroup } from "./processes";
 
 // The binaries `npx wrangler` and `npx tsx` resolve to, called directly: the same programs without npx's start-up cost.
 const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
@@ -33,16 +33,19 @@ export async function applyMigrations(dir: string, options: SpawnOptions = {}): 
   }
 }
 
-/** Rows of one query against the local D1 in `dir` (SHARD_0's by default), through `wrangler d1 execute --json`. */
+/**
+ * Rows of one query against the local D1 in `dir` (SHARD_0's unless `binding` names another database of the pool),
+ * through `wrangler d1 execute --json`, whose output is its log: printed whatever WRANGLER_LOG this process has.
+ */
 export async function d1Query<Row = Record<string, unknown>>(
   dir: string,
   sql: string,
-  options?: SpawnOptions & { binding?: string },
+  { binding = "SHARD_0", ...options }: SpawnOptions & { binding?: string } = {},
 ): Promise<Row[]> {
   const result = await wrangler(
-    ["d1", "execute", options?.binding ?? "SHARD_0", "--local", "--persist-to", dir, "--command", sql, "--json"],
+    ["d1", "execute", binding, "--local", "--persist-to", dir, "--command", sql, "--json"],
     "querying the local D1",
-    options,
+    { env: programEnv({ WRANGLER_LOG: "log" }), ...options },
   );
   try {
     return JSON.parse(result.stdout)[0].results;

@@ -31,7 +31,7 @@ export {
 } from "../../src/http/request-log";
 export type { ConfigOutput } from "../../src/variants/configs.schemas";
 export { claimDeliveries, LEASE_SECONDS } from "../../src/webhooks/deliveries.sql.ts";
-export { ATTEMPTS_PER_RUN, type DeliveryMessage, sendInBatches } from "../../src/webhooks/delivery";
+export { ATTEMPTS_PER_RUN, type DeliveryMessage, SHARDS_PER_RUN, sendInBatches } from "../../src/webhooks/delivery";
 export { type Delivery, WEBHOOKS_PER_ORGANIZATION, type Webhook } from "../../src/webhooks/webhooks.sql.ts";
 export { worker };
 
