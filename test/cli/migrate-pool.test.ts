@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../src/auth/api-keys";
 import { ROOT } from "../support/processes";
-import { d1Query, type DevServer, startDev, wrangler } from "../support/wrangler";
+import { type DevServer, d1Query, startDev, wrangler } from "../support/wrangler";
 import { api, makeTempDir, migratePool, removeTempDir } from "./helpers";
 
 /** The wrangler.toml of before the pool: the one database, bound as DB, with today's name and id. */
@@ -71,7 +71,11 @@ describe("a local database made under the DB binding", () => {
     }
     dir = join(old, "state");
     const inOldLayout = { cwd: old };
-    await wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", dir], "migrating the single database", inOldLayout);
+    await wrangler(
+      ["d1", "migrations", "apply", "DB", "--local", "--persist-to", dir],
+      "migrating the single database",
+      inOldLayout,
+    );
     const keyHash = await hashApiKey(KEY);
     await wrangler(
       [
@@ -99,7 +103,9 @@ describe("a local database made under the DB binding", () => {
 
   it("is migrated as SHARD_0 (the migrations it lacked only), after the directory", async () => {
     expect(migrated.code, migrated.stderr).toBe(0);
-    expect(migrated.stderr).toMatch(/migrating DIRECTORY \(1 of 2\)[\s\S]*migrating SHARD_0 \(2 of 2\)[\s\S]*migrated DIRECTORY, SHARD_0/);
+    expect(migrated.stderr).toMatch(
+      /migrating DIRECTORY \(1 of 2\)[\s\S]*migrating SHARD_0 \(2 of 2\)[\s\S]*migrated DIRECTORY, SHARD_0/,
+    );
     const shardMigrations = (await readdir(join(ROOT, "migrations"))).filter((name) => name.endsWith(".sql")).sort();
     expect(await appliedMigrations(dir, "SHARD_0")).toEqual(shardMigrations);
     expect(await appliedMigrations(dir, "DIRECTORY")).toEqual(["0001_directory.sql"]);
@@ -136,6 +142,10 @@ describe("npm run db:migrate", () => {
 
   it("--remote and --persist-to together is a usage error, and nothing runs", async () => {
     const result = await migratePool("--remote", "--persist-to", "/nonexistent");
-    expect([result.code, result.stdout, result.stderr]).toEqual([2, "", "error: --remote and --persist-to cannot be used together\n"]);
+    expect([result.code, result.stdout, result.stderr]).toEqual([
+      2,
+      "",
+      "error: --remote and --persist-to cannot be used together\n",
+    ]);
   });
 });

@@ -41,7 +41,12 @@ describe("the retired single-database binding", () => {
   });
 
   it("would be found: each pattern matches what it stands for", () => {
-    const examples = ["await env.DB.prepare(sql)", "{ bindings: { DB: db } }", 'wrangler(["d1", "execute", "DB"])', 'binding = "DB"'];
+    const examples = [
+      "await env.DB.prepare(sql)",
+      "{ bindings: { DB: db } }",
+      'wrangler(["d1", "execute", "DB"])',
+      'binding = "DB"',
+    ];
     expect(NAMINGS.map(([, pattern], i) => pattern.test(examples[i]))).toEqual([true, true, true, true]);
   });
 });

@@ -4,7 +4,17 @@
  */
 import { cpSync, symlinkSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { freePort, HarnessError, killGroup, programEnv, ROOT, type RunResult, run, type SpawnOptions, spawnGroup } from "./processes";
+import {
+  freePort,
+  HarnessError,
+  killGroup,
+  programEnv,
+  ROOT,
+  type RunResult,
+  run,
+  type SpawnOptions,
+  spawnGroup,
+} from "./processes";
 
 // The binaries `npx wrangler` and `npx tsx` resolve to, called directly: the same programs without npx's start-up cost.
 const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
