@@ -31,6 +31,7 @@ import {
 } from "./fuzz-support";
 import type { changes } from "./harness";
 import { PAYLOADS } from "./injection-payloads";
+import { bucketFor } from "./pool";
 
 /*
  * What every fuzzed POST shares (the config registry's, the deployments', POST /apps', the older SDK's saves), and PUT
@@ -203,6 +204,7 @@ export async function expectKeptRow(changed: Changes, apiKey: string, key: strin
         idempotency_key: key,
         fingerprint: expect.any(String),
         result_id: made?.id,
+        bucket: bucketFor(String(made?.id)),
         created_at: at,
         expires_at: at,
       },

@@ -12,11 +12,14 @@ import { type Instruments, instrumentD1 } from "./instrumented-d1";
 export const shards = (): D1Database[] => allShards(env).map((name) => shardNamed(env, name));
 
 /**
- * The name of the shard holding what `id` names: an id the service made (an organization's, or of anything in one,
- * its users' included), an API key or its prefix. Today every one is in bucket 0, the bucket of everything made before
- * ids carried one; reading an id's bucket here is what routes the tests when they do (docs/SHARDING.md §2).
+ * The bucket of what `id` names: an id the service made (an organization's, or of anything in one, its users'
+ * included), an API key or its prefix. Today every one is in bucket 0, the bucket of everything made before ids
+ * carried one; reading an id's bucket here is what places the tests' rows when ids do (docs/SHARDING.md §2).
  */
-export const shardNameFor = (_id: string): ShardName => shardNameOf(env, 0);
+export const bucketFor = (_id: string): number => 0;
+
+/** The name of the shard holding what `id` names (`bucketFor`). */
+export const shardNameFor = (id: string): ShardName => shardNameOf(env, bucketFor(id));
 
 /** The shard the fixtures make a new organization (with its first user) on: bucket 0's, as every organization's today. */
 export const shardForNewOrganization = (): D1Database => shardOf(env, 0);

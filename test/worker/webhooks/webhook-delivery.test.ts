@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createAccount, createAppVia, expectError, expectJson, send } from "../fixtures";
+import { shardNameFor } from "../pool";
 import {
   deliveriesOf,
   deliverMessages,
@@ -211,7 +212,7 @@ describe("delivery", { timeout: 30_000 }, () => {
     const [pending] = (await deliveriesOf(me.key, hook.id)).deliveries;
     expect(pending).toMatchObject({ status: "pending", attempts: 0 });
     // The write's own batch handed its committed event to the queue, by id.
-    expect(handedOff).toEqual([{ events: [pending.event_id] }]);
+    expect(handedOff).toEqual([{ shard: shardNameFor(me.organizationId), events: [pending.event_id] }]);
     // Not yet overdue: the sweep leaves it to its hand-off.
     await runCron("* * * * *");
     await sleep(1_500);
@@ -236,7 +237,7 @@ describe("delivery", { timeout: 30_000 }, () => {
       await send("POST", "/apps", { key: me.key, body: { app_name: "heard" }, bindings: { WEBHOOK_DELIVERIES: queue } }),
     );
     const [event] = await auditLog(me.key, "?type=app.created");
-    expect(handedOff).toEqual([{ events: [event.id] }]);
+    expect(handedOff).toEqual([{ shard: shardNameFor(me.organizationId), events: [event.id] }]);
   });
 });
 
