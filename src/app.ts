@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { methodNotAllowed } from "hono/method-not-allowed";
+import { bucketedSince } from "./db/buckets";
 import { docsRoutes } from "./docs/docs.routes";
 import { setAnswerHeaders } from "./http/answer-headers";
 import { BOOKMARK_HEADER } from "./http/d1-session";
@@ -31,6 +32,11 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
   // Not strict: existing clients send paths with and without a trailing slash; both route the same.
   const service = new Hono<AppEnv>({ strict: false });
   service.use(requestLog);
+  // Ids are minted and read by BUCKETED_SINCE: with a bad value, every request is a 500 (handleError logs why).
+  service.use(async (c, next) => {
+    bucketedSince(c.env);
+    await next();
+  });
   if (corsOrigins.length > 0) {
     // Ahead of the 405 check, so that a preflight is answered (204) rather than refused.
     service.use(

@@ -1,3 +1,4 @@
+import { bucketedSince } from "../db/buckets";
 import { type Event, toEvent } from "../events/events.sql.ts";
 import {
   type AttemptOutcome,
@@ -134,6 +135,7 @@ export async function sendTestEvent(
 interface Queues {
   WEBHOOK_DELIVERIES: Queue<DeliveryMessage>;
   DB: D1Database;
+  BUCKETED_SINCE: string;
 }
 
 /** Attempts one claimed delivery: what to record, and the delay of the retry (null: settled). */
@@ -224,6 +226,7 @@ async function attemptClaimed(env: Queues & WebhookSettings, { claimed, leftOver
     await recordAttempts(
       env.DB,
       attempts.map(({ outcome }) => outcome),
+      bucketedSince(env),
     );
   }
   const messages: MessageSendRequest<DeliveryMessage>[] = attempts.flatMap(({ outcome, retryIn }) =>

@@ -5,6 +5,7 @@ import { expect } from "vitest";
 import type { Revision } from "../../src/applications/revisions.schemas";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import { createApiKey, createOrganization, createUser, setOrganizationMember } from "../../src/db/accounts";
+import { LEGACY_BUCKET } from "../../src/db/buckets";
 import { operatorDb } from "../../src/db/caller";
 import type { Role } from "../../src/db/roles";
 import worker from "../../src/index";
@@ -75,7 +76,8 @@ export async function issueKey(
   expiry: string | null | { expiresAt?: string | null; readOnly?: boolean } = null,
 ): Promise<string> {
   const { expiresAt = null, readOnly = false } = typeof expiry === "object" && expiry !== null ? expiry : { expiresAt: expiry };
-  const { key, prefix } = generateApiKey();
+  // The fixtures' organizations are in the legacy bucket (createUser's and createOrganization's default).
+  const { key, prefix } = generateApiKey(LEGACY_BUCKET);
   const keyHash = await hashApiKey(key);
   await createApiKey(env.DB, { prefix, keyHash, userId, projectId, expiresAt });
   if (readOnly) await env.DB.prepare("UPDATE api_keys SET read_only = 1 WHERE key_hash = ?").bind(keyHash).run();
