@@ -171,8 +171,8 @@ const OWNER_FACTS = sql<{ readOnly: number; isCaller: number }>(
 );
 const INSERT_ORGANIZATION = sql(
   `WITH ${CALLER_CTE}
-   INSERT INTO organizations (id, name, description, type)
-   SELECT :organization_id, :name, :description, :type FROM caller JOIN users u ON u.id = caller.user_id
+   INSERT INTO organizations (id, name, description, type, bucket)
+   SELECT :organization_id, :name, :description, :type, :bucket FROM caller JOIN users u ON u.id = caller.user_id
     WHERE caller.read_only = 0 AND (u.id = :owner OR u.email = :owner)`,
 );
 const MADE = "EXISTS (SELECT 1 FROM organizations WHERE id = :organization_id)";
@@ -196,8 +196,9 @@ const ORGANIZATION_CREATED = sql(
 );
 
 /**
- * A new organization owned by the caller, with its default workspace and project, in one batch with its event. `owner` (the
- * client's required field) must name the caller, by id or email: nobody makes someone else an owner.
+ * A new organization owned by the caller, with its default workspace and project, in one batch with its event, in the
+ * handle's bucket (the route places it). `owner` (the client's required field) must name the caller, by id or email:
+ * nobody makes someone else an owner.
  */
 export async function createOrganizationAsCaller(
   db: CallerWriteDb,
@@ -211,6 +212,7 @@ export async function createOrganizationAsCaller(
     description: fields.description ?? "",
     type: fields.type ?? null,
     owner: fields.owner,
+    bucket: db.bucket,
   };
   const { facts, organization } = await db.batch({
     facts: db.statement(OWNER_FACTS, values),

@@ -21,6 +21,17 @@ export { EnvironmentRevisionsParams } from "../../src/apps/environments.schemas"
 export { DEFAULT_ENVIRONMENTS } from "../../src/apps/environments.sql.ts";
 export { hashApiKey } from "../../src/auth/api-keys";
 export { revokeApiKey } from "../../src/db/accounts";
+export {
+  BUCKETS,
+  bucketOfId,
+  bucketOfPrefix,
+  bucketOfToken,
+  LEGACY_BUCKET,
+  newId,
+  newInvitationToken,
+  newKeyPrefix,
+  PREFIX_ALPHABET,
+} from "../../src/db/buckets";
 export { CALLER_CTE } from "../../src/db/caller";
 export type { Role } from "../../src/db/roles";
 export type { Event } from "../../src/events/events.sql.ts";
