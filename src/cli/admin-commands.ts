@@ -23,7 +23,7 @@ import {
   revokeApiKeyAsOperator,
   type User,
 } from "../db/accounts";
-import { LEGACY_BUCKET, randomBucket } from "../db/buckets";
+import { LEGACY_BUCKET, newOrganizationBucket } from "../db/buckets";
 import { type CallerWriteDb, operatorDb } from "../db/caller";
 import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
@@ -31,7 +31,7 @@ import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLE
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
 import { addConfig, commitConfig, type Ref } from "../variants/configs.sql.ts";
 import { deployConfig } from "../variants/deployments.sql.ts";
-import { type OpenDatabase, openDatabase, retryWhenBusy, type Target } from "./database";
+import { configuredBucketedSince, type OpenDatabase, openDatabase, retryWhenBusy, type Target } from "./database";
 import { runCommand, type Streams, UsageError } from "./run-cli";
 
 const USAGE = `Usage: npm run --silent admin -- <command> [options] [--persist-to DIR | --remote]
@@ -189,7 +189,11 @@ const COMMANDS: Record<string, Command> = {
     try {
       // The personal organization at random among all buckets: one database holds them all until shards
       // (docs/SHARDING.md milestone 3) restrict it to the buckets of open shards.
-      const ids = await createUser(db, { email, username }, newAccountIds(randomBucket()));
+      const ids = await createUser(
+        db,
+        { email, username },
+        newAccountIds(newOrganizationBucket(await configuredBucketedSince())),
+      );
       return {
         user_id: ids.userId,
         username,
@@ -208,7 +212,12 @@ const COMMANDS: Record<string, Command> = {
     const name = required(options, "name");
     const owner = await userByEmail(db, required(options, "owner"));
     // At random, as user create.
-    const ids = await createOrganization(db, name, owner.id, newOrganizationIds(randomBucket()));
+    const ids = await createOrganization(
+      db,
+      name,
+      owner.id,
+      newOrganizationIds(newOrganizationBucket(await configuredBucketedSince())),
+    );
     return { organization_id: ids.organizationId, workspace_id: ids.workspaceId, project_id: ids.projectId };
   },
 

@@ -1,6 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
 import * as z from "zod";
-import { toHex } from "../http/digest";
 
 /**
  * Buckets (docs/SHARDING.md §2): every organization is in one of 1,024, chosen when it is made and never changed, and
@@ -20,8 +19,13 @@ function assertBucket(bucket: number): void {
   if (!Number.isInteger(bucket) || bucket < 0 || bucket >= BUCKETS) throw new RangeError(`not a bucket: ${bucket}`);
 }
 
-/** A bucket for a new organization, uniformly at random (1,024 divides 65,536: no bias). */
-export const randomBucket = () => crypto.getRandomValues(new Uint16Array(1))[0] % BUCKETS;
+/**
+ * The bucket of a new organization: uniformly at random (1,024 divides 65,536: no bias); but before BUCKETED_SINCE
+ * (`bucketedSince`, in ms), while the ids minted now still read as legacy (the first deploy of docs/SHARDING.md §6's
+ * upgrade), the legacy bucket, so that an organization's bucket is always the one its ids read as.
+ */
+export const newOrganizationBucket = (bucketedSince: number) =>
+  Date.now() < bucketedSince ? LEGACY_BUCKET : crypto.getRandomValues(new Uint16Array(1))[0] % BUCKETS;
 
 const threeHexDigits = (bucket: number) => bucket.toString(16).padStart(3, "0");
 
@@ -107,7 +111,8 @@ export function bucketOfPrefix(prefix: string): number {
 /** A new invitation token of an organization in `bucket`: 64 hex digits, 244 random bits, the bucket the last three. */
 export function newInvitationToken(bucket: number): string {
   assertBucket(bucket);
-  return toHex(crypto.getRandomValues(new Uint8Array(32))).slice(0, -3) + threeHexDigits(bucket);
+  const random = Array.from(crypto.getRandomValues(new Uint8Array(32)), (byte) => byte.toString(16).padStart(2, "0"));
+  return random.join("").slice(0, -3) + threeHexDigits(bucket);
 }
 
 /**

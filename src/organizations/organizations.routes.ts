@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type * as z from "zod";
 import { generateApiKey, hashApiKey, hashInvitationToken } from "../auth/api-keys";
-import { newInvitationToken, randomBucket } from "../db/buckets";
+import { bucketedSince, newInvitationToken, newOrganizationBucket } from "../db/buckets";
 import type { Role } from "../db/roles";
 import { readAs, writeAs } from "../http/d1-session";
 import {
@@ -226,7 +226,7 @@ export const organizationsRoutes = [
     async (c) => {
       // A bucket at random among all: one database holds them all until shards (docs/SHARDING.md milestone 3) restrict
       // it to the buckets of open shards.
-      const placed = { bucket: randomBucket() };
+      const placed = { bucket: newOrganizationBucket(bucketedSince(c.env)) };
       const made = await writeAs(c, [placed], (db) => createOrganizationAsCaller(db, c.req.valid("json")));
       if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : ownerIsNotTheCaller();
       return c.json(made.organization, 200);

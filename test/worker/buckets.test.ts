@@ -131,6 +131,17 @@ describe("BUCKETED_SINCE", () => {
     expect((await send("GET", "/apps", { key: account.key })).status).toBe(200);
     expect(await expectJson(await send("GET", "/apps", { key: account.key }))).toEqual([]);
   });
+
+  it("still ahead (an upgrade's first deploy): new organizations are in bucket 0, which their ids read as", async () => {
+    const account = await createAccount();
+    const bindings = { BUCKETED_SINCE: "2999-01-01T00:00:00Z" };
+    for (let i = 0; i < 5; i++) {
+      const body = { name: `early ${i}`, owner: account.userId };
+      const { id } = await expectJson<{ id: string }>(await send("POST", "/organizations", { key: account.key, body, bindings }));
+      const stored = await env.DB.prepare("SELECT bucket FROM organizations WHERE id = ?").bind(id).first();
+      expect([stored, bucketOfId(id, Date.parse(bindings.BUCKETED_SINCE))]).toEqual([{ bucket: LEGACY_BUCKET }, LEGACY_BUCKET]);
+    }
+  });
 });
 
 /** A response's JSON, expecting a 200. */
