@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { methodNotAllowed } from "hono/method-not-allowed";
+import { bucketedSince } from "./db/buckets";
 import { shardMapIsValid } from "./db/pool";
 import { docsRoutes } from "./docs/docs.routes";
 import { setAnswerHeaders } from "./http/answer-headers";
@@ -27,8 +28,10 @@ const accountData = createMiddleware(async (c, next) => {
   setAnswerHeaders(c, ACCOUNT_DATA_HEADERS);
 });
 
-// With SHARD_MAP refused (its reason logged once, db/pool.ts), no request can be served: each gets a 500.
-const poolConfigured = createMiddleware<AppEnv>(async (c, next) => {
+// With SHARD_MAP or BUCKETED_SINCE refused, no request can be served: each gets a 500. The logs say why (db/pool.ts
+// logs the map's reason once; a bad BUCKETED_SINCE throws, and handleError logs it).
+const configured = createMiddleware<AppEnv>(async (c, next) => {
+  bucketedSince(c.env);
   if (!shardMapIsValid(c.env)) return c.json({ detail: "Internal Server Error" }, 500);
   await next();
 });
@@ -58,7 +61,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
       }),
     );
   }
-  service.use(poolConfigured);
+  service.use(configured);
   service.use(methodNotAllowed({ app: service, onMethodNotAllowed: methodNotAllowedResponse }));
   service.onError(handleError);
   service.notFound(notFound);

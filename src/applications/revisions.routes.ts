@@ -26,7 +26,7 @@ import {
 } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
-import { commitConfig } from "../variants/configs.sql.ts";
+import { commitConfig, configRefOrder } from "../variants/configs.sql.ts";
 import { deploy } from "../variants/deployments.routes";
 import {
   CommitRevisionBody,
@@ -207,13 +207,15 @@ export const revisionsRoutes = [
         message: revision.message ?? null,
         slug: revision.slug ?? null,
       };
-      const write = await writeAs(c, (db) => commitConfig(db, refs, change, c.var.claim)).catch((error: unknown) => {
-        // The slug is the only UNIQUE a revision's insert can break with a value the client chose.
-        if (revision.slug && isUniqueViolation(error, "app_variant_revisions") && String(error).includes(".slug")) {
-          throw slugTaken(revision.slug);
-        }
-        throw error;
-      });
+      const write = await writeAs(c, configRefOrder(refs), (db) => commitConfig(db, refs, change, c.var.claim)).catch(
+        (error: unknown) => {
+          // The slug is the only UNIQUE a revision's insert can break with a value the client chose.
+          if (revision.slug && isUniqueViolation(error, "app_variant_revisions") && String(error).includes(".slug")) {
+            throw slugTaken(revision.slug);
+          }
+          throw error;
+        },
+      );
       settleClaim(c, write);
       if (write.outcome === "done") return c.json({ count: 1, application_revision: toRevision(write.config) }, 200);
       if (write.outcome === "forbidden") throw forbidden();

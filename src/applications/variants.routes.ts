@@ -86,7 +86,7 @@ const archiveRoute = (archive: boolean) =>
     },
     async (c) => {
       const { variant_id } = c.req.valid("param");
-      const { outcome, variant } = await writeAs(c, (db) => setVariantArchived(db, variant_id, archive));
+      const { outcome, variant } = await writeAs(c, [variant_id], (db) => setVariantArchived(db, variant_id, archive));
       if (outcome === "forbidden") throw forbidden();
       if (outcome === "not_found" || !variant) throw variantNotFound();
       return c.json(one(toApplicationVariant(variant)), 200);
@@ -135,7 +135,7 @@ export const applicationVariantsRoutes = [
       const { application_id, slug } = c.req.valid("json").application_variant;
       let added: AddVariantOutcome;
       try {
-        added = await writeAs(c, (db) => addVariant(db, application_id, slug, c.var.claim));
+        added = await writeAs(c, [application_id], (db) => addVariant(db, application_id, slug, c.var.claim));
       } catch (error) {
         if (!isUniqueViolation(error, "app_variants")) throw error;
         throw slugTaken(slug, await readAs(c, (db) => slugTakenByArchivedVariant(db, application_id, slug)));

@@ -1,5 +1,5 @@
-import { v7 as uuidv7 } from "uuid";
 import { APP_ROLE } from "../apps/apps.sql.ts";
+import { newId } from "../db/buckets";
 import {
   APP_BY_ID_CTE,
   APP_OF_VARIANT_CTE,
@@ -133,12 +133,12 @@ export async function addVariant(
   slug: string,
   claim: IdempotencyClaim | null,
 ): Promise<AddVariantOutcome> {
-  const variantId = uuidv7();
+  const variantId = newId(db.bucket);
   const values = { app_id: appId, variant_id: variantId, slug };
   const batch = await batchClaimed(db, claim, variantId, {
     role: db.statement(APP_ROLE, values),
     variant: db.statement(ADD_VARIANT, values),
-    event: db.statement(VARIANT_ADDED, { ...values, event_id: uuidv7() }),
+    event: db.statement(VARIANT_ADDED, { ...values, event_id: newId(db.bucket) }),
     made: variantStatement(db, variantId),
   });
   if ("reused" in batch) return { outcome: "key_reused" };
@@ -200,7 +200,7 @@ export async function setVariantArchived(db: CallerWriteDb, variantId: string, a
   const values = { variant_id: variantId, archive: archive ? 1 : 0 };
   const { role, changed, variant } = await db.batch({
     role: db.statement(VARIANT_ROLE, values),
-    event: db.statement(ARCHIVE_EVENT, { ...values, event_id: uuidv7() }),
+    event: db.statement(ARCHIVE_EVENT, { ...values, event_id: newId(db.bucket) }),
     changed: db.statement(SET_ARCHIVED, values),
     variant: variantStatement(db, variantId),
   });

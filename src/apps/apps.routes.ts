@@ -7,7 +7,7 @@ import { settleClaim } from "../http/idempotency";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef, withKeyErrors } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";
 import { AppListItem, CreateAppBody, CreateAppOutput, ListAppsQuery, toAppListItem, UpdateAppBody } from "./apps.schemas";
-import { createAppAsCaller, deleteApp, findCreateRefusal, listApps, renameApp } from "./apps.sql.ts";
+import { createAppAsCaller, deleteApp, findCreateRefusal, listApps, renameApp, targetOrder } from "./apps.sql.ts";
 import { createRefusedError } from "./create-refusal";
 
 /** A name taken in the project fails the write with D1's UNIQUE error on `apps`: a 409. */
@@ -97,7 +97,7 @@ export const appsRoutes = [
         workspaceId: body.workspace_id ?? null,
         organizationId: body.organization_id ?? null,
       };
-      const created = await writeAs(c, async (db) => {
+      const created = await writeAs(c, targetOrder(target), async (db) => {
         const outcome = await unlessNameTaken(createAppAsCaller(db, body.app_name, target, c.var.claim));
         // Refused by the database: one more round trip, on this error path only, to tell the client why.
         if (outcome.outcome === "refused") throw createRefusedError(await findCreateRefusal(db, target), target);
@@ -134,7 +134,7 @@ export const appsRoutes = [
     async (c) => {
       const { app_id } = c.req.valid("param");
       const { app_name } = c.req.valid("json");
-      assertDone(await writeAs(c, (db) => unlessNameTaken(renameApp(db, app_id, app_name))));
+      assertDone(await writeAs(c, [app_id], (db) => unlessNameTaken(renameApp(db, app_id, app_name))));
       return c.json({ app_id, app_name } satisfies CreateAppOutput, 200);
     },
   ),
@@ -156,7 +156,7 @@ export const appsRoutes = [
     },
     async (c) => {
       const { app_id } = c.req.valid("param");
-      assertDone(await writeAs(c, (db) => deleteApp(db, app_id)));
+      assertDone(await writeAs(c, [app_id], (db) => deleteApp(db, app_id)));
       return c.json(null, 200);
     },
   ),

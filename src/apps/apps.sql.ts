@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from "uuid";
+import { type BucketRef, newId } from "../db/buckets";
 import { APP_BY_ID_CTE, CALLER_CTE, type CallerDb, type CallerWriteDb, type WriteOutcome, writeOutcome } from "../db/caller";
 import type { Queryable } from "../db/d1";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
@@ -19,11 +19,18 @@ const INSERT_ENVIRONMENT = sql(
   "INSERT INTO environments (id, app_id, name) SELECT :environment_id, :app_id, :name WHERE EXISTS (SELECT 1 FROM apps WHERE id = :app_id)",
 );
 
-/** The inserts of the app's DEFAULT_ENVIRONMENTS, named `environment_<name>`, bound by `bind` (a caller's handle, or not). */
-function environmentInserts(appId: string, bind: (query: Sql, values: Values) => Statement): Record<string, Statement> {
+/**
+ * The inserts of the app's DEFAULT_ENVIRONMENTS (their ids in the app's `bucket`), named `environment_<name>`, bound by
+ * `bind` (a caller's handle, or not).
+ */
+function environmentInserts(
+  appId: string,
+  bucket: number,
+  bind: (query: Sql, values: Values) => Statement,
+): Record<string, Statement> {
   const inserts: Record<string, Statement> = {};
   for (const name of DEFAULT_ENVIRONMENTS) {
-    inserts[`environment_${name}`] = bind(INSERT_ENVIRONMENT, { environment_id: uuidv7(), app_id: appId, name });
+    inserts[`environment_${name}`] = bind(INSERT_ENVIRONMENT, { environment_id: newId(bucket), app_id: appId, name });
   }
   return inserts;
 }
@@ -32,12 +39,13 @@ const INSERT_APP = sql("INSERT INTO apps (id, project_id, name, created_by) VALU
 
 /**
  * Creates the app and its environments in one batch (one transaction), so an app never exists without them.
- * For operators and fixtures, who have already decided the project; requests go through `createAppAsCaller`.
+ * For operators and fixtures, who have already decided the project (and know its organization's `bucket`); requests
+ * go through `createAppAsCaller`.
  */
-export async function createApp(db: Queryable, app: NewApp, appId: string = uuidv7()): Promise<void> {
+export async function createApp(db: Queryable, app: NewApp, bucket: number, appId = newId(bucket)): Promise<void> {
   await batch(db, {
     app: INSERT_APP.bind(db, { app_id: appId, project_id: app.projectId, name: app.name, created_by: app.createdBy }),
-    ...environmentInserts(appId, (query, values) => query.bind(db, values)),
+    ...environmentInserts(appId, bucket, (query, values) => query.bind(db, values)),
   });
 }
 
@@ -70,6 +78,9 @@ const TARGET_PROJECT_CTE = `target AS (
                                 WHERE dw.organization_id = :organization_id AND dw.is_default = 1)
      ELSE (SELECT project_id FROM caller) END)`;
 
+/** What TARGET_PROJECT_CTE resolves the project by, in its order (the request's bucket; none given: the key's). */
+export const targetOrder = (target: AppTarget): BucketRef[] => [target.projectId, target.workspaceId, target.organizationId];
+
 const targetValues = (target: AppTarget) => ({
   project_id: target.projectId,
   workspace_id: target.workspaceId,
@@ -101,8 +112,8 @@ const APP_CREATED = sql(
  */
 export const createAppStatements = (db: CallerWriteDb, appId: string, name: string, target: AppTarget) => ({
   app: db.statement(CREATE_APP, { ...targetValues(target), app_id: appId, name }),
-  ...environmentInserts(appId, (query, values) => db.statement(query, values)),
-  event: db.statement(APP_CREATED, { event_id: uuidv7(), app_id: appId }),
+  ...environmentInserts(appId, db.bucket, (query, values) => db.statement(query, values)),
+  event: db.statement(APP_CREATED, { event_id: newId(db.bucket), app_id: appId }),
 });
 
 /** The key's project, as a create's target: no id given. */
@@ -127,7 +138,7 @@ export async function createAppAsCaller(
   target: AppTarget,
   claim: IdempotencyClaim | null = null,
 ): Promise<CreateOutcome> {
-  const appId = uuidv7();
+  const appId = newId(db.bucket);
   const batch = await batchClaimed(db, claim, appId, createAppStatements(db, appId, name, target));
   if ("reused" in batch) return { outcome: "key_reused" };
   if ("replayOf" in batch) return { outcome: "created", appId: batch.replayOf, replayed: true };
@@ -243,7 +254,7 @@ export async function renameApp(db: CallerWriteDb, appId: string, name: string):
 /** The statements of `renameApp`: `role`, its event, and `renamed` (RETURNING the id when the caller may rename). */
 export const renameStatements = (db: CallerWriteDb, appId: string, name: string) => ({
   role: db.statement(APP_ROLE, { app_id: appId }),
-  event: db.statement(APP_RENAMED, { app_id: appId, name, event_id: uuidv7() }),
+  event: db.statement(APP_RENAMED, { app_id: appId, name, event_id: newId(db.bucket) }),
   renamed: db.statement(RENAME_APP, { app_id: appId, name }),
 });
 
@@ -266,7 +277,7 @@ const DELETE_APP = sql(
 export async function deleteApp(db: CallerWriteDb, appId: string): Promise<WriteOutcome> {
   const { role, deleted } = await db.batch({
     role: db.statement(APP_ROLE, { app_id: appId }),
-    event: db.statement(APP_DELETED, { app_id: appId, event_id: uuidv7() }),
+    event: db.statement(APP_DELETED, { app_id: appId, event_id: newId(db.bucket) }),
     deleted: db.statement(DELETE_APP, { app_id: appId }),
   });
   return writeOutcome(role, deleted);

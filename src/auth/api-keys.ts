@@ -1,8 +1,8 @@
+import { newKeyPrefix } from "../db/buckets";
 import { sha256OfText, toHex } from "../http/digest";
 
 /** API keys look like `<prefix>.<secret>`: 8 letters/digits, a dot, 64 lowercase hex digits. */
 const KEY_PATTERN = /^([A-Za-z0-9]{8})\.[0-9a-f]{64}$/;
-const PREFIX_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 export interface ParsedApiKey {
   key: string;
@@ -26,20 +26,11 @@ export function parseAuthorization(header: string | undefined): ParsedApiKey | n
 /** SHA-256 of the whole key, hex: the only form in which a key is stored. */
 export const hashApiKey = (key: string): Promise<string> => sha256OfText(key);
 
-export function generateApiKey(): ParsedApiKey {
-  // 62 does not divide 256, so reject the top bytes to keep every prefix character equally likely.
-  const prefix: string[] = [];
-  while (prefix.length < 8) {
-    for (const byte of crypto.getRandomValues(new Uint8Array(16))) {
-      if (byte < 248 && prefix.length < 8) prefix.push(PREFIX_ALPHABET[byte % 62]);
-    }
-  }
-  const secret = toHex(crypto.getRandomValues(new Uint8Array(32)));
-  const key = `${prefix.join("")}.${secret}`;
-  return { key, prefix: prefix.join("") };
+/** A new key of a project whose organization is in `bucket`: its prefix carries the bucket (src/db/buckets.ts). */
+export function generateApiKey(bucket: number): ParsedApiKey {
+  const prefix = newKeyPrefix(bucket);
+  return { key: `${prefix}.${toHex(crypto.getRandomValues(new Uint8Array(32)))}`, prefix };
 }
 
-/** An invitation token: 256 random bits as hex. Only its SHA-256 is stored. */
-export const generateInvitationToken = () => toHex(crypto.getRandomValues(new Uint8Array(32)));
-
+/** An invitation token's SHA-256, the only form in which it is stored (tokens: src/db/buckets.ts's newInvitationToken). */
 export const hashInvitationToken = (token: string): Promise<string> => sha256OfText(token);

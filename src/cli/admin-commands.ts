@@ -13,13 +13,17 @@ import {
   createApiKeyAsOperator,
   createOrganization,
   createUser,
+  findOrganizationBucket,
   findProjectForUser,
   findUserByEmail,
-  organizationExists,
+  newAccountIds,
+  newOrganizationIds,
+  type OrganizationRef,
   removeOrganizationMember,
   revokeApiKeyAsOperator,
   type User,
 } from "../db/accounts";
+import { LEGACY_BUCKET, newOrganizationBucket } from "../db/buckets";
 import { type CallerWriteDb, operatorDb } from "../db/caller";
 import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
@@ -27,7 +31,7 @@ import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLE
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
 import { addConfig, commitConfig, type Ref } from "../variants/configs.sql.ts";
 import { deployConfig } from "../variants/deployments.sql.ts";
-import { type OpenDatabase, openDatabase, retryWhenBusy, type Target } from "./database";
+import { configuredBucketedSince, type OpenDatabase, openDatabase, retryWhenBusy, type Target } from "./database";
 import { runCommand, type Streams, UsageError } from "./run-cli";
 
 const USAGE = `Usage: npm run --silent admin -- <command> [options] [--persist-to DIR | --remote]
@@ -93,16 +97,20 @@ async function userByEmail(db: D1Database, email: string): Promise<User> {
   return user;
 }
 
-/** The operator acting as the user named by --email, or else as the app's creator; checks the app exists. */
+/**
+ * The operator acting as the user named by --email, or else as the app's creator, minting ids in the app's bucket;
+ * checks the app exists.
+ */
 async function operatorOnApp(
   db: D1Database,
   appId: string,
   email: string | undefined,
 ): Promise<{ caller: CallerWriteDb; as: string }> {
   const creator = await findAppCreator(db, appId);
-  if (!creator) throw new UsageError(`no app with id ${appId}`);
+  const bucket = await findOrganizationBucket(db, { appId });
+  if (!creator || bucket === null) throw new UsageError(`no app with id ${appId}`);
   const user = email ? await userByEmail(db, email) : creator;
-  return { caller: operatorDb(db, user.id), as: user.email };
+  return { caller: operatorDb(db, user.id, bucket), as: user.email };
 }
 
 /** "an owner, workspace_admin or editor" */
@@ -134,11 +142,12 @@ function roleOption(options: Options): Role {
 }
 
 /** The organization named by --org (which must exist) and the user named by --email. */
-async function organizationAndUser(db: D1Database, options: Options): Promise<{ organizationId: string; user: User }> {
+async function organizationAndUser(db: D1Database, options: Options): Promise<{ organization: OrganizationRef; user: User }> {
   const organizationId = required(options, "org");
   const user = await userByEmail(db, required(options, "email"));
-  if (!(await organizationExists(db, organizationId))) throw new UsageError(`no organization with id ${organizationId}`);
-  return { organizationId, user };
+  const bucket = await findOrganizationBucket(db, { organizationId });
+  if (bucket === null) throw new UsageError(`no organization with id ${organizationId}`);
+  return { organization: { id: organizationId, bucket }, user };
 }
 
 /**
@@ -178,7 +187,13 @@ const COMMANDS: Record<string, Command> = {
     if (!USERNAME.test(username)) throw new UsageError("--username must be 1-64 letters, digits, dots, dashes or underscores");
     if (await findUserByEmail(db, email)) throw new UsageError(`a user with email ${email} already exists`);
     try {
-      const ids = await createUser(db, { email, username });
+      // The personal organization at random among all buckets: one database holds them all until shards
+      // (docs/SHARDING.md milestone 3) restrict it to the buckets of open shards.
+      const ids = await createUser(
+        db,
+        { email, username },
+        newAccountIds(newOrganizationBucket(await configuredBucketedSince())),
+      );
       return {
         user_id: ids.userId,
         username,
@@ -196,34 +211,40 @@ const COMMANDS: Record<string, Command> = {
   async "org create"(db, options) {
     const name = required(options, "name");
     const owner = await userByEmail(db, required(options, "owner"));
-    const ids = await createOrganization(db, name, owner.id);
+    // At random, as user create.
+    const ids = await createOrganization(
+      db,
+      name,
+      owner.id,
+      newOrganizationIds(newOrganizationBucket(await configuredBucketedSince())),
+    );
     return { organization_id: ids.organizationId, workspace_id: ids.workspaceId, project_id: ids.projectId };
   },
 
   async "org add-member"(db, options) {
     const role = roleOption(options);
-    const { organizationId, user } = await organizationAndUser(db, options);
-    const change = addOrganizationMember(db, organizationId, user.id, role);
-    await keepingAnOwner(change, `make ${user.email} ${role} in organization ${organizationId}`);
-    return { organization_id: organizationId, user_id: user.id, role };
+    const { organization, user } = await organizationAndUser(db, options);
+    const change = addOrganizationMember(db, organization, user.id, role);
+    await keepingAnOwner(change, `make ${user.email} ${role} in organization ${organization.id}`);
+    return { organization_id: organization.id, user_id: user.id, role };
   },
 
   async "org set-role"(db, options) {
     const role = roleOption(options);
-    const { organizationId, user } = await organizationAndUser(db, options);
-    const change = changeMemberRole(db, organizationId, user.id, role);
-    const changed = await keepingAnOwner(change, `make ${user.email} ${role} in organization ${organizationId}`);
+    const { organization, user } = await organizationAndUser(db, options);
+    const change = changeMemberRole(db, organization, user.id, role);
+    const changed = await keepingAnOwner(change, `make ${user.email} ${role} in organization ${organization.id}`);
     if (!changed)
-      throw new UsageError(`${user.email} is not a member of organization ${organizationId}: add them with org add-member`);
-    return { organization_id: organizationId, user_id: user.id, role };
+      throw new UsageError(`${user.email} is not a member of organization ${organization.id}: add them with org add-member`);
+    return { organization_id: organization.id, user_id: user.id, role };
   },
 
   async "org remove-member"(db, options) {
-    const { organizationId, user } = await organizationAndUser(db, options);
-    const removal = removeOrganizationMember(db, organizationId, user.id);
-    const removed = await keepingAnOwner(removal, `remove ${user.email} from organization ${organizationId}`);
-    if (!removed) throw new UsageError(`${user.email} is not a member of organization ${organizationId}`);
-    return { organization_id: organizationId, user_id: user.id, revoked_keys: removed.revokedKeys };
+    const { organization, user } = await organizationAndUser(db, options);
+    const removal = removeOrganizationMember(db, organization, user.id);
+    const removed = await keepingAnOwner(removal, `remove ${user.email} from organization ${organization.id}`);
+    if (!removed) throw new UsageError(`${user.email} is not a member of organization ${organization.id}`);
+    return { organization_id: organization.id, user_id: user.id, revoked_keys: removed.revokedKeys };
   },
 
   async "key create"(db, options) {
@@ -240,14 +261,17 @@ const COMMANDS: Record<string, Command> = {
       );
     }
     const expiresAt = days ? new Date(Date.now() + Number(days) * 86_400_000).toISOString() : null;
-    const { key, prefix } = generateApiKey();
+    const bucket = await findOrganizationBucket(db, { projectId });
+    const { key, prefix } = generateApiKey(bucket ?? LEGACY_BUCKET);
     await createApiKeyAsOperator(db, { prefix, keyHash: await hashApiKey(key), userId: user.id, projectId, expiresAt });
     return { key, prefix, user_id: user.id, project_id: projectId, expires_at: expiresAt };
   },
 
   async "key revoke"(db, options) {
     const prefix = required(options, "prefix");
-    const revoked = await revokeApiKeyAsOperator(db, prefix);
+    // No key, no bucket: nothing is written then.
+    const bucket = await findOrganizationBucket(db, { keyPrefix: prefix });
+    const revoked = await revokeApiKeyAsOperator(db, prefix, bucket ?? LEGACY_BUCKET);
     if (!revoked) throw new UsageError(`no key with prefix ${prefix}`);
     return revoked;
   },

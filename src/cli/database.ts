@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { bucketedSince } from "../db/buckets";
 import { UsageError } from "./run-cli";
 
 // Keep wrangler's own chatter off stdout, which belongs to the command's JSON.
@@ -23,6 +24,12 @@ export interface Target {
 export interface OpenDatabase {
   db: D1Database;
   close(): Promise<void>;
+}
+
+/** BUCKETED_SINCE as wrangler.toml declares it, in ms (src/db/buckets.ts): the CLI places organizations by it, as the Worker does. */
+export async function configuredBucketedSince(): Promise<number> {
+  const { unstable_readConfig } = await import("wrangler");
+  return bucketedSince(unstable_readConfig({ config: CONFIG_PATH }).vars as { BUCKETED_SINCE?: string });
 }
 
 /** getPlatformProxy reaches the deployed database for bindings marked remote: a temporary config marks ours. */

@@ -7,6 +7,7 @@ import { createApp, findAppCreator } from "../apps/apps.sql.ts";
 import { readEnvironmentRevisions } from "../apps/environments.sql.ts";
 import { hashApiKey, parseApiKey } from "../auth/api-keys";
 import { createApiKey, createUser, findApiKeyOwner, findUserByEmail } from "../db/accounts";
+import { LEGACY_BUCKET } from "../db/buckets";
 import { operatorDb } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
 import { addConfig, commitConfig, fetchConfig } from "../variants/configs.sql.ts";
@@ -14,7 +15,8 @@ import { deployConfig } from "../variants/deployments.sql.ts";
 import { openDatabase, retryWhenBusy } from "./database";
 import { runCli, UsageError } from "./run-cli";
 
-// Local-only demo values, documented in the README. Never use them anywhere else.
+// Local-only demo values, documented in the README. Never use them anywhere else. The ids' time is 0: older than any
+// BUCKETED_SINCE, they are legacy ids, and the demo organization is in the legacy bucket (as is the `localdev` prefix).
 const DEMO = {
   email: "demo@example.com",
   username: "demo",
@@ -55,7 +57,7 @@ async function ensureDemoUser(db: D1Database): Promise<boolean> {
   }
   const { email, username, userId, organizationId, workspaceId, projectId } = DEMO;
   try {
-    await createUser(db, { email, username }, { userId, organizationId, workspaceId, projectId });
+    await createUser(db, { email, username }, { bucket: LEGACY_BUCKET, userId, organizationId, workspaceId, projectId });
   } catch (error) {
     if (isUniqueViolation(error, "users") || isUniqueViolation(error, "organizations")) throw new UsageError(CONFLICT);
     throw error;
@@ -92,7 +94,8 @@ async function ensureDemoApp(db: D1Database): Promise<string[]> {
   const demo = operatorDb(db, DEMO.userId);
   const application = { id: DEMO.appId, slug: null, version: null };
   if (!(await findAppCreator(db, DEMO.appId))) {
-    await createApp(db, { projectId: DEMO.projectId, name: DEMO.appName, createdBy: DEMO.userId }, DEMO.appId);
+    const app = { projectId: DEMO.projectId, name: DEMO.appName, createdBy: DEMO.userId };
+    await createApp(db, app, LEGACY_BUCKET, DEMO.appId);
     done.push("app");
   }
   for (const [name, params] of DEMO_CONFIGS) {

@@ -142,7 +142,7 @@ export const registryRoutes = [
     async (c) => {
       const { base_id, config_name, overwrite } = c.req.valid("json");
       const save = { appId: base_id, configName: config_name, params: parametersAsSent(await c.req.text()), overwrite };
-      const saved = await writeAs(c, (db) => saveConfig(db, save, c.var.claim));
+      const saved = await writeAs(c, [save.appId], (db) => saveConfig(db, save, c.var.claim));
       settleClaim(c, saved);
       if (saved.outcome === "not_found") throw appNotFound();
       if (saved.outcome === "forbidden") throw forbidden();

@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from "uuid";
+import { newId } from "../db/buckets";
 import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
@@ -25,7 +25,7 @@ export async function saveConfig(
   save: { appId: string; configName: string; params: Record<string, unknown>; overwrite: boolean },
   claim: IdempotencyClaim | null = null,
 ): Promise<SaveOutcome> {
-  const [variantId, revisionId] = [uuidv7(), uuidv7()];
+  const [variantId, revisionId] = [newId(db.bucket), newId(db.bucket)];
   const values = refValues({
     application: { slug: null, version: null, id: save.appId },
     variant: { slug: save.configName, version: null, id: null },
@@ -48,7 +48,7 @@ export async function saveConfig(
         variant: { slug: null, version: null, id: revisionId },
         environment: { slug: "production", version: null, id: null },
       },
-      newDeploymentIds(),
+      newDeploymentIds(db.bucket),
       { laterRevisionsOnly: true },
     ),
   });

@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from "uuid";
+import { bucketOfPrefix, LEGACY_BUCKET, newId } from "./buckets";
 import type { Queryable } from "./d1";
 import { INSERT_EVENT } from "./event-writes";
 import type { Role } from "./roles";
@@ -30,16 +30,30 @@ export function findUserByEmail(db: Queryable, email: string): Promise<User | nu
 
 const USER_BY_EMAIL = sql("SELECT id, username, email FROM users WHERE email = :email");
 
+/** An organization's bucket (docs/SHARDING.md §2), which its ids carry, and the ids of its default workspace and project. */
 export interface OrganizationIds {
+  bucket: number;
   organizationId: string;
   workspaceId: string;
   projectId: string;
 }
 
-const newOrganizationIds = (): OrganizationIds => ({ organizationId: uuidv7(), workspaceId: uuidv7(), projectId: uuidv7() });
+/** The ids of a new organization placed in `bucket`. */
+export const newOrganizationIds = (bucket: number): OrganizationIds => ({
+  bucket,
+  organizationId: newId(bucket),
+  workspaceId: newId(bucket),
+  projectId: newId(bucket),
+});
+
+/** The ids of a new user and of their personal organization, both in `bucket` (a user's id carries their first organization's). */
+export const newAccountIds = (bucket: number): OrganizationIds & { userId: string } => ({
+  userId: newId(bucket),
+  ...newOrganizationIds(bucket),
+});
 
 const INSERT_ORGANIZATION = sql(
-  "INSERT INTO organizations (id, name, is_personal) VALUES (:organization_id, :name, :is_personal)",
+  "INSERT INTO organizations (id, name, is_personal, bucket) VALUES (:organization_id, :name, :is_personal, :bucket)",
 );
 const INSERT_OWNER = sql(
   "INSERT INTO organization_members (organization_id, user_id, role) VALUES (:organization_id, :owner_id, 'owner')",
@@ -61,6 +75,7 @@ function organizationStatements(db: Queryable, name: string, ownerId: string, is
     name,
     owner_id: ownerId,
     is_personal: isPersonal ? 1 : 0,
+    bucket: ids.bucket,
   };
   return {
     organization: INSERT_ORGANIZATION.bind(db, values),
@@ -70,11 +85,14 @@ function organizationStatements(db: Queryable, name: string, ownerId: string, is
   };
 }
 
-/** A user and their personal organization, workspace and default project, in one batch. */
+/**
+ * A user and their personal organization, workspace and default project, in one batch. `ids` places them: the CLI
+ * in a bucket at random; by default in the legacy bucket, where the test fixtures' accounts are.
+ */
 export async function createUser(
   db: Queryable,
   user: { email: string; username: string },
-  ids: OrganizationIds & { userId: string } = { userId: uuidv7(), ...newOrganizationIds() },
+  ids: OrganizationIds & { userId: string } = newAccountIds(LEGACY_BUCKET),
 ): Promise<OrganizationIds & { userId: string }> {
   await batch(db, {
     user: INSERT_USER.bind(db, { user_id: ids.userId, username: user.username, email: user.email }),
@@ -83,21 +101,46 @@ export async function createUser(
   return ids;
 }
 
+/** An organization owned by `ownerId`, placed by `ids` (by default in the legacy bucket, as `createUser`). */
 export async function createOrganization(
   db: Queryable,
   name: string,
   ownerId: string,
-  ids: OrganizationIds = newOrganizationIds(),
+  ids: OrganizationIds = newOrganizationIds(LEGACY_BUCKET),
 ): Promise<OrganizationIds> {
   await batch(db, organizationStatements(db, name, ownerId, false, ids));
   return ids;
 }
 
-export async function organizationExists(db: Queryable, organizationId: string): Promise<boolean> {
-  return (await ORGANIZATION_EXISTS.bind(db, { organization_id: organizationId }).first()) !== null;
+/**
+ * The bucket of an organization, named by its id or by one of its project's, app's or key's (one given); null when
+ * there is none. For the CLI, whose writes mint ids in it.
+ */
+export async function findOrganizationBucket(
+  db: Queryable,
+  of: { organizationId?: string; projectId?: string; appId?: string; keyPrefix?: string },
+): Promise<number | null> {
+  const values = {
+    organization_id: of.organizationId ?? null,
+    project_id: of.projectId ?? null,
+    app_id: of.appId ?? null,
+    prefix: of.keyPrefix ?? null,
+  };
+  return (await ORGANIZATION_BUCKET.bind(db, values).first<{ bucket: number }>())?.bucket ?? null;
 }
 
-const ORGANIZATION_EXISTS = sql("SELECT 1 FROM organizations WHERE id = :organization_id");
+const ORGANIZATION_BUCKET = sql<{ bucket: number }>(
+  `SELECT bucket FROM organizations WHERE id = COALESCE(:organization_id, (
+     SELECT w.organization_id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
+      WHERE p.id = COALESCE(:project_id, (SELECT project_id FROM apps WHERE id = :app_id),
+                            (SELECT project_id FROM api_keys WHERE prefix = :prefix))))`,
+);
+
+/** An organization an operator's change names: its id, and its bucket (`findOrganizationBucket`), which the change's event id carries. */
+export interface OrganizationRef {
+  id: string;
+  bucket: number;
+}
 
 const UPSERT_MEMBER = sql(
   `INSERT INTO organization_members (organization_id, user_id, role) VALUES (:organization_id, :user_id, :role)
@@ -117,10 +160,15 @@ export async function setOrganizationMember(db: Queryable, organizationId: strin
  * with `previous_role`): the change and its event in one batch. The same role again changes nothing, and records
  * nothing. Demoting the last owner fails with D1's error (`isLastOwnerViolation`), changing and recording nothing.
  */
-export async function addOrganizationMember(db: Queryable, organizationId: string, userId: string, role: Role): Promise<void> {
-  const values = { organization_id: organizationId, user_id: userId, role };
+export async function addOrganizationMember(
+  db: Queryable,
+  organization: OrganizationRef,
+  userId: string,
+  role: Role,
+): Promise<void> {
+  const values = { organization_id: organization.id, user_id: userId, role };
   await batch(db, {
-    event: MEMBER_ADDED.bind(db, { ...values, event_id: uuidv7() }),
+    event: MEMBER_ADDED.bind(db, { ...values, event_id: newId(organization.bucket) }),
     member: UPSERT_MEMBER.bind(db, values),
   });
 }
@@ -185,8 +233,11 @@ const insertApiKey = (db: Queryable, key: NewApiKey, id: string) =>
     expires_at: key.expiresAt,
   });
 
-/** The key; writes no event: for setting up data (test fixtures, the demo seed). The admin CLI uses `createApiKeyAsOperator`. */
-export async function createApiKey(db: Queryable, key: NewApiKey, id: string = uuidv7()): Promise<void> {
+/**
+ * The key (its id in its prefix's bucket, which is its project's: generateApiKey); writes no event: for setting up data
+ * (test fixtures, the demo seed). The admin CLI uses `createApiKeyAsOperator`.
+ */
+export async function createApiKey(db: Queryable, key: NewApiKey, id = newId(bucketOfPrefix(key.prefix))): Promise<void> {
   await insertApiKey(db, key, id).run();
 }
 
@@ -195,11 +246,13 @@ const KEY_EVENT_COLUMNS = `w.organization_id, w.id, p.id, NULL, ${OPERATOR_ACTOR
   json_object('prefix', k.prefix, 'user_id', k.user_id, 'project_id', k.project_id)
   FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id`;
 
-/** The key and its `api_key.created` event, in one batch. */
-export async function createApiKeyAsOperator(db: Queryable, key: NewApiKey, id: string = uuidv7()): Promise<void> {
+/** The key and its `api_key.created` event, in one batch: their ids in the bucket its prefix carries (generateApiKey). */
+export async function createApiKeyAsOperator(db: Queryable, key: NewApiKey): Promise<void> {
+  const bucket = bucketOfPrefix(key.prefix);
+  const id = newId(bucket);
   await batch(db, {
     key: insertApiKey(db, key, id),
-    event: KEY_CREATED.bind(db, { key_id: id, event_id: uuidv7() }),
+    event: KEY_CREATED.bind(db, { key_id: id, event_id: newId(bucket) }),
   });
 }
 
@@ -230,9 +283,10 @@ export function revokeApiKey(db: Queryable, prefix: string): Promise<{ prefix: s
 export async function revokeApiKeyAsOperator(
   db: Queryable,
   prefix: string,
+  bucket: number,
 ): Promise<{ prefix: string; revoked_at: string } | null> {
   const { revoked } = await batch(db, {
-    event: KEY_DELETED.bind(db, { prefix, event_id: uuidv7() }),
+    event: KEY_DELETED.bind(db, { prefix, event_id: newId(bucket) }),
     revoked: REVOKE_KEY.bind(db, { prefix }),
   });
   return revoked.results[0] ?? null;
@@ -289,10 +343,15 @@ const REMOVE_MEMBER = sql(
  * changes nothing, and records nothing); false when the user is no member of the organization. Demoting the last
  * owner fails with D1's error (`isLastOwnerViolation`), changing and recording nothing.
  */
-export async function changeMemberRole(db: Queryable, organizationId: string, userId: string, role: Role): Promise<boolean> {
-  const values = { organization_id: organizationId, user_id: userId, role };
+export async function changeMemberRole(
+  db: Queryable,
+  organization: OrganizationRef,
+  userId: string,
+  role: Role,
+): Promise<boolean> {
+  const values = { organization_id: organization.id, user_id: userId, role };
   const { changed } = await batch(db, {
-    event: ROLE_CHANGED.bind(db, { ...values, event_id: uuidv7() }),
+    event: ROLE_CHANGED.bind(db, { ...values, event_id: newId(organization.bucket) }),
     changed: CHANGE_ROLE.bind(db, values),
   });
   return changed.results.length > 0;
@@ -307,12 +366,12 @@ export async function changeMemberRole(db: Queryable, organizationId: string, us
  */
 export async function removeOrganizationMember(
   db: Queryable,
-  organizationId: string,
+  organization: OrganizationRef,
   userId: string,
 ): Promise<{ revokedKeys: string[] } | null> {
-  const values = { organization_id: organizationId, user_id: userId };
+  const values = { organization_id: organization.id, user_id: userId };
   const { revoked, removed } = await batch(db, {
-    event: MEMBER_REMOVED.bind(db, { ...values, event_id: uuidv7() }),
+    event: MEMBER_REMOVED.bind(db, { ...values, event_id: newId(organization.bucket) }),
     revoked: REVOKE_MEMBER_KEYS.bind(db, values),
     removed: REMOVE_MEMBER.bind(db, values),
   });

@@ -1,3 +1,4 @@
+import { type BucketRef, CALLER_KEY, LEGACY_BUCKET } from "./buckets";
 import type { Queryable } from "./d1";
 import { type Role, WRITER_ROLES } from "./roles";
 import { named, type Results, type Sql, type Statement, type Statements, sql, type Values } from "./sql";
@@ -119,12 +120,14 @@ export class CallerDb {
 
 /**
  * A `CallerDb` for writes: what a batch committed for webhooks (the `event_to_deliver` its event statements
- * return, EVENT_HANDOFF) goes to `handOff` as soon as the batch returns; reads never look for it.
+ * return, EVENT_HANDOFF) goes to `handOff` as soon as the batch returns; reads never look for it. `bucket`: that of
+ * the organization the write's rows belong to, which every id it mints carries (src/db/buckets.ts's newId).
  */
 export class CallerWriteDb extends CallerDb {
   constructor(
     db: Queryable,
     caller: Caller,
+    readonly bucket: number,
     private readonly handOff: (events: string[]) => void,
     found?: (key: LiveKey | null | undefined) => void,
   ) {
@@ -173,8 +176,8 @@ export class RequestCaller {
     return new CallerDb(db, this.caller, this.found);
   }
 
-  writer(db: Queryable, handOff: (events: string[]) => void): CallerWriteDb {
-    return new CallerWriteDb(db, this.caller, handOff, this.found);
+  writer(db: Queryable, bucket: number, handOff: (events: string[]) => void): CallerWriteDb {
+    return new CallerWriteDb(db, this.caller, bucket, handOff, this.found);
   }
 
   /** Whether a batch has checked the key (nobody has no key to check). */
@@ -224,6 +227,24 @@ export const APP_BY_REF_CTE = `app AS (${MEMBER_APPS}
       (SELECT app_id FROM app_variants WHERE id = :variant_id)) END
     AND (:app_name IS NULL OR a.name = :app_name))`;
 
+/**
+ * What APP_BY_REF_CTE resolves the app by, in its order (`BucketRef`s, for the request's bucket): the app id; else its
+ * name, in the key's project; else the variant revision, the environment revision, the variant.
+ */
+export const appRefOrder = (values: {
+  app_id: string | null;
+  app_name: string | null;
+  variant_revision_id: string | null;
+  environment_revision_id: string | null;
+  variant_id: string | null;
+}): BucketRef[] => [
+  values.app_id,
+  values.app_name === null ? null : CALLER_KEY,
+  values.variant_revision_id,
+  values.environment_revision_id,
+  values.variant_id,
+];
+
 /** What a write found: done, nothing the caller can see, or something the caller may only read. */
 export type WriteOutcome = "done" | "not_found" | "forbidden";
 
@@ -242,7 +263,9 @@ export function writeOutcome(role: D1Result<unknown>, written: D1Result<unknown>
 }
 
 /**
- * An operator's handle (the admin CLI) acting as `userId`: the events its writes commit are left to the delivery
- * sweep, which queues what stays pending (the CLI has no queue binding).
+ * An operator's handle (the admin CLI) acting as `userId` on rows of an organization in `bucket` (by default the
+ * legacy one, the seed's and the test fixtures'): the events its writes commit are left to the delivery sweep, which
+ * queues what stays pending (the CLI has no queue binding).
  */
-export const operatorDb = (db: Queryable, userId: string) => new CallerWriteDb(db, Caller.operatorAs(userId), () => {});
+export const operatorDb = (db: Queryable, userId: string, bucket = LEGACY_BUCKET) =>
+  new CallerWriteDb(db, Caller.operatorAs(userId), bucket, () => {});

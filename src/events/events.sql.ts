@@ -1,5 +1,5 @@
-import { v7 as uuidv7 } from "uuid";
-import { CALLER_CTE, type CallerDb } from "../db/caller";
+import { newId } from "../db/buckets";
+import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { ADMIN_ROLES_SQL, type AdminRefusal, adminRefusal } from "../db/roles";
 import { sql } from "../db/sql";
@@ -20,8 +20,8 @@ export const REVISION_DATA = `'app_id', a.id, 'app_name', a.name, 'config_name',
  * variant made without a revision (today's SDK, POST /applications/variants/) had its `config.added` then: its
  * revision 1 is committed. To place after the revision's insert.
  */
-export const revisionEvent = (db: CallerDb, revisionId: string, newVariantId: string | null) =>
-  db.statement(REVISION_EVENT, { event_id: uuidv7(), revision_id: revisionId, new_variant_id: newVariantId });
+export const revisionEvent = (db: CallerWriteDb, revisionId: string, newVariantId: string | null) =>
+  db.statement(REVISION_EVENT, { event_id: newId(db.bucket), revision_id: revisionId, new_variant_id: newVariantId });
 
 const REVISION_EVENT = sql(
   `WITH ${CALLER_CTE} ${INSERT_EVENT}
@@ -41,8 +41,12 @@ const DEPLOYED = `SELECT json_object('config_name', COALESCE(v.removed_name, v.n
  * `revertedTo` (the environment revision whose deployment was made again) `environment.reverted`; what the
  * environment ran before (`previous`, null at first) and runs now (`current`). To place after the revision's insert.
  */
-export const deploymentEvent = (db: CallerDb, environmentRevisionId: string, revertedTo: string | null) =>
-  db.statement(DEPLOYMENT_EVENT, { event_id: uuidv7(), environment_revision_id: environmentRevisionId, reverted_to: revertedTo });
+export const deploymentEvent = (db: CallerWriteDb, environmentRevisionId: string, revertedTo: string | null) =>
+  db.statement(DEPLOYMENT_EVENT, {
+    event_id: newId(db.bucket),
+    environment_revision_id: environmentRevisionId,
+    reverted_to: revertedTo,
+  });
 
 const DEPLOYMENT_EVENT = sql(
   `WITH ${CALLER_CTE} ${INSERT_EVENT}

@@ -1,8 +1,10 @@
 import type { Context } from "hono";
+import type { BucketRef } from "../db/buckets";
 import type { CallerDb, CallerWriteDb, RequestCaller } from "../db/caller";
 import { type Queryable, retryReadOnce } from "../db/d1";
 import { type ShardName, shardNamed, shardNameOf, shardOf } from "../db/pool";
 import { handOff } from "../webhooks/hand-off";
+import { requestBucket } from "./request-bucket";
 
 /** D1 read-replication bookmark: sent back by clients so that they read their own writes. */
 export const BOOKMARK_HEADER = "x-d1-bookmark";
@@ -54,10 +56,11 @@ export const readAs = <E extends CallerEnv, T>(c: Context<E>, read: (db: CallerD
   });
 
 /**
- * A write as the request's caller, on the primary; never retried (it may have been applied). The events each of its
- * batches commits for webhooks go to the delivery queue after the answer.
+ * A write as the request's caller, on the primary; never retried (it may have been applied). `placedBy`: what the
+ * request names, in the order its SQL resolves them (`requestBucket`): the ids it mints carry that bucket. The events
+ * each of its batches commits for webhooks go to the delivery queue after the answer.
  */
-export const writeAs = <E extends CallerEnv, T>(c: Context<E>, write: (db: CallerWriteDb) => Promise<T>) =>
+export const writeAs = <E extends CallerEnv, T>(c: Context<E>, placedBy: BucketRef[], write: (db: CallerWriteDb) => Promise<T>) =>
   inSession(c, "first-primary", (session, shard) =>
-    write(c.get("caller").writer(session, (events: string[]) => handOff(c, { shard, events }))),
+    write(c.get("caller").writer(session, requestBucket(c, placedBy), (events: string[]) => handOff(c, { shard, events }))),
   );

@@ -3,6 +3,7 @@ import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import { readAs, writeAs } from "../http/d1-session";
 import { apiKeyNotFound, forbidden, userNotFound, workspaceNotFound } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
+import { requestBucket } from "../http/request-bucket";
 import { type Components, route } from "../http/route";
 import { ApiKeyListItem, CreateKeyQuery, DeletedApiKey, KeyPrefixParams, NewApiKey, Profile, ProfileQuery } from "./keys.schemas";
 import { createApiKeyAsCaller, deleteApiKeyAsCaller, isLiveKeyOfCaller, listApiKeys } from "./keys.sql.ts";
@@ -86,10 +87,12 @@ export const keysRoutes = [
     },
     async (c) => {
       const { workspace_id, read_only, expiration_date } = c.req.valid("query");
-      const { key, prefix } = generateApiKey();
+      // The key's project is the workspace's default one: the prefix carries the workspace's bucket.
+      const bucket = requestBucket(c, [workspace_id]);
+      const { key, prefix } = generateApiKey(bucket);
       const request = { workspaceId: workspace_id, readOnly: read_only, expiresAt: expiration_date ?? null };
       const keyHash = await hashApiKey(key);
-      const outcome = await writeAs(c, (db) => createApiKeyAsCaller(db, { ...request, prefix, keyHash }));
+      const outcome = await writeAs(c, [{ bucket }], (db) => createApiKeyAsCaller(db, { ...request, prefix, keyHash }));
       if (outcome === "forbidden") throw forbidden();
       if (outcome === "not_found") throw workspaceNotFound();
       return c.json(key, 200);
@@ -121,7 +124,8 @@ export const keysRoutes = [
       },
     },
     async (c) => {
-      const deleted = await writeAs(c, (db) => deleteApiKeyAsCaller(db, c.req.valid("param").key_prefix));
+      const { key_prefix } = c.req.valid("param");
+      const deleted = await writeAs(c, [{ prefix: key_prefix }], (db) => deleteApiKeyAsCaller(db, key_prefix));
       if (deleted.outcome !== "done") throw deleted.outcome === "forbidden" ? forbidden() : apiKeyNotFound();
       return c.json({ prefix: deleted.prefix, revoked_at: deleted.revokedAt }, 200);
     },

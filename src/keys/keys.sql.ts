@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from "uuid";
+import { newId } from "../db/buckets";
 import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { sql } from "../db/sql";
@@ -67,7 +67,7 @@ const KEY_CREATED = sql(
  * one round trip. A read-only key makes no keys ("forbidden"); "not_found": no such workspace among the caller's.
  */
 export async function createApiKeyAsCaller(db: CallerWriteDb, key: NewKeyRequest): Promise<"done" | "not_found" | "forbidden"> {
-  const keyId = uuidv7();
+  const keyId = newId(db.bucket);
   const { facts, made } = await db.batch({
     facts: db.statement(READ_ONLY),
     made: db.statement(CREATE_KEY, {
@@ -78,7 +78,7 @@ export async function createApiKeyAsCaller(db: CallerWriteDb, key: NewKeyRequest
       read_only: key.readOnly ? 1 : 0,
       workspace_id: key.workspaceId,
     }),
-    event: db.statement(KEY_CREATED, { event_id: uuidv7(), key_id: keyId }),
+    event: db.statement(KEY_CREATED, { event_id: newId(db.bucket), key_id: keyId }),
   });
   if (made.results.length > 0) return "done";
   return facts.results[0]?.readOnly === 1 ? "forbidden" : "not_found";
@@ -110,7 +110,7 @@ export async function deleteApiKeyAsCaller(
 ): Promise<{ outcome: "done"; prefix: string; revokedAt: string } | { outcome: "not_found" | "forbidden" }> {
   const { facts, revoked } = await db.batch({
     facts: db.statement(READ_ONLY),
-    event: db.statement(KEY_DELETED, { prefix, event_id: uuidv7() }),
+    event: db.statement(KEY_DELETED, { prefix, event_id: newId(db.bucket) }),
     revoked: db.statement(REVOKE_KEY, { prefix }),
   });
   const row = revoked.results[0];

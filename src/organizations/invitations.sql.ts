@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from "uuid";
+import { newId } from "../db/buckets";
 import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { ADMIN_ROLES_SQL, type Role } from "../db/roles";
@@ -72,7 +72,7 @@ export async function issueInvitation(
     email: target.email,
     role,
     resend: role === null ? 1 : 0,
-    invitation_id: uuidv7(),
+    invitation_id: newId(db.bucket),
     token_hash: token.hash,
     token_mailed: token.mailed ? 1 : 0,
   };
@@ -80,7 +80,7 @@ export async function issueInvitation(
     facts: db.statement(INVITE, values),
     voided: db.statement(VOID_OPEN_INVITATIONS, values),
     issued: db.statement(INSERT_INVITATION, values),
-    event: db.statement(MEMBER_INVITED, { ...values, event_id: uuidv7() }),
+    event: db.statement(MEMBER_INVITED, { ...values, event_id: newId(db.bucket) }),
   });
   const verdict = facts.results[0].verdict;
   return { verdict, invitation: verdict === "invite" ? issued.results[0] : null };
@@ -236,15 +236,15 @@ export async function acceptInvitation(
   tokenHash: string,
   firstKey: FirstKey,
 ): Promise<{ verdict: AcceptVerdict; acceptance: Acceptance | null; newUser: boolean }> {
-  const newUserId = uuidv7();
+  const newUserId = newId(db.bucket);
   const values = {
     organization_id: target.organizationId,
     workspace_id: target.workspaceId,
     token_hash: tokenHash,
     project_id: target.projectId,
-    acceptance_id: uuidv7(),
+    acceptance_id: newId(db.bucket),
     new_user_id: newUserId,
-    key_id: uuidv7(),
+    key_id: newId(db.bucket),
     prefix: firstKey.prefix,
     key_hash: firstKey.keyHash,
   };
@@ -254,8 +254,8 @@ export async function acceptInvitation(
     accepted: db.statement(MARK_ACCEPTED, values),
     membership: db.statement(INSERT_MEMBERSHIP, values),
     key: db.statement(INSERT_FIRST_KEY, values),
-    joined: db.statement(MEMBER_JOINED, { ...values, event_id: uuidv7() }),
-    keyCreated: db.statement(FIRST_KEY_CREATED, { ...values, event_id: uuidv7() }),
+    joined: db.statement(MEMBER_JOINED, { ...values, event_id: newId(db.bucket) }),
+    keyCreated: db.statement(FIRST_KEY_CREATED, { ...values, event_id: newId(db.bucket) }),
     acceptance: db.statement(ACCEPTANCE, values),
   });
   const row = acceptance.results[0] ?? null;

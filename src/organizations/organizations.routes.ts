@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type * as z from "zod";
-import { generateApiKey, generateInvitationToken, hashApiKey, hashInvitationToken } from "../auth/api-keys";
+import { generateApiKey, hashApiKey, hashInvitationToken } from "../auth/api-keys";
+import { bucketedSince, newInvitationToken, newOrganizationBucket } from "../db/buckets";
 import type { Role } from "../db/roles";
 import { readAs, writeAs } from "../http/d1-session";
 import {
@@ -23,6 +24,7 @@ import {
   workspaceNotFound,
 } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef } from "../http/openapi-parts";
+import { requestBucket } from "../http/request-bucket";
 import { type Components, type RouteEnv, route } from "../http/route";
 import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/workspaces.routes";
 import { toWorkspace, Workspace, WorkspaceMember } from "../workspaces/workspaces.schemas";
@@ -137,9 +139,11 @@ async function issue(
   role: Role | null,
 ) {
   const delivery = tokenDelivery(c.env);
-  const token = generateInvitationToken();
+  const bucket = requestBucket(c, [target.organizationId]);
+  const token = newInvitationToken(bucket);
   const tokenHash = await hashInvitationToken(token);
-  const issued = await writeAs(c, (db) => issueInvitation(db, target, role, { hash: tokenHash, mailed: delivery.mail !== null }));
+  const mailed = delivery.mail !== null;
+  const issued = await writeAs(c, [{ bucket }], (db) => issueInvitation(db, target, role, { hash: tokenHash, mailed }));
   if (!issued.invitation) throw INVITE_REFUSALS[issued.verdict as keyof typeof INVITE_REFUSALS]();
   const { organization_name, invited_by, ...invitation } = issued.invitation;
   if (delivery.mail) {
@@ -220,7 +224,10 @@ export const organizationsRoutes = [
       },
     },
     async (c) => {
-      const made = await writeAs(c, (db) => createOrganizationAsCaller(db, c.req.valid("json")));
+      // A bucket at random among all: one database holds them all until shards (docs/SHARDING.md milestone 3) restrict
+      // it to the buckets of open shards.
+      const placed = { bucket: newOrganizationBucket(bucketedSince(c.env)) };
+      const made = await writeAs(c, [placed], (db) => createOrganizationAsCaller(db, c.req.valid("json")));
       if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : ownerIsNotTheCaller();
       return c.json(made.organization, 200);
     },
@@ -317,7 +324,7 @@ export const organizationsRoutes = [
     },
     async (c) => {
       const { org_id } = c.req.valid("param");
-      const updated = await writeAs(c, (db) => updateOrganizationAsCaller(db, org_id, c.req.valid("json")));
+      const updated = await writeAs(c, [org_id], (db) => updateOrganizationAsCaller(db, org_id, c.req.valid("json")));
       if (updated.outcome !== "done") throw updated.outcome === "forbidden" ? forbidden() : organizationNotFound();
       return c.json(updated.value, 200);
     },
@@ -348,7 +355,7 @@ export const organizationsRoutes = [
     },
     async (c) => {
       const { org_id } = c.req.valid("param");
-      const made = await writeAs(c, (db) => createWorkspaceAsCaller(db, org_id, c.req.valid("json")));
+      const made = await writeAs(c, [org_id], (db) => createWorkspaceAsCaller(db, org_id, c.req.valid("json")));
       if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : organizationNotFound();
       return c.json(toWorkspace(made.value), 200);
     },
@@ -385,7 +392,7 @@ export const organizationsRoutes = [
     async (c) => {
       const { org_id, workspace_id } = c.req.valid("param");
       const fields = c.req.valid("json");
-      const updated = await writeAs(c, (db) => updateWorkspaceAsCaller(db, org_id, workspace_id, fields));
+      const updated = await writeAs(c, [org_id], (db) => updateWorkspaceAsCaller(db, org_id, workspace_id, fields));
       if (updated.outcome !== "done") throw updated.outcome === "forbidden" ? forbidden() : workspaceNotFound();
       return c.json(toWorkspace(updated.value), 200);
     },
@@ -559,9 +566,11 @@ export const organizationsRoutes = [
       const { org_id, workspace_id } = c.req.valid("param");
       const target = { organizationId: org_id, workspaceId: workspace_id, projectId: c.req.valid("query").project_id };
       const tokenHash = await hashInvitationToken(c.req.valid("json").token);
-      const { key, prefix } = generateApiKey();
+      // A new user's id and first key (for a project of the organization) carry the organization's bucket.
+      const bucket = requestBucket(c, [org_id]);
+      const { key, prefix } = generateApiKey(bucket);
       const firstKey = { prefix, keyHash: await hashApiKey(key) };
-      const accepted = await writeAs(c, (db) => acceptInvitation(db, target, tokenHash, firstKey));
+      const accepted = await writeAs(c, [{ bucket }], (db) => acceptInvitation(db, target, tokenHash, firstKey));
       if (!accepted.acceptance) throw ACCEPT_REFUSALS[accepted.verdict as keyof typeof ACCEPT_REFUSALS]();
       return c.json(accepted.newUser ? { ...accepted.acceptance, api_key: key } : accepted.acceptance, 200);
     },

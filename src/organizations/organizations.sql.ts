@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from "uuid";
+import { newId } from "../db/buckets";
 import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "../db/roles";
@@ -171,8 +171,8 @@ const OWNER_FACTS = sql<{ readOnly: number; isCaller: number }>(
 );
 const INSERT_ORGANIZATION = sql(
   `WITH ${CALLER_CTE}
-   INSERT INTO organizations (id, name, description, type)
-   SELECT :organization_id, :name, :description, :type FROM caller JOIN users u ON u.id = caller.user_id
+   INSERT INTO organizations (id, name, description, type, bucket)
+   SELECT :organization_id, :name, :description, :type, :bucket FROM caller JOIN users u ON u.id = caller.user_id
     WHERE caller.read_only = 0 AND (u.id = :owner OR u.email = :owner)`,
 );
 const MADE = "EXISTS (SELECT 1 FROM organizations WHERE id = :organization_id)";
@@ -196,21 +196,23 @@ const ORGANIZATION_CREATED = sql(
 );
 
 /**
- * A new organization owned by the caller, with its default workspace and project, in one batch with its event. `owner` (the
- * client's required field) must name the caller, by id or email: nobody makes someone else an owner.
+ * A new organization owned by the caller, with its default workspace and project, in one batch with its event, in the
+ * handle's bucket (the route places it). `owner` (the client's required field) must name the caller, by id or email:
+ * nobody makes someone else an owner.
  */
 export async function createOrganizationAsCaller(
   db: CallerWriteDb,
   fields: OrganizationFields & { name: string; owner: string },
 ): Promise<{ outcome: "done"; organization: OrganizationRow } | { outcome: "forbidden" | "not_the_caller" }> {
   const values = {
-    organization_id: uuidv7(),
-    workspace_id: uuidv7(),
-    project_id: uuidv7(),
+    organization_id: newId(db.bucket),
+    workspace_id: newId(db.bucket),
+    project_id: newId(db.bucket),
     name: fields.name,
     description: fields.description ?? "",
     type: fields.type ?? null,
     owner: fields.owner,
+    bucket: db.bucket,
   };
   const { facts, organization } = await db.batch({
     facts: db.statement(OWNER_FACTS, values),
@@ -218,7 +220,7 @@ export async function createOrganizationAsCaller(
     owner: db.statement(INSERT_OWNER, values),
     workspace: db.statement(INSERT_DEFAULT_WORKSPACE, values),
     project: db.statement(INSERT_DEFAULT_PROJECT, values),
-    event: db.statement(ORGANIZATION_CREATED, { ...values, event_id: uuidv7() }),
+    event: db.statement(ORGANIZATION_CREATED, { ...values, event_id: newId(db.bucket) }),
     organization: db.statement(ORGANIZATION, values),
   });
   const row = organization.results[0];
@@ -278,7 +280,7 @@ export async function updateOrganizationAsCaller(
   const values = { organization_id: organizationId, ...changedValues(fields) };
   const { facts, updated, organization } = await db.batch({
     facts: scopeFacts(db, organizationId, null),
-    event: db.statement(ORGANIZATION_UPDATED, { ...values, event_id: uuidv7() }),
+    event: db.statement(ORGANIZATION_UPDATED, { ...values, event_id: newId(db.bucket) }),
     updated: db.statement(UPDATE_ORGANIZATION, values),
     organization: db.statement(ORGANIZATION, values),
   });
@@ -337,11 +339,11 @@ export async function createWorkspaceAsCaller(
   organizationId: string,
   fields: OrganizationFields & { name: string },
 ): Promise<ScopedOutcome<WorkspaceDetails>> {
-  const workspaceId = uuidv7();
+  const workspaceId = newId(db.bucket);
   const values = {
     organization_id: organizationId,
     workspace_id: workspaceId,
-    project_id: uuidv7(),
+    project_id: newId(db.bucket),
     name: fields.name,
     description: fields.description ?? "",
     type: fields.type ?? null,
@@ -350,7 +352,7 @@ export async function createWorkspaceAsCaller(
     facts: scopeFacts(db, organizationId, null),
     made: db.statement(INSERT_WORKSPACE, values),
     project: db.statement(INSERT_WORKSPACE_PROJECT, values),
-    event: db.statement(WORKSPACE_CREATED, { ...values, event_id: uuidv7() }),
+    event: db.statement(WORKSPACE_CREATED, { ...values, event_id: newId(db.bucket) }),
     ...workspaceStatements(db, workspaceId),
   });
   const details = made.results.length > 0 ? toWorkspace(rest) : null;
@@ -386,7 +388,7 @@ export async function updateWorkspaceAsCaller(
   const values = { organization_id: organizationId, workspace_id: workspaceId, ...changedValues(fields) };
   const { facts, updated, ...rest } = await db.batch({
     facts: scopeFacts(db, organizationId, workspaceId),
-    event: db.statement(WORKSPACE_UPDATED, { ...values, event_id: uuidv7() }),
+    event: db.statement(WORKSPACE_UPDATED, { ...values, event_id: newId(db.bucket) }),
     updated: db.statement(UPDATE_WORKSPACE, values),
     ...workspaceStatements(db, workspaceId),
   });

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { CALLER_KEY } from "../db/buckets";
 import { isUniqueViolation } from "../db/d1";
 import { NOTHING, Nothing, SlugConflictError, slugTakenResponse } from "../http/current-api";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
@@ -99,7 +100,7 @@ const archiveRoute = (archive: boolean) =>
     },
     async (c) => {
       const { application_id } = c.req.valid("param");
-      return c.json(written(await writeAs(c, (db) => setSimpleAppArchived(db, application_id, archive))), 200);
+      return c.json(written(await writeAs(c, [application_id], (db) => setSimpleAppArchived(db, application_id, archive))), 200);
     },
   );
 
@@ -142,7 +143,7 @@ export const simpleApplicationsRoutes = [
       const { slug } = c.req.valid("json").application;
       let created: Awaited<ReturnType<typeof createSimpleApp>>;
       try {
-        created = await writeAs(c, (db) => createSimpleApp(db, slug, c.var.claim));
+        created = await writeAs(c, [CALLER_KEY], (db) => createSimpleApp(db, slug, c.var.claim));
       } catch (error) {
         if (isUniqueViolation(error, "apps")) throw await slugTakenError(c, slug, null);
         throw error;
@@ -269,7 +270,7 @@ export const simpleApplicationsRoutes = [
         ]);
       }
       try {
-        return c.json(written(await writeAs(c, (db) => renameSimpleApp(db, application_id, name))), 200);
+        return c.json(written(await writeAs(c, [application_id], (db) => renameSimpleApp(db, application_id, name))), 200);
       } catch (error) {
         if (isUniqueViolation(error, "apps")) throw await slugTakenError(c, name, application_id);
         throw error;

@@ -1,5 +1,5 @@
-import { v7 as uuidv7 } from "uuid";
 import { APP_ROLE, createAppStatements, KEY_PROJECT, renameStatements } from "../apps/apps.sql.ts";
+import { newId } from "../db/buckets";
 import { APP_BY_ID_CTE, CALLER_CTE, type CallerDb, type CallerWriteDb, type WriteOutcome, writeOutcome } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
@@ -93,7 +93,7 @@ export async function createSimpleApp(
   name: string,
   claim: IdempotencyClaim | null,
 ): Promise<SimpleCreateOutcome> {
-  const appId = uuidv7();
+  const appId = newId(db.bucket);
   const batch = await batchClaimed(db, claim, appId, {
     ...createAppStatements(db, appId, name, KEY_PROJECT),
     made: simpleApp(db, appId),
@@ -159,7 +159,7 @@ export async function setSimpleAppArchived(db: CallerWriteDb, appId: string, arc
   const values = { app_id: appId, archive: archive ? 1 : 0 };
   const { role, changed, app } = await db.batch({
     role: db.statement(APP_ROLE, values),
-    event: db.statement(ARCHIVE_EVENT, { ...values, event_id: uuidv7() }),
+    event: db.statement(ARCHIVE_EVENT, { ...values, event_id: newId(db.bucket) }),
     changed: db.statement(SET_ARCHIVED, values),
     app: simpleApp(db, appId),
   });

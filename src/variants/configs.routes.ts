@@ -25,7 +25,7 @@ import {
   toConfigOutput,
   toConfigRefs,
 } from "./configs.schemas";
-import { addConfig, type ConfigWrite, commitConfig, fetchConfig, forkConfig } from "./configs.sql.ts";
+import { addConfig, type ConfigWrite, commitConfig, configRefOrder, fetchConfig, forkConfig } from "./configs.sql.ts";
 
 // The flat commit body: CommitConfigBody unwraps `{"config": {...}}` before validating with it.
 const CommitConfig = CommitConfigBody.out;
@@ -167,7 +167,8 @@ export const configsRoutes = [
     },
     async (c) => {
       const { variant_ref, application_ref } = c.req.valid("json");
-      const write = await writeAs(c, (db) => addConfig(db, application_ref, variant_ref.slug, c.var.claim));
+      const placedBy = configRefOrder({ application: application_ref });
+      const write = await writeAs(c, placedBy, (db) => addConfig(db, application_ref, variant_ref.slug, c.var.claim));
       return c.json(madeConfig(c, write), 200);
     },
   ),
@@ -223,7 +224,7 @@ export const configsRoutes = [
       const body = c.req.valid("json");
       const refs = { application: body.application_ref, variant: body.variant_ref };
       const change = { params: paramsAsSent(await c.req.text()), url: body.url ?? null, message: body.variant_ref.message };
-      const write = await writeAs(c, (db) => commitConfig(db, refs, change, c.var.claim));
+      const write = await writeAs(c, configRefOrder(refs), (db) => commitConfig(db, refs, change, c.var.claim));
       return c.json(madeConfig(c, write), 200);
     },
   ),
@@ -250,7 +251,7 @@ export const configsRoutes = [
     },
     async (c) => {
       const refs = toConfigRefs(c.req.valid("json"));
-      const write = await writeAs(c, (db) => forkConfig(db, refs, c.var.claim));
+      const write = await writeAs(c, configRefOrder(refs), (db) => forkConfig(db, refs, c.var.claim));
       return c.json(madeConfig(c, write), 200);
     },
   ),

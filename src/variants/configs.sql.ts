@@ -1,5 +1,5 @@
-import { v7 as uuidv7 } from "uuid";
-import { APP_BY_REF_CTE, CALLER_CTE, type CallerDb, type CallerWriteDb, refusal } from "../db/caller";
+import { newId } from "../db/buckets";
+import { APP_BY_REF_CTE, appRefOrder, CALLER_CTE, type CallerDb, type CallerWriteDb, refusal } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { parseJsonExactly } from "../db/exact-json";
@@ -132,6 +132,10 @@ export function refValues(refs: ConfigRefs) {
   };
 }
 
+/** What the app of the refs is resolved by, in APP_BY_REF_CTE's order (refs not given: null): the request's bucket. */
+export const configRefOrder = (refs: Partial<ConfigRefs>) =>
+  appRefOrder(refValues({ application: null, variant: null, environment: null, ...refs }));
+
 /** The refs that name the config an environment revision deployed, reached through that revision. */
 export const environmentRevisionRefs = (environmentRevisionId: string): ConfigRefs => ({
   application: null,
@@ -256,7 +260,7 @@ export async function addConfig(
   claim: IdempotencyClaim | null = null,
   params: Record<string, unknown> = {},
 ): Promise<ConfigWrite> {
-  const [variantId, revisionId] = [uuidv7(), uuidv7()];
+  const [variantId, revisionId] = [newId(db.bucket), newId(db.bucket)];
   const app = refValues({ application, variant: null, environment: null });
   const made = { new_variant_id: variantId, new_config_name: configName, revision_id: revisionId };
   try {
@@ -329,7 +333,7 @@ export async function commitConfig(
   change: { params: Record<string, unknown>; url: string | null; message?: string | null; slug?: string | null },
   claim: IdempotencyClaim | null = null,
 ): Promise<ConfigWrite> {
-  const revisionId = uuidv7();
+  const revisionId = newId(db.bucket);
   const values = refValues({ ...refs, environment: null });
   return claimedConfigWrite(
     db,
@@ -393,7 +397,7 @@ export async function forkConfig(
   refs: ConfigRefs,
   claim: IdempotencyClaim | null = null,
 ): Promise<ConfigWrite> {
-  const [variantId, revisionId] = [uuidv7(), uuidv7()];
+  const [variantId, revisionId] = [newId(db.bucket), newId(db.bucket)];
   const values = { ...refValues(refs), new_variant_id: variantId, revision_id: revisionId };
   return claimedConfigWrite(
     db,
@@ -403,7 +407,7 @@ export async function forkConfig(
       role: db.statement(FORK_SOURCE_ROLE, values),
       variant: db.statement(FORK_VARIANT, values),
       revision: db.statement(FORK_REVISION, values),
-      event: db.statement(FORK_EVENT, { ...values, event_id: uuidv7() }),
+      event: db.statement(FORK_EVENT, { ...values, event_id: newId(db.bucket) }),
       made: configStatement(db, revisionRefs(revisionId)),
     },
     revisionRefs,

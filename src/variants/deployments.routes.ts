@@ -26,7 +26,7 @@ import {
 import { type Components, route } from "../http/route";
 import { demoConfigIn } from "./configs.routes";
 import { toConfigOutput, toConfigRefs } from "./configs.schemas";
-import type { Config } from "./configs.sql.ts";
+import { type Config, configRefOrder } from "./configs.sql.ts";
 import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertOutput, RevertParams } from "./deployments.schemas";
 import { type DeploymentTarget, deployConfig } from "./deployments.sql.ts";
 
@@ -77,7 +77,7 @@ export async function deploy<E extends CallerEnv>(
   notFound: (missing: "app" | "config" | "environment") => ApiError,
 ): Promise<Config> {
   const expected = expectedState(c.req.header("If-Match"));
-  const outcome = await writeAs(c, (db) => deployConfig(db, target, expected, who.claim));
+  const outcome = await writeAs(c, configRefOrder(target), (db) => deployConfig(db, target, expected, who.claim));
   settleClaim(c, outcome);
   switch (outcome.outcome) {
     case "done":

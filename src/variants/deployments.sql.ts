@@ -1,6 +1,6 @@
-import { v7 as uuidv7 } from "uuid";
 import type { EnvironmentState } from "../apps/environment-etag";
-import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "../db/caller";
+import { newId } from "../db/buckets";
+import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { DEPLOYER_ROLES, DEPLOYER_ROLES_SQL, type Role } from "../db/roles";
 import { type Results, sql } from "../db/sql";
@@ -84,7 +84,11 @@ export interface DeploymentIds {
   environmentRevisionId: string;
 }
 
-export const newDeploymentIds = (): DeploymentIds => ({ deploymentId: uuidv7(), environmentRevisionId: uuidv7() });
+/** The ids of a new deployment of an app of an organization in `bucket`. */
+export const newDeploymentIds = (bucket: number): DeploymentIds => ({
+  deploymentId: newId(bucket),
+  environmentRevisionId: newId(bucket),
+});
 
 /**
  * The statements of a deployment of what the target names, to run in one batch (after others, for a save that
@@ -96,7 +100,7 @@ export const newDeploymentIds = (): DeploymentIds => ({ deploymentId: uuidv7(), 
  * `laterRevisionsOnly`: a revision 1 is not deployed (a save deploys a config it overwrote, never one it made).
  */
 export function deploymentStatements(
-  db: CallerDb,
+  db: CallerWriteDb,
   target: DeploymentTarget,
   ids: DeploymentIds,
   { expected = null, laterRevisionsOnly = false }: { expected?: EnvironmentState | null; laterRevisionsOnly?: boolean } = {},
@@ -149,7 +153,7 @@ export async function deployConfig(
   expected: EnvironmentState | null = null,
   claim: IdempotencyClaim | null = null,
 ): Promise<DeploymentOutcome> {
-  const ids = newDeploymentIds();
+  const ids = newDeploymentIds(db.bucket);
   const batch = await batchClaimed(db, claim, ids.environmentRevisionId, deploymentStatements(db, target, ids, { expected }));
   if ("reused" in batch) return { outcome: "key_reused" };
   if ("replayOf" in batch) {

@@ -25,7 +25,7 @@ import {
 import { type Components, route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "./configs.schemas";
-import { addConfig, commitConfig } from "./configs.sql.ts";
+import { addConfig, commitConfig, configRefOrder } from "./configs.sql.ts";
 import {
   AddVariantFromBaseBody,
   AppVariant,
@@ -188,7 +188,7 @@ export const variantsRoutes = [
       const { base_id, new_config_name } = c.req.valid("json");
       const application = { slug: null, version: null, id: base_id };
       const params = parametersAsSent(await c.req.text());
-      const write = await writeAs(c, (db) => addConfig(db, application, new_config_name, c.var.claim, params));
+      const write = await writeAs(c, [base_id], (db) => addConfig(db, application, new_config_name, c.var.claim, params));
       settleClaim(c, write);
       if (write.outcome === "exists") throw configExists();
       if (write.outcome === "forbidden") throw forbidden();
@@ -234,7 +234,7 @@ export const variantsRoutes = [
         url: null,
         message: c.req.valid("json").commit_message ?? null,
       };
-      const write = await writeAs(c, (db) => commitConfig(db, refs, change, c.var.claim));
+      const write = await writeAs(c, configRefOrder(refs), (db) => commitConfig(db, refs, change, c.var.claim));
       settleClaim(c, write);
       if (write.outcome === "forbidden") throw forbidden();
       if (write.outcome !== "done") throw variantNotFound();
@@ -269,7 +269,8 @@ export const variantsRoutes = [
       },
     },
     async (c) => {
-      const removed = await writeAs(c, (db) => removeVariant(db, c.req.valid("param").variant_id));
+      const { variant_id } = c.req.valid("param");
+      const removed = await writeAs(c, [variant_id], (db) => removeVariant(db, variant_id));
       if (removed === "not_found") throw variantNotFound();
       if (removed === "forbidden") throw forbidden();
       if (removed !== "done") throw variantStillDeployed(removed.deployedTo);

@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from "uuid";
+import { newId } from "../db/buckets";
 import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, CALLER_CTE, type CallerDb, type CallerWriteDb, refusal } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { parseJsonExactly } from "../db/exact-json";
@@ -166,7 +166,7 @@ export async function removeVariant(db: CallerWriteDb, variantId: string): Promi
   const values = { variant_id: variantId };
   const { facts, removed } = await db.batch({
     facts: db.statement(REMOVAL_FACTS, values),
-    event: db.statement(CONFIG_REMOVED, { ...values, event_id: uuidv7() }),
+    event: db.statement(CONFIG_REMOVED, { ...values, event_id: newId(db.bucket) }),
     removed: db.statement(REMOVE_VARIANT, values),
   });
   if (removed.results.length > 0) return "done";

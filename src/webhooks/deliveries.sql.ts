@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from "uuid";
+import { bucketOfId, newId } from "../db/buckets";
 import type { Queryable } from "../db/d1";
 import { EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { batch, sql } from "../db/sql";
@@ -177,9 +177,9 @@ const FAIL_PENDING_OF_DISABLED = sql(
  * The statements that record an attempt and settle or reschedule its delivery. A failure counts against the webhook
  * (an event whose first attempt failed is one more failed event; failing since when); a success clears that. A
  * webhook whose deliveries have failed for 24 hours, or for 20 events in a row, is disabled with a `webhook.disabled`
- * event, and its pending deliveries end as failed.
+ * event (in the webhook's bucket: `bucketedSince` is BUCKETED_SINCE), and its pending deliveries end as failed.
  */
-function attemptStatements(db: Queryable, outcome: AttemptOutcome): D1PreparedStatement[] {
+function attemptStatements(db: Queryable, outcome: AttemptOutcome, bucketedSince: number): D1PreparedStatement[] {
   const values = {
     delivery_id: outcome.deliveryId,
     webhook_id: outcome.webhookId,
@@ -195,15 +195,15 @@ function attemptStatements(db: Queryable, outcome: AttemptOutcome): D1PreparedSt
     INSERT_ATTEMPT.bind(db, values),
     SETTLE_DELIVERY.bind(db, values),
     COUNT_FAILURE.bind(db, values),
-    WEBHOOK_DISABLED.bind(db, { ...values, event_id: uuidv7() }),
+    WEBHOOK_DISABLED.bind(db, { ...values, event_id: newId(bucketOfId(outcome.webhookId, bucketedSince)) }),
     DISABLE_WEBHOOK.bind(db, values),
     FAIL_PENDING_OF_DISABLED.bind(db, values),
   ];
 }
 
 /** Records a queue batch's attempts (see `attemptStatements`), in one round trip and in order; its results are not read. */
-export const recordAttempts = (db: Queryable, outcomes: AttemptOutcome[]) =>
-  db.batch(outcomes.flatMap((outcome) => attemptStatements(db, outcome)));
+export const recordAttempts = (db: Queryable, outcomes: AttemptOutcome[], bucketedSince: number) =>
+  db.batch(outcomes.flatMap((outcome) => attemptStatements(db, outcome, bucketedSince)));
 
 const PRUNE_DELIVERIES = sql(
   `DELETE FROM webhook_deliveries WHERE id IN (

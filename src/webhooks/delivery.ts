@@ -1,3 +1,4 @@
+import { bucketedSince } from "../db/buckets";
 import { allShards, isShardName, type ShardName, shardNamed } from "../db/pool";
 import { type Event, toEvent } from "../events/events.sql.ts";
 import {
@@ -257,7 +258,7 @@ async function attemptClaimed(
   await Promise.all(
     claims.map(async ({ shard }) => {
       const outcomes = attempts.flatMap(({ outcome }, i) => (claimed[i].shard === shard ? [outcome] : []));
-      if (outcomes.length > 0) await recordAttempts(shardNamed(env, shard), outcomes);
+      if (outcomes.length > 0) await recordAttempts(shardNamed(env, shard), outcomes, bucketedSince(env));
     }),
   );
   const messages: MessageSendRequest<DeliveryMessage>[] = attempts.flatMap(({ outcome, retryIn }, i) =>

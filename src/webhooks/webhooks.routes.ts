@@ -1,5 +1,5 @@
-import { v7 as uuidv7 } from "uuid";
 import type * as z from "zod";
+import { newId } from "../db/buckets";
 import type { AdminRefusal } from "../db/roles";
 import { deployedExample } from "../events/events.routes";
 import { readAs, writeAs } from "../http/d1-session";
@@ -16,6 +16,7 @@ import {
   webhooksNotSetUp,
 } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef, tagged } from "../http/openapi-parts";
+import { requestBucket } from "../http/request-bucket";
 import { type Components, route } from "../http/route";
 import { sendTestEvent } from "./delivery";
 import { handOff } from "./hand-off";
@@ -158,7 +159,8 @@ export const webhooksRoutes = [
         description: body.description ?? null,
         secret: await sealSecret(c.env, secret),
       };
-      const created = await writeAs(c, (db) => createWebhook(db, hook));
+      // ORGANIZATION_SCOPE: the organization named, else the key's.
+      const created = await writeAs(c, [hook.organizationId], (db) => createWebhook(db, hook));
       if (created.outcome === "app_not_found") throw appNotFound();
       if (created.outcome === "webhook_limit_reached") throw webhookLimitReached(WEBHOOKS_PER_ORGANIZATION);
       if (created.outcome !== "done") refused(created.outcome, organizationNotFound);
@@ -245,7 +247,8 @@ export const webhooksRoutes = [
     async (c) => {
       const changes = c.req.valid("json");
       checkUrl(c.env, changes.url);
-      const updated = await writeAs(c, (db) => updateWebhook(db, c.req.valid("param").webhook_id, changes));
+      const { webhook_id } = c.req.valid("param");
+      const updated = await writeAs(c, [webhook_id], (db) => updateWebhook(db, webhook_id, changes));
       if (updated.outcome === "app_not_found") throw appNotFound();
       if (updated.outcome !== "done") refused(updated.outcome, webhookNotFound);
       return c.json(updated.webhook, 200);
@@ -267,7 +270,8 @@ export const webhooksRoutes = [
       },
     },
     async (c) => {
-      const deleted = await writeAs(c, (db) => deleteWebhook(db, c.req.valid("param").webhook_id));
+      const { webhook_id } = c.req.valid("param");
+      const deleted = await writeAs(c, [webhook_id], (db) => deleteWebhook(db, webhook_id));
       if (deleted.outcome !== "done") refused(deleted.outcome, webhookNotFound);
       return c.json(null, 200);
     },
@@ -297,7 +301,8 @@ export const webhooksRoutes = [
       if (!canSealSecrets(c.env)) throw webhooksNotSetUp();
       const secret = newWebhookSecret();
       const sealed = await sealSecret(c.env, secret);
-      const rotated = await writeAs(c, (db) => rotateWebhookSecret(db, c.req.valid("param").webhook_id, sealed));
+      const { webhook_id } = c.req.valid("param");
+      const rotated = await writeAs(c, [webhook_id], (db) => rotateWebhookSecret(db, webhook_id, sealed));
       if (rotated.outcome !== "done") refused(rotated.outcome, webhookNotFound);
       return c.json({ secret }, 200);
     },
@@ -332,7 +337,8 @@ export const webhooksRoutes = [
       if (!canSealSecrets(c.env)) throw webhooksNotSetUp();
       const caller = c.var.caller;
       const event = {
-        id: uuidv7(),
+        // Recorded nowhere, but an event id all the same: in its organization's bucket.
+        id: newId(requestBucket(c, [webhook_id])),
         type: "webhook.test",
         occurred_at: new Date().toISOString(),
         organization_id: found.organizationId,
@@ -449,7 +455,7 @@ export const webhooksRoutes = [
     },
     async (c) => {
       const { webhook_id, delivery_id } = c.req.valid("param");
-      const queued = await writeAs(c, (db) => redeliver(db, webhook_id, delivery_id));
+      const queued = await writeAs(c, [webhook_id], (db) => redeliver(db, webhook_id, delivery_id));
       if (queued.outcome === "delivery_not_found") throw deliveryNotFound();
       if (queued.outcome === "disabled") throw webhookDisabled();
       if (queued.outcome !== "done") refused(queued.outcome, webhookNotFound);

@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from "uuid";
+import { newId } from "../db/buckets";
 import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { ADMIN_ROLES_SQL, type AdminRefusal, adminRefusal } from "../db/roles";
@@ -94,7 +94,7 @@ export async function createWebhook(
   const values = {
     organization_id: hook.organizationId,
     app_id: hook.appId,
-    webhook_id: uuidv7(),
+    webhook_id: newId(db.bucket),
     url: hook.url,
     events: JSON.stringify(hook.events),
     description: hook.description,
@@ -105,7 +105,7 @@ export async function createWebhook(
     scope: organizationRole(db, hook.organizationId),
     check: db.statement(CREATION_CHECK, values),
     insert: db.statement(INSERT_WEBHOOK, values),
-    event: db.statement(WEBHOOK_CREATED, { ...values, event_id: uuidv7(), event_type: "webhook.created" }),
+    event: db.statement(WEBHOOK_CREATED, { ...values, event_id: newId(db.bucket), event_type: "webhook.created" }),
     created: db.statement(WEBHOOK, values),
   });
   const refused = adminRefusal(scope);
@@ -190,7 +190,7 @@ export async function updateWebhook(
     app: db.statement(APP_CHECK, values),
     update: db.statement(UPDATE_WEBHOOK, values),
     deliveries: db.statement(FAIL_PENDING_OF_DISABLED, values),
-    event: db.statement(HOOK_CHANGED, { ...values, event_id: uuidv7(), event_type: "webhook.updated" }),
+    event: db.statement(HOOK_CHANGED, { ...values, event_id: newId(db.bucket), event_type: "webhook.updated" }),
     updated: db.statement(WEBHOOK, values),
   });
   const refused = adminRefusal(scope);
@@ -208,7 +208,7 @@ export async function deleteWebhook(db: CallerWriteDb, id: string): Promise<{ ou
   const values = { webhook_id: id, app_id: null };
   const { scope } = await db.batch({
     scope: hookRole(db, id),
-    event: db.statement(HOOK_CHANGED, { ...values, event_id: uuidv7(), event_type: "webhook.deleted" }),
+    event: db.statement(HOOK_CHANGED, { ...values, event_id: newId(db.bucket), event_type: "webhook.deleted" }),
     deleted: db.statement(DELETE_WEBHOOK, values),
   });
   return adminRefusal(scope) ?? { outcome: "done" };
@@ -232,7 +232,7 @@ export async function rotateWebhookSecret(
   const { scope } = await db.batch({
     scope: hookRole(db, id),
     rotated: db.statement(ROTATE_SECRET, values),
-    event: db.statement(HOOK_CHANGED, { ...values, event_id: uuidv7(), event_type: "webhook.secret_rotated" }),
+    event: db.statement(HOOK_CHANGED, { ...values, event_id: newId(db.bucket), event_type: "webhook.secret_rotated" }),
   });
   return adminRefusal(scope) ?? { outcome: "done" };
 }

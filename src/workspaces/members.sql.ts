@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from "uuid";
+import { newId } from "../db/buckets";
 import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { ADMIN_ROLES_SQL, type Role } from "../db/roles";
@@ -102,7 +102,7 @@ export async function changeMemberRole(
   const values = changeValues(change, to, onlyFrom);
   const { facts, member } = await db.batch({
     facts: db.statement(VERDICT, values),
-    event: db.statement(ROLE_CHANGED, { ...values, event_id: uuidv7() }),
+    event: db.statement(ROLE_CHANGED, { ...values, event_id: newId(db.bucket) }),
     change: db.statement(CHANGE_ROLE, values),
     member: db.statement(MEMBER, values),
   });
@@ -122,7 +122,7 @@ export async function removeMember(
   const { facts, ...rest } = await db.batch({
     facts: db.statement(VERDICT, values),
     ...workspaceStatements(db, change.workspaceId),
-    event: db.statement(MEMBER_REMOVED, { ...values, event_id: uuidv7() }),
+    event: db.statement(MEMBER_REMOVED, { ...values, event_id: newId(db.bucket) }),
     removal: db.statement(REMOVE_MEMBER, values),
     keys: db.statement(REVOKE_FORMER_MEMBER_KEYS, values),
   });

@@ -167,7 +167,7 @@ export const workspacesRoutes = [
     async (c) => {
       const { email, organization_id, role } = c.req.valid("json");
       const change = { organizationId: organization_id, workspaceId: c.req.valid("param").workspace_id, email };
-      const { verdict } = await writeAs(c, (db) => changeMemberRole(db, change, role));
+      const { verdict } = await writeAs(c, [organization_id], (db) => changeMemberRole(db, change, role));
       refuseUnless(verdict);
       return c.json(true, 200);
     },
@@ -207,7 +207,7 @@ export const workspacesRoutes = [
     async (c) => {
       const { email, org_id, role } = c.req.valid("query");
       const change = { organizationId: org_id, workspaceId: c.req.valid("param").workspace_id, email };
-      const { verdict, member } = await writeAs(c, (db) => changeMemberRole(db, change, "viewer", role));
+      const { verdict, member } = await writeAs(c, [org_id], (db) => changeMemberRole(db, change, "viewer", role));
       refuseUnless(verdict);
       return c.json(member, 200);
     },
@@ -240,7 +240,7 @@ export const workspacesRoutes = [
     async (c) => {
       const { email, org_id } = c.req.valid("query");
       const change = { organizationId: org_id, workspaceId: c.req.valid("param").workspace_id, email };
-      const { verdict, workspace } = await writeAs(c, (db) => removeMember(db, change));
+      const { verdict, workspace } = await writeAs(c, [org_id], (db) => removeMember(db, change));
       refuseUnless(verdict);
       if (!workspace) throw workspaceNotFound();
       return c.json(toWorkspace(workspace), 200);

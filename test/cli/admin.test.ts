@@ -8,6 +8,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bucketOfId, bucketOfPrefix } from "../../src/db/buckets";
 import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
 import {
   API_KEY,
@@ -133,6 +134,29 @@ describe("each command prints exactly one JSON object and exits 0", () => {
       { user_id: made.alice.user_id, role: "owner" },
       { user_id: made.bob.user_id, role: "workspace_admin" },
     ]);
+  });
+
+  it("user create and org create place each organization in a bucket, which every id and key minted for it carries", async () => {
+    // Every id the CLI mints here is newer than BUCKETED_SINCE, so it reads as the bucket it carries.
+    const bucketOf = (id: string) => bucketOfId(id, 0);
+    const { alice, acme } = made;
+    const stored = await query<{ id: string; bucket: number }>(
+      dir,
+      `SELECT id, bucket FROM organizations WHERE id IN ('${alice.organization_id}', '${acme.organization_id}') ORDER BY created_at`,
+    );
+    expect(stored).toEqual([alice, acme].map(({ organization_id: id }) => ({ id, bucket: bucketOf(id) })));
+    expect([alice.user_id, alice.workspace_id, alice.project_id].map(bucketOf)).toEqual(
+      Array(3).fill(bucketOf(alice.organization_id)),
+    );
+    const placed = bucketOf(acme.organization_id);
+    const events = await query<{ id: string }>(dir, `SELECT id FROM events WHERE organization_id = '${acme.organization_id}'`);
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.map(({ id }) => bucketOf(id))).toEqual(events.map(() => placed));
+    const key = expectJsonObject(
+      await admin(dir, "key", "create", "--email", "alice@example.com", "--project", acme.project_id),
+      KEY_FIELDS,
+    );
+    expect(bucketOfPrefix(key.prefix)).toBe(placed);
   });
 
   it("key create --email: a key for the personal project that never expires", async () => {

@@ -5,6 +5,7 @@ import { expect } from "vitest";
 import type { Revision } from "../../src/applications/revisions.schemas";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import { createApiKey, createOrganization, createUser, setOrganizationMember } from "../../src/db/accounts";
+import { LEGACY_BUCKET } from "../../src/db/buckets";
 import { operatorDb } from "../../src/db/caller";
 import type { Role } from "../../src/db/roles";
 import worker from "../../src/index";
@@ -22,6 +23,17 @@ export { EnvironmentRevisionsParams } from "../../src/apps/environments.schemas"
 export { DEFAULT_ENVIRONMENTS } from "../../src/apps/environments.sql.ts";
 export { hashApiKey } from "../../src/auth/api-keys";
 export { revokeApiKey } from "../../src/db/accounts";
+export {
+  BUCKETS,
+  bucketOfId,
+  bucketOfPrefix,
+  bucketOfToken,
+  LEGACY_BUCKET,
+  newId,
+  newInvitationToken,
+  newKeyPrefix,
+  PREFIX_ALPHABET,
+} from "../../src/db/buckets";
 export { CALLER_CTE } from "../../src/db/caller";
 export type { Role } from "../../src/db/roles";
 export type { Event } from "../../src/events/events.sql.ts";
@@ -77,7 +89,8 @@ export async function issueKey(
   expiry: string | null | { expiresAt?: string | null; readOnly?: boolean } = null,
 ): Promise<string> {
   const { expiresAt = null, readOnly = false } = typeof expiry === "object" && expiry !== null ? expiry : { expiresAt: expiry };
-  const { key, prefix } = generateApiKey();
+  // The fixtures' organizations are in the legacy bucket (createUser's and createOrganization's default).
+  const { key, prefix } = generateApiKey(LEGACY_BUCKET);
   const keyHash = await hashApiKey(key);
   const db = databaseOf(projectId);
   await createApiKey(db, { prefix, keyHash, userId, projectId, expiresAt });

@@ -1,0 +1,20 @@
+import type { Context } from "hono";
+import { type BucketRef, bucketedSince, bucketOfId, bucketOfPrefix, CALLER_KEY } from "../db/buckets";
+import type { CallerEnv } from "./d1-session";
+
+/**
+ * The bucket of a request (docs/SHARDING.md §3.1): that of the first ref given, `refs` listing what the request
+ * names in the order its SQL resolves them (so that the bucket is that of the row the SQL finds), else the bucket of
+ * the caller's key's prefix. Every id a write mints carries it; milestone 3 routes by it.
+ */
+export function requestBucket<E extends CallerEnv>(c: Context<E>, refs: BucketRef[]): number {
+  const ref = refs.find((given) => given !== null && given !== undefined) ?? CALLER_KEY;
+  if (typeof ref === "string") return bucketOfId(ref, bucketedSince(c.env));
+  if (ref === CALLER_KEY) {
+    const prefix = c.get("caller").caller.prefix;
+    // Only a request without a key has none (an accept), and it names its organization.
+    if (prefix === null) throw new Error("a request without a key must name what decides its bucket");
+    return bucketOfPrefix(prefix);
+  }
+  return "bucket" in ref ? ref.bucket : bucketOfPrefix(ref.prefix);
+}
