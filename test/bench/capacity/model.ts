@@ -121,6 +121,9 @@ export interface ProfileFigures {
   /** Bytes of one organization after 1 and 3 years. */
   year1: number;
   year3: number;
+  /** Organizations that fill a shard, after 1 and 3 years. */
+  full1: number;
+  full3: number;
   /** Organizations one shard holds at the threshold, after 1 and 3 years. */
   perShard1: number;
   perShard3: number;
@@ -146,12 +149,10 @@ export interface Model {
 export function buildModel(measured: Measured): Model {
   const operations = perOperation(measured);
   const change = sum(operations.commits, operations.deploys);
-  const hooked = measured.phases.find((phase) => phase.id === "hookedDeploys");
   const delivery = operations.hookedDeploys.deliveries;
   const claim = marginalBytesPerRow(measured, "idempotency_keys");
   const deploys = measured.phases.find((phase) => phase.id === "deploys");
   const writesPerSecond = deploys ? deploys.operations / deploys.seconds : Number.NaN;
-  if (!hooked) throw new Error("the model needs the hooked deploys' phase");
 
   const sizeAfter = (profile: Profile, days: number) => {
     // What an organization is made with: its events pruned after 400 days, the app's claim after a day.
@@ -187,6 +188,8 @@ export function buildModel(measured: Measured): Model {
       profile,
       year1,
       year3,
+      full1: Math.floor(SHARD_BYTES / year1),
+      full3: Math.floor(SHARD_BYTES / year3),
       perShard1,
       perShard3,
       leadDays1: headroom / (perShard1 * daily1),
@@ -206,7 +209,7 @@ export function capacityTables(measured: Measured, model: Model): string {
   const perRow = table(
     ["table", "rows", "table B/row", "indexes B/row", "total B/row", "marginal B/row"],
     Object.entries(last.tables)
-      .filter(([, size]) => size.rows > 0)
+      .filter(([name]) => Number.isFinite(marginalBytesPerRow(measured, name)))
       .sort(([, a], [, b]) => b.tableBytes + b.indexBytes - (a.tableBytes + a.indexBytes))
       .map(([name, size]) => [
         name,
@@ -241,11 +244,13 @@ export function capacityTables(measured: Measured, model: Model): string {
       "profile (changes/day; apps, members, keys, webhooks)",
       "1 year",
       "3 years",
-      `per shard at ${ADD_SHARD_AT * 100}%, 1 y`,
+      "fill a shard, 1 y",
       "3 y",
-      "days from threshold to full, year 1",
+      `add a shard at (${ADD_SHARD_AT * 100}%), 1 y`,
+      "3 y",
+      "days from there to full, year 1",
       "year 4",
-      "per shard by peak writes",
+      "peak writes at half the rate",
     ],
     model.profiles.map((figures) => {
       const { profile } = figures;
@@ -253,6 +258,8 @@ export function capacityTables(measured: Measured, model: Model): string {
         `${profile.name} (${profile.changesPerDay}; ${profile.apps}, ${profile.members}, ${profile.keys}, ${profile.webhooks})`,
         megabytes(figures.year1),
         megabytes(figures.year3),
+        thousands(figures.full1),
+        thousands(figures.full3),
         thousands(figures.perShard1),
         thousands(figures.perShard3),
         fixed(figures.leadDays1, 0),
@@ -260,7 +267,7 @@ export function capacityTables(measured: Measured, model: Model): string {
         thousands(figures.perShardByWrites),
       ];
     }),
-    ["l", "r", "r", "r", "r", "r", "r", "r"],
+    ["l", "r", "r", "r", "r", "r", "r", "r", "r", "r"],
   );
   return [
     `Database: page size ${last.pageSize} B, ${thousands(last.pageCount)} pages (${megabytes(last.pageCount * last.pageSize)}), ${thousands(last.freelistCount)} free. Params committed: ${fixed(measured.paramsChars, 0)} characters of JSON on average. ${measured.concurrency} requests in flight.`,

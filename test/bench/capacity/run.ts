@@ -192,7 +192,11 @@ async function main(): Promise<void> {
   mkdirSync(dirname(opts.out), { recursive: true });
   writeFileSync(
     opts.out,
-    `# Capacity: ${new Date().toISOString()}\n\nCode ${git}; scale ${opts.scale}.\n${[...machine(), `sqlite3 ${sqliteVersion}`]
+    `# Capacity: ${new Date().toISOString()}\n\nCode ${git}; scale ${opts.scale}.\n${[
+      ...machine(),
+      `sqlite3 ${sqliteVersion}`,
+      `load average at the end ${loadAverage()}`,
+    ]
       .map((line) => `- ${line}`)
       .join("\n")}\n\n${tables}\n`,
   );

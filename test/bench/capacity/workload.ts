@@ -56,6 +56,12 @@ export interface PhaseResult {
 }
 
 const ENVIRONMENTS = ["production", "staging", "development"] as const;
+/**
+ * The deploy phase deploys into this many apps only, so that most deploys land in an environment that already runs
+ * something, as a team's do day after day (an environment's first deploy fills its record's pointers, and its event
+ * has no `previous`): 4,000 deploys over 300 environments, 92% of them repeats.
+ */
+const DEPLOYED_APPS = 100;
 
 /**
  * A commit's params: a model's settings and a prompt, about 1 KB of JSON, different in every revision (a counter and
@@ -213,10 +219,11 @@ export class Workload {
     });
   }
 
-  /** Deploys of the apps' latest `main` to their environments in turn (production, staging, development). */
+  /** Deploys of the first apps' latest `main` to their environments in turn (production, staging, development). */
   private async deploysPhase(): Promise<number> {
+    const apps = this.apps.slice(0, DEPLOYED_APPS);
     await inParallel(range(this.counts.deploys), this.client.concurrency, async (index) => {
-      await this.deploy(this.apps[index % this.apps.length].id, Math.floor(index / this.apps.length));
+      await this.deploy(apps[index % apps.length].id, Math.floor(index / apps.length));
     });
     return this.counts.deploys;
   }
