@@ -16,16 +16,16 @@
  *   --out FILE       the markdown (default test/bench/results/capacity-<time>.md)
  *   --keep           keep the temporary folder (its path is printed)
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { HarnessError, killAllGroups, ROOT } from "../../support/processes";
+import { HarnessError, ROOT } from "../../support/processes";
 import { applyMigrations, d1Query, snapshot, startDev } from "../../support/wrangler";
 import { devConfigWithoutAssets } from "../prepare";
 import { startReceiver } from "../receiver";
 import { gitState, loadAverage, machine } from "../report";
 import { newKey, quote } from "../seed";
+import { cleanUpNow, makeWorkFolder } from "../work-folder";
 import { buildModel, capacityTables, type Measured } from "./model";
 import { checkSqlite, type DatabaseSize, measureDatabase, queryCopy } from "./sizes";
 import { type PhaseId, type PhaseResult, scaled, Workload } from "./workload";
@@ -52,23 +52,6 @@ function options() {
     values.out ?? join(ROOT, "test/bench/results", `capacity-${new Date().toISOString().replace(/[:.]/g, "-")}.md`),
   );
   return { scale, concurrency, out, keep: values.keep };
-}
-
-let tempDir: string | undefined;
-let keepTempDir = false;
-
-function cleanUpNow(): void {
-  killAllGroups();
-  if (tempDir && !keepTempDir) rmSync(tempDir, { recursive: true, force: true });
-  tempDir = undefined;
-}
-
-process.on("exit", cleanUpNow);
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-  process.on(signal, () => {
-    cleanUpNow();
-    process.exit(signal === "SIGINT" ? 130 : 143);
-  });
 }
 
 /** One user owning one organization (workspace, project) and KEYS keys of its project: the SQL, and the keys. */
@@ -122,7 +105,6 @@ async function measureSettled(
 
 async function main(): Promise<void> {
   const opts = options();
-  keepTempDir = opts.keep;
   const sqliteVersion = await checkSqlite();
   const counts = scaled(opts.scale);
   const git = gitState(ROOT);
@@ -130,8 +112,7 @@ async function main(): Promise<void> {
   for (const line of [...machine(), `sqlite3 ${sqliteVersion} (dbstat)`, `load average ${loadAverage()}`])
     console.log(`  ${line}`);
 
-  tempDir = mkdtempSync(join(os.tmpdir(), "app-management-capacity-"));
-  const work = tempDir;
+  const work = makeWorkFolder("app-management-capacity-", opts.keep);
   process.env.WRANGLER_LOG_PATH ??= join(work, "wrangler-logs");
   const code = snapshot(ROOT, work);
   const state = join(work, "state");
