@@ -11,7 +11,7 @@
  *   4. the model (./model.ts), on stdout and as markdown in a file
  *
  * Options:
- *   --scale X        multiplies every phase's count (default 1: about 17,000 requests, 3 to 4 minutes on 2 cores)
+ *   --scale X        multiplies every phase's count (default 1: about 17,000 requests, 2 to 3 minutes on 2 cores)
  *   --concurrency N  requests in flight (default 8)
  *   --out FILE       the markdown (default test/bench/results/capacity-<time>.md)
  *   --keep           keep the temporary folder (its path is printed)
@@ -27,7 +27,7 @@ import { gitState, loadAverage, machine } from "../report";
 import { newKey, quote } from "../seed";
 import { cleanUpNow, makeWorkFolder } from "../work-folder";
 import { buildModel, capacityTables, type Measured } from "./model";
-import { checkSqlite, type DatabaseSize, measureDatabase, queryCopy } from "./sizes";
+import { checkSqlite, type DatabaseSize, measureDatabase, totalInCopies } from "./sizes";
 import { type PhaseId, type PhaseResult, scaled, Workload } from "./workload";
 
 const KEYS = 64;
@@ -92,10 +92,8 @@ async function measureSettled(
   while ((await deliveries()) < wanted && Date.now() < deadline) await sleep(200);
   for (;;) {
     const size = await measureDatabase(state, into);
-    const [{ pending, attempts }] = await queryCopy<{ pending: number; attempts: number }>(
-      into,
-      "SELECT (SELECT COUNT(*) FROM webhook_deliveries WHERE status <> 'succeeded') AS pending, (SELECT COUNT(*) FROM webhook_attempts) AS attempts",
-    );
+    const pending = await totalInCopies(into, "webhook_deliveries", "COUNT(*)", "status <> 'succeeded'");
+    const attempts = size.tables.webhook_attempts?.rows ?? 0;
     if (pending === 0 && attempts >= wanted) return size;
     if (Date.now() > deadline)
       throw new HarnessError(`${pending} deliveries not settled, ${attempts} attempts recorded of ${wanted}, after 60 s`);
@@ -154,10 +152,11 @@ async function main(): Promise<void> {
         : await measureDatabase(state, into);
     console.log(`  ${phase.label}: ${operations} in ${seconds.toFixed(1)} s (${(operations / seconds).toFixed(0)}/s)`);
   }
-  const [{ chars }] = await queryCopy<{ chars: number }>(
-    join(work, "sizes", "hookedDeploys"),
-    "SELECT AVG(length(params)) AS chars FROM app_variant_revisions WHERE revision > 1",
-  );
+  const settled = join(work, "sizes", "hookedDeploys");
+  const committed = "revision > 1";
+  const chars =
+    (await totalInCopies(settled, "app_variant_revisions", "SUM(length(params))", committed)) /
+    (await totalInCopies(settled, "app_variant_revisions", "COUNT(*)", committed));
   const errors = service.errorCount();
   await service.stop();
   receiver.stop();

@@ -5,8 +5,10 @@
  * workerd's SQLite has no `dbstat` and refuses PRAGMAs, and it keeps its writes in the write-ahead log (the .sqlite
  * file itself stays a few pages): so the database and its log are copied while the service is idle, and the copy is
  * read by the `sqlite3` program (Debian's build has `dbstat`: `apt-get install sqlite3`), which replays the log.
+ * Every D1 database of the folder is measured and the tables of the same name added up, so that a pool of shards
+ * measures as one.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { HarnessError, run } from "../../support/processes";
 
@@ -50,26 +52,23 @@ export async function checkSqlite(): Promise<string> {
   return version;
 }
 
-/** The service's database file in a --persist-to folder (miniflare's D1 keeps one .sqlite per database, and metadata). */
-function databaseFile(persistTo: string): string {
+/**
+ * The D1 databases in a --persist-to folder: miniflare keeps one .sqlite per database (named by a hash), beside its
+ * metadata.
+ */
+function databaseFiles(persistTo: string): string[] {
   const folder = join(persistTo, "v3", "d1", "miniflare-D1DatabaseObject");
   const files = existsSync(folder) ? readdirSync(folder).filter((file) => /^[0-9a-f]{64}\.sqlite$/.test(file)) : [];
-  if (files.length !== 1)
-    throw new HarnessError(`expected one D1 database in ${folder}, found ${files.length}: ${files.join(", ") || "none"}`);
-  return join(folder, files[0]);
+  if (files.length === 0) throw new HarnessError(`no D1 database in ${folder}`);
+  return files.sort().map((file) => join(folder, file));
 }
 
-/**
- * Copies the database in `persistTo` (with its write-ahead log) into `into` and measures the copy. Only while no
- * write is under way: the copy is then what the service would read.
- */
-export async function measureDatabase(persistTo: string, into: string): Promise<DatabaseSize> {
-  const source = databaseFile(persistTo);
-  mkdirSync(into, { recursive: true });
-  const copy = join(into, "shard.sqlite");
+/** One database, copied with its write-ahead log into `copy` and measured there. */
+async function measureFile(source: string, copy: string): Promise<DatabaseSize> {
+  // A log index (-shm) left by an earlier reading of a copy here would hide the frames the log has gained since.
+  for (const suffix of ["-wal", "-shm"]) rmSync(`${copy}${suffix}`, { force: true });
   copyFileSync(source, copy);
   if (existsSync(`${source}-wal`)) copyFileSync(`${source}-wal`, `${copy}-wal`);
-
   const [pages] = await sqlite<{ page_size: number; page_count: number; freelist_count: number }>(
     copy,
     "SELECT * FROM pragma_page_size, pragma_page_count, pragma_freelist_count",
@@ -82,10 +81,13 @@ export async function measureDatabase(persistTo: string, into: string): Promise<
       GROUP BY m.tbl_name, m.type`,
   );
   const names = [...new Set(btrees.map((btree) => btree.tbl))].sort();
-  const counts = await sqlite<{ tbl: string; n: number }>(
-    copy,
-    names.map((name) => `SELECT '${name}' AS tbl, COUNT(*) AS n FROM "${name}"`).join(" UNION ALL "),
-  );
+  const counts =
+    names.length === 0
+      ? []
+      : await sqlite<{ tbl: string; n: number }>(
+          copy,
+          names.map((name) => `SELECT '${name}' AS tbl, COUNT(*) AS n FROM "${name}"`).join(" UNION ALL "),
+        );
   const tables: Record<string, TableSize> = {};
   for (const name of names) {
     const bytesOf = (type: string) => btrees.find((btree) => btree.tbl === name && btree.type === type)?.bytes ?? 0;
@@ -98,5 +100,52 @@ export async function measureDatabase(persistTo: string, into: string): Promise<
   return { pageSize: pages.page_size, pageCount: pages.page_count, freelistCount: pages.freelist_count, tables };
 }
 
-/** Rows of one query on the latest copy made by `measureDatabase` in `into`. */
-export const queryCopy = <Row>(into: string, sql: string) => sqlite<Row>(join(into, "shard.sqlite"), sql);
+/**
+ * Copies every database in `persistTo` (with its write-ahead log) into `into` and measures the copies, adding up
+ * tables of the same name (a pool's shards hold the same tables). Only while no write is under way: the copies are
+ * then what the service would read.
+ */
+export async function measureDatabase(persistTo: string, into: string): Promise<DatabaseSize> {
+  mkdirSync(into, { recursive: true });
+  const sizes = await Promise.all(
+    databaseFiles(persistTo).map((source, index) => measureFile(source, join(into, `database-${index}.sqlite`))),
+  );
+  const tables: Record<string, TableSize> = {};
+  for (const size of sizes) {
+    for (const [name, table] of Object.entries(size.tables)) {
+      const sum = tables[name] ?? { rows: 0, tableBytes: 0, indexBytes: 0 };
+      tables[name] = {
+        rows: sum.rows + table.rows,
+        tableBytes: sum.tableBytes + table.tableBytes,
+        indexBytes: sum.indexBytes + table.indexBytes,
+      };
+    }
+  }
+  return {
+    pageSize: sizes[0].pageSize,
+    pageCount: sizes.reduce((pages, size) => pages + size.pageCount, 0),
+    freelistCount: sizes.reduce((pages, size) => pages + size.freelistCount, 0),
+    tables,
+  };
+}
+
+/**
+ * `SELECT <expression> FROM <table> WHERE <where>` (one number) on every database copied by `measureDatabase` into
+ * `into` that has the table, added up.
+ */
+export async function totalInCopies(into: string, tableName: string, expression: string, where = "1"): Promise<number> {
+  const copies = readdirSync(into).filter((file) => /^database-\d+\.sqlite$/.test(file));
+  const totals = await Promise.all(
+    copies.map(async (copy) => {
+      const file = join(into, copy);
+      const [{ present }] = await sqlite<{ present: number }>(
+        file,
+        `SELECT COUNT(*) AS present FROM sqlite_schema WHERE type = 'table' AND name = '${tableName}'`,
+      );
+      if (present === 0) return 0;
+      const [{ n }] = await sqlite<{ n: number | null }>(file, `SELECT ${expression} AS n FROM "${tableName}" WHERE ${where}`);
+      return n ?? 0;
+    }),
+  );
+  return totals.reduce((sum, value) => sum + value, 0);
+}
