@@ -51,11 +51,10 @@
  *                       log variant, e.g. `--only select1,get,log` [BENCH_ONLY] (default: all; for experiments)
  */
 
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
+import { cpSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { HarnessError, killAllGroups, ROOT } from "../support/processes";
+import { HarnessError, ROOT } from "../support/processes";
 import { snapshot, startDev } from "../support/wrangler";
 import { checkWrites, type Outcome, runScenarios } from "./load";
 import { type LogVariant, logVariantCopy, selectLogVariants } from "./logging/variants";
@@ -63,6 +62,7 @@ import { bundleSize, devConfigWithoutAssets, loadData } from "./prepare";
 import { type Receiver, type ReceiverCounts, startReceiver } from "./receiver";
 import { fixed, gitState, kib, loadAverage, machine, report } from "./report";
 import { benchScenarios, type Scenario } from "./scenarios";
+import { cleanUpNow, makeWorkFolder } from "./work-folder";
 
 /** The floor is the bench's own, and the same whatever code is measured. */
 const FLOOR_CONFIG = join(ROOT, "test/bench/floor/wrangler.toml");
@@ -119,26 +119,6 @@ function options() {
   };
 }
 
-// The temporary folder (copy of the code, local D1), removed whatever way this process ends unless --keep.
-let tempDir: string | undefined;
-let keepTempDir = false;
-
-function cleanUpNow(): void {
-  killAllGroups();
-  // The copies link the repository's node_modules: rmSync removes a link, never what it points to.
-  if (tempDir && !keepTempDir) rmSync(tempDir, { recursive: true, force: true });
-  tempDir = undefined;
-}
-
-process.on("exit", cleanUpNow);
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping the workers${tempDir && !keepTempDir ? ` and removing ${tempDir}` : ""}`);
-    cleanUpNow();
-    process.exit(signal === "SIGINT" ? 130 : 143);
-  });
-}
-
 /**
  * `startDev`, again (up to 3 times) when wrangler dev lost its port: the port is picked free, then bound by wrangler a
  * moment later, and another program (or another wrangler dev starting alongside) may take it in between.
@@ -179,7 +159,6 @@ async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
 
 async function main(): Promise<number> {
   const opts = options();
-  keepTempDir = opts.keep;
   const started = performance.now();
   const phases: [string, number][] = [];
   const loadAtStart = loadAverage();
@@ -188,8 +167,7 @@ async function main(): Promise<number> {
   );
   for (const line of machine()) console.log(`  ${line}`);
 
-  tempDir = mkdtempSync(join(os.tmpdir(), "app-management-bench-"));
-  const work = tempDir;
+  const work = makeWorkFolder("app-management-bench-", opts.keep);
   // wrangler appends everything it prints, and every devtools event of the Worker, to a debug log file (tens of MB
   // per wrangler dev per run): into the temporary folder, which goes at the end, rather than ~/.config/.wrangler/logs.
   process.env.WRANGLER_LOG_PATH ??= join(work, "wrangler-logs");

@@ -32,7 +32,7 @@ export const fixed = (value: number, digits: number) => (Number.isFinite(value) 
 export const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 export const thousands = (n: number) => n.toLocaleString("en");
 
-function table(header: string[], rows: string[][], align: ("l" | "r")[]): string {
+export function table(header: string[], rows: string[][], align: ("l" | "r")[]): string {
   const widths = header.map((cell, index) => Math.max(cell.length, ...rows.map((row) => row[index].length)));
   const line = (cells: string[]) =>
     `| ${cells.map((cell, index) => (align[index] === "r" ? cell.padStart(widths[index]) : cell.padEnd(widths[index]))).join(" | ")} |`;

@@ -165,13 +165,13 @@ export const urlOf = (revision: number) => URL_TEMPLATE.replace("%d", String(rev
 const PREFIX_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /** A fresh key, hashed as src/auth/api-keys.ts hashes it: SHA-256 of the UTF-8 of the whole key, hex. */
-function newKey(projectId: string): BenchKey {
+export function newKey(projectId: string): BenchKey {
   const prefix = Array.from({ length: 8 }, () => PREFIX_ALPHABET[randomInt(PREFIX_ALPHABET.length)]).join("");
   const key = `${prefix}.${randomBytes(32).toString("hex")}`;
   return { key, prefix, hash: createHash("sha256").update(key, "utf8").digest("hex"), projectId };
 }
 
-const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
+export const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /** Apps `first`..`first + count - 1` with their three environments, variant `main` and the given histories. */
 interface HistorySpec {
