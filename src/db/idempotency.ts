@@ -25,8 +25,9 @@ const DROP_EXPIRED_CLAIM = sql(
 // From the caller: an unknown key claims nothing, and the batch answers 401 like any other.
 const CLAIM = sql(
   `WITH ${CALLER_CTE}
-   INSERT INTO idempotency_keys (key_hash, idempotency_key, fingerprint, result_id, expires_at)
-   SELECT :caller_key, :idempotency_key, :fingerprint, :result_id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+24 hours') FROM caller`,
+   INSERT INTO idempotency_keys (key_hash, idempotency_key, fingerprint, result_id, bucket, expires_at)
+   SELECT :caller_key, :idempotency_key, :fingerprint, :result_id, :bucket, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+24 hours')
+     FROM caller`,
 );
 
 const RELEASE_CLAIM_OF_NOTHING = sql(
@@ -74,7 +75,8 @@ async function claimOnce<S extends Statements>(
   resultId: string,
   statements: S,
 ): Promise<ClaimedBatch<S> | null> {
-  const values = { idempotency_key: claim.key, fingerprint: claim.fingerprint, result_id: resultId };
+  // The claim is in the bucket of what the write makes, so that it moves with it (docs/SHARDING.md §1).
+  const values = { idempotency_key: claim.key, fingerprint: claim.fingerprint, result_id: resultId, bucket: db.bucket };
   try {
     // The claim's statements around the write's, under names a write's own never take.
     const { claimDropExpired, claimInsert, claimRelease, ...ran } = await db.batch({

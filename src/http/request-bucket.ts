@@ -1,13 +1,16 @@
 import type { Context } from "hono";
 import { type BucketRef, bucketedSince, bucketOfId, bucketOfPrefix, CALLER_KEY } from "../db/buckets";
-import type { CallerEnv } from "./d1-session";
+import type { RequestCaller } from "../db/caller";
 
 /**
  * The bucket of a request (docs/SHARDING.md §3.1): that of the first ref given, `refs` listing what the request
  * names in the order its SQL resolves them (so that the bucket is that of the row the SQL finds), else the bucket of
  * the caller's key's prefix. Every id a write mints carries it; milestone 3 routes by it.
  */
-export function requestBucket<E extends CallerEnv>(c: Context<E>, refs: BucketRef[]): number {
+export function requestBucket<E extends { Bindings: Env; Variables: { caller: RequestCaller } }>(
+  c: Context<E>,
+  refs: BucketRef[],
+): number {
   const ref = refs.find((given) => given !== null && given !== undefined) ?? CALLER_KEY;
   if (typeof ref === "string") return bucketOfId(ref, bucketedSince(c.env));
   if (ref === CALLER_KEY) {

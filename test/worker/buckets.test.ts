@@ -20,6 +20,7 @@ import {
   PREFIX_ALPHABET,
   send,
 } from "./fixtures";
+import { databaseOf } from "./pool";
 import { newInbox, received, settledDeliveries, subscribe } from "./webhooks/webhook-fixtures";
 
 /** docs/SHARDING.md §2: the buckets every id, key prefix and invitation token carries. */
@@ -138,7 +139,7 @@ describe("BUCKETED_SINCE", () => {
     for (let i = 0; i < 5; i++) {
       const body = { name: `early ${i}`, owner: account.userId };
       const { id } = await expectJson<{ id: string }>(await send("POST", "/organizations", { key: account.key, body, bindings }));
-      const stored = await env.DB.prepare("SELECT bucket FROM organizations WHERE id = ?").bind(id).first();
+      const stored = await databaseOf(id).prepare("SELECT bucket FROM organizations WHERE id = ?").bind(id).first();
       expect([stored, bucketOfId(id, Date.parse(bindings.BUCKETED_SINCE))]).toEqual([{ bucket: LEGACY_BUCKET }, LEGACY_BUCKET]);
     }
   });
@@ -309,7 +310,10 @@ describe("an organization in a bucket other than 0", () => {
       ({ source, value }) => (source === "api_keys.prefix" ? bucketOfPrefix(value) : bucketOf(value)) !== placed,
     );
     expect(strays).toEqual([]);
-    const stored = await env.DB.prepare("SELECT bucket FROM organizations WHERE id = ?").bind(organizationId).first();
+    const stored = await databaseOf(organizationId)
+      .prepare("SELECT bucket FROM organizations WHERE id = ?")
+      .bind(organizationId)
+      .first();
     expect(stored).toEqual({ bucket: bucketOf(organizationId) });
   });
 
@@ -354,9 +358,10 @@ async function organizationRows(organizationId: string, newUserIds: string[]) {
   const scope = `WITH org_projects AS (SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id WHERE w.organization_id = ?1),
     org_apps AS (SELECT id FROM apps WHERE project_id IN (SELECT id FROM org_projects))`;
   const sources = Object.entries(ORGANIZATION_ROWS);
-  const results = await env.DB.batch<Record<string, string>>(
+  const db = databaseOf(organizationId);
+  const results = await db.batch<Record<string, string>>(
     sources.map(([, query]) => {
-      const statement = env.DB.prepare(`${scope} ${query}`);
+      const statement = db.prepare(`${scope} ${query}`);
       return query.includes("?2") ? statement.bind(organizationId, JSON.stringify(newUserIds)) : statement.bind(organizationId);
     }),
   );

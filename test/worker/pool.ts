@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { bucketedSince, bucketOfId, bucketOfPrefix } from "../../src/db/buckets";
 import { allShards, type ShardName, shardNamed, shardNameOf, shardOf } from "../../src/db/pool";
 import { type Instruments, instrumentD1 } from "./instrumented-d1";
 
@@ -11,12 +12,14 @@ import { type Instruments, instrumentD1 } from "./instrumented-d1";
 /** Every shard of the pool (the Worker's SHARD_<n> bindings), by number. */
 export const shards = (): D1Database[] => allShards(env).map((name) => shardNamed(env, name));
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /**
- * The bucket of what `id` names: an id the service made (an organization's, or of anything in one, its users'
- * included), an API key or its prefix. Today every one is in bucket 0, the bucket of everything made before ids
- * carried one; reading an id's bucket here is what places the tests' rows when ids do (docs/SHARDING.md §2).
+ * The bucket of what `id` names (docs/SHARDING.md §2): an id the service made (an organization's, or of anything in
+ * one, its users' included), or an API key or its prefix.
  */
-export const bucketFor = (_id: string): number => 0;
+export const bucketFor = (id: string): number =>
+  UUID.test(id) ? bucketOfId(id, bucketedSince(env)) : bucketOfPrefix(id.split(".")[0]);
 
 /** The name of the shard holding what `id` names (`bucketFor`). */
 export const shardNameFor = (id: string): ShardName => shardNameOf(env, bucketFor(id));
