@@ -3,9 +3,14 @@ import { deleteExpiredClaims } from "./db/idempotency";
 import { allShards, shardNamed } from "./db/pool";
 import { pruneHistory } from "./webhooks/deliveries.sql.ts";
 import { type DeliveryMessage, deliverQueued, sweepOverdueDeliveries } from "./webhooks/delivery";
+import { BadRetentionError, type Retention, retentionOf } from "./webhooks/retention";
 
 /** wrangler.toml [triggers]: the hourly clean-up; every other minute's trigger is the delivery sweep. */
 const HOURLY = "23 * * * *";
+
+/** The hourly clean-up of one shard: expired claims, and history past `kept` (none when a retention var is bad). */
+const cleanUp = (db: D1Database, kept: Retention | BadRetentionError) =>
+  Promise.all([deleteExpiredClaims(db), kept instanceof BadRetentionError ? undefined : pruneHistory(db, kept)]);
 
 // Vars only reach the Worker with a request, so the service is built on first use (per isolate and configuration).
 const services = new Map<string, ReturnType<typeof createService>>();
@@ -29,12 +34,17 @@ export default {
   },
 
   // Hourly, on every shard at once: Idempotency-Key claims past their 24 hours, and events and deliveries past their
-  // retention, are dropped. Each minute: deliveries a lost hand-off left pending on any shard are attempted (a
-  // bounded number) or queued again.
+  // retention ([vars]; a bad value prunes nothing and logs why), are dropped. Each minute: deliveries a lost hand-off
+  // left pending on any shard are attempted (a bounded number) or queued again.
   scheduled(controller, env, ctx) {
     if (controller.cron === HOURLY) {
-      const shards = allShards(env).map((shard) => shardNamed(env, shard));
-      ctx.waitUntil(Promise.all(shards.flatMap((db) => [deleteExpiredClaims(db), pruneHistory(db)])));
+      const kept = retentionOf(env);
+      if (kept instanceof BadRetentionError) {
+        console.error(
+          JSON.stringify({ level: "error", message: "history not pruned: a retention var is invalid", reason: kept.message }),
+        );
+      }
+      ctx.waitUntil(Promise.all(allShards(env).map((shard) => cleanUp(shardNamed(env, shard), kept))));
     } else ctx.waitUntil(sweepOverdueDeliveries(env));
   },
 

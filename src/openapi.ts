@@ -194,7 +194,7 @@ export function openApiDocument(
           name: BOOKMARK_HEADER,
           in: "header",
           required: false,
-          description: `The ${BOOKMARK_HEADER} of an earlier answer: this request reads at least what that one wrote, whichever database replica answers it. One not in the service's format is ignored.`,
+          description: `The ${BOOKMARK_HEADER} of an earlier answer, sent back whole: this request reads at least what that one wrote, whichever database replica answers it. It holds one entry per database (\`<database>:<bookmark>\`, comma-separated); an entry not in that format, or naming no database of the service, is dropped; a bare bookmark (the format of before) counts as the first database's.`,
           schema: { type: "string" },
         },
         IdempotencyKey: {
@@ -233,7 +233,7 @@ export function openApiDocument(
           schema: { type: "string", pattern: REQUEST_ID_PATTERN.source },
         },
         D1Bookmark: {
-          description: `A bookmark of the database's state, on answers that reached the database: send it back as ${BOOKMARK_HEADER} to read your own writes`,
+          description: `Bookmarks of the databases' states, on answers that reached a database: one entry per database (\`<database>:<bookmark>\`, comma-separated): those this request reached, and, unchanged, the ones it was sent for the others. Send it back whole as ${BOOKMARK_HEADER} to read your own writes`,
           required: false,
           schema: { type: "string" },
         },

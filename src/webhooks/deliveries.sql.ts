@@ -3,6 +3,7 @@ import type { Queryable } from "../db/d1";
 import { EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { batch, sql } from "../db/sql";
 import type { StoredEvent } from "../events/events.sql.ts";
+import type { Retention } from "./retention";
 import { TARGET_COLUMNS, type Target } from "./webhooks.sql.ts";
 
 /*
@@ -208,17 +209,26 @@ export const recordAttempts = (db: Queryable, outcomes: AttemptOutcome[], bucket
 const PRUNE_DELIVERIES = sql(
   `DELETE FROM webhook_deliveries WHERE id IN (
      SELECT id FROM webhook_deliveries
-      WHERE status <> 'pending' AND created_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-30 days') LIMIT 10000)`,
+      WHERE status <> 'pending'
+        AND created_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || :delivery_retention_days || ' days') LIMIT 10000)`,
 );
+// An event's deliveries go with it (ON DELETE CASCADE): one with a pending delivery waits, whatever the retention.
 const PRUNE_EVENTS = sql(
   `DELETE FROM events WHERE id IN (
-     SELECT id FROM events WHERE occurred_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-400 days') ORDER BY id LIMIT 10000)`,
+     SELECT id FROM events
+      WHERE occurred_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || :event_retention_days || ' days')
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id AND d.status = 'pending')
+      ORDER BY id LIMIT 10000)`,
 );
 
 /**
- * Retention: events are kept 400 days, settled deliveries (and their attempts) 30 days. Each run deletes at most
- * 10,000 of each, oldest first; the hourly cron catches up over a few runs.
+ * Retention (src/webhooks/retention.ts): events are kept `eventDays`, settled deliveries (and their attempts)
+ * `deliveryDays`; a pending delivery and its event are never pruned. Each run deletes at most 10,000 of each, oldest
+ * first; the hourly cron catches up over a few runs.
  */
-export function pruneHistory(db: Queryable) {
-  return batch(db, { deliveries: PRUNE_DELIVERIES.bind(db, {}), events: PRUNE_EVENTS.bind(db, {}) });
+export function pruneHistory(db: Queryable, { eventDays, deliveryDays }: Retention) {
+  return batch(db, {
+    deliveries: PRUNE_DELIVERIES.bind(db, { delivery_retention_days: deliveryDays }),
+    events: PRUNE_EVENTS.bind(db, { event_retention_days: eventDays }),
+  });
 }

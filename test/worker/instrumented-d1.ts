@@ -23,10 +23,11 @@ export interface Instruments {
 /**
  * The real D1 binding, instrumented (test code only): every round trip (`batch`, `exec`, and a statement's
  * `first`, `all`, `run` or `raw`, on the binding or on its sessions) is counted, and may be made to fail; the
- * argument of each `withSession` call is recorded.
+ * argument of each `withSession` call is recorded, and what each `getBookmark` of its sessions answered (D1's
+ * session calls it too, answering null before its first query).
  */
 export function instrumentD1(db: D1Database, instruments: Instruments = {}) {
-  const counter = { trips: 0, sessions: [] as unknown[] };
+  const counter = { trips: 0, sessions: [] as unknown[], bookmarks: [] as (string | null)[] };
   const trip = async (run: () => unknown) => {
     const number = ++counter.trips;
     await instruments.beforeTrip?.(number);
@@ -42,7 +43,14 @@ export function instrumentD1(db: D1Database, instruments: Instruments = {}) {
           if (method === "prepare") return wrapStatement(original(...args) as D1PreparedStatement);
           if (method === "withSession") {
             counter.sessions.push(args[0]);
-            return wrap(original(...args) as D1DatabaseSession, ["prepare", "batch"]);
+            const session = wrap(original(...args) as D1DatabaseSession, ["prepare", "batch"]);
+            const getBookmark = session.getBookmark.bind(session);
+            const recordedBookmark = () => {
+              const bookmark = getBookmark();
+              counter.bookmarks.push(bookmark);
+              return bookmark;
+            };
+            return Object.assign(session, { getBookmark: recordedBookmark });
           }
           const rewrite = instruments.rewriteBatch;
           if (method === "batch" && rewrite) return trip(() => original(rewrite(args[0] as D1PreparedStatement[], db)));

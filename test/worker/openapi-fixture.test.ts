@@ -97,6 +97,10 @@ const CHANGED: Record<string, string> = {
     "issue 25: a save to an archived config's name is a 409 (before: the Idempotency-Key's 409 alone)",
   "/components/schemas/CreateWebhook/properties/events/maxItems": "issue 25: more event types, each subscribed once",
   "/components/schemas/UpdateWebhook/properties/events/maxItems": "issue 25: more event types, each subscribed once",
+  "/components/parameters/D1Bookmark/description":
+    "issue 26: a bookmark per database of the pool (`SHARD_0:<bookmark>`, comma-separated)",
+  "/components/headers/D1Bookmark/description":
+    "issue 26: a bookmark per database of the pool (`SHARD_0:<bookmark>`, comma-separated)",
 };
 
 /**

@@ -1,9 +1,10 @@
-import { describe, expect, it } from "vitest";
-import { createAccount, createAppVia, expectError, expectJson, send } from "../fixtures";
+import { describe, expect, it, vi } from "vitest";
+import { createAccount, createAppVia, expectError, expectJson, postApp, send } from "../fixtures";
 import { shardNameFor } from "../pool";
 import {
   deliveriesOf,
   deliverMessages,
+  losingQueue,
   newInbox,
   received,
   receivedAtLeast,
@@ -448,29 +449,101 @@ describe("test and redeliver", { timeout: 30_000 }, () => {
 });
 
 describe("retention", { timeout: 30_000 }, () => {
-  it("the hourly run prunes events past 400 days and settled deliveries past 30 days, keeping the rest", async () => {
+  const HOURLY = "23 * * * *";
+
+  /** An account with a webhook on app.created, and what its audit log and deliveries hold (ids, newest first). */
+  async function subscribedAccount() {
     const me = await createAccount();
-    const inbox = newInbox();
-    const hook = await subscribe(me.key, { url: inbox, events: ["app.created"] });
-    await createAppVia(me.key, { app_name: "old" });
-    await receivedAtLeast(inbox, 1);
-    await settledDeliveries(me.key, hook.id);
+    const hook = await subscribe(me.key, { url: newInbox(), events: ["app.created"] });
+    const deliveries = async (status = "") =>
+      (await deliveriesOf(me.key, hook.id, status && `?status=${status}`)).deliveries.map(({ id }) => id);
+    let delivered = 0;
+    return {
+      me,
+      deliveries,
+      events: async () => (await auditLog(me.key, "?limit=200")).map(({ id }) => id),
+      eventOf: async (appName: string) =>
+        (await auditLog(me.key, "?type=app.created")).find((event) => event.data.app_name === appName)?.id,
+      /** Makes an app, once its delivery has succeeded. */
+      appDelivered: async (appName: string) => {
+        await createAppVia(me.key, { app_name: appName });
+        delivered += 1;
+        await expect.poll(async () => (await deliveries("succeeded")).length, { timeout: 15_000 }).toBe(delivered);
+      },
+    };
+  }
+
+  it("by default, the hourly run prunes events past 400 days and settled deliveries past 30 days, keeping the rest", async () => {
+    const account = await subscribedAccount();
+    await account.appDelivered("old");
+    const old = { events: await account.events(), deliveries: await account.deliveries() };
     await timePasses(31 * DAY);
-    await createAppVia(me.key, { app_name: "recent" });
-    await receivedAtLeast(inbox, 2);
-    await settledDeliveries(me.key, hook.id);
-    const eventCount = async () => (await auditLog(me.key, "?limit=200")).length;
-    const events = await eventCount();
-    await runCron("23 * * * *");
-    expect((await deliveriesOf(me.key, hook.id)).deliveries.length).toBe(1);
-    expect(await eventCount()).toBe(events);
+    await account.appDelivered("recent");
+    const all = { events: await account.events(), deliveries: await account.deliveries() };
+    const recent = (ids: string[], before: string[]) => ids.filter((id) => !before.includes(id));
+    await runCron(HOURLY);
+    expect([await account.events(), await account.deliveries()]).toEqual([all.events, recent(all.deliveries, old.deliveries)]);
     await timePasses(370 * DAY);
-    await runCron("23 * * * *");
-    const left = await auditLog(me.key, "?limit=200");
-    expect(left.length).toBe(events - 2);
-    expect(left.map((event) => event.data.app_name).includes("old")).toBe(false);
-    expect(left.map((event) => event.data.app_name).includes("recent")).toBe(true);
-    // 370 days on, the recent delivery is past its 30 days too.
-    expect((await deliveriesOf(me.key, hook.id)).deliveries).toEqual([]);
+    await runCron(HOURLY);
+    // 370 days on, the recent delivery is past its 30 days too; its event is within its 400.
+    expect([await account.events(), await account.deliveries()]).toEqual([recent(all.events, old.events), []]);
+  });
+
+  it("keeps events EVENT_RETENTION_DAYS and settled deliveries DELIVERY_RETENTION_DAYS; a pending delivery and its event stay", async () => {
+    const bindings = { EVENT_RETENTION_DAYS: "10", DELIVERY_RETENTION_DAYS: "3" };
+    const account = await subscribedAccount();
+    await account.appDelivered("old");
+    // Its hand-off lost and no sweep run: its delivery stays pending, never attempted.
+    await expectJson(await postApp(account.me.key, { app_name: "waiting" }, { bindings: { WEBHOOK_DELIVERIES: losingQueue } }));
+    const waiting = { event: await account.eventOf("waiting"), deliveries: await account.deliveries("pending") };
+    expect(waiting.deliveries.length).toBe(1);
+    const old = { events: await account.events(), deliveries: await account.deliveries() };
+    await timePasses(4 * DAY);
+    await account.appDelivered("recent");
+    const all = { events: await account.events(), deliveries: await account.deliveries() };
+    const keptOf = (ids: string[], before: string[], waitingIds: unknown[]) =>
+      ids.filter((id) => !before.includes(id) || waitingIds.includes(id));
+
+    await runCron(HOURLY, bindings);
+    expect([await account.events(), await account.deliveries()]).toEqual([
+      all.events,
+      keptOf(all.deliveries, old.deliveries, waiting.deliveries),
+    ]);
+    await timePasses(7 * DAY);
+    await runCron(HOURLY, bindings);
+    expect([await account.events(), await account.deliveries()]).toEqual([
+      keptOf(all.events, old.events, [waiting.event]),
+      waiting.deliveries,
+    ]);
+  });
+
+  it("a bad retention value prunes nothing and logs why, each run, until it is fixed", async () => {
+    const account = await subscribedAccount();
+    await account.appDelivered("old");
+    const kept = [await account.events(), await account.deliveries()];
+    await timePasses(401 * DAY);
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const bad: [string, string][] = [
+      ["EVENT_RETENTION_DAYS", "0"],
+      ["EVENT_RETENTION_DAYS", "-1"],
+      ["EVENT_RETENTION_DAYS", ""],
+      ["EVENT_RETENTION_DAYS", "400d"],
+      ["EVENT_RETENTION_DAYS", "4e2"],
+      ["DELIVERY_RETENTION_DAYS", "1.5"],
+      ["DELIVERY_RETENTION_DAYS", "thirty"],
+    ];
+    for (const [name, value] of bad) await runCron(HOURLY, { [name]: value });
+    await runCron(HOURLY, { EVENT_RETENTION_DAYS: "0" });
+    expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual(
+      [...bad, ["EVENT_RETENTION_DAYS", "0"]].map(([name, value]) => ({
+        level: "error",
+        message: "history not pruned: a retention var is invalid",
+        reason: `${name} (wrangler.toml [vars]) must be a positive whole number of days; it is ${JSON.stringify(value)}`,
+      })),
+    );
+    errors.mockRestore();
+    expect([await account.events(), await account.deliveries()]).toEqual(kept);
+    await runCron(HOURLY);
+    expect([await account.events(), await account.deliveries()]).toEqual([[], []]);
   });
 });
