@@ -31,7 +31,15 @@ import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLE
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
 import { addConfig, commitConfig, type Ref } from "../variants/configs.sql.ts";
 import { deployConfig } from "../variants/deployments.sql.ts";
-import { configuredBucketedSince, type OpenDatabase, openDatabase, retryWhenBusy, type Target } from "./database";
+import {
+  configuredBucketedSince,
+  type DatabasePool,
+  type OpenDatabase,
+  openDatabase,
+  retryWhenBusy,
+  type Target,
+} from "./database";
+import { checkDirectory, fillDirectory } from "./directory";
 import { runCommand, type Streams, UsageError } from "./run-cli";
 
 const USAGE = `Usage: npm run --silent admin -- <command> [options] [--persist-to DIR | --remote]
@@ -46,6 +54,7 @@ Commands:
   key revoke --prefix P
   deploy --app ID --env NAME --variant CONFIG_NAME --email E
   variant commit --app ID --name CONFIG_NAME --params JSON [--url URL] [--email E]
+  directory fill [--check]
 
 ROLE is one of ${ROLES.join(", ")};
 admin is a synonym of workspace_admin.
@@ -58,6 +67,13 @@ as its actor's: member.joined, member.role_changed (add-member of a member, set-
 member.removed, api_key.created, api_key.deleted (revoke of a live key), and for deploy and
 variant commit, as the user they act as, environment.deployed and config.added or
 config.committed. user create and org create record none (no event type names them).
+
+directory fill copies every shard's users and memberships into the directory (docs/SHARDING.md
+§6; adds only what is missing: run it again any time) and prints what it added per shard; a user
+whose id, email or username the directory holds otherwise stops it, named. With --check it writes
+nothing and exits 1, naming each row, unless the directory holds every shard's users and
+memberships and every id (and key prefix) carries its organization's bucket, read by wrangler.toml's
+BUCKETED_SINCE.
 
 Targets the local D1 of \`npm run dev\` by default (.wrangler/state), the folder given
 with --persist-to (as wrangler's own flag), or the deployed database with --remote.
@@ -78,6 +94,7 @@ const OPTIONS = {
   variant: { type: "string" },
   params: { type: "string" },
   url: { type: "string" },
+  check: { type: "boolean" },
   "persist-to": { type: "string" },
   remote: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -171,7 +188,8 @@ const CommitOptions = z.object({ params: jsonObject("--params"), url: httpUrlOrE
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
 
-type Command = (db: D1Database, options: Options) => Promise<Record<string, unknown>>;
+/** A command on SHARD_0 (`db`, where the CLI writes until it places by bucket) or on the whole pool. */
+type Command = (db: D1Database, options: Options, pool: DatabasePool) => Promise<Record<string, unknown>>;
 
 const COMMANDS: Record<string, Command> = {
   async "user create"(db, options) {
@@ -340,6 +358,10 @@ const COMMANDS: Record<string, Command> = {
       url: config.url,
     };
   },
+
+  async "directory fill"(_db, options, pool) {
+    return options.check ? checkDirectory(pool, await configuredBucketedSince()) : fillDirectory(pool);
+  },
 };
 
 async function main(argv: string[], streams: Streams, open: OpenTarget): Promise<Record<string, unknown> | undefined> {
@@ -353,9 +375,10 @@ async function main(argv: string[], streams: Streams, open: OpenTarget): Promise
   if (!command) throw new UsageError(`${name ? `unknown command: ${name}` : "no command given"}\n\n${USAGE}`);
   if (options.remote && options["persist-to"]) throw new UsageError("--remote and --persist-to cannot be used together");
 
-  const { db, close } = await open({ persistTo: options["persist-to"], remote: options.remote });
+  if (options.check && name !== "directory fill") throw new UsageError("--check belongs to directory fill only");
+  const { db, pool, close } = await open({ persistTo: options["persist-to"], remote: options.remote });
   try {
-    return await retryWhenBusy(() => command(db, options));
+    return await retryWhenBusy(() => command(db, options, pool));
   } finally {
     await close();
   }

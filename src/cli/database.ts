@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { bucketedSince } from "../db/buckets";
+import { declaredShards, type ShardName } from "../db/pool";
 import { UsageError } from "./run-cli";
 
 // Keep wrangler's own chatter off stdout, which belongs to the command's JSON.
@@ -21,8 +22,15 @@ export interface Target {
   remote?: boolean;
 }
 
+/** The pool's databases (docs/SHARDING.md §1): the directory, and every shard wrangler.toml declares, by number. */
+export interface DatabasePool {
+  directory: D1Database;
+  shards: { name: ShardName; db: D1Database }[];
+}
+
 export interface OpenDatabase {
   db: D1Database;
+  pool: DatabasePool;
   close(): Promise<void>;
 }
 
@@ -78,13 +86,15 @@ export async function openDatabase(target: Target): Promise<OpenDatabase> {
   };
   // Every organization is on SHARD_0 until the CLI places them by bucket (docs/SHARDING.md §8, milestone 5).
   const db = proxy.env.SHARD_0;
+  const env = proxy.env as unknown as Record<ShardName, D1Database>;
+  const pool = { directory: proxy.env.DIRECTORY, shards: declaredShards(proxy.env).map((name) => ({ name, db: env[name] })) };
   try {
-    await assertMigrated(db, target);
+    await assertMigrated(pool, target);
   } catch (error) {
     await close();
     throw error;
   }
-  return { db, close };
+  return { db, pool, close };
 }
 
 /**
@@ -104,11 +114,14 @@ export async function retryWhenBusy<T>(work: () => Promise<T>, attempts = 6): Pr
   }
 }
 
-async function assertMigrated(db: D1Database, target: Target): Promise<void> {
-  const table = await retryWhenBusy(() =>
-    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'apps'").first(),
-  );
-  if (table) return;
+/** Whether `db` has the table `name`. */
+const hasTable = (db: D1Database, name: string) =>
+  retryWhenBusy(() => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1").bind(name).first());
+
+/** Every database of the pool has its schema: the directory's memberships, each shard's apps. */
+async function assertMigrated(pool: DatabasePool, target: Target): Promise<void> {
+  const tables = [hasTable(pool.directory, "memberships"), ...pool.shards.map(({ db }) => hasTable(db, "apps"))];
+  if ((await Promise.all(tables)).every(Boolean)) return;
   const where = target.remote ? " -- --remote" : target.persistTo ? ` -- --persist-to ${target.persistTo}` : "";
   throw new UsageError(`the database has no schema yet: apply the migrations first (npm run db:migrate${where})`);
 }

@@ -1,6 +1,7 @@
 /**
  * Seeds the local database with a demo account whose ids and key are fixed and documented in the README, so
- * that its curl examples work as written. Idempotent. Local only: there is no way to point it at --remote.
+ * that its curl examples work as written, then fills the directory from the shards (`directory fill`). Idempotent.
+ * Local only: there is no way to point it at --remote.
  */
 import { parseArgs } from "node:util";
 import { createApp, findAppCreator } from "../apps/apps.sql.ts";
@@ -13,6 +14,7 @@ import { isUniqueViolation } from "../db/d1";
 import { addConfig, commitConfig, fetchConfig } from "../variants/configs.sql.ts";
 import { deployConfig } from "../variants/deployments.sql.ts";
 import { openDatabase, retryWhenBusy } from "./database";
+import { fillDirectory } from "./directory";
 import { runCli, UsageError } from "./run-cli";
 
 // Local-only demo values, documented in the README. Never use them anywhere else. The ids' time is 0: older than any
@@ -121,7 +123,7 @@ async function ensureDemoApp(db: D1Database): Promise<string[]> {
 async function main(): Promise<undefined> {
   const { values } = parseArgs({ options: { "persist-to": { type: "string" }, remote: { type: "boolean" } }, strict: true });
   if (values.remote) throw new UsageError("the demo seed is local only; it never runs against the deployed database");
-  const { db, close } = await openDatabase({ persistTo: values["persist-to"] });
+  const { db, pool, close } = await openDatabase({ persistTo: values["persist-to"] });
   try {
     const done = [
       ...((await retryWhenBusy(() => ensureDemoUser(db))) ? ["user"] : []),
@@ -129,6 +131,8 @@ async function main(): Promise<undefined> {
       ...(await retryWhenBusy(() => ensureDemoApp(db))),
     ];
     process.stderr.write(done.length ? `demo data seeded: ${done.join(", ")}\n` : "demo data already present\n");
+    const { users_added, memberships_added } = await fillDirectory(pool);
+    process.stderr.write(`directory filled: ${users_added} users, ${memberships_added} memberships added\n`);
   } finally {
     await close();
   }

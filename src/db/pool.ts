@@ -28,8 +28,8 @@ const bindingNamed = (env: Env, name: string) =>
 
 const isD1Binding = (value: unknown) => typeof (value as D1Database | undefined)?.withSession === "function";
 
-/** The declared shards: every `SHARD_<n>` D1 binding, by number. */
-function declaredShards(env: Env): ShardName[] {
+/** The declared shards: every `SHARD_<n>` D1 binding, by number (SHARD_MAP or not: the admin CLI's `directory fill`). */
+export function declaredShards(env: Env): ShardName[] {
   return (Object.keys(env).filter((name) => SHARD_NAME.test(name) && isD1Binding(bindingNamed(env, name))) as ShardName[]).sort(
     (a, b) => Number(a.slice(6)) - Number(b.slice(6)),
   );

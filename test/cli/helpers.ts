@@ -65,8 +65,7 @@ async function openKept(target: Target): Promise<OpenDatabase> {
     // A folder that could not be opened (missing, unmigrated) is tried again by the next command naming it.
     opening.catch(() => keptOpen.delete(folder));
   }
-  const { db } = await opening;
-  return { db, close: async () => {} };
+  return { ...(await opening), close: async () => {} };
 }
 
 /** Closes every database `admin` and `query` kept open. */
@@ -97,11 +96,20 @@ export function adminOwnDatabase(persistTo: string, ...args: string[]): Promise<
   return runInProcess([...args, ...persistArgs(persistTo)], openDatabase);
 }
 
-/** Rows of one query against the local D1 in `persistTo`, through the database `admin` keeps open there. */
-export async function query<Row = Record<string, unknown>>(persistTo: string, ...statements: string[]): Promise<Row[]> {
-  const { db } = await openKept({ persistTo });
+/** Runs `statements` in one batch on `db`: the rows of the last. */
+async function rowsOf<Row>(db: D1Database, statements: string[]): Promise<Row[]> {
   const results = await retryWhenBusy(() => db.batch<Row>(statements.map((sql) => db.prepare(sql))));
   return results.at(-1)?.results ?? [];
+}
+
+/** Rows of one query against SHARD_0's local D1 in `persistTo`, through the database `admin` keeps open there. */
+export async function query<Row = Record<string, unknown>>(persistTo: string, ...statements: string[]): Promise<Row[]> {
+  return rowsOf<Row>((await openKept({ persistTo })).db, statements);
+}
+
+/** `query`, against the pool's directory. */
+export async function queryDirectory<Row = Record<string, unknown>>(persistTo: string, ...statements: string[]): Promise<Row[]> {
+  return rowsOf<Row>((await openKept({ persistTo })).pool.directory, statements);
 }
 
 /** `npm run db:migrate -- <args...>` */
