@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../src/auth/api-keys";
 import { ROOT } from "../support/processes";
 import { type DevServer, d1Query, startDev, wrangler } from "../support/wrangler";
-import { api, makeTempDir, migratePool, removeTempDir } from "./helpers";
+import { admin, api, closeDatabases, makeTempDir, migratePool, queryDirectory, removeTempDir } from "./helpers";
 
 /** The wrangler.toml of before the pool: the one database, bound as DB, with today's name and id. */
 const SINGLE_DATABASE_CONFIG = `name = "app-management-service"
@@ -47,6 +47,7 @@ const dirs: string[] = [];
 let worker: DevServer | undefined;
 
 afterAll(async () => {
+  await closeDatabases();
   await worker?.stop();
   for (const dir of dirs) await removeTempDir(dir);
 });
@@ -115,6 +116,25 @@ describe("a local database made under the DB binding", () => {
     expect(await d1Query(dir, "SELECT idempotency_key, result_id, bucket FROM idempotency_keys")).toEqual([
       { idempotency_key: "before-the-pool", result_id: "r", bucket: 0 },
     ]);
+  });
+
+  it("fills the directory from it (directory fill), and passes --check: its legacy ids are bucket 0, as its organization", async () => {
+    const added = { users_added: 1, memberships_added: 1 };
+    expect((await admin(dir, "directory", "fill")).json).toEqual({ shards: { SHARD_0: added }, ...added });
+    const [{ created_at }] = await d1Query<{ created_at: string }>(dir, "SELECT created_at FROM users");
+    expect(await queryDirectory(dir, "SELECT * FROM users")).toEqual([
+      { id: USER_ID, username: "upgraded", email: "upgraded@example.com", created_at, pending_until: null },
+    ]);
+    expect(await queryDirectory(dir, "SELECT * FROM memberships")).toEqual([
+      { user_id: USER_ID, organization_id: ORGANIZATION_ID },
+    ]);
+    // 4 rows: the organization, its workspace and project, and the key (its id and prefix: the legacy `upgraded`).
+    const checked = { users: 1, memberships: 1, ids: 4 };
+    expect((await admin(dir, "directory", "fill", "--check")).json).toEqual({
+      shards: { SHARD_0: checked },
+      ...checked,
+      disagreements: 0,
+    });
   });
 
   it("serves its key and account through SHARD_0 under wrangler dev", async () => {

@@ -12,6 +12,7 @@ import {
   expectCliError,
   makeTempDir,
   query,
+  queryDirectory,
   type RunResult,
   removeTempDir,
   seedDemo,
@@ -61,6 +62,7 @@ describe("npm run db:seed", () => {
     expect(firstRun.code, firstRun.stderr).toBe(0);
     expect(firstRun.stdout).toBe("");
     expect(firstRun.stderr).toMatch(/demo data seeded: user, key, app, config main, config experiment, 5 deployments/);
+    expect(firstRun.stderr).toMatch(/directory filled: 1 users, 1 memberships added/);
     expect(await query(dir, COUNTS)).toEqual([
       {
         users: 1,
@@ -79,11 +81,21 @@ describe("npm run db:seed", () => {
     ]);
   });
 
+  it("fills the directory with the demo user and membership (directory fill)", async () => {
+    expect(await queryDirectory(dir, "SELECT id, username, email, pending_until FROM users")).toEqual([
+      { id: DEMO_USER_ID, username: "demo", email: "demo@example.com", pending_until: null },
+    ]);
+    expect(await queryDirectory(dir, "SELECT user_id, organization_id FROM memberships")).toEqual([
+      { user_id: DEMO_USER_ID, organization_id: DEMO_ORGANIZATION_ID },
+    ]);
+  });
+
   it("runs again without error and changes nothing", async () => {
     const before = await query(dir, COUNTS);
     const second = await seedDemo("--persist-to", dir);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toMatch(/demo data already present/);
+    expect(second.stderr).toMatch(/directory filled: 0 users, 0 memberships added/);
     expect(await query(dir, COUNTS)).toEqual(before);
   });
 
