@@ -8,11 +8,21 @@ import {
   expectJson,
   type IssuedInvitation,
   invite,
+  postApp,
   send,
 } from "./fixtures";
 import { fingerprint } from "./harness";
 import { databaseOf } from "./pool";
-import { newInbox } from "./webhooks/webhook-fixtures";
+import {
+  deliverMessages,
+  losingQueue,
+  newInbox,
+  received,
+  recordingQueue,
+  runCron,
+  subscribe,
+  timePasses,
+} from "./webhooks/webhook-fixtures";
 
 /**
  * docs/SHARDING.md §5: while its bucket is fenced (being moved between shards), a write to an organization is refused
@@ -136,5 +146,85 @@ describe("a fenced bucket", () => {
     const wrongSecret = `${key.slice(0, 9)}${"0".repeat(64)}`;
     await expectError(await send("POST", "/apps", { key: wrongSecret, body: { app_name: "x" } }), 401, "Unauthorized");
     expect(await fingerprint()).toEqual(before);
+  });
+});
+
+/**
+ * docs/SHARDING.md §4: statements without a caller that span organizations (the delivery claims of the sweep and the
+ * queue consumer, the hourly pruning) leave a fenced bucket's rows alone, and take them up once the fence is lifted.
+ */
+describe("writers without a caller", () => {
+  afterEach(liftFence);
+
+  /** A webhook of the organization with one pending delivery, its hand-off lost: the sweep's to take once overdue. */
+  async function pendingDelivery(organization: string, as: string) {
+    const inbox = newInbox();
+    const hook = await subscribe(as, { organization_id: organization, url: inbox, events: ["app.created"] });
+    const app = { app_name: `waiting-${crypto.randomUUID()}`, organization_id: organization };
+    await expectJson(await postApp(as, app, { bindings: { WEBHOOK_DELIVERIES: losingQueue } }));
+    const row = () =>
+      databaseOf(hook.id)
+        .prepare("SELECT id, status, attempts, lease FROM webhook_deliveries WHERE webhook_id = ?")
+        .bind(hook.id)
+        .first<{ id: string; status: string }>();
+    return { inbox, row, id: (await row())?.id as string };
+  }
+
+  it("the sweep and the queue consumer claim no delivery of a fenced bucket; lifted, it is delivered", async () => {
+    const fenced = await pendingDelivery(organizationId, key);
+    const elsewhere = await pendingDelivery(owner.organizationId, owner.key);
+    await timePasses(120);
+    await fence("moving");
+    const waiting = await fenced.row();
+    expect(waiting).toEqual({ id: fenced.id, status: "pending", attempts: 0, lease: null });
+    await deliverMessages([{ deliveries: [fenced.id, elsewhere.id] }]);
+    await runCron("* * * * *", { WEBHOOK_DELIVERIES: recordingQueue().queue });
+    expect([await fenced.row(), await received(fenced.inbox)]).toEqual([waiting, []]);
+    expect((await received(elsewhere.inbox)).length).toBe(1);
+    await liftFence();
+    await runCron("* * * * *", { WEBHOOK_DELIVERIES: recordingQueue().queue });
+    expect([(await fenced.row())?.status, (await received(fenced.inbox)).length]).toEqual(["succeeded", 1]);
+  });
+
+  /** The organization's events and webhook deliveries, and the Idempotency-Key claims of its bucket. */
+  const historyOf = async (organization: string, inBucket: number) => {
+    const db = databaseOf(organization);
+    const results = await db.batch([
+      db.prepare("SELECT * FROM events WHERE organization_id = ? ORDER BY id").bind(organization),
+      db
+        .prepare(
+          "SELECT * FROM webhook_deliveries WHERE webhook_id IN (SELECT id FROM webhooks WHERE organization_id = ?) ORDER BY id",
+        )
+        .bind(organization),
+      db.prepare("SELECT * FROM idempotency_keys WHERE bucket = ? ORDER BY key_hash, idempotency_key").bind(inBucket),
+    ]);
+    const [events, deliveries, claims] = results.map((result) => result.results);
+    return { events, deliveries, claims };
+  };
+
+  it("the hourly run prunes no event, delivery or expired Idempotency-Key claim of a fenced bucket; lifted, it does", async () => {
+    const claimed = { key: owner.key, body: { app_name: "claimed-elsewhere" }, headers: { "Idempotency-Key": "pruned" } };
+    await expectJson(await send("POST", "/apps", claimed));
+    await databaseOf(organizationId).prepare("UPDATE idempotency_keys SET expires_at = '2020-01-01T00:00:00.000Z'").run();
+    await timePasses(401 * 24 * 3600);
+    const fenced = await historyOf(organizationId, bucket);
+    const elsewhere = await historyOf(owner.organizationId, 0);
+    const sizes = (history: typeof fenced) => Object.values(history).map((rows) => rows.length);
+    expect(Math.min(...sizes(fenced), ...sizes(elsewhere))).toBeGreaterThan(0);
+
+    await fence("moving");
+    await runCron("23 * * * *");
+    expect(await historyOf(organizationId, bucket)).toEqual(fenced);
+    const [eventsLeft, deliveriesLeft, claimsLeft] = sizes(await historyOf(owner.organizationId, 0));
+    expect([eventsLeft < elsewhere.events.length, deliveriesLeft < elsewhere.deliveries.length, claimsLeft]).toEqual([
+      true,
+      true,
+      0,
+    ]);
+
+    await liftFence();
+    await runCron("23 * * * *");
+    const [events, deliveries, claims] = sizes(await historyOf(organizationId, bucket));
+    expect([events < fenced.events.length, deliveries < fenced.deliveries.length, claims]).toEqual([true, true, 0]);
   });
 });
