@@ -232,8 +232,8 @@ const PRUNE_EVENTS = sql(
 
 /**
  * Retention (src/webhooks/retention.ts): events are kept `eventDays`, settled deliveries (and their attempts)
- * `deliveryDays`; a pending delivery and its event are never pruned, nor are a fenced bucket's rows. Each run deletes at most 10,000 of each, oldest
- * first; the hourly cron catches up over a few runs.
+ * `deliveryDays`; a pending delivery and its event are never pruned, nor are a fenced bucket's rows. Each run deletes
+ * at most 10,000 of each, oldest first; the hourly cron catches up over a few runs.
  */
 export function pruneHistory(db: Queryable, { eventDays, deliveryDays }: Retention) {
   return batch(db, {
