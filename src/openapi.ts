@@ -303,7 +303,9 @@ export function openApiDocument(
           example: { detail: "Internal Server Error" },
         }),
         ServiceUnavailable: jsonResponse(
-          "The database failed in a way its operator calls transient (a read is retried once first); try again later",
+          "The database failed in a way its operator calls transient (a read is retried once first; `Retry-After: 1`), or " +
+            "the write's organization is being moved to another database (writes refused, nothing written; reads go on; " +
+            "`Retry-After: 30`); try again later",
           schemaRef("Error"),
           { example: { detail: "Service temporarily unavailable" } },
           { "Retry-After": { required: true, description: "Seconds to wait", schema: { type: "string" }, example: "1" } },

@@ -1,5 +1,5 @@
 import { type BucketRef, CALLER_KEY, LEGACY_BUCKET } from "./buckets";
-import type { Queryable } from "./d1";
+import { isFenceTrip, type Queryable } from "./d1";
 import { type Role, WRITER_ROLES } from "./roles";
 import { named, type Results, type Sql, type Statement, type Statements, sql, type Values } from "./sql";
 
@@ -73,6 +73,12 @@ export interface LiveKey {
 const KEY_CHECK = sql<LiveKey>(`WITH ${CALLER_CTE} SELECT user_id, last_used_at FROM caller`);
 
 /**
+ * The fence guard (docs/SHARDING.md §5): a fence on :bucket, whatever its state, puts a row in fence_trips, whose
+ * trigger aborts the whole batch (`isFenceTrip`), so that a write to a bucket being moved commits nothing.
+ */
+const FENCE_GUARD = sql("INSERT INTO fence_trips SELECT bucket FROM bucket_fences WHERE bucket = :bucket");
+
+/**
  * The way to D1 as a caller: every batch it runs begins with the key check, in the same round trip, and fails
  * with `UnknownApiKeyError` (writing nothing) when the key is not live. `found` hears what each check found (null:
  * not live; undefined: the batch failed). Reads take this; writes take `CallerWriteDb`. Where the database comes
@@ -98,30 +104,37 @@ export class CallerDb {
   }
 
   /**
-   * The batch's results, the statements' from index `from` (after the key check's). Nobody has no key to check: the
-   * statements run alone. A batch D1 refused whole (a UNIQUE violation, say) still counts as checked: its writes
-   * select from `caller`, so an unknown key writes nothing and breaks no constraint.
+   * The batch's results, the statements' from index `from` (after the key check's and the `guards`', which run right
+   * after it in the same transaction). Nobody has no key to check: the guards and statements run alone. A batch D1
+   * refused whole (a UNIQUE violation, say) still counts as checked: its writes select from `caller`, so an unknown
+   * key writes nothing and breaks no constraint. A fence's refusal does not: it refuses whatever the key, so the key
+   * is left to its own check (requireApiKey), and a bad key is still a 401.
    */
-  protected async run(statements: Statements): Promise<{ results: D1Result[]; from: number }> {
-    if (this.caller === Caller.nobody) return { results: await this.db.batch(Object.values(statements)), from: 0 };
+  protected async run(statements: Statements, guards: Statement<unknown>[] = []): Promise<{ results: D1Result[]; from: number }> {
+    const keyed = this.caller !== Caller.nobody;
+    const ahead = keyed ? [this.statement(KEY_CHECK), ...guards] : guards;
     let results: D1Result[];
     try {
-      results = await this.db.batch([this.statement(KEY_CHECK), ...Object.values(statements)]);
+      results = await this.db.batch([...ahead, ...Object.values(statements)]);
     } catch (error) {
-      this.found(undefined);
+      if (keyed && !isFenceTrip(error)) this.found(undefined);
       throw error;
     }
-    const key = (results[0].results[0] as LiveKey | undefined) ?? null;
-    this.found(key);
-    if (!key) throw new UnknownApiKeyError();
-    return { results, from: 1 };
+    if (keyed) {
+      const key = (results[0].results[0] as LiveKey | undefined) ?? null;
+      this.found(key);
+      if (!key) throw new UnknownApiKeyError();
+    }
+    return { results, from: ahead.length };
   }
 }
 
 /**
- * A `CallerDb` for writes: what a batch committed for webhooks (the `event_to_deliver` its event statements
- * return, EVENT_HANDOFF) goes to `handOff` as soon as the batch returns; reads never look for it. `bucket`: that of
- * the organization the write's rows belong to, which every id it mints carries (src/db/buckets.ts's newId).
+ * A `CallerDb` for writes: every batch it runs (an Idempotency-Key's claim and look-up included) carries the fence
+ * guard for `bucket` right after the key check, so that none commits while that bucket is fenced (docs/SHARDING.md
+ * §5); what a batch committed for webhooks (the `event_to_deliver` its event statements return, EVENT_HANDOFF) goes
+ * to `handOff` as soon as the batch returns; reads never look for it. `bucket`: that of the organization the write's
+ * rows belong to, which every id it mints carries (src/db/buckets.ts's newId).
  */
 export class CallerWriteDb extends CallerDb {
   constructor(
@@ -135,7 +148,7 @@ export class CallerWriteDb extends CallerDb {
   }
 
   override async batch<S extends Statements>(statements: S): Promise<Results<S>> {
-    const { results, from } = await this.run(statements);
+    const { results, from } = await this.run(statements, [this.statement(FENCE_GUARD, { bucket: this.bucket })]);
     const events = eventsToDeliver(results);
     if (events.length > 0) this.handOff(events);
     return named(statements, results, from);

@@ -19,6 +19,14 @@ export function isLastOwnerViolation(error: unknown): boolean {
   return messageOf(error).includes(LAST_OWNER_MESSAGE);
 }
 
+/** What migrations/0012's `fence_trips` trigger aborts with when a write batch's guard finds its bucket fenced. */
+export const FENCE_MESSAGE = "bucket is moving";
+
+/** True when D1 refused a write batch because its bucket is fenced (docs/SHARDING.md §5): nothing was written. */
+export function isFenceTrip(error: unknown): boolean {
+  return messageOf(error).includes(FENCE_MESSAGE);
+}
+
 // The D1 errors Cloudflare documents as transient, worth retrying (D1 "Retry queries" best practice).
 const TRANSIENT = ["Network connection lost", "storage caused object to be reset", "reset because its code was updated"];
 

@@ -96,9 +96,15 @@ async function claimOnce<S extends Statements>(
   return first.fingerprint === claim.fingerprint ? { replayOf: first.resultId } : { reused: true };
 }
 
-const DELETE_EXPIRED_CLAIMS = sql("DELETE FROM idempotency_keys WHERE expires_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
+const DELETE_EXPIRED_CLAIMS = sql(
+  `DELETE FROM idempotency_keys
+    WHERE expires_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AND bucket NOT IN (SELECT bucket FROM bucket_fences)`,
+);
 
-/** Drops the claims that have expired; run on a schedule (wrangler.toml [triggers]). */
+/**
+ * Drops the claims that have expired, but a fenced bucket's (a move copies them: docs/SHARDING.md §4); run on a
+ * schedule (wrangler.toml [triggers]).
+ */
 export async function deleteExpiredClaims(db: Queryable): Promise<number> {
   const { meta } = await DELETE_EXPIRED_CLAIMS.bind(db, {}).run();
   return meta.changes;

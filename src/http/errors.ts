@@ -3,7 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as z from "zod";
 import { UnknownApiKeyError } from "../db/caller";
-import { isTransientD1Error } from "../db/d1";
+import { isFenceTrip, isTransientD1Error } from "../db/d1";
 import { documented } from "./documentation";
 
 /** One problem in a 422 body, in FastAPI's shape: where, what, and a machine-readable type. */
@@ -230,9 +230,16 @@ export const methodNotAllowed = (c: Context, allowed: string[]) =>
 // How long a client should wait before retrying after a transient database failure.
 const RETRY_AFTER_SECONDS = "1";
 
+/**
+ * A write to an organization whose bucket is being moved between shards (docs/SHARDING.md §5): refused whole, nothing
+ * written, never retried by the service; the move's copy and verify take longer than a transient failure.
+ */
+export const bucketFenced = () => new ApiError(503, "Service temporarily unavailable", { "Retry-After": "30" });
+
 /** The one place that turns anything thrown into a response; nothing internal reaches the client. */
 export const handleError: ErrorHandler = (error, c) => {
   if (error instanceof UnknownApiKeyError) return handleError(unauthorized(), c);
+  if (isFenceTrip(error)) return handleError(bucketFenced(), c);
   if (error instanceof ApiError) {
     return c.json({ detail: error.detail }, error.status, error.headers);
   }

@@ -27,9 +27,16 @@ const BY_TURN = `SELECT d.id, d.next_attempt_at,
          ROW_NUMBER() OVER (PARTITION BY w.organization_id ORDER BY d.next_attempt_at, d.id) AS turn
     FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id`;
 
-/** What may be claimed: pending, due, unleased (or its lease is over), of an enabled webhook. */
+/**
+ * The organizations whose bucket is fenced, being moved between shards (docs/SHARDING.md §4, §5): statements that span
+ * organizations without a caller leave their rows alone, so that a move's copy sees no write.
+ */
+const FENCED_ORGANIZATIONS = "SELECT id FROM organizations WHERE bucket IN (SELECT bucket FROM bucket_fences)";
+
+/** What may be claimed: pending, due, unleased (or its lease is over), of an enabled webhook, out of fenced buckets. */
 const MAY_CLAIM = `d.status = 'pending' AND d.next_attempt_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+2 seconds')
-  AND (d.leased_until IS NULL OR d.leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) AND w.enabled = 1`;
+  AND (d.leased_until IS NULL OR d.leased_until < strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) AND w.enabled = 1
+  AND w.organization_id NOT IN (${FENCED_ORGANIZATIONS})`;
 
 /** `claimable`, among the deliveries (:deliveries) and the events' deliveries (:events) that queue messages name. */
 const NAMED = `claimable AS (${BY_TURN}
@@ -210,7 +217,8 @@ const PRUNE_DELIVERIES = sql(
   `DELETE FROM webhook_deliveries WHERE id IN (
      SELECT id FROM webhook_deliveries
       WHERE status <> 'pending'
-        AND created_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || :delivery_retention_days || ' days') LIMIT 10000)`,
+        AND created_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || :delivery_retention_days || ' days')
+        AND webhook_id NOT IN (SELECT id FROM webhooks WHERE organization_id IN (${FENCED_ORGANIZATIONS})) LIMIT 10000)`,
 );
 // An event's deliveries go with it (ON DELETE CASCADE): one with a pending delivery waits, whatever the retention.
 const PRUNE_EVENTS = sql(
@@ -218,13 +226,14 @@ const PRUNE_EVENTS = sql(
      SELECT id FROM events
       WHERE occurred_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || :event_retention_days || ' days')
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id AND d.status = 'pending')
+        AND organization_id NOT IN (${FENCED_ORGANIZATIONS})
       ORDER BY id LIMIT 10000)`,
 );
 
 /**
  * Retention (src/webhooks/retention.ts): events are kept `eventDays`, settled deliveries (and their attempts)
- * `deliveryDays`; a pending delivery and its event are never pruned. Each run deletes at most 10,000 of each, oldest
- * first; the hourly cron catches up over a few runs.
+ * `deliveryDays`; a pending delivery and its event are never pruned, nor are a fenced bucket's rows. Each run deletes
+ * at most 10,000 of each, oldest first; the hourly cron catches up over a few runs.
  */
 export function pruneHistory(db: Queryable, { eventDays, deliveryDays }: Retention) {
   return batch(db, {

@@ -76,7 +76,7 @@ async function newMember(role: string) {
 
 /**
  * The writes, each made afresh (`setup`, without faults) so that it would write: a name, the statements its batch
- * has (the key check first), a trigger that fails one of its own statements, and how to check that it still works
+ * has (the key check first, then the fence guard), a trigger that fails one of its own statements, and how to check that it still works
  * once the faults are gone.
  */
 interface Case {
@@ -91,7 +91,7 @@ const CASES: Case[] = [
     name: "POST /organizations",
     setup: async () => (bindings) =>
       send("POST", "/organizations", { key: owner.key, body: { name: "torn", owner: owner.userId }, bindings }),
-    statements: 8,
+    statements: 9,
     trigger: "BEFORE INSERT ON projects",
   },
   {
@@ -102,7 +102,7 @@ const CASES: Case[] = [
         body: { name: "torn", description: "never made" },
         bindings,
       }),
-    statements: 7,
+    statements: 8,
     trigger: "BEFORE INSERT ON projects",
   },
   {
@@ -112,7 +112,7 @@ const CASES: Case[] = [
       return (bindings) =>
         send("POST", acceptPath(invitation), { authorization: "", body: { token: invitation.token }, bindings });
     },
-    statements: 8,
+    statements: 9,
     trigger: "BEFORE INSERT ON api_keys",
   },
   {
@@ -126,7 +126,7 @@ const CASES: Case[] = [
       return (bindings) =>
         send("POST", acceptPath(invitation), { key: invitee.key, body: { token: invitation.token }, bindings });
     },
-    statements: 9,
+    statements: 10,
     trigger: "BEFORE INSERT ON organization_members",
   },
   {
@@ -139,7 +139,7 @@ const CASES: Case[] = [
           bindings,
         });
     },
-    statements: 7,
+    statements: 8,
     trigger: "BEFORE DELETE ON organization_members",
   },
   {
@@ -149,7 +149,7 @@ const CASES: Case[] = [
       return (bindings) =>
         send("POST", invitePath(), { key: owner.key, body: inviteBody(email, "deployment_manager"), bindings });
     },
-    statements: 5,
+    statements: 6,
     trigger: "BEFORE INSERT ON invitations",
   },
   {
@@ -158,7 +158,7 @@ const CASES: Case[] = [
       const { email } = await openInvitation();
       return (bindings) => send("POST", `${invitePath()}/resend`, { key: owner.key, body: { email }, bindings });
     },
-    statements: 5,
+    statements: 6,
     trigger: "BEFORE INSERT ON invitations",
   },
   {
@@ -172,13 +172,13 @@ const CASES: Case[] = [
           bindings,
         });
     },
-    statements: 5,
+    statements: 6,
     trigger: "BEFORE UPDATE ON organization_members",
   },
   {
     name: "POST /keys",
     setup: async () => (bindings) => send("POST", `/keys?workspace_id=${team.workspaceId}`, { key: member.key, bindings }),
-    statements: 4,
+    statements: 5,
     trigger: "BEFORE INSERT ON api_keys",
   },
 ];

@@ -101,6 +101,8 @@ const CHANGED: Record<string, string> = {
     "issue 26: a bookmark per database of the pool (`SHARD_0:<bookmark>`, comma-separated)",
   "/components/headers/D1Bookmark/description":
     "issue 26: a bookmark per database of the pool (`SHARD_0:<bookmark>`, comma-separated)",
+  "/components/responses/ServiceUnavailable/description":
+    "issue 26: also a write to an organization being moved between databases (Retry-After: 30)",
 };
 
 /**
