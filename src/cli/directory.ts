@@ -3,13 +3,14 @@
  * memberships, and the check that it holds them all and that every id agrees with its organization's bucket (§2).
  *
  * Large tables are read in pages of PAGE_ROWS rows in key order (a keyset: each page starts after the last key of
- * the one before, an index range whatever the table's size), and a page is written to the directory as JSON bound to
+ * the one before, an index range whatever the table's size; the first after the empty string, which every id follows), and a page is written to the directory as JSON bound to
  * a single parameter (`json_each`): D1 allows 100 bound parameters and 100,000 bytes of SQL per statement, so a
  * parameter per value would cap a statement at 25 users, while one JSON parameter of at most STATEMENT_BYTES holds
  * hundreds, within the statement limit even were bound values counted in it. 1,000 rows a page keeps a page's JSON
  * near 100 KB (one or two statements of one batch) and 100,000 users at 100 pages, two round trips each.
  */
 import { bucketOfId, bucketOfPrefix } from "../db/buckets";
+import { type Sql, sql, type Values } from "../db/sql";
 import { type DatabasePool, retryWhenBusy } from "./database";
 
 /** Rows read per page. */
@@ -28,32 +29,24 @@ export class DisagreementsError extends Error {
   }
 }
 
-type Key = string | number;
-
-/** A table read in pages: `select` with a WHERE placeholder, the ORDER BY key's columns, and a row's key. */
+/**
+ * A table read in pages: `select` answers the :page_rows rows after the key its `after_*` values name, in key order;
+ * `first` names a key before every row (empty strings), `after` the key of a row.
+ */
 interface Pages<Row> {
-  /** `SELECT ... {where} ORDER BY <key> LIMIT ?1`; `where` is "" for the first page, else the keyset condition. */
-  select: (where: string) => string;
-  /** The key's columns as the condition names them, e.g. "(user_id, organization_id)". */
-  key: string;
-  keyOf: (row: Row) => Key[];
+  select: Sql<Row>;
+  first: Values;
+  after: (row: Row) => Values;
 }
 
 /** Every row of a table, page by page. */
 async function* pagesOf<Row>(db: D1Database, table: Pages<Row>): AsyncGenerator<Row[]> {
-  let after: Key[] | null = null;
+  let after = table.first;
   for (;;) {
-    const where: string = after ? `WHERE ${table.key} > (${after.map((_, i) => `?${i + 2}`).join(", ")})` : "";
-    const values: Key[] = [PAGE_ROWS, ...(after ?? [])];
-    const { results } = await retryWhenBusy(() =>
-      db
-        .prepare(table.select(where))
-        .bind(...values)
-        .all<Row>(),
-    );
+    const { results } = await retryWhenBusy(() => table.select.bind(db, { ...after, page_rows: PAGE_ROWS }).all<Row>());
     if (results.length > 0) yield results;
     if (results.length < PAGE_ROWS) return;
-    after = table.keyOf(results[results.length - 1]);
+    after = table.after(results[results.length - 1]);
   }
 }
 
@@ -90,30 +83,33 @@ interface Membership {
 }
 
 const USERS: Pages<User> = {
-  select: (where) => `SELECT id, username, email, created_at FROM users ${where} ORDER BY id LIMIT ?1`,
-  key: "(id)",
-  keyOf: (user) => [user.id],
+  select: sql<User>("SELECT id, username, email, created_at FROM users WHERE id > :after_id ORDER BY id LIMIT :page_rows"),
+  first: { after_id: "" },
+  after: (user) => ({ after_id: user.id }),
 };
 
 const MEMBERSHIPS: Pages<Membership> = {
-  select: (where) =>
-    `SELECT user_id, organization_id FROM organization_members ${where} ORDER BY user_id, organization_id LIMIT ?1`,
-  key: "(user_id, organization_id)",
-  keyOf: (membership) => [membership.user_id, membership.organization_id],
+  select: sql<Membership>(
+    `SELECT user_id, organization_id FROM organization_members
+      WHERE (user_id, organization_id) > (:after_user_id, :after_organization_id)
+      ORDER BY user_id, organization_id LIMIT :page_rows`,
+  ),
+  first: { after_user_id: "", after_organization_id: "" },
+  after: (membership) => ({ after_user_id: membership.user_id, after_organization_id: membership.organization_id }),
 };
 
 // A chunk of users is bound as JSON [[id, username, email, created_at], ...]; of memberships, [[user_id, organization_id], ...].
 const CHUNK_USERS = `SELECT value ->> 0 AS id, value ->> 1 AS username, value ->> 2 AS email, value ->> 3 AS created_at
-  FROM json_each(?1)`;
-const INSERT_USERS = `INSERT OR IGNORE INTO users (id, username, email, created_at) ${CHUNK_USERS}`;
+  FROM json_each(:chunk)`;
+const INSERT_USERS = sql(`INSERT OR IGNORE INTO users (id, username, email, created_at) ${CHUNK_USERS}`);
 /** The directory's users that a chunk's users are, or clash with (email: NOCASE, as the directory's UNIQUE). */
-const DIRECTORY_USERS_OF_CHUNK = `WITH chunk AS (${CHUNK_USERS})
+const DIRECTORY_USERS_OF_CHUNK = sql<User>(`WITH chunk AS (${CHUNK_USERS})
   SELECT id, username, email, created_at FROM users
-   WHERE id IN (SELECT id FROM chunk) OR email IN (SELECT email FROM chunk) OR username IN (SELECT username FROM chunk)`;
-const CHUNK_MEMBERSHIPS = "SELECT value ->> 0 AS user_id, value ->> 1 AS organization_id FROM json_each(?1)";
-const INSERT_MEMBERSHIPS = `INSERT OR IGNORE INTO memberships (user_id, organization_id) ${CHUNK_MEMBERSHIPS}`;
-const DIRECTORY_MEMBERSHIPS_OF_CHUNK = `SELECT user_id, organization_id FROM memberships
-  WHERE (user_id, organization_id) IN (${CHUNK_MEMBERSHIPS})`;
+   WHERE id IN (SELECT id FROM chunk) OR email IN (SELECT email FROM chunk) OR username IN (SELECT username FROM chunk)`);
+const CHUNK_MEMBERSHIPS = "SELECT value ->> 0 AS user_id, value ->> 1 AS organization_id FROM json_each(:chunk)";
+const INSERT_MEMBERSHIPS = sql(`INSERT OR IGNORE INTO memberships (user_id, organization_id) ${CHUNK_MEMBERSHIPS}`);
+const DIRECTORY_MEMBERSHIPS_OF_CHUNK = sql<Membership>(`SELECT user_id, organization_id FROM memberships
+  WHERE (user_id, organization_id) IN (${CHUNK_MEMBERSHIPS})`);
 
 const userRow = (user: User) => [user.id, user.username, user.email, user.created_at];
 /** SQLite's NOCASE: ASCII letters only. */
@@ -176,8 +172,8 @@ export async function fillDirectory(pool: DatabasePool): Promise<Added & { shard
       const results = await retryWhenBusy(() =>
         pool.directory.batch<User>(
           chunks.flatMap((chunk) => [
-            pool.directory.prepare(INSERT_USERS).bind(chunk),
-            pool.directory.prepare(DIRECTORY_USERS_OF_CHUNK).bind(chunk),
+            INSERT_USERS.bind(pool.directory, { chunk }),
+            DIRECTORY_USERS_OF_CHUNK.bind(pool.directory, { chunk }),
           ]),
         ),
       );
@@ -190,7 +186,7 @@ export async function fillDirectory(pool: DatabasePool): Promise<Added & { shard
     for await (const memberships of pagesOf(db, MEMBERSHIPS)) {
       const chunks = jsonChunks(memberships.map((membership) => [membership.user_id, membership.organization_id]));
       const results = await retryWhenBusy(() =>
-        pool.directory.batch(chunks.map((chunk) => pool.directory.prepare(INSERT_MEMBERSHIPS).bind(chunk))),
+        pool.directory.batch(chunks.map((chunk) => INSERT_MEMBERSHIPS.bind(pool.directory, { chunk }))),
       );
       added.memberships_added += results.reduce((sum, result) => sum + result.meta.changes, 0);
     }
@@ -199,47 +195,6 @@ export async function fillDirectory(pool: DatabasePool): Promise<Added & { shard
   return { shards, ...total(shards, { users_added: 0, memberships_added: 0 }) };
 }
 
-/** A table whose ids carry their organization's bucket: how its rows reach their organization (`o`). */
-interface BucketedTable {
-  table: string;
-  /** FROM clause: the table as `t`, joined up to its organization as `o`. */
-  from: string;
-  /** Whether `t.prefix` (an API key prefix) carries the bucket too. */
-  prefix?: boolean;
-}
-
-const viaWorkspace = (workspace: string) =>
-  `JOIN workspaces w ON w.id = ${workspace} JOIN organizations o ON o.id = w.organization_id`;
-const viaProject = (project: string) => `JOIN projects p ON p.id = ${project} ${viaWorkspace("p.workspace_id")}`;
-const viaApp = (app: string) => `JOIN apps a ON a.id = ${app} ${viaProject("a.project_id")}`;
-const ofOrganization = (table: string): BucketedTable => ({
-  table,
-  from: `${table} t JOIN organizations o ON o.id = t.organization_id`,
-});
-
-/** docs/SHARDING.md §1's tables of an organization whose ids newId mints (webhook deliveries' are SQL-made v4). */
-const BUCKETED_TABLES: BucketedTable[] = [
-  { table: "organizations", from: "organizations t JOIN organizations o ON o.id = t.id" },
-  ofOrganization("workspaces"),
-  { table: "projects", from: `projects t ${viaWorkspace("t.workspace_id")}` },
-  { table: "apps", from: `apps t ${viaProject("t.project_id")}` },
-  { table: "app_variants", from: `app_variants t ${viaApp("t.app_id")}` },
-  {
-    table: "app_variant_revisions",
-    from: `app_variant_revisions t JOIN app_variants v ON v.id = t.variant_id ${viaApp("v.app_id")}`,
-  },
-  { table: "environments", from: `environments t ${viaApp("t.app_id")}` },
-  { table: "deployments", from: `deployments t JOIN environments e ON e.id = t.environment_id ${viaApp("e.app_id")}` },
-  {
-    table: "environment_revisions",
-    from: `environment_revisions t JOIN environments e ON e.id = t.environment_id ${viaApp("e.app_id")}`,
-  },
-  ofOrganization("invitations"),
-  ofOrganization("events"),
-  ofOrganization("webhooks"),
-  { table: "api_keys", from: `api_keys t ${viaProject("t.project_id")}`, prefix: true },
-];
-
 interface BucketedRow {
   id: string;
   prefix: string | null;
@@ -247,12 +202,59 @@ interface BucketedRow {
   organization_bucket: number;
 }
 
-const bucketedPages = ({ from, prefix }: BucketedTable): Pages<BucketedRow> => ({
-  select: (where) =>
-    `SELECT t.id AS id, ${prefix ? "t.prefix" : "NULL"} AS prefix, o.id AS organization_id, o.bucket AS organization_bucket
-       FROM ${from} ${where} ORDER BY t.id LIMIT ?1`,
-  key: "(t.id)",
-  keyOf: (row) => [row.id],
+// A page of a table whose ids carry their organization's bucket: the table as `t`, joined up to its organization `o`.
+const BUCKETED_ROW = "SELECT t.id AS id, NULL AS prefix, o.id AS organization_id, o.bucket AS organization_bucket";
+const BUCKETED_PAGE = "WHERE t.id > :after_id ORDER BY t.id LIMIT :page_rows";
+const UP_FROM_PROJECT = "JOIN workspaces w ON w.id = p.workspace_id JOIN organizations o ON o.id = w.organization_id";
+const UP_FROM_APP = `JOIN projects p ON p.id = a.project_id ${UP_FROM_PROJECT}`;
+
+/** docs/SHARDING.md §1's tables of an organization whose ids newId mints (webhook deliveries' are SQL-made v4). */
+const BUCKETED_TABLES = {
+  organizations: sql<BucketedRow>(`${BUCKETED_ROW} FROM organizations t JOIN organizations o ON o.id = t.id ${BUCKETED_PAGE}`),
+  workspaces: sql<BucketedRow>(
+    `${BUCKETED_ROW} FROM workspaces t JOIN organizations o ON o.id = t.organization_id ${BUCKETED_PAGE}`,
+  ),
+  projects: sql<BucketedRow>(
+    `${BUCKETED_ROW} FROM projects t JOIN workspaces w ON w.id = t.workspace_id JOIN organizations o ON o.id = w.organization_id
+     ${BUCKETED_PAGE}`,
+  ),
+  apps: sql<BucketedRow>(
+    `${BUCKETED_ROW} FROM apps t JOIN projects p ON p.id = t.project_id ${UP_FROM_PROJECT} ${BUCKETED_PAGE}`,
+  ),
+  app_variants: sql<BucketedRow>(
+    `${BUCKETED_ROW} FROM app_variants t JOIN apps a ON a.id = t.app_id ${UP_FROM_APP} ${BUCKETED_PAGE}`,
+  ),
+  app_variant_revisions: sql<BucketedRow>(
+    `${BUCKETED_ROW} FROM app_variant_revisions t JOIN app_variants v ON v.id = t.variant_id JOIN apps a ON a.id = v.app_id
+     ${UP_FROM_APP} ${BUCKETED_PAGE}`,
+  ),
+  environments: sql<BucketedRow>(
+    `${BUCKETED_ROW} FROM environments t JOIN apps a ON a.id = t.app_id ${UP_FROM_APP} ${BUCKETED_PAGE}`,
+  ),
+  deployments: sql<BucketedRow>(
+    `${BUCKETED_ROW} FROM deployments t JOIN environments e ON e.id = t.environment_id JOIN apps a ON a.id = e.app_id
+     ${UP_FROM_APP} ${BUCKETED_PAGE}`,
+  ),
+  environment_revisions: sql<BucketedRow>(
+    `${BUCKETED_ROW} FROM environment_revisions t JOIN environments e ON e.id = t.environment_id JOIN apps a ON a.id = e.app_id
+     ${UP_FROM_APP} ${BUCKETED_PAGE}`,
+  ),
+  invitations: sql<BucketedRow>(
+    `${BUCKETED_ROW} FROM invitations t JOIN organizations o ON o.id = t.organization_id ${BUCKETED_PAGE}`,
+  ),
+  events: sql<BucketedRow>(`${BUCKETED_ROW} FROM events t JOIN organizations o ON o.id = t.organization_id ${BUCKETED_PAGE}`),
+  webhooks: sql<BucketedRow>(`${BUCKETED_ROW} FROM webhooks t JOIN organizations o ON o.id = t.organization_id ${BUCKETED_PAGE}`),
+  // Its prefix carries the bucket too.
+  api_keys: sql<BucketedRow>(
+    `SELECT t.id AS id, t.prefix AS prefix, o.id AS organization_id, o.bucket AS organization_bucket
+       FROM api_keys t JOIN projects p ON p.id = t.project_id ${UP_FROM_PROJECT} ${BUCKETED_PAGE}`,
+  ),
+} as const;
+
+const bucketedPages = (select: Sql<BucketedRow>): Pages<BucketedRow> => ({
+  select,
+  first: { after_id: "" },
+  after: (row) => ({ after_id: row.id }),
 });
 
 /** Where a row's id (or key prefix) disagrees with its organization's bucket; for organizations, the stored bucket. */
@@ -312,9 +314,9 @@ export async function checkDirectory(
       }
       checked.memberships += memberships.length;
     }
-    for (const table of BUCKETED_TABLES) {
-      for await (const rows of pagesOf(db, bucketedPages(table))) {
-        disagreements.push(...rows.flatMap((row) => bucketDisagreements(name, table.table, row, since)));
+    for (const [table, select] of Object.entries(BUCKETED_TABLES)) {
+      for await (const rows of pagesOf(db, bucketedPages(select))) {
+        disagreements.push(...rows.flatMap((row) => bucketDisagreements(name, table, row, since)));
         checked.ids += rows.length;
       }
     }
@@ -325,7 +327,7 @@ export async function checkDirectory(
 }
 
 /** The rows `select` answers for `items`, bound as JSON chunks, all in one batch. */
-async function readChunks<Row>(db: D1Database, select: string, items: unknown[]): Promise<Row[]> {
-  const results = await retryWhenBusy(() => db.batch<Row>(jsonChunks(items).map((chunk) => db.prepare(select).bind(chunk))));
+async function readChunks<Row>(db: D1Database, select: Sql<Row>, items: unknown[]): Promise<Row[]> {
+  const results = await retryWhenBusy(() => db.batch<Row>(jsonChunks(items).map((chunk) => select.bind(db, { chunk }))));
   return results.flatMap((result) => result.results);
 }
