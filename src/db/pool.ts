@@ -2,9 +2,7 @@
  * The pool of D1 shards (docs/SHARDING.md): each organization lives in one of BUCKETS buckets, and [vars] SHARD_MAP
  * says which shard (a `SHARD_<n>` D1 binding) holds each bucket, e.g. "SHARD_0=0-511 SHARD_1=512-1023".
  */
-
-/** Buckets 0..1023: fixed forever, as ids will carry them. */
-export const BUCKETS = 1024;
+import { BUCKETS } from "./buckets";
 
 /** A shard's binding name. */
 export type ShardName = `SHARD_${number}`;

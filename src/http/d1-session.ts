@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { BucketRef } from "../db/buckets";
+import { type BucketRef, LEGACY_BUCKET } from "../db/buckets";
 import type { CallerDb, CallerWriteDb, RequestCaller } from "../db/caller";
 import { type Queryable, retryReadOnce } from "../db/d1";
 import { allShards, isShardName, type ShardName, shardNamed, shardNameOf, shardOf } from "../db/pool";
@@ -70,15 +70,12 @@ const answeredBookmarks = (env: Env, { sent, reached }: RequestBookmarks) =>
 export type CallerEnv = { Bindings: Env; Variables: { caller: RequestCaller } };
 
 /**
- * Until requests are routed by the ids they name (docs/SHARDING.md §3.1), every request goes to the shard of bucket 0,
- * which holds everything made before buckets.
+ * Until requests are routed by the ids and key prefixes they carry (docs/SHARDING.md §3.1, milestone 3), every request,
+ * and every key's last use, goes to the shard of the legacy bucket, which holds everything made before buckets.
  */
-const REQUEST_BUCKET = 0;
+const REQUEST_BUCKET = LEGACY_BUCKET;
 
-/**
- * The shard holding the caller's key: bucket 0's until key prefixes carry a bucket (docs/SHARDING.md §2), where its
- * last use is recorded.
- */
+/** The shard holding the caller's key, where its last use is recorded (see REQUEST_BUCKET). */
 export const keyShard = <E extends { Bindings: Env }>(c: Context<E>) => shardOf(c.env, REQUEST_BUCKET);
 
 /**
