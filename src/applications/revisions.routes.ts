@@ -131,7 +131,9 @@ export const revisionsRoutes = [
       },
     },
     async (c) => {
-      const retrieved = await readAs(c, (db) => retrieveRevision(db, c.req.valid("json")));
+      const retrieved = await readAs(c, configRefOrder(c.req.valid("json").refs), (db) =>
+        retrieveRevision(db, c.req.valid("json")),
+      );
       if (retrieved.outcome === "runs_nothing") throw environmentRunsNothing();
       if (retrieved.outcome === "none") return c.json({ count: 0 }, 200);
       return c.json({ count: 1, application_revision: toRevision(retrieved.config) }, 200);
@@ -259,7 +261,7 @@ export const revisionsRoutes = [
     async (c) => {
       const { application_revisions: variant, windowing } = c.req.valid("json");
       const window = { limit: windowing?.limit ?? null, next: windowing?.next ?? null };
-      const page = await readAs(c, (db) =>
+      const page = await readAs(c, [variant.application_id, variant.application_variant_id], (db) =>
         logRevisions(db, { appId: variant.application_id ?? null, variantId: variant.application_variant_id }, window),
       );
       const revisions = page.revisions.map(toRevision);

@@ -138,7 +138,7 @@ export const applicationVariantsRoutes = [
         added = await writeAs(c, [application_id], (db) => addVariant(db, application_id, slug, c.var.claim));
       } catch (error) {
         if (!isUniqueViolation(error, "app_variants")) throw error;
-        throw slugTaken(slug, await readAs(c, (db) => slugTakenByArchivedVariant(db, application_id, slug)));
+        throw slugTaken(slug, await readAs(c, [application_id], (db) => slugTakenByArchivedVariant(db, application_id, slug)));
       }
       settleClaim(c, added);
       if (added.outcome === "forbidden") throw forbidden();
@@ -188,7 +188,7 @@ export const applicationVariantsRoutes = [
         variantRefs: body.application_variant_refs ?? null,
         includeArchived: body.include_archived ?? false,
       };
-      const variants = await readAs(c, (db) => queryVariants(db, query));
+      const variants = await readAs(c, [query.appRefs?.[0]?.id], (db) => queryVariants(db, query));
       return c.json({ count: variants.length, application_variants: variants.map(toApplicationVariant) }, 200);
     },
   ),
@@ -219,7 +219,7 @@ export const applicationVariantsRoutes = [
     },
     async (c) => {
       const { variant_id } = c.req.valid("param");
-      const variant = await readAs(c, (db) => readVariant(db, variant_id));
+      const variant = await readAs(c, [variant_id], (db) => readVariant(db, variant_id));
       return c.json(variant ? one(toApplicationVariant(variant)) : NOTHING, 200);
     },
   ),

@@ -56,7 +56,7 @@ export const appsRoutes = [
     async (c) => {
       const query = c.req.valid("query");
       const filter = { name: query.app_name ?? null, workspaceId: query.workspace_id ?? null };
-      const apps = await readAs(c, (db) => listApps(db, filter));
+      const apps = await readAs(c, [filter.workspaceId], (db) => listApps(db, filter));
       return c.json(apps.map(toAppListItem), 200);
     },
   ),

@@ -89,7 +89,7 @@ export const environmentsRoutes = [
     },
     async (c) => {
       const { app_id, environment_name } = c.req.valid("param");
-      const found = await readAs(c, (db) => readEnvironmentRevisions(db, app_id, environment_name));
+      const found = await readAs(c, [app_id], (db) => readEnvironmentRevisions(db, app_id, environment_name));
       if (!found) throw appEnvironmentNotFound();
       const { id: environmentId, revision, deployedVariantArchived } = found.environment;
       c.header("ETag", environmentETag({ environmentId, revision }, deployedVariantArchived === 1));
@@ -114,7 +114,7 @@ export const environmentsRoutes = [
     },
     async (c) => {
       const { app_id } = c.req.valid("param");
-      const environments = await readAs(c, (db) => listEnvironments(db, app_id));
+      const environments = await readAs(c, [app_id], (db) => listEnvironments(db, app_id));
       // Every app has its environments: none means no app the caller can see.
       if (environments.length === 0) throw appNotFound();
       return c.json(environments.map(toEnvironmentOutput), 200);

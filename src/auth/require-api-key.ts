@@ -1,8 +1,10 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { recordKeyUse } from "../db/accounts";
+import { CALLER_KEY } from "../db/buckets";
 import { Caller, RequestCaller } from "../db/caller";
-import { keyShard, readAs } from "../http/d1-session";
+import { shardNamed } from "../db/pool";
+import { readAs } from "../http/d1-session";
 import { handleError, tooManyRequests, unauthorized } from "../http/errors";
 import { hashApiKey, parseAuthorization } from "./api-keys";
 
@@ -29,7 +31,7 @@ const logKeyUseFailure = () => console.warn(JSON.stringify({ level: "warn", mess
  * request whose handler answered without such a batch (it failed first, or needed no data) has its key checked here
  * before the answer goes out, whatever the answer: a bad key is a 401 whatever else happened. Rate limits: per key
  * (429), and per client address for failed authentications (429 instead of 401). The key's last use is recorded
- * after the answer, at most hourly (`RequestCaller.keyUseIsStale`).
+ * after the answer, at most hourly, on the shard that found it (`RequestCaller.shardToRecordKeyUse`).
  */
 export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { caller: RequestCaller } }>(async (c, next) => {
   const parsed = parseAuthorization(c.req.header("Authorization"));
@@ -41,9 +43,10 @@ export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { call
     const caller = new RequestCaller(Caller.withKey(parsed.prefix, keyHash));
     c.set("caller", caller);
     await next();
-    if (!caller.checked) await readAs(c, (db) => db.batch({})).catch((error) => answerWith(c, error));
+    if (!caller.checked) await readAs(c, [CALLER_KEY], (db) => db.batch({})).catch((error) => answerWith(c, error));
     // After the answer, so that no request waits on it; a failure costs only the record of one use.
-    if (caller.keyUseIsStale) c.executionCtx.waitUntil(recordKeyUse(keyShard(c), keyHash).catch(logKeyUseFailure));
+    const keyShard = caller.shardToRecordKeyUse;
+    if (keyShard) c.executionCtx.waitUntil(recordKeyUse(shardNamed(c.env, keyShard), keyHash).catch(logKeyUseFailure));
   }
   if (c.res.status === 401) await countAuthFailure(c);
 });

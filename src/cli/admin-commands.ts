@@ -23,10 +23,11 @@ import {
   revokeApiKeyAsOperator,
   type User,
 } from "../db/accounts";
-import { LEGACY_BUCKET, newOrganizationBucket } from "../db/buckets";
+import { bucketedSince, LEGACY_BUCKET, newOrganizationBucket } from "../db/buckets";
 import { type CallerWriteDb, operatorDb } from "../db/caller";
 import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
+import { placementBuckets } from "../db/pool";
 import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLES } from "../db/roles";
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
 import { addConfig, commitConfig, type Ref } from "../variants/configs.sql.ts";
@@ -188,11 +189,18 @@ const CommitOptions = z.object({ params: jsonObject("--params"), url: httpUrlOrE
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
 
+/**
+ * A new organization's bucket: at random among SHARD_0's buckets, the shard the CLI writes to (`db`) until it places
+ * by bucket (docs/SHARDING.md milestone 5).
+ */
+const newBucketOnFirstShard = ({ env }: DatabasePool) =>
+  newOrganizationBucket(bucketedSince(env), placementBuckets(env, "SHARD_0"));
+
 /** A command on SHARD_0 (`db`, where the CLI writes until it places by bucket) or on the whole pool. */
 type Command = (db: D1Database, options: Options, pool: DatabasePool) => Promise<Record<string, unknown>>;
 
 const COMMANDS: Record<string, Command> = {
-  async "user create"(db, options) {
+  async "user create"(db, options, pool) {
     const email = required(options, "email");
     if (!EMAIL.test(email)) throw new UsageError(`not an email address: ${email}`);
     const username =
@@ -205,13 +213,7 @@ const COMMANDS: Record<string, Command> = {
     if (!USERNAME.test(username)) throw new UsageError("--username must be 1-64 letters, digits, dots, dashes or underscores");
     if (await findUserByEmail(db, email)) throw new UsageError(`a user with email ${email} already exists`);
     try {
-      // The personal organization at random among all buckets: one database holds them all until shards
-      // (docs/SHARDING.md milestone 3) restrict it to the buckets of open shards.
-      const ids = await createUser(
-        db,
-        { email, username },
-        newAccountIds(newOrganizationBucket(await configuredBucketedSince())),
-      );
+      const ids = await createUser(db, { email, username }, newAccountIds(newBucketOnFirstShard(pool)));
       return {
         user_id: ids.userId,
         username,
@@ -226,16 +228,10 @@ const COMMANDS: Record<string, Command> = {
     }
   },
 
-  async "org create"(db, options) {
+  async "org create"(db, options, pool) {
     const name = required(options, "name");
     const owner = await userByEmail(db, required(options, "owner"));
-    // At random, as user create.
-    const ids = await createOrganization(
-      db,
-      name,
-      owner.id,
-      newOrganizationIds(newOrganizationBucket(await configuredBucketedSince())),
-    );
+    const ids = await createOrganization(db, name, owner.id, newOrganizationIds(newBucketOnFirstShard(pool)));
     return { organization_id: ids.organizationId, workspace_id: ids.workspaceId, project_id: ids.projectId };
   },
 

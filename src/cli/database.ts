@@ -24,6 +24,8 @@ export interface Target {
 
 /** The pool's databases (docs/SHARDING.md §1): the directory, and every shard wrangler.toml declares, by number. */
 export interface DatabasePool {
+  /** The Worker's env as wrangler.toml declares it: the bindings and [vars] (SHARD_MAP, OPEN_SHARDS, BUCKETED_SINCE). */
+  env: Env;
   directory: D1Database;
   shards: { name: ShardName; db: D1Database }[];
 }
@@ -51,6 +53,7 @@ async function remoteConfig(): Promise<{ path: string; remove: () => void }> {
     JSON.stringify({
       name: config.name,
       compatibility_date: config.compatibility_date,
+      vars: config.vars,
       d1_databases: config.d1_databases.map((database: object) => ({ ...database, remote: true })),
     }),
   );
@@ -87,7 +90,11 @@ export async function openDatabase(target: Target): Promise<OpenDatabase> {
   // Every organization is on SHARD_0 until the CLI places them by bucket (docs/SHARDING.md §8, milestone 5).
   const db = proxy.env.SHARD_0;
   const env = proxy.env as unknown as Record<ShardName, D1Database>;
-  const pool = { directory: proxy.env.DIRECTORY, shards: declaredShards(proxy.env).map((name) => ({ name, db: env[name] })) };
+  const pool = {
+    env: proxy.env,
+    directory: proxy.env.DIRECTORY,
+    shards: declaredShards(proxy.env).map((name) => ({ name, db: env[name] })),
+  };
   try {
     await assertMigrated(pool, target);
   } catch (error) {

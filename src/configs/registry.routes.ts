@@ -17,7 +17,7 @@ import {
 import { type Components, route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "../variants/configs.schemas";
-import { type ConfigRefs, environmentRevisionRefs, fetchConfig } from "../variants/configs.sql.ts";
+import { type ConfigRefs, configRefOrder, environmentRevisionRefs, fetchConfig } from "../variants/configs.sql.ts";
 import {
   Base,
   DeploymentRevisionParams,
@@ -77,7 +77,7 @@ export const registryRoutes = [
     },
     async (c) => {
       const refs = registryRefs(c.req.valid("query"));
-      const config = await readAs(c, (db) => fetchConfig(db, refs));
+      const config = await readAs(c, configRefOrder(refs), (db) => fetchConfig(db, refs));
       if (!config) throw configNotFound();
       return c.json(toRegistryConfig(config, config.revision), 200);
     },
@@ -176,7 +176,7 @@ export const registryRoutes = [
     },
     async (c) => {
       const refs = environmentRevisionRefs(c.req.valid("param").deployment_revision_id);
-      const config = await readAs(c, (db) => fetchConfig(db, refs));
+      const config = await readAs(c, configRefOrder(refs), (db) => fetchConfig(db, refs));
       if (!config?.environment) throw configNotFound();
       return c.json(toRegistryConfig(config, config.environment.revision), 200);
     },
@@ -206,7 +206,7 @@ export const basesRoutes = [
     },
     async (c) => {
       const { app_id, base_name } = c.req.valid("query");
-      if (!(await readAs(c, (db) => appIsVisible(db, app_id)))) throw appNotFound();
+      if (!(await readAs(c, [app_id], (db) => appIsVisible(db, app_id)))) throw appNotFound();
       const bases: Base[] = base_name === undefined || base_name === BASE_NAME ? [{ base_id: app_id, base_name: BASE_NAME }] : [];
       return c.json(bases, 200);
     },

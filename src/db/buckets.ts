@@ -20,12 +20,13 @@ function assertBucket(bucket: number): void {
 }
 
 /**
- * The bucket of a new organization: uniformly at random (1,024 divides 65,536: no bias); but before BUCKETED_SINCE
- * (`bucketedSince`, in ms), while the ids minted now still read as legacy (the first deploy of docs/SHARDING.md §6's
- * upgrade), the legacy bucket, so that an organization's bucket is always the one its ids read as.
+ * The bucket of a new organization: uniformly at random among `candidates` (src/db/pool.ts's `placementBuckets`; the
+ * modulo's bias is below one in 4 million); but before BUCKETED_SINCE (`bucketedSince`, in ms), while the ids minted
+ * now still read as legacy (the first deploy of docs/SHARDING.md §6's upgrade), the legacy bucket, so that an
+ * organization's bucket is always the one its ids read as.
  */
-export const newOrganizationBucket = (bucketedSince: number) =>
-  Date.now() < bucketedSince ? LEGACY_BUCKET : crypto.getRandomValues(new Uint16Array(1))[0] % BUCKETS;
+export const newOrganizationBucket = (bucketedSince: number, candidates: number[]) =>
+  Date.now() < bucketedSince ? LEGACY_BUCKET : candidates[crypto.getRandomValues(new Uint32Array(1))[0] % candidates.length];
 
 const threeHexDigits = (bucket: number) => bucket.toString(16).padStart(3, "0");
 

@@ -1,5 +1,6 @@
 import { type BucketRef, CALLER_KEY, LEGACY_BUCKET } from "./buckets";
 import { isFenceTrip, type Queryable } from "./d1";
+import type { ShardName } from "./pool";
 import { type Role, WRITER_ROLES } from "./roles";
 import { named, type Results, type Sql, type Statement, type Statements, sql, type Values } from "./sql";
 
@@ -7,9 +8,9 @@ import { named, type Results, type Sql, type Statement, type Statements, sql, ty
 const KEY_USE_RESOLUTION_MS = 3_600_000;
 
 /**
- * Who is asking: a request's API key (its prefix and the SHA-256, hex, of the whole key), not yet checked; an
- * operator (the admin CLI) acting as a user; or nobody (a route open without a key). Statements see it as
- * `:caller_prefix` and `:caller_key` (CALLER_CTE).
+ * Who is asking: a request's API key (its prefix and the SHA-256, hex, of the whole key), not yet checked; the same
+ * key vouched for by its home shard (`vouched`); an operator (the admin CLI) acting as a user; or nobody (a route open
+ * without a key). Statements see it as `:caller_prefix`, `:caller_key` and the `:vouched_*` values (CALLER_CTE).
  */
 export class Caller {
   /** What CALLER_CTE binds. */
@@ -19,12 +20,31 @@ export class Caller {
     readonly prefix: string | null,
     readonly keyHash: string | null,
     operatorUserId: string | null,
+    readonly vouch: Vouch | null = null,
   ) {
-    this.values = { caller_prefix: prefix, caller_key: keyHash ?? operatorUserId };
+    this.values = {
+      caller_prefix: prefix,
+      caller_key: keyHash ?? operatorUserId,
+      vouched_user_id: vouch?.user_id ?? null,
+      vouched_project_id: vouch?.project_id ?? null,
+      vouched_read_only: vouch?.read_only ?? null,
+      vouched_last_used_at: vouch?.last_used_at ?? null,
+      vouched_username: vouch?.username ?? null,
+      vouched_email: vouch?.email ?? null,
+      vouched_created_at: vouch?.created_at ?? null,
+    };
   }
 
   static withKey(prefix: string, keyHash: string): Caller {
     return new Caller(prefix, keyHash, null);
+  }
+
+  /**
+   * The key `keyed` found live by the key check of its home shard (`vouch`), for a batch on another shard, which holds
+   * no row of that key (docs/SHARDING.md §3.2); never built from a request's input, only from that check's answer.
+   */
+  static vouched(keyed: Caller, vouch: Vouch): Caller {
+    return new Caller(keyed.prefix, keyed.keyHash, null, vouch);
   }
 
   /** An operator acting as this user, with the user's roles; never built from a request. */
@@ -49,20 +69,32 @@ export class UnknownApiKeyError extends Error {
  * only (`+prefix` keeps SQLite off the prefix index): an unknown prefix costs exactly what a wrong secret costs,
  * and a hash lookup leaks nothing about stored keys, whatever the timing. An operator (`Caller.operatorAs`)
  * binds no prefix and a user id as :caller_key; a request always has a prefix, so it can never take that branch.
- * It also defines `membership`: the caller's organizations with the role the request acts in (`role`), which is
- * `viewer` for a read-only key whatever the user's role, and the role it reads in (`read_role`: the user's, for a
- * read-only key reads what its user reads). Every access check goes through it.
+ * A key homed on another shard (`Caller.vouched`) is what its home shard's check found, bound as the `:vouched_*`
+ * values; a request never binds them from its input. It also defines `membership`: the caller's organizations with
+ * the role the request acts in (`role`), which is `viewer` for a read-only key whatever the user's role, and the role
+ * it reads in (`read_role`: the user's, for a read-only key reads what its user reads); membership is always this
+ * shard's own. Every access check goes through it.
  */
 export const CALLER_CTE = `caller AS (
   SELECT user_id, project_id, read_only, last_used_at FROM api_keys
-   WHERE key_hash = :caller_key AND +prefix = :caller_prefix AND revoked_at IS NULL
+   WHERE key_hash = :caller_key AND +prefix = :caller_prefix AND revoked_at IS NULL AND :vouched_user_id IS NULL
      AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
   UNION ALL
-  SELECT id, NULL, 0, NULL FROM users WHERE :caller_prefix IS NULL AND id = :caller_key),
+  SELECT id, NULL, 0, NULL FROM users WHERE :caller_prefix IS NULL AND id = :caller_key
+  UNION ALL
+  SELECT :vouched_user_id, :vouched_project_id, :vouched_read_only, :vouched_last_used_at WHERE :vouched_user_id IS NOT NULL),
 membership AS (
   SELECT organization_id, CASE WHEN (SELECT read_only FROM caller) = 1 THEN 'viewer' ELSE role END AS role,
          role AS read_role
     FROM organization_members WHERE user_id = (SELECT user_id FROM caller))`;
+
+/**
+ * The vouched caller's user row (`Caller.vouched`), copied to this shard when absent (docs/SHARDING.md §1: a user's
+ * id, username, email and created_at never change, so a copy is never stale): the start of a statement that goes
+ * before those that make the caller a member here, to be completed with `AND` the condition they are made under.
+ */
+export const COPY_VOUCHED_USER = `INSERT OR IGNORE INTO users (id, username, email, created_at)
+  SELECT :vouched_user_id, :vouched_username, :vouched_email, :vouched_created_at WHERE :vouched_user_id IS NOT NULL`;
 
 /** What the database found of a live key: whose it is, and when its use was last recorded. */
 export interface LiveKey {
@@ -71,6 +103,33 @@ export interface LiveKey {
 }
 
 const KEY_CHECK = sql<LiveKey>(`WITH ${CALLER_CTE} SELECT user_id, last_used_at FROM caller`);
+
+/**
+ * What a key's home shard vouches for, for a request on another shard (docs/SHARDING.md §3.2): the key's user, project
+ * and read-only flag, when its use was last recorded, and the user's row (id, username, email and created_at never
+ * change), which a shard where the user has none yet copies (an invitation's accept).
+ */
+export interface Vouch extends LiveKey {
+  project_id: string;
+  read_only: number;
+  username: string;
+  email: string;
+  created_at: string;
+}
+
+const VOUCH = sql<Vouch>(
+  `WITH ${CALLER_CTE}
+   SELECT c.user_id, c.project_id, c.read_only, c.last_used_at, u.username, u.email, u.created_at
+     FROM caller c JOIN users u ON u.id = c.user_id`,
+);
+
+/**
+ * The key check alone, on the key's home shard: what it vouches for, or null when the key is not live there. One
+ * round trip; `caller` must be a key's (`Caller.withKey`).
+ */
+export async function vouchFor(db: Queryable, caller: Caller): Promise<Vouch | null> {
+  return (await VOUCH.bind(db, {}, caller.values).first<Vouch>()) ?? null;
+}
 
 /**
  * The fence guard (docs/SHARDING.md §5): a fence on :bucket, whatever its state, puts a row in fence_trips, whose
@@ -169,7 +228,8 @@ function eventsToDeliver(results: D1Result[]): string[] {
 
 /**
  * A request's caller and what its batches found of its key: it makes the request's handles (src/http/d1-session.ts)
- * and tells `requireApiKey` whether the key still needs its own check when the answer is ready.
+ * and tells `requireApiKey` whether the key still needs its own check when the answer is ready, and on which shard
+ * the key was found (where its use is recorded).
  */
 export class RequestCaller {
   /** Whether a batch with the key check has been sent (it checks the key, whatever else happens to it). */
@@ -178,19 +238,41 @@ export class RequestCaller {
   /** The live key, once a batch has found it. */
   private key: LiveKey | null = null;
 
+  /** The shard whose check found the key live. */
+  private foundOn: ShardName | null = null;
+
+  /** The key as its home shard vouched for it, once one has (`vouchedOn`): the caller of batches on other shards. */
+  vouched: Caller | null = null;
+
   constructor(readonly caller: Caller) {}
 
-  private readonly found = (key: LiveKey | null | undefined) => {
-    this.sent = true;
-    if (key !== undefined) this.key = key;
-  };
-
-  reader(db: Queryable): CallerDb {
-    return new CallerDb(db, this.caller, this.found);
+  /** Hears what the key checks of batches on `shard` found (null: not live; undefined: the batch failed). */
+  private foundBy(shard: ShardName) {
+    return (key: LiveKey | null | undefined) => {
+      this.sent = true;
+      if (key === undefined) return;
+      this.key = key;
+      if (key && this.vouched === null) this.foundOn = shard;
+    };
   }
 
-  writer(db: Queryable, bucket: number, handOff: (events: string[]) => void): CallerWriteDb {
-    return new CallerWriteDb(db, this.caller, bucket, handOff, this.found);
+  /** Records what the key check of `shard`, the key's home, found: null, the key is not live there. */
+  vouchedOn(shard: ShardName, vouch: Vouch | null) {
+    this.sent = true;
+    this.key = vouch;
+    if (vouch) {
+      this.foundOn = shard;
+      this.vouched = Caller.vouched(this.caller, vouch);
+    }
+  }
+
+  /** A read handle on `shard` as `caller`: the request's own, or its key vouched for (`vouched`). */
+  reader(db: Queryable, shard: ShardName, caller = this.caller): CallerDb {
+    return new CallerDb(db, caller, this.foundBy(shard));
+  }
+
+  writer(db: Queryable, shard: ShardName, bucket: number, handOff: (events: string[]) => void, caller = this.caller) {
+    return new CallerWriteDb(db, caller, bucket, handOff, this.foundBy(shard));
   }
 
   /** Whether a batch has checked the key (nobody has no key to check). */
@@ -203,10 +285,14 @@ export class RequestCaller {
     return this.key?.user_id ?? null;
   }
 
-  /** Whether the key's use should be recorded: it was found live, and its last recorded use is over an hour old. */
-  get keyUseIsStale(): boolean {
-    if (!this.key || this.caller.prefix === null) return false;
-    return this.key.last_used_at === null || Date.parse(this.key.last_used_at) < Date.now() - KEY_USE_RESOLUTION_MS;
+  /**
+   * The shard whose check found the key live, when its use should be recorded there: its last recorded use is over an
+   * hour old; else null.
+   */
+  get shardToRecordKeyUse(): ShardName | null {
+    if (!this.key || this.caller.prefix === null || this.foundOn === null) return null;
+    const stale = this.key.last_used_at === null || Date.parse(this.key.last_used_at) < Date.now() - KEY_USE_RESOLUTION_MS;
+    return stale ? this.foundOn : null;
   }
 }
 

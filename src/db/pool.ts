@@ -15,6 +15,8 @@ interface Pool {
   shardByBucket: ShardName[];
   /** Every shard the Worker declares, by number (those without buckets too: one just added, or emptied by moves). */
   shards: ShardName[];
+  /** The buckets of each shard that takes new organizations (OPEN_SHARDS), by shard. */
+  openBuckets: Map<ShardName, number[]>;
 }
 
 /** Why a SHARD_MAP is refused; its message names the fault in the value, nothing else. */
@@ -36,8 +38,25 @@ export function declaredShards(env: Env): ShardName[] {
 /** "3-7" or "3", for messages. */
 const range = (first: number, last: number) => (first === last ? `${first}` : `${first}-${last}`);
 
+/**
+ * OPEN_SHARDS checked: declared shards, space-separated. The buckets of each that SHARD_MAP gives buckets (one given
+ * none yet, a shard just added, takes none); none of them, or unset, or empty: every shard's.
+ */
+function parseOpenShards(value: string | undefined, shardByBucket: ShardName[], shards: ShardName[]): Map<ShardName, number[]> {
+  const bucketsOf = new Map<ShardName, number[]>();
+  shardByBucket.forEach((shard, bucket) => bucketsOf.set(shard, [...(bucketsOf.get(shard) ?? []), bucket]));
+  const open = new Map<ShardName, number[]>();
+  for (const name of (value ?? "").trim().split(/\s+/).filter(Boolean)) {
+    if (!shards.includes(name as ShardName))
+      throw new ShardMapError(`OPEN_SHARDS names ${name}, which is no D1 binding of the Worker`);
+    const buckets = bucketsOf.get(name as ShardName);
+    if (buckets) open.set(name as ShardName, buckets);
+  }
+  return open.size > 0 ? open : bucketsOf;
+}
+
 /** SHARD_MAP's value checked: names of declared shards with inclusive ranges that name every bucket exactly once. */
-function parseShardMap(value: string, shards: ShardName[]): Pool {
+function parseShardMap(value: string, shards: ShardName[], openShards?: string): Pool {
   const entries = value.trim().split(/\s+/).filter(Boolean);
   if (entries.length === 0) throw new ShardMapError("SHARD_MAP is empty");
   const shardByBucket: (ShardName | undefined)[] = Array.from({ length: BUCKETS }, () => undefined);
@@ -57,29 +76,40 @@ function parseShardMap(value: string, shards: ShardName[]): Pool {
     }
   }
   const missing = shardByBucket.indexOf(undefined);
-  if (missing === -1) return { shardByBucket: shardByBucket as ShardName[], shards };
+  if (missing === -1) {
+    return {
+      shardByBucket: shardByBucket as ShardName[],
+      shards,
+      openBuckets: parseOpenShards(openShards, shardByBucket as ShardName[], shards),
+    };
+  }
   let last = missing;
   while (last + 1 < BUCKETS && shardByBucket[last + 1] === undefined) last++;
   throw new ShardMapError(`SHARD_MAP names no shard for bucket ${range(missing, last)}`);
 }
 
-/** Per isolate, by SHARD_MAP's value: the pool, or why the value is refused (logged once). */
+/** Per isolate, by SHARD_MAP's and OPEN_SHARDS' values: the pool, or why a value is refused (logged once). */
 const pools = new Map<string, Pool | ShardMapError>();
 
 function readPool(env: Env): Pool | ShardMapError {
   const value = env.SHARD_MAP ?? "";
-  let pool = pools.get(value);
+  const cacheKey = `${value}\n${env.OPEN_SHARDS ?? ""}`;
+  let pool = pools.get(cacheKey);
   if (!pool) {
     try {
-      pool = parseShardMap(value, declaredShards(env));
+      pool = parseShardMap(value, declaredShards(env), env.OPEN_SHARDS);
     } catch (error) {
       if (!(error instanceof ShardMapError)) throw error;
       pool = error;
       console.error(
-        JSON.stringify({ level: "error", message: "no request can be served: SHARD_MAP is invalid", reason: error.message }),
+        JSON.stringify({
+          level: "error",
+          message: "no request can be served: SHARD_MAP or OPEN_SHARDS is invalid",
+          reason: error.message,
+        }),
       );
     }
-    pools.set(value, pool);
+    pools.set(cacheKey, pool);
   }
   return pool;
 }
@@ -112,3 +142,13 @@ export const allShards = (env: Env): ShardName[] => pool(env).shards;
 
 /** Whether `name` is a shard of the pool (a queue message's `shard`, say). */
 export const isShardName = (env: Env, name: string): name is ShardName => pool(env).shards.includes(name as ShardName);
+
+/**
+ * The buckets a new organization may be placed in (docs/SHARDING.md §2): those of `preferred` (the caller's key's
+ * shard, where the organization is then reached in one round trip) when it is open, else those of every open shard.
+ */
+export function placementBuckets(env: Env, preferred: ShardName | null): number[] {
+  const { openBuckets } = pool(env);
+  const own = preferred === null ? undefined : openBuckets.get(preferred);
+  return own ?? [...openBuckets.values()].flat();
+}

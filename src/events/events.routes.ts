@@ -82,7 +82,7 @@ export const eventsRoutes = [
         cursor: query.cursor ?? null,
         limit: query.limit,
       };
-      const page = await readAs(c, (db) => listEvents(db, filter));
+      const page = await readAs(c, [filter.organizationId], (db) => listEvents(db, filter));
       if (page.outcome !== "done") throw page.outcome === "forbidden" ? forbidden() : organizationNotFound();
       return c.json({ events: page.events, next_cursor: page.more ? (page.events.at(-1)?.id ?? null) : null }, 200);
     },

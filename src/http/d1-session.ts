@@ -1,8 +1,8 @@
 import type { Context } from "hono";
-import { type BucketRef, LEGACY_BUCKET } from "../db/buckets";
-import type { CallerDb, CallerWriteDb, RequestCaller } from "../db/caller";
+import { type BucketRef, bucketOfPrefix, CALLER_KEY, LEGACY_BUCKET } from "../db/buckets";
+import { type Caller, type CallerDb, type CallerWriteDb, type RequestCaller, UnknownApiKeyError, vouchFor } from "../db/caller";
 import { type Queryable, retryReadOnce } from "../db/d1";
-import { allShards, isShardName, type ShardName, shardNamed, shardNameOf, shardOf } from "../db/pool";
+import { allShards, isShardName, type ShardName, shardNamed, shardNameOf } from "../db/pool";
 import { handOff } from "../webhooks/hand-off";
 import { requestBucket } from "./request-bucket";
 
@@ -69,53 +69,133 @@ const answeredBookmarks = (env: Env, { sent, reached }: RequestBookmarks) =>
 /** What a route's context must carry to reach D1: the request's caller (requireApiKey, optionalApiKey). */
 export type CallerEnv = { Bindings: Env; Variables: { caller: RequestCaller } };
 
-/**
- * Until requests are routed by the ids and key prefixes they carry (docs/SHARDING.md §3.1, milestone 3), every request,
- * and every key's last use, goes to the shard of the legacy bucket, which holds everything made before buckets.
- */
-const REQUEST_BUCKET = LEGACY_BUCKET;
-
-/** The shard holding the caller's key, where its last use is recorded (see REQUEST_BUCKET). */
-export const keyShard = <E extends { Bindings: Env }>(c: Context<E>) => shardOf(c.env, REQUEST_BUCKET);
+/** A request's D1 sessions, one per shard it reaches: the key's home shard's check and the request's batches share it. */
+const requestSessions = new WeakMap<Request, Map<ShardName, D1DatabaseSession>>();
 
 /**
- * Runs `work` in a D1 session of the request's shard that starts at the client's entry for that shard, or at `start`;
- * answers the bookmarks (`answeredBookmarks`). The one place a request's database and bookmark are chosen: an entry is
- * only ever passed to its own shard.
+ * The request's session of `shard`, made on first use: it starts at the client's entry for that shard, or at `start`.
+ * The one place a request's database and bookmark are chosen: an entry is only ever passed to its own shard.
  */
-async function inSession<E extends { Bindings: Env }, T>(
-  c: Context<E>,
-  start: "first-primary" | "first-unconstrained",
-  work: (session: Queryable, shard: ShardName) => Promise<T>,
-): Promise<T> {
-  const bookmarks = bookmarksOf(c);
-  const shard = shardNameOf(c.env, REQUEST_BUCKET);
-  const session = shardNamed(c.env, shard).withSession(bookmarks.sent.get(shard) ?? start);
-  const result = await work(session, shard);
-  const bookmark = session.getBookmark();
-  if (bookmark) {
-    keepLater(bookmarks.reached, shard, bookmark);
-    c.header(BOOKMARK_HEADER, answeredBookmarks(c.env, bookmarks));
+function sessionOf<E extends { Bindings: Env }>(c: Context<E>, shard: ShardName, start: "first-primary" | "first-unconstrained") {
+  let sessions = requestSessions.get(c.req.raw);
+  if (!sessions) {
+    sessions = new Map();
+    requestSessions.set(c.req.raw, sessions);
   }
-  return result;
+  let session = sessions.get(shard);
+  if (!session) {
+    session = shardNamed(c.env, shard).withSession(bookmarksOf(c).sent.get(shard) ?? start);
+    sessions.set(shard, session);
+  }
+  return session;
+}
+
+/** Keeps what `shard`'s session answered as that shard's bookmark, and answers the bookmarks (`answeredBookmarks`). */
+function keepBookmark<E extends { Bindings: Env }>(c: Context<E>, shard: ShardName) {
+  const bookmark = requestSessions.get(c.req.raw)?.get(shard)?.getBookmark();
+  if (!bookmark) return;
+  const bookmarks = bookmarksOf(c);
+  keepLater(bookmarks.reached, shard, bookmark);
+  c.header(BOOKMARK_HEADER, answeredBookmarks(c.env, bookmarks));
 }
 
 /**
- * A read as the request's caller, from the nearest replica unless the client's bookmark asks for more; retried once
- * on a transient error. Every batch checks the caller's key in its own round trip.
+ * Where the caller's key may be, in the order asked (docs/SHARDING.md §2): its prefix's bucket, then, when that is on
+ * another shard, the legacy bucket: a key made before buckets has a random prefix, which may look bucketed. None for
+ * a request without a key.
  */
-export const readAs = <E extends CallerEnv, T>(c: Context<E>, read: (db: CallerDb) => Promise<T>) =>
-  inSession(c, "first-unconstrained", (session) => {
-    const db = c.get("caller").reader(session);
-    return retryReadOnce(() => read(db));
-  });
+function keyHomes<E extends CallerEnv>(c: Context<E>): { shard: ShardName; bucket: number }[] {
+  const prefix = c.get("caller").caller.prefix;
+  if (prefix === null) return [];
+  const bucket = bucketOfPrefix(prefix);
+  const homes = [{ shard: shardNameOf(c.env, bucket), bucket }];
+  const legacy = shardNameOf(c.env, LEGACY_BUCKET);
+  if (legacy !== homes[0].shard) homes.push({ shard: legacy, bucket: LEGACY_BUCKET });
+  return homes;
+}
 
 /**
- * A write as the request's caller, on the primary; never retried (it may have been applied). `placedBy`: what the
- * request names, in the order its SQL resolves them (`requestBucket`): the ids it mints carry that bucket. The events
- * each of its batches commits for webhooks go to the delivery queue after the answer.
+ * Asks `home` whether the caller's key is live there (one round trip, in the request's session of that shard) and
+ * records the answer: the key vouched for, or null.
+ */
+async function vouchOn<E extends CallerEnv>(c: Context<E>, home: ShardName, start: "first-primary" | "first-unconstrained") {
+  const caller = c.get("caller");
+  try {
+    caller.vouchedOn(home, await vouchFor(sessionOf(c, home, start), caller.caller));
+  } finally {
+    keepBookmark(c, home);
+  }
+  return caller.vouched;
+}
+
+/**
+ * Runs `work` as the request's caller on the shard holding what `refs` name (docs/SHARDING.md §3): the bucket of the
+ * first ref given (`requestBucket`). A key homed on that shard is checked inside `work`'s own batches: one round trip.
+ * A key homed elsewhere is first checked on its home shard, once per request, and `work` runs with the key vouched for
+ * (§3.2): two round trips. A request that names nothing but the key runs where the key is found. A key not found on
+ * its prefix's shard is looked for on the legacy bucket's too (`keyHomes`) before the request is refused.
+ */
+async function onShard<E extends CallerEnv, T>(
+  c: Context<E>,
+  refs: BucketRef[],
+  start: "first-primary" | "first-unconstrained",
+  work: (session: Queryable, shard: ShardName, caller: Caller, bucket: number) => Promise<T>,
+): Promise<T> {
+  const requestCaller = c.get("caller");
+  const run = async (shard: ShardName, bucket: number, caller: Caller) => {
+    try {
+      return await work(sessionOf(c, shard, start), shard, caller, bucket);
+    } finally {
+      keepBookmark(c, shard);
+    }
+  };
+  const homes = keyHomes(c);
+  const named = refs.find((ref) => ref !== null && ref !== undefined) ?? CALLER_KEY;
+  if (named === CALLER_KEY) {
+    // What the key names (its project) is on the shard holding the key.
+    for (const home of homes) {
+      try {
+        return await run(home.shard, home.bucket, requestCaller.caller);
+      } catch (error) {
+        if (!(error instanceof UnknownApiKeyError) || home === homes[homes.length - 1]) throw error;
+      }
+    }
+  }
+  const bucket = requestBucket(c, refs);
+  const shard = shardNameOf(c.env, bucket);
+  if (homes.length === 0) return run(shard, bucket, requestCaller.caller);
+  if (requestCaller.vouched) return run(shard, bucket, requestCaller.vouched);
+  for (const home of homes) {
+    if (home.shard === shard) {
+      try {
+        return await run(shard, bucket, requestCaller.caller);
+      } catch (error) {
+        if (!(error instanceof UnknownApiKeyError) || home === homes[homes.length - 1]) throw error;
+        continue;
+      }
+    }
+    const vouched = await vouchOn(c, home.shard, start);
+    if (vouched) return run(shard, bucket, vouched);
+  }
+  throw new UnknownApiKeyError();
+}
+
+/**
+ * A read as the request's caller on the shard of `routedBy` (what the request names, in the order its SQL resolves
+ * them: `requestBucket`), from the nearest replica unless the client's bookmark asks for more; retried once on a
+ * transient error. Every batch checks the caller's key in its own round trip.
+ */
+export const readAs = <E extends CallerEnv, T>(c: Context<E>, routedBy: BucketRef[], read: (db: CallerDb) => Promise<T>) =>
+  retryReadOnce(() =>
+    onShard(c, routedBy, "first-unconstrained", (session, shard, caller) => read(c.get("caller").reader(session, shard, caller))),
+  );
+
+/**
+ * A write as the request's caller on the shard of `placedBy` (as `readAs`'s `routedBy`), on the primary; never retried
+ * (it may have been applied). The ids it mints carry the bucket of `placedBy`. The events each of its batches commits
+ * for webhooks go to the delivery queue after the answer.
  */
 export const writeAs = <E extends CallerEnv, T>(c: Context<E>, placedBy: BucketRef[], write: (db: CallerWriteDb) => Promise<T>) =>
-  inSession(c, "first-primary", (session, shard) =>
-    write(c.get("caller").writer(session, requestBucket(c, placedBy), (events: string[]) => handOff(c, { shard, events }))),
+  onShard(c, placedBy, "first-primary", (session, shard, caller, bucket) =>
+    write(c.get("caller").writer(session, shard, bucket, (events: string[]) => handOff(c, { shard, events }), caller)),
   );

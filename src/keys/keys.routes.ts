@@ -1,5 +1,6 @@
 import type * as z from "zod";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
+import { CALLER_KEY } from "../db/buckets";
 import { readAs, writeAs } from "../http/d1-session";
 import { apiKeyNotFound, forbidden, userNotFound, workspaceNotFound } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
@@ -47,7 +48,7 @@ export const keysRoutes = [
       },
     },
     async (c) => {
-      const keys = await readAs(c, (db) => listApiKeys(db));
+      const keys = await readAs(c, [CALLER_KEY], (db) => listApiKeys(db));
       return c.json(keys, 200);
     },
   ),
@@ -156,7 +157,9 @@ export const keysRoutes = [
       },
     },
     async (c) => {
-      const live = await readAs(c, (db) => isLiveKeyOfCaller(db, c.req.valid("param").key_prefix));
+      const live = await readAs(c, [{ prefix: c.req.valid("param").key_prefix }], (db) =>
+        isLiveKeyOfCaller(db, c.req.valid("param").key_prefix),
+      );
       return c.json(live, 200);
     },
   ),
@@ -189,7 +192,7 @@ export const profileRoutes = [
       },
     },
     async (c) => {
-      const profile = await readAs(c, (db) => fetchProfile(db));
+      const profile = await readAs(c, [CALLER_KEY], (db) => fetchProfile(db));
       const asked = c.req.valid("query").user_id;
       if (asked !== undefined && asked !== profile.id) throw userNotFound();
       return c.json(profile, 200);

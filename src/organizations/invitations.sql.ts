@@ -1,5 +1,5 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
+import { CALLER_CTE, type CallerWriteDb, COPY_VOUCHED_USER } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { ADMIN_ROLES_SQL, type Role } from "../db/roles";
 import { sql } from "../db/sql";
@@ -175,6 +175,15 @@ export interface FirstKey {
 
 const ACCEPT = sql<{ verdict: AcceptVerdict }>(`WITH ${CALLER_CTE}, ${ACCEPT_VERDICT} SELECT verdict FROM verdict`);
 
+// A caller homed on another shard, invited by their email: their user row first, so that the verdict finds them the
+// invitee, when the invitation would be accepted (the verdict's conditions for a user with a key).
+const COPY_INVITEE = sql(
+  `WITH invitation AS (SELECT * FROM invitations WHERE token_hash = :token_hash AND organization_id = :organization_id AND workspace_id = :workspace_id)
+   ${COPY_VOUCHED_USER} AND :vouched_read_only = 0 AND (SELECT email FROM invitation) = :vouched_email COLLATE NOCASE
+     AND (SELECT accepted_at IS NULL AND voided_at IS NULL AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM invitation)
+     AND EXISTS (SELECT 1 FROM projects WHERE id = :project_id AND workspace_id = :workspace_id)`,
+);
+
 const INSERT_INVITEE = sql(
   `WITH ${CALLER_CTE}, ${ACCEPT_VERDICT}
    INSERT INTO users (id, username, email)
@@ -249,6 +258,7 @@ export async function acceptInvitation(
     key_hash: firstKey.keyHash,
   };
   const { facts, acceptance } = await db.batch({
+    inviteeCopy: db.statement(COPY_INVITEE, values),
     facts: db.statement(ACCEPT, values),
     invitee: db.statement(INSERT_INVITEE, values),
     accepted: db.statement(MARK_ACCEPTED, values),

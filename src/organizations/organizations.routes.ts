@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import type * as z from "zod";
 import { generateApiKey, hashApiKey, hashInvitationToken } from "../auth/api-keys";
-import { bucketedSince, newInvitationToken, newOrganizationBucket } from "../db/buckets";
+import { bucketedSince, CALLER_KEY, newInvitationToken, newOrganizationBucket } from "../db/buckets";
+import { placementBuckets, shardNameOf } from "../db/pool";
 import type { Role } from "../db/roles";
 import { readAs, writeAs } from "../http/d1-session";
 import {
@@ -192,7 +193,7 @@ export const organizationsRoutes = [
       },
     },
     async (c) => {
-      return c.json(await readAs(c, (db) => listOrganizations(db)), 200);
+      return c.json(await readAs(c, [CALLER_KEY], (db) => listOrganizations(db)), 200);
     },
   ),
   route(
@@ -224,9 +225,9 @@ export const organizationsRoutes = [
       },
     },
     async (c) => {
-      // A bucket at random among all: one database holds them all until shards (docs/SHARDING.md milestone 3) restrict
-      // it to the buckets of open shards.
-      const placed = { bucket: newOrganizationBucket(bucketedSince(c.env)) };
+      // On the key's shard when it is open (one round trip), else on any open shard.
+      const keyShard = shardNameOf(c.env, requestBucket(c, [CALLER_KEY]));
+      const placed = { bucket: newOrganizationBucket(bucketedSince(c.env), placementBuckets(c.env, keyShard)) };
       const made = await writeAs(c, [placed], (db) => createOrganizationAsCaller(db, c.req.valid("json")));
       if (made.outcome !== "done") throw made.outcome === "forbidden" ? forbidden() : ownerIsNotTheCaller();
       return c.json(made.organization, 200);
@@ -251,7 +252,7 @@ export const organizationsRoutes = [
       },
     },
     async (c) => {
-      const own = await readAs(c, (db) => fetchOwnOrganization(db));
+      const own = await readAs(c, [CALLER_KEY], (db) => fetchOwnOrganization(db));
       if (!own) throw organizationNotFound();
       return c.json(own, 200);
     },
@@ -288,7 +289,7 @@ export const organizationsRoutes = [
       },
     },
     async (c) => {
-      const details = await readAs(c, (db) => fetchOrganization(db, c.req.valid("param").org_id));
+      const details = await readAs(c, [c.req.valid("param").org_id], (db) => fetchOrganization(db, c.req.valid("param").org_id));
       if (!details) throw organizationNotFound();
       return c.json(toOrganizationDetails(details), 200);
     },

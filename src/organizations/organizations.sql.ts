@@ -1,5 +1,5 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "../db/caller";
+import { CALLER_CTE, type CallerDb, type CallerWriteDb, COPY_VOUCHED_USER } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "../db/roles";
 import { type Results, sql } from "../db/sql";
@@ -164,10 +164,14 @@ const changedValues = (fields: OrganizationFields) => ({
   type: fields.type ?? null,
 });
 
-const OWNER_FACTS = sql<{ readOnly: number; isCaller: number }>(
+// A caller homed on another shard becomes the owner here: their user row first (no key check reads it).
+const COPY_OWNER = sql(
+  `${COPY_VOUCHED_USER} AND :vouched_read_only = 0 AND (:owner = :vouched_user_id OR :owner = :vouched_email COLLATE NOCASE)`,
+);
+const OWNER_FACTS = sql<{ readOnly: number; isCaller: number | null }>(
   `WITH ${CALLER_CTE}
    SELECT caller.read_only AS readOnly, (u.id = :owner OR u.email = :owner) AS isCaller
-     FROM caller JOIN users u ON u.id = caller.user_id`,
+     FROM caller LEFT JOIN users u ON u.id = caller.user_id`,
 );
 const INSERT_ORGANIZATION = sql(
   `WITH ${CALLER_CTE}
@@ -215,6 +219,7 @@ export async function createOrganizationAsCaller(
     bucket: db.bucket,
   };
   const { facts, organization } = await db.batch({
+    ownerCopy: db.statement(COPY_OWNER, values),
     facts: db.statement(OWNER_FACTS, values),
     made: db.statement(INSERT_ORGANIZATION, values),
     owner: db.statement(INSERT_OWNER, values),

@@ -60,7 +60,7 @@ const SLUG_TAKEN = "The project has an app of that name (an archived one keeps i
 
 /** A write's 409 for a slug taken: the platform's shape, saying when the app holding it is archived. */
 async function slugTakenError<E extends CallerEnv>(c: Context<E>, name: string, appId: string | null) {
-  return slugTaken(name, await readAs(c, (db) => nameTakenByArchivedApp(db, name, appId)));
+  return slugTaken(name, await readAs(c, [appId], (db) => nameTakenByArchivedApp(db, name, appId)));
 }
 
 /** The app a write answers, or the error of a write that found nothing it may change. */
@@ -191,7 +191,7 @@ export const simpleApplicationsRoutes = [
         refs: body.application_refs ?? null,
         includeArchived: body.include_archived ?? false,
       };
-      const apps = await readAs(c, (db) => querySimpleApps(db, query));
+      const apps = await readAs(c, [query.refs?.[0]?.id], (db) => querySimpleApps(db, query));
       return c.json({ count: apps.length, applications: apps.map(toSimpleApplication) }, 200);
     },
   ),
@@ -222,7 +222,7 @@ export const simpleApplicationsRoutes = [
     },
     async (c) => {
       const { application_id } = c.req.valid("param");
-      const app = await readAs(c, (db) => readSimpleApp(db, application_id));
+      const app = await readAs(c, [application_id], (db) => readSimpleApp(db, application_id));
       return c.json(app ? one(toSimpleApplication(app)) : NOTHING, 200);
     },
   ),

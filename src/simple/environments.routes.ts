@@ -1,3 +1,4 @@
+import { CALLER_KEY } from "../db/buckets";
 import { readAs } from "../http/d1-session";
 import { DEMO_IDS, EXAMPLE_IDS, jsonResponse, schemaRef } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";
@@ -102,7 +103,7 @@ export const environmentsQueryRoutes = [
     },
     async (c) => {
       const { environment, environment_refs } = c.req.valid("json");
-      const rows = await readAs(c, (db) => listProjectEnvironments(db, environment?.slug ?? null));
+      const rows = await readAs(c, [CALLER_KEY], (db) => listProjectEnvironments(db, environment?.slug ?? null));
       const refs = environment_refs?.filter((ref) => ref !== null) ?? [];
       const environments = toSimpleEnvironments(rows).filter(
         (found) => refs.length === 0 || refs.some((ref) => ref.slug === found.slug || ref.id === found.id),

@@ -129,7 +129,7 @@ export const configsRoutes = [
     },
     async (c) => {
       const refs = toConfigRefs(c.req.valid("json"));
-      const config = await readAs(c, (db) => fetchConfig(db, refs));
+      const config = await readAs(c, configRefOrder(refs), (db) => fetchConfig(db, refs));
       if (!config) throw configNotFound();
       return c.json(toConfigOutput(config), 200);
     },

@@ -103,7 +103,7 @@ export const appVariantsRoutes = [
     },
     async (c) => {
       const { app_id, environment } = c.req.valid("query");
-      const found = await readAs(c, (db) => getVariantDeployedTo(db, app_id, environment));
+      const found = await readAs(c, [app_id], (db) => getVariantDeployedTo(db, app_id, environment));
       if (!found.environmentFound) throw appEnvironmentNotFound();
       if (!found.variant) throw nothingDeployed();
       return c.json(toAppVariant(found.variant), 200);
@@ -126,7 +126,7 @@ export const appVariantsRoutes = [
     },
     async (c) => {
       const { app_id } = c.req.valid("param");
-      const variants = await readAs(c, (db) => listAppVariants(db, app_id));
+      const variants = await readAs(c, [app_id], (db) => listAppVariants(db, app_id));
       if (!variants) throw appNotFound();
       return c.json(variants.map(toAppVariant), 200);
     },
@@ -296,7 +296,7 @@ export const variantsRoutes = [
     },
     async (c) => {
       const { variant_id } = c.req.valid("param");
-      const variant = await readAs(c, (db) => getVariant(db, variant_id));
+      const variant = await readAs(c, [variant_id], (db) => getVariant(db, variant_id));
       if (!variant) throw variantNotFound();
       return c.json(toAppVariant(variant), 200);
     },
@@ -320,7 +320,7 @@ export const variantsRoutes = [
     },
     async (c) => {
       const { variant_id } = c.req.valid("param");
-      const revisions = await readAs(c, (db) => listVariantRevisions(db, variant_id));
+      const revisions = await readAs(c, [variant_id], (db) => listVariantRevisions(db, variant_id));
       if (!revisions) throw variantNotFound();
       return c.json(revisions.map(toAppVariantRevision), 200);
     },
@@ -347,7 +347,7 @@ export const variantsRoutes = [
     },
     async (c) => {
       const { variant_id, revision_number } = c.req.valid("param");
-      const revisions = await readAs(c, (db) => listVariantRevisions(db, variant_id, revision_number));
+      const revisions = await readAs(c, [variant_id], (db) => listVariantRevisions(db, variant_id, revision_number));
       if (!revisions) throw variantNotFound();
       if (revisions.length === 0) throw variantRevisionNotFound();
       return c.json(toAppVariantRevision(revisions[0]), 200);

@@ -187,7 +187,7 @@ export const webhooksRoutes = [
     },
     async (c) => {
       const organizationId = c.req.valid("query").organization_id ?? null;
-      const found = await readAs(c, (db) => listWebhooks(db, organizationId));
+      const found = await readAs(c, [organizationId], (db) => listWebhooks(db, organizationId));
       if (found.outcome !== "done") refused(found.outcome, organizationNotFound);
       return c.json(found.webhooks, 200);
     },
@@ -208,7 +208,7 @@ export const webhooksRoutes = [
       },
     },
     async (c) => {
-      const found = await readAs(c, (db) => getWebhook(db, c.req.valid("param").webhook_id));
+      const found = await readAs(c, [c.req.valid("param").webhook_id], (db) => getWebhook(db, c.req.valid("param").webhook_id));
       if (found.outcome !== "done") refused(found.outcome, webhookNotFound);
       return c.json(found.webhook, 200);
     },
@@ -332,7 +332,7 @@ export const webhooksRoutes = [
     },
     async (c) => {
       const { webhook_id } = c.req.valid("param");
-      const found = await readAs(c, (db) => webhookTarget(db, webhook_id));
+      const found = await readAs(c, [webhook_id], (db) => webhookTarget(db, webhook_id));
       if (found.outcome !== "done") refused(found.outcome, webhookNotFound);
       if (!canSealSecrets(c.env)) throw webhooksNotSetUp();
       const caller = c.var.caller;
@@ -374,7 +374,9 @@ export const webhooksRoutes = [
     async (c) => {
       const { status, cursor, limit } = c.req.valid("query");
       const filter = { status: status ?? null, cursor: cursor ?? null, limit };
-      const page = await readAs(c, (db) => listDeliveries(db, c.req.valid("param").webhook_id, filter));
+      const page = await readAs(c, [c.req.valid("param").webhook_id], (db) =>
+        listDeliveries(db, c.req.valid("param").webhook_id, filter),
+      );
       if (page.outcome !== "done") refused(page.outcome, webhookNotFound);
       return c.json({ deliveries: page.deliveries, next_cursor: page.more ? (page.deliveries.at(-1)?.id ?? null) : null }, 200);
     },
@@ -418,7 +420,7 @@ export const webhooksRoutes = [
     },
     async (c) => {
       const { webhook_id, delivery_id } = c.req.valid("param");
-      const found = await readAs(c, (db) => getDelivery(db, webhook_id, delivery_id));
+      const found = await readAs(c, [webhook_id], (db) => getDelivery(db, webhook_id, delivery_id));
       if (found.outcome === "delivery_not_found") throw deliveryNotFound();
       if (found.outcome !== "done") refused(found.outcome, webhookNotFound);
       return c.json(found.delivery, 200);

@@ -10,6 +10,7 @@ import { retrieveRevision } from "../applications/revisions.sql.ts";
 import { readAs } from "../http/d1-session";
 import { DEMO_IDS, EXAMPLE_IDS, jsonResponse, schemaRef } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";
+import { configRefOrder } from "../variants/configs.sql.ts";
 
 const { application_id, application_slug, application_variant_id, application_variant_slug, ...shared } = demoRevision;
 
@@ -56,7 +57,9 @@ export const workflowsRoutes = [
       },
     },
     async (c) => {
-      const retrieved = await readAs(c, (db) => retrieveRevision(db, c.req.valid("json")));
+      const retrieved = await readAs(c, configRefOrder(c.req.valid("json").refs), (db) =>
+        retrieveRevision(db, c.req.valid("json")),
+      );
       if (retrieved.outcome !== "found") return c.json({ count: 0 }, 200);
       return c.json({ count: 1, workflow_revision: toWorkflowRevision(retrieved.config) }, 200);
     },

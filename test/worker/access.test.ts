@@ -17,7 +17,7 @@ import {
   send,
 } from "./fixtures";
 import { changes, type ExpectedEvent, expectEvents, snapshot, type Table } from "./harness";
-import { databaseOf } from "./pool";
+import { allShardNames, databaseOf, shardNameFor } from "./pool";
 
 /** The six roles of docs/ACCOUNTS-API.md, and who may do what there. */
 const ROLES: readonly Role[] = ["owner", "workspace_admin", "editor", "deployment_manager", "evaluator", "viewer"];
@@ -480,10 +480,12 @@ describe("choosing the target project", () => {
   });
 
   it("answers 422 naming the field when visible ids disagree, and writes nothing", async () => {
+    // Ids of one shard: the request reaches the shard of the first (TARGET_PROJECT_CTE's order), which sees them all.
+    const sameShard = await createTeam(owner, [], shardNameFor(owner.organizationId));
     const before = await countRows("apps");
     const response = await postApp(owner.key, {
       app_name: "t-disagree",
-      project_id: team.projectId,
+      project_id: sameShard.projectId,
       workspace_id: owner.workspaceId,
       organization_id: owner.organizationId,
     });
@@ -494,6 +496,19 @@ describe("choosing the target project", () => {
       ["body", "organization_id"],
     ]);
     expect(detail.every((issue) => issue.type === "value_error")).toBe(true);
+    expect(await countRows("apps")).toBe(before);
+  });
+
+  it("answers 403 when the ids are of organizations on two shards: the others are not found on the first's", async () => {
+    const otherShard = allShardNames().find((shard) => shard !== shardNameFor(owner.organizationId));
+    const elsewhere = await createTeam(owner, [], otherShard);
+    const before = await countRows("apps");
+    const response = await postApp(owner.key, {
+      app_name: "t-two-shards",
+      project_id: elsewhere.projectId,
+      organization_id: owner.organizationId,
+    });
+    await expectError(response, 403, FORBIDDEN);
     expect(await countRows("apps")).toBe(before);
   });
 

@@ -1,5 +1,15 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { type Account, createAccount, createTeam, expectJson, issueKey, markKeyUsed, send } from "./fixtures";
+import {
+  type Account,
+  addMember,
+  createAccount,
+  createTeam,
+  expectJson,
+  issueKey,
+  markKeyUsed,
+  type Role,
+  send,
+} from "./fixtures";
 import { databaseProblems, snapshot } from "./harness";
 import { failTrips, type Instruments, instrumentD1 } from "./instrumented-d1";
 import { databaseOf, inPlaceOfShardFor } from "./pool";
@@ -18,10 +28,13 @@ let team: Awaited<ReturnType<typeof createTeam>>;
 /** The member's key for the team's project: removing the member revokes it. */
 let memberTeamKey: string;
 
+/** Every account and organization here is on one shard: the faults are those of one batch, on the shard instrumented. */
+const SHARD = "SHARD_1";
+
 beforeAll(async () => {
   vi.spyOn(console, "log").mockImplementation(() => {});
-  [owner, member] = [await createAccount(), await createAccount()];
-  team = await createTeam(owner, [[member, "editor"]]);
+  [owner, member] = [await createAccount(undefined, SHARD), await createAccount(undefined, SHARD)];
+  team = await createTeam(owner, [[member, "editor"]], SHARD);
   memberTeamKey = await issueKey(member.userId, team.projectId);
   // Keys whose use is recorded (within the hour): no request writes last_used_at after its answer.
   for (const key of [owner.key, member.key, memberTeamKey]) await markKeyUsed(key);
@@ -65,11 +78,8 @@ async function openInvitation(role = "viewer") {
 
 /** A new member of the team in `role`, with a key for the team's project (which removing them revokes). */
 async function newMember(role: string) {
-  const account = await createAccount();
-  await databaseOf(team.organizationId)
-    .prepare("INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, ?)")
-    .bind(team.organizationId, account.userId, role)
-    .run();
+  const account = await createAccount(undefined, SHARD);
+  await addMember(team.organizationId, account.userId, role as Role);
   await issueKey(account.userId, team.projectId);
   return account;
 }
@@ -91,7 +101,7 @@ const CASES: Case[] = [
     name: "POST /organizations",
     setup: async () => (bindings) =>
       send("POST", "/organizations", { key: owner.key, body: { name: "torn", owner: owner.userId }, bindings }),
-    statements: 9,
+    statements: 10,
     trigger: "BEFORE INSERT ON projects",
   },
   {
@@ -112,13 +122,13 @@ const CASES: Case[] = [
       return (bindings) =>
         send("POST", acceptPath(invitation), { authorization: "", body: { token: invitation.token }, bindings });
     },
-    statements: 9,
+    statements: 10,
     trigger: "BEFORE INSERT ON api_keys",
   },
   {
     name: "POST .../invite/accept by an existing user (their key): membership",
     setup: async () => {
-      const invitee = await createAccount();
+      const invitee = await createAccount(undefined, SHARD);
       await markKeyUsed(invitee.key);
       const invitation = await expectJson<Invitation>(
         await send("POST", invitePath(), { key: owner.key, body: inviteBody(emailOf(invitee)) }),
@@ -126,7 +136,7 @@ const CASES: Case[] = [
       return (bindings) =>
         send("POST", acceptPath(invitation), { key: invitee.key, body: { token: invitation.token }, bindings });
     },
-    statements: 10,
+    statements: 11,
     trigger: "BEFORE INSERT ON organization_members",
   },
   {

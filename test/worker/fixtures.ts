@@ -1,17 +1,24 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { v7 as uuidv7 } from "uuid";
 import { expect } from "vitest";
 import type { Revision } from "../../src/applications/revisions.schemas";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
-import { createApiKey, createOrganization, createUser, setOrganizationMember } from "../../src/db/accounts";
-import { LEGACY_BUCKET } from "../../src/db/buckets";
+import {
+  createApiKey,
+  createOrganization,
+  createUser,
+  newAccountIds,
+  newOrganizationIds,
+  setOrganizationMember,
+} from "../../src/db/accounts";
+import { newId } from "../../src/db/buckets";
 import { operatorDb } from "../../src/db/caller";
+import type { ShardName } from "../../src/db/pool";
 import type { Role } from "../../src/db/roles";
 import worker from "../../src/index";
 import { addConfig } from "../../src/variants/configs.sql.ts";
 import { deployConfig } from "../../src/variants/deployments.sql.ts";
-import { countOnShards, databaseOf, shardForNewOrganization } from "./pool";
+import { bucketFor, bucketForNewOrganization, countOnShards, databaseOf } from "./pool";
 
 // Every import from src/ of the worker tests is here (re-exported below) or in pool.ts (the pool's), so that a move in
 // src/ is one edit.
@@ -70,13 +77,33 @@ export interface Account {
   key: string;
 }
 
-/** A user (as the admin CLI's `user create` makes one: with a personal organization) and a live key. */
-export async function createAccount(email?: string): Promise<Account> {
+/**
+ * A user (as the admin CLI's `user create` makes one: with a personal organization) and a live key of the personal
+ * project; on the shard named `shard`, else on each shard in turn (`bucketForNewOrganization`).
+ */
+export async function createAccount(email?: string, shard?: ShardName): Promise<Account> {
   counter += 1;
   const username = `user${counter}-${crypto.randomUUID().slice(0, 8)}`;
-  const ids = await createUser(shardForNewOrganization(), { email: email ?? `${username}@example.com`, username });
+  const ids = newAccountIds(bucketForNewOrganization(shard));
+  await createUser(databaseOf(ids.organizationId), { email: email ?? `${username}@example.com`, username }, ids);
   const key = await issueKey(ids.userId, ids.projectId);
   return { ...ids, username, key };
+}
+
+/**
+ * Copies the user's row to the shard of `organizationId`, where they become a member or hold a key, as the service does
+ * (docs/SHARDING.md §1: a user's id, username, email and created_at never change).
+ */
+async function copyUser(userId: string, organizationId: string) {
+  const user = await databaseOf(userId)
+    .prepare("SELECT id, username, email, created_at FROM users WHERE id = ?")
+    .bind(userId)
+    .first<Record<string, string>>();
+  if (!user) throw new Error(`no user ${userId} on its shard`);
+  await databaseOf(organizationId)
+    .prepare("INSERT OR IGNORE INTO users (id, username, email, created_at) VALUES (?, ?, ?, ?)")
+    .bind(user.id, user.username, user.email, user.created_at)
+    .run();
 }
 
 /**
@@ -89,8 +116,7 @@ export async function issueKey(
   expiry: string | null | { expiresAt?: string | null; readOnly?: boolean } = null,
 ): Promise<string> {
   const { expiresAt = null, readOnly = false } = typeof expiry === "object" && expiry !== null ? expiry : { expiresAt: expiry };
-  // The fixtures' organizations are in the legacy bucket (createUser's and createOrganization's default).
-  const { key, prefix } = generateApiKey(LEGACY_BUCKET);
+  const { key, prefix } = generateApiKey(bucketFor(projectId));
   const keyHash = await hashApiKey(key);
   const db = databaseOf(projectId);
   await createApiKey(db, { prefix, keyHash, userId, projectId, expiresAt });
@@ -106,12 +132,26 @@ export async function markKeyUsed(key: string): Promise<void> {
     .run();
 }
 
-/** An organization owned by `owner`, with `members` added in the given roles. */
-export async function createTeam(owner: Account, members: [Account, Role][] = []) {
-  const ids = await createOrganization(shardForNewOrganization(), `team ${++counter}`, owner.userId);
+/**
+ * An organization owned by `owner`, with `members` added in the given roles; on the shard named `shard`, else on each
+ * shard in turn, whatever the shards of its members' own organizations.
+ */
+export async function createTeam(owner: Account, members: [Account, Role][] = [], shard?: ShardName) {
+  const ids = newOrganizationIds(bucketForNewOrganization(shard));
   const db = databaseOf(ids.organizationId);
-  for (const [member, role] of members) await setOrganizationMember(db, ids.organizationId, member.userId, role);
+  await copyUser(owner.userId, ids.organizationId);
+  await createOrganization(db, `team ${++counter}`, owner.userId, ids);
+  for (const [member, role] of members) await addMember(ids.organizationId, member.userId, role);
   return ids;
+}
+
+/**
+ * Makes the user a member of the organization in `role` (or changes their role), with their row copied to its shard
+ * first; no event, as the fixtures' other writes.
+ */
+export async function addMember(organizationId: string, userId: string, role: Role) {
+  await copyUser(userId, organizationId);
+  await setOrganizationMember(databaseOf(organizationId), organizationId, userId, role);
 }
 
 /**
@@ -145,10 +185,14 @@ export interface LayeredWorkspace {
  * project" and "its first project" cannot be told apart; here they can.
  */
 export async function createLayeredTeam(owner: Account) {
-  const organizationId = uuidv7();
+  const bucket = bucketForNewOrganization();
+  const organizationId = newId(bucket);
   const db = databaseOf(organizationId);
+  await copyUser(owner.userId, organizationId);
   const statements = [
-    db.prepare("INSERT INTO organizations (id, name) VALUES (?, ?)").bind(organizationId, `layered ${++counter}`),
+    db
+      .prepare("INSERT INTO organizations (id, name, bucket) VALUES (?, ?, ?)")
+      .bind(organizationId, `layered ${++counter}`, bucket),
     db
       .prepare("INSERT INTO organization_members (organization_id, user_id, role) VALUES (?, ?, 'owner')")
       .bind(organizationId, owner.userId),
@@ -157,13 +201,13 @@ export async function createLayeredTeam(owner: Account) {
   const createdAt = () => `2026-01-01T00:00:${String(second++).padStart(2, "0")}.000Z`;
   const workspaces: LayeredWorkspace[] = [];
   for (let w = 0; w < 3; w++) {
-    const workspaceId = uuidv7();
+    const workspaceId = newId(bucket);
     statements.push(
       db
         .prepare("INSERT INTO workspaces (id, organization_id, name, is_default, created_at) VALUES (?, ?, ?, ?, ?)")
         .bind(workspaceId, organizationId, `workspace ${w}`, w === 1 ? 1 : 0, createdAt()),
     );
-    const projects = [uuidv7(), uuidv7(), uuidv7()];
+    const projects = [newId(bucket), newId(bucket), newId(bucket)];
     projects.forEach((projectId, p) => {
       statements.push(
         db
@@ -182,7 +226,7 @@ export async function createLayeredTeam(owner: Account) {
  * as `by` would, through the data layer the admin CLI uses; `by` must be allowed to write to the app.
  */
 export async function deploy(appId: string, environmentName: string, configName: string, by: Account) {
-  const caller = operatorDb(databaseOf(appId), by.userId);
+  const caller = operatorDb(databaseOf(appId), by.userId, bucketFor(appId));
   const application = { id: appId, slug: null, version: null };
   await addConfig(caller, application, configName);
   const deployed = await deployConfig(caller, {

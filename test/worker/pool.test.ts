@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Account, ATTEMPTS_PER_RUN, createAccount, expectJson, postApp, SHARDS_PER_RUN, send } from "./fixtures";
-import { databaseOf, shardNameFor, shards } from "./pool";
+import { bucketFor, databaseOf, shardNameFor, shards } from "./pool";
 import { deliverMessages, newInbox, received, recordingQueue, subscribe } from "./webhooks/webhook-fixtures";
 
 /*
@@ -25,7 +25,7 @@ afterEach(() => {
 const refusals = (errors: { mock: { calls: unknown[][] } }) =>
   errors.mock.calls
     .map(([line]) => JSON.parse(String(line)) as { message?: string; reason?: string })
-    .filter((entry) => entry.message === "no request can be served: SHARD_MAP is invalid")
+    .filter((entry) => entry.message === "no request can be served: SHARD_MAP or OPEN_SHARDS is invalid")
     .map((entry) => entry.reason);
 
 describe("SHARD_MAP", () => {
@@ -123,13 +123,13 @@ describe("the pool's schema", () => {
     );
   });
 
-  it("an Idempotency-Key claim is in bucket 0, and needs no key row on its shard", async () => {
+  it("an Idempotency-Key claim is in its resource's bucket, and needs no key row on its shard", async () => {
     const response = await postApp(account.key, { app_name: "claimed" }, { headers: { "Idempotency-Key": "pool-claim" } });
     const { app_id } = await expectJson<{ app_id: string }>(response);
     const db = databaseOf(app_id);
     expect(
       await db.prepare("SELECT result_id, bucket FROM idempotency_keys WHERE idempotency_key = 'pool-claim'").first(),
-    ).toEqual({ result_id: app_id, bucket: 0 });
+    ).toEqual({ result_id: app_id, bucket: bucketFor(app_id) });
     expect((await db.prepare("SELECT * FROM pragma_foreign_key_list('idempotency_keys')").all()).results).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
-import { bucketedSince, bucketOfId, bucketOfPrefix } from "../../src/db/buckets";
-import { allShards, type ShardName, shardNamed, shardNameOf, shardOf } from "../../src/db/pool";
+import { BUCKETS, bucketedSince, bucketOfId, bucketOfPrefix, LEGACY_BUCKET } from "../../src/db/buckets";
+import { allShards, type ShardName, shardNamed, shardNameOf } from "../../src/db/pool";
 import { type Instruments, instrumentD1 } from "./instrumented-d1";
 
 /*
@@ -8,6 +8,9 @@ import { type Instruments, instrumentD1 } from "./instrumented-d1";
  * test reaches the shard holding a row through an id of it, never a shard by name, so that where ids place their
  * organizations can change without touching the tests.
  */
+
+/** The names of every shard of the pool, by number. */
+export const allShardNames = (): ShardName[] => allShards(env);
 
 /** Every shard of the pool (the Worker's SHARD_<n> bindings), by number. */
 export const shards = (): D1Database[] => allShards(env).map((name) => shardNamed(env, name));
@@ -24,8 +27,22 @@ export const bucketFor = (id: string): number =>
 /** The name of the shard holding what `id` names (`bucketFor`). */
 export const shardNameFor = (id: string): ShardName => shardNameOf(env, bucketFor(id));
 
-/** The shard the fixtures make a new organization (with its first user) on: bucket 0's, as every organization's today. */
-export const shardForNewOrganization = (): D1Database => shardOf(env, 0);
+/** The buckets of the shard named `shard`. */
+const bucketsOf = (shard: ShardName) =>
+  Array.from({ length: BUCKETS }, (_, bucket) => bucket).filter((b) => shardNameOf(env, b) === shard);
+
+let placed = 0;
+
+/**
+ * A bucket for a new organization of the fixtures: on the shard named `shard`, else on each shard in turn (so that every
+ * test file places organizations on every shard, and a routing mistake in any route fails a test); at random among
+ * that shard's buckets, never the legacy one (made only by the seed, and by requests before BUCKETED_SINCE).
+ */
+export function bucketForNewOrganization(shard?: ShardName): number {
+  const on = shard ?? allShards(env)[placed++ % allShards(env).length];
+  const buckets = bucketsOf(on).filter((bucket) => bucket !== LEGACY_BUCKET);
+  return buckets[Math.floor(Math.random() * buckets.length)];
+}
 
 /** The shard holding what `id` names (`shardNameFor`): where a test reads or writes its rows with plain SQL. */
 export const databaseOf = (id: string): D1Database => shardNamed(env, shardNameFor(id));
@@ -59,6 +76,17 @@ export async function rowsOnShards<Row = Record<string, unknown>>(sql: string, .
   return results.flatMap((result) => result.results);
 }
 
-/** Every shard instrumented alike (instrumented-d1.ts), as a request's `bindings`: whichever shard it reaches. */
-export const instrumentedShards = (instruments: Instruments = {}): Partial<Env> =>
-  Object.fromEntries(allShards(env).map((name) => [name, instrumentD1(shardNamed(env, name), instruments).db]));
+/**
+ * Every shard instrumented alike (instrumented-d1.ts): `bindings`, a request's, whichever shard it reaches, and the
+ * round trips each shard has seen so far, by name.
+ */
+export function countedShards(instruments: Instruments = {}) {
+  const counted = allShards(env).map((name) => ({ name, ...instrumentD1(shardNamed(env, name), instruments) }));
+  return {
+    bindings: Object.fromEntries(counted.map(({ name, db }) => [name, db])) as Partial<Env>,
+    trips: (): Record<string, number> => Object.fromEntries(counted.map(({ name, counter }) => [name, counter.trips])),
+  };
+}
+
+/** Every shard instrumented alike (`countedShards`), as a request's `bindings`. */
+export const instrumentedShards = (instruments: Instruments = {}): Partial<Env> => countedShards(instruments).bindings;

@@ -1,0 +1,256 @@
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { generateApiKey } from "../../src/auth/api-keys";
+import { createApiKey, createUser, newAccountIds } from "../../src/db/accounts";
+import {
+  type Account,
+  accept,
+  addMember,
+  createAccount,
+  createAppVia,
+  createOrganizationVia,
+  createTeam,
+  expectError,
+  expectJson,
+  FORBIDDEN,
+  hashApiKey,
+  type IssuedInvitation,
+  invite,
+  issueKey,
+  LEGACY_BUCKET,
+  markKeyUsed,
+  newKeyPrefix,
+  postApp,
+  send,
+} from "./fixtures";
+import { snapshot } from "./harness";
+import { failTrips } from "./instrumented-d1";
+import { allShardNames, bucketFor, countedShards, databaseOf, shardNameFor } from "./pool";
+
+/*
+ * Requests whose key and organization are on different shards (docs/SHARDING.md §3.2): the key is checked on its home
+ * shard, and the request runs on the organization's with the key vouched for; membership and role always come from
+ * the organization's shard. Here the key's home is SHARD_0 and the organization's SHARD_1, or the other way round.
+ */
+
+/** A user homed on `home` (their personal organization and key) who is a member of `team`, on another shard, in `role`. */
+async function guestOf(team: { organizationId: string; projectId: string }, home: string, role: "editor" | "viewer") {
+  const guest = await createAccount(undefined, home as "SHARD_0");
+  await addMember(team.organizationId, guest.userId, role);
+  await markKeyUsed(guest.key);
+  return guest;
+}
+
+const appRevisions = (appId: string) => `/apps/${appId}/revisions/production`;
+const statusOf = async (response: Promise<Response>) => {
+  const answered = await response;
+  await answered.arrayBuffer();
+  return answered.status;
+};
+
+describe.each([
+  ["SHARD_0", "SHARD_1"],
+  ["SHARD_1", "SHARD_0"],
+])("a key homed on %s, in an organization on %s", (home, elsewhere) => {
+  let owner: Account;
+  let team: Awaited<ReturnType<typeof createTeam>>;
+  let teamApp: string;
+  beforeAll(async () => {
+    owner = await createAccount(undefined, elsewhere as "SHARD_0");
+    team = await createTeam(owner, [], elsewhere as "SHARD_0");
+    teamApp = await createAppVia(owner.key, { app_name: "shared", organization_id: team.organizationId });
+  });
+
+  it("reads and writes there: the key checked on its home, the request on the organization's shard, two round trips", async () => {
+    const guest = await guestOf(team, home, "editor");
+    expect([shardNameFor(guest.key), shardNameFor(team.organizationId)]).toEqual([home, elsewhere]);
+    const { bindings, trips } = countedShards();
+    const read = await send("GET", appRevisions(teamApp), { key: guest.key, bindings });
+    expect(read.status).toBe(200);
+    expect(trips()).toEqual({ [home]: 1, [elsewhere]: 1 });
+    const made = await expectJson<{ app_id: string }>(
+      await postApp(guest.key, { app_name: "by-guest", organization_id: team.organizationId }, { bindings }),
+    );
+    expect(trips()).toEqual({ [home]: 2, [elsewhere]: 2 });
+    // Where the organization's rows are, with its bucket; the events name the key that acted.
+    expect(shardNameFor(made.app_id)).toBe(elsewhere);
+    const event = await databaseOf(team.organizationId)
+      .prepare("SELECT actor_user_id, actor_api_key_prefix FROM events WHERE app_id = ? AND type = 'app.created'")
+      .bind(made.app_id)
+      .first();
+    expect(event).toEqual({ actor_user_id: guest.userId, actor_api_key_prefix: guest.key.split(".")[0] });
+    // What names only the key (its project) stays on its home: one round trip.
+    const listed = countedShards();
+    expect((await send("GET", "/apps", { key: guest.key, bindings: listed.bindings })).status).toBe(200);
+    expect(listed.trips()).toEqual({ [home]: 1, [elsewhere]: 0 });
+  });
+
+  it("never answers on a stale view: a changed role, a removal, a read-only key and a revocation count on the very next request", async () => {
+    const guest = await guestOf(team, home, "editor");
+    const write = (name: string, key = guest.key) => postApp(key, { app_name: name, organization_id: team.organizationId });
+    expect(await statusOf(write("before"))).toBe(200);
+
+    // The owner makes the guest a viewer: writes are refused at once, reads go on.
+    const demoted = await send("POST", `/workspaces/${team.workspaceId}/roles`, {
+      key: owner.key,
+      body: { email: `${guest.username}@example.com`, organization_id: team.organizationId, role: "viewer" },
+    });
+    expect(demoted.status).toBe(200);
+    await expectError(await write("as-viewer"), 403, FORBIDDEN);
+    expect(await statusOf(send("GET", appRevisions(teamApp), { key: guest.key }))).toBe(200);
+
+    // A read-only key of the guest's own project: it reads there, never writes, whatever the role.
+    await addMember(team.organizationId, guest.userId, "editor");
+    const readOnly = await issueKey(guest.userId, guest.projectId, { readOnly: true });
+    expect(shardNameFor(readOnly)).toBe(home);
+    expect(await statusOf(send("GET", appRevisions(teamApp), { key: readOnly }))).toBe(200);
+    await expectError(await write("read-only", readOnly), 403, FORBIDDEN);
+    expect(await statusOf(write("editor-again"))).toBe(200);
+
+    // Removed from the organization: it is hidden from them at once, while their own organization answers as before.
+    const removed = await send(
+      "DELETE",
+      `/workspaces/${team.workspaceId}/users?org_id=${team.organizationId}&email=${encodeURIComponent(`${guest.username}@example.com`)}`,
+      { key: owner.key },
+    );
+    expect(removed.status).toBe(200);
+    expect(await statusOf(send("GET", appRevisions(teamApp), { key: guest.key }))).toBe(404);
+    await expectError(await write("removed"), 403, FORBIDDEN);
+    expect(await statusOf(send("GET", "/apps", { key: guest.key }))).toBe(200);
+
+    // Back in, then the key revoked on its home shard: refused on both shards at once.
+    await addMember(team.organizationId, guest.userId, "editor");
+    expect(await statusOf(write("back"))).toBe(200);
+    const spare = await issueKey(guest.userId, guest.projectId);
+    expect(await statusOf(send("DELETE", `/keys/${guest.key.split(".")[0]}`, { key: spare }))).toBe(200);
+    expect(await statusOf(send("GET", appRevisions(teamApp), { key: guest.key }))).toBe(401);
+    expect(await statusOf(write("revoked"))).toBe(401);
+    expect(await statusOf(send("GET", "/apps", { key: guest.key }))).toBe(401);
+  });
+
+  it("an invitee homed elsewhere accepts with their own key: their user is copied, and the key works there at once", async () => {
+    const invitee = await createAccount(undefined, home as "SHARD_0");
+    const email = `${invitee.username}@example.com`;
+    const invitation = await expectJson<IssuedInvitation>(
+      await invite(owner.key, team.organizationId, team.workspaceId, email, "editor"),
+    );
+    const db = databaseOf(team.organizationId);
+    const copy = () => db.prepare("SELECT id, username, email FROM users WHERE id = ?").bind(invitee.userId).first();
+    expect(await copy()).toBeNull();
+    // Another's key: refused, and nothing is copied.
+    await expectError(await accept(invitation, owner.key), 403, expect.any(String) as unknown as string);
+    expect(await copy()).toBeNull();
+    const accepted = await expectJson<{ user_id: string }>(await accept(invitation, invitee.key));
+    expect(accepted.user_id).toBe(invitee.userId);
+    expect(await copy()).toEqual({ id: invitee.userId, username: invitee.username, email });
+    expect(await statusOf(postApp(invitee.key, { app_name: "joined", organization_id: team.organizationId }))).toBe(200);
+  });
+});
+
+describe("placing new organizations", () => {
+  it("POST /organizations places it on the key's shard (one round trip), in a bucket other than the legacy one", async () => {
+    for (const shard of allShardNames()) {
+      const account = await createAccount(undefined, shard);
+      await markKeyUsed(account.key);
+      const { bindings, trips } = countedShards();
+      const me = await expectJson<{ id: string }>(await send("GET", "/profile", { key: account.key }));
+      const made = await expectJson<{ id: string }>(
+        await send("POST", "/organizations", { key: account.key, body: { name: `on ${shard}`, owner: me.id }, bindings }),
+      );
+      expect(shardNameFor(made.id)).toBe(shard);
+      expect(bucketFor(made.id)).not.toBe(LEGACY_BUCKET);
+      expect(Object.values(trips()).reduce((sum, count) => sum + count, 0)).toBe(1);
+      const stored = await databaseOf(made.id).prepare("SELECT bucket FROM organizations WHERE id = ?").bind(made.id).first();
+      expect(stored).toEqual({ bucket: bucketFor(made.id) });
+    }
+  });
+
+  it("with the key's shard closed to new organizations, on an open one, the owner's user copied there", async () => {
+    const account = await createAccount(undefined, "SHARD_0");
+    const me = await expectJson<{ id: string }>(await send("GET", "/profile", { key: account.key }));
+    const made = await expectJson<{ id: string }>(
+      await send("POST", "/organizations", {
+        key: account.key,
+        body: { name: "elsewhere", owner: me.id },
+        bindings: { OPEN_SHARDS: "SHARD_1" },
+      }),
+    );
+    expect(shardNameFor(made.id)).toBe("SHARD_1");
+    const workspaces = await expectJson<{ id: string; members: unknown[] }>(
+      await send("GET", `/organizations/${made.id}`, { key: account.key }),
+    );
+    expect(workspaces.id).toBe(made.id);
+    const copy = await databaseOf(made.id).prepare("SELECT id FROM users WHERE id = ?").bind(account.userId).first();
+    expect(copy).toEqual({ id: account.userId });
+  });
+});
+
+describe("a key made before buckets whose prefix looks bucketed (the fallback)", () => {
+  it("is found on the legacy bucket's shard; what it names by itself stays there, and ids it mints read as legacy", async () => {
+    // A legacy account (bucket 0, on SHARD_0) with a key whose random prefix happens to decode to a bucket of SHARD_1.
+    const ids = newAccountIds(LEGACY_BUCKET);
+    const username = `legacy-${crypto.randomUUID().slice(0, 8)}`;
+    await createUser(databaseOf(ids.organizationId), { email: `${username}@example.com`, username }, ids);
+    const secondShardBucket = Array.from({ length: 1024 }, (_, b) => b).find(
+      (b) => b > 0 && shardNameFor(newKeyPrefix(b)) === "SHARD_1",
+    );
+    const prefix = newKeyPrefix(secondShardBucket as number);
+    const { key: generated } = generateApiKey(LEGACY_BUCKET);
+    const key = `${prefix}.${generated.split(".")[1]}`;
+    await createApiKey(databaseOf(ids.organizationId), {
+      prefix,
+      keyHash: await hashApiKey(key),
+      userId: ids.userId,
+      projectId: ids.projectId,
+      expiresAt: null,
+    });
+    expect([shardNameFor(key), shardNameFor(ids.organizationId)]).toEqual(["SHARD_1", "SHARD_0"]);
+
+    const made = await expectJson<{ app_id: string; project_id?: string }>(await postApp(key, { app_name: "legacy-app" }));
+    expect(bucketFor(made.app_id)).toBe(LEGACY_BUCKET);
+    const { bindings, trips } = countedShards();
+    const listed = await expectJson<{ app_id: string }[]>(await send("GET", "/apps", { key, bindings }));
+    expect(listed.map((app) => app.app_id)).toEqual([made.app_id]);
+    // Asked on its prefix's shard first (a miss), then found on the legacy bucket's.
+    expect(trips()).toEqual({ SHARD_0: 1, SHARD_1: 1 });
+    expect(await statusOf(send("GET", appRevisions(made.app_id), { key }))).toBe(200);
+  });
+});
+
+describe("one shard failing", () => {
+  it("fails only the requests that reach it: 503 with Retry-After, nothing written; the other shard answers as usual", async () => {
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const healthy = await createAccount(undefined, "SHARD_0");
+    const failing = await createAccount(undefined, "SHARD_1");
+    const healthyApp = await createAppVia(healthy.key, { app_name: "healthy" });
+    const failingApp = await createAppVia(failing.key, { app_name: "failing" });
+    // A key homed on the healthy shard, in an organization of the failing one.
+    const crossing = await guestOf({ organizationId: failing.organizationId, projectId: failing.projectId }, "SHARD_0", "editor");
+    const { bindings } = countedShards();
+    const broken = countedShards({ beforeTrip: failTrips("all") }).bindings;
+    const pool = { ...bindings, SHARD_1: broken.SHARD_1 };
+    const before = await snapshot();
+
+    expect(await statusOf(send("GET", appRevisions(healthyApp), { key: healthy.key, bindings: pool }))).toBe(200);
+    expect(await statusOf(postApp(healthy.key, { app_name: "still-made" }, { bindings: pool }))).toBe(200);
+    const after = await snapshot();
+    expect(after).not.toEqual(before);
+
+    for (const refused of [
+      send("GET", appRevisions(failingApp), { key: failing.key, bindings: pool }),
+      postApp(failing.key, { app_name: "never" }, { bindings: pool }),
+      send("GET", appRevisions(failingApp), { key: crossing.key, bindings: pool }),
+      postApp(crossing.key, { app_name: "never", organization_id: failing.organizationId }, { bindings: pool }),
+      // The key's home failing fails its requests everywhere (docs/SHARDING.md §7, R5).
+      send("GET", appRevisions(healthyApp), { key: failing.key, bindings: pool }),
+    ]) {
+      const response = await refused;
+      expect(response.status).toBe(503);
+      expect(response.headers.get("Retry-After")).toBe("30");
+      expect(await response.json()).toEqual({ detail: "Service temporarily unavailable" });
+    }
+    expect(await snapshot()).toEqual(after);
+    // The healthy shard takes new organizations as usual.
+    expect(shardNameFor((await createOrganizationVia(healthy.key)).organizationId)).toBe("SHARD_0");
+  });
+});
