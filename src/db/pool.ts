@@ -44,7 +44,9 @@ const range = (first: number, last: number) => (first === last ? `${first}` : `$
  */
 function parseOpenShards(value: string | undefined, shardByBucket: ShardName[], shards: ShardName[]): Map<ShardName, number[]> {
   const bucketsOf = new Map<ShardName, number[]>();
-  shardByBucket.forEach((shard, bucket) => bucketsOf.set(shard, [...(bucketsOf.get(shard) ?? []), bucket]));
+  shardByBucket.forEach((shard, bucket) => {
+    bucketsOf.set(shard, [...(bucketsOf.get(shard) ?? []), bucket]);
+  });
   const open = new Map<ShardName, number[]>();
   for (const name of (value ?? "").trim().split(/\s+/).filter(Boolean)) {
     if (!shards.includes(name as ShardName))
