@@ -26,6 +26,7 @@ import {
 import { bucketedSince, LEGACY_BUCKET, newOrganizationBucket } from "../db/buckets";
 import { type CallerWriteDb, operatorDb } from "../db/caller";
 import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
+import { claimUser, confirmClaim, releaseClaim } from "../db/directory";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
 import { placementBuckets } from "../db/pool";
 import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLES } from "../db/roles";
@@ -212,8 +213,15 @@ const COMMANDS: Record<string, Command> = {
         : options.username.trim();
     if (!USERNAME.test(username)) throw new UsageError("--username must be 1-64 letters, digits, dots, dashes or underscores");
     if (await findUserByEmail(db, email)) throw new UsageError(`a user with email ${email} already exists`);
+    const ids = newAccountIds(newBucketOnFirstShard(pool));
+    // Email and username are unique across the shards: claimed in the directory first, confirmed once made
+    // (docs/SHARDING.md §3.3).
+    const claim = await claimUser(pool.directory, { id: ids.userId, username, email });
+    if (claim === "email_taken") throw new UsageError(`a user with email ${email} already exists`);
+    if (claim === "username_taken") throw new UsageError(`the username ${username} is taken: choose another with --username`);
     try {
-      const ids = await createUser(db, { email, username }, newAccountIds(newBucketOnFirstShard(pool)));
+      await createUser(db, { email, username }, ids);
+      await confirmClaim(pool.directory, ids.userId);
       return {
         user_id: ids.userId,
         username,
@@ -222,6 +230,7 @@ const COMMANDS: Record<string, Command> = {
         project_id: ids.projectId,
       };
     } catch (error) {
+      await releaseClaim(pool.directory, ids.userId);
       if (isUniqueViolation(error, "users"))
         throw new UsageError(`the username ${username} is taken: choose another with --username`);
       throw error;

@@ -236,6 +236,12 @@ const RETRY_AFTER_SECONDS = "1";
  */
 export const bucketFenced = () => new ApiError(503, "Service temporarily unavailable", { "Retry-After": "30" });
 
+/**
+ * A user being made with the same email at this moment (its claim in the directory, docs/SHARDING.md §3.3, not yet
+ * settled), or a claim that lapsed before the write: nothing written; a retry a moment later is answered.
+ */
+export const emailBeingClaimed = () => new ApiError(503, "Service temporarily unavailable", { "Retry-After": "5" });
+
 /** The one place that turns anything thrown into a response; nothing internal reaches the client. */
 export const handleError: ErrorHandler = (error, c) => {
   if (error instanceof UnknownApiKeyError) return handleError(unauthorized(), c);

@@ -1,5 +1,5 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerWriteDb, COPY_VOUCHED_USER } from "../db/caller";
+import { CALLER_CTE, type CallerDb, type CallerWriteDb, COPY_VOUCHED_USER } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { ADMIN_ROLES_SQL, type Role } from "../db/roles";
 import { sql } from "../db/sql";
@@ -128,7 +128,8 @@ const MEMBER_INVITED = sql(
  * the email has an account, and a wrong key is "other_user" for both, so the inviter learns nothing of accounts.
  */
 const ACCEPT_VERDICT = `invitation AS (SELECT * FROM invitations WHERE token_hash = :token_hash AND organization_id = :organization_id AND workspace_id = :workspace_id),
-invitee AS (SELECT id FROM users WHERE email = (SELECT email FROM invitation) AND id <> :new_user_id),
+invitee AS (SELECT id FROM users WHERE email = (SELECT email FROM invitation) AND id <> :new_user_id
+            UNION SELECT :email_holder WHERE :email_holder IS NOT NULL),
 verdict AS (SELECT CASE
   WHEN NOT EXISTS (SELECT 1 FROM invitation) THEN 'not_found'
   WHEN (SELECT accepted_at FROM invitation) IS NOT NULL THEN 'used'
@@ -143,6 +144,7 @@ verdict AS (SELECT CASE
   WHEN (SELECT read_only FROM caller) = 1 THEN 'read_only'
   WHEN EXISTS (SELECT 1 FROM organization_members WHERE organization_id = :organization_id AND user_id = (SELECT id FROM invitee))
     THEN 'member'
+  WHEN NOT EXISTS (SELECT 1 FROM invitee) AND :claim_until <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now') THEN 'claim_lapsed'
   ELSE 'accept' END AS verdict)`;
 
 export type AcceptVerdict =
@@ -157,6 +159,7 @@ export type AcceptVerdict =
   | "other_user"
   | "read_only"
   | "member"
+  | "claim_lapsed"
   | "accept";
 
 export interface Acceptance {
@@ -188,7 +191,8 @@ const INSERT_INVITEE = sql(
   `WITH ${CALLER_CTE}, ${ACCEPT_VERDICT}
    INSERT INTO users (id, username, email)
    SELECT :new_user_id,
-          CASE WHEN EXISTS (SELECT 1 FROM users WHERE username = local) THEN local || '-' || substr(:new_user_id, -12) ELSE local END,
+          CASE WHEN EXISTS (SELECT 1 FROM users WHERE username = COALESCE(:new_username, local))
+               THEN local || '-' || substr(:new_user_id, -12) ELSE COALESCE(:new_username, local) END,
           email
      FROM (SELECT email, substr(email, 1, instr(email, '@') - 1) AS local FROM invitation)
     WHERE (SELECT verdict FROM verdict) = 'accept' AND NOT EXISTS (SELECT 1 FROM invitee)`,
@@ -235,17 +239,47 @@ const ACCEPTANCE = sql<Acceptance>(
 );
 
 /**
- * Accepts the invitation whose token hashes to `tokenHash`, in one batch: for a new email, the user, the membership
- * (named after the email's local part) and `firstKey` (for project `projectId`); for an existing user (the caller,
- * by their key), the membership. The caller may be `Caller.nobody`: no key was presented.
+ * What the directory said of the invited email before a keyless accept (docs/SHARDING.md §3.3), for the user the
+ * accept would make (`id`): claimed for it (its `username`, until `claimUntil`), or held by another user
+ * (`emailHolder`), or not asked (all null but `id`: an accept with a key makes no user).
  */
+export interface NewInvitee {
+  id: string;
+  username: string | null;
+  claimUntil: string | null;
+  emailHolder: string | null;
+}
+
+/**
+ * Accepts the invitation whose token hashes to `tokenHash`, in one batch: for a new email, the user (`newInvitee`),
+ * the membership and `firstKey` (for project `projectId`); for an existing user (the caller, by their key), the
+ * membership. The caller may be `Caller.nobody`: no key was presented. A claim that lapsed refuses the batch
+ * ('claim_lapsed'): the directory may have given the email to another since.
+ */
+// The invitation an accept names (docs/SHARDING.md §3.3: the directory is asked about its email first).
+const INVITATION_BY_TOKEN = sql<{ id: string; email: string }>(
+  `SELECT id, email FROM invitations WHERE token_hash = :token_hash AND organization_id = :organization_id AND workspace_id = :workspace_id`,
+);
+
+/** The id and email of the invitation whose token hashes to `tokenHash` through this organization and workspace. */
+export async function invitationByToken(
+  db: CallerDb,
+  target: { organizationId: string; workspaceId: string },
+  tokenHash: string,
+): Promise<{ id: string; email: string } | null> {
+  const values = { token_hash: tokenHash, organization_id: target.organizationId, workspace_id: target.workspaceId };
+  const { invitation } = await db.batch({ invitation: db.statement(INVITATION_BY_TOKEN, values) });
+  return invitation.results[0] ?? null;
+}
+
 export async function acceptInvitation(
   db: CallerWriteDb,
   target: { organizationId: string; workspaceId: string; projectId: string },
   tokenHash: string,
   firstKey: FirstKey,
+  newInvitee: NewInvitee,
 ): Promise<{ verdict: AcceptVerdict; acceptance: Acceptance | null; newUser: boolean }> {
-  const newUserId = newId(db.bucket);
+  const newUserId = newInvitee.id;
   const values = {
     organization_id: target.organizationId,
     workspace_id: target.workspaceId,
@@ -253,6 +287,9 @@ export async function acceptInvitation(
     project_id: target.projectId,
     acceptance_id: newId(db.bucket),
     new_user_id: newUserId,
+    new_username: newInvitee.username,
+    claim_until: newInvitee.claimUntil,
+    email_holder: newInvitee.emailHolder,
     key_id: newId(db.bucket),
     prefix: firstKey.prefix,
     key_hash: firstKey.keyHash,

@@ -1,13 +1,15 @@
 import type { Context } from "hono";
 import type * as z from "zod";
 import { generateApiKey, hashApiKey, hashInvitationToken } from "../auth/api-keys";
-import { bucketedSince, CALLER_KEY, newInvitationToken, newOrganizationBucket } from "../db/buckets";
+import { bucketedSince, CALLER_KEY, newId, newInvitationToken, newOrganizationBucket } from "../db/buckets";
+import { Caller } from "../db/caller";
 import { placementBuckets, shardNameOf } from "../db/pool";
 import type { Role } from "../db/roles";
 import { readAs, writeAs } from "../http/d1-session";
 import {
   type ApiError,
   alreadyMember,
+  emailBeingClaimed,
   forbidden,
   invitationExpired,
   invitationForAnotherEmail,
@@ -31,6 +33,7 @@ import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } fro
 import { toWorkspace, Workspace, WorkspaceMember } from "../workspaces/workspaces.schemas";
 import { mailInvitation, tokenDelivery } from "./invitation-mail";
 import { type AcceptVerdict, acceptInvitation, type InviteVerdict, issueInvitation } from "./invitations.sql.ts";
+import { inviteeOf, settleClaim } from "./invitee-claim";
 import {
   AcceptBody,
   AcceptedInvitation,
@@ -128,6 +131,7 @@ const ACCEPT_REFUSALS: Record<Exclude<AcceptVerdict, "accept">, () => ApiError> 
   other_user: invitationForAnotherEmail,
   read_only: forbidden,
   member: alreadyMember,
+  claim_lapsed: emailBeingClaimed,
 };
 
 /**
@@ -571,7 +575,13 @@ export const organizationsRoutes = [
       const bucket = requestBucket(c, [org_id]);
       const { key, prefix } = generateApiKey(bucket);
       const firstKey = { prefix, keyHash: await hashApiKey(key) };
-      const accepted = await writeAs(c, [{ bucket }], (db) => acceptInvitation(db, target, tokenHash, firstKey));
+      // Only an accept without a key makes a user: its email is claimed in the directory first.
+      const invitee = await inviteeOf(c, target, tokenHash, newId(bucket), c.var.caller.caller === Caller.nobody);
+      const accepted = await settleClaim(
+        c,
+        invitee,
+        writeAs(c, [{ bucket }], (db) => acceptInvitation(db, target, tokenHash, firstKey, invitee)),
+      );
       if (!accepted.acceptance) throw ACCEPT_REFUSALS[accepted.verdict as keyof typeof ACCEPT_REFUSALS]();
       return c.json(accepted.newUser ? { ...accepted.acceptance, api_key: key } : accepted.acceptance, 200);
     },

@@ -85,7 +85,12 @@ export async function createAccount(email?: string, shard?: ShardName): Promise<
   counter += 1;
   const username = `user${counter}-${crypto.randomUUID().slice(0, 8)}`;
   const ids = newAccountIds(bucketForNewOrganization(shard));
-  await createUser(databaseOf(ids.organizationId), { email: email ?? `${username}@example.com`, username }, ids);
+  const user = { email: email ?? `${username}@example.com`, username };
+  // As the admin CLI's `user create`: the directory knows every user (docs/SHARDING.md §1).
+  await env.DIRECTORY.prepare("INSERT INTO users (id, username, email) VALUES (?, ?, ?)")
+    .bind(ids.userId, user.username, user.email)
+    .run();
+  await createUser(databaseOf(ids.organizationId), user, ids);
   const key = await issueKey(ids.userId, ids.projectId);
   return { ...ids, username, key };
 }

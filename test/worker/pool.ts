@@ -77,11 +77,14 @@ export async function rowsOnShards<Row = Record<string, unknown>>(sql: string, .
 }
 
 /**
- * Every shard instrumented alike (instrumented-d1.ts): `bindings`, a request's, whichever shard it reaches, and the
- * round trips each shard has seen so far, by name.
+ * Every shard instrumented alike (instrumented-d1.ts), and the directory counted: `bindings`, a request's, whichever
+ * database it reaches, and the round trips each has seen so far, by binding name.
  */
 export function countedShards(instruments: Instruments = {}) {
-  const counted = allShards(env).map((name) => ({ name, ...instrumentD1(shardNamed(env, name), instruments) }));
+  const counted = [
+    ...allShards(env).map((name) => ({ name, ...instrumentD1(shardNamed(env, name), instruments) })),
+    { name: "DIRECTORY", ...instrumentD1(env.DIRECTORY) },
+  ];
   return {
     bindings: Object.fromEntries(counted.map(({ name, db }) => [name, db])) as Partial<Env>,
     trips: (): Record<string, number> => Object.fromEntries(counted.map(({ name, counter }) => [name, counter.trips])),

@@ -824,13 +824,14 @@ describe("D1 round trips per request", () => {
       trips: 1,
     },
     {
+      // The invitation's email read, the directory's claim, the accept, and the claim confirmed after the answer.
       name: "POST .../invite/accept, a new email without a key",
       method: "POST",
       path: () => `${inOrgWorkspace("/invite/accept")()}?project_id=${newcomer.project_id}`,
       key: () => "",
       body: () => ({ token: newcomer.token }),
       status: 200,
-      trips: 1,
+      trips: 4,
     },
     {
       name: "POST .../invite/accept, a used token",
@@ -839,7 +840,7 @@ describe("D1 round trips per request", () => {
       key: () => "",
       body: () => ({ token: newcomer.token }),
       status: 409,
-      trips: 1,
+      trips: 3,
     },
     { name: "GET /workspaces/roles", method: "GET", path: () => "/workspaces/roles", key: ownKey, status: 200, trips: 1 },
     {
