@@ -256,9 +256,13 @@ export class RequestCaller {
     };
   }
 
-  /** Records what the key check of `shard`, the key's home, found: null, the key is not live there. */
-  vouchedOn(shard: ShardName, vouch: Vouch | null) {
+  /**
+   * Records what the key check of `shard`, the key's home, finds (`check`): null, the key is not live there. Sent, it
+   * counts as checked even if it fails (requireApiKey does not check again).
+   */
+  async vouchedOn(shard: ShardName, check: Promise<Vouch | null>) {
     this.sent = true;
+    const vouch = await check;
     this.key = vouch;
     if (vouch) {
       this.foundOn = shard;

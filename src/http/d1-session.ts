@@ -121,7 +121,7 @@ function keyHomes<E extends CallerEnv>(c: Context<E>): { shard: ShardName; bucke
 async function vouchOn<E extends CallerEnv>(c: Context<E>, home: ShardName, start: "first-primary" | "first-unconstrained") {
   const caller = c.get("caller");
   try {
-    caller.vouchedOn(home, await vouchFor(sessionOf(c, home, start), caller.caller));
+    await caller.vouchedOn(home, vouchFor(sessionOf(c, home, start), caller.caller));
   } finally {
     keepBookmark(c, home);
   }
@@ -179,6 +179,48 @@ async function onShard<E extends CallerEnv, T>(
   }
   throw new UnknownApiKeyError();
 }
+
+/**
+ * The caller's key vouched for by its home shard (asked once per request, with the legacy-prefix fallback of
+ * `keyHomes`); a key found live on none is refused.
+ */
+async function vouchedCaller<E extends CallerEnv>(c: Context<E>, start: "first-primary" | "first-unconstrained") {
+  const caller = c.get("caller");
+  for (const home of keyHomes(c)) {
+    if (caller.vouched) break;
+    await vouchOn(c, home.shard, start);
+  }
+  if (!caller.vouched) throw new UnknownApiKeyError();
+  return caller.vouched;
+}
+
+/**
+ * A read as the request's caller on every shard, in parallel, for a list that spans the caller's organizations
+ * (docs/SHARDING.md §3.1, as decided in §7c): the key is checked on its home shard first (one round trip), then each
+ * shard answers for the organizations it holds, its own membership deciding. Retried once, whole, on a transient
+ * error; one shard failing fails the list (a list is never partial: a missing shard would look like a removed
+ * membership). The answers by shard number.
+ */
+export const readOnEveryShard = <E extends CallerEnv, T>(c: Context<E>, read: (db: CallerDb) => Promise<T>) =>
+  retryReadOnce(async () => {
+    const caller = await vouchedCaller(c, "first-unconstrained");
+    return Promise.all(
+      allShards(c.env).map(async (shard) => {
+        try {
+          return await read(c.get("caller").reader(sessionOf(c, shard, "first-unconstrained"), shard, caller));
+        } finally {
+          keepBookmark(c, shard);
+        }
+      }),
+    );
+  });
+
+/**
+ * The lists of every shard (`readOnEveryShard`) as one, oldest first: by `created_at`, then by `tiebreak`, each
+ * shard's list being in that order already.
+ */
+export const mergedOldestFirst = <T extends { created_at: string }>(lists: T[][], tiebreak: (row: T) => string): T[] =>
+  lists.flat().sort((a, b) => a.created_at.localeCompare(b.created_at) || tiebreak(a).localeCompare(tiebreak(b)));
 
 /**
  * A read as the request's caller on the shard of `routedBy` (what the request names, in the order its SQL resolves

@@ -1,7 +1,7 @@
 import type * as z from "zod";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import { CALLER_KEY } from "../db/buckets";
-import { readAs, writeAs } from "../http/d1-session";
+import { mergedOldestFirst, readAs, readOnEveryShard, writeAs } from "../http/d1-session";
 import { apiKeyNotFound, forbidden, userNotFound, workspaceNotFound } from "../http/errors";
 import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
 import { requestBucket } from "../http/request-bucket";
@@ -48,7 +48,8 @@ export const keysRoutes = [
       },
     },
     async (c) => {
-      const keys = await readAs(c, [CALLER_KEY], (db) => listApiKeys(db));
+      // The caller's keys on every shard (a key lives with its project's organization), oldest first.
+      const keys = mergedOldestFirst(await readOnEveryShard(c, listApiKeys), (key) => key.prefix);
       return c.json(keys, 200);
     },
   ),

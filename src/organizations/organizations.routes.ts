@@ -5,7 +5,7 @@ import { bucketedSince, CALLER_KEY, newId, newInvitationToken, newOrganizationBu
 import { Caller } from "../db/caller";
 import { placementBuckets, shardNameOf } from "../db/pool";
 import type { Role } from "../db/roles";
-import { readAs, writeAs } from "../http/d1-session";
+import { mergedOldestFirst, readAs, readOnEveryShard, writeAs } from "../http/d1-session";
 import {
   type ApiError,
   alreadyMember,
@@ -197,7 +197,10 @@ export const organizationsRoutes = [
       },
     },
     async (c) => {
-      return c.json(await readAs(c, [CALLER_KEY], (db) => listOrganizations(db)), 200);
+      return c.json(
+        mergedOldestFirst(await readOnEveryShard(c, listOrganizations), (row) => row.id),
+        200,
+      );
     },
   ),
   route(
@@ -256,9 +259,11 @@ export const organizationsRoutes = [
       },
     },
     async (c) => {
-      const own = await readAs(c, [CALLER_KEY], (db) => fetchOwnOrganization(db));
+      // The personal organization wherever it is; else the key's organization, on the key's shard.
+      const found = (await readOnEveryShard(c, fetchOwnOrganization)).filter((row) => row !== null);
+      const own = found.find((row) => row.personal === 1) ?? found[0];
       if (!own) throw organizationNotFound();
-      return c.json(own, 200);
+      return c.json({ id: own.id, name: own.name }, 200);
     },
   ),
   route(

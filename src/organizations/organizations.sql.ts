@@ -94,9 +94,9 @@ export async function listOrganizations(db: CallerDb): Promise<OrganizationRow[]
   return rows.results.map(toOrganization);
 }
 
-const OWN_ORGANIZATION = sql<{ id: string; name: string }>(
+const OWN_ORGANIZATION = sql<{ id: string; name: string; personal: number }>(
   `WITH ${CALLER_CTE}
-   SELECT o.id, o.name FROM organizations o JOIN organization_members om ON om.organization_id = o.id
+   SELECT o.id, o.name, o.is_personal AS personal FROM organizations o JOIN organization_members om ON om.organization_id = o.id
     WHERE om.user_id = (SELECT user_id FROM caller)
       AND ((o.is_personal = 1 AND om.role = 'owner')
            OR o.id = (SELECT w.organization_id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
@@ -104,8 +104,11 @@ const OWN_ORGANIZATION = sql<{ id: string; name: string }>(
     ORDER BY o.is_personal DESC, o.created_at LIMIT 1`,
 );
 
-/** The caller's own organization: their personal one, else (a user who joined by invitation) the key's. */
-export async function fetchOwnOrganization(db: CallerDb): Promise<{ id: string; name: string } | null> {
+/**
+ * The caller's own organization on this shard: their personal one, else (a user who joined by invitation) the key's
+ * (`personal` tells them apart).
+ */
+export async function fetchOwnOrganization(db: CallerDb): Promise<{ id: string; name: string; personal: number } | null> {
   const { rows } = await db.batch({ rows: db.statement(OWN_ORGANIZATION) });
   return rows.results[0] ?? null;
 }

@@ -723,7 +723,7 @@ describe("D1 round trips per request", () => {
   const inOrgWorkspace = (path: string) => () => `/organizations/${org.organizationId}/workspaces/${org.workspaceId}${path}`;
   /** One case per accounts route (docs/ACCOUNTS-API.md), each as the platform's client calls it. */
   const accountsPaths: Case[] = [
-    { name: "GET /keys", method: "GET", path: () => "/keys", key: ownKey, status: 200, trips: 1 },
+    { name: "GET /keys", method: "GET", path: () => "/keys", key: ownKey, status: 200, trips: 3 },
     {
       name: "POST /keys",
       method: "POST",
@@ -757,7 +757,8 @@ describe("D1 round trips per request", () => {
       trips: 1,
     },
     { name: "GET /profile", method: "GET", path: () => "/profile", key: ownKey, status: 200, trips: 1 },
-    { name: "GET /organizations", method: "GET", path: () => "/organizations", key: ownKey, status: 200, trips: 1 },
+    // A list spanning organizations: the key checked on its home shard, then every shard (two) in parallel.
+    { name: "GET /organizations", method: "GET", path: () => "/organizations", key: ownKey, status: 200, trips: 3 },
     {
       name: "POST /organizations",
       method: "POST",
@@ -767,7 +768,7 @@ describe("D1 round trips per request", () => {
       status: 200,
       trips: 1,
     },
-    { name: "GET /organizations/own", method: "GET", path: () => "/organizations/own", key: ownKey, status: 200, trips: 1 },
+    { name: "GET /organizations/own", method: "GET", path: () => "/organizations/own", key: ownKey, status: 200, trips: 3 },
     { name: "GET /organizations/{id}", method: "GET", path: inOrg(""), key: ownKey, status: 200, trips: 1 },
     {
       name: "PUT /organizations/{id}",

@@ -84,6 +84,33 @@ describe.each([
     expect(listed.trips()).toEqual({ [home]: 1, [elsewhere]: 0, DIRECTORY: 0 });
   });
 
+  it("lists what spans organizations from every shard, oldest first: organizations, keys, and the personal organization", async () => {
+    const guest = await guestOf(team, home, "viewer");
+    const teamKey = await issueKey(guest.userId, team.projectId);
+    expect(shardNameFor(teamKey)).toBe(elsewhere);
+    const { bindings, trips } = countedShards();
+    const organizations = await expectJson<{ id: string; role: string }[]>(
+      await send("GET", "/organizations", { key: guest.key, bindings }),
+    );
+    // The team was made before the guest's account.
+    expect(organizations.map(({ id, role }) => ({ id, role }))).toEqual([
+      { id: team.organizationId, role: "viewer" },
+      { id: guest.organizationId, role: "owner" },
+    ]);
+    // The key checked on its home, then both shards in parallel.
+    expect(trips()).toEqual({ [home]: 2, [elsewhere]: 1, DIRECTORY: 0 });
+    const keys = await expectJson<{ prefix: string; organization_id: string }[]>(await send("GET", "/keys", { key: teamKey }));
+    expect(keys.map(({ prefix, organization_id }) => ({ prefix, organization_id }))).toEqual([
+      { prefix: guest.key.split(".")[0], organization_id: guest.organizationId },
+      { prefix: teamKey.split(".")[0], organization_id: team.organizationId },
+    ]);
+    // With the team's key (homed on the team's shard), the own organization is still the personal one, on the other.
+    expect(await expectJson(await send("GET", "/organizations/own", { key: teamKey }))).toEqual({
+      id: guest.organizationId,
+      name: guest.username,
+    });
+  });
+
   it("never answers on a stale view: a changed role, a removal, a read-only key and a revocation count on the very next request", async () => {
     const guest = await guestOf(team, home, "editor");
     const write = (name: string, key = guest.key) => postApp(key, { app_name: name, organization_id: team.organizationId });
