@@ -1,19 +1,27 @@
 /**
  * Seeds the local database with a demo account whose ids and key are fixed and documented in the README, so
- * that its curl examples work as written, then fills the directory from the shards (`directory fill`). Idempotent.
- * Local only: there is no way to point it at --remote.
+ * that its curl examples work as written, and a second organization of the demo user on another shard, then fills the
+ * directory from the shards (`directory fill`). Idempotent. Local only: there is no way to point it at --remote.
  */
 import { parseArgs } from "node:util";
 import { createApp, findAppCreator } from "../apps/apps.sql.ts";
 import { readEnvironmentRevisions } from "../apps/environments.sql.ts";
 import { hashApiKey, parseApiKey } from "../auth/api-keys";
-import { createApiKey, createUser, findApiKeyOwner, findUserByEmail } from "../db/accounts";
-import { LEGACY_BUCKET } from "../db/buckets";
+import {
+  createApiKey,
+  createOrganizationCopyingOwner,
+  createUser,
+  findApiKeyOwner,
+  findOrganizationBucket,
+  findUserByEmail,
+} from "../db/accounts";
+import { bucketedSince, bucketOfId, LEGACY_BUCKET } from "../db/buckets";
 import { operatorDb } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
+import { shardOf } from "../db/pool";
 import { addConfig, commitConfig, fetchConfig } from "../variants/configs.sql.ts";
 import { deployConfig } from "../variants/deployments.sql.ts";
-import { openDatabase, retryWhenBusy } from "./database";
+import { type DatabasePool, openDatabase, retryWhenBusy } from "./database";
 import { fillDirectory } from "./directory";
 import { runCli, UsageError } from "./run-cli";
 
@@ -29,6 +37,17 @@ const DEMO = {
   appId: "00000000-0000-7000-8000-000000000005",
   appName: "demo-app",
   apiKey: "localdev.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+} as const;
+
+// The demo user's second organization, with its default workspace and project: ids of bucket 512 (their last three hex
+// digits, 0x200), which SHARD_MAP puts on SHARD_1 locally, so that the demo key (homed on SHARD_0) shows a request
+// crossing shards. Their time, 0x01a21526e400 ms, is BUCKETED_SINCE's local default (2026-11-26T00:00:00Z): ids from
+// that instant on carry a bucket.
+const SECOND_ORGANIZATION = {
+  name: "demo-second",
+  organizationId: "01a21526-e400-7000-8000-000000000200",
+  workspaceId: "01a21526-e400-7000-8000-000000001200",
+  projectId: "01a21526-e400-7000-8000-000000002200",
 } as const;
 
 // The demo app's configs, each with the params of its latest revision (main is committed once, to revision 2).
@@ -90,6 +109,28 @@ async function ensureDemoKey(db: D1Database): Promise<boolean> {
   return true;
 }
 
+/**
+ * Creates the second demo organization if missing, in the bucket its ids read as (512; were BUCKETED_SINCE moved
+ * past their time, 0, so that the organization still agrees with its ids) and on that bucket's shard, the demo user's row
+ * (from SHARD_0, `db`) copied there in the same batch.
+ */
+async function ensureSecondOrganization(db: D1Database, pool: DatabasePool): Promise<boolean> {
+  const { name, organizationId, workspaceId, projectId } = SECOND_ORGANIZATION;
+  const bucket = bucketOfId(organizationId, bucketedSince(pool.env));
+  const shard = shardOf(pool.env, bucket);
+  if ((await findOrganizationBucket(shard, { organizationId })) !== null) return false;
+  const [owner, sameEmail] = [await findUserByEmail(db, DEMO.email), await findUserByEmail(shard, DEMO.email)];
+  if (!owner) throw new Error("the demo user is missing");
+  if (sameEmail && sameEmail.id !== DEMO.userId) throw new UsageError(CONFLICT);
+  try {
+    await createOrganizationCopyingOwner(shard, name, owner, { bucket, organizationId, workspaceId, projectId });
+  } catch (error) {
+    if (isUniqueViolation(error, "organizations")) throw new UsageError(CONFLICT);
+    throw error;
+  }
+  return true;
+}
+
 /** Creates the demo app if missing, its configs, then whatever demo deployments its history does not have yet. */
 async function ensureDemoApp(db: D1Database): Promise<string[]> {
   const done: string[] = [];
@@ -129,6 +170,7 @@ async function main(): Promise<undefined> {
       ...((await retryWhenBusy(() => ensureDemoUser(db))) ? ["user"] : []),
       ...((await retryWhenBusy(() => ensureDemoKey(db))) ? ["key"] : []),
       ...(await retryWhenBusy(() => ensureDemoApp(db))),
+      ...((await retryWhenBusy(() => ensureSecondOrganization(db, pool))) ? ["second organization"] : []),
     ];
     process.stderr.write(done.length ? `demo data seeded: ${done.join(", ")}\n` : "demo data already present\n");
     const { users_added, memberships_added } = await fillDirectory(pool);

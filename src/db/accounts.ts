@@ -18,17 +18,19 @@ export function findApiKeyOwner(db: Queryable, prefix: string): Promise<{ userId
 
 const KEY_OWNER = sql("SELECT user_id AS userId FROM api_keys WHERE prefix = :prefix");
 
+/** A user's row: the same on every shard that holds it (docs/SHARDING.md §1: none of it ever changes). */
 export interface User {
   id: string;
   username: string;
   email: string;
+  created_at: string;
 }
 
 export function findUserByEmail(db: Queryable, email: string): Promise<User | null> {
   return USER_BY_EMAIL.bind(db, { email }).first<User>();
 }
 
-const USER_BY_EMAIL = sql("SELECT id, username, email FROM users WHERE email = :email");
+const USER_BY_EMAIL = sql("SELECT id, username, email, created_at FROM users WHERE email = :email");
 
 /** An organization's bucket (docs/SHARDING.md §2), which its ids carry, and the ids of its default workspace and project. */
 export interface OrganizationIds {
@@ -110,6 +112,27 @@ export async function createOrganization(
 ): Promise<OrganizationIds> {
   await batch(db, organizationStatements(db, name, ownerId, false, ids));
   return ids;
+}
+
+const COPY_USER = sql(
+  "INSERT OR IGNORE INTO users (id, username, email, created_at) VALUES (:user_id, :username, :email, :created_at)",
+);
+
+/**
+ * An organization owned by `owner` on a shard that may not hold the owner's user yet: their row is copied there first
+ * when absent (a copy is never stale), in the same batch.
+ */
+export async function createOrganizationCopyingOwner(
+  db: Queryable,
+  name: string,
+  owner: User,
+  ids: OrganizationIds,
+): Promise<void> {
+  const { id: user_id, username, email, created_at } = owner;
+  await batch(db, {
+    ownerCopy: COPY_USER.bind(db, { user_id, username, email, created_at }),
+    ...organizationStatements(db, name, owner.id, false, ids),
+  });
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
  * `npm run admin -- directory fill [--check]` (docs/SHARDING.md §6 steps 2–3) as an operator runs it, on a local pool
  * populated through the CLI, wrangler dev's HTTP API and plain SQL (2,500 users more, so that the shard is read over
- * several pages), then broken with SQL one way at a time and repaired. The pool of wrangler.toml has one shard: the
- * conflicts a second shard would bring (its copy of a user disagreeing with the directory's) are made in the directory.
+ * several pages), then broken with SQL one way at a time and repaired. The pool of wrangler.toml has two shards, and
+ * everything here is made on SHARD_0 (the CLI writes there; the Worker's writes follow the key, homed there): SHARD_1 is
+ * read, and empty. The conflicts a second copy of a user would bring (disagreeing with the directory's) are made in the
+ * directory.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configuredBucketedSince } from "../../src/cli/database";
@@ -131,7 +133,7 @@ describe("directory fill", () => {
     expect(users).toHaveLength(BULK_USERS + 3);
     const added = { users_added: users.length, memberships_added: memberships.length };
     expect(expectJsonObject(await fill(), ["shards", "users_added", "memberships_added"])).toEqual({
-      shards: { SHARD_0: added },
+      shards: { SHARD_0: added, SHARD_1: { users_added: 0, memberships_added: 0 } },
       ...added,
     });
     expect(await queryDirectory(dir, DIRECTORY_USERS)).toEqual(users.map((user) => ({ ...user, pending_until: null })));
@@ -141,7 +143,7 @@ describe("directory fill", () => {
   it("run again, adds nothing and changes nothing", async () => {
     const before = [await queryDirectory(dir, DIRECTORY_USERS), await queryDirectory(dir, DIRECTORY_MEMBERSHIPS)];
     const none = { users_added: 0, memberships_added: 0 };
-    expect((await fill()).json).toEqual({ shards: { SHARD_0: none }, ...none });
+    expect((await fill()).json).toEqual({ shards: { SHARD_0: none, SHARD_1: none }, ...none });
     expect([await queryDirectory(dir, DIRECTORY_USERS), await queryDirectory(dir, DIRECTORY_MEMBERSHIPS)]).toEqual(before);
   });
 
@@ -150,7 +152,7 @@ describe("directory fill", () => {
     const [{ ids }] = await query<{ ids: number }>(dir, IDS);
     const checked = { users: (await query(dir, USERS)).length, memberships: (await query(dir, MEMBERSHIPS)).length, ids };
     expect(expectJsonObject(await fill("--check"), ["shards", "users", "memberships", "ids", "disagreements"])).toEqual({
-      shards: { SHARD_0: checked },
+      shards: { SHARD_0: checked, SHARD_1: { users: 0, memberships: 0, ids: 0 } },
       ...checked,
       disagreements: 0,
     });

@@ -107,6 +107,17 @@ export async function query<Row = Record<string, unknown>>(persistTo: string, ..
   return rowsOf<Row>((await openKept({ persistTo })).db, statements);
 }
 
+/** `query`, against the shard of the pool named `shard` (e.g. SHARD_1). */
+export async function queryShard<Row = Record<string, unknown>>(
+  persistTo: string,
+  shard: string,
+  ...statements: string[]
+): Promise<Row[]> {
+  const named = (await openKept({ persistTo })).pool.shards.find(({ name }) => name === shard);
+  if (!named) throw new Error(`the pool has no shard ${shard}`);
+  return rowsOf<Row>(named.db, statements);
+}
+
 /** `query`, against the pool's directory. */
 export async function queryDirectory<Row = Record<string, unknown>>(persistTo: string, ...statements: string[]): Promise<Row[]> {
   return rowsOf<Row>((await openKept({ persistTo })).pool.directory, statements);

@@ -4,6 +4,8 @@
  * runs the seed when imported.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { configuredBucketedSince } from "../../src/cli/database";
+import { bucketOfId, newId } from "../../src/db/buckets";
 import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
 import {
   admin,
@@ -13,6 +15,7 @@ import {
   makeTempDir,
   query,
   queryDirectory,
+  queryShard,
   type RunResult,
   removeTempDir,
   seedDemo,
@@ -25,6 +28,13 @@ const DEMO_USER_ID = "00000000-0000-7000-8000-000000000001";
 const DEMO_ORGANIZATION_ID = "00000000-0000-7000-8000-000000000002";
 const DEMO_WORKSPACE_ID = "00000000-0000-7000-8000-000000000003";
 const DEMO_PROJECT_ID = "00000000-0000-7000-8000-000000000004";
+// The demo user's second organization: bucket 512 (0x200), SHARD_1's by wrangler.toml's SHARD_MAP.
+const SECOND_ORGANIZATION_ID = "01a21526-e400-7000-8000-000000000200";
+const SECOND_WORKSPACE_ID = "01a21526-e400-7000-8000-000000001200";
+const SECOND_PROJECT_ID = "01a21526-e400-7000-8000-000000002200";
+
+const USERS = "SELECT id, username, email, created_at FROM users ORDER BY id";
+const DIRECTORY_MEMBERSHIPS = "SELECT user_id, organization_id FROM memberships ORDER BY user_id, organization_id";
 
 const COUNTS = `SELECT
   (SELECT COUNT(*) FROM users) AS users,
@@ -38,7 +48,26 @@ const COUNTS = `SELECT
   (SELECT COUNT(*) FROM app_variants) AS app_variants,
   (SELECT COUNT(*) FROM app_variant_revisions) AS app_variant_revisions,
   (SELECT COUNT(*) FROM deployments) AS deployments,
-  (SELECT COUNT(*) FROM environment_revisions) AS environment_revisions`;
+  (SELECT COUNT(*) FROM environment_revisions) AS environment_revisions,
+  (SELECT COUNT(*) FROM events) AS events`;
+
+// What SHARD_1 holds after the seed: the second organization, its owner's membership, workspace and project, and the
+// demo user's row.
+const SECOND_SHARD_COUNTS = {
+  users: 1,
+  organizations: 1,
+  organization_members: 1,
+  workspaces: 1,
+  projects: 1,
+  api_keys: 0,
+  apps: 0,
+  environments: 0,
+  app_variants: 0,
+  app_variant_revisions: 0,
+  deployments: 0,
+  environment_revisions: 0,
+  events: 0,
+};
 
 let dir: string;
 let worker: DevServer;
@@ -61,8 +90,10 @@ describe("npm run db:seed", () => {
   it("seeds a freshly migrated folder: one user with a key and one app with two configs and five deployments", async () => {
     expect(firstRun.code, firstRun.stderr).toBe(0);
     expect(firstRun.stdout).toBe("");
-    expect(firstRun.stderr).toMatch(/demo data seeded: user, key, app, config main, config experiment, 5 deployments/);
-    expect(firstRun.stderr).toMatch(/directory filled: 1 users, 1 memberships added/);
+    expect(firstRun.stderr).toMatch(
+      /demo data seeded: user, key, app, config main, config experiment, 5 deployments, second organization\n/,
+    );
+    expect(firstRun.stderr).toMatch(/directory filled: 1 users, 2 memberships added/);
     expect(await query(dir, COUNTS)).toEqual([
       {
         users: 1,
@@ -77,26 +108,80 @@ describe("npm run db:seed", () => {
         app_variant_revisions: 3,
         deployments: 5,
         environment_revisions: 5,
+        events: 8,
       },
     ]);
   });
 
-  it("fills the directory with the demo user and membership (directory fill)", async () => {
+  it("puts the demo user's second organization on SHARD_1, in bucket 512, with the user's row copied there", async () => {
+    const since = await configuredBucketedSince();
+    expect([SECOND_ORGANIZATION_ID, SECOND_WORKSPACE_ID, SECOND_PROJECT_ID].map((id) => bucketOfId(id, since))).toEqual([
+      512, 512, 512,
+    ]);
+    expect(await queryShard(dir, "SHARD_1", COUNTS)).toEqual([SECOND_SHARD_COUNTS]);
+    expect(await queryShard(dir, "SHARD_1", "SELECT id, name, is_personal, bucket FROM organizations")).toEqual([
+      { id: SECOND_ORGANIZATION_ID, name: "demo-second", is_personal: 0, bucket: 512 },
+    ]);
+    expect(await queryShard(dir, "SHARD_1", "SELECT organization_id, user_id, role FROM organization_members")).toEqual([
+      { organization_id: SECOND_ORGANIZATION_ID, user_id: DEMO_USER_ID, role: "owner" },
+    ]);
+    expect(
+      await queryShard(
+        dir,
+        "SHARD_1",
+        `SELECT w.id AS workspace_id, w.organization_id, w.is_default AS workspace_is_default, p.id AS project_id,
+                p.is_default AS project_is_default
+           FROM workspaces w JOIN projects p ON p.workspace_id = w.id`,
+      ),
+    ).toEqual([
+      {
+        workspace_id: SECOND_WORKSPACE_ID,
+        organization_id: SECOND_ORGANIZATION_ID,
+        workspace_is_default: 1,
+        project_id: SECOND_PROJECT_ID,
+        project_is_default: 1,
+      },
+    ]);
+    // The same row as SHARD_0's, created_at included.
+    expect(await queryShard(dir, "SHARD_1", USERS)).toEqual(await query(dir, USERS));
+  });
+
+  it("fills the directory with the demo user and both memberships (directory fill)", async () => {
     expect(await queryDirectory(dir, "SELECT id, username, email, pending_until FROM users")).toEqual([
       { id: DEMO_USER_ID, username: "demo", email: "demo@example.com", pending_until: null },
     ]);
-    expect(await queryDirectory(dir, "SELECT user_id, organization_id FROM memberships")).toEqual([
+    expect(await queryDirectory(dir, DIRECTORY_MEMBERSHIPS)).toEqual([
       { user_id: DEMO_USER_ID, organization_id: DEMO_ORGANIZATION_ID },
+      { user_id: DEMO_USER_ID, organization_id: SECOND_ORGANIZATION_ID },
     ]);
   });
 
+  it("leaves a directory that directory fill --check passes, on both shards", async () => {
+    // The ids checked: every row COUNTS counts on each shard but the user and the membership (31 on SHARD_0, 3 on SHARD_1).
+    const checked = { SHARD_0: { users: 1, memberships: 1, ids: 31 }, SHARD_1: { users: 1, memberships: 1, ids: 3 } };
+    expect((await admin(dir, "directory", "fill", "--check")).json).toEqual({
+      shards: checked,
+      users: 2,
+      memberships: 2,
+      ids: 34,
+      disagreements: 0,
+    });
+  });
+
   it("runs again without error and changes nothing", async () => {
-    const before = await query(dir, COUNTS);
+    const state = async () => [
+      await query(dir, COUNTS),
+      await queryShard(dir, "SHARD_1", COUNTS),
+      await queryShard(dir, "SHARD_1", USERS),
+      await queryDirectory(dir, "SELECT * FROM users ORDER BY id"),
+      await queryDirectory(dir, DIRECTORY_MEMBERSHIPS),
+    ];
+    const before = await state();
     const second = await seedDemo("--persist-to", dir);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toMatch(/demo data already present/);
     expect(second.stderr).toMatch(/directory filled: 0 users, 0 memberships added/);
-    expect(await query(dir, COUNTS)).toEqual(before);
+    expect(await state()).toEqual(before);
   });
 
   it("refuses --remote with a non-zero exit and a message", async () => {
@@ -109,6 +194,24 @@ describe("npm run db:seed", () => {
       expectCliError(await seedDemo("--persist-to", empty), new RegExp(`apply the migrations.*--persist-to ${empty}`));
     } finally {
       await removeTempDir(empty);
+    }
+  });
+
+  it("refuses, and writes nothing there, when the demo email belongs to another user on SHARD_1", async () => {
+    const other = await makeTempDir("seed-taken-on-shard-1");
+    try {
+      await applyMigrations(other);
+      await queryShard(
+        other,
+        "SHARD_1",
+        `INSERT INTO users (id, username, email) VALUES ('${newId(512)}', 'someone', 'demo@example.com')`,
+      );
+      const before = await queryShard(other, "SHARD_1", COUNTS);
+      expectCliError(await seedDemo("--persist-to", other), /demo values are taken/);
+      expect(await queryShard(other, "SHARD_1", COUNTS)).toEqual(before);
+    } finally {
+      await closeDatabases();
+      await removeTempDir(other);
     }
   });
 
