@@ -216,11 +216,12 @@ const COMMANDS: Record<string, Command> = {
     const ids = newAccountIds(newBucketOnFirstShard(pool));
     // Email and username are unique across the shards: claimed in the directory first, confirmed once made
     // (docs/SHARDING.md §3.3).
-    const claim = await claimUser(pool.directory, { id: ids.userId, username, email });
+    const createdAt = new Date().toISOString();
+    const claim = await claimUser(pool.directory, { id: ids.userId, username, email, createdAt });
     if (claim === "email_taken") throw new UsageError(`a user with email ${email} already exists`);
     if (claim === "username_taken") throw new UsageError(`the username ${username} is taken: choose another with --username`);
     try {
-      await createUser(db, { email, username }, ids);
+      await createUser(db, { email, username, createdAt }, ids);
       await confirmClaim(pool.directory, ids.userId);
       return {
         user_id: ids.userId,

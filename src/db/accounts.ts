@@ -66,7 +66,10 @@ const INSERT_WORKSPACE = sql(
 const INSERT_PROJECT = sql(
   "INSERT INTO projects (id, workspace_id, name, is_default) VALUES (:project_id, :workspace_id, 'Default', 1)",
 );
-const INSERT_USER = sql("INSERT INTO users (id, username, email) VALUES (:user_id, :username, :email)");
+const INSERT_USER = sql(
+  `INSERT INTO users (id, username, email, created_at)
+   VALUES (:user_id, :username, :email, COALESCE(:created_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))`,
+);
 
 /** An organization with its owner, default workspace and default project: the statements, to batch with others. */
 function organizationStatements(db: Queryable, name: string, ownerId: string, isPersonal: boolean, ids: OrganizationIds) {
@@ -89,15 +92,20 @@ function organizationStatements(db: Queryable, name: string, ownerId: string, is
 
 /**
  * A user and their personal organization, workspace and default project, in one batch. `ids` places them: the CLI
- * in a bucket at random; by default in the legacy bucket, where the test fixtures' accounts are.
+ * in a bucket at random; by default in the legacy bucket. `createdAt`: the directory's (its claim's), else now.
  */
 export async function createUser(
   db: Queryable,
-  user: { email: string; username: string },
+  user: { email: string; username: string; createdAt?: string },
   ids: OrganizationIds & { userId: string } = newAccountIds(LEGACY_BUCKET),
 ): Promise<OrganizationIds & { userId: string }> {
   await batch(db, {
-    user: INSERT_USER.bind(db, { user_id: ids.userId, username: user.username, email: user.email }),
+    user: INSERT_USER.bind(db, {
+      user_id: ids.userId,
+      username: user.username,
+      email: user.email,
+      created_at: user.createdAt ?? null,
+    }),
     ...organizationStatements(db, user.username, ids.userId, true, ids),
   });
   return ids;

@@ -38,7 +38,9 @@ const RENEW = sql(
     WHERE id = :user_id AND email = :email AND pending_until IS NOT NULL`,
 );
 
-const HOLDER = sql<EmailHolder & { username: string }>("SELECT id, username, pending_until FROM users WHERE email = :email");
+const HOLDER = sql<EmailHolder & { username: string; created_at: string }>(
+  "SELECT id, username, created_at, pending_until FROM users WHERE email = :email",
+);
 
 /** Who holds `email` in the directory (a user, or a claim), if anyone: one round trip. */
 export async function emailHolder(directory: Queryable, email: string): Promise<EmailHolder | null> {
@@ -46,7 +48,9 @@ export async function emailHolder(directory: Queryable, email: string): Promise<
 }
 
 /** What a claim found: the email is now claimed for `userId` (with its username), or another user holds it. */
-export type Claim = { outcome: "claimed"; username: string; pendingUntil: string } | { outcome: "held"; holder: EmailHolder };
+export type Claim =
+  | { outcome: "claimed"; username: string; createdAt: string; pendingUntil: string }
+  | { outcome: "held"; holder: EmailHolder };
 
 /**
  * Claims `email` for a new user `userId` (one round trip): claimed (again, when the claim was already this user's),
@@ -68,14 +72,14 @@ export async function claimEmail(
   });
   const found = holder.results[0];
   if (found?.id === userId && found.pending_until) {
-    return { outcome: "claimed", username: found.username, pendingUntil: found.pending_until };
+    return { outcome: "claimed", username: found.username, createdAt: found.created_at, pendingUntil: found.pending_until };
   }
   return { outcome: "held", holder: found as EmailHolder };
 }
 
 const CLAIM_NAMED = sql(
-  `INSERT INTO users (id, username, email, pending_until)
-   SELECT :user_id, :username, :email, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || :claim_seconds || ' seconds')
+  `INSERT INTO users (id, username, email, created_at, pending_until)
+   SELECT :user_id, :username, :email, :created_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || :claim_seconds || ' seconds')
     WHERE NOT EXISTS (SELECT 1 FROM users WHERE email = :email OR username = :username)`,
 );
 
@@ -85,14 +89,20 @@ const TAKEN = sql<{ email: number; username: number }>(
 );
 
 /**
- * Claims `email` and `username` for a new user `id` (the admin CLI's `user create`): claimed, or which of them a user
- * (or a pending claim) has.
+ * Claims `email` and `username` for a new user `id` (the admin CLI's `user create`), made at `createdAt` (which the
+ * user's row on its shard must carry too): claimed, or which of them a user (or a pending claim) has.
  */
 export async function claimUser(
   directory: Queryable,
-  user: { id: string; username: string; email: string },
+  user: { id: string; username: string; email: string; createdAt: string },
 ): Promise<"claimed" | "email_taken" | "username_taken"> {
-  const values = { user_id: user.id, username: user.username, email: user.email, claim_seconds: CLAIM_SECONDS };
+  const values = {
+    user_id: user.id,
+    username: user.username,
+    email: user.email,
+    created_at: user.createdAt,
+    claim_seconds: CLAIM_SECONDS,
+  };
   const { taken } = await batch(directory, { claim: CLAIM_NAMED.bind(directory, values), taken: TAKEN.bind(directory, values) });
   const { email, username } = taken.results[0];
   return email ? "email_taken" : username ? "username_taken" : "claimed";

@@ -189,11 +189,11 @@ const COPY_INVITEE = sql(
 
 const INSERT_INVITEE = sql(
   `WITH ${CALLER_CTE}, ${ACCEPT_VERDICT}
-   INSERT INTO users (id, username, email)
+   INSERT INTO users (id, username, email, created_at)
    SELECT :new_user_id,
           CASE WHEN EXISTS (SELECT 1 FROM users WHERE username = COALESCE(:new_username, local))
                THEN local || '-' || substr(:new_user_id, -12) ELSE COALESCE(:new_username, local) END,
-          email
+          email, COALESCE(:new_created_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
      FROM (SELECT email, substr(email, 1, instr(email, '@') - 1) AS local FROM invitation)
     WHERE (SELECT verdict FROM verdict) = 'accept' AND NOT EXISTS (SELECT 1 FROM invitee)`,
 );
@@ -240,12 +240,13 @@ const ACCEPTANCE = sql<Acceptance>(
 
 /**
  * What the directory said of the invited email before a keyless accept (docs/SHARDING.md §3.3), for the user the
- * accept would make (`id`): claimed for it (its `username`, until `claimUntil`), or held by another user
+ * accept would make (`id`): claimed for it (its `username` and `createdAt`, until `claimUntil`), or held by another user
  * (`emailHolder`), or not asked (all null but `id`: an accept with a key makes no user).
  */
 export interface NewInvitee {
   id: string;
   username: string | null;
+  createdAt: string | null;
   claimUntil: string | null;
   emailHolder: string | null;
 }
@@ -288,6 +289,7 @@ export async function acceptInvitation(
     acceptance_id: newId(db.bucket),
     new_user_id: newUserId,
     new_username: newInvitee.username,
+    new_created_at: newInvitee.createdAt,
     claim_until: newInvitee.claimUntil,
     email_holder: newInvitee.emailHolder,
     key_id: newId(db.bucket),

@@ -36,7 +36,7 @@ export async function inviteeOf<E extends CallerEnv>(
   userId: string,
   claim: boolean,
 ): Promise<NewInvitee> {
-  const unclaimed: NewInvitee = { id: userId, username: null, claimUntil: null, emailHolder: null };
+  const unclaimed: NewInvitee = { id: userId, username: null, createdAt: null, claimUntil: null, emailHolder: null };
   const invitation = await readAs(c, [target.organizationId], (db) => invitationByToken(db, target, tokenHash));
   // No such invitation: the accept's own verdict says so.
   if (invitation === null) return unclaimed;
@@ -55,7 +55,8 @@ export async function inviteeOf<E extends CallerEnv>(
     if (claimed.outcome === "held" && claimed.holder.pending_until !== null) throw emailBeingClaimed();
   }
   if (claimed.outcome === "held") return { ...ours, emailHolder: claimed.holder.id };
-  return { id: invitedUserId, username: claimed.username, claimUntil: claimed.pendingUntil, emailHolder: null };
+  const { username, createdAt, pendingUntil: claimUntil } = claimed;
+  return { id: invitedUserId, username, createdAt, claimUntil, emailHolder: null };
 }
 
 /**

@@ -85,10 +85,10 @@ export async function createAccount(email?: string, shard?: ShardName): Promise<
   counter += 1;
   const username = `user${counter}-${crypto.randomUUID().slice(0, 8)}`;
   const ids = newAccountIds(bucketForNewOrganization(shard));
-  const user = { email: email ?? `${username}@example.com`, username };
-  // As the admin CLI's `user create`: the directory knows every user (docs/SHARDING.md §1).
-  await env.DIRECTORY.prepare("INSERT INTO users (id, username, email) VALUES (?, ?, ?)")
-    .bind(ids.userId, user.username, user.email)
+  const user = { email: email ?? `${username}@example.com`, username, createdAt: new Date().toISOString() };
+  // As the admin CLI's `user create`: the directory knows every user, as their shards do (docs/SHARDING.md §1).
+  await env.DIRECTORY.prepare("INSERT INTO users (id, username, email, created_at) VALUES (?, ?, ?, ?)")
+    .bind(ids.userId, user.username, user.email, user.createdAt)
     .run();
   await createUser(databaseOf(ids.organizationId), user, ids);
   const key = await issueKey(ids.userId, ids.projectId);

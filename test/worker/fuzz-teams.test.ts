@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type Account, createAccount, createTeam, hashApiKey, issueKey, markKeyUsed, type Role, send } from "./fixtures";
+import { type Account, createAccount, createTeam, hashApiKey, issueKey, markKeyUsed, newId, type Role, send } from "./fixtures";
 import {
   anyString,
   expectDocumentedResponse,
@@ -14,7 +14,7 @@ import {
   uuidValidity,
 } from "./fuzz-support";
 import { type Changes, databaseProblems, type ExpectedEvent, expectEvents, Tracker } from "./harness";
-import { databaseOf } from "./pool";
+import { bucketFor, databaseOf, rowsOnShards, shardNameFor } from "./pool";
 
 /*
  * Generated requests to the writes of the accounts routes (docs/ACCOUNTS-API.md): invite and resend, assign and unassign a
@@ -96,7 +96,7 @@ beforeAll(async () => {
   const roles: Role[] = ["owner", "workspace_admin", "editor", "deployment_manager", "evaluator", "viewer"];
   const members = others.map((account, i): [Account, Role] => [account, roles[i]]);
   const team = await createTeam(owner, members);
-  const secondWorkspaceId = crypto.randomUUID();
+  const secondWorkspaceId = newId(bucketFor(team.organizationId));
   const db = databaseOf(team.organizationId);
   await db.batch([
     db
@@ -104,7 +104,7 @@ beforeAll(async () => {
       .bind(secondWorkspaceId, team.organizationId),
     db
       .prepare("INSERT INTO projects (id, workspace_id, name, is_default) VALUES (?, ?, 'Default', 1)")
-      .bind(crypto.randomUUID(), secondWorkspaceId),
+      .bind(newId(bucketFor(team.organizationId)), secondWorkspaceId),
   ]);
   const holder = (account: Account, label: string): Holder => ({
     label,
@@ -163,12 +163,12 @@ async function restoreTeam() {
         )
         .bind(organizationId, account.userId, role),
     ),
-    db
-      .prepare(
-        `UPDATE api_keys SET revoked_at = NULL WHERE revoked_at IS NOT NULL AND key_hash IN (${world.keyHashes.map(() => "?").join(", ")})`,
-      )
-      .bind(...world.keyHashes),
   ]);
+  // The holders' keys are on the shards of their projects' organizations.
+  await rowsOnShards(
+    `UPDATE api_keys SET revoked_at = NULL WHERE revoked_at IS NOT NULL AND key_hash IN (${world.keyHashes.map(() => "?").join(", ")})`,
+    ...world.keyHashes,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -193,7 +193,11 @@ interface OrganizationState {
 
 async function stateOf(organizationId: string, workspaceId: string): Promise<OrganizationState> {
   const db = databaseOf(organizationId);
-  const [members, workspace, open, live] = await db.batch([
+  const liveKeys = rowsOnShards<{ key_hash: string }>(
+    `SELECT key_hash FROM api_keys WHERE revoked_at IS NULL AND key_hash IN (${world.keyHashes.map(() => "?").join(", ")})`,
+    ...world.keyHashes,
+  );
+  const [members, workspace, open] = await db.batch([
     db
       .prepare(
         `SELECT om.user_id, u.email, u.username, om.role,
@@ -211,17 +215,12 @@ async function stateOf(organizationId: string, workspaceId: string): Promise<Org
          FROM invitations WHERE organization_id = ? AND accepted_at IS NULL AND voided_at IS NULL`,
       )
       .bind(organizationId),
-    db
-      .prepare(
-        `SELECT key_hash FROM api_keys WHERE revoked_at IS NULL AND key_hash IN (${world.keyHashes.map(() => "?").join(", ")})`,
-      )
-      .bind(...world.keyHashes),
   ]);
   return {
     members: members.results as unknown as Member[],
     workspaceFound: (workspace.results[0] as { found: number }).found === 1,
     open: open.results as unknown as OrganizationState["open"],
-    liveKeys: new Set(live.results.map((row) => (row as { key_hash: string }).key_hash)),
+    liveKeys: new Set((await liveKeys).map((row) => row.key_hash)),
   };
 }
 
@@ -1270,7 +1269,7 @@ describe("organizations and workspaces", () => {
 describe("the harness", () => {
   it("sees an organization without an owner, two open invitations of one email, a live key outside its user's organizations", async () => {
     expect(await databaseProblems()).toEqual([]);
-    const [stray, owner] = [await createAccount(), world.members[0][0]];
+    const [stray, owner] = [await createAccount(undefined, shardNameFor(world.team.organizationId)), world.members[0][0]];
     const organizationId = crypto.randomUUID();
     const strayKey = await issueKey(stray.userId, world.team.projectId); // a key for a project of an organization not theirs
     const db = databaseOf(world.team.organizationId);
