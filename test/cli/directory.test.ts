@@ -122,7 +122,9 @@ afterAll(async () => {
 
 /** The shard's users but those `user create` made, which it claims in the directory itself (docs/SHARDING.md §3.3). */
 const notMadeByTheCli = async () =>
-  (await query<{ id: string; username: string }>(dir, USERS)).filter(({ username }) => !["alice", "bob", "carol"].includes(username));
+  (await query<{ id: string; username: string }>(dir, USERS)).filter(
+    ({ username }) => !["alice", "bob", "carol"].includes(username),
+  );
 
 describe("directory fill", () => {
   it("--check before any fill names every user and membership the directory lacks: 50 listed, and a count", async () => {
