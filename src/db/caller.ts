@@ -1,4 +1,4 @@
-import { type BucketRef, CALLER_KEY, LEGACY_BUCKET } from "./buckets";
+import { type BucketRef, bucketOfPrefix, CALLER_KEY, LEGACY_BUCKET } from "./buckets";
 import { isFenceTrip, type Queryable } from "./d1";
 import type { ShardName } from "./pool";
 import { type Role, WRITER_ROLES } from "./roles";
@@ -32,6 +32,7 @@ export class Caller {
       vouched_username: vouch?.username ?? null,
       vouched_email: vouch?.email ?? null,
       vouched_created_at: vouch?.created_at ?? null,
+      key_bucket: prefix === null ? null : bucketOfPrefix(prefix),
     };
   }
 
@@ -117,25 +118,55 @@ export interface Vouch extends LiveKey {
   created_at: string;
 }
 
-const VOUCH = sql<Vouch>(
+const VOUCH = sql<Vouch & { moved: number }>(
   `WITH ${CALLER_CTE}
-   SELECT c.user_id, c.project_id, c.read_only, c.last_used_at, u.username, u.email, u.created_at
+   SELECT c.user_id, c.project_id, c.read_only, c.last_used_at, u.username, u.email, u.created_at,
+          EXISTS (SELECT 1 FROM bucket_fences WHERE bucket = :key_bucket AND state = 'moved') AS moved
      FROM caller c JOIN users u ON u.id = c.user_id`,
 );
 
 /**
  * The key check alone, on the key's home shard: what it vouches for, or null when the key is not live there. One
- * round trip; `caller` must be a key's (`Caller.withKey`).
+ * round trip; `caller` must be a key's (`Caller.withKey`). A key whose bucket moved away from this shard is a copy
+ * left behind: refused (`BucketMovedError`).
  */
 export async function vouchFor(db: Queryable, caller: Caller): Promise<Vouch | null> {
-  return (await VOUCH.bind(db, {}, caller.values).first<Vouch>()) ?? null;
+  const found = await VOUCH.bind(db, {}, caller.values).first<Vouch & { moved: number }>();
+  if (!found) return null;
+  const { moved, ...vouch } = found;
+  if (moved) throw new BucketMovedError();
+  return vouch;
 }
 
 /**
  * The fence guard (docs/SHARDING.md §5): a fence on :bucket, whatever its state, puts a row in fence_trips, whose
- * trigger aborts the whole batch (`isFenceTrip`), so that a write to a bucket being moved commits nothing.
+ * trigger aborts the whole batch (`isFenceTrip`), so that a write to a bucket being moved commits nothing; so does the
+ * key's bucket (:key_bucket) moved away from this shard, whose key row here is a copy left behind.
  */
-const FENCE_GUARD = sql("INSERT INTO fence_trips SELECT bucket FROM bucket_fences WHERE bucket = :bucket");
+const FENCE_GUARD = sql(
+  "INSERT INTO fence_trips SELECT bucket FROM bucket_fences WHERE bucket = :bucket OR (bucket = :key_bucket AND state = 'moved')",
+);
+
+/**
+ * A read's guard (docs/SHARDING.md §5): the read's bucket, or the key's, moved away from this shard, whose rows here
+ * are a copy left behind (an isolate still on the old SHARD_MAP): the read is refused (`BucketMovedError`).
+ */
+const MOVED_GUARD = sql<{ moved: number }>(
+  "SELECT 1 AS moved FROM bucket_fences WHERE state = 'moved' AND bucket IN (:bucket, :key_bucket)",
+);
+
+/**
+ * The buckets whose rows on this shard a list leaves out (docs/SHARDING.md §5): a copy being made (`incoming`) or one
+ * left behind (`moved`); the organization is listed by the shard that answers for it.
+ */
+export const COPIED_BUCKETS = "(SELECT bucket FROM bucket_fences WHERE state IN ('incoming', 'moved'))";
+
+/** A read of a bucket moved away from the shard asked: answered 503, as a fenced write. */
+export class BucketMovedError extends Error {
+  constructor() {
+    super("bucket moved away from this shard");
+  }
+}
 
 /**
  * The way to D1 as a caller: every batch it runs begins with the key check, in the same round trip, and fails
@@ -149,6 +180,8 @@ export class CallerDb {
     protected readonly db: Queryable,
     readonly caller: Caller,
     private readonly found: (key: LiveKey | null | undefined) => void = () => {},
+    /** The bucket a read is routed by, whose move away refuses it (MOVED_GUARD); null: a read spanning buckets. */
+    readonly routedBucket: number | null = null,
   ) {}
 
   /** The statement with `values`, and the caller's own for :caller_prefix and :caller_key. */
@@ -156,9 +189,14 @@ export class CallerDb {
     return query.bind(this.db, values, this.caller.values);
   }
 
-  /** Runs the statements in one batch behind the key check: their results by name. */
+  /** Runs the statements in one batch behind the key check (and MOVED_GUARD): their results by name. */
   async batch<S extends Statements>(statements: S): Promise<Results<S>> {
-    const { results, from } = await this.run(statements);
+    if (this.routedBucket === null) {
+      const { results, from } = await this.run(statements);
+      return named(statements, results, from);
+    }
+    const { results, from } = await this.run(statements, [this.statement(MOVED_GUARD, { bucket: this.routedBucket })]);
+    if (results[from - 1].results.length > 0) throw new BucketMovedError();
     return named(statements, results, from);
   }
 
@@ -270,12 +308,15 @@ export class RequestCaller {
     }
   }
 
-  /** A read handle on `shard` as `caller`: the request's own, or its key vouched for (`vouched`). */
-  reader(db: Queryable, shard: ShardName, caller = this.caller): CallerDb {
-    return new CallerDb(db, caller, this.foundBy(shard));
+  /**
+   * A read handle on `shard` as `caller` (the request's own, or its key vouched for: `vouched`), of `bucket` (null: a
+   * read spanning buckets).
+   */
+  reader(db: Queryable, shard: ShardName, caller: Caller, bucket: number | null): CallerDb {
+    return new CallerDb(db, caller, this.foundBy(shard), bucket);
   }
 
-  writer(db: Queryable, shard: ShardName, bucket: number, handOff: (events: string[]) => void, caller = this.caller) {
+  writer(db: Queryable, shard: ShardName, bucket: number, handOff: (events: string[]) => void, caller: Caller) {
     return new CallerWriteDb(db, caller, bucket, handOff, this.foundBy(shard));
   }
 

@@ -207,7 +207,7 @@ export const readOnEveryShard = <E extends CallerEnv, T>(c: Context<E>, read: (d
     return Promise.all(
       allShards(c.env).map(async (shard) => {
         try {
-          return await read(c.get("caller").reader(sessionOf(c, shard, "first-unconstrained"), shard, caller));
+          return await read(c.get("caller").reader(sessionOf(c, shard, "first-unconstrained"), shard, caller, null));
         } finally {
           keepBookmark(c, shard);
         }
@@ -229,7 +229,9 @@ export const mergedOldestFirst = <T extends { created_at: string }>(lists: T[][]
  */
 export const readAs = <E extends CallerEnv, T>(c: Context<E>, routedBy: BucketRef[], read: (db: CallerDb) => Promise<T>) =>
   retryReadOnce(() =>
-    onShard(c, routedBy, "first-unconstrained", (session, shard, caller) => read(c.get("caller").reader(session, shard, caller))),
+    onShard(c, routedBy, "first-unconstrained", (session, shard, caller, bucket) =>
+      read(c.get("caller").reader(session, shard, caller, bucket)),
+    ),
   );
 
 /**

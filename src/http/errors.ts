@@ -2,7 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as z from "zod";
-import { UnknownApiKeyError } from "../db/caller";
+import { BucketMovedError, UnknownApiKeyError } from "../db/caller";
 import { isFenceTrip, isTransientD1Error } from "../db/d1";
 import { documented } from "./documentation";
 
@@ -245,7 +245,7 @@ export const emailBeingClaimed = () => new ApiError(503, "Service temporarily un
 /** The one place that turns anything thrown into a response; nothing internal reaches the client. */
 export const handleError: ErrorHandler = (error, c) => {
   if (error instanceof UnknownApiKeyError) return handleError(unauthorized(), c);
-  if (isFenceTrip(error)) return handleError(bucketFenced(), c);
+  if (isFenceTrip(error) || error instanceof BucketMovedError) return handleError(bucketFenced(), c);
   if (error instanceof ApiError) {
     return c.json({ detail: error.detail }, error.status, error.headers);
   }

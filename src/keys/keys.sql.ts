@@ -1,5 +1,5 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "../db/caller";
+import { CALLER_CTE, type CallerDb, type CallerWriteDb, COPIED_BUCKETS } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { sql } from "../db/sql";
 
@@ -24,7 +24,8 @@ const KEYS = sql<Omit<ApiKeySummary, "read_only"> & { read_only: number }>(
    SELECT k.prefix, k.created_at, k.last_used_at, k.expires_at AS expiration_date, k.read_only,
           k.project_id, p.workspace_id, w.organization_id
      FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
-    WHERE k.user_id = (SELECT user_id FROM caller) AND k.revoked_at IS NULL
+     JOIN organizations o ON o.id = w.organization_id
+    WHERE k.user_id = (SELECT user_id FROM caller) AND k.revoked_at IS NULL AND o.bucket NOT IN ${COPIED_BUCKETS}
     ORDER BY k.created_at, k.id`,
 );
 

@@ -1,5 +1,5 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerDb, type CallerWriteDb, COPY_VOUCHED_USER } from "../db/caller";
+import { CALLER_CTE, type CallerDb, type CallerWriteDb, COPIED_BUCKETS, COPY_VOUCHED_USER } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "../db/roles";
 import { type Results, sql } from "../db/sql";
@@ -87,7 +87,9 @@ const WORKSPACES = `SELECT w.id, w.name, w.description, w.type, w.organization_i
 const MEMBERS = `SELECT u.id, u.email, u.username, om.role
   FROM organization_members om JOIN users u ON u.id = om.user_id JOIN membership m ON m.organization_id = om.organization_id`;
 
-const ORGANIZATION_LIST = sql<StoredOrganization>(`WITH ${CALLER_CTE} ${ORGANIZATIONS} ORDER BY o.created_at, o.id`);
+const ORGANIZATION_LIST = sql<StoredOrganization>(
+  `WITH ${CALLER_CTE} ${ORGANIZATIONS} WHERE o.bucket NOT IN ${COPIED_BUCKETS} ORDER BY o.created_at, o.id`,
+);
 
 export async function listOrganizations(db: CallerDb): Promise<OrganizationRow[]> {
   const { rows } = await db.batch({ rows: db.statement(ORGANIZATION_LIST) });
@@ -97,7 +99,7 @@ export async function listOrganizations(db: CallerDb): Promise<OrganizationRow[]
 const OWN_ORGANIZATION = sql<{ id: string; name: string; personal: number }>(
   `WITH ${CALLER_CTE}
    SELECT o.id, o.name, o.is_personal AS personal FROM organizations o JOIN organization_members om ON om.organization_id = o.id
-    WHERE om.user_id = (SELECT user_id FROM caller)
+    WHERE om.user_id = (SELECT user_id FROM caller) AND o.bucket NOT IN ${COPIED_BUCKETS}
       AND ((o.is_personal = 1 AND om.role = 'owner')
            OR o.id = (SELECT w.organization_id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
                        WHERE p.id = (SELECT project_id FROM caller)))

@@ -281,3 +281,46 @@ describe("one shard failing", () => {
     expect(shardNameFor((await createOrganizationVia(healthy.key)).organizationId)).toBe("SHARD_0");
   });
 });
+
+describe("a bucket copied to another shard (docs/SHARDING.md §5)", () => {
+  /** An organization on SHARD_1 with an app, its owner's key homed there, and a member homed on SHARD_0. */
+  async function moving() {
+    const owner = await createAccount(undefined, "SHARD_1");
+    const appId = await createAppVia(owner.key, { app_name: "moving" });
+    const member = await guestOf({ organizationId: owner.organizationId, projectId: owner.projectId }, "SHARD_0", "viewer");
+    const db = databaseOf(owner.organizationId);
+    const fence = (state: "incoming" | "moved") =>
+      db.prepare("INSERT INTO bucket_fences (bucket, state) VALUES (?, ?)").bind(bucketFor(owner.organizationId), state).run();
+    const listed = async (key: string) =>
+      (await expectJson<{ id: string }[]>(await send("GET", "/organizations", { key }))).map(({ id }) => id);
+    return { owner, appId, member, fence, listed };
+  }
+
+  const expectRefused = async (response: Response) => {
+    expect([response.status, response.headers.get("Retry-After"), await response.json()]).toEqual([
+      503,
+      "30",
+      { detail: "Service temporarily unavailable" },
+    ]);
+  };
+
+  it("moved away: the copy left behind answers no read, no key of it is taken, and lists leave it out", async () => {
+    const { owner, appId, member, fence, listed } = await moving();
+    expect(await listed(member.key)).toContain(owner.organizationId);
+    await fence("moved");
+    await expectRefused(await send("GET", appRevisions(appId), { key: owner.key }));
+    await expectRefused(await send("GET", appRevisions(appId), { key: member.key }));
+    // The owner's key is of the moved bucket: its row here is a copy, whatever the request names.
+    await expectRefused(await send("GET", "/organizations", { key: owner.key }));
+    await expectRefused(await postApp(owner.key, { app_name: "never" }));
+    expect(await listed(member.key)).toEqual([member.organizationId]);
+  });
+
+  it("incoming (a copy being made): its reads are answered, its writes refused, and lists leave it out", async () => {
+    const { owner, appId, member, fence, listed } = await moving();
+    await fence("incoming");
+    expect(await statusOf(send("GET", appRevisions(appId), { key: member.key }))).toBe(200);
+    await expectRefused(await postApp(member.key, { app_name: "never", organization_id: owner.organizationId }));
+    expect(await listed(member.key)).toEqual([member.organizationId]);
+  });
+});
