@@ -26,9 +26,22 @@ import { newInbox, settledDeliveries, subscribe } from "./webhooks/webhook-fixtu
  * recent, as it is for every request but a key's first in an hour, which adds one write after the answer
  * (counted on its own in "a key's use").
  */
-/** A request's status and its round trips, on every shard together. */
+/** The lists spanning organizations, which read every shard. */
+const LISTS_OF_EVERY_SHARD = ["/keys", "/organizations", "/organizations/own"];
+
+/** Every request `roundTrips` sent: its method and path (without the query), for "the walk" below. */
+const walked: string[] = [];
+
+/**
+ * A request's status and its round trips, on every database together. Every organization here is on SHARD_1, and every
+ * key homed there: a request answered otherwise than 401 (a key not found on SHARD_1 is looked for on the legacy
+ * bucket's shard) never reaches SHARD_0, or it was routed wrong.
+ */
 async function roundTrips(method: string, path: string, key: string, body?: object, headers?: Record<string, string>) {
   const { status, trips } = await tripsByShard(method, path, key, body, headers);
+  walked.push(`${method} ${path.split("?")[0]}`);
+  const spansShards = method === "GET" && LISTS_OF_EVERY_SHARD.includes(path);
+  if (status !== 401 && !spansShards) expect(trips.SHARD_0, `${method} ${path} reached SHARD_0`).toBe(0);
   return { status, trips: Object.values(trips).reduce((sum, count) => sum + count, 0) };
 }
 
@@ -1049,7 +1062,7 @@ describe("D1 round trips of webhooks", () => {
   let hookId: string;
   let deliveryId: string;
   beforeAll(async () => {
-    owner = await createAccount();
+    owner = await createAccount(undefined, "SHARD_1");
     const hooks = await Promise.all([1, 2, 3].map(() => subscribe(owner.key, { url: newInbox(), events: ["*"] })));
     hookId = hooks[0].id;
     await createAppVia(owner.key, { app_name: "heard" });
@@ -1119,5 +1132,25 @@ describe("D1 round trips of webhooks", () => {
 
   it.each(webhookPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
     expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+  });
+});
+
+describe("the walk", () => {
+  it("has sent a request above to every operation of the OpenAPI document, for an organization on SHARD_1", async () => {
+    const document = await expectJson<{ paths: Record<string, Record<string, unknown>> }>(await send("GET", "/openapi.json"));
+    const unwalked = Object.entries(document.paths).flatMap(([template, operations]) => {
+      // A client may add a trailing slash (today's SDK does, to /simple/applications/).
+      const matches = new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}/?$`);
+      return Object.keys(operations)
+        .filter((field) => ["get", "post", "put", "patch", "delete"].includes(field))
+        .map((method) => method.toUpperCase())
+        .filter(
+          (method) =>
+            !walked.some((request) => request.startsWith(`${method} `) && matches.test(request.slice(method.length + 1))),
+        )
+        .map((method) => `${method} ${template}`);
+    });
+    // The document itself, a static asset: no route of the Worker's reads D1 for it.
+    expect(unwalked).toEqual(["GET /openapi.json"]);
   });
 });
