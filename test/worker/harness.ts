@@ -206,7 +206,7 @@ export function changes(
 export type Changes = ReturnType<typeof changes>;
 
 /** Rows added and removed per table (a changed row counts in both). */
-export type RowCounts = Partial<Record<Table, [added: number, removed: number]>>;
+export type RowCounts = Partial<Record<Table | DirectoryTable, [added: number, removed: number]>>;
 
 /** Exactly `rows` changed: the counts of rows added and removed, table by table. */
 export function expectRowCounts(changed: Changes, rows: RowCounts): void {
@@ -217,7 +217,7 @@ export function expectRowCounts(changed: Changes, rows: RowCounts): void {
 }
 
 /** The one row of `table` a write added; with `{ orChanged: true }`, or the new version of the one row it changed. */
-export function addedRow(changed: Changes, table: Table, { orChanged = false } = {}): Row {
+export function addedRow(changed: Changes, table: Table | DirectoryTable, { orChanged = false } = {}): Row {
   if (!orChanged) expect(changed[table]?.removed).toEqual([]);
   expect(changed[table]?.added).toHaveLength(1);
   return changed[table]!.added[0];

@@ -595,8 +595,15 @@ describe("valid emails that look like SQL are plain data", () => {
         organization_members: [1, 0],
         api_keys: [1, 0],
         invitations: [1, 1],
+        // The email claimed in the directory, then confirmed, under the same user id and username.
+        "directory.users": [1, 0],
       });
       expect(addedRow(accepted.changed, "users", { orChanged: true })).toMatchObject({
+        email,
+        username: email.slice(0, email.lastIndexOf("@")),
+      });
+      expect(addedRow(accepted.changed, "directory.users", { orChanged: true })).toMatchObject({
+        id: joined.user_id,
         email,
         username: email.slice(0, email.lastIndexOf("@")),
       });
