@@ -366,10 +366,11 @@ export function report({
   // A key on the other shard: what its extra round trip adds to each request, in CPU time and latency.
   const acrossRows = ACROSS_PAIRS.filter(({ across, same }) => ran(across, same)).map(({ label, across, same }) => {
     const [a, b] = [m(across), m(same)];
+    const added = (a?.cpuPerRequest ?? Number.NaN) - (b?.cpuPerRequest ?? Number.NaN);
     return [
       `${label}: CPU ms/req., p50, p99`,
       a && b
-        ? `${fixed(a.cpuPerRequest, 2)} / ${fixed(b.cpuPerRequest, 2)} ms (+${fixed(a.cpuPerRequest - b.cpuPerRequest, 2)}); ` +
+        ? `${fixed(a.cpuPerRequest, 2)} / ${fixed(b.cpuPerRequest, 2)} ms (${added >= 0 ? "+" : ""}${fixed(added, 2)}); ` +
           `p50 ${fixed(a.p50, 2)} / ${fixed(b.p50, 2)} ms; p99 ${fixed(a.p99, 2)} / ${fixed(b.p99, 2)} ms`
         : "n/a (a scenario failed)",
       "cost",
