@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { HarnessError } from "../support/processes";
 import { applyMigrations, d1Query, wrangler } from "../support/wrangler";
-import { type BenchData, buildBenchData } from "./seed";
+import { BENCH_SHARDS, type BenchData, buildBenchData } from "./seed";
 
 /**
  * The config `wrangler dev` runs a copy of the service in `code` with: its wrangler.toml without the [assets] table,
@@ -22,27 +22,31 @@ export function devConfigWithoutAssets(code: string): string {
   return config;
 }
 
-/** Migrations applied to the local D1 in `dir`, the bench data loaded and checked; wrangler run from `code`. */
+/**
+ * Migrations applied to the local D1 pool in `dir`, the bench data loaded into each shard and checked there; wrangler
+ * run from `code`.
+ */
 export async function loadData(code: string, dir: string): Promise<BenchData> {
   await applyMigrations(dir, { cwd: code });
   const data = buildBenchData();
-  const file = join(dir, "bench-data.sql");
-  writeFileSync(file, data.sql);
-  await wrangler(["d1", "execute", "SHARD_0", "--local", "--persist-to", dir, "--file", file], "loading the bench data", {
-    cwd: code,
-  });
-  // All checks in one query (D1 limits compound SELECTs, so one column each).
-  const checks = await d1Query(dir, `SELECT ${data.checks.map((check, index) => `(${check.sql}) AS c${index}`).join(", ")}`, {
-    cwd: code,
-  });
-  const failed = data.checks
-    .map((check, index) => ({ ...check, found: checks[0]?.[`c${index}`] }))
-    .filter((check) => check.found !== check.expected);
-  if (failed.length > 0) {
-    throw new HarnessError(
-      `the bench data is not what it should be:\n${failed.map((check) => `  ${check.what}: ${check.found} (expected ${check.expected})`).join("\n")}`,
-    );
+  const failed: string[] = [];
+  for (const shard of BENCH_SHARDS) {
+    const file = join(dir, `bench-data-${shard}.sql`);
+    writeFileSync(file, data.sql[shard]);
+    const load = ["d1", "execute", shard, "--local", "--persist-to", dir, "--file", file];
+    await wrangler(load, `loading the bench data into ${shard}`, { cwd: code });
+    // All checks in one query (D1 limits compound SELECTs, so one column each).
+    const checks = data.checks[shard];
+    const [found] = await d1Query(dir, `SELECT ${checks.map((check, index) => `(${check.sql}) AS c${index}`).join(", ")}`, {
+      cwd: code,
+      binding: shard,
+    });
+    for (const [index, check] of checks.entries()) {
+      const value = found?.[`c${index}`];
+      if (value !== check.expected) failed.push(`  ${shard}, ${check.what}: ${value} (expected ${check.expected})`);
+    }
   }
+  if (failed.length > 0) throw new HarnessError(`the bench data is not what it should be:\n${failed.join("\n")}`);
   return data;
 }
 

@@ -25,6 +25,11 @@ const TARGETS = { get: 0.85, fetch: 0.85, retrieve: 0.9, getConfig: 0.85, post: 
 /** Issue 17's "cost and scale": deploys with three webhooks against none, and the audit log's deep page against its first. */
 const WEBHOOK_TARGET = 0.9;
 const DEEP_PAGE_TARGET = 0.9;
+/** Requests sent with a key homed on the other shard (two round trips), each against its twin (one round trip). */
+const ACROSS_PAIRS = [
+  { label: "GET of a record, key on the other shard / on the same shard", across: "getAcross", same: "get" },
+  { label: "config fetch, key on the other shard / on the same shard", across: "fetchAcross", same: "fetch" },
+] as const;
 // The budget for the whole surface (issue 16: under 100 KiB gzip; it was 64 while the surface was smaller).
 const BUNDLE_TARGET_KIB = 100;
 
@@ -193,6 +198,7 @@ export function report({
     [
       targetRow(`GET of a record (${SMALL_HISTORY} revisions) / one-query floor`, "get"),
       targetRow("config fetch by environment / one-query floor", "fetch"),
+      ...ACROSS_PAIRS.map(({ label, across, same }) => ratioRow(label, across, same, "", "cost")),
       targetRow("retrieve by environment (today's SDK) / one-query floor", "retrieve"),
       targetRow("GET /configs by environment (older SDK) / one-query floor", "getConfig"),
       ratioRow("GET /organizations (accounts) / one-query floor", "organizations", "select1", "", "cost"),
@@ -357,6 +363,19 @@ export function report({
             "",
           ],
         ];
+  // A key on the other shard: what its extra round trip adds to each request, in CPU time and latency.
+  const acrossRows = ACROSS_PAIRS.filter(({ across, same }) => ran(across, same)).map(({ label, across, same }) => {
+    const [a, b] = [m(across), m(same)];
+    const added = (a?.cpuPerRequest ?? Number.NaN) - (b?.cpuPerRequest ?? Number.NaN);
+    return [
+      `${label}: CPU ms/req., p50, p99`,
+      a && b
+        ? `${fixed(a.cpuPerRequest, 2)} / ${fixed(b.cpuPerRequest, 2)} ms (${added >= 0 ? "+" : ""}${fixed(added, 2)}); ` +
+          `p50 ${fixed(a.p50, 2)} / ${fixed(b.p50, 2)} ms; p99 ${fixed(a.p99, 2)} / ${fixed(b.p99, 2)} ms`
+        : "n/a (a scenario failed)",
+      "cost",
+    ];
+  });
   const large = outcomes.getLarge1 as Outcome | undefined; // undefined: not run (--only)
   const small = outcomes.getSmall1 as Outcome | undefined;
   const [deploySmall, deployLarge] = [m("deploy"), m("deployLarge")];
@@ -414,6 +433,7 @@ export function report({
         `${fixed(ratio("postFull", "postEmpty"), 2)} (${fixed(rps("postFull"), 0)} / ${fixed(rps("postEmpty"), 0)} req/s)`,
         "near 1",
       ],
+      ...acrossRows,
       ...webhookRows,
       ...eventRows,
       [

@@ -184,6 +184,43 @@ function checkFetch(path: string, key: BenchKey, target: HistoryTarget) {
   };
 }
 
+/** The header in which the service answers a D1 bookmark per shard the request reached (src/http/d1-session.ts). */
+const BOOKMARK_HEADER = "x-d1-bookmark";
+
+/**
+ * A scenario's request sent with a key homed on another shard than the data it reads (`across`) checks as its twin
+ * does with a key of the data's shard (`contentCheck`, run with `across`); then both keys, one request each, get the
+ * same status and body, and the one across answers bookmarks of both shards, the same-shard one of its own only: the
+ * key was checked on its home shard before the read ran on the data's (docs/SHARDING.md §3.2).
+ */
+function checkAcross(scenario: Scenario, same: BenchKey, across: BenchKey, contentCheck: (base: string) => Promise<CheckInfo>) {
+  return async (base: string): Promise<CheckInfo> => {
+    const info = await contentCheck(base);
+    const what = `${scenario.method} ${scenario.path}`;
+    const send = (key: BenchKey) =>
+      request(`${base}${scenario.path}`, {
+        method: scenario.method,
+        headers: { ...scenario.headers, ...authorization(key) },
+        body: scenario.body,
+      });
+    const [sameAnswer, acrossAnswer] = [await send(same), await send(across)];
+    if (acrossAnswer.status !== sameAnswer.status || acrossAnswer.text !== sameAnswer.text)
+      throw new ScenarioError(
+        `${what}: with a key on the other shard, status ${acrossAnswer.status} and ${acrossAnswer.text.slice(0, 300)}; with one on the same shard, status ${sameAnswer.status} and ${sameAnswer.text.slice(0, 300)}`,
+      );
+    const shards = (answer: { headers: Headers }) =>
+      (answer.headers.get(BOOKMARK_HEADER) ?? "")
+        .split(",")
+        .map((entry) => entry.split(":")[0])
+        .join(", ");
+    if (shards(sameAnswer) !== "SHARD_0" || shards(acrossAnswer) !== "SHARD_0, SHARD_1")
+      throw new ScenarioError(
+        `${what}: bookmarks of ${shards(sameAnswer) || "no shard"} with a key on the same shard, of ${shards(acrossAnswer) || "no shard"} with one on the other (expected SHARD_0; SHARD_0, SHARD_1)`,
+      );
+    return info;
+  };
+}
+
 /**
  * Today's SDK's start-up read (`ConfigManager.get_from_registry` by environment): what bench-get-20's production runs,
  * by the app's name in the key ("<app name>.revision").
@@ -499,7 +536,9 @@ export type CoreScenarioId =
   | "static"
   | "select1"
   | "get"
+  | "getAcross"
   | "fetch"
+  | "fetchAcross"
   | "retrieve"
   | "getConfig"
   | "organizations"
@@ -577,6 +616,26 @@ export function benchScenarios(
       [id]: scenario,
       ...(withBase ? { [`base:${id}`]: { ...scenario, label: `${scenario.label}, base`, server: "base" } } : {}),
     }) as Record<Id | `base:${Id}`, Scenario>; // the base's only with --base, as --only leaves some out
+  // The GET of a record and the config fetch, and each again with a key of the across organization (homed on SHARD_1,
+  // the data on SHARD_0): the key checked on its home shard, then the read run with the key vouched for.
+  const getRecord = getScenario(`GET production, ${SMALL_HISTORY} revisions`, "service");
+  const fetchConfig: Scenario = {
+    label: "POST configs/fetch by environment",
+    server: "service",
+    method: "POST",
+    path: "/variants/configs/fetch",
+    headers: post,
+    keys: k.read,
+    body: fetchBody(reads.small),
+    connections,
+    check: checkFetch("/variants/configs/fetch", k.read[0], reads.small),
+  };
+  const across = (scenario: Scenario, check: (key: BenchKey) => (base: string) => Promise<CheckInfo>): Scenario => ({
+    ...scenario,
+    label: `${scenario.label}, key on the other shard`,
+    keys: k.across,
+    check: checkAcross(scenario, k.read[0], k.across[0], check(k.across[0])),
+  });
   const keyedName = (n: number | string) => `bench-key-${runTag}-${n}`;
   const keyedKey = (n: number | string) => `bench-${runTag}-${n}`;
   return {
@@ -600,19 +659,11 @@ export function benchScenarios(
       connections,
       check: checkBody("/select1", { one: 1 }),
     },
-    ...twin("get", getScenario(`GET production, ${SMALL_HISTORY} revisions`, "service")),
+    ...twin("get", getRecord),
+    getAcross: across(getRecord, (key) => checkRecord(key, reads.small)),
     ...logScenarios,
-    ...twin("fetch", {
-      label: "POST configs/fetch by environment",
-      server: "service",
-      method: "POST",
-      path: "/variants/configs/fetch",
-      headers: post,
-      keys: k.read,
-      body: fetchBody(reads.small),
-      connections,
-      check: checkFetch("/variants/configs/fetch", k.read[0], reads.small),
-    }),
+    ...twin("fetch", fetchConfig),
+    fetchAcross: across(fetchConfig, (key) => checkFetch(fetchConfig.path, key, reads.small)),
     retrieve: {
       label: "POST applications/revisions/retrieve by environment (today's SDK)",
       server: "service",

@@ -1,6 +1,8 @@
 /**
- * The benchmark's data, as one SQL file for `wrangler d1 execute SHARD_0 --local --persist-to DIR --file F`, applied
- * after the migrations. Bulk rows come from recursive CTEs, so SQLite makes them itself and loading takes seconds.
+ * The benchmark's data, as one SQL file per shard for `wrangler d1 execute SHARD_<n> --local --persist-to DIR --file F`,
+ * applied after the migrations. Bulk rows come from recursive CTEs, so SQLite makes them itself and loading takes
+ * seconds. Everything below is on SHARD_0 (its ids are from before BUCKETED_SINCE and its key prefixes legacy: bucket
+ * 0), but the across organization, on SHARD_1.
  *
  * One user, `bench`, owns five organizations, each with its default workspace and default project, and has
  * KEYS_PER_PROJECT API keys naming each project (the key's project is where `POST /apps` puts an app that names no
@@ -33,8 +35,16 @@
  *   bench-save-20     production at revision 20 and `main` with 20 revisions (the older SDK's save over a taken
  *                     name, POST /configs with overwrite: each request commits `main` and deploys it to production;
  *                     an app of its own, so that no read scenario sees its production move)
+ *
+ * On SHARD_1 (wrangler.toml SHARD_MAP), the across organization, in bucket ACROSS_BUCKET, owned by `bench`: its default
+ * workspace and project, and KEYS_PER_PROJECT keys of that project whose prefixes carry the bucket (src/db/buckets.ts
+ * `newKeyPrefix`), with a copy of `bench`'s user row (same id, username, email and created_at, as the service keeps
+ * copies, docs/SHARDING.md §1). Such a key reading the read organization's apps on SHARD_0 is a request across shards:
+ * the key checked on its home shard first, then the read on SHARD_0 with the key vouched for (§3.2), two round trips
+ * where the read organization's own keys take one.
  */
 import { createHash, randomBytes, randomInt } from "node:crypto";
+import { bucketOfPrefix, LEGACY_BUCKET, newKeyPrefix, PREFIX_ALPHABET } from "../../src/db/buckets";
 
 /** Sizes of the data set. */
 export const SMALL_HISTORY = 20;
@@ -59,10 +69,18 @@ export const AUDIT_EVENTS = 100_000;
 export const AUDIT_DEEP = 90_000;
 export const EVENTS_PAGE = 50;
 
-export type KeyName = "read" | "post" | "keyed" | "empty" | "full" | "quiet" | "hooked" | "audit";
-const KEY_NAMES: readonly KeyName[] = ["read", "post", "keyed", "empty", "full", "quiet", "hooked", "audit"];
+/** The organizations of SHARD_0, by the name of their keys' pool. */
+const KEY_NAMES = ["read", "post", "keyed", "empty", "full", "quiet", "hooked", "audit"] as const;
+/** Their key pools, and that of the across organization (SHARD_1). */
+export type KeyName = (typeof KEY_NAMES)[number] | "across";
 /** The organizations of the second user, `bench-events` (the others are `bench`'s). */
 const SECOND_USER_KEYS: readonly KeyName[] = ["quiet", "hooked", "audit"];
+
+/** The shards the bench data is loaded into (wrangler.toml's local pool). */
+export const BENCH_SHARDS = ["SHARD_0", "SHARD_1"] as const;
+export type BenchShard = (typeof BENCH_SHARDS)[number];
+/** The bucket of the across organization: the first that SHARD_MAP puts on SHARD_1. */
+export const ACROSS_BUCKET = 512;
 
 export interface BenchKey {
   /** `<8 letters/digits>.<64 lowercase hex>`, sent as `Authorization: ApiKey <key>`. */
@@ -81,12 +99,20 @@ export interface HistoryTarget {
   revisions: number;
 }
 
-export interface BenchData {
+/** A query run after loading a shard, which must return exactly `expected` in column `n`. */
+export interface DataCheck {
+  what: string;
   sql: string;
+  expected: number;
+}
+
+export interface BenchData {
+  /** The SQL loaded into each shard. */
+  sql: Record<BenchShard, string>;
   userId: string;
   /** `bench-events`, owner of the quiet, hooked and audit organizations. */
   secondUserId: string;
-  /** KEYS_PER_PROJECT keys for each project. */
+  /** KEYS_PER_PROJECT keys for each project (those of `across` homed on SHARD_1). */
   keys: Record<KeyName, BenchKey[]>;
   /** Production of bench-get-20 and of bench-get-10000 (GETs, config fetch). */
   get: { small: HistoryTarget; large: HistoryTarget };
@@ -98,8 +124,8 @@ export interface BenchData {
   webhooks: { quiet: HistoryTarget[]; hooked: HistoryTarget[]; hookedOrganizationId: string };
   /** The audit organization and its AUDIT_EVENTS events (see `auditEventId`). */
   audit: { organizationId: string };
-  /** Checks run after loading: each query must return exactly `expected` in column `n`. */
-  checks: { what: string; sql: string; expected: number }[];
+  /** Checks run on each shard after loading it. */
+  checks: Record<BenchShard, DataCheck[]>;
 }
 
 // Ids: lowercase UUID strings, version nibble 7, variant nibble 8, the kind of row in the first group and a
@@ -124,6 +150,15 @@ const ID_PREFIX = "0195";
 
 function id(kind: Kind, counter: number): string {
   return `${ID_PREFIX}${KIND[kind].toString(16).padStart(4, "0")}-0000-7000-8000-${counter.toString(16).padStart(12, "0")}`;
+}
+
+/**
+ * An id of the across organization's rows (as src/db/buckets.ts `newId(ACROSS_BUCKET)` mints them, but fixed): its
+ * time BUCKETED_SINCE's (wrangler.toml, 2026-11-26T00:00:00Z, 0x01a21526e400 ms), from which on ids carry their bucket;
+ * the kind of row and a counter, then the bucket in the last three hex digits.
+ */
+function acrossId(kind: Kind, counter: number): string {
+  return `01a21526-e400-7000-8000-${KIND[kind].toString(16).padStart(3, "0")}${counter.toString(16).padStart(6, "0")}${ACROSS_BUCKET.toString(16).padStart(3, "0")}`;
 }
 
 /** The SQL expression of `id(kind, <counterExpression>)`. */
@@ -162,11 +197,24 @@ export const paramsOf = (revision: number): Record<string, unknown> =>
 const URL_TEMPLATE = "https://models.example.com/bench/main/%d";
 export const urlOf = (revision: number) => URL_TEMPLATE.replace("%d", String(revision));
 
-const PREFIX_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+/**
+ * A key prefix as made before buckets: 8 random characters. One that happens to read as bucketed (once in 14,444,
+ * src/db/buckets.ts `bucketOfPrefix`) is drawn again: its key could first be looked for on another shard, a round trip
+ * that the other keys of its pool do not pay. 20 draws all reading as bucketed would take odds of 14,444^-20.
+ */
+function legacyPrefix(): string {
+  for (let draw = 0; draw < 20; draw++) {
+    const prefix = Array.from({ length: 8 }, () => PREFIX_ALPHABET[randomInt(PREFIX_ALPHABET.length)]).join("");
+    if (bucketOfPrefix(prefix) === LEGACY_BUCKET) return prefix;
+  }
+  throw new Error("20 random key prefixes in a row read as bucketed: is src/db/buckets.ts `bucketOfPrefix` broken?");
+}
 
-/** A fresh key, hashed as src/auth/api-keys.ts hashes it: SHA-256 of the UTF-8 of the whole key, hex. */
-export function newKey(projectId: string): BenchKey {
-  const prefix = Array.from({ length: 8 }, () => PREFIX_ALPHABET[randomInt(PREFIX_ALPHABET.length)]).join("");
+/**
+ * A fresh key, hashed as src/auth/api-keys.ts hashes it: SHA-256 of the UTF-8 of the whole key, hex. Its prefix is a
+ * legacy one unless given (`newKeyPrefix(bucket)` for a key homed in a bucket).
+ */
+export function newKey(projectId: string, prefix = legacyPrefix()): BenchKey {
   const key = `${prefix}.${randomBytes(32).toString("hex")}`;
   return { key, prefix, hash: createHash("sha256").update(key, "utf8").digest("hex"), projectId };
 }
@@ -230,11 +278,121 @@ SELECT ${sqlId("environmentRevision", historyCounter(environment, "i"))}, ${sqlI
   return statements;
 }
 
+/** A user's row, the same on every shard that holds a copy of it. */
+interface UserRow {
+  id: string;
+  username: string;
+  email: string;
+  createdAt: string;
+}
+
+const insertUser = (user: UserRow) =>
+  `INSERT INTO users (id, username, email, created_at) VALUES (${quote(user.id)}, ${quote(user.username)}, ${quote(user.email)}, ${quote(user.createdAt)});`;
+
+const userRowCheck = (user: UserRow): DataCheck => ({
+  what: `the user row of ${user.username} (id, username, email, created_at)`,
+  sql: `SELECT COUNT(*) AS n FROM users WHERE id = ${quote(user.id)} AND username = ${quote(user.username)}
+          AND email = ${quote(user.email)} AND created_at = ${quote(user.createdAt)}`,
+  expected: 1,
+});
+
+/**
+ * KEYS_PER_PROJECT new keys of `projectId`, with prefixes made by `prefix` (default legacy ones), none of them in
+ * `taken` (api_keys.prefix is UNIQUE), which gets them.
+ */
+function keyPool(projectId: string, taken: Set<string>, prefix?: () => string): BenchKey[] {
+  const keys: BenchKey[] = [];
+  while (keys.length < KEYS_PER_PROJECT) {
+    const key = newKey(projectId, prefix?.());
+    if (taken.has(key.prefix)) continue;
+    taken.add(key.prefix);
+    keys.push(key);
+  }
+  return keys;
+}
+
+/** An organization in `bucket`, owned by `owner`, with its default workspace and project, and the project's keys. */
+interface OrganizationRows {
+  organizationId: string;
+  workspaceId: string;
+  projectId: string;
+  name: string;
+  personal: boolean;
+  bucket: number;
+  owner: string;
+  keys: BenchKey[];
+  /** The id of the project's key number k. */
+  keyId: (k: number) => string;
+}
+
+function organizationRows(rows: OrganizationRows): string[] {
+  const { organizationId, workspaceId, projectId, owner } = rows;
+  return [
+    `INSERT INTO organizations (id, name, is_personal, bucket) VALUES (${quote(organizationId)}, ${quote(rows.name)}, ${rows.personal ? 1 : 0}, ${rows.bucket});`,
+    `INSERT INTO organization_members (organization_id, user_id, role) VALUES (${quote(organizationId)}, ${quote(owner)}, 'owner');`,
+    `INSERT INTO workspaces (id, organization_id, name, is_default) VALUES (${quote(workspaceId)}, ${quote(organizationId)}, 'Default', 1);`,
+    `INSERT INTO projects (id, workspace_id, name, is_default) VALUES (${quote(projectId)}, ${quote(workspaceId)}, 'Default', 1);`,
+    `INSERT INTO api_keys (id, prefix, key_hash, user_id, project_id) VALUES\n${rows.keys
+      .map(
+        (key, k) => `  (${quote(rows.keyId(k))}, ${quote(key.prefix)}, ${quote(key.hash)}, ${quote(owner)}, ${quote(projectId)})`,
+      )
+      .join(",\n")};`,
+  ];
+}
+
+/**
+ * SHARD_1's data: the across organization of `user` (in ACROSS_BUCKET, with its workspace, project and keys, all ids
+ * of that bucket) and a copy of the user's row; the keys' prefixes also go into `taken`.
+ */
+function acrossShard(user: UserRow, taken: Set<string>): { sql: string; keys: BenchKey[]; checks: DataCheck[] } {
+  const projectId = acrossId("project", 1);
+  const keys = keyPool(projectId, taken, () => newKeyPrefix(ACROSS_BUCKET));
+  const statements = [
+    insertUser(user),
+    ...organizationRows({
+      organizationId: acrossId("organization", 1),
+      workspaceId: acrossId("workspace", 1),
+      projectId,
+      name: "bench-across",
+      personal: false,
+      bucket: ACROSS_BUCKET,
+      owner: user.id,
+      keys,
+      keyId: (k) => acrossId("apiKey", k),
+    }),
+  ];
+  const count = (table: string, where = "") => `SELECT COUNT(*) AS n FROM ${table}${where ? ` WHERE ${where}` : ""}`;
+  const checks: DataCheck[] = [
+    userRowCheck(user),
+    { what: "users", sql: count("users"), expected: 1 },
+    {
+      what: `organizations, all in bucket ${ACROSS_BUCKET}`,
+      sql: count("organizations", `bucket = ${ACROSS_BUCKET}`),
+      expected: 1,
+    },
+    { what: "organizations", sql: count("organizations"), expected: 1 },
+    { what: "owner memberships", sql: count("organization_members", "role = 'owner'"), expected: 1 },
+    {
+      what: "api keys of the across project",
+      sql: count("api_keys", `project_id = ${quote(projectId)}`),
+      expected: KEYS_PER_PROJECT,
+    },
+    { what: "foreign key violations", sql: count("pragma_foreign_key_check"), expected: 0 },
+  ];
+  return { sql: `${statements.join("\n")}\n`, keys, checks };
+}
+
 export function buildBenchData(): BenchData {
-  const userId = id("user", 1);
+  const user: UserRow = {
+    id: id("user", 1),
+    username: "bench",
+    email: "bench@example.com",
+    createdAt: new Date().toISOString(), // the schema's format, '%Y-%m-%dT%H:%M:%fZ'
+  };
+  const userId = user.id;
   const secondUserId = id("user", 2);
   const statements: string[] = [
-    `INSERT INTO users (id, username, email) VALUES (${quote(userId)}, 'bench', 'bench@example.com');`,
+    insertUser(user),
     `INSERT INTO users (id, username, email) VALUES (${quote(secondUserId)}, 'bench-events', 'bench-events@example.com');`,
   ];
 
@@ -242,29 +400,25 @@ export function buildBenchData(): BenchData {
   const prefixes = new Set<string>();
   KEY_NAMES.forEach((name, index) => {
     const n = index + 1;
-    const [organizationId, workspaceId, projectId] = [id("organization", n), id("workspace", n), id("project", n)];
+    const projectId = id("project", n);
     const personal = name === "read";
-    const owner = SECOND_USER_KEYS.includes(name) ? secondUserId : userId;
-    keys[name] = [];
-    while (keys[name].length < KEYS_PER_PROJECT) {
-      const key = newKey(projectId);
-      if (prefixes.has(key.prefix)) continue; // api_keys.prefix is UNIQUE
-      prefixes.add(key.prefix);
-      keys[name].push(key);
-    }
+    keys[name] = keyPool(projectId, prefixes);
     statements.push(
-      `INSERT INTO organizations (id, name, is_personal) VALUES (${quote(organizationId)}, ${quote(personal ? "bench" : `bench-${name}`)}, ${personal ? 1 : 0});`,
-      `INSERT INTO organization_members (organization_id, user_id, role) VALUES (${quote(organizationId)}, ${quote(owner)}, 'owner');`,
-      `INSERT INTO workspaces (id, organization_id, name, is_default) VALUES (${quote(workspaceId)}, ${quote(organizationId)}, 'Default', 1);`,
-      `INSERT INTO projects (id, workspace_id, name, is_default) VALUES (${quote(projectId)}, ${quote(workspaceId)}, 'Default', 1);`,
-      `INSERT INTO api_keys (id, prefix, key_hash, user_id, project_id) VALUES\n${keys[name]
-        .map(
-          (key, k) =>
-            `  (${quote(id("apiKey", n * 1000 + k))}, ${quote(key.prefix)}, ${quote(key.hash)}, ${quote(owner)}, ${quote(projectId)})`,
-        )
-        .join(",\n")};`,
+      ...organizationRows({
+        organizationId: id("organization", n),
+        workspaceId: id("workspace", n),
+        projectId,
+        name: personal ? "bench" : `bench-${name}`,
+        personal,
+        bucket: LEGACY_BUCKET,
+        owner: SECOND_USER_KEYS.includes(name) ? secondUserId : userId,
+        keys: keys[name],
+        keyId: (k) => id("apiKey", n * 1000 + k),
+      }),
     );
   });
+  const across = acrossShard(user, prefixes);
+  keys.across = across.keys;
 
   const readProject = keys.read[0].projectId;
   const [SMALL_APP, LARGE_APP, FIRST_DEPLOY_APP] = [1, 2, 3];
@@ -396,6 +550,7 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
     `SELECT COUNT(*) AS n FROM environment_revisions WHERE environment_id = ${quote(environment)}`;
   const checks = [
     { what: "users", sql: "SELECT COUNT(*) AS n FROM users", expected: 2 },
+    userRowCheck(user),
     {
       what: "owner memberships",
       sql: "SELECT COUNT(*) AS n FROM organization_members WHERE role = 'owner'",
@@ -486,5 +641,16 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
     { what: "foreign key violations", sql: "SELECT COUNT(*) AS n FROM pragma_foreign_key_check", expected: 0 },
   ];
 
-  return { sql: `${statements.join("\n")}\n`, userId, secondUserId, keys, get, deploy, save, webhooks, audit, checks };
+  return {
+    sql: { SHARD_0: `${statements.join("\n")}\n`, SHARD_1: across.sql },
+    userId,
+    secondUserId,
+    keys,
+    get,
+    deploy,
+    save,
+    webhooks,
+    audit,
+    checks: { SHARD_0: checks, SHARD_1: across.checks },
+  };
 }
