@@ -478,8 +478,23 @@ export async function moveBuckets(pool: DatabasePool, options: BucketOptions): P
   // Whatever a stopped run left on the destination (nothing else of the buckets is there: checked above) goes first.
   if (resuming) await deleteRows(destination.db, range);
   const copied: Record<string, number> = {};
-  for (const table of TABLES) copied[table.name] = await writePages(source.db, destination.db, table, table.insert, range);
-  for (const table of TABLES) if (table.settle) await writePages(source.db, destination.db, table, table.settle, range);
+  const stopped = (table: BucketTable, error: unknown) =>
+    new Error(
+      `copying ${table.name} to ${destination.name} failed (${error instanceof Error ? error.message : error}); the fences stay: ` +
+        "run bucket move again, or bucket abort",
+    );
+  for (const table of TABLES) {
+    copied[table.name] = await writePages(source.db, destination.db, table, table.insert, range).catch((error) => {
+      throw stopped(table, error);
+    });
+  }
+  for (const table of TABLES) {
+    if (table.settle) {
+      await writePages(source.db, destination.db, table, table.settle, range).catch((error) => {
+        throw stopped(table, error);
+      });
+    }
+  }
 
   const tables: Record<string, { copied: number; rows: number; sha256: string }> = {};
   for (const table of TABLES) {
