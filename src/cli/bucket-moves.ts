@@ -109,6 +109,8 @@ const COLUMNS_11 = `${COLUMNS_10}, value ->> 10`;
 const COLUMNS_12 = `${COLUMNS_11}, value ->> 11`;
 const COLUMNS_15 = `${COLUMNS_12}, value ->> 12, value ->> 13, value ->> 14`;
 const ROWS = "FROM json_each(:rows)";
+/** A row for each row a statement inserted or deleted itself: D1's `changes` counts those of its cascades and triggers too. */
+const COUNTED = "RETURNING 1";
 
 /**
  * Every table of a shard but the fences' (migrations/0012), in foreign-key order. Two columns are written later than
@@ -122,17 +124,17 @@ const TABLES: BucketTable[] = [
     name: "users",
     select: sql(`SELECT t.* FROM users t WHERE (${REFERENCED_USER}) ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT OR IGNORE INTO users SELECT ${COLUMNS_4} ${ROWS}`),
+    insert: sql(`INSERT OR IGNORE INTO users SELECT ${COLUMNS_4} ${ROWS} ${COUNTED}`),
     remove: null,
   },
   {
     name: "organizations",
     select: sql(`SELECT t.* FROM ${FROM.organizations} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO organizations SELECT ${COLUMNS_8} ${ROWS}`),
+    insert: sql(`INSERT INTO organizations SELECT ${COLUMNS_8} ${ROWS} ${COUNTED}`),
     // Its members go with it (ON DELETE CASCADE): removed one by one, the last owner could not be (migrations/0006).
     remove: sql(
-      `DELETE FROM organizations WHERE id IN (SELECT t.id FROM ${FROM.organizations} WHERE ${IN_BUCKETS} LIMIT :page_rows)`,
+      `DELETE FROM organizations WHERE id IN (SELECT t.id FROM ${FROM.organizations} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`,
     ),
   },
   {
@@ -140,74 +142,82 @@ const TABLES: BucketTable[] = [
     select: sql(`SELECT t.* FROM ${FROM.organization_members} WHERE ${IN_BUCKETS}
       AND (t.organization_id, t.user_id) > (:after_0, :after_1) ORDER BY t.organization_id, t.user_id LIMIT :page_rows`),
     keyset: byPair("organization_id", "user_id", ""),
-    insert: sql(`INSERT INTO organization_members SELECT ${COLUMNS_4} ${ROWS}`),
+    insert: sql(`INSERT INTO organization_members SELECT ${COLUMNS_4} ${ROWS} ${COUNTED}`),
     remove: null,
   },
   {
     name: "workspaces",
     select: sql(`SELECT t.* FROM ${FROM.workspaces} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO workspaces SELECT ${COLUMNS_8} ${ROWS}`),
-    remove: sql(`DELETE FROM workspaces WHERE id IN (SELECT t.id FROM ${FROM.workspaces} WHERE ${IN_BUCKETS} LIMIT :page_rows)`),
+    insert: sql(`INSERT INTO workspaces SELECT ${COLUMNS_8} ${ROWS} ${COUNTED}`),
+    remove: sql(
+      `DELETE FROM workspaces WHERE id IN (SELECT t.id FROM ${FROM.workspaces} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`,
+    ),
   },
   {
     name: "projects",
     select: sql(`SELECT t.* FROM ${FROM.projects} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO projects SELECT ${COLUMNS_5} ${ROWS}`),
-    remove: sql(`DELETE FROM projects WHERE id IN (SELECT t.id FROM ${FROM.projects} WHERE ${IN_BUCKETS} LIMIT :page_rows)`),
+    insert: sql(`INSERT INTO projects SELECT ${COLUMNS_5} ${ROWS} ${COUNTED}`),
+    remove: sql(
+      `DELETE FROM projects WHERE id IN (SELECT t.id FROM ${FROM.projects} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`,
+    ),
   },
   {
     name: "api_keys",
     select: sql(`SELECT t.* FROM ${FROM.api_keys} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO api_keys SELECT ${COLUMNS_10} ${ROWS}`),
-    remove: sql(`DELETE FROM api_keys WHERE id IN (SELECT t.id FROM ${FROM.api_keys} WHERE ${IN_BUCKETS} LIMIT :page_rows)`),
+    insert: sql(`INSERT INTO api_keys SELECT ${COLUMNS_10} ${ROWS} ${COUNTED}`),
+    remove: sql(
+      `DELETE FROM api_keys WHERE id IN (SELECT t.id FROM ${FROM.api_keys} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`,
+    ),
   },
   {
     name: "apps",
     select: sql(`SELECT t.* FROM ${FROM.apps} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO apps SELECT ${COLUMNS_7} ${ROWS}`),
-    remove: sql(`DELETE FROM apps WHERE id IN (SELECT t.id FROM ${FROM.apps} WHERE ${IN_BUCKETS} LIMIT :page_rows)`),
+    insert: sql(`INSERT INTO apps SELECT ${COLUMNS_7} ${ROWS} ${COUNTED}`),
+    remove: sql(`DELETE FROM apps WHERE id IN (SELECT t.id FROM ${FROM.apps} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
   },
   {
     name: "app_variants",
     select: sql(`SELECT t.* FROM ${FROM.app_variants} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
     // id, app_id, name, created_at, removed_at (later), removed_name, archived_at (later)
-    insert: sql(`INSERT INTO app_variants SELECT ${COLUMNS_4}, NULL, value ->> 5, NULL ${ROWS}`),
+    insert: sql(`INSERT INTO app_variants SELECT ${COLUMNS_4}, NULL, value ->> 5, NULL ${ROWS} ${COUNTED}`),
     settle: sql(`UPDATE app_variants SET removed_at = r.value ->> 4, archived_at = r.value ->> 6
       FROM json_each(:rows) r WHERE app_variants.id = r.value ->> 0`),
     remove: sql(
-      `DELETE FROM app_variants WHERE id IN (SELECT t.id FROM ${FROM.app_variants} WHERE ${IN_BUCKETS} LIMIT :page_rows)`,
+      `DELETE FROM app_variants WHERE id IN (SELECT t.id FROM ${FROM.app_variants} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`,
     ),
   },
   {
     name: "app_variant_revisions",
     select: sql(`SELECT t.* FROM ${FROM.app_variant_revisions} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO app_variant_revisions SELECT ${COLUMNS_10} ${ROWS}`),
+    insert: sql(`INSERT INTO app_variant_revisions SELECT ${COLUMNS_10} ${ROWS} ${COUNTED}`),
     remove: sql(`DELETE FROM app_variant_revisions
-      WHERE id IN (SELECT t.id FROM ${FROM.app_variant_revisions} WHERE ${IN_BUCKETS} LIMIT :page_rows)`),
+      WHERE id IN (SELECT t.id FROM ${FROM.app_variant_revisions} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
   },
   {
     name: "environments",
     select: sql(`SELECT t.* FROM ${FROM.environments} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
     // id, app_id, name, revision (0), deployed_app_variant_id and _revision_id (none), created_at: its revisions move it.
-    insert: sql(`INSERT INTO environments SELECT value ->> 0, value ->> 1, value ->> 2, 0, NULL, NULL, value ->> 6 ${ROWS}`),
+    insert: sql(
+      `INSERT INTO environments SELECT value ->> 0, value ->> 1, value ->> 2, 0, NULL, NULL, value ->> 6 ${ROWS} ${COUNTED}`,
+    ),
     remove: sql(
-      `DELETE FROM environments WHERE id IN (SELECT t.id FROM ${FROM.environments} WHERE ${IN_BUCKETS} LIMIT :page_rows)`,
+      `DELETE FROM environments WHERE id IN (SELECT t.id FROM ${FROM.environments} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`,
     ),
   },
   {
     name: "deployments",
     select: sql(`SELECT t.* FROM ${FROM.deployments} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO deployments SELECT ${COLUMNS_5} ${ROWS}`),
+    insert: sql(`INSERT INTO deployments SELECT ${COLUMNS_5} ${ROWS} ${COUNTED}`),
     remove: sql(
-      `DELETE FROM deployments WHERE id IN (SELECT t.id FROM ${FROM.deployments} WHERE ${IN_BUCKETS} LIMIT :page_rows)`,
+      `DELETE FROM deployments WHERE id IN (SELECT t.id FROM ${FROM.deployments} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`,
     ),
   },
   {
@@ -216,57 +226,61 @@ const TABLES: BucketTable[] = [
     select: sql(`SELECT t.* FROM ${FROM.environment_revisions} WHERE ${IN_BUCKETS}
       AND (t.environment_id, t.revision) > (:after_0, :after_1) ORDER BY t.environment_id, t.revision LIMIT :page_rows`),
     keyset: byPair("environment_id", "revision", -1),
-    insert: sql(`INSERT INTO environment_revisions SELECT ${COLUMNS_7} ${ROWS}`),
+    insert: sql(`INSERT INTO environment_revisions SELECT ${COLUMNS_7} ${ROWS} ${COUNTED}`),
     remove: sql(`DELETE FROM environment_revisions
-      WHERE id IN (SELECT t.id FROM ${FROM.environment_revisions} WHERE ${IN_BUCKETS} LIMIT :page_rows)`),
+      WHERE id IN (SELECT t.id FROM ${FROM.environment_revisions} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
   },
   {
     name: "idempotency_keys",
     select: sql(`SELECT t.* FROM idempotency_keys t WHERE t.bucket BETWEEN :bucket_from AND :bucket_to
       AND (t.key_hash, t.idempotency_key) > (:after_0, :after_1) ORDER BY t.key_hash, t.idempotency_key LIMIT :page_rows`),
     keyset: byPair("key_hash", "idempotency_key", ""),
-    insert: sql(`INSERT INTO idempotency_keys SELECT ${COLUMNS_7} ${ROWS}`),
+    insert: sql(`INSERT INTO idempotency_keys SELECT ${COLUMNS_7} ${ROWS} ${COUNTED}`),
     remove: sql(`DELETE FROM idempotency_keys WHERE (key_hash, idempotency_key) IN
-      (SELECT key_hash, idempotency_key FROM idempotency_keys WHERE bucket BETWEEN :bucket_from AND :bucket_to LIMIT :page_rows)`),
+      (SELECT key_hash, idempotency_key FROM idempotency_keys WHERE bucket BETWEEN :bucket_from AND :bucket_to LIMIT :page_rows) ${COUNTED}`),
   },
   {
     name: "invitations",
     select: sql(`SELECT t.* FROM ${FROM.invitations} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO invitations SELECT ${COLUMNS_15} ${ROWS}`),
+    insert: sql(`INSERT INTO invitations SELECT ${COLUMNS_15} ${ROWS} ${COUNTED}`),
     remove: sql(
-      `DELETE FROM invitations WHERE id IN (SELECT t.id FROM ${FROM.invitations} WHERE ${IN_BUCKETS} LIMIT :page_rows)`,
+      `DELETE FROM invitations WHERE id IN (SELECT t.id FROM ${FROM.invitations} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`,
     ),
   },
   {
     name: "events",
     select: sql(`SELECT t.* FROM ${FROM.events} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO events SELECT ${COLUMNS_11} ${ROWS}`),
-    remove: sql(`DELETE FROM events WHERE id IN (SELECT t.id FROM ${FROM.events} WHERE ${IN_BUCKETS} LIMIT :page_rows)`),
+    insert: sql(`INSERT INTO events SELECT ${COLUMNS_11} ${ROWS} ${COUNTED}`),
+    remove: sql(
+      `DELETE FROM events WHERE id IN (SELECT t.id FROM ${FROM.events} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`,
+    ),
   },
   {
     name: "webhooks",
     select: sql(`SELECT t.* FROM ${FROM.webhooks} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO webhooks SELECT ${COLUMNS_15} ${ROWS}`),
-    remove: sql(`DELETE FROM webhooks WHERE id IN (SELECT t.id FROM ${FROM.webhooks} WHERE ${IN_BUCKETS} LIMIT :page_rows)`),
+    insert: sql(`INSERT INTO webhooks SELECT ${COLUMNS_15} ${ROWS} ${COUNTED}`),
+    remove: sql(
+      `DELETE FROM webhooks WHERE id IN (SELECT t.id FROM ${FROM.webhooks} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`,
+    ),
   },
   {
     name: "webhook_deliveries",
     select: sql(`SELECT t.* FROM ${FROM.webhook_deliveries} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO webhook_deliveries SELECT ${COLUMNS_12} ${ROWS}`),
+    insert: sql(`INSERT INTO webhook_deliveries SELECT ${COLUMNS_12} ${ROWS} ${COUNTED}`),
     remove: sql(`DELETE FROM webhook_deliveries
-      WHERE id IN (SELECT t.id FROM ${FROM.webhook_deliveries} WHERE ${IN_BUCKETS} LIMIT :page_rows)`),
+      WHERE id IN (SELECT t.id FROM ${FROM.webhook_deliveries} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
   },
   {
     name: "webhook_attempts",
     select: sql(`SELECT t.* FROM ${FROM.webhook_attempts} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_INTEGER_ID,
-    insert: sql(`INSERT INTO webhook_attempts SELECT ${COLUMNS_7} ${ROWS}`),
+    insert: sql(`INSERT INTO webhook_attempts SELECT ${COLUMNS_7} ${ROWS} ${COUNTED}`),
     remove: sql(`DELETE FROM webhook_attempts
-      WHERE id IN (SELECT t.id FROM ${FROM.webhook_attempts} WHERE ${IN_BUCKETS} LIMIT :page_rows)`),
+      WHERE id IN (SELECT t.id FROM ${FROM.webhook_attempts} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
   },
 ];
 
@@ -381,7 +395,7 @@ const rowsOf = (db: D1Database, table: BucketTable, range: BucketRange) => {
   return pagesOf(db, pages);
 };
 
-/** Runs `statement` with every page of the source's rows of `table` on the destination; the rows it changed. */
+/** Runs `statement` with every page of the source's rows of `table` on the destination; the rows it returned. */
 async function writePages(source: D1Database, destination: D1Database, table: BucketTable, statement: Sql, range: BucketRange) {
   let changed = 0;
   for await (const rows of rowsOf(source, table, range)) {
@@ -389,7 +403,7 @@ async function writePages(source: D1Database, destination: D1Database, table: Bu
     const results = await retryWhenBusy(() =>
       destination.batch(chunks.map((chunk) => statement.bind(destination, { rows: chunk }))),
     );
-    changed += results.reduce((sum, result) => sum + result.meta.changes, 0);
+    changed += results.reduce((sum, result) => sum + result.results.length, 0);
   }
   return changed;
 }
@@ -413,9 +427,9 @@ async function deleteRows(db: D1Database, range: BucketRange): Promise<Record<st
     if (!remove) continue;
     deleted[table.name] = 0;
     for (;;) {
-      const { meta } = await retryWhenBusy(() => remove.bind(db, { ...range, page_rows: PAGE_ROWS }).run());
-      if (meta.changes === 0) break;
-      deleted[table.name] += meta.changes;
+      const { results } = await retryWhenBusy(() => remove.bind(db, { ...range, page_rows: PAGE_ROWS }).all());
+      if (results.length === 0) break;
+      deleted[table.name] += results.length;
     }
   }
   return deleted;

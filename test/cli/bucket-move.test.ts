@@ -38,6 +38,11 @@ async function contents(shard: string): Promise<Record<string, string[]>> {
   for (const table of tables) all[table] = (await rowsOf(shard, table)).map((row) => JSON.stringify(row)).sort();
   return all;
 }
+/** What deleting all of `rows` reports: each table's rows, but users (kept) and members (gone with their organization). */
+const deletedCounts = (rows: Record<string, string[]>) =>
+  Object.fromEntries(
+    tables.filter((table) => table !== "users" && table !== "organization_members").map((table) => [table, rows[table].length]),
+  );
 const fences = (shard: string) => queryShard(dir, shard, "SELECT bucket, state FROM bucket_fences ORDER BY bucket");
 const moves = () => queryDirectory(dir, "SELECT bucket_from, bucket_to, source, destination, state FROM bucket_moves");
 
@@ -203,7 +208,12 @@ describe("a bucket moved while its organization is written to", () => {
       tables: Object.fromEntries(
         Object.keys(moved.json.tables).map((table) => [
           table,
-          { copied: expect.any(Number), rows: source[table].length, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+          {
+            // All but the users the destination has already (the owner's own organization is there).
+            copied: source[table].filter((row) => !destinationBefore[table].includes(row)).length,
+            rows: source[table].length,
+            sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+          },
         ]),
       ),
     });
@@ -278,10 +288,17 @@ describe("a bucket moved while its organization is written to", () => {
 
   it("delete: no row of the bucket is left on the source, which stays fenced moved", async () => {
     const usersBefore = await rowsOf("SHARD_1", "users");
+    const before = await contents("SHARD_1");
     const deleted = await bucketCommand("delete", "--shard-map", newMap);
     expect(deleted.code, deleted.stderr).toBe(0);
-    expect(deleted.json).toMatchObject({ bucket_from: bucket, shard: "SHARD_1", state: "deleted" });
     const left = await contents("SHARD_1");
+    expect(deleted.json).toEqual({
+      bucket_from: bucket,
+      bucket_to: bucket,
+      shard: "SHARD_1",
+      state: "deleted",
+      deleted: deletedCounts(before),
+    });
     expect(left).toEqual({
       ...Object.fromEntries(tables.map((table) => [table, []])),
       users: usersBefore.map((user) => JSON.stringify(user)).sort(),
@@ -322,9 +339,16 @@ describe("a move back, stopped, run again, then aborted", () => {
     const again = await bucketCommand("move", "--to", "SHARD_1", "--shard-map", newMap);
     expect(again.json.tables).toEqual(resumed.json.tables);
 
+    const copy = await contents("SHARD_1");
     const aborted = await bucketCommand("abort", "--shard-map", newMap);
-    expect(aborted.code, aborted.stderr).toBe(0);
-    expect(aborted.json).toMatchObject({ source: "SHARD_0", destination: "SHARD_1", state: "aborted" });
+    expect(aborted.json).toEqual({
+      bucket_from: bucket,
+      bucket_to: bucket,
+      source: "SHARD_0",
+      destination: "SHARD_1",
+      state: "aborted",
+      deleted: deletedCounts(copy),
+    });
     const left = await contents("SHARD_1");
     expect(Object.entries(left).filter(([table, rows]) => table !== "users" && rows.length > 0)).toEqual([]);
     expect([await fences("SHARD_0"), await fences("SHARD_1")]).toEqual([[], [{ bucket, state: "moved" }]]);
