@@ -309,10 +309,9 @@ interface Move {
   source: ShardName;
   destination: ShardName;
   state: "copying" | "copied" | "finished" | "deleted" | "aborted";
-  checksums: string | null;
 }
 
-const MOVES_OVERLAPPING = sql<Move>(`SELECT bucket_from, bucket_to, source, destination, state, checksums FROM bucket_moves
+const MOVES_OVERLAPPING = sql<Move>(`SELECT bucket_from, bucket_to, source, destination, state FROM bucket_moves
   WHERE bucket_from <= :bucket_to AND bucket_to >= :bucket_from`);
 const START_MOVE = sql(`INSERT INTO bucket_moves (bucket_from, bucket_to, source, destination, state)
   VALUES (:bucket_from, :bucket_to, :source, :destination, 'copying')
