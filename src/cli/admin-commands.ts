@@ -33,6 +33,7 @@ import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLE
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
 import { addConfig, commitConfig, type Ref } from "../variants/configs.sql.ts";
 import { deployConfig } from "../variants/deployments.sql.ts";
+import { abortMove, type BucketOptions, deleteMovedRows, finishMove, moveBuckets } from "./bucket-moves";
 import {
   configuredBucketedSince,
   type DatabasePool,
@@ -57,6 +58,10 @@ Commands:
   deploy --app ID --env NAME --variant CONFIG_NAME --email E
   variant commit --app ID --name CONFIG_NAME --params JSON [--url URL] [--email E]
   directory fill [--check]
+  bucket move --buckets B[-C] --to SHARD_n [--shard-map MAP]
+  bucket finish --buckets B[-C] --to SHARD_n [--shard-map MAP]
+  bucket delete --buckets B[-C] [--shard-map MAP]
+  bucket abort --buckets B[-C] [--shard-map MAP]
 
 ROLE is one of ${ROLES.join(", ")};
 admin is a synonym of workspace_admin.
@@ -76,6 +81,15 @@ whose id, email or username the directory holds otherwise stops it, named. With 
 nothing and exits 1, naming each row, unless the directory holds every shard's users and
 memberships and every id (and key prefix) carries its organization's bucket, read by wrangler.toml's
 BUCKETED_SINCE.
+
+bucket moves buckets of organizations to another shard (docs/SHARDING.md §5), in four steps:
+move fences the buckets' writes (answered 503 with Retry-After; reads go on), copies their rows
+to SHARD_n and verifies each table's row count and SHA-256 on both shards, printing them (run it
+again after a stop: it copies again); then edit SHARD_MAP in wrangler.toml to route the buckets to
+SHARD_n and deploy; finish sets the old shard's fence to moved (it refuses everything of the
+buckets) and lets writes through on SHARD_n; delete deletes the buckets' rows on the old shard.
+abort, before finish, deletes the copy and lets writes through on the old shard again. Each
+command reads SHARD_MAP from wrangler.toml's [vars], or the deployed value given with --shard-map.
 
 Targets the local D1 of \`npm run dev\` by default (.wrangler/state), the folder given
 with --persist-to (as wrangler's own flag), or the deployed database with --remote.
@@ -97,6 +111,9 @@ const OPTIONS = {
   params: { type: "string" },
   url: { type: "string" },
   check: { type: "boolean" },
+  buckets: { type: "string" },
+  to: { type: "string" },
+  "shard-map": { type: "string" },
   "persist-to": { type: "string" },
   remote: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -196,6 +213,13 @@ const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
  */
 const newBucketOnFirstShard = ({ env }: DatabasePool) =>
   newOrganizationBucket(bucketedSince(env), placementBuckets(env, "SHARD_0"));
+
+/** What the bucket commands read of the command line. */
+const bucketOptions = (options: Options): BucketOptions => ({
+  buckets: options.buckets,
+  to: options.to,
+  shardMap: options["shard-map"],
+});
 
 /** A command on SHARD_0 (`db`, where the CLI writes until it places by bucket) or on the whole pool. */
 type Command = (db: D1Database, options: Options, pool: DatabasePool) => Promise<Record<string, unknown>>;
@@ -368,6 +392,11 @@ const COMMANDS: Record<string, Command> = {
   async "directory fill"(_db, options, pool) {
     return options.check ? checkDirectory(pool, await configuredBucketedSince()) : fillDirectory(pool);
   },
+
+  "bucket move": (_db, options, pool) => moveBuckets(pool, bucketOptions(options)),
+  "bucket finish": (_db, options, pool) => finishMove(pool, bucketOptions(options)),
+  "bucket delete": (_db, options, pool) => deleteMovedRows(pool, bucketOptions(options)),
+  "bucket abort": (_db, options, pool) => abortMove(pool, bucketOptions(options)),
 };
 
 async function main(argv: string[], streams: Streams, open: OpenTarget): Promise<Record<string, unknown> | undefined> {

@@ -14,7 +14,7 @@ import { type Sql, sql, type Values } from "../db/sql";
 import { type DatabasePool, retryWhenBusy } from "./database";
 
 /** Rows read per page. */
-const PAGE_ROWS = 1000;
+export const PAGE_ROWS = 1000;
 /** Most bytes of the JSON one statement binds: under D1's 100,000-byte statement limit. */
 const STATEMENT_BYTES = 90_000;
 /** Disagreements a failed check or fill lists; the rest are counted. */
@@ -33,14 +33,14 @@ export class DisagreementsError extends Error {
  * A table read in pages: `select` answers the :page_rows rows after the key its `after_*` values name, in key order;
  * `first` names a key before every row (empty strings), `after` the key of a row.
  */
-interface Pages<Row> {
+export interface Pages<Row> {
   select: Sql<Row>;
   first: Values;
   after: (row: Row) => Values;
 }
 
 /** Every row of a table, page by page. */
-async function* pagesOf<Row>(db: D1Database, table: Pages<Row>): AsyncGenerator<Row[]> {
+export async function* pagesOf<Row>(db: D1Database, table: Pages<Row>): AsyncGenerator<Row[]> {
   let after = table.first;
   for (;;) {
     const { results } = await retryWhenBusy(() => table.select.bind(db, { ...after, page_rows: PAGE_ROWS }).all<Row>());
@@ -51,7 +51,7 @@ async function* pagesOf<Row>(db: D1Database, table: Pages<Row>): AsyncGenerator<
 }
 
 /** `items` as JSON arrays of at most STATEMENT_BYTES each (one item is never split). */
-function jsonChunks(items: unknown[]): string[] {
+export function jsonChunks(items: unknown[]): string[] {
   const chunks: string[] = [];
   let texts: string[] = [];
   let bytes = 2;

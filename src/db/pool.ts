@@ -90,6 +90,19 @@ function parseShardMap(value: string, shards: ShardName[], openShards?: string):
   throw new ShardMapError(`SHARD_MAP names no shard for bucket ${range(missing, last)}`);
 }
 
+/**
+ * The shard of each bucket by the SHARD_MAP `value` (the admin CLI's bucket commands: wrangler.toml's, or the one they
+ * are given), or why the value is refused.
+ */
+export function readShardMap(env: Env, value: string): ShardName[] | string {
+  try {
+    return parseShardMap(value, declaredShards(env)).shardByBucket;
+  } catch (error) {
+    if (error instanceof ShardMapError) return error.message;
+    throw error;
+  }
+}
+
 /** Per isolate, by SHARD_MAP's and OPEN_SHARDS' values: the pool, or why a value is refused (logged once). */
 const pools = new Map<string, Pool | ShardMapError>();
 

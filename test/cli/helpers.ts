@@ -145,12 +145,13 @@ export async function removeTempDir(dir: string | undefined): Promise<void> {
 /** A request to the worker with an API key, as a client sends it; the body, when given, as JSON. */
 export async function api(
   worker: DevServer,
-  method: "GET" | "POST",
+  method: "GET" | "POST" | "DELETE",
   path: string,
   key: string,
   body?: unknown,
-): Promise<{ status: number; body: any }> {
-  const headers: Record<string, string> = { Accept: "application/json", Authorization: `ApiKey ${key}` };
+  extraHeaders: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const headers: Record<string, string> = { Accept: "application/json", Authorization: `ApiKey ${key}`, ...extraHeaders };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(`${worker.url}${path}`, {
     method,
@@ -164,7 +165,7 @@ export async function api(
   } catch {
     // left as text
   }
-  return { status: response.status, body: parsed };
+  return { status: response.status, body: parsed, headers: response.headers };
 }
 
 /** Exit 0, and stdout is exactly one JSON object with exactly these fields (in any order). Returns the object. */

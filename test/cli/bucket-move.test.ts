@@ -1,0 +1,361 @@
+/**
+ * `npm run admin -- bucket move | finish | delete | abort` (docs/SHARDING.md §5) as an operator runs them, beside a
+ * `wrangler dev` serving the same local pool. An organization is placed on SHARD_1 (wrangler dev with OPEN_SHARDS =
+ * SHARD_1) and given rows in every table through the API with a key homed in its bucket; its bucket then moves to
+ * SHARD_0 while a loop creates apps in it, across the map's switch (a second wrangler dev with the new SHARD_MAP, as a
+ * deploy) and finish: every app answered 2xx is on SHARD_0 afterwards. Then the old rows are deleted, and a move back
+ * is run twice and aborted.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { configuredBucketedSince } from "../../src/cli/database";
+import { bucketOfId } from "../../src/db/buckets";
+import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
+import { admin, api, closeDatabases, expectCliError, makeTempDir, queryDirectory, queryShard, removeTempDir } from "./helpers";
+
+let dir: string;
+let receiver: Server;
+/** The wrangler dev serving the API: the old map's, then the new map's. */
+let worker: DevServer;
+let bucket: number;
+/** wrangler.toml's SHARD_MAP with the bucket given to SHARD_0. */
+let newMap: string;
+let key: string;
+let organizationId: string;
+/** Every table of a shard with rows of the organization (all but the fences'). */
+let tables: string[];
+
+const HOOK_VARS = { WEBHOOKS_ALLOW_LOCAL: "true" };
+const TABLES = `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'
+  AND name NOT IN ('d1_migrations', 'bucket_fences', 'fence_trips') ORDER BY name`;
+
+const bucketCommand = (command: string, ...args: string[]) => admin(dir, "bucket", command, "--buckets", `${bucket}`, ...args);
+const rowsOf = (shard: string, table: string) => queryShard(dir, shard, `SELECT * FROM ${table}`);
+/** Every table's rows on the shard, each table's sorted by its rows' JSON. */
+async function contents(shard: string): Promise<Record<string, string[]>> {
+  const all: Record<string, string[]> = {};
+  for (const table of tables) all[table] = (await rowsOf(shard, table)).map((row) => JSON.stringify(row)).sort();
+  return all;
+}
+/** What deleting all of `rows` reports: each table's rows, but users (kept) and members (gone with their organization). */
+const deletedCounts = (rows: Record<string, string[]>) =>
+  Object.fromEntries(
+    tables.filter((table) => table !== "users" && table !== "organization_members").map((table) => [table, rows[table].length]),
+  );
+const fences = (shard: string) => queryShard(dir, shard, "SELECT bucket, state FROM bucket_fences ORDER BY bucket");
+const moves = () => queryDirectory(dir, "SELECT bucket_from, bucket_to, source, destination, state FROM bucket_moves");
+
+/** Sends as the organization's key; its answer must be 200. */
+async function ok(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, headers?: Record<string, string>) {
+  const answer = await api(worker, method, path, key, body, headers);
+  expect(answer.status, `${method} ${path}: ${JSON.stringify(answer.body)}`).toBe(200);
+  return answer.body;
+}
+
+const sleep = (ms: number) => new Promise((resolveLater) => setTimeout(resolveLater, ms));
+
+/** Waits (at most 20 s) until `done` holds. */
+async function until(what: string, done: () => boolean | Promise<boolean>): Promise<void> {
+  for (let waited = 0; !(await done()); waited += 100) {
+    if (waited > 20_000) throw new Error(`waited 20 s for ${what}`);
+    await sleep(100);
+  }
+}
+
+beforeAll(async () => {
+  dir = await makeTempDir("bucket-move");
+  await applyMigrations(dir);
+  receiver = createServer((request, response) => request.resume().on("end", () => response.end("ok")));
+  await new Promise<void>((listening) => receiver.listen(0, "127.0.0.1", listening));
+  const owner = (await admin(dir, "user", "create", "--email", "mover@example.com")).json;
+  const ownerKey = (await admin(dir, "key", "create", "--email", "mover@example.com")).json.key;
+  // New organizations go to SHARD_1 (the owner's key is homed on SHARD_0, which is not open).
+  worker = await startDev({
+    name: "old map",
+    persistTo: dir,
+    readyPath: "/health",
+    vars: { ...HOOK_VARS, OPEN_SHARDS: "SHARD_1" },
+  });
+  const made = (await api(worker, "POST", "/organizations", ownerKey, { name: "Moving", owner: owner.user_id })).body;
+  organizationId = made.id;
+  bucket = bucketOfId(organizationId, await configuredBucketedSince());
+  expect(bucket).toBeGreaterThanOrEqual(512);
+  newMap = [
+    "SHARD_0=0-511",
+    ...(bucket > 512 ? [`SHARD_1=512-${bucket - 1}`] : []),
+    `SHARD_0=${bucket}`,
+    ...(bucket < 1023 ? [`SHARD_1=${bucket + 1}-1023`] : []),
+  ].join(" ");
+  key = (await api(worker, "POST", `/keys?workspace_id=${made.workspaces[0]}`, ownerKey)).body;
+
+  // Rows in every table: a webhook hearing deploys (a delivery and its attempt), an app with variants, revisions,
+  // environments and deployments (one variant deployed, then replaced and removed; one archived while deployed), an
+  // Idempotency-Key claim, an invitation.
+  const { port } = receiver.address() as AddressInfo;
+  const hook = { url: `http://127.0.0.1:${port}/hook`, events: ["environment.deployed"], organization_id: organizationId };
+  await ok("POST", "/webhooks", hook);
+  const { app_id: appId } = await ok("POST", "/apps", { app_name: "moving" }, { "Idempotency-Key": "first" });
+  const main = { application_ref: { id: appId }, variant_ref: { slug: "main" } };
+  await ok("POST", "/variants/configs/add", main);
+  await ok("POST", "/variants/configs/commit", { ...main, params: { a: 1 } });
+  await ok("POST", "/variants/configs/deploy", { ...main, environment_ref: { slug: "production" } });
+  const based = { base_id: appId, new_variant_name: "v", parameters: { n: 1 } };
+  const gone = await ok("POST", "/variants/from-base", { ...based, new_config_name: "gone" });
+  const kept = await ok("POST", "/variants/from-base", { ...based, new_config_name: "kept" });
+  await ok("POST", "/environments/deploy", { environment_name: "staging", variant_id: gone.variant_id });
+  await ok("POST", "/environments/deploy", { environment_name: "staging", variant_id: kept.variant_id });
+  await ok("DELETE", `/variants/${gone.variant_id}`);
+  await ok("POST", `/applications/variants/${kept.variant_id}/archive`);
+  await ok("POST", `/organizations/${organizationId}/workspaces/${made.workspaces[0]}/invite`, [
+    { email: "invited@example.com", roles: ["viewer"] },
+  ]);
+  await until("the deploy's delivery to be attempted", async () => (await rowsOf("SHARD_1", "webhook_attempts")).length > 0);
+  tables = (await queryShard<{ name: string }>(dir, "SHARD_1", TABLES)).map(({ name }) => name);
+});
+
+afterAll(async () => {
+  await closeDatabases();
+  await worker?.stop();
+  receiver?.close();
+  await removeTempDir(dir);
+});
+
+describe("bucket move refuses, changing nothing", () => {
+  it("every table of SHARD_1 holds rows of the organization", async () => {
+    const counts = await Promise.all(tables.map(async (table) => [table, (await rowsOf("SHARD_1", table)).length > 0]));
+    expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(tables.map((table) => [table, true])));
+    expect(tables).toHaveLength(18);
+  });
+
+  it("a destination that is the source or no shard, buckets of two shards or none, a move not recorded", async () => {
+    const before = [await contents("SHARD_0"), await contents("SHARD_1")];
+    const refusals: [string[], RegExp][] = [
+      [["move", "--to", "SHARD_1"], new RegExp(`--to: SHARD_MAP gives bucket ${bucket} to SHARD_1 already`)],
+      [["move", "--to", "SHARD_7"], /--to: SHARD_7 is no shard of the pool \(SHARD_0, SHARD_1\)/],
+      [["move"], /--to is required/],
+      [["move", "--to", "SHARD_0", "--shard-map", "SHARD_0=0-1023 SHARD_1=5"], /--shard-map: SHARD_MAP names bucket 5 twice/],
+      [["finish", "--to", "SHARD_0"], new RegExp(`bucket ${bucket}: no move of them is recorded`)],
+      [["delete"], new RegExp(`bucket ${bucket}: no move of them is recorded`)],
+      [["abort"], new RegExp(`bucket ${bucket}: no move of them is recorded`)],
+    ];
+    for (const [args, message] of refusals) {
+      const result = await bucketCommand(args[0], ...args.slice(1));
+      expectCliError(result, message);
+      expect(result.code).toBe(2);
+    }
+    for (const [buckets, message] of [
+      ["511-512", /SHARD_MAP gives buckets 511-512 to several shards \(SHARD_0, SHARD_1\)/],
+      ["9-3", /--buckets: buckets are 0-1023, first to last/],
+      ["1024", /--buckets: buckets are 0-1023/],
+      ["x", /--buckets must be a bucket or a range of buckets/],
+    ] as const) {
+      expectCliError(await admin(dir, "bucket", "move", "--buckets", buckets, "--to", "SHARD_0"), message);
+    }
+    expect([await contents("SHARD_0"), await contents("SHARD_1")]).toEqual(before);
+    expect([await fences("SHARD_0"), await fences("SHARD_1"), await moves()]).toEqual([[], [], []]);
+  });
+
+  it("a destination holding rows of the bucket, or fencing it otherwise than moved", async () => {
+    await queryShard(dir, "SHARD_0", `INSERT INTO organizations (id, name, bucket) VALUES ('stray', 'Stray', ${bucket})`);
+    expectCliError(await bucketCommand("move", "--to", "SHARD_0"), new RegExp(`SHARD_0 holds rows of bucket ${bucket} already`));
+    await queryShard(dir, "SHARD_0", "DELETE FROM organizations WHERE id = 'stray'");
+    await queryShard(dir, "SHARD_0", `INSERT INTO bucket_fences (bucket, state) VALUES (${bucket}, 'incoming')`);
+    expectCliError(
+      await bucketCommand("move", "--to", "SHARD_0"),
+      new RegExp(`SHARD_0 has fences on bucket ${bucket} \\(${bucket} incoming\\): another move is under way`),
+    );
+    await queryShard(dir, "SHARD_0", "DELETE FROM bucket_fences");
+    expect([await fences("SHARD_0"), await fences("SHARD_1"), await moves()]).toEqual([[], [], []]);
+  });
+});
+
+describe("a bucket moved while its organization is written to", () => {
+  const acknowledged: string[] = [];
+  const statuses: number[] = [];
+  let oldErrors: string[] = [];
+  let racing = true;
+  let race: Promise<void>;
+
+  it("move: writes answered 503 with Retry-After, reads 200; the copy equals the source, table by table", async () => {
+    // Apps created one after another, as long as the test runs, against whichever wrangler dev serves.
+    race = (async () => {
+      for (let i = 0; racing; i++) {
+        try {
+          const answer = await api(worker, "POST", "/apps", key, { app_name: `race-${i}` });
+          statuses.push(answer.status);
+          if (answer.status === 200) acknowledged.push(answer.body.app_id);
+          // Within the key's rate limit (wrangler.toml: 600 a minute).
+          await sleep(120);
+        } catch {
+          await sleep(50); // no answer (a server stopping): nothing acknowledged
+        }
+      }
+    })();
+    await until("writes before the move", () => acknowledged.length >= 3);
+    const destinationBefore = await contents("SHARD_0");
+
+    const moved = await bucketCommand("move", "--to", "SHARD_0");
+    expect(moved.code, moved.stderr).toBe(0);
+    const source = await contents("SHARD_1");
+    expect(moved.json).toEqual({
+      bucket_from: bucket,
+      bucket_to: bucket,
+      source: "SHARD_1",
+      destination: "SHARD_0",
+      state: "copied",
+      seconds: expect.any(Number),
+      tables: Object.fromEntries(
+        Object.keys(moved.json.tables).map((table) => [
+          table,
+          {
+            // All but the users the destination has already (the owner's own organization is there).
+            copied: source[table].filter((row) => !destinationBefore[table].includes(row)).length,
+            rows: source[table].length,
+            sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+          },
+        ]),
+      ),
+    });
+    expect(Object.keys(moved.json.tables).sort()).toEqual(tables);
+
+    // The destination holds what it held, and every row of the source (users: each once).
+    const destination = await contents("SHARD_0");
+    for (const table of tables) {
+      expect(destination[table], table).toEqual([...new Set([...destinationBefore[table], ...source[table]])].sort());
+    }
+    expect([await fences("SHARD_0"), await fences("SHARD_1")]).toEqual([
+      [{ bucket, state: "incoming" }],
+      [{ bucket, state: "moving" }],
+    ]);
+
+    const refused = await api(worker, "POST", "/apps", key, { app_name: "refused" });
+    expect([refused.status, refused.body, refused.headers.get("retry-after")]).toEqual([
+      503,
+      { detail: "Service temporarily unavailable" },
+      "30",
+    ]);
+    expect((await api(worker, "GET", "/apps", key)).status).toBe(200);
+    expect(await contents("SHARD_1")).toEqual(source);
+  });
+
+  it("finish refuses while SHARD_MAP still gives the bucket to the source", async () => {
+    expectCliError(
+      await bucketCommand("finish", "--to", "SHARD_0"),
+      new RegExp(`SHARD_MAP gives bucket ${bucket} to SHARD_1: route them to SHARD_0 and deploy first`),
+    );
+    expect(await fences("SHARD_1")).toEqual([{ bucket, state: "moving" }]);
+  });
+
+  it("the new map deployed, then finish: writes go through on the destination, and none answered 2xx is lost", async () => {
+    const oldMap = worker;
+    worker = await startDev({ name: "new map", persistTo: dir, readyPath: "/health", vars: { ...HOOK_VARS, SHARD_MAP: newMap } });
+    oldErrors = oldMap.errorsSince(0);
+    await oldMap.stop();
+    const refusedSoFar = statuses.length;
+    await until("a write refused under the new map", () => statuses.slice(refusedSoFar).includes(503));
+
+    const finished = await bucketCommand("finish", "--to", "SHARD_0", "--shard-map", newMap);
+    expect(finished.json).toEqual({
+      bucket_from: bucket,
+      bucket_to: bucket,
+      source: "SHARD_1",
+      destination: "SHARD_0",
+      state: "finished",
+    });
+    expect([await fences("SHARD_0"), await fences("SHARD_1")]).toEqual([[], [{ bucket, state: "moved" }]]);
+    const before = acknowledged.length;
+    await until("writes after finish", () => acknowledged.length >= before + 3);
+    racing = false;
+    await race;
+
+    // Locally the CLI and wrangler dev open the same SQLite files, and workerd sets no busy timeout: a write meeting
+    // the other's lock fails as an internal error (src/cli/database.ts, retryWhenBusy), answered 500 and not
+    // acknowledged. Those are the only answers but 200 and 503, one per such error wrangler dev logged.
+    const unhandled = [...oldErrors, ...worker.errorsSince(0)].filter((line) => line.includes('"message":"unhandled error"'));
+    expect(unhandled.filter((line) => !/database is locked|internal error/.test(line))).toEqual([]);
+    const otherStatuses = statuses.filter((status) => status !== 200 && status !== 503);
+    expect(otherStatuses).toEqual(unhandled.map(() => 500));
+    const onDestination = await queryShard<{ id: string }>(
+      dir,
+      "SHARD_0",
+      `SELECT id FROM apps WHERE id IN (SELECT value FROM json_each('${JSON.stringify(acknowledged)}')) ORDER BY id`,
+    );
+    expect(onDestination.map(({ id }) => id)).toEqual([...acknowledged].sort());
+    const onSource = (await rowsOf("SHARD_1", "apps")).map((app) => app.id);
+    expect(acknowledged.slice(before).filter((id) => onSource.includes(id))).toEqual([]);
+  });
+
+  it("delete: no row of the bucket is left on the source, which stays fenced moved", async () => {
+    const usersBefore = await rowsOf("SHARD_1", "users");
+    const before = await contents("SHARD_1");
+    const deleted = await bucketCommand("delete", "--shard-map", newMap);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    const left = await contents("SHARD_1");
+    expect(deleted.json).toEqual({
+      bucket_from: bucket,
+      bucket_to: bucket,
+      shard: "SHARD_1",
+      state: "deleted",
+      deleted: deletedCounts(before),
+    });
+    expect(left).toEqual({
+      ...Object.fromEntries(tables.map((table) => [table, []])),
+      users: usersBefore.map((user) => JSON.stringify(user)).sort(),
+    });
+    expect(await fences("SHARD_1")).toEqual([{ bucket, state: "moved" }]);
+    expect(await moves()).toEqual([
+      { bucket_from: bucket, bucket_to: bucket, source: "SHARD_1", destination: "SHARD_0", state: "deleted" },
+    ]);
+  });
+});
+
+describe("a move back, stopped, run again, then aborted", () => {
+  it("a stopped copy is redone by the next run; abort deletes the copy and lets writes through on the source", async () => {
+    // Another organization's key on SHARD_1 with the moving key's prefix (docs/SHARDING.md R4) stops the copy there.
+    const [owner] = await queryShard<{ id: string }>(dir, "SHARD_1", "SELECT id FROM users WHERE email = 'mover@example.com'");
+    const clash = [
+      "INSERT INTO organizations (id, name, bucket) VALUES ('clash', 'Clash', 5)",
+      "INSERT INTO workspaces (id, organization_id, name) VALUES ('clash', 'clash', 'w')",
+      "INSERT INTO projects (id, workspace_id, name) VALUES ('clash', 'clash', 'p')",
+      `INSERT INTO api_keys (id, prefix, key_hash, user_id, project_id) VALUES ('clash', '${key.split(".")[0]}', 'x', '${owner.id}', 'clash')`,
+    ];
+    await queryShard(dir, "SHARD_1", ...clash);
+    const stopped = await bucketCommand("move", "--to", "SHARD_1", "--shard-map", newMap);
+    expect([stopped.code, stopped.stdout]).toEqual([1, ""]);
+    expect(stopped.stderr).toMatch(
+      /^error: copying api_keys to SHARD_1 failed \(.*UNIQUE constraint failed: api_keys\.prefix.*\); the fences stay: run bucket move again, or bucket abort\n$/,
+    );
+    expect([await fences("SHARD_0"), await fences("SHARD_1")]).toEqual([
+      [{ bucket, state: "moving" }],
+      [{ bucket, state: "incoming" }],
+    ]);
+    expect((await moves())[0]).toMatchObject({ source: "SHARD_0", destination: "SHARD_1", state: "copying" });
+    expect((await api(worker, "POST", "/apps", key, { app_name: "while-moving-back" })).status).toBe(503);
+
+    await queryShard(dir, "SHARD_1", "DELETE FROM organizations WHERE id = 'clash'");
+    const resumed = await bucketCommand("move", "--to", "SHARD_1", "--shard-map", newMap);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const again = await bucketCommand("move", "--to", "SHARD_1", "--shard-map", newMap);
+    expect(again.json.tables).toEqual(resumed.json.tables);
+
+    const copy = await contents("SHARD_1");
+    const aborted = await bucketCommand("abort", "--shard-map", newMap);
+    expect(aborted.json).toEqual({
+      bucket_from: bucket,
+      bucket_to: bucket,
+      source: "SHARD_0",
+      destination: "SHARD_1",
+      state: "aborted",
+      deleted: deletedCounts(copy),
+    });
+    const left = await contents("SHARD_1");
+    expect(Object.entries(left).filter(([table, rows]) => table !== "users" && rows.length > 0)).toEqual([]);
+    expect([await fences("SHARD_0"), await fences("SHARD_1")]).toEqual([[], [{ bucket, state: "moved" }]]);
+    const written = await api(worker, "POST", "/apps", key, { app_name: "after-abort" });
+    expect(written.status).toBe(200);
+    expect(await queryShard(dir, "SHARD_0", `SELECT name FROM apps WHERE id = '${written.body.app_id}'`)).toEqual([
+      { name: "after-abort" },
+    ]);
+  });
+});
