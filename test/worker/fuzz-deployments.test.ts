@@ -136,6 +136,7 @@ describe("fuzzing POST /environments/deploy", () => {
           if (!request || !nameValidity || idValidity === false) return { verdict };
           return { verdict, request: { name: name as string, variantId: (id as string).toLowerCase() } };
         },
+        routedBy: ({ variantId }) => [variantId],
         // The variant (visible, not removed), the environment of that name in its app, a writer; its latest revision
         // deployed.
         predict: ({ name, variantId }, holder, model, answer) => {
@@ -211,6 +212,7 @@ describe("fuzzing POST /configs/deployment/{deployment_revision_id}/revert", () 
           verdict.field(["path", "deployment_revision_id"], uuidValidity(id));
           return { verdict, request: id.toLowerCase() };
         },
+        routedBy: (id) => [id],
         // The revision (visible), by a writer: what it deployed, deployed again to its environment; never a removed
         // variant's revision (409, whatever If-Match says).
         predict: (id, holder, model, answer) => {
@@ -261,6 +263,8 @@ describe("fuzzing Idempotency-Key on POST /apps", () => {
           // Unless certainly refused: a name the oracle is not sure of is created, if at all, under its NFC form.
           return { verdict, request: validity !== false ? (name as string).normalize("NFC") : undefined };
         },
+        // A create naming no project: the key's.
+        routedBy: () => [],
         // Into the key's project: a writer there creates the app with its three environments, unless the name is taken.
         predict: (name, holder, model, answer) => {
           const projectId = holder.keyProjectId;

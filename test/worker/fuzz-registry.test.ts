@@ -711,6 +711,7 @@ describe("fuzzing POST /variants/from-base", () => {
           body: "plan" in body ? plannedBody(body.plan, model, auth.holder, "new_config_name") : body.spec.body,
         }),
         read: ({ body, type: [, isJsonType] }) => readFromBase(body, isJsonType),
+        routedBy: ({ appId }) => [appId],
         predict: predictFromBase,
         ok: AppVariantBody,
         keeps: true,
@@ -736,6 +737,7 @@ describe("fuzzing POST /configs", () => {
           body: "plan" in body ? plannedBody(body.plan, model, auth.holder, "config_name") : body.spec.body,
         }),
         read: ({ body, type: [, isJsonType] }) => readSave(body, isJsonType),
+        routedBy: ({ appId }) => [appId],
         predict: predictSave,
         ok: z.null(),
         keeps: true,
@@ -783,6 +785,7 @@ describe("fuzzing PUT /variants/{variant_id}/parameters", () => {
           const params = fields && readParameters(verdict, fields, text);
           return { verdict, request: id !== undefined && params ? { variantId: id.toLowerCase(), ...params } : undefined };
         },
+        routedBy: ({ variantId }) => [variantId],
         predict: predictParameters,
         ok: z.null(),
         keeps: true,
