@@ -777,10 +777,10 @@ const MUST_SEE: Record<Action, number[]> = {
 };
 
 /**
- * The fuzzing of `actions`, each its own property of RUNS requests (fuzz-posts.ts's runner: with Idempotency-Key, and
+ * The fuzzing of `actions`, each its own property of `runs` requests (fuzz-posts.ts's runner: with Idempotency-Key, and
  * If-Match on deploy), in a world planted for them (the test file's: its storage is its own), request logs silenced.
  */
-export function describeConfigFuzzing(actions: Action[], replay: Replay) {
+export function describeConfigFuzzing(actions: Action[], replay: Replay, runs = RUNS) {
   beforeAll(async () => {
     Object.assign(fuzzing, await plantedWorld(), { keys: new KeyLedger() });
   });
@@ -791,7 +791,7 @@ export function describeConfigFuzzing(actions: Action[], replay: Replay) {
 
   describe.each(actions)("fuzzing POST /variants/configs/%s", (action) => {
     it(
-      `answers ${RUNS} generated requests as documented, and writes exactly what the oracle says`,
+      `answers ${runs} generated requests as documented, and writes exactly what the oracle says`,
       async () => {
         const route = `/variants/configs/${action}`;
         const { maxBytes } = ACTIONS[action];
@@ -819,6 +819,7 @@ export function describeConfigFuzzing(actions: Action[], replay: Replay) {
           keeps: action !== "fetch",
           ifMatch: action === "deploy",
           mustSee: MUST_SEE[action],
+          runs,
         });
         expect(await databaseProblems()).toEqual([]);
       },

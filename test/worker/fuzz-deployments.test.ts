@@ -48,7 +48,10 @@ import { databaseProblems, expectEvents, withEvents } from "./harness";
  */
 const REPLAY: Replay = {};
 
-describeConfigFuzzing(["deploy"], REPLAY);
+// The file's first property with Idempotency-Key, its ledger empty at first: a key kept by an API key is reused only by
+// a request to the same shard (fuzz-posts.ts), so 1,000 runs saw a reused key's 422 about 12 times, once in 16 runs
+// only once (about 20 on one shard); 1,500, about 28.
+describeConfigFuzzing(["deploy"], REPLAY, runsShare(3 / 2));
 
 const REVERTED = "Environment was reverted to deployment revision successful";
 

@@ -191,6 +191,8 @@ export class Model {
   private readonly revisionsByVariant: Map<string, RevisionRow[]>;
   private readonly environmentsByApp: Map<string, EnvironmentRow[]>;
   private readonly revisionsByEnvironment: Map<string, EnvironmentRevisionRow[]>;
+  /** The database as each shard holds it (`on`), made on first use. */
+  private readonly onShards = new Map<ShardName, Model>();
 
   constructor(readonly rows: Snapshot) {
     this.users = byKey(rows.users);
@@ -208,8 +210,6 @@ export class Model {
     for (const revisions of [...this.revisionsByVariant.values(), ...this.revisionsByEnvironment.values()])
       revisions.sort((a, b) => a.revision - b.revision);
   }
-
-  private readonly onShards = new Map<ShardName, Model>();
 
   /**
    * The database as a request routed to `shard` sees it (docs/SHARDING.md §3.1): only that shard's rows, so that an id

@@ -194,7 +194,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * The one idempotency_keys row a kept answer adds: the API key's hash, the key verbatim, the id of what the write made
  * (an app, a variant revision or an environment revision; a save that commits and deploys names the variant revision
- * it committed), kept 24 hours.
+ * it committed), kept 24 hours. Returns that id.
  */
 export async function expectKeptRow(changed: Changes, apiKey: string, key: string): Promise<string> {
   const { idempotency_keys, ...rest } = changed;
@@ -244,8 +244,8 @@ export class KeyLedger {
 
   /**
    * The header a plan sends and, for a retry, the kept request of this route sent again (by its API key); a key kept
-   * is one of the holder's own, kept on `shard` (the one the request reaches) when there is one there: a key kept
-   * elsewhere is not found (the pool's keys send those often enough).
+   * is one of the holder's own, kept on `shard` (the one the request reaches) when it has one there; else one kept
+   * elsewhere, which the request does not find (it runs as a first one).
    */
   header(
     plan: KeyPlan,
@@ -405,9 +405,9 @@ class KeyedAnswer {
       expect(idempotency_keys, "a key kept for an answer that is not").toBeUndefined();
       return;
     }
-    const made = await expectKeptRow(changed, this.auth.holder.key, this.kept.key);
-    if (this.kept.shard !== undefined) expect(shardNameFor(made), "kept on the shard the request reached").toBe(this.kept.shard);
-    this.kept.shard = shardNameFor(made);
+    const keptOn = shardNameFor(await expectKeptRow(changed, this.auth.holder.key, this.kept.key));
+    if (this.kept.shard !== undefined) expect(keptOn, "kept on the shard the request reached").toBe(this.kept.shard);
+    this.kept.shard = keptOn;
     this.ledger.count(this.label, "kept");
   }
 }
