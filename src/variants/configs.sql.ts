@@ -285,15 +285,18 @@ export async function addConfig(
 
 /**
  * The CTEs of a commit (binding `refValues`): `app` (APP_BY_REF_CTE), `variant` (the variant of revision
- * :variant_revision_id, else variant :variant_id, else config :config_name of the app; all given must agree, and so
- * must the revision and :variant_version; never a removed one, nor an archived one by its name), `latest` (its latest revision) and `expected` (the
- * revision the committer saw: :variant_version, else the revision's; null: none said).
+ * :variant_revision_id, none when no revision has that id, else variant :variant_id, else config :config_name of the
+ * app; all given must agree, and so must the revision and :variant_version; never a removed one, nor an archived one by
+ * its name), `latest` (its latest revision) and `expected` (the revision the committer saw: :variant_version, else the
+ * revision's; null: none said).
  */
 export const COMMIT_CTES = `${APP_BY_REF_CTE},
 variant AS (
   SELECT v.id FROM app_variants v
-   WHERE v.id = COALESCE((SELECT variant_id FROM app_variant_revisions WHERE id = :variant_revision_id), :variant_id,
-                         (SELECT id FROM app_variants WHERE app_id = (SELECT id FROM app) AND name = :config_name AND archived_at IS NULL))
+   WHERE v.id = CASE WHEN :variant_revision_id IS NOT NULL
+                     THEN (SELECT variant_id FROM app_variant_revisions WHERE id = :variant_revision_id)
+                     ELSE COALESCE(:variant_id, (SELECT id FROM app_variants
+                                                  WHERE app_id = (SELECT id FROM app) AND name = :config_name AND archived_at IS NULL)) END
      AND v.app_id = (SELECT id FROM app) AND v.removed_at IS NULL AND (:config_name IS NULL OR v.name = :config_name)
      AND (:variant_id IS NULL OR v.id = :variant_id)
      AND (:variant_revision_id IS NULL OR :variant_version IS NULL OR :variant_version = (SELECT revision FROM app_variant_revisions WHERE id = :variant_revision_id))),

@@ -1,18 +1,7 @@
-import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  type Account,
-  bucketOfId,
-  createAccount,
-  expectError,
-  expectJson,
-  type IssuedInvitation,
-  invite,
-  postApp,
-  send,
-} from "./fixtures";
+import { type Account, createAccount, expectError, expectJson, type IssuedInvitation, invite, postApp, send } from "./fixtures";
 import { fingerprint } from "./harness";
-import { databaseOf } from "./pool";
+import { bucketFor, databaseOf, shardNameFor, shards } from "./pool";
 import {
   deliverMessages,
   losingQueue,
@@ -68,14 +57,16 @@ const WRITES: Record<string, () => Promise<Response>> = {
 
 beforeAll(async () => {
   owner = await createAccount();
-  // A bucket at random: 0 (the owner's personal organization's) once in 1,024; another organization then.
-  for (let attempt = 0; attempt < 5 && !bucket; attempt++) {
+  // A bucket at random among those of the owner's key's shard: now and then the legacy one or the owner's personal
+  // organization's, whose writes must go on; another organization then.
+  for (let attempt = 0; attempt < 5 && (!bucket || bucket === bucketFor(owner.organizationId)); attempt++) {
     const made = await expectJson<{ id: string; workspaces: string[] }>(
       await send("POST", "/organizations", { key: owner.key, body: { name: `fenced ${attempt}`, owner: owner.userId } }),
     );
-    [organizationId, workspaceId, bucket] = [made.id, made.workspaces[0], bucketOfId(made.id, Date.parse(env.BUCKETED_SINCE))];
+    [organizationId, workspaceId, bucket] = [made.id, made.workspaces[0], bucketFor(made.id)];
   }
   expect(bucket).toBeGreaterThan(0);
+  expect(bucket).not.toBe(bucketFor(owner.organizationId));
   key = await expectJson<string>(await send("POST", `/keys?workspace_id=${workspaceId}`, { key: owner.key }));
   ({ app_id: appId } = await expectJson<{ app_id: string }>(
     await send("POST", "/apps", { key, body: { app_name: "before-the-fence" } }),
@@ -132,7 +123,7 @@ describe("a fenced bucket", () => {
 
   it("leaves other buckets' organizations writing as usual", async () => {
     await fence("moving");
-    expect(bucketOfId(owner.organizationId, Date.parse(env.BUCKETED_SINCE))).not.toBe(bucket);
+    expect(bucketFor(owner.organizationId)).not.toBe(bucket);
     const made = await expectJson<{ app_id: string }>(
       await send("POST", "/apps", { key: owner.key, body: { app_name: "elsewhere" } }),
     );
@@ -177,7 +168,10 @@ describe("writers without a caller", () => {
     await fence("moving");
     const waiting = await fenced.row();
     expect(waiting).toEqual({ id: fenced.id, status: "pending", attempts: 0, lease: null });
-    await deliverMessages([{ deliveries: [fenced.id, elsewhere.id] }]);
+    await deliverMessages([
+      { shard: shardNameFor(organizationId), deliveries: [fenced.id] },
+      { shard: shardNameFor(owner.organizationId), deliveries: [elsewhere.id] },
+    ]);
     await runCron("* * * * *", { WEBHOOK_DELIVERIES: recordingQueue().queue });
     expect([await fenced.row(), await received(fenced.inbox)]).toEqual([waiting, []]);
     expect((await received(elsewhere.inbox)).length).toBe(1);
@@ -205,17 +199,20 @@ describe("writers without a caller", () => {
   it("the hourly run prunes no event, delivery or expired Idempotency-Key claim of a fenced bucket; lifted, it does", async () => {
     const claimed = { key: owner.key, body: { app_name: "claimed-elsewhere" }, headers: { "Idempotency-Key": "pruned" } };
     await expectJson(await send("POST", "/apps", claimed));
-    await databaseOf(organizationId).prepare("UPDATE idempotency_keys SET expires_at = '2020-01-01T00:00:00.000Z'").run();
+    await Promise.all(
+      shards().map((db) => db.prepare("UPDATE idempotency_keys SET expires_at = '2020-01-01T00:00:00.000Z'").run()),
+    );
     await timePasses(401 * 24 * 3600);
+    const ownerBucket = bucketFor(owner.organizationId);
     const fenced = await historyOf(organizationId, bucket);
-    const elsewhere = await historyOf(owner.organizationId, 0);
+    const elsewhere = await historyOf(owner.organizationId, ownerBucket);
     const sizes = (history: typeof fenced) => Object.values(history).map((rows) => rows.length);
     expect(Math.min(...sizes(fenced), ...sizes(elsewhere))).toBeGreaterThan(0);
 
     await fence("moving");
     await runCron("23 * * * *");
     expect(await historyOf(organizationId, bucket)).toEqual(fenced);
-    const [eventsLeft, deliveriesLeft, claimsLeft] = sizes(await historyOf(owner.organizationId, 0));
+    const [eventsLeft, deliveriesLeft, claimsLeft] = sizes(await historyOf(owner.organizationId, ownerBucket));
     expect([eventsLeft < elsewhere.events.length, deliveriesLeft < elsewhere.deliveries.length, claimsLeft]).toEqual([
       true,
       true,

@@ -4,12 +4,14 @@ import { DEFAULT_ENVIRONMENTS, send } from "./fixtures";
 import { ConfigBody, type EnvironmentRow, type Model, plantedWorld, type Ref, type Refs } from "./fuzz-model";
 import {
   type Answer,
+  BY_KEY,
   type Changes,
   type Check,
   deployed,
   fuzzPost,
   KeyLedger,
   type PostFuzzing,
+  type RouteRef,
   refusedWithOneOf,
   type Sent,
   unchanged,
@@ -753,6 +755,18 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
   );
 }
 
+/**
+ * What a request names, in the order the app is resolved (README "Fetch", docs/SHARDING.md §3.1): the app's id; else its
+ * name, in the key's project; else the variant revision's id, else the environment revision's (which a commit does not
+ * read).
+ */
+const routedBy = (action: Action, { refs }: ConfigRequest): RouteRef[] => [
+  refs.application?.id,
+  refs.application?.slug != null ? BY_KEY : null,
+  refs.variant?.id,
+  action === "commit" ? null : refs.environment?.id,
+];
+
 /** The statuses each action's generators must reach. */
 const MUST_SEE: Record<Action, number[]> = {
   add: [200, 400, 401, 403, 404, 413, 415, 422],
@@ -763,10 +777,10 @@ const MUST_SEE: Record<Action, number[]> = {
 };
 
 /**
- * The fuzzing of `actions`, each its own property of RUNS requests (fuzz-posts.ts's runner: with Idempotency-Key, and
+ * The fuzzing of `actions`, each its own property of `runs` requests (fuzz-posts.ts's runner: with Idempotency-Key, and
  * If-Match on deploy), in a world planted for them (the test file's: its storage is its own), request logs silenced.
  */
-export function describeConfigFuzzing(actions: Action[], replay: Replay) {
+export function describeConfigFuzzing(actions: Action[], replay: Replay, runs = RUNS) {
   beforeAll(async () => {
     Object.assign(fuzzing, await plantedWorld(), { keys: new KeyLedger() });
   });
@@ -777,7 +791,7 @@ export function describeConfigFuzzing(actions: Action[], replay: Replay) {
 
   describe.each(actions)("fuzzing POST /variants/configs/%s", (action) => {
     it(
-      `answers ${RUNS} generated requests as documented, and writes exactly what the oracle says`,
+      `answers ${runs} generated requests as documented, and writes exactly what the oracle says`,
       async () => {
         const route = `/variants/configs/${action}`;
         const { maxBytes } = ACTIONS[action];
@@ -798,12 +812,14 @@ export function describeConfigFuzzing(actions: Action[], replay: Replay) {
             const { verdict, parsed } = readJsonBody(body, isJsonType, maxBytes);
             return { verdict, request: parsed && readConfigBody(action, verdict, parsed.value) };
           },
+          routedBy: (request) => routedBy(action, request),
           predict: (request, holder, model, answer) => predict(action, request, holder, model, answer),
           ok: ConfigBody,
           details: { 409: /./ },
           keeps: action !== "fetch",
           ifMatch: action === "deploy",
           mustSee: MUST_SEE[action],
+          runs,
         });
         expect(await databaseProblems()).toEqual([]);
       },

@@ -52,6 +52,24 @@ describe("cases found by fuzzing", () => {
     await fuzzing.db.changes();
   });
 
+  // Found after sharding: a revision id of another shard names nothing on the app's, and the slug alone was committed on.
+  it("commits nothing when variant_ref's id names no revision, whatever its slug names", async () => {
+    const app = appNamed("fuzz-own");
+    const model = fuzzing.db.model;
+    const environmentRevision = model.environmentRevisionsOf(model.environmentsOf(app.id)[0].id)[0];
+    for (const id of [environmentRevision.id, app.id]) {
+      const response = await ownerCalls(
+        "commit",
+        JSON.stringify({ application_ref: { id: app.id }, variant_ref: { slug: "main", id }, params: { a: 1 } }),
+      );
+      expect({ status: response.status, body: await response.json() }).toEqual({
+        status: 404,
+        body: { detail: "Config not found." },
+      });
+      expect(await fuzzing.db.changes()).toEqual({});
+    }
+  });
+
   it("refuses a url holding half a surrogate pair (it cannot be stored as sent), rather than storing it altered", async () => {
     const app = appNamed("fuzz-own");
     const response = await ownerCalls(

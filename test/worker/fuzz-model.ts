@@ -3,6 +3,10 @@ import { z } from "zod";
 import { type Account, createAppVia, DEFAULT_ENVIRONMENTS, deploy, type Role, send } from "./fixtures";
 import { createWorld, type Holder, TIMESTAMP, Timestamp, UUID_V7, Uuid, type World } from "./fuzz-support";
 import { type changes, databaseProblems, type Snapshot, Tracker } from "./harness";
+import { shardNameFor } from "./pool";
+
+/** A shard of the pool, by name. */
+export type ShardName = ReturnType<typeof shardNameFor>;
 
 /*
  * The fuzz oracle of the apps, variants and configs endpoints: what each answers, predicted from every row of the
@@ -161,6 +165,18 @@ const groupBy = <T>(rows: unknown[], key: (row: T) => string) => {
   return groups;
 };
 
+/** The tables of an organization's rows that the model reads, each row on the shard its id's bucket names. */
+const SHARDED_TABLES = [
+  "workspaces",
+  "projects",
+  "apps",
+  "app_variants",
+  "app_variant_revisions",
+  "environments",
+  "deployments",
+  "environment_revisions",
+] as const;
+
 /** The database as the oracle reads it, and what each endpoint must answer from it. */
 export class Model {
   readonly apps: Map<string, AppRow>;
@@ -175,6 +191,8 @@ export class Model {
   private readonly revisionsByVariant: Map<string, RevisionRow[]>;
   private readonly environmentsByApp: Map<string, EnvironmentRow[]>;
   private readonly revisionsByEnvironment: Map<string, EnvironmentRevisionRow[]>;
+  /** The database as each shard holds it (`on`), made on first use. */
+  private readonly onShards = new Map<ShardName, Model>();
 
   constructor(readonly rows: Snapshot) {
     this.users = byKey(rows.users);
@@ -191,6 +209,21 @@ export class Model {
     this.revisionsByEnvironment = groupBy<EnvironmentRevisionRow>(rows.environment_revisions, (row) => row.environment_id);
     for (const revisions of [...this.revisionsByVariant.values(), ...this.revisionsByEnvironment.values()])
       revisions.sort((a, b) => a.revision - b.revision);
+  }
+
+  /**
+   * The database as a request routed to `shard` sees it (docs/SHARDING.md §3.1): only that shard's rows, so that an id
+   * of another shard names nothing, as one that does not exist. Users are copied to every shard they act on, whole.
+   */
+  on(shard: ShardName): Model {
+    let model = this.onShards.get(shard);
+    if (!model) {
+      const rows = { ...this.rows };
+      for (const table of SHARDED_TABLES) rows[table] = rows[table].filter((row) => shardNameFor(row.id as string) === shard);
+      model = new Model(rows);
+      this.onShards.set(shard, model);
+    }
+    return model;
   }
 
   organizationOfProject(projectId: string): string | undefined {

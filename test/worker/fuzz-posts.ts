@@ -9,6 +9,7 @@ import {
   expectDeployment,
   type Model,
   type RevisionRow,
+  type ShardName,
   type Tracked,
   writerOf,
 } from "./fuzz-model";
@@ -31,14 +32,15 @@ import {
 } from "./fuzz-support";
 import type { changes } from "./harness";
 import { PAYLOADS } from "./injection-payloads";
-import { bucketFor } from "./pool";
+import { bucketFor, shardNameFor } from "./pool";
 
 /*
  * What every fuzzed POST shares (the config registry's, the deployments', POST /apps', the older SDK's saves), and PUT
  * /variants/{variant_id}/parameters (a commit): its two headers and the runner.
  * - Idempotency-Key (README, "Retries and races"): read by the contract; a ledger of the keys each API key has used
  *   predicts replays (the first answer again, nothing written) and 422s (a key used for another request), and the row a
- *   kept answer leaves in idempotency_keys.
+ *   kept answer leaves in idempotency_keys. A key is kept on the shard its request reached (docs/SHARDING.md §1): another
+ *   request reaching another shard does not find it there, and runs as a first one.
  * - If-Match (deploy and revert): `*` or the environment record's ETag, as GET /apps/{app_id}/revisions/{name} answers
  *   it, lets a deployment through; anything else is a 412 that writes nothing.
  */
@@ -168,6 +170,8 @@ export interface Sent {
 
 /** A request whose 200 was kept for its Idempotency-Key, and its answer. */
 interface Kept {
+  /** The shard the request reached, where the key is kept (undefined until its row says, where the oracle cannot tell). */
+  shard: ShardName | undefined;
   route: string;
   auth: AuthSpec;
   sent: Sent;
@@ -190,9 +194,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * The one idempotency_keys row a kept answer adds: the API key's hash, the key verbatim, the id of what the write made
  * (an app, a variant revision or an environment revision; a save that commits and deploys names the variant revision
- * it committed), kept 24 hours.
+ * it committed), kept 24 hours. Returns that id.
  */
-export async function expectKeptRow(changed: Changes, apiKey: string, key: string) {
+export async function expectKeptRow(changed: Changes, apiKey: string, key: string): Promise<string> {
   const { idempotency_keys, ...rest } = changed;
   const made = rest.app_variant_revisions?.added[0] ?? rest.environment_revisions?.added[0] ?? rest.apps?.added[0];
   expect(made, "a kept answer made something").toBeDefined();
@@ -213,11 +217,13 @@ export async function expectKeptRow(changed: Changes, apiKey: string, key: strin
   });
   const [row] = idempotency_keys!.added as { created_at: string; expires_at: string }[];
   expect(Date.parse(row.expires_at) - Date.parse(row.created_at), "kept for 24 hours").toBe(DAY_MS);
+  return String(made?.id);
 }
 
 /** The keys each API key has used, with what they answered; counts, by property, of what the keys did. */
 export class KeyLedger {
-  private readonly kept = new Map<string, Map<string, Kept>>();
+  /** By API key: what it kept, each key at most once per shard. */
+  private readonly kept = new Map<string, Kept[]>();
   readonly counts = new Map<string, Record<string, number>>();
 
   count(label: string, what: string) {
@@ -226,25 +232,37 @@ export class KeyLedger {
     this.counts.set(label, counts);
   }
 
-  find(holder: Holder, key: string): Kept | undefined {
-    return this.kept.get(holder.key)?.get(key);
+  /** What the holder's API key kept under `key` on `shard` (at most one); on any shard when the shard is not known. */
+  find(holder: Holder, key: string, shard: ShardName | undefined): Kept[] {
+    const kept = this.kept.get(holder.key) ?? [];
+    return kept.filter((each) => each.key === key && (shard === undefined || each.shard === shard));
   }
 
   keep(holder: Holder, kept: Kept) {
-    this.kept.set(holder.key, (this.kept.get(holder.key) ?? new Map()).set(kept.key, kept));
+    this.kept.set(holder.key, [...(this.kept.get(holder.key) ?? []), kept]);
   }
 
   /**
    * The header a plan sends and, for a retry, the kept request of this route sent again (by its API key); a key kept
-   * is one of the holder's own.
+   * is one of the holder's own, kept on `shard` (the one the request reaches) when it has one there; else one kept
+   * elsewhere, which the request does not find (it runs as a first one).
    */
-  header(plan: KeyPlan, holder: Holder | undefined, route: string): { header?: string; retry?: Kept } {
+  header(
+    plan: KeyPlan,
+    holder: Holder | undefined,
+    route: string,
+    shard: ShardName | undefined,
+  ): { header?: string; retry?: Kept } {
     if (plan.kind === "none") return {};
     if (plan.kind === "text") return { header: plan.text };
+    const own = (holder && this.kept.get(holder.key)) || [];
+    const here = own.filter((kept) => kept.shard === shard);
     const candidates =
       plan.kind === "retry"
-        ? [...this.kept.values()].flatMap((kept) => [...kept.values()]).filter((kept) => kept.route === route)
-        : [...(holder ? (this.kept.get(holder.key)?.values() ?? []) : [])];
+        ? [...this.kept.values()].flat().filter((kept) => kept.route === route)
+        : here.length > 0
+          ? here
+          : own;
     if (plan.kind === "pool" || candidates.length === 0) return { header: KEY_POOL[plan.n % KEY_POOL.length] };
     const kept = candidates[plan.n % candidates.length];
     // The key as first sent, quoted, or quoted within whitespace: the same key.
@@ -310,16 +328,21 @@ class KeyedAnswer {
     );
   }
 
+  /** What this API key kept under the request's key, on the shard the request reaches (`shard`: undefined, on any). */
+  private keptBefore(shard: ShardName | undefined): Kept[] {
+    const key = this.reading.kind === "valid" ? this.reading.key : undefined;
+    return key !== undefined && this.auth.holder ? this.ledger.find(this.auth.holder, key, shard) : [];
+  }
+
   /**
    * An invalid key is a 400 (or another refusal of the request: the contract does not order them); a key kept for
-   * another request may be the 422 of a request whose validity the verdict leaves open.
+   * another request, on the shard the request reaches, may be the 422 of a request whose validity the verdict leaves
+   * open.
    */
-  judge(verdict: Verdict) {
+  judge(verdict: Verdict, shard: ShardName | undefined) {
     if (this.reading.kind === "invalid") verdict.fail(400);
-    const first =
-      this.reading.kind === "valid" && this.auth.holder ? this.ledger.find(this.auth.holder, this.reading.key) : undefined;
     const open = [...verdict.failures, ...verdict.possible].some((refusal) => refusal.status === 422);
-    if (first && first.fingerprint !== this.fingerprint && open)
+    if (this.keptBefore(shard).some((kept) => kept.fingerprint !== this.fingerprint) && open)
       verdict.possible.push({ status: 422, loc: ["header", "Idempotency-Key"] });
   }
 
@@ -334,21 +357,25 @@ class KeyedAnswer {
   }
 
   /**
-   * The outcome of a request the route takes: with a key this API key has kept, the first answer again (same method,
-   * path and body) or a 422 naming the header (another request; a read, which keeps nothing, may also answer as ever);
-   * else what `predicted` says, kept when `keeps` (a write) and it is a 200.
+   * The outcome of a request the route takes, routed to `shard`: with a key this API key has kept there, the first
+   * answer again (same method, path and body) or a 422 naming the header (another request; a read, which keeps
+   * nothing, may also answer as ever); else what `predicted` says, kept when `keeps` (a write) and it is a 200. Where
+   * the oracle cannot tell the shard (undefined): the same request reaches the shard of its first answer, so a retry
+   * still replays; another request may be the 422 or run as a first one.
    */
-  outcome(keeps: boolean, predicted: () => Check): Check {
+  outcome(keeps: boolean, shard: ShardName | undefined, predicted: () => Check): Check {
     const key = this.reading.kind === "valid" ? this.reading.key : undefined;
-    const first = key !== undefined && this.auth.holder ? this.ledger.find(this.auth.holder, key) : undefined;
+    const kept = this.keptBefore(shard);
+    const first = kept.find((each) => each.fingerprint === this.fingerprint);
     const answer = { status: this.status, body: this.body };
-    if (first && keeps && first.fingerprint === this.fingerprint) {
+    if (first && keeps) {
       expect(answer, "a retry replays the first answer").toEqual({ status: 200, body: first.body });
       this.replayed = true;
       this.ledger.count(this.label, "replayed");
       return unchanged;
     }
-    if (first && (keeps || this.status === 422)) {
+    const keyReused = this.status === 422 && JSON.stringify(this.body).includes('"loc":["header","Idempotency-Key"]');
+    if (kept.length > 0 && (keeps || this.status === 422) && (shard !== undefined || keyReused)) {
       expect(answer, "a key used for another request").toEqual({
         status: 422,
         body: { detail: [expect.objectContaining({ loc: ["header", "Idempotency-Key"] })] },
@@ -359,7 +386,7 @@ class KeyedAnswer {
     // Kept before the oracle has its say, so that the ledger follows the service even where the oracle fails.
     if (keeps && key !== undefined && this.auth.holder && this.status === 200) {
       const { label: route, auth, sent, header, fingerprint, body } = this;
-      this.kept = { route, auth, sent, key, header: header!, fingerprint, body };
+      this.kept = { shard, route, auth, sent, key, header: header!, fingerprint, body };
       this.ledger.keep(this.auth.holder, this.kept);
     }
     return predicted();
@@ -367,7 +394,8 @@ class KeyedAnswer {
 
   /**
    * Checks the rows the request changed: idempotency_keys against the ledger (one row for a kept answer: the API key's
-   * hash, the key verbatim, what the write made, 24 hours), the others with `check`.
+   * hash, the key verbatim, what the write made, 24 hours; on the shard the request reached, which what it made names),
+   * the others with `check`.
    */
   async settle(changed: Changes, after: Model, check: Check) {
     const { idempotency_keys, ...rest } = changed;
@@ -377,7 +405,9 @@ class KeyedAnswer {
       expect(idempotency_keys, "a key kept for an answer that is not").toBeUndefined();
       return;
     }
-    await expectKeptRow(changed, this.auth.holder.key, this.kept.key);
+    const keptOn = shardNameFor(await expectKeptRow(changed, this.auth.holder.key, this.kept.key));
+    if (this.kept.shard !== undefined) expect(keptOn, "kept on the shard the request reached").toBe(this.kept.shard);
+    this.kept.shard = keptOn;
     this.ledger.count(this.label, "kept");
   }
 }
@@ -489,6 +519,20 @@ export function deployed(
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Routing (docs/SHARDING.md §3.1).
+
+/** What a request names for "the key's project" (its app by name, or nothing). */
+export const BY_KEY = Symbol("the key's project");
+/** What a request names, in the order the service resolves it: an id, BY_KEY, or (not named) null or undefined. */
+export type RouteRef = string | typeof BY_KEY | null | undefined;
+
+/** The shard a request reaches: that of the first ref given, else that of the caller's key. */
+export function routedShard(refs: RouteRef[], holder: Holder): ShardName {
+  const ref = refs.find((given) => given !== null && given !== undefined) ?? BY_KEY;
+  return shardNameFor(ref === BY_KEY ? holder.key : ref);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The runner.
 
 /** What a test file's POST properties share: the world, the database as tracked, the keys used so far. */
@@ -514,7 +558,9 @@ interface PostSpec<T extends object, R> {
   plan: (value: Generated<T>, model: Model) => Omit<Sent, "type"> & { target?: EnvironmentRow };
   /** The request as the contract reads it: the refusals it must (or may) get, and what it asks for when valid. */
   read: (sent: Sent) => { verdict: Verdict; request?: R };
-  /** The outcome of a valid request, from the database before it. */
+  /** What a valid request names, in the order the service resolves it: which shard it reaches (`routedShard`). */
+  routedBy: (request: R) => RouteRef[];
+  /** The outcome of a valid request, from the database before it, as the shard it reaches holds it. */
   predict: (request: R, holder: Holder, model: Model, answer: Answer) => Check;
   ok: z.ZodType;
   details?: Record<number, RegExp>;
@@ -530,9 +576,9 @@ interface PostSpec<T extends object, R> {
  * Fuzzes POST (or `spec.method`) `route` (e.g. "/configs/deployment/:deployment_revision_id/revert") through `fuzz`:
  * each generated request is planned from the database as it is, sent with its headers (a retry sends a kept request
  * again), and its answer checked: documented; refused where the verdict says (an invalid Idempotency-Key adds a 400);
- * else a replay, a 422 for a key used before, or the oracle's outcome; then the rows it changed, idempotency_keys
- * included. Prints how often the oracle predicted and what the keys did, and checks that it did predict and that every
- * outcome of a key was reached.
+ * else a replay, a 422 for a key used before (on the shard the request reaches), or the oracle's outcome from that
+ * shard's rows; then the rows it changed, idempotency_keys included. Prints how often the oracle predicted and what the
+ * keys did, and checks that it did predict and that every outcome of a key was reached.
  */
 export async function fuzzPost<T extends object, R>(fuzzing: PostFuzzing, replay: Replay, route: string, spec: PostSpec<T, R>) {
   const { world, db, keys } = fuzzing;
@@ -540,6 +586,9 @@ export async function fuzzPost<T extends object, R>(fuzzing: PostFuzzing, replay
   const label = `${method} ${route}`;
   const parts = { ...spec.parts, type: contentType, key: keyPlan, ifMatch: ifMatchPlan };
   const input = requestInput<T & PostParts>(world, parts as { [K in keyof (T & PostParts)]: fc.Arbitrary<(T & PostParts)[K]> });
+  /** The shard a request reaches, where the oracle can read what it names. */
+  const shardOf = (request: R | undefined, holder: Holder | undefined) =>
+    request === undefined || holder === undefined ? undefined : routedShard(spec.routedBy(request), holder);
   let predicted = 0;
   await fuzz(
     label,
@@ -549,7 +598,8 @@ export async function fuzzPost<T extends object, R>(fuzzing: PostFuzzing, replay
       const model = db.model;
       const { extra } = value;
       const planned = spec.plan(value, model);
-      const { header, retry } = keys.header(value.key, value.auth.holder, label);
+      const plannedRequest = spec.read({ ...planned, type: value.type }).request;
+      const { header, retry } = keys.header(value.key, value.auth.holder, label, shardOf(plannedRequest, value.auth.holder));
       const auth = retry?.auth ?? value.auth;
       const sent: Sent = retry?.sent ?? { ...planned, type: value.type };
       const ifMatch = spec.ifMatch ? await ifMatchText(value.ifMatch, planned.target, model, world) : undefined;
@@ -563,19 +613,20 @@ export async function fuzzPost<T extends object, R>(fuzzing: PostFuzzing, replay
       const keyed = await KeyedAnswer.of(keys, label, method, auth, header, sent, response);
       const check = await (async (): Promise<Check> => {
         const answer = await routedAnswer(response, { path: sent.path, route, auth }, spec.ok, spec.details);
-        if (!answer) return response.status === 200 ? keyed.outcome(spec.keeps, () => anything) : unchanged;
+        if (!answer) return response.status === 200 ? keyed.outcome(spec.keeps, undefined, () => anything) : unchanged;
         const { verdict, request } = spec.read(sent);
-        keyed.judge(verdict);
+        const shard = shardOf(request, answer.holder);
+        keyed.judge(verdict, shard);
         if (!verdict.accepted(response.status, answer.body)) {
-          if (response.status === 200 && verdict.unpredictable) return keyed.outcome(spec.keeps, () => anything);
+          if (response.status === 200 && verdict.unpredictable) return keyed.outcome(spec.keeps, shard, () => anything);
           keyed.refused();
           return unchanged;
         }
-        if (request === undefined) return unchanged;
+        if (request === undefined || shard === undefined) return unchanged;
         const expected = { status: response.status, body: answer.body, response, ifMatch };
-        return keyed.outcome(spec.keeps, () => {
+        return keyed.outcome(spec.keeps, shard, () => {
           predicted += 1;
-          return spec.predict(request, answer.holder, model, expected);
+          return spec.predict(request, answer.holder, model.on(shard), expected);
         });
       })();
       await keyed.settle(changed, db.model, check);

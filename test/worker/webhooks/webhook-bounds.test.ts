@@ -11,7 +11,7 @@ import {
   send,
   sendInBatches,
 } from "../fixtures";
-import { countOnShards, databaseOf, shards } from "../pool";
+import { countOnShards, databaseOf, shardNameFor, shards } from "../pool";
 import {
   attemptedDeliveries,
   deliverMessages,
@@ -36,11 +36,14 @@ const CLOSED_PORT = "http://127.0.0.1:9/hook";
 const HOUR = 3600;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** An organization with `webhooks` webhooks that all fail, and one with a webhook that answers 200. */
+/**
+ * An organization with `webhooks` webhooks that all fail, and one with a webhook that answers 200; both on one shard,
+ * so that one claim there (a run's share of its bounds on that shard) serves both.
+ */
 async function crowdedAndQuiet(webhooks: number) {
-  const crowded = await createAccount();
+  const crowded = await createAccount(undefined, "SHARD_1");
   for (let i = 0; i < webhooks; i += 1) await subscribe(crowded.key, { url: CLOSED_PORT, events: ["app.created"] });
-  const quiet = await createAccount();
+  const quiet = await createAccount(undefined, "SHARD_1");
   const inbox = newInbox();
   await subscribe(quiet.key, { url: inbox, events: ["app.created"] });
   return { crowded, quiet, inbox };
@@ -65,6 +68,12 @@ async function untilNothingPending() {
   }
   expect(await pendingDeliveries()).toBe(0);
 }
+
+/**
+ * The sweep's bounds on each shard: it serves every shard, and divides a run's bounds evenly among them (at most
+ * ATTEMPTS_PER_RUN attempts and 1,000 ids left over in all; docs/SHARDING.md §7a).
+ */
+const SWEEP_SHARE = { attempts: Math.floor(ATTEMPTS_PER_RUN / shards().length), leftOver: Math.floor(1000 / shards().length) };
 
 /** The ids the messages name as deliveries due now (not retries, which are delayed), sorted. */
 const idsNamedNow = (messages: MessageSendRequest<{ deliveries?: string[] }>[]) =>
@@ -117,7 +126,7 @@ describe("bounds and fairness", { timeout: 120_000 }, () => {
     expect(await deliveryStatuses(quiet.organizationId)).toEqual({ succeeded: 1 });
   });
 
-  it(`the sweep attempts ${ATTEMPTS_PER_RUN} overdue deliveries itself, every organization's oldest first: a backlog of 1,060 holds no other back`, async () => {
+  it(`the sweep attempts its share of ${ATTEMPTS_PER_RUN} overdue deliveries on each shard itself, every organization's oldest first: a backlog of 1,060 holds no other back`, async () => {
     const { crowded, quiet, inbox } = await crowdedAndQuiet(20);
     // Hand-offs lost: 1,060 deliveries of the crowded organization, then the quiet one's, all pending.
     for (let i = 0; i < 53; i += 1) await createAppHandingTo(crowded.key, `crowded-${i}`);
@@ -126,11 +135,11 @@ describe("bounds and fairness", { timeout: 120_000 }, () => {
     const sent = recordingQueue();
     await runCron("* * * * *", { WEBHOOK_DELIVERIES: sent.queue });
     expect((await received(inbox)).length).toBe(1);
-    expect((await attemptedDeliveries(crowded.organizationId)).length).toBe(ATTEMPTS_PER_RUN - 1);
-    // The next 1,000 are queued for the consumer, 100 a message.
+    expect((await attemptedDeliveries(crowded.organizationId)).length).toBe(SWEEP_SHARE.attempts - 1);
+    // The next ones, the shard's share of 1,000, are queued for the consumer, 100 a message.
     const queued = idsNamedNow(sent.messages());
-    expect(queued.length).toBe(1000);
-    expect(sent.messages().filter((message) => !message.delaySeconds).length).toBe(10);
+    expect(queued.length).toBe(SWEEP_SHARE.leftOver);
+    expect(sent.messages().filter((message) => !message.delaySeconds).length).toBe(SWEEP_SHARE.leftOver / 100);
     await Promise.all(sent.calls.map((call) => env.WEBHOOK_DELIVERIES.sendBatch(call)));
     await untilNothingPending();
     expect(await deliveryStatuses(crowded.organizationId)).toEqual({ failed: 1060 });
@@ -155,7 +164,7 @@ describe("sends", () => {
 });
 
 describe("leases", { timeout: 60_000 }, () => {
-  /** A delivery left pending by a lost hand-off, and the inbox it is for. */
+  /** A delivery left pending by a lost hand-off, the inbox it is for, and a queue message naming it (on its shard). */
   async function pendingDelivery() {
     const me = await createAccount();
     const inbox = newInbox();
@@ -165,7 +174,7 @@ describe("leases", { timeout: 60_000 }, () => {
       .prepare(`SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.organization_id = ?1`)
       .bind(me.organizationId)
       .first<{ id: string }>()) ?? { id: "" };
-    return { me, inbox, id };
+    return { me, inbox, id, message: { shard: shardNameFor(me.organizationId), deliveries: [id] } };
   }
 
   /** Another consumer's claim on the delivery (on whichever shard holds it): leased for LEASE_SECONDS, being attempted. */
@@ -177,16 +186,16 @@ describe("leases", { timeout: 60_000 }, () => {
   }
 
   it("a duplicate message leaves alone a delivery another consumer holds, until its lease ends", async () => {
-    const { inbox, id } = await pendingDelivery();
+    const { inbox, id, message } = await pendingDelivery();
     await claimedElsewhere(id);
-    await deliverMessages([{ deliveries: [id] }]);
+    await deliverMessages([message]);
     expect(await received(inbox)).toEqual([]);
     // Still held as long as another run's attempts may take (6 at a time, 10 seconds each: 70 seconds).
     await timePasses(70);
-    await deliverMessages([{ deliveries: [id] }]);
+    await deliverMessages([message]);
     expect(await received(inbox)).toEqual([]);
     await timePasses(LEASE_SECONDS - 70 + 1);
-    await deliverMessages([{ deliveries: [id] }]);
+    await deliverMessages([message]);
     expect((await received(inbox)).map((request) => request.headers["webhook-id"])).toEqual([id]);
   });
 
@@ -229,7 +238,7 @@ describe("disabled webhooks", () => {
         .bind(hook.id)
         .all<{ id: string }>()
     ).results;
-    await deliverMessages([{ deliveries: [id] }]);
+    await deliverMessages([{ shard: shardNameFor(me.organizationId), deliveries: [id] }]);
     await runCron("* * * * *", { WEBHOOK_DELIVERIES: recordingQueue().queue });
     expect(await received(inbox)).toEqual([]);
     expect(await attemptedDeliveries(me.organizationId)).toEqual([]);
@@ -248,7 +257,7 @@ describe("connections", () => {
       .first<{
         id: string;
       }>();
-    await deliverMessages([{ events: [event?.id as string] }]);
+    await deliverMessages([{ shard: shardNameFor(account.organizationId), events: [event?.id as string] }]);
     const got = await received(inbox);
     expect(got).toHaveLength(12);
     expect(Math.max(...got.map((request) => request.concurrent))).toBe(6);

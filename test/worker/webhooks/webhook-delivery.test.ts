@@ -138,14 +138,15 @@ describe("delivery", { timeout: 30_000 }, () => {
     await receivedAtLeast(inbox, 1);
     const [pending] = await settledDeliveries(me.key, hook.id);
     expect(pending).toMatchObject({ status: "pending", attempts: 1 });
-    await deliverMessages([{ deliveries: [pending.id] }]);
+    const shard = shardNameFor(me.organizationId);
+    await deliverMessages([{ shard, deliveries: [pending.id] }]);
     expect((await received(inbox)).length).toBe(1);
     expect((await deliveriesOf(me.key, hook.id)).deliveries).toEqual([pending]);
     const [, retried] = await receivedAtLeast(inbox, 2, 20_000);
     await expect
       .poll(async () => (await deliveriesOf(me.key, hook.id)).deliveries[0].status, { timeout: 10_000 })
       .toBe("succeeded");
-    await deliverMessages([{ deliveries: [pending.id], events: [JSON.parse(retried.body).data.id] }]);
+    await deliverMessages([{ shard, deliveries: [pending.id], events: [JSON.parse(retried.body).data.id] }]);
     expect((await received(inbox)).length).toBe(2);
   });
 
