@@ -331,9 +331,12 @@ export async function recordKeyUse(db: Queryable, keyHash: string): Promise<void
   await RECORD_KEY_USE.bind(db, { key_hash: keyHash }).run();
 }
 
+// Not while the key's organization's bucket is fenced: a move's copy sees no write (the use is recorded at a later one).
 const RECORD_KEY_USE = sql(
   `UPDATE api_keys SET last_used_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-    WHERE key_hash = :key_hash AND (last_used_at IS NULL OR last_used_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour'))`,
+    WHERE key_hash = :key_hash AND (last_used_at IS NULL OR last_used_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour'))
+      AND (SELECT o.bucket FROM projects p JOIN workspaces w ON w.id = p.workspace_id JOIN organizations o ON o.id = w.organization_id
+            WHERE p.id = api_keys.project_id) NOT IN (SELECT bucket FROM bucket_fences)`,
 );
 
 // Before the update, which it is conditioned like: it reads the role the member had.

@@ -144,16 +144,23 @@ const MUST_DISABLE = `enabled = 1 AND (failed_events >= 20 OR failing_since <= s
 const DISABLE_REASON = `CASE WHEN failed_events >= 20 THEN 'deliveries of 20 events in a row failed'
   ELSE 'every delivery failed for 24 hours' END`;
 
+/**
+ * The webhook :webhook_id's organization is in no fenced bucket: an attempt made before a fence and recorded after it
+ * is not recorded, so that a move's copy sees no write; its delivery, still leased, is attempted again once its lease
+ * ends, from whichever shard then holds it (at least once, as Standard Webhooks expects).
+ */
+const WEBHOOK_UNFENCED = `(SELECT organization_id FROM webhooks WHERE id = :webhook_id) NOT IN (${FENCED_ORGANIZATIONS})`;
+
 const INSERT_ATTEMPT = sql(
   `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_excerpt, error)
-   VALUES (:delivery_id, :attempted_at, :status_code, :duration_ms, :response_excerpt, :error)`,
+   SELECT :delivery_id, :attempted_at, :status_code, :duration_ms, :response_excerpt, :error WHERE ${WEBHOOK_UNFENCED}`,
 );
 const SETTLE_DELIVERY = sql(
   `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = :attempted_at, last_status_code = :status_code,
           last_error = :error,
           status = CASE WHEN :succeeded = 1 THEN 'succeeded' WHEN :next_attempt_at IS NULL THEN 'failed' ELSE 'pending' END,
           next_attempt_at = :next_attempt_at, lease = NULL, leased_until = NULL
-    WHERE id = :delivery_id`,
+    WHERE id = :delivery_id AND ${WEBHOOK_UNFENCED}`,
 );
 const COUNT_FAILURE = sql(
   `UPDATE webhooks SET
@@ -161,11 +168,11 @@ const COUNT_FAILURE = sql(
      failed_events = CASE WHEN :succeeded = 1 THEN 0
                           WHEN (SELECT attempts FROM webhook_deliveries WHERE id = :delivery_id) = 1 THEN failed_events + 1
                           ELSE failed_events END
-    WHERE id = :webhook_id`,
+    WHERE id = :webhook_id AND ${WEBHOOK_UNFENCED}`,
 );
 // The event, then the change, on the same condition (while the webhook is still enabled).
 const WEBHOOK_DISABLED = sql(
-  `WITH hook AS (SELECT *, ${DISABLE_REASON} AS reason FROM webhooks WHERE id = :webhook_id AND ${MUST_DISABLE})
+  `WITH hook AS (SELECT *, ${DISABLE_REASON} AS reason FROM webhooks WHERE id = :webhook_id AND ${MUST_DISABLE} AND ${WEBHOOK_UNFENCED})
    ${INSERT_EVENT}
    SELECT :event_id, 'webhook.disabled', organization_id, NULL, NULL, NULL, NULL, NULL, NULL,
           json_object('webhook_id', id, 'url', url, 'reason', reason)
@@ -173,12 +180,13 @@ const WEBHOOK_DISABLED = sql(
 );
 const DISABLE_WEBHOOK = sql(
   `UPDATE webhooks SET enabled = 0, disabled_reason = ${DISABLE_REASON}, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-    WHERE id = :webhook_id AND ${MUST_DISABLE}`,
+    WHERE id = :webhook_id AND ${MUST_DISABLE} AND ${WEBHOOK_UNFENCED}`,
 );
 const FAIL_PENDING_OF_DISABLED = sql(
   `UPDATE webhook_deliveries SET status = 'failed', last_error = 'webhook disabled', next_attempt_at = NULL,
           lease = NULL, leased_until = NULL
-    WHERE webhook_id = :webhook_id AND status = 'pending' AND (SELECT enabled FROM webhooks WHERE id = :webhook_id) = 0`,
+    WHERE webhook_id = :webhook_id AND status = 'pending' AND (SELECT enabled FROM webhooks WHERE id = :webhook_id) = 0
+      AND ${WEBHOOK_UNFENCED}`,
 );
 
 /**

@@ -1,5 +1,19 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Account, createAccount, expectError, expectJson, type IssuedInvitation, invite, postApp, send } from "./fixtures";
+import {
+  type Account,
+  BASE_URL,
+  createAccount,
+  expectError,
+  expectJson,
+  hashApiKey,
+  type IssuedInvitation,
+  invite,
+  postApp,
+  send,
+  worker,
+} from "./fixtures";
 import { fingerprint } from "./harness";
 import { bucketFor, databaseOf, shardNameFor, shards } from "./pool";
 import {
@@ -223,5 +237,66 @@ describe("writers without a caller", () => {
     await runCron("23 * * * *");
     const [events, deliveries, claims] = sizes(await historyOf(organizationId, bucket));
     expect([events < fenced.events.length, deliveries < fenced.deliveries.length, claims]).toEqual([true, true, 0]);
+  });
+
+  it("an attempt made before the fence is not recorded after it; its delivery, leased, is attempted again once lifted", async () => {
+    const inbox = newInbox("delay_ms=1500");
+    const hook = await subscribe(key, { organization_id: organizationId, url: inbox, events: ["app.created"] });
+    const app = { app_name: `in-flight-${crypto.randomUUID()}`, organization_id: organizationId };
+    await expectJson(await postApp(key, app, { bindings: { WEBHOOK_DELIVERIES: losingQueue } }));
+    const db = databaseOf(hook.id);
+    const state = () =>
+      db
+        .prepare(
+          `SELECT d.status, d.attempts, d.lease IS NOT NULL AS leased,
+                  (SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id) AS recorded
+             FROM webhook_deliveries d WHERE d.webhook_id = ?`,
+        )
+        .bind(hook.id)
+        .first();
+    const delivery = await db
+      .prepare("SELECT id FROM webhook_deliveries WHERE webhook_id = ?")
+      .bind(hook.id)
+      .first<{ id: string }>();
+    const run = deliverMessages([{ shard: shardNameFor(organizationId), deliveries: [delivery?.id as string] }]);
+    for (let wait = 0; wait < 100 && (await received(inbox)).length === 0; wait++) await scheduler.wait(20);
+    expect((await received(inbox)).length).toBe(1);
+    await fence("moving");
+    await run;
+    expect(await state()).toEqual({ status: "pending", attempts: 0, leased: 1, recorded: 0 });
+    await liftFence();
+    await timePasses(300);
+    await runCron("* * * * *", { WEBHOOK_DELIVERIES: recordingQueue().queue });
+    expect([await state(), (await received(inbox)).length]).toEqual([
+      { status: "succeeded", attempts: 1, leased: 0, recorded: 1 },
+      2,
+    ]);
+  });
+
+  it("a key's use is not recorded while its bucket is fenced; lifted, its next use is", async () => {
+    const keyHash = await hashApiKey(key);
+    const db = databaseOf(organizationId);
+    const lastUsed = async () =>
+      (
+        await db
+          .prepare("SELECT last_used_at FROM api_keys WHERE key_hash = ?")
+          .bind(keyHash)
+          .first<{ last_used_at: string | null }>()
+      )?.last_used_at;
+    /** A read with the key, the record of its use (after the answer) included. */
+    const readSettled = async () => {
+      const context = createExecutionContext();
+      const request = new Request(`${BASE_URL}/apps`, { headers: { Authorization: `ApiKey ${key}` } });
+      const response = await worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, env, context);
+      await waitOnExecutionContext(context);
+      return response.status;
+    };
+    await db.prepare("UPDATE api_keys SET last_used_at = NULL WHERE key_hash = ?").bind(keyHash).run();
+    await fence("moving");
+    expect(await readSettled()).toBe(200);
+    expect(await lastUsed()).toBeNull();
+    await liftFence();
+    expect(await readSettled()).toBe(200);
+    expect(await lastUsed()).toEqual(expect.any(String));
   });
 });
