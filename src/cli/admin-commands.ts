@@ -10,8 +10,9 @@ import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import {
   addOrganizationMember,
   changeMemberRole,
+  copyUser,
   createApiKeyAsOperator,
-  createOrganization,
+  createOrganizationCopyingOwner,
   createUser,
   findOrganizationBucket,
   findProjectForUser,
@@ -23,12 +24,12 @@ import {
   revokeApiKeyAsOperator,
   type User,
 } from "../db/accounts";
-import { bucketedSince, LEGACY_BUCKET, newOrganizationBucket } from "../db/buckets";
+import { bucketedSince, bucketOfId, bucketOfPrefix, LEGACY_BUCKET, newOrganizationBucket } from "../db/buckets";
 import { type CallerWriteDb, operatorDb } from "../db/caller";
 import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
-import { claimUser, confirmClaim, releaseClaim } from "../db/directory";
+import { claimUser, confirmClaim, directoryUser, emailHolder, releaseClaim } from "../db/directory";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
-import { placementBuckets } from "../db/pool";
+import { placementBuckets, shardOf } from "../db/pool";
 import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLES } from "../db/roles";
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
 import { addConfig, commitConfig, type Ref } from "../variants/configs.sql.ts";
@@ -127,9 +128,16 @@ function required(options: Options, name: keyof Options): string {
   return value.trim();
 }
 
-async function userByEmail(db: D1Database, email: string): Promise<User> {
-  const user = await findUserByEmail(db, email);
+/**
+ * The user named by `email`: their row on the shard `db`, else the directory's (a user homed on another shard), whose
+ * row is copied to `db` when `copy` (they become a member or an owner there).
+ */
+async function userByEmail(db: D1Database, email: string, pool: DatabasePool, copy = false): Promise<User> {
+  const here = await findUserByEmail(db, email);
+  if (here) return here;
+  const user = await directoryUser(pool.directory, email);
   if (!user) throw new UsageError(`no user with email ${email}`);
+  if (copy) await copyUser(db, user);
   return user;
 }
 
@@ -139,13 +147,14 @@ async function userByEmail(db: D1Database, email: string): Promise<User> {
  */
 async function operatorOnApp(
   db: D1Database,
+  pool: DatabasePool,
   appId: string,
   email: string | undefined,
 ): Promise<{ caller: CallerWriteDb; as: string }> {
   const creator = await findAppCreator(db, appId);
   const bucket = await findOrganizationBucket(db, { appId });
   if (!creator || bucket === null) throw new UsageError(`no app with id ${appId}`);
-  const user = email ? await userByEmail(db, email) : creator;
+  const user = email ? await userByEmail(db, email, pool) : creator;
   return { caller: operatorDb(db, user.id, bucket), as: user.email };
 }
 
@@ -178,9 +187,14 @@ function roleOption(options: Options): Role {
 }
 
 /** The organization named by --org (which must exist) and the user named by --email. */
-async function organizationAndUser(db: D1Database, options: Options): Promise<{ organization: OrganizationRef; user: User }> {
+async function organizationAndUser(
+  db: D1Database,
+  options: Options,
+  pool: DatabasePool,
+  copy = false,
+): Promise<{ organization: OrganizationRef; user: User }> {
   const organizationId = required(options, "org");
-  const user = await userByEmail(db, required(options, "email"));
+  const user = await userByEmail(db, required(options, "email"), pool, copy);
   const bucket = await findOrganizationBucket(db, { organizationId });
   if (bucket === null) throw new UsageError(`no organization with id ${organizationId}`);
   return { organization: { id: organizationId, bucket }, user };
@@ -264,22 +278,24 @@ const COMMANDS: Record<string, Command> = {
 
   async "org create"(db, options, pool) {
     const name = required(options, "name");
-    const owner = await userByEmail(db, required(options, "owner"));
-    const ids = await createOrganization(db, name, owner.id, newOrganizationIds(newBucketOnFirstShard(pool)));
+    // The owner's row is copied to the shard in the same batch when they are homed elsewhere.
+    const owner = await userByEmail(db, required(options, "owner"), pool);
+    const ids = newOrganizationIds(newBucketOnFirstShard(pool));
+    await createOrganizationCopyingOwner(db, name, owner, ids);
     return { organization_id: ids.organizationId, workspace_id: ids.workspaceId, project_id: ids.projectId };
   },
 
-  async "org add-member"(db, options) {
+  async "org add-member"(db, options, pool) {
     const role = roleOption(options);
-    const { organization, user } = await organizationAndUser(db, options);
+    const { organization, user } = await organizationAndUser(db, options, pool, true);
     const change = addOrganizationMember(db, organization, user.id, role);
     await keepingAnOwner(change, `make ${user.email} ${role} in organization ${organization.id}`);
     return { organization_id: organization.id, user_id: user.id, role };
   },
 
-  async "org set-role"(db, options) {
+  async "org set-role"(db, options, pool) {
     const role = roleOption(options);
-    const { organization, user } = await organizationAndUser(db, options);
+    const { organization, user } = await organizationAndUser(db, options, pool);
     const change = changeMemberRole(db, organization, user.id, role);
     const changed = await keepingAnOwner(change, `make ${user.email} ${role} in organization ${organization.id}`);
     if (!changed)
@@ -287,16 +303,16 @@ const COMMANDS: Record<string, Command> = {
     return { organization_id: organization.id, user_id: user.id, role };
   },
 
-  async "org remove-member"(db, options) {
-    const { organization, user } = await organizationAndUser(db, options);
+  async "org remove-member"(db, options, pool) {
+    const { organization, user } = await organizationAndUser(db, options, pool);
     const removal = removeOrganizationMember(db, organization, user.id);
     const removed = await keepingAnOwner(removal, `remove ${user.email} from organization ${organization.id}`);
     if (!removed) throw new UsageError(`${user.email} is not a member of organization ${organization.id}`);
     return { organization_id: organization.id, user_id: user.id, revoked_keys: removed.revokedKeys };
   },
 
-  async "key create"(db, options) {
-    const user = await userByEmail(db, required(options, "email"));
+  async "key create"(db, options, pool) {
+    const user = await userByEmail(db, required(options, "email"), pool);
     const days = options["expires-in-days"];
     if (days !== undefined && !/^[1-9][0-9]{0,4}$/.test(days))
       throw new UsageError("--expires-in-days must be a whole number of days, 1 or more");
@@ -324,11 +340,11 @@ const COMMANDS: Record<string, Command> = {
     return revoked;
   },
 
-  async deploy(db, options) {
+  async deploy(db, options, pool) {
     const appId = required(options, "app");
     const environmentName = required(options, "env");
     const configName = required(options, "variant").normalize("NFC");
-    const { caller, as } = await operatorOnApp(db, appId, required(options, "email"));
+    const { caller, as } = await operatorOnApp(db, pool, appId, required(options, "email"));
     const application = { id: appId, slug: null, version: null };
     const target = {
       application,
@@ -350,7 +366,7 @@ const COMMANDS: Record<string, Command> = {
     return { environment: environmentName, revision: environment.revision, revision_id: environment.revisionId };
   },
 
-  async "variant commit"(db, options) {
+  async "variant commit"(db, options, pool) {
     const appId = required(options, "app");
     const configName = required(options, "name").normalize("NFC");
     let params: unknown;
@@ -365,7 +381,7 @@ const COMMANDS: Record<string, Command> = {
     // What HTTP refuses, the CLI refuses too: params nested too deep, a url that is not "" or http(s).
     const checked = CommitOptions.safeParse({ params, url: options.url });
     if (!checked.success) throw new UsageError(checked.error.issues[0].message);
-    const { caller, as } = await operatorOnApp(db, appId, options.email);
+    const { caller, as } = await operatorOnApp(db, pool, appId, options.email);
     const refs = {
       application: { id: appId, slug: null, version: null },
       variant: { slug: configName, version: null, id: null },
@@ -399,6 +415,22 @@ const COMMANDS: Record<string, Command> = {
   "bucket abort": (_db, options, pool) => abortMove(pool, bucketOptions(options)),
 };
 
+/**
+ * The shard a command acts on (docs/SHARDING.md §2): that of the bucket of the id it names (--org, --app, --project; a
+ * key's --prefix), else of the user --email names (their id's bucket: their first organization's), else bucket 0's
+ * (`user create` and `org create` place there).
+ */
+async function commandShard(options: Options, pool: DatabasePool): Promise<D1Database> {
+  const since = bucketedSince(pool.env);
+  const named = options.org ?? options.app ?? options.project;
+  let bucket = named ? bucketOfId(named.trim(), since) : options.prefix ? bucketOfPrefix(options.prefix.trim()) : null;
+  if (bucket === null && options.email) {
+    const holder = await emailHolder(pool.directory, options.email.trim());
+    if (holder) bucket = bucketOfId(holder.id, since);
+  }
+  return shardOf(pool.env, bucket ?? LEGACY_BUCKET);
+}
+
 async function main(argv: string[], streams: Streams, open: OpenTarget): Promise<Record<string, unknown> | undefined> {
   const { values: options, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   const name = positionals.join(" ");
@@ -411,9 +443,9 @@ async function main(argv: string[], streams: Streams, open: OpenTarget): Promise
   if (options.remote && options["persist-to"]) throw new UsageError("--remote and --persist-to cannot be used together");
 
   if (options.check && name !== "directory fill") throw new UsageError("--check belongs to directory fill only");
-  const { db, pool, close } = await open({ persistTo: options["persist-to"], remote: options.remote });
+  const { pool, close } = await open({ persistTo: options["persist-to"], remote: options.remote });
   try {
-    return await retryWhenBusy(() => command(db, options, pool));
+    return await retryWhenBusy(async () => command(await commandShard(options, pool), options, pool));
   } finally {
     await close();
   }

@@ -127,6 +127,15 @@ const COPY_USER = sql(
 );
 
 /**
+ * Copies the user's row to the shard `db` when absent (docs/SHARDING.md §1: a user's id, username, email and
+ * created_at never change, so a copy is never stale): before making them a member there.
+ */
+export async function copyUser(db: Queryable, user: User): Promise<void> {
+  const { id: user_id, username, email, created_at } = user;
+  await COPY_USER.bind(db, { user_id, username, email, created_at }).run();
+}
+
+/**
  * An organization owned by `owner` on a shard that may not hold the owner's user yet: their row is copied there first
  * when absent (a copy is never stale), in the same batch.
  */

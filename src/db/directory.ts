@@ -42,6 +42,22 @@ const HOLDER = sql<EmailHolder & { username: string; created_at: string }>(
   "SELECT id, username, created_at, pending_until FROM users WHERE email = :email",
 );
 
+const CONFIRMED_USER = sql<{ id: string; username: string; email: string; created_at: string }>(
+  "SELECT id, username, email, created_at FROM users WHERE email = :email AND pending_until IS NULL",
+);
+
+/** The user the directory knows by `email` (not a pending claim), if any: whatever shard their rows are on. */
+export async function directoryUser(directory: Queryable, email: string) {
+  return (
+    (await CONFIRMED_USER.bind(directory, { email }).first<{
+      id: string;
+      username: string;
+      email: string;
+      created_at: string;
+    }>()) ?? null
+  );
+}
+
 /** Who holds `email` in the directory (a user, or a claim), if anyone: one round trip. */
 export async function emailHolder(directory: Queryable, email: string): Promise<EmailHolder | null> {
   return (await HOLDER.bind(directory, { email }).first<EmailHolder>()) ?? null;

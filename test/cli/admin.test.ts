@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bucketOfId, bucketOfPrefix } from "../../src/db/buckets";
+import { bucketOfId, bucketOfPrefix, newId } from "../../src/db/buckets";
 import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
 import {
   API_KEY,
@@ -22,6 +22,7 @@ import {
   expectJsonObject,
   makeTempDir,
   query,
+  queryShard,
   removeTempDir,
   TIMESTAMP,
   UUID,
@@ -900,5 +901,62 @@ describe("end to end, with wrangler dev serving the same folder", () => {
     const allowed = await api(worker, "POST", "/apps", graceKey, { app_name: "by-grace", organization_id: org.organization_id });
     expect(allowed.status).toBe(200);
     expect(allowed.body.app_name).toBe("by-grace");
+  });
+});
+
+describe("on the second shard: each command acts on the shard of what it names", () => {
+  it("org add-member, key create, set-role and remove-member on an organization of SHARD_1, for a user homed on SHARD_0", async () => {
+    // An organization on SHARD_1 (bucket 600), owned by a user homed there: as the Worker makes them on that shard.
+    const [owner, organization, workspace, project] = [newId(600), newId(600), newId(600), newId(600)];
+    await queryShard(
+      dir,
+      "SHARD_1",
+      `INSERT INTO users (id, username, email) VALUES ('${owner}', 'holly', 'holly@example.com')`,
+      `INSERT INTO organizations (id, name, bucket) VALUES ('${organization}', 'On the second shard', 600)`,
+      `INSERT INTO organization_members (organization_id, user_id, role) VALUES ('${organization}', '${owner}', 'owner')`,
+      `INSERT INTO workspaces (id, organization_id, name, is_default) VALUES ('${workspace}', '${organization}', 'Default', 1)`,
+      `INSERT INTO projects (id, workspace_id, name, is_default) VALUES ('${project}', '${workspace}', 'Default', 1)`,
+    );
+    const ivan = expectJsonObject(await admin(dir, "user", "create", "--email", "ivan@example.com"), USER_FIELDS);
+    const membership = (shard: string) =>
+      queryShard(
+        dir,
+        shard,
+        `SELECT role FROM organization_members WHERE organization_id = '${organization}' AND user_id = '${ivan.user_id}'`,
+      );
+    const ivanOnSecondShard = () =>
+      queryShard(dir, "SHARD_1", `SELECT id, username, email FROM users WHERE id = '${ivan.user_id}'`);
+
+    const added = await admin(dir, "org", "add-member", "--org", organization, "--email", "ivan@example.com", "--role", "editor");
+    expect(expectJsonObject(added, MEMBER_FIELDS)).toEqual({
+      organization_id: organization,
+      user_id: ivan.user_id,
+      role: "editor",
+    });
+    // Ivan's row copied to SHARD_1 (from the directory), his membership there.
+    expect(await ivanOnSecondShard()).toEqual([{ id: ivan.user_id, username: "ivan", email: "ivan@example.com" }]);
+    expect(await membership("SHARD_1")).toEqual([{ role: "editor" }]);
+
+    const key = expectJsonObject(
+      await admin(dir, "key", "create", "--email", "ivan@example.com", "--project", project),
+      KEY_FIELDS,
+    );
+    expect(bucketOfPrefix(key.prefix)).toBe(600);
+    // The Worker takes it: the key is homed on SHARD_1, where the organization is.
+    expect((await api(worker, "GET", `/organizations/${organization}`, key.key)).status).toBe(200);
+
+    const demoted = await admin(dir, "org", "set-role", "--org", organization, "--email", "ivan@example.com", "--role", "viewer");
+    expect(expectJsonObject(demoted, MEMBER_FIELDS).role).toBe("viewer");
+    expect(await membership("SHARD_1")).toEqual([{ role: "viewer" }]);
+
+    const removed = await admin(dir, "org", "remove-member", "--org", organization, "--email", "ivan@example.com");
+    expect(expectJsonObject(removed, REMOVED_FIELDS)).toEqual({
+      organization_id: organization,
+      user_id: ivan.user_id,
+      revoked_keys: [key.prefix],
+    });
+    expect(await membership("SHARD_1")).toEqual([]);
+    expect((await api(worker, "GET", `/organizations/${organization}`, key.key)).status).toBe(401);
+    expect(await membership("SHARD_0")).toEqual([]);
   });
 });
