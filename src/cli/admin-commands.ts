@@ -29,7 +29,7 @@ import { type CallerWriteDb, operatorDb } from "../db/caller";
 import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
 import { claimUser, confirmClaim, directoryUser, emailHolder, releaseClaim } from "../db/directory";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
-import { placementBuckets, shardOf } from "../db/pool";
+import { openShards, placementBuckets, type ShardName, shardOf } from "../db/pool";
 import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLES } from "../db/roles";
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
 import { addConfig, commitConfig, type Ref } from "../variants/configs.sql.ts";
@@ -49,8 +49,8 @@ import { runCommand, type Streams, UsageError } from "./run-cli";
 const USAGE = `Usage: npm run --silent admin -- <command> [options] [--persist-to DIR | --remote]
 
 Commands:
-  user create --email E [--username U]
-  org create --name N --owner E
+  user create --email E [--username U] [--shard SHARD_n]
+  org create --name N --owner E [--shard SHARD_n]
   org add-member --org ID --email E --role ROLE
   org set-role --org ID --email E --role ROLE
   org remove-member --org ID --email E
@@ -75,6 +75,9 @@ as its actor's: member.joined, member.role_changed (add-member of a member, set-
 member.removed, api_key.created, api_key.deleted (revoke of a live key), and for deploy and
 variant commit, as the user they act as, environment.deployed and config.added or
 config.committed. user create and org create record none (no event type names them).
+
+user create and org create place the new organization on --shard, else on the first shard of
+OPEN_SHARDS (wrangler.toml); every other command acts on the shard of what it names.
 
 directory fill copies every shard's users and memberships into the directory (docs/SHARDING.md
 §6; adds only what is missing: run it again any time) and prints what it added per shard; a user
@@ -115,6 +118,7 @@ const OPTIONS = {
   buckets: { type: "string" },
   to: { type: "string" },
   "shard-map": { type: "string" },
+  shard: { type: "string" },
   "persist-to": { type: "string" },
   remote: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -222,11 +226,19 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
- * A new organization's bucket: at random among SHARD_0's buckets, the shard the CLI writes to (`db`) until it places
- * by bucket (docs/SHARDING.md milestone 5).
+ * Where `user create` and `org create` place a new organization (docs/SHARDING.md §2): on --shard, which must take new
+ * organizations (OPEN_SHARDS), else on the first shard that does; in one of its buckets at random (bucket 0, before
+ * BUCKETED_SINCE). The bucket, and the database of its shard.
  */
-const newBucketOnFirstShard = ({ env }: DatabasePool) =>
-  newOrganizationBucket(bucketedSince(env), placementBuckets(env, "SHARD_0"));
+function placement(options: Options, { env }: DatabasePool): { bucket: number; db: D1Database } {
+  const open = openShards(env);
+  const shard = options.shard?.trim() ?? open[0];
+  if (!open.includes(shard as ShardName)) {
+    throw new UsageError(`--shard must name a shard that takes new organizations (OPEN_SHARDS): ${open.join(", ")}`);
+  }
+  const bucket = newOrganizationBucket(bucketedSince(env), placementBuckets(env, shard as ShardName));
+  return { bucket, db: shardOf(env, bucket) };
+}
 
 /** What the bucket commands read of the command line. */
 const bucketOptions = (options: Options): BucketOptions => ({
@@ -251,7 +263,8 @@ const COMMANDS: Record<string, Command> = {
         : options.username.trim();
     if (!USERNAME.test(username)) throw new UsageError("--username must be 1-64 letters, digits, dots, dashes or underscores");
     if (await findUserByEmail(db, email)) throw new UsageError(`a user with email ${email} already exists`);
-    const ids = newAccountIds(newBucketOnFirstShard(pool));
+    const placed = placement(options, pool);
+    const ids = newAccountIds(placed.bucket);
     // Email and username are unique across the shards: claimed in the directory first, confirmed once made
     // (docs/SHARDING.md §3.3).
     const createdAt = new Date().toISOString();
@@ -259,7 +272,7 @@ const COMMANDS: Record<string, Command> = {
     if (claim === "email_taken") throw new UsageError(`a user with email ${email} already exists`);
     if (claim === "username_taken") throw new UsageError(`the username ${username} is taken: choose another with --username`);
     try {
-      await createUser(db, { email, username, createdAt }, ids);
+      await createUser(placed.db, { email, username, createdAt }, ids);
       await confirmClaim(pool.directory, ids.userId);
       return {
         user_id: ids.userId,
@@ -280,8 +293,9 @@ const COMMANDS: Record<string, Command> = {
     const name = required(options, "name");
     // The owner's row is copied to the shard in the same batch when they are homed elsewhere.
     const owner = await userByEmail(db, required(options, "owner"), pool);
-    const ids = newOrganizationIds(newBucketOnFirstShard(pool));
-    await createOrganizationCopyingOwner(db, name, owner, ids);
+    const placed = placement(options, pool);
+    const ids = newOrganizationIds(placed.bucket);
+    await createOrganizationCopyingOwner(placed.db, name, owner, ids);
     return { organization_id: ids.organizationId, workspace_id: ids.workspaceId, project_id: ids.projectId };
   },
 

@@ -167,3 +167,6 @@ export function placementBuckets(env: Env, preferred: ShardName | null): number[
   const own = preferred === null ? undefined : openBuckets.get(preferred);
   return own ?? [...openBuckets.values()].flat();
 }
+
+/** The shards taking new organizations (OPEN_SHARDS as checked), in the order it names them. */
+export const openShards = (env: Env): ShardName[] => [...pool(env).openBuckets.keys()];

@@ -959,4 +959,37 @@ describe("on the second shard: each command acts on the shard of what it names",
     expect((await api(worker, "GET", `/organizations/${organization}`, key.key)).status).toBe(401);
     expect(await membership("SHARD_0")).toEqual([]);
   });
+
+  it("user create and org create place on --shard (a shard taking new organizations), else on the first of OPEN_SHARDS", async () => {
+    const june = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "june@example.com", "--shard", "SHARD_1"),
+      USER_FIELDS,
+    );
+    expect(bucketOfId(june.organization_id, 0)).toBeGreaterThanOrEqual(512);
+    const juneOn = (shard: string) => queryShard(dir, shard, `SELECT username FROM users WHERE id = '${june.user_id}'`);
+    expect(await juneOn("SHARD_1")).toEqual([{ username: "june" }]);
+    expect(await juneOn("SHARD_0")).toEqual([]);
+
+    const second = expectJsonObject(
+      await admin(dir, "org", "create", "--name", "June's", "--owner", "june@example.com", "--shard", "SHARD_1"),
+      ORG_FIELDS,
+    );
+    expect(bucketOfId(second.organization_id, 0)).toBeGreaterThanOrEqual(512);
+    // By default on SHARD_0, the first of OPEN_SHARDS: June's row copied there with the organization.
+    const first = expectJsonObject(
+      await admin(dir, "org", "create", "--name", "June's too", "--owner", "june@example.com"),
+      ORG_FIELDS,
+    );
+    expect(bucketOfId(first.organization_id, 0)).toBeLessThan(512);
+    expect(await juneOn("SHARD_0")).toEqual([{ username: "june" }]);
+    const owners = (shard: string, organization: string) =>
+      queryShard(dir, shard, `SELECT user_id, role FROM organization_members WHERE organization_id = '${organization}'`);
+    expect(await owners("SHARD_1", second.organization_id)).toEqual([{ user_id: june.user_id, role: "owner" }]);
+    expect(await owners("SHARD_0", first.organization_id)).toEqual([{ user_id: june.user_id, role: "owner" }]);
+
+    expectCliError(
+      await admin(dir, "user", "create", "--email", "kim@example.com", "--shard", "SHARD_7"),
+      /--shard must name a shard/,
+    );
+  });
 });
