@@ -4,15 +4,19 @@
  * shard in a batch that refuses itself once the claim has lapsed, then confirming the claim (`pending_until` NULL).
  * A failure at any point leaves nothing that blocks a retry: a claim nobody confirmed lapses after CLAIM_SECONDS.
  */
+
+import type { User } from "./accounts";
 import type { Queryable } from "./d1";
 import { batch, sql } from "./sql";
 
 /** How long a claim holds its email before another may take it over (its shard write refuses itself after that). */
 export const CLAIM_SECONDS = 300;
 
-/** Who holds an email in the directory: the user's id, and until when it is only claimed (null: a confirmed user). */
-export interface EmailHolder {
-  id: string;
+/**
+ * Who holds an email in the directory: the user's row (as on their shards), and until when it is only claimed (null: a
+ * confirmed user).
+ */
+export interface EmailHolder extends User {
   pending_until: string | null;
 }
 
@@ -38,24 +42,14 @@ const RENEW = sql(
     WHERE id = :user_id AND email = :email AND pending_until IS NOT NULL`,
 );
 
-const HOLDER = sql<EmailHolder & { username: string; created_at: string }>(
-  "SELECT id, username, created_at, pending_until FROM users WHERE email = :email",
-);
-
-const CONFIRMED_USER = sql<{ id: string; username: string; email: string; created_at: string }>(
-  "SELECT id, username, email, created_at FROM users WHERE email = :email AND pending_until IS NULL",
-);
+const HOLDER = sql<EmailHolder>("SELECT id, username, email, created_at, pending_until FROM users WHERE email = :email");
 
 /** The user the directory knows by `email` (not a pending claim), if any: whatever shard their rows are on. */
-export async function directoryUser(directory: Queryable, email: string) {
-  return (
-    (await CONFIRMED_USER.bind(directory, { email }).first<{
-      id: string;
-      username: string;
-      email: string;
-      created_at: string;
-    }>()) ?? null
-  );
+export async function directoryUser(directory: Queryable, email: string): Promise<User | null> {
+  const holder = await emailHolder(directory, email);
+  if (!holder || holder.pending_until !== null) return null;
+  const { pending_until: _, ...user } = holder;
+  return user;
 }
 
 /** Who holds `email` in the directory (a user, or a claim), if anyone: one round trip. */

@@ -4,7 +4,7 @@ import { type Caller, type CallerDb, type CallerWriteDb, type RequestCaller, Unk
 import { type Queryable, retryReadOnce } from "../db/d1";
 import { allShards, isShardName, type ShardName, shardNamed, shardNameOf } from "../db/pool";
 import { handOff } from "../webhooks/hand-off";
-import { requestBucket } from "./request-bucket";
+import { decidingRef, requestBucket } from "./request-bucket";
 
 /**
  * D1 read-replication bookmarks, sent back whole by clients so that they read their own writes: one entry per shard,
@@ -149,26 +149,18 @@ async function onShard<E extends CallerEnv, T>(
       keepBookmark(c, shard);
     }
   };
-  const homes = keyHomes(c);
-  const named = refs.find((ref) => ref !== null && ref !== undefined) ?? CALLER_KEY;
-  if (named === CALLER_KEY) {
-    // What the key names (its project) is on the shard holding the key.
-    for (const home of homes) {
-      try {
-        return await run(home.shard, home.bucket, requestCaller.caller);
-      } catch (error) {
-        if (!(error instanceof UnknownApiKeyError) || home === homes[homes.length - 1]) throw error;
-      }
-    }
-  }
   const bucket = requestBucket(c, refs);
   const shard = shardNameOf(c.env, bucket);
+  const homes = keyHomes(c);
   if (homes.length === 0) return run(shard, bucket, requestCaller.caller);
-  if (requestCaller.vouched) return run(shard, bucket, requestCaller.vouched);
+  // What the key names by itself (its project) is on the shard holding the key.
+  const byKey = decidingRef(refs) === CALLER_KEY;
+  if (requestCaller.vouched && !byKey) return run(shard, bucket, requestCaller.vouched);
   for (const home of homes) {
-    if (home.shard === shard) {
+    if (byKey || home.shard === shard) {
+      // The key is checked in the batch itself; not found, the next home is asked.
       try {
-        return await run(shard, bucket, requestCaller.caller);
+        return await run(home.shard, byKey ? home.bucket : bucket, requestCaller.caller);
       } catch (error) {
         if (!(error instanceof UnknownApiKeyError) || home === homes[homes.length - 1]) throw error;
         continue;
