@@ -4,15 +4,18 @@ import { expect } from "vitest";
 import type { Revision } from "../../src/applications/revisions.schemas";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import {
+  copyUser,
   createApiKey,
-  createOrganization,
+  createOrganizationCopyingOwner,
   createUser,
   newAccountIds,
   newOrganizationIds,
   setOrganizationMember,
+  type User,
 } from "../../src/db/accounts";
 import { newId } from "../../src/db/buckets";
 import { operatorDb } from "../../src/db/caller";
+import { claimUser, confirmClaim } from "../../src/db/directory";
 import type { ShardName } from "../../src/db/pool";
 import type { Role } from "../../src/db/roles";
 import worker from "../../src/index";
@@ -86,29 +89,23 @@ export async function createAccount(email?: string, shard?: ShardName): Promise<
   const username = `user${counter}-${crypto.randomUUID().slice(0, 8)}`;
   const ids = newAccountIds(bucketForNewOrganization(shard));
   const user = { email: email ?? `${username}@example.com`, username, createdAt: new Date().toISOString() };
-  // As the admin CLI's `user create`: the directory knows every user, as their shards do (docs/SHARDING.md §1).
-  await env.DIRECTORY.prepare("INSERT INTO users (id, username, email, created_at) VALUES (?, ?, ?, ?)")
-    .bind(ids.userId, user.username, user.email, user.createdAt)
-    .run();
+  // As the admin CLI's `user create`: claimed in the directory, made on its shard, confirmed (docs/SHARDING.md §3.3).
+  const claim = await claimUser(env.DIRECTORY, { id: ids.userId, ...user });
+  if (claim !== "claimed") throw new Error(`createAccount: ${claim} (${user.email})`);
   await createUser(databaseOf(ids.organizationId), user, ids);
+  await confirmClaim(env.DIRECTORY, ids.userId);
   const key = await issueKey(ids.userId, ids.projectId);
   return { ...ids, username, key };
 }
 
-/**
- * Copies the user's row to the shard of `organizationId`, where they become a member or hold a key, as the service does
- * (docs/SHARDING.md §1: a user's id, username, email and created_at never change).
- */
-async function copyUser(userId: string, organizationId: string) {
+/** The user's row, read on the shard of their id's bucket (their first organization's, where it was made). */
+async function userRow(userId: string): Promise<User> {
   const user = await databaseOf(userId)
     .prepare("SELECT id, username, email, created_at FROM users WHERE id = ?")
     .bind(userId)
-    .first<Record<string, string>>();
+    .first<User>();
   if (!user) throw new Error(`no user ${userId} on its shard`);
-  await databaseOf(organizationId)
-    .prepare("INSERT OR IGNORE INTO users (id, username, email, created_at) VALUES (?, ?, ?, ?)")
-    .bind(user.id, user.username, user.email, user.created_at)
-    .run();
+  return user;
 }
 
 /**
@@ -144,8 +141,7 @@ export async function markKeyUsed(key: string): Promise<void> {
 export async function createTeam(owner: Account, members: [Account, Role][] = [], shard?: ShardName) {
   const ids = newOrganizationIds(bucketForNewOrganization(shard));
   const db = databaseOf(ids.organizationId);
-  await copyUser(owner.userId, ids.organizationId);
-  await createOrganization(db, `team ${++counter}`, owner.userId, ids);
+  await createOrganizationCopyingOwner(db, `team ${++counter}`, await userRow(owner.userId), ids);
   for (const [member, role] of members) await addMember(ids.organizationId, member.userId, role);
   return ids;
 }
@@ -155,8 +151,9 @@ export async function createTeam(owner: Account, members: [Account, Role][] = []
  * first; no event, as the fixtures' other writes.
  */
 export async function addMember(organizationId: string, userId: string, role: Role) {
-  await copyUser(userId, organizationId);
-  await setOrganizationMember(databaseOf(organizationId), organizationId, userId, role);
+  const db = databaseOf(organizationId);
+  await copyUser(db, await userRow(userId));
+  await setOrganizationMember(db, organizationId, userId, role);
 }
 
 /**
@@ -193,7 +190,7 @@ export async function createLayeredTeam(owner: Account) {
   const bucket = bucketForNewOrganization();
   const organizationId = newId(bucket);
   const db = databaseOf(organizationId);
-  await copyUser(owner.userId, organizationId);
+  await copyUser(db, await userRow(owner.userId));
   const statements = [
     db
       .prepare("INSERT INTO organizations (id, name, bucket) VALUES (?, ?, ?)")

@@ -23,8 +23,8 @@ import {
   send,
 } from "./fixtures";
 import { snapshot } from "./harness";
-import { failTrips } from "./instrumented-d1";
-import { allShardNames, bucketFor, countedShards, databaseOf, shardNameFor } from "./pool";
+import { failTrips, instrumentD1 } from "./instrumented-d1";
+import { allShardNames, bucketFor, countedShards, databaseOf, shardNameFor, shards } from "./pool";
 
 /*
  * Requests whose key and organization are on different shards (docs/SHARDING.md §3.2): the key is checked on its home
@@ -82,6 +82,24 @@ describe.each([
     const listed = countedShards();
     expect((await send("GET", "/apps", { key: guest.key, bindings: listed.bindings })).status).toBe(200);
     expect(listed.trips()).toEqual({ [home]: 1, [elsewhere]: 0, DIRECTORY: 0 });
+  });
+
+  it("answers a bookmark for each shard it reached, and starts each shard's session at that shard's own entry", async () => {
+    const guest = await guestOf(team, home, "viewer");
+    const first = await send("GET", appRevisions(teamApp), { key: guest.key });
+    expect(first.status).toBe(200);
+    const header = first.headers.get("x-d1-bookmark") ?? "";
+    const entries = new Map(
+      header.split(",").map((entry) => [entry.slice(0, entry.indexOf(":")), entry.slice(entry.indexOf(":") + 1)]),
+    );
+    expect([...entries.keys()]).toEqual(["SHARD_0", "SHARD_1"]);
+    const instrumented = allShardNames().map((name, i) => ({ name, ...instrumentD1(shards()[i]) }));
+    const bindings = Object.fromEntries(instrumented.map(({ name, db }) => [name, db]));
+    const again = await send("GET", appRevisions(teamApp), { key: guest.key, bindings, headers: { "x-d1-bookmark": header } });
+    expect(again.status).toBe(200);
+    expect(instrumented.map(({ name, counter }) => [name, counter.sessions])).toEqual(
+      instrumented.map(({ name }) => [name, [entries.get(name)]]),
+    );
   });
 
   it("lists what spans organizations from every shard, oldest first: organizations, keys, and the personal organization", async () => {
@@ -164,7 +182,7 @@ describe.each([
     const copy = () => db.prepare("SELECT id, username, email FROM users WHERE id = ?").bind(invitee.userId).first();
     expect(await copy()).toBeNull();
     // Another's key: refused, and nothing is copied.
-    await expectError(await accept(invitation, owner.key), 403, expect.any(String) as unknown as string);
+    await expectError(await accept(invitation, owner.key), 403, "This invitation is for another email address");
     expect(await copy()).toBeNull();
     const accepted = await expectJson<{ user_id: string }>(await accept(invitation, invitee.key));
     expect(accepted.user_id).toBe(invitee.userId);
