@@ -40,7 +40,7 @@ import {
   type DatabasePool,
   type OpenDatabase,
   openDatabase,
-  retryWhenBusy,
+  retryTransient,
   type Target,
 } from "./database";
 import { checkDirectory, fillDirectory } from "./directory";
@@ -459,7 +459,7 @@ async function main(argv: string[], streams: Streams, open: OpenTarget): Promise
   if (options.check && name !== "directory fill") throw new UsageError("--check belongs to directory fill only");
   const { pool, close } = await open({ persistTo: options["persist-to"], remote: options.remote });
   try {
-    return await retryWhenBusy(async () => command(await commandShard(options, pool), options, pool));
+    return await retryTransient(async () => command(await commandShard(options, pool), options, pool));
   } finally {
     await close();
   }

@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { BUCKETS } from "../db/buckets";
 import { readShardMap, type ShardName } from "../db/pool";
 import { type Sql, sql, type Values } from "../db/sql";
-import { type DatabasePool, retryWhenBusy } from "./database";
+import { type DatabasePool, retryTransient } from "./database";
 import { jsonChunks, PAGE_ROWS, type Pages, pagesOf } from "./directory";
 import { UsageError } from "./run-cli";
 
@@ -355,20 +355,20 @@ function mappedShard(pool: DatabasePool, options: BucketOptions, range: BucketRa
 }
 
 const fencesOf = async (db: D1Database, range: BucketRange) =>
-  (await retryWhenBusy(() => FENCES.bind(db, { ...range }).all<{ bucket: number; state: string }>())).results;
+  (await retryTransient(() => FENCES.bind(db, { ...range }).all<{ bucket: number; state: string }>())).results;
 
 const setFences = (db: D1Database, range: BucketRange, state: "moving" | "incoming" | "moved") =>
-  retryWhenBusy(() => SET_FENCES.bind(db, { ...range, state }).run());
+  retryTransient(() => SET_FENCES.bind(db, { ...range, state }).run());
 
 const liftFences = (db: D1Database, range: BucketRange, state: "moving" | "incoming") =>
-  retryWhenBusy(() => LIFT_FENCES.bind(db, { ...range, state }).run());
+  retryTransient(() => LIFT_FENCES.bind(db, { ...range, state }).run());
 
 const setMoveState = (pool: DatabasePool, range: BucketRange, state: Move["state"], checksums: string | null = null) =>
-  retryWhenBusy(() => SET_MOVE_STATE.bind(pool.directory, { ...range, state, checksums }).run());
+  retryTransient(() => SET_MOVE_STATE.bind(pool.directory, { ...range, state, checksums }).run());
 
 /** The move of exactly this range, and any other unfinished move overlapping it (which this one must not cross). */
 async function movesOf(pool: DatabasePool, range: BucketRange): Promise<{ move: Move | undefined; crossing: Move[] }> {
-  const { results } = await retryWhenBusy(() => MOVES_OVERLAPPING.bind(pool.directory, { ...range }).all<Move>());
+  const { results } = await retryTransient(() => MOVES_OVERLAPPING.bind(pool.directory, { ...range }).all<Move>());
   const same = (move: Move) => move.bucket_from === range.bucket_from && move.bucket_to === range.bucket_to;
   return {
     move: results.find(same),
@@ -399,7 +399,7 @@ async function writePages(source: D1Database, destination: D1Database, table: Bu
   let changed = 0;
   for await (const rows of rowsOf(source, table, range)) {
     const chunks = jsonChunks(rows.map((row) => Object.values(row)));
-    const results = await retryWhenBusy(() =>
+    const results = await retryTransient(() =>
       destination.batch(chunks.map((chunk) => statement.bind(destination, { rows: chunk }))),
     );
     changed += results.reduce((sum, result) => sum + result.results.length, 0);
@@ -426,7 +426,7 @@ async function deleteRows(db: D1Database, range: BucketRange): Promise<Record<st
     if (!remove) continue;
     deleted[table.name] = 0;
     for (;;) {
-      const { results } = await retryWhenBusy(() => remove.bind(db, { ...range, page_rows: PAGE_ROWS }).all());
+      const { results } = await retryTransient(() => remove.bind(db, { ...range, page_rows: PAGE_ROWS }).all());
       if (results.length === 0) break;
       deleted[table.name] += results.length;
     }
@@ -436,7 +436,7 @@ async function deleteRows(db: D1Database, range: BucketRange): Promise<Record<st
 
 /** Stops unless every table of the shard is one this module copies or leaves alone on purpose. */
 async function assertKnownTables(shard: { name: ShardName; db: D1Database }): Promise<void> {
-  const { results } = await retryWhenBusy(() => SHARD_TABLES.bind(shard.db, {}).all<{ name: string }>());
+  const { results } = await retryTransient(() => SHARD_TABLES.bind(shard.db, {}).all<{ name: string }>());
   const known = new Set([...TABLES.map((table) => table.name), ...NOT_MOVED]);
   const unknown = results.map(({ name }) => name).filter((name) => !known.has(name));
   if (unknown.length > 0)
@@ -480,9 +480,10 @@ export async function moveBuckets(pool: DatabasePool, options: BucketOptions): P
   if (!resuming) {
     await assertFences(destination, range, ["moved"]);
     await assertFences(source, range, []);
-    const [{ held }] = (await retryWhenBusy(() => HOLDS_ROWS.bind(destination.db, { ...range }).all<{ held: number }>())).results;
+    const [{ held }] = (await retryTransient(() => HOLDS_ROWS.bind(destination.db, { ...range }).all<{ held: number }>()))
+      .results;
     if (held) throw new UsageError(`${destination.name} holds rows of ${described(range)} already`);
-    await retryWhenBusy(() =>
+    await retryTransient(() =>
       START_MOVE.bind(pool.directory, { ...range, source: source.name, destination: destination.name }).run(),
     );
   }

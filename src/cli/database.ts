@@ -1,3 +1,4 @@
+import { AssertionError } from "node:assert";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -105,25 +106,32 @@ export async function openDatabase(target: Target): Promise<OpenDatabase> {
 }
 
 /**
- * Runs `work` again when the local database was busy. `wrangler dev` and this process each open the same SQLite
- * file, and workerd sets no busy timeout, so one may find the other's lock; the D1 error then only says
- * "internal error". Locked statements and batches did not write, so running the work again is safe.
+ * Runs `work` again after a failure of the local tooling rather than of the work, a bounded number of times:
+ * - the database was busy: `wrangler dev` and this process each open the same SQLite file, and workerd sets no busy
+ *   timeout, so one may find the other's lock; the D1 error then only says "internal error".
+ * - getPlatformProxy lost the call: its Node side frees a statement once the statement's object is collected, which
+ *   may be while a call on it is still on its way (on a loaded machine); workerd then refuses the call, and the proxy
+ *   reports only its own failed assertion ("false == true").
+ * Either way the statement or batch that failed did not run, so running the work again is safe.
  */
-export async function retryWhenBusy<T>(work: () => Promise<T>, attempts = 6): Promise<T> {
+export async function retryTransient<T>(work: () => Promise<T>, attempts = 6): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (error) {
-      const busy = /SQLITE_BUSY|database is locked|internal error/i.test(error instanceof Error ? error.message : String(error));
-      if (!busy || attempt >= attempts) throw error;
+      if (!isTransient(error) || attempt >= attempts) throw error;
       await new Promise((resolveLater) => setTimeout(resolveLater, 50 * 2 ** attempt));
     }
   }
 }
 
+const isTransient = (error: unknown): boolean =>
+  error instanceof AssertionError ||
+  /SQLITE_BUSY|database is locked|internal error/i.test(error instanceof Error ? error.message : String(error));
+
 /** Whether `db` has the table `name`. */
 const hasTable = (db: D1Database, name: string) =>
-  retryWhenBusy(() => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1").bind(name).first());
+  retryTransient(() => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1").bind(name).first());
 
 /** Every database of the pool has its schema: the directory's memberships, each shard's apps. */
 async function assertMigrated(pool: DatabasePool, target: Target): Promise<void> {

@@ -11,7 +11,7 @@
  */
 import { bucketOfId, bucketOfPrefix } from "../db/buckets";
 import { type Sql, sql, type Values } from "../db/sql";
-import { type DatabasePool, retryWhenBusy } from "./database";
+import { type DatabasePool, retryTransient } from "./database";
 
 /** Rows read per page. */
 export const PAGE_ROWS = 1000;
@@ -43,7 +43,7 @@ export interface Pages<Row> {
 export async function* pagesOf<Row>(db: D1Database, table: Pages<Row>): AsyncGenerator<Row[]> {
   let after = table.first;
   for (;;) {
-    const { results } = await retryWhenBusy(() => table.select.bind(db, { ...after, page_rows: PAGE_ROWS }).all<Row>());
+    const { results } = await retryTransient(() => table.select.bind(db, { ...after, page_rows: PAGE_ROWS }).all<Row>());
     if (results.length > 0) yield results;
     if (results.length < PAGE_ROWS) return;
     after = table.after(results[results.length - 1]);
@@ -169,7 +169,7 @@ export async function fillDirectory(pool: DatabasePool): Promise<Added & { shard
     const added: Added = { users_added: 0, memberships_added: 0 };
     for await (const users of pagesOf(db, USERS)) {
       const chunks = jsonChunks(users.map(userRow));
-      const results = await retryWhenBusy(() =>
+      const results = await retryTransient(() =>
         pool.directory.batch<User>(
           chunks.flatMap((chunk) => [
             INSERT_USERS.bind(pool.directory, { chunk }),
@@ -185,7 +185,7 @@ export async function fillDirectory(pool: DatabasePool): Promise<Added & { shard
     }
     for await (const memberships of pagesOf(db, MEMBERSHIPS)) {
       const chunks = jsonChunks(memberships.map((membership) => [membership.user_id, membership.organization_id]));
-      const results = await retryWhenBusy(() =>
+      const results = await retryTransient(() =>
         pool.directory.batch(chunks.map((chunk) => INSERT_MEMBERSHIPS.bind(pool.directory, { chunk }))),
       );
       added.memberships_added += results.reduce((sum, result) => sum + result.meta.changes, 0);
@@ -328,6 +328,6 @@ export async function checkDirectory(
 
 /** The rows `select` answers for `items`, bound as JSON chunks, all in one batch. */
 async function readChunks<Row>(db: D1Database, select: Sql<Row>, items: unknown[]): Promise<Row[]> {
-  const results = await retryWhenBusy(() => db.batch<Row>(jsonChunks(items).map((chunk) => select.bind(db, { chunk }))));
+  const results = await retryTransient(() => db.batch<Row>(jsonChunks(items).map((chunk) => select.bind(db, { chunk }))));
   return results.flatMap((result) => result.results);
 }

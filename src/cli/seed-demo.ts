@@ -21,7 +21,7 @@ import { isUniqueViolation } from "../db/d1";
 import { shardOf } from "../db/pool";
 import { addConfig, commitConfig, fetchConfig } from "../variants/configs.sql.ts";
 import { deployConfig } from "../variants/deployments.sql.ts";
-import { type DatabasePool, openDatabase, retryWhenBusy } from "./database";
+import { type DatabasePool, openDatabase, retryTransient } from "./database";
 import { fillDirectory } from "./directory";
 import { runCli, UsageError } from "./run-cli";
 
@@ -167,10 +167,10 @@ async function main(): Promise<undefined> {
   const { db, pool, close } = await openDatabase({ persistTo: values["persist-to"] });
   try {
     const done = [
-      ...((await retryWhenBusy(() => ensureDemoUser(db))) ? ["user"] : []),
-      ...((await retryWhenBusy(() => ensureDemoKey(db))) ? ["key"] : []),
-      ...(await retryWhenBusy(() => ensureDemoApp(db))),
-      ...((await retryWhenBusy(() => ensureSecondOrganization(db, pool))) ? ["second organization"] : []),
+      ...((await retryTransient(() => ensureDemoUser(db))) ? ["user"] : []),
+      ...((await retryTransient(() => ensureDemoKey(db))) ? ["key"] : []),
+      ...(await retryTransient(() => ensureDemoApp(db))),
+      ...((await retryTransient(() => ensureSecondOrganization(db, pool))) ? ["second organization"] : []),
     ];
     process.stderr.write(done.length ? `demo data seeded: ${done.join(", ")}\n` : "demo data already present\n");
     const { users_added, memberships_added } = await fillDirectory(pool);

@@ -270,7 +270,7 @@ describe("a bucket moved while its organization is written to", () => {
     await race;
 
     // Locally the CLI and wrangler dev open the same SQLite files, and workerd sets no busy timeout: a write meeting
-    // the other's lock fails as an internal error (src/cli/database.ts, retryWhenBusy), answered 500 and not
+    // the other's lock fails as an internal error (src/cli/database.ts, retryTransient), answered 500 and not
     // acknowledged. Those are the only answers but 200 and 503, one per such error wrangler dev logged.
     const unhandled = [...oldErrors, ...worker.errorsSince(0)].filter((line) => line.includes('"message":"unhandled error"'));
     expect(unhandled.filter((line) => !/database is locked|internal error/.test(line))).toEqual([]);

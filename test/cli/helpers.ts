@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { runAdmin } from "../../src/cli/admin-commands";
-import { type OpenDatabase, openDatabase, retryWhenBusy, type Target } from "../../src/cli/database";
+import { type OpenDatabase, openDatabase, retryTransient, type Target } from "../../src/cli/database";
 import { type RunResult as ProgramResult, programEnv, ROOT, run } from "../support/processes";
 import type { DevServer } from "../support/wrangler";
 
@@ -98,7 +98,7 @@ export function adminOwnDatabase(persistTo: string, ...args: string[]): Promise<
 
 /** Runs `statements` in one batch on `db`: the rows of the last. */
 async function rowsOf<Row>(db: D1Database, statements: string[]): Promise<Row[]> {
-  const results = await retryWhenBusy(() => db.batch<Row>(statements.map((sql) => db.prepare(sql))));
+  const results = await retryTransient(() => db.batch<Row>(statements.map((sql) => db.prepare(sql))));
   return results.at(-1)?.results ?? [];
 }
 
