@@ -26,7 +26,7 @@ import {
 } from "../db/accounts";
 import { bucketedSince, bucketOfId, bucketOfPrefix, LEGACY_BUCKET, newOrganizationBucket } from "../db/buckets";
 import { type CallerWriteDb, operatorDb } from "../db/caller";
-import { isLastOwnerViolation, isUniqueViolation } from "../db/d1";
+import { isFenceTrip, isLastOwnerViolation, isUniqueViolation } from "../db/d1";
 import { claimUser, confirmClaim, directoryUser, emailHolder, releaseClaim } from "../db/directory";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
 import { openShards, placementBuckets, type ShardName, shardOf } from "../db/pool";
@@ -460,10 +460,18 @@ async function main(argv: string[], streams: Streams, open: OpenTarget): Promise
   const { pool, close } = await open({ persistTo: options["persist-to"], remote: options.remote });
   try {
     return await retryTransient(async () => command(await commandShard(options, pool), options, pool));
+  } catch (error) {
+    if (isFenceTrip(error)) throw new Error(FENCED);
+    throw error;
   } finally {
     await close();
   }
 }
+
+/** A write refused by a fence (docs/SHARDING.md §5): the CLI's writes are fenced as the Worker's are. */
+const FENCED =
+  "the organization's bucket is fenced on the shard SHARD_MAP gives it; nothing was written. Being moved: run this " +
+  "again after bucket finish (or bucket abort). Moved away: set SHARD_MAP in wrangler.toml to the deployed map.";
 
 /** Opens the database a command line names; the CLI tests pass one that keeps it open from command to command. */
 export type OpenTarget = (target: Target) => Promise<OpenDatabase>;

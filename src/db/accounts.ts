@@ -1,4 +1,5 @@
 import { bucketOfPrefix, LEGACY_BUCKET, newId } from "./buckets";
+import { fenceGuard } from "./caller";
 import type { Queryable } from "./d1";
 import { INSERT_EVENT } from "./event-writes";
 import type { Role } from "./roles";
@@ -100,6 +101,7 @@ export async function createUser(
   ids: OrganizationIds & { userId: string } = newAccountIds(LEGACY_BUCKET),
 ): Promise<OrganizationIds & { userId: string }> {
   await batch(db, {
+    fence: fenceGuard(db, ids.bucket),
     user: INSERT_USER.bind(db, {
       user_id: ids.userId,
       username: user.username,
@@ -118,7 +120,7 @@ export async function createOrganization(
   ownerId: string,
   ids: OrganizationIds = newOrganizationIds(LEGACY_BUCKET),
 ): Promise<OrganizationIds> {
-  await batch(db, organizationStatements(db, name, ownerId, false, ids));
+  await batch(db, { fence: fenceGuard(db, ids.bucket), ...organizationStatements(db, name, ownerId, false, ids) });
   return ids;
 }
 
@@ -147,6 +149,7 @@ export async function createOrganizationCopyingOwner(
 ): Promise<void> {
   const { id: user_id, username, email, created_at } = owner;
   await batch(db, {
+    fence: fenceGuard(db, ids.bucket),
     ownerCopy: COPY_USER.bind(db, { user_id, username, email, created_at }),
     ...organizationStatements(db, name, owner.id, false, ids),
   });
@@ -208,6 +211,7 @@ export async function addOrganizationMember(
 ): Promise<void> {
   const values = { organization_id: organization.id, user_id: userId, role };
   await batch(db, {
+    fence: fenceGuard(db, organization.bucket),
     event: MEMBER_ADDED.bind(db, { ...values, event_id: newId(organization.bucket) }),
     member: UPSERT_MEMBER.bind(db, values),
   });
@@ -291,6 +295,7 @@ export async function createApiKeyAsOperator(db: Queryable, key: NewApiKey): Pro
   const bucket = bucketOfPrefix(key.prefix);
   const id = newId(bucket);
   await batch(db, {
+    fence: fenceGuard(db, bucket),
     key: insertApiKey(db, key, id),
     event: KEY_CREATED.bind(db, { key_id: id, event_id: newId(bucket) }),
   });
@@ -326,6 +331,7 @@ export async function revokeApiKeyAsOperator(
   bucket: number,
 ): Promise<{ prefix: string; revoked_at: string } | null> {
   const { revoked } = await batch(db, {
+    fence: fenceGuard(db, bucket),
     event: KEY_DELETED.bind(db, { prefix, event_id: newId(bucket) }),
     revoked: REVOKE_KEY.bind(db, { prefix }),
   });
@@ -394,6 +400,7 @@ export async function changeMemberRole(
 ): Promise<boolean> {
   const values = { organization_id: organization.id, user_id: userId, role };
   const { changed } = await batch(db, {
+    fence: fenceGuard(db, organization.bucket),
     event: ROLE_CHANGED.bind(db, { ...values, event_id: newId(organization.bucket) }),
     changed: CHANGE_ROLE.bind(db, values),
   });
@@ -414,6 +421,7 @@ export async function removeOrganizationMember(
 ): Promise<{ revokedKeys: string[] } | null> {
   const values = { organization_id: organization.id, user_id: userId };
   const { revoked, removed } = await batch(db, {
+    fence: fenceGuard(db, organization.bucket),
     event: MEMBER_REMOVED.bind(db, { ...values, event_id: newId(organization.bucket) }),
     revoked: REVOKE_MEMBER_KEYS.bind(db, values),
     removed: REMOVE_MEMBER.bind(db, values),

@@ -148,6 +148,13 @@ const FENCE_GUARD = sql(
 );
 
 /**
+ * The fence guard of a batch written with no caller (the admin CLI's account changes, the fixtures' and the seed's):
+ * its first statement, refusing the batch whole while `bucket` is fenced on this shard, whatever the fence's state.
+ */
+export const fenceGuard = (db: Queryable, bucket: number): Statement<unknown> =>
+  FENCE_GUARD.bind(db, { bucket, key_bucket: null });
+
+/**
  * A read's guard (docs/SHARDING.md §5): the read's bucket, or the key's, moved away from this shard, whose rows here
  * are a copy left behind (an isolate still on the old SHARD_MAP): the read is refused (`BucketMovedError`).
  */

@@ -23,6 +23,7 @@ let bucket: number;
 let newMap: string;
 let key: string;
 let organizationId: string;
+let appId: string;
 /** Every table of a shard with rows of the organization (all but the fences'). */
 let tables: string[];
 
@@ -44,6 +45,33 @@ const deletedCounts = (rows: Record<string, string[]>) =>
     tables.filter((table) => table !== "users" && table !== "organization_members").map((table) => [table, rows[table].length]),
   );
 const fences = (shard: string) => queryShard(dir, shard, "SELECT bucket, state FROM bucket_fences ORDER BY bucket");
+/**
+ * The admin CLI's writes to the organization, routed by wrangler.toml's SHARD_MAP (the bucket on SHARD_1): each refused
+ * as fenced, exit code 1. What they would have written is checked by the caller (the shard's contents unchanged).
+ */
+async function expectCliWritesRefused(): Promise<void> {
+  const [{ project }] = await queryShard<{ project: string }>(
+    dir,
+    "SHARD_1",
+    `SELECT p.id AS project FROM projects p JOIN workspaces w ON w.id = p.workspace_id WHERE w.organization_id = '${organizationId}'`,
+  );
+  const mover = ["--email", "mover@example.com"];
+  for (const command of [
+    ["key", "revoke", "--prefix", key.split(".")[0]],
+    ["key", "create", ...mover, "--project", project],
+    ["org", "add-member", "--org", organizationId, ...mover, "--role", "owner"],
+    ["org", "set-role", "--org", organizationId, ...mover, "--role", "owner"],
+    ["org", "remove-member", "--org", organizationId, ...mover],
+    ["deploy", "--app", appId, "--env", "staging", "--variant", "main", ...mover],
+  ]) {
+    const refused = await admin(dir, ...command);
+    expectCliError(
+      refused,
+      /^error: the organization's bucket is fenced on the shard SHARD_MAP gives it; nothing was written\./m,
+    );
+    expect(refused.code, command.join(" ")).toBe(1);
+  }
+}
 const moves = () => queryDirectory(dir, "SELECT bucket_from, bucket_to, source, destination, state FROM bucket_moves");
 
 /** Sends as the organization's key; its answer must be 200. */
@@ -95,7 +123,7 @@ beforeAll(async () => {
   const { port } = receiver.address() as AddressInfo;
   const hook = { url: `http://127.0.0.1:${port}/hook`, events: ["environment.deployed"], organization_id: organizationId };
   await ok("POST", "/webhooks", hook);
-  const { app_id: appId } = await ok("POST", "/apps", { app_name: "moving" }, { "Idempotency-Key": "first" });
+  appId = (await ok("POST", "/apps", { app_name: "moving" }, { "Idempotency-Key": "first" })).app_id;
   const main = { application_ref: { id: appId }, variant_ref: { slug: "main" } };
   await ok("POST", "/variants/configs/add", main);
   await ok("POST", "/variants/configs/commit", { ...main, params: { a: 1 } });
@@ -236,6 +264,7 @@ describe("a bucket moved while its organization is written to", () => {
       "30",
     ]);
     expect((await api(worker, "GET", "/apps", key)).status).toBe(200);
+    await expectCliWritesRefused();
     expect(await contents("SHARD_1")).toEqual(source);
   });
 
@@ -264,6 +293,10 @@ describe("a bucket moved while its organization is written to", () => {
       state: "finished",
     });
     expect([await fences("SHARD_0"), await fences("SHARD_1")]).toEqual([[], [{ bucket, state: "moved" }]]);
+    // The CLI still on the old map: its writes land on the source no more.
+    const sourceRows = await contents("SHARD_1");
+    await expectCliWritesRefused();
+    expect(await contents("SHARD_1")).toEqual(sourceRows);
     const before = acknowledged.length;
     await until("writes after finish", () => acknowledged.length >= before + 3);
     racing = false;
