@@ -10,7 +10,6 @@ import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import {
   addOrganizationMember,
   changeMemberRole,
-  copyUser,
   createApiKeyAsOperator,
   createOrganizationCopyingOwner,
   createUser,
@@ -133,15 +132,12 @@ function required(options: Options, name: keyof Options): string {
 }
 
 /**
- * The user named by `email`: their row on the shard `db`, else the directory's (a user homed on another shard), whose
- * row is copied to `db` when `copy` (they become a member or an owner there).
+ * The user named by `email`: their row on the shard `db`, else the directory's (a user homed on another shard, whose
+ * row a change making them a member or an owner on `db` copies there in its batch).
  */
-async function userByEmail(db: D1Database, email: string, pool: DatabasePool, copy = false): Promise<User> {
-  const here = await findUserByEmail(db, email);
-  if (here) return here;
-  const user = await directoryUser(pool.directory, email);
+async function userByEmail(db: D1Database, email: string, pool: DatabasePool): Promise<User> {
+  const user = (await findUserByEmail(db, email)) ?? (await directoryUser(pool.directory, email));
   if (!user) throw new UsageError(`no user with email ${email}`);
-  if (copy) await copyUser(db, user);
   return user;
 }
 
@@ -195,10 +191,9 @@ async function organizationAndUser(
   db: D1Database,
   options: Options,
   pool: DatabasePool,
-  copy = false,
 ): Promise<{ organization: OrganizationRef; user: User }> {
   const organizationId = required(options, "org");
-  const user = await userByEmail(db, required(options, "email"), pool, copy);
+  const user = await userByEmail(db, required(options, "email"), pool);
   const bucket = await findOrganizationBucket(db, { organizationId });
   if (bucket === null) throw new UsageError(`no organization with id ${organizationId}`);
   return { organization: { id: organizationId, bucket }, user };
@@ -301,8 +296,8 @@ const COMMANDS: Record<string, Command> = {
 
   async "org add-member"(db, options, pool) {
     const role = roleOption(options);
-    const { organization, user } = await organizationAndUser(db, options, pool, true);
-    const change = addOrganizationMember(db, organization, user.id, role);
+    const { organization, user } = await organizationAndUser(db, options, pool);
+    const change = addOrganizationMember(db, organization, user, role);
     await keepingAnOwner(change, `make ${user.email} ${role} in organization ${organization.id}`);
     return { organization_id: organization.id, user_id: user.id, role };
   },

@@ -113,28 +113,20 @@ export async function createUser(
   return ids;
 }
 
-/** An organization owned by `ownerId`, placed by `ids` (by default in the legacy bucket, as `createUser`). */
-export async function createOrganization(
-  db: Queryable,
-  name: string,
-  ownerId: string,
-  ids: OrganizationIds = newOrganizationIds(LEGACY_BUCKET),
-): Promise<OrganizationIds> {
-  await batch(db, { fence: fenceGuard(db, ids.bucket), ...organizationStatements(db, name, ownerId, false, ids) });
-  return ids;
-}
-
 const COPY_USER = sql(
-  "INSERT OR IGNORE INTO users (id, username, email, created_at) VALUES (:user_id, :username, :email, :created_at)",
+  "INSERT OR IGNORE INTO users (id, username, email, created_at) VALUES (:id, :username, :email, :created_at)",
 );
 
 /**
- * Copies the user's row to the shard `db` when absent (docs/SHARDING.md §1: a user's id, username, email and
- * created_at never change, so a copy is never stale): before making them a member there.
+ * The user's row copied to the shard `db` when absent (docs/SHARDING.md §1: a user's id, username, email and
+ * created_at never change, so a copy is never stale): before making them a member or an owner there.
  */
+const copyUserStatement = (db: Queryable, { id, username, email, created_at }: User) =>
+  COPY_USER.bind(db, { id, username, email, created_at });
+
+/** `copyUserStatement` on its own: for setting up data (test fixtures). */
 export async function copyUser(db: Queryable, user: User): Promise<void> {
-  const { id: user_id, username, email, created_at } = user;
-  await COPY_USER.bind(db, { user_id, username, email, created_at }).run();
+  await copyUserStatement(db, user).run();
 }
 
 /**
@@ -147,10 +139,9 @@ export async function createOrganizationCopyingOwner(
   owner: User,
   ids: OrganizationIds,
 ): Promise<void> {
-  const { id: user_id, username, email, created_at } = owner;
   await batch(db, {
     fence: fenceGuard(db, ids.bucket),
-    ownerCopy: COPY_USER.bind(db, { user_id, username, email, created_at }),
+    ownerCopy: copyUserStatement(db, owner),
     ...organizationStatements(db, name, owner.id, false, ids),
   });
 }
@@ -200,18 +191,15 @@ export async function setOrganizationMember(db: Queryable, organizationId: strin
 
 /**
  * Adds the member (`member.joined`), or changes the role of one who is a member already (`member.role_changed`,
- * with `previous_role`): the change and its event in one batch. The same role again changes nothing, and records
- * nothing. Demoting the last owner fails with D1's error (`isLastOwnerViolation`), changing and recording nothing.
+ * with `previous_role`): the change and its event in one batch, with the user's row copied first to the shard `db` when
+ * absent (a user homed on another shard). The same role again changes nothing, and records nothing. Demoting the last
+ * owner fails with D1's error (`isLastOwnerViolation`), changing and recording nothing.
  */
-export async function addOrganizationMember(
-  db: Queryable,
-  organization: OrganizationRef,
-  userId: string,
-  role: Role,
-): Promise<void> {
-  const values = { organization_id: organization.id, user_id: userId, role };
+export async function addOrganizationMember(db: Queryable, organization: OrganizationRef, user: User, role: Role): Promise<void> {
+  const values = { organization_id: organization.id, user_id: user.id, role };
   await batch(db, {
     fence: fenceGuard(db, organization.bucket),
+    userCopy: copyUserStatement(db, user),
     event: MEMBER_ADDED.bind(db, { ...values, event_id: newId(organization.bucket) }),
     member: UPSERT_MEMBER.bind(db, values),
   });

@@ -59,7 +59,7 @@ async function expectCliWritesRefused(): Promise<void> {
   for (const command of [
     ["key", "revoke", "--prefix", key.split(".")[0]],
     ["key", "create", ...mover, "--project", project],
-    ["org", "add-member", "--org", organizationId, ...mover, "--role", "owner"],
+    ["org", "add-member", "--org", organizationId, "--email", "helper@example.com", "--role", "viewer"],
     ["org", "set-role", "--org", organizationId, ...mover, "--role", "owner"],
     ["org", "remove-member", "--org", organizationId, ...mover],
     ["deploy", "--app", appId, "--env", "staging", "--variant", "main", ...mover],
@@ -98,6 +98,8 @@ beforeAll(async () => {
   await new Promise<void>((listening) => receiver.listen(0, "127.0.0.1", listening));
   const owner = (await admin(dir, "user", "create", "--email", "mover@example.com")).json;
   const ownerKey = (await admin(dir, "key", "create", "--email", "mover@example.com")).json.key;
+  // A user homed on SHARD_0 only: the CLI making them a member on SHARD_1 would copy their row there.
+  expect((await admin(dir, "user", "create", "--email", "helper@example.com", "--shard", "SHARD_0")).code).toBe(0);
   // New organizations go to SHARD_1 (the owner's key is homed on SHARD_0, which is not open).
   worker = await startDev({
     name: "old map",
