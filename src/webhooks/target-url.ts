@@ -57,20 +57,35 @@ function addressCategory(host: string): Category | null {
 const LOCAL_NAMES = /(^|\.)localhost\.?$/;
 const METADATA_NAMES = /^(metadata|metadata\.google\.internal|instance-data)\.?$/;
 
-/** Why `text` may not be a webhook's URL, or null if it may. */
-export function webhookUrlProblem(text: string, allowLocal: boolean): string | null {
+/** The authority as the text writes it, as RFC 3986 parsers read it: up to the first `/`, `?` or `#` after `//`. */
+const WRITTEN_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i;
+
+/** The longest URL kept, normalized (the body's `url` has the same bound, as sent). */
+export const MAX_URL_LENGTH = 2048;
+
+/**
+ * `text` as a webhook's URL, normalized by the platform's URL parser (`href`: the URL deliveries go to, as stored and
+ * answered), or why it may not be one.
+ */
+export function webhookUrl(text: string, allowLocal: boolean): { href: string } | { problem: string } {
   // The whole text is what is sent to: the URL parser would quietly drop tabs and newlines, and trim spaces.
-  if (/[\p{Cc}\s]/u.test(text)) return "url must not contain spaces or control characters";
+  if (/[\p{Cc}\s]/u.test(text)) return { problem: "url must not contain spaces or control characters" };
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return "url must be an absolute URL";
+    return { problem: "url must be an absolute URL" };
   }
   if (url.protocol !== "https:" && !(allowLocal && url.protocol === "http:")) {
-    return allowLocal ? "url must be an https:// or http:// URL" : "url must be an https:// URL";
+    return { problem: allowLocal ? "url must be an https:// or http:// URL" : "url must be an https:// URL" };
   }
-  if (url.username || url.password) return "url must not carry credentials (user:password@)";
+  // The parser finds a host in `https:///x` or `https:x` (`x`), and none but a path in `https://a\@b/`, where other
+  // parsers read user info `a\` before host `b`: the text itself must name its host after `//`, with no `@`.
+  const authority = WRITTEN_AUTHORITY.exec(text)?.[1];
+  if (!authority) return { problem: "url must name its host after // (https://host/...)" };
+  // The parser's user info (ended by `\` too) is always within it.
+  if (authority.includes("@")) return { problem: "url must not carry credentials (user:password@)" };
+  if (url.port === "0") return { problem: "url must not name port 0" };
   // The URL parser has already written any IPv4 form (0x7f.1, 2130706433) as a dotted quad, and IPv6 compressed.
   const host = url.hostname;
   const category = LOCAL_NAMES.test(host)
@@ -78,6 +93,8 @@ export function webhookUrlProblem(text: string, allowLocal: boolean): string | n
     : METADATA_NAMES.test(host)
       ? "link-local or metadata"
       : addressCategory(host);
-  if (category === null || (category === "loopback" && allowLocal)) return null;
-  return MESSAGES[category];
+  if (category !== null && !(category === "loopback" && allowLocal)) return { problem: MESSAGES[category] };
+  // Percent-encoding lengthens what the text wrote (a non-ASCII character: up to 12 characters).
+  if (url.href.length > MAX_URL_LENGTH) return { problem: `url must be at most ${MAX_URL_LENGTH} characters once normalized` };
+  return { href: url.href };
 }

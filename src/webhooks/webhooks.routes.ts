@@ -22,7 +22,7 @@ import { sendTestEvent } from "./delivery";
 import { handOff } from "./hand-off";
 import { allowsLocalTargets, canSealSecrets, sealSecret } from "./secret-box";
 import { newWebhookSecret } from "./signing";
-import { webhookUrlProblem } from "./target-url";
+import { webhookUrl } from "./target-url";
 import {
   AttemptBody,
   CreatedWebhookBody,
@@ -95,10 +95,12 @@ function refused(outcome: AdminRefusal["outcome"], notFound: () => ApiError): ne
   throw outcome === "forbidden" ? forbidden() : notFound();
 }
 
-/** The URL rules (target-url.ts), as a 422 on the body's `url`. */
-function checkUrl(env: Env, url: string | undefined) {
-  const problem = url === undefined ? null : webhookUrlProblem(url, allowsLocalTargets(env));
-  if (problem) throw validationFailed([{ loc: ["body", "url"], msg: problem, type: "value_error" }]);
+/** The body's `url` normalized (target-url.ts), to be stored; a URL the rules refuse is a 422 on it. */
+function checkedUrl<Url extends string | undefined>(env: Env, url: Url): Url {
+  if (url === undefined) return url;
+  const checked = webhookUrl(url, allowsLocalTargets(env));
+  if ("problem" in checked) throw validationFailed([{ loc: ["body", "url"], msg: checked.problem, type: "value_error" }]);
+  return checked.href as Url;
 }
 
 /** The path parameter of the /webhooks/{webhook_id} routes below, with its documented example. */
@@ -148,12 +150,12 @@ export const webhooksRoutes = [
     },
     async (c) => {
       const body = c.req.valid("json");
-      checkUrl(c.env, body.url);
+      const url = checkedUrl(c.env, body.url);
       if (!canSealSecrets(c.env)) throw webhooksNotSetUp();
       const secret = newWebhookSecret();
       const hook = {
         organizationId: body.organization_id ?? null,
-        url: body.url,
+        url,
         events: body.events,
         appId: body.app_id ?? null,
         description: body.description ?? null,
@@ -245,8 +247,8 @@ export const webhooksRoutes = [
       },
     },
     async (c) => {
-      const changes = c.req.valid("json");
-      checkUrl(c.env, changes.url);
+      const body = c.req.valid("json");
+      const changes = { ...body, url: checkedUrl(c.env, body.url) };
       const { webhook_id } = c.req.valid("param");
       const updated = await writeAs(c, [webhook_id], (db) => updateWebhook(db, webhook_id, changes));
       if (updated.outcome === "app_not_found") throw appNotFound();

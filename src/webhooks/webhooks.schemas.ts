@@ -2,6 +2,7 @@ import * as z from "zod";
 import { EventBody } from "../events/events.schemas";
 import { documented } from "../http/documentation";
 import { storableText, uuid } from "../http/fields";
+import { MAX_URL_LENGTH } from "./target-url";
 
 /** Every event type (docs/EVENTS.md); a webhook takes some of them, or "*" for all. */
 export const EVENT_TYPES = [
@@ -37,7 +38,7 @@ export const EVENT_TYPES = [
 
 const url = z
   .string()
-  .max(2048)
+  .max(MAX_URL_LENGTH)
   .apply(
     documented(
       globalThis.DOCUMENTATION && {

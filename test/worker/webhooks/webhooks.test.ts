@@ -285,6 +285,17 @@ describe("where a webhook may point", () => {
     ["hooks.example.com/in", "url must be an absolute URL"],
     ["https://user:pw@hooks.example.com/in", "url must not carry credentials (user:password@)"],
     ["https://token@hooks.example.com/in", "url must not carry credentials (user:password@)"],
+    // The URL parser reads a path here (host example.com), other parsers user info `example.com\` before 127.0.0.1.
+    ["https://example.com\\@127.0.0.1/", "url must not carry credentials (user:password@)"],
+    ["https://@hooks.example.com/in", "url must not carry credentials (user:password@)"],
+    // The URL parser finds host `x` in these; the text names none after `//`.
+    ["https:///x", "url must name its host after // (https://host/...)"],
+    ["https:hooks.example.com/in", "url must name its host after // (https://host/...)"],
+    ["https:/hooks.example.com/in", "url must name its host after // (https://host/...)"],
+    ["https://example.com:0/", "url must not name port 0"],
+    ["https://hooks.example.com:000/in", "url must not name port 0"],
+    // Within the body's 2048 characters as sent, not once percent-encoded.
+    [`https://hooks.example.com/${"é".repeat(400)}`, "url must be at most 2048 characters once normalized"],
     ["https://hooks.example.com/in put", "url must not contain spaces or control characters"],
     ["https://127.0.0.1/in", "url must not point to a loopback address"],
     ["https://0x7f000001/in", "url must not point to a loopback address"],
@@ -342,12 +353,7 @@ describe("where a webhook may point", () => {
     ["https://[::ffff:7f00:1]/in", "url must not point to a loopback address"],
     ["https://[::ffff:192.168.0.1]/in", "url must not point to a private address"],
   ];
-  const publicUnicast = [
-    "https://1.1.1.1/in",
-    "https://[::ffff:8.8.8.8]/in",
-    "https://[2a00:1450:4001:82b::200e]/in",
-    "https://[2001:4860:4860::8888]/in",
-  ];
+  const publicUnicast = ["https://1.1.1.1/in", "https://[2a00:1450:4001:82b::200e]/in", "https://[2001:4860:4860::8888]/in"];
 
   /** Each url is refused with its message by POST and by PATCH, with local targets refused; nothing is written. */
   async function expectRefused(me: Account, cases: [string, string][]) {
@@ -384,6 +390,36 @@ describe("where a webhook may point", () => {
     await expectAccepted(me, accepted);
   });
 
+  it("stores and answers the URL as the platform's URL parser writes it, by POST and by PATCH", async () => {
+    const me = await createAccount();
+    const normalized: [sent: string, stored: string][] = [
+      ["HTTPS://Hooks.Example.COM:443/a/../in", "https://hooks.example.com/in"],
+      ["https://hooks.example.com:/in?b=1&a=2", "https://hooks.example.com/in?b=1&a=2"],
+      ["https://hooks.example.com", "https://hooks.example.com/"],
+      ["https://hooks.example.com:08443/in", "https://hooks.example.com:8443/in"],
+      ["https://hooks.ex%61mple.com/in", "https://hooks.example.com/in"],
+      ["https://bücher.example/ä", "https://xn--bcher-kva.example/%C3%A4"],
+      ["https://hooks.example.com/a\\b", "https://hooks.example.com/a/b"],
+      ["https://[::ffff:8.8.8.8]/in", "https://[::ffff:808:808]/in"],
+      ["https://0x8.8.8.8/in", "https://8.8.8.8/in"],
+    ];
+    const hook = await subscribe(me.key, { url: "https://hooks.example.com/first", events: ["*"] });
+    for (const [sent, stored] of normalized) {
+      const created = await send("POST", "/webhooks", {
+        key: me.key,
+        body: { url: sent, events: ["*"] },
+        bindings: productionWithKey,
+      });
+      const { id, url } = await expectJson<CreatedWebhook>(created);
+      expect(url, sent).toBe(stored);
+      expect((await expectJson<Shown>(await send("GET", `/webhooks/${id}`, { key: me.key }))).url, sent).toBe(stored);
+      const changed = await send("PATCH", `/webhooks/${hook.id}`, { key: me.key, body: { url: sent }, bindings: production });
+      expect((await expectJson<Shown>(changed)).url, sent).toBe(stored);
+    }
+    const row = await databaseOf(me.organizationId).prepare("SELECT url FROM webhooks WHERE id = ?").bind(hook.id).first();
+    expect(row).toEqual({ url: "https://8.8.8.8/in" });
+  });
+
   it("nothing short of a public unicast address: IPv6 that carries IPv4, site-local, documentation ranges (422)", async () => {
     const me = await createAccount();
     await expectRefused(me, notPublic);
@@ -396,7 +432,7 @@ describe("where a webhook may point", () => {
       "http://127.0.0.1:8787/in",
       "http://localhost:3000/in",
       "https://[::1]:9443/in",
-      "http://[::ffff:127.0.0.1]:8787/in",
+      "http://[::ffff:7f00:1]:8787/in",
       "http://hooks.example.com/in",
     ]) {
       expect((await subscribe(me.key, { url, events: ["*"] })).url).toBe(url);
