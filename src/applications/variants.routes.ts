@@ -1,6 +1,7 @@
+import { CALLER_KEY } from "../db/buckets";
 import { isUniqueViolation } from "../db/d1";
 import { NOTHING, slugTakenResponse } from "../http/current-api";
-import { readAs, writeAs } from "../http/d1-session";
+import { mergedOldestFirst, readAs, readOnShardsOf, writeAs } from "../http/d1-session";
 import { appNotFound, forbidden, slugTaken, variantNotFound } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import { DEMO_IDS, EXAMPLE_IDS, jsonResponse, responseRef, schemaRef } from "../http/openapi-parts";
@@ -188,8 +189,17 @@ export const applicationVariantsRoutes = [
         variantRefs: body.application_variant_refs ?? null,
         includeArchived: body.include_archived ?? false,
       };
-      const variants = await readAs(c, [query.appRefs?.[0]?.id], (db) => queryVariants(db, query));
-      return c.json({ count: variants.length, application_variants: variants.map(toApplicationVariant) }, 200);
+      // Apps by id are on their own shards, by slug (or none named: all) in the key's project: each shard reads its refs.
+      const variants = mergedOldestFirst(
+        await readOnShardsOf(
+          c,
+          query.appRefs ?? [],
+          (ref) => ref.id ?? CALLER_KEY,
+          async (db, held) => (await queryVariants(db, { ...query, appRefs: query.appRefs && held })).map(toApplicationVariant),
+        ),
+        (variant) => variant.id,
+      );
+      return c.json({ count: variants.length, application_variants: variants }, 200);
     },
   ),
   route(

@@ -327,6 +327,11 @@ export class RequestCaller {
     return new CallerWriteDb(db, caller, bucket, handOff, this.foundBy(shard));
   }
 
+  /** The shard whose check found the key live, once one has: the key's home, which holds its project. */
+  get keyHome(): ShardName | null {
+    return this.foundOn;
+  }
+
   /** Whether a batch has checked the key (nobody has no key to check). */
   get checked(): boolean {
     return this.sent || this.caller === Caller.nobody;

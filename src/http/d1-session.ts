@@ -174,7 +174,7 @@ async function onShard<E extends CallerEnv, T>(
 
 /**
  * The caller's key vouched for by its home shard (asked once per request, with the legacy-prefix fallback of
- * `keyHomes`); a key found live on none is refused.
+ * `keyHomes`), and that home; a key found live on none is refused.
  */
 async function vouchedCaller<E extends CallerEnv>(c: Context<E>, start: "first-primary" | "first-unconstrained") {
   const caller = c.get("caller");
@@ -182,8 +182,27 @@ async function vouchedCaller<E extends CallerEnv>(c: Context<E>, start: "first-p
     if (caller.vouched) break;
     await vouchOn(c, home.shard, start);
   }
-  if (!caller.vouched) throw new UnknownApiKeyError();
-  return caller.vouched;
+  const home = caller.keyHome;
+  if (!caller.vouched || !home) throw new UnknownApiKeyError();
+  return { vouched: caller.vouched, home };
+}
+
+/**
+ * `read` as `caller` (the key vouched for) in the request's session of `shard`, guarded for `bucket` (null: a read
+ * spanning buckets), keeping the shard's bookmark.
+ */
+async function readVouched<E extends CallerEnv, T>(
+  c: Context<E>,
+  shard: ShardName,
+  caller: Caller,
+  bucket: number | null,
+  read: (db: CallerDb) => Promise<T>,
+): Promise<T> {
+  try {
+    return await read(c.get("caller").reader(sessionOf(c, shard, "first-unconstrained"), shard, caller, bucket));
+  } finally {
+    keepBookmark(c, shard);
+  }
 }
 
 /**
@@ -195,17 +214,40 @@ async function vouchedCaller<E extends CallerEnv>(c: Context<E>, start: "first-p
  */
 export const readOnEveryShard = <E extends CallerEnv, T>(c: Context<E>, read: (db: CallerDb) => Promise<T>) =>
   retryReadOnce(async () => {
-    const caller = await vouchedCaller(c, "first-unconstrained");
+    const { vouched } = await vouchedCaller(c, "first-unconstrained");
+    return Promise.all(allShards(c.env).map((shard) => readVouched(c, shard, vouched, null, read)));
+  });
+
+/**
+ * A read as the request's caller of what a query names across shards (docs/SHARDING.md §3.1): `parts` (app refs, say),
+ * each on the shard of its own ref (`routedBy`; CALLER_KEY: the key's project's). Each shard holding some reads those
+ * only (`read`), so that none answers for another's rows (a copy of a bucket being moved, say). All on one shard: as
+ * `readAs` (one round trip when the key is homed there). Else as `readOnEveryShard`: the key checked on its home first
+ * (where the parts routed by the key are read), then the shards in parallel; retried once, whole, on a transient error;
+ * one shard failing fails the read. The answers, one per shard read.
+ */
+export async function readOnShardsOf<E extends CallerEnv, P, T>(
+  c: Context<E>,
+  parts: P[],
+  routedBy: (part: P) => BucketRef,
+  read: (db: CallerDb, parts: P[]) => Promise<T>,
+): Promise<T[]> {
+  const bucketOf = (part: P) => requestBucket(c, [routedBy(part)]);
+  if (new Set(parts.map((part) => shardNameOf(c.env, bucketOf(part)))).size <= 1) {
+    return [await readAs(c, parts.map(routedBy), (db) => read(db, parts))];
+  }
+  return retryReadOnce(async () => {
+    const { vouched, home } = await vouchedCaller(c, "first-unconstrained");
+    const byShard = new Map<ShardName, P[]>();
+    for (const part of parts) {
+      const shard = routedBy(part) === CALLER_KEY ? home : shardNameOf(c.env, bucketOf(part));
+      byShard.set(shard, [...(byShard.get(shard) ?? []), part]);
+    }
     return Promise.all(
-      allShards(c.env).map(async (shard) => {
-        try {
-          return await read(c.get("caller").reader(sessionOf(c, shard, "first-unconstrained"), shard, caller, null));
-        } finally {
-          keepBookmark(c, shard);
-        }
-      }),
+      [...byShard].map(([shard, held]) => readVouched(c, shard, vouched, bucketOf(held[0]), (db) => read(db, held))),
     );
   });
+}
 
 /**
  * The lists of every shard (`readOnEveryShard`) as one, oldest first: by `created_at`, then by `tiebreak`, each

@@ -191,7 +191,8 @@ export const simpleApplicationsRoutes = [
         refs: body.application_refs ?? null,
         includeArchived: body.include_archived ?? false,
       };
-      const apps = await readAs(c, [query.refs?.[0]?.id], (db) => querySimpleApps(db, query));
+      // The key's project's apps only, whatever the refs name: on the key's shard.
+      const apps = await readAs(c, [CALLER_KEY], (db) => querySimpleApps(db, query));
       return c.json({ count: apps.length, applications: apps.map(toSimpleApplication) }, 200);
     },
   ),

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { generateApiKey } from "../../src/auth/api-keys";
 import { createApiKey, createUser, newAccountIds } from "../../src/db/accounts";
+import { applicationVariants, simpleApplications } from "./client";
 import {
   type Account,
   accept,
@@ -39,6 +40,8 @@ async function guestOf(team: { organizationId: string; projectId: string }, home
   await markKeyUsed(guest.key);
   return guest;
 }
+
+type SimpleOne = { count: 1; application: { id: string } };
 
 const appRevisions = (appId: string) => `/apps/${appId}/revisions/production`;
 const statusOf = async (response: Promise<Response>) => {
@@ -127,6 +130,67 @@ describe.each([
       id: guest.organizationId,
       name: guest.username,
     });
+  });
+
+  it("answers a query whose refs span shards from each shard they name, as if each part were asked alone", async () => {
+    const guest = await guestOf(team, home, "viewer");
+    const stranger = await createAccount(undefined, elsewhere as "SHARD_0");
+    /** A current-API app `slug` of `account`'s project (or, with `organizationId`, a legacy-made one there), with a variant. */
+    const appWithVariant = async (account: Account, slug: string, organizationId?: string) => {
+      const id = organizationId
+        ? await createAppVia(account.key, { app_name: slug, organization_id: organizationId })
+        : (await expectJson<SimpleOne>(await simpleApplications.create(account, { application: { slug, name: slug } })))
+            .application.id;
+      const added = await applicationVariants.add(account, { application_variant: { application_id: id, slug: `${slug}-v` } });
+      return { id, variant: (await expectJson<{ application_variant: { id: string } }>(added)).application_variant };
+    };
+    // Oldest first: the team's, the guest's own, the stranger's.
+    const shared = await appWithVariant(owner, `shared-${home}`, team.organizationId);
+    const mine = await appWithVariant(guest, "mine");
+    const hidden = await appWithVariant(stranger, "hidden");
+    expect([shardNameFor(shared.id), shardNameFor(mine.id), shardNameFor(hidden.id)]).toEqual([elsewhere, home, elsewhere]);
+
+    // The key's project's apps: only the guest's own is listed, wherever the other refs point.
+    const ownApp = await expectJson<SimpleOne>(await simpleApplications.get(guest, mine.id));
+    for (const refs of [
+      [{ id: shared.id }, { id: mine.id }],
+      [{ id: hidden.id }, { id: mine.id }],
+      [{ id: mine.id }, { id: shared.id }],
+    ]) {
+      const listed = await simpleApplications.query(guest, { application_refs: refs });
+      expect(await expectJson(listed), JSON.stringify(refs)).toEqual({ count: 1, applications: [ownApp.application] });
+    }
+
+    // Variants of apps by id (anywhere the guest sees) and by slug (the key's project), merged oldest first.
+    const both = { count: 2, application_variants: [shared.variant, mine.variant] };
+    const { bindings, trips } = countedShards();
+    const spanning = await applicationVariants.query(
+      guest,
+      { application_refs: [{ id: shared.id }, { slug: "mine" }] },
+      { bindings },
+    );
+    expect(await expectJson(spanning)).toEqual(both);
+    // The key checked on its home, then each shard its part (the slug's on the key's home).
+    expect(trips()).toEqual({ [home]: 2, [elsewhere]: 1, DIRECTORY: 0 });
+    for (const refs of [
+      [{ slug: "mine" }, { id: shared.id }],
+      [{ id: mine.id }, { id: shared.id }],
+      [{ id: hidden.id }, { id: mine.id }, { id: shared.id }],
+    ]) {
+      const queried = await applicationVariants.query(guest, { application_refs: refs });
+      expect(await expectJson(queried), JSON.stringify(refs)).toEqual(both);
+    }
+    // Narrowed by variant, across shards.
+    const narrowed = await applicationVariants.query(guest, {
+      application_refs: [{ id: mine.id }, { id: shared.id }],
+      application_variant_refs: [{ id: shared.variant.id }],
+    });
+    expect(await expectJson(narrowed)).toEqual({ count: 1, application_variants: [shared.variant] });
+    // A stranger's app beside the guest's own: nothing of it, the same answer as the guest's ref alone.
+    const alone = await expectJson(await applicationVariants.query(guest, { application_refs: [{ slug: "mine" }] }));
+    expect(alone).toEqual({ count: 1, application_variants: [mine.variant] });
+    const withStranger = await applicationVariants.query(guest, { application_refs: [{ id: hidden.id }, { slug: "mine" }] });
+    expect(await expectJson(withStranger)).toEqual(alone);
   });
 
   it("never answers on a stale view: a changed role, a removal, a read-only key and a revocation count on the very next request", async () => {
