@@ -296,7 +296,8 @@ export function openApiDocument(
           },
         ),
         TooManyRequests: errorResponse(
-          "The key spent its request budget, or the client address its budget of failed authentications",
+          "The key spent its request budget, or the client address its budget of failed authentications or of " +
+            "requests without a key (invitation accepts)",
           tooManyRequests(),
         ),
         InternalServerError: jsonResponse("Anything unexpected; the error is logged, never told", schemaRef("Error"), {

@@ -38,13 +38,15 @@ export default defineConfig(async () => {
               wrangler: { configPath: path.join(root, "wrangler.toml") },
               miniflare: {
                 // Webhooks may target the tests' receiver on 127.0.0.1 (webhook-receiver.ts). Invitations are mailed,
-                // and their tokens handed back too, as under `npm run dev` (invitations.test.ts turns each off).
+                // with accept links at the tests' origin (fixtures.ts BASE_URL), and their tokens handed back too, as
+                // under `npm run dev` (invitations.test.ts turns each off).
                 bindings: {
                   TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
                   TEST_SHARD_MIGRATIONS: shardMigrations,
                   FUZZ_RUNS,
                   WEBHOOKS_ALLOW_LOCAL: "true",
                   INVITATION_EMAIL_FROM: "invitations@apps.example.test",
+                  PUBLIC_BASE_URL: "https://apps.example.test",
                   INVITATION_TOKEN_IN_ANSWER: "true",
                 },
                 // The suite sends thousands of requests with few keys from one address: wrangler.toml's limits
@@ -52,8 +54,10 @@ export default defineConfig(async () => {
                 ratelimits: {
                   KEY_RATE_LIMITER: { simple: { limit: 1_000_000, period: 60 } },
                   AUTH_FAILURE_RATE_LIMITER: { simple: { limit: 1_000_000, period: 60 } },
+                  KEYLESS_RATE_LIMITER: { simple: { limit: 1_000_000, period: 60 } },
                   TEST_STRICT_KEY_LIMITER: { simple: { limit: 5, period: 60 } },
                   TEST_STRICT_AUTH_FAILURE_LIMITER: { simple: { limit: 3, period: 60 } },
+                  TEST_STRICT_KEYLESS_LIMITER: { simple: { limit: 3, period: 60 } },
                 },
               },
             }),

@@ -13,10 +13,12 @@ async function answerWith<E extends { Bindings: Env }>(c: Context<E>, error: Err
   c.res = await handleError(error, c);
 }
 
+/** The client's address, which the per-address limits count on. */
+const clientAddress = (c: Context) => c.req.header("CF-Connecting-IP") ?? "unknown";
+
 /** Counts a failed authentication against the client's address; past its budget, the answer becomes a 429. */
 async function countAuthFailure<E extends { Bindings: Env }>(c: Context<E>) {
-  const address = c.req.header("CF-Connecting-IP") ?? "unknown";
-  if (!(await c.env.AUTH_FAILURE_RATE_LIMITER.limit({ key: address })).success) {
+  if (!(await c.env.AUTH_FAILURE_RATE_LIMITER.limit({ key: clientAddress(c) })).success) {
     await answerWith(c, tooManyRequests());
     c.res.headers.delete("WWW-Authenticate");
   }
@@ -53,10 +55,12 @@ export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { call
 
 /**
  * For a route open to callers without a key (accepting an invitation): an empty or absent Authorization is no key,
- * and the route reaches D1 as `Caller.nobody`.
+ * and the route reaches D1 as `Caller.nobody`. Keyless requests are limited per client address (429), as no key's
+ * budget counts them.
  */
 export const optionalApiKey = createMiddleware<{ Bindings: Env; Variables: { caller: RequestCaller } }>(async (c, next) => {
   if ((c.req.header("Authorization") ?? "").trim() !== "") return requireApiKey(c, next);
+  if (!(await c.env.KEYLESS_RATE_LIMITER.limit({ key: clientAddress(c) })).success) throw tooManyRequests();
   c.set("caller", new RequestCaller(Caller.nobody));
   return next();
 });

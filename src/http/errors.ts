@@ -155,8 +155,8 @@ export const invitationNeedsInviteeKey = () =>
   new ApiError(
     401,
     "This invitation's token was not sent by email, so it alone makes no account: accept it with the invitee's own " +
-      "API key. A new person's account is made by the service's operator; with INVITATION_EMAIL_FROM set, " +
-      "invitations are mailed and a new person accepts with the mailed token alone",
+      "API key. A new person's account is made by the service's operator; with INVITATION_EMAIL_FROM and " +
+      "PUBLIC_BASE_URL set, invitations are mailed and a new person accepts with the mailed token alone",
     { "WWW-Authenticate": 'ApiKey realm="app-management", Bearer realm="app-management"' },
   );
 

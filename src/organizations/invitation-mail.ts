@@ -1,18 +1,48 @@
 import type { InvitationToMail } from "./invitations.sql.ts";
 
 /**
- * How an invitation's token reaches the invitee (wrangler.toml INVITATION_EMAIL_FROM, INVITATION_TOKEN_IN_ANSWER):
- * mailed to the invited address when a sender is set, so that only the mailbox's owner learns it; in the invite's
- * answer when it is not mailed (for the inviter to pass on), or in development.
+ * How an invitation's token reaches the invitee (wrangler.toml INVITATION_EMAIL_FROM, PUBLIC_BASE_URL,
+ * INVITATION_TOKEN_IN_ANSWER): mailed to the invited address when a sender and the service's public origin are set, so
+ * that only the mailbox's owner learns it; in the invite's answer when it is not mailed (for the inviter to pass on),
+ * or in development. `origin` is where the mail's accept link points: never the request's Host, which a client may
+ * forge to have the token mailed towards a server of its own.
  */
 export interface TokenDelivery {
-  mail: { binding: SendEmail; from: string } | null;
+  mail: { binding: SendEmail; from: string; origin: string } | null;
   inAnswer: boolean;
+}
+
+/**
+ * PUBLIC_BASE_URL is set but is not an http(s) origin: invites and resends are answered 500 until it is fixed. The
+ * message does not repeat the value, which may hold credentials.
+ */
+class BadPublicBaseUrlError extends Error {
+  constructor() {
+    super(
+      'PUBLIC_BASE_URL (wrangler.toml [vars]) must be an http(s) origin, with no credentials, path, query or fragment, such as "https://apps.example.com"',
+    );
+  }
+}
+
+/** PUBLIC_BASE_URL's origin, or null when it is unset; a value that is not an http(s) origin throws. */
+function publicOrigin(env: Env): string | null {
+  const value = (env.PUBLIC_BASE_URL ?? "").trim();
+  if (value === "") return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new BadPublicBaseUrlError();
+  }
+  // An origin's href is the origin and "/": no credentials, path, query or fragment.
+  if (!/^https?:$/.test(url.protocol) || url.href !== `${url.origin}/`) throw new BadPublicBaseUrlError();
+  return url.origin;
 }
 
 export function tokenDelivery(env: Env): TokenDelivery {
   const from = (env.INVITATION_EMAIL_FROM ?? "").trim();
-  const mail = from !== "" && env.INVITATION_EMAIL ? { binding: env.INVITATION_EMAIL, from } : null;
+  const origin = from !== "" && env.INVITATION_EMAIL ? publicOrigin(env) : null;
+  const mail = origin === null ? null : { binding: env.INVITATION_EMAIL, from, origin };
   return { mail, inAnswer: mail === null || env.INVITATION_TOKEN_IN_ANSWER === "true" };
 }
 

@@ -152,9 +152,10 @@ async function issue(
   if (!issued.invitation) throw INVITE_REFUSALS[issued.verdict as keyof typeof INVITE_REFUSALS]();
   const { organization_name, invited_by, ...invitation } = issued.invitation;
   if (delivery.mail) {
-    // The accept URL is this request's, whatever prefix or host it came through.
-    const acceptUrl = new URL(c.req.url);
-    acceptUrl.pathname = acceptUrl.pathname.replace(/\/invite(\/resend)?\/?$/, "/invite/accept");
+    // The accept URL: the configured public origin (never the request's Host), with this request's path, whatever
+    // prefix it came through. Set as the path, a path cannot name another host.
+    const acceptUrl = new URL(delivery.mail.origin);
+    acceptUrl.pathname = new URL(c.req.url).pathname.replace(/\/invite(\/resend)?\/?$/, "/invite/accept");
     acceptUrl.search = `?project_id=${invitation.project_id}`;
     try {
       await mailInvitation(delivery.mail, issued.invitation, token, acceptUrl.href);

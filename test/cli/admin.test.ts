@@ -47,7 +47,13 @@ beforeAll(async () => {
   dir = await makeTempDir("admin");
   unmigrated = await makeTempDir("unmigrated");
   await applyMigrations(dir);
-  worker = await startDev({ name: "service", persistTo: dir, readyPath: "/health" });
+  // Invitations mailed (wrangler dev writes each mail to a file) and their tokens answered, as under `npm run dev`.
+  const vars = {
+    INVITATION_EMAIL_FROM: "invitations@localhost",
+    PUBLIC_BASE_URL: "http://localhost:8787",
+    INVITATION_TOKEN_IN_ANSWER: "true",
+  };
+  worker = await startDev({ name: "service", persistTo: dir, readyPath: "/health", vars });
 });
 
 afterAll(async () => {
@@ -958,6 +964,42 @@ describe("on the second shard: each command acts on the shard of what it names",
     expect(await membership("SHARD_1")).toEqual([]);
     expect((await api(worker, "GET", `/organizations/${organization}`, key.key)).status).toBe(401);
     expect(await membership("SHARD_0")).toEqual([]);
+  });
+
+  it("a user made by an invitation accepted without a key is in the directory: add-member on the other shard finds them", async () => {
+    const mia = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "mia@example.com", "--shard", "SHARD_0"),
+      USER_FIELDS,
+    );
+    const { key } = expectJsonObject(await admin(dir, "key", "create", "--email", "mia@example.com"), KEY_FIELDS);
+    const workspace = `/organizations/${mia.organization_id}/workspaces/${mia.workspace_id}`;
+    const invited = await api(worker, "POST", `${workspace}/invite`, key, [{ email: "lena@example.com", roles: ["editor"] }]);
+    expect(invited.status).toBe(200);
+    // The mailed token alone, as a new person sends it: Lena's user is made on SHARD_0, with the organization.
+    const accepted = await fetch(`${worker.url}${workspace}/invite/accept?project_id=${invited.body.project_id}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ token: invited.body.token }),
+    });
+    expect(accepted.status).toBe(200);
+    const lena = (await accepted.json()) as { user_id: string };
+    const elsewhere = expectJsonObject(
+      await admin(dir, "org", "create", "--name", "Elsewhere", "--owner", "mia@example.com", "--shard", "SHARD_1"),
+      ORG_FIELDS,
+    );
+    const addLena = () =>
+      admin(dir, "org", "add-member", "--org", elsewhere.organization_id, "--email", "lena@example.com", "--role", "viewer");
+    // The accept confirms its user in the directory after answering (waitUntil): given up to 5 s.
+    let added = await addLena();
+    for (let tries = 0; added.code !== 0 && tries < 20; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      added = await addLena();
+    }
+    expect(expectJsonObject(added, MEMBER_FIELDS)).toEqual({
+      organization_id: elsewhere.organization_id,
+      user_id: lena.user_id,
+      role: "viewer",
+    });
   });
 
   it("user create and org create place on --shard (a shard taking new organizations), else on the first of OPEN_SHARDS", async () => {

@@ -7,6 +7,7 @@ declare namespace Cloudflare {
     /** Emulated rate limiters with small budgets (test/vitest.config.ts), for rate-limits.test.ts. */
     TEST_STRICT_KEY_LIMITER: RateLimit;
     TEST_STRICT_AUTH_FAILURE_LIMITER: RateLimit;
+    TEST_STRICT_KEYLESS_LIMITER: RateLimit;
     /** Requests per fuzz property (fuzz-support.ts's RUNS): the environment variable FUZZ_RUNS, or CI's count. */
     FUZZ_RUNS: string;
   }

@@ -257,6 +257,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Bindings in place of the real ones for this request: an instrumented D1, strict limiters, CORS_ORIGINS, BASE_PATH. */
   bindings?: Partial<Env>;
+  /** The URL's origin in place of BASE_URL: on Cloudflare a request's URL has the Host header's host, which any client sets. */
+  origin?: string;
 }
 
 /**
@@ -275,7 +277,10 @@ export async function send(method: string, path: string, options: RequestOptions
     body = JSON.stringify(options.body);
     if (!headers.has("Content-Type")) headers.set("Content-Type", "application/json");
   }
-  const request = new Request(`${BASE_URL}${path}`, { method, headers, body }) as Request<unknown, IncomingRequestCfProperties>;
+  const request = new Request(`${options.origin ?? BASE_URL}${path}`, { method, headers, body }) as Request<
+    unknown,
+    IncomingRequestCfProperties
+  >;
   return await worker.fetch(request, { ...env, ...options.bindings }, createExecutionContext());
 }
 

@@ -103,6 +103,9 @@ const CHANGED: Record<string, string> = {
     "issue 26: a bookmark per database of the pool (`SHARD_0:<bookmark>`, comma-separated)",
   "/components/responses/ServiceUnavailable/description":
     "issue 26: also a write to an organization being moved between databases (Retry-After: 30)",
+  "/components/responses/InvitationUnauthorized/content/application/json/examples/invitationNeedsInviteeKey":
+    "issue 27: mail needs PUBLIC_BASE_URL too (the accept link's origin), which the message names",
+  "/components/responses/TooManyRequests/description": "issue 27: also keyless invitation accepts, limited per client address",
 };
 
 /**

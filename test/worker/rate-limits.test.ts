@@ -1,12 +1,25 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Account, countRows, createAccount, createAppVia, issueKey, send, withinOneWindow } from "./fixtures";
+import {
+  type Account,
+  countRows,
+  createAccount,
+  createAppVia,
+  expectJson,
+  type IssuedInvitation,
+  invite,
+  issueKey,
+  send,
+  withinOneWindow,
+} from "./fixtures";
 
 // The Worker runs with the strict emulated limiters of test/vitest.config.ts: 5 requests per key, 3 failed
-// authentications per address, per minute. Each attempt uses a key or an address of its own, within one window.
+// authentications and 3 requests without a key per address, per minute. Each attempt uses a key or an address of its
+// own, within one window.
 const bindings = {
   KEY_RATE_LIMITER: env.TEST_STRICT_KEY_LIMITER,
   AUTH_FAILURE_RATE_LIMITER: env.TEST_STRICT_AUTH_FAILURE_LIMITER,
+  KEYLESS_RATE_LIMITER: env.TEST_STRICT_KEYLESS_LIMITER,
 };
 
 async function expectTooManyRequests(response: Response) {
@@ -66,5 +79,42 @@ describe("rate limits", () => {
     await expectTooManyRequests(limited);
     expect(limited.headers.get("WWW-Authenticate")).toBeNull();
     expect(elsewhere.status).toBe(401);
+  });
+
+  it("answers 429 to accepts without a key once an address has sent its budget of them, accepting nothing; other addresses and keys go on", async () => {
+    const email = `limited-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    const invitation = await expectJson<IssuedInvitation>(
+      await invite(account.key, account.organizationId, account.workspaceId, email, "viewer"),
+    );
+    const acceptPath = `/organizations/${account.organizationId}/workspaces/${account.workspaceId}/invite/accept?project_id=${invitation.project_id}`;
+    const { guesses, limited, withKey, elsewhere } = await withinOneWindow(env.TEST_STRICT_KEYLESS_LIMITER, async () => {
+      const address = freshAddress();
+      const acceptFrom = (at: string, token: string, authorization = "") =>
+        send("POST", acceptPath, { authorization, body: { token }, headers: { "CF-Connecting-IP": at }, bindings });
+      const guesses: number[] = [];
+      for (let i = 0; i < 3; i++) guesses.push((await acceptFrom(address, "0".repeat(64))).status);
+      return {
+        guesses,
+        // The right token, past the address's budget.
+        limited: await acceptFrom(address, invitation.token),
+        // Not the invitee's key: refused, but not counted as keyless.
+        withKey: await acceptFrom(address, invitation.token, `ApiKey ${await freshKey()}`),
+        elsewhere: await acceptFrom(freshAddress(), invitation.token),
+      };
+    });
+    expect(guesses).toEqual([404, 404, 404]);
+    await expectTooManyRequests(limited);
+    expect(withKey.status).toBe(403);
+    // The limited accept made nothing: the invitation was still open for the accept from another address.
+    expect(elsewhere.status).toBe(200);
+    expect(await elsewhere.json()).toEqual({
+      user_id: expect.any(String),
+      email,
+      role: "viewer",
+      organization_id: account.organizationId,
+      workspace_id: account.workspaceId,
+      project_id: invitation.project_id,
+      api_key: expect.any(String),
+    });
   });
 });

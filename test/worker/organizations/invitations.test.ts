@@ -79,8 +79,8 @@ function readMail(mail: Mail) {
 
 const UNMAILED_TOKEN_ALONE =
   "This invitation's token was not sent by email, so it alone makes no account: accept it with the invitee's own " +
-  "API key. A new person's account is made by the service's operator; with INVITATION_EMAIL_FROM set, invitations " +
-  "are mailed and a new person accepts with the mailed token alone";
+  "API key. A new person's account is made by the service's operator; with INVITATION_EMAIL_FROM and PUBLIC_BASE_URL " +
+  "set, invitations are mailed and a new person accepts with the mailed token alone";
 
 let owner: Account;
 beforeAll(async () => {
@@ -149,6 +149,25 @@ describe("invitations mailed to the invitee", () => {
       send("POST", first.url.slice(BASE_URL.length), { authorization: "", body: { token }, bindings });
     await expectError(await acceptAt(first.token), 410, "This invitation was replaced by a newer one: use the latest token");
     expect((await acceptAt(second.token)).status).toBe(200);
+  });
+
+  it("the mail's accept address is at PUBLIC_BASE_URL, whatever host the invite and the resend came through", async () => {
+    const ids = await createOrganizationVia(owner.key);
+    const { mails, binding } = mailbox();
+    const email = freshEmail();
+    // On Cloudflare a request's URL has the Host header's host: a client may name any.
+    const forged = {
+      origin: "https://attacker.example",
+      bindings: { ...mailed(binding), PUBLIC_BASE_URL: "https://apps.example.com/" },
+    };
+    const path = `/organizations/${ids.organizationId}/workspaces/${ids.workspaceId}`;
+    const invited = await expectJson<Record<string, string>>(
+      await send("POST", `${path}/invite`, { ...forged, key: owner.key, body: [{ email, roles: ["viewer"] }] }),
+    );
+    expect((await send("POST", `${path}/invite/resend`, { ...forged, key: owner.key, body: { email } })).status).toBe(200);
+    const acceptUrl = `https://apps.example.com${path}/invite/accept?project_id=${invited.project_id}`;
+    expect(mails.map((mail) => readMail(mail).url)).toEqual([acceptUrl, acceptUrl]);
+    expect(mails.filter((mail) => mail.text.includes("attacker.example"))).toEqual([]);
   });
 
   it("answer the same, and mail the same, whether or not the email has an account", async () => {
@@ -234,6 +253,42 @@ describe("invitations without mail: the inviter sees the token, so a token alone
       workspace_id: ids.workspaceId,
       project_id: forNew.project_id,
     });
+  });
+
+  it("with a sender but no PUBLIC_BASE_URL nothing is mailed: the answer carries the token, which alone makes no account", async () => {
+    const ids = await createOrganizationVia(owner.key);
+    const { mails, binding } = mailbox();
+    const shown = await expectJson<IssuedInvitation>(
+      await inviteWith({ ...mailed(binding), PUBLIC_BASE_URL: "" }, owner.key, ids, freshEmail()),
+    );
+    expect(shown.token).toMatch(/^[0-9a-f]{64}$/);
+    expect(mails).toEqual([]);
+    const tracker = await Tracker.start();
+    await expectError(await accept(shown), 401, UNMAILED_TOKEN_ALONE);
+    expect(await tracker.changes()).toEqual({});
+  });
+
+  it("a PUBLIC_BASE_URL that is not an http(s) origin: invites and resends answer 500, writing and mailing nothing", async () => {
+    const ids = await createOrganizationVia(owner.key);
+    const invited = freshEmail();
+    expect((await invite(owner.key, ids.organizationId, ids.workspaceId, invited, "viewer")).status).toBe(200);
+    const { mails, binding } = mailbox();
+    const tracker = await Tracker.start();
+    const badValues = [
+      "apps.example.com",
+      "ftp://apps.example.com",
+      "javascript:alert(1)",
+      "https://apps.example.com/api",
+      "https://apps.example.com/?next=x",
+      "https://user:secret@apps.example.com",
+    ];
+    for (const value of badValues) {
+      const bindings = { ...mailed(binding), PUBLIC_BASE_URL: value };
+      await expectError(await inviteWith(bindings, owner.key, ids, freshEmail()), 500, "Internal Server Error");
+      await expectError(await resendWith(bindings, owner.key, ids, invited), 500, "Internal Server Error");
+    }
+    expect(mails).toEqual([]);
+    expect(await tracker.changes()).toEqual({});
   });
 
   it("a token shown to the inviter stays unable to make an account after mail is turned on", async () => {
