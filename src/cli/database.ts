@@ -62,10 +62,22 @@ async function remoteConfig(): Promise<{ path: string; remove: () => void }> {
 }
 
 /**
- * The D1 binding the Worker sees, opened from Node through wrangler: local state (shared with `wrangler dev`
- * and `wrangler d1 ... --local`) or, with `remote`, the deployed database. Checks that the schema is there.
+ * The D1 bindings the Worker sees, opened from Node through wrangler: local state (shared with `wrangler dev`
+ * and `wrangler d1 ... --local`) or, with `remote`, the deployed databases. Checks that the schema is there.
  */
 export async function openDatabase(target: Target): Promise<OpenDatabase> {
+  const opened = await openPool(target);
+  try {
+    await assertMigrated(opened.pool, target);
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+  return opened;
+}
+
+/** The pool as `openDatabase` opens it, whatever its schema (`npm run dev` migrates what it lacks). */
+export async function openPool(target: Target): Promise<OpenDatabase> {
   if (target.persistTo && !existsSync(target.persistTo)) throw new UsageError(`--persist-to: no such folder ${target.persistTo}`);
   const { getPlatformProxy } = await import("wrangler");
   const config = target.remote ? await remoteConfig() : { path: CONFIG_PATH, remove: () => {} };
@@ -96,12 +108,6 @@ export async function openDatabase(target: Target): Promise<OpenDatabase> {
     directory: proxy.env.DIRECTORY,
     shards: declaredShards(proxy.env).map((name) => ({ name, db: env[name] })),
   };
-  try {
-    await assertMigrated(pool, target);
-  } catch (error) {
-    await close();
-    throw error;
-  }
   return { db, pool, close };
 }
 

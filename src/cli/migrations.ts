@@ -1,0 +1,71 @@
+/**
+ * The pool's migrations (docs/SHARDING.md §4): which D1 databases wrangler.toml declares, with their migrations folders,
+ * what each local database still lacks, and `wrangler d1 migrations apply`, which applies them (the only thing that
+ * writes migrations: this module reads wrangler's own record of them, `d1_migrations`, and never writes it).
+ */
+import { spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { resolve } from "node:path";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const CONFIG_PATH = resolve(ROOT, "wrangler.toml");
+const WRANGLER = resolve(ROOT, "node_modules", ".bin", "wrangler");
+const DIRECTORY = "DIRECTORY";
+
+/** A D1 database of wrangler.toml: its binding and the folder of its migrations. */
+export interface PoolDatabase {
+  binding: string;
+  migrationsDir: string;
+}
+
+/** The D1 databases of wrangler.toml in the order they are migrated one after another: the directory, then the rest as declared. */
+export async function poolDatabases(): Promise<PoolDatabase[]> {
+  const { unstable_readConfig } = await import("wrangler");
+  const databases = unstable_readConfig({ config: CONFIG_PATH }).d1_databases.map((database) => ({
+    binding: database.binding,
+    migrationsDir: resolve(ROOT, database.migrations_dir ?? "migrations"),
+  }));
+  return [
+    ...databases.filter(({ binding }) => binding === DIRECTORY),
+    ...databases.filter(({ binding }) => binding !== DIRECTORY),
+  ];
+}
+
+/** The migration files of a folder, as wrangler names them in `d1_migrations`. */
+const migrationFiles = (folder: string) =>
+  readdirSync(folder)
+    .filter((name) => name.endsWith(".sql"))
+    .sort();
+
+const APPLIED = "SELECT name FROM d1_migrations";
+const HAS_RECORD = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'";
+
+/** The migration files `db` has not applied yet, by wrangler's record (all of them where there is none). */
+export async function pendingMigrations(db: D1Database, database: PoolDatabase): Promise<string[]> {
+  const applied = (await db.prepare(HAS_RECORD).first())
+    ? new Set((await db.prepare(APPLIED).all<{ name: string }>()).results.map(({ name }) => name))
+    : new Set<string>();
+  return migrationFiles(database.migrationsDir).filter((name) => !applied.has(name));
+}
+
+/** `wrangler d1 migrations apply <binding> <where...>` with this process's streams: its exit code. */
+export function applyMigrations(binding: string, where: string[]): Promise<number> {
+  return new Promise((resolveExit, reject) => {
+    const child = spawn(WRANGLER, ["d1", "migrations", "apply", binding, ...where], {
+      cwd: ROOT,
+      stdio: "inherit",
+      env: { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env },
+    });
+    child.once("error", reject);
+    child.once("exit", (code, signal) => resolveExit(code ?? (signal ? 1 : 0)));
+  });
+}
+
+/** The error of a binding whose migrations failed, naming what was not attempted, and how to resume. */
+export function migrationFailure(binding: string, code: number, notAttempted: string[]): Error {
+  return new Error(
+    `migrating ${binding} failed (wrangler exited ${code})` +
+      (notAttempted.length ? `; not attempted: ${notAttempted.join(", ")}` : "") +
+      "; run the command again once the cause is fixed (migrations already applied are skipped)",
+  );
+}
