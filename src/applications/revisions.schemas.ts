@@ -38,9 +38,12 @@ const retrieveShape = (names: { artifact: string; variant: string; revision: str
       .apply(documented(globalThis.DOCUMENTATION && { description: 'With `environment_ref`: "<app name>.revision"' })),
   });
 
-/** A retrieve's lookup: a variant revision (by variant, revision id or app), or what an app's environment runs. */
+/**
+ * A retrieve's lookup: a variant revision (by variant or revision id), an app's alone (its oldest variant's, at its
+ * latest or at a version), or what an app's environment runs.
+ */
 export type RevisionLookup =
-  | { by: "variant"; refs: ConfigRefs }
+  | { by: "variant" | "app"; refs: ConfigRefs }
   | { by: "environment"; refs: ConfigRefs; environmentId: string | null };
 
 type RetrieveInput = Record<string, CurrentRef | null | boolean | string | undefined>;
@@ -78,7 +81,7 @@ function lookupOf(
     return { problem: `${names.artifact}, ${names.variant}.id or ${names.revision}.id is required`, at: names.artifact };
   }
   return {
-    by: "variant",
+    by: variant?.id == null && variant?.slug == null && revision?.id == null ? "app" : "variant",
     refs: {
       application,
       // Always a ref (variant mode), even empty: an app ref alone means its oldest variant, at its latest revision.
