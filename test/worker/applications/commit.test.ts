@@ -120,17 +120,32 @@ describe("VariantManager.commit", () => {
     expect(await tracker.changes()).toEqual({});
   });
 
-  it("refuses keys of data other than parameters, url and uri, naming them, nothing written", async () => {
+  it("refuses keys of data other than parameters and url, naming them, nothing written", async () => {
     const response = await current.commit({ key: account.key }, commitBody({ parameters: {}, prompt: "x", schema: {} }));
     await expectError(
       response,
       422,
       ["prompt", "schema"].map((key) => ({
         loc: ["body", "application_revision", "data", key],
-        msg: `Value error, data takes only parameters, url, uri; "${key}" is refused`,
+        msg: `Value error, data takes only parameters, url; "${key}" is refused`,
         type: "value_error",
       })),
     );
+    expect(await tracker.changes()).toEqual({});
+  });
+
+  it("refuses data.uri (the platform's service URI, which nothing here keeps) with a 422 naming it, nothing written", async () => {
+    const response = await current.commit(
+      { key: account.key },
+      commitBody({ parameters: { kept: false }, uri: "agenta:builtin:completion:v0" }),
+    );
+    await expectError(response, 422, [
+      {
+        loc: ["body", "application_revision", "data", "uri"],
+        msg: 'Value error, data takes only parameters, url; "uri" is refused',
+        type: "value_error",
+      },
+    ]);
     expect(await tracker.changes()).toEqual({});
   });
 
