@@ -177,8 +177,8 @@ export const revisionsRoutes = [
         description:
           "The variant's next revision, the same number in the legacy API (a variant's first is revision 1, holding " +
           "exactly what was sent). `data.parameters` replace the latest's (no merge); `data.url` too when given. Keys " +
-          "of `data` other than `parameters` and `url` are refused (422), `uri` too (no service URI is stored here). `message` is stored and shown by both " +
-          "APIs' revision reads; its event is recorded with it.",
+          "of `data` other than `parameters` and `url` are refused (422), `uri` too (no service URI is stored here). " +
+          "`message` is stored and shown by both APIs' revision reads; its event is recorded with it.",
         ok: jsonResponse("The new revision", schemaRef("RevisionAnswer"), {
           example: { count: 1, application_revision: { ...demoRevision, version: "3", message: "Warmer" } },
         }),
