@@ -114,7 +114,8 @@ export const revisionsRoutes = [
           "By variant: `application_ref` and `application_variant_ref` (an app ref alone: its oldest variant), at " +
           "`application_revision_ref.version` (none: the latest); or `application_revision_ref.id`. By environment: " +
           "`environment_ref` and `key` (`<app name>.revision`): what that app's environment runs, or ran at its revision " +
-          '`environment_ref.version` (the numbers of GET /apps/{app_id}/revisions/{environment_name}). Nothing found: 200 `{"count": 0}`. ' +
+          '`environment_ref.version` (the numbers of GET /apps/{app_id}/revisions/{environment_name}). Nothing found: 200 `{"count": 0}`, ' +
+          "but a 404 by environment, or by an app ref alone (where the SDK would go on with an empty config). " +
           ONE_ROUND_TRIP,
         ok: jsonResponse('The revision, or `{"count": 0}`', schemaRef("RevisionAnswer"), {
           examples: {
@@ -124,19 +125,22 @@ export const revisionsRoutes = [
         }),
         errors: {
           404: errorResponse(
-            "By environment: that environment revision of the app runs nothing (revision 0, or no such revision)",
-            environmentRunsNothing(),
+            "By environment: no such app, environment or environment revision visible to the caller, or it runs nothing " +
+              "(revision 0). By an app ref alone: no such app, or its oldest variant has no revision",
+            { runsNothing: environmentRunsNothing(), appRevisionNotFound: applicationRevisionNotFound() },
           ),
         },
       },
     },
     async (c) => {
-      const retrieved = await readAs(c, configRefOrder(c.req.valid("json").refs), (db) =>
-        retrieveRevision(db, c.req.valid("json")),
-      );
-      if (retrieved.outcome === "runs_nothing") throw environmentRunsNothing();
-      if (retrieved.outcome === "none") return c.json({ count: 0 }, 200);
-      return c.json({ count: 1, application_revision: toRevision(retrieved.config) }, 200);
+      const lookup = c.req.valid("json");
+      const config = await readAs(c, configRefOrder(lookup.refs), (db) => retrieveRevision(db, lookup));
+      if (config) return c.json({ count: 1, application_revision: toRevision(config) }, 200);
+      // Where the SDK would go on with an empty config, a 404 it raises: by environment as the platform answers; an
+      // app ref alone finds nothing where the platform answers {count: 0} (docs/CURRENT-SDK-API.md).
+      if (lookup.by === "environment") throw environmentRunsNothing();
+      if (lookup.by === "app") throw applicationRevisionNotFound();
+      return c.json({ count: 0 }, 200);
     },
   ),
   route(
@@ -173,8 +177,8 @@ export const revisionsRoutes = [
         description:
           "The variant's next revision, the same number in the legacy API (a variant's first is revision 1, holding " +
           "exactly what was sent). `data.parameters` replace the latest's (no merge); `data.url` too when given. Keys " +
-          "of `data` other than `parameters`, `url` and `uri` are refused (422). `message` is stored and shown by both " +
-          "APIs' revision reads; its event is recorded with it.",
+          "of `data` other than `parameters` and `url` are refused (422), `uri` too (no service URI is stored here). " +
+          "`message` is stored and shown by both APIs' revision reads; its event is recorded with it.",
         ok: jsonResponse("The new revision", schemaRef("RevisionAnswer"), {
           example: { count: 1, application_revision: { ...demoRevision, version: "3", message: "Warmer" } },
         }),

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { type CurrentRef, currentRef, wrappedIn } from "../http/current-api";
 import { documented } from "../http/documentation";
-import { commitMessage, httpUrlOrEmpty, jsonObject, MAX_JSON_DEPTH, nameField, storableText, uuid } from "../http/fields";
+import { commitMessage, httpUrlOrEmpty, jsonObject, MAX_JSON_DEPTH, nameField, uuid } from "../http/fields";
 import { bodyAsSent } from "../variants/configs.schemas";
 import type { Config, ConfigRefs } from "../variants/configs.sql.ts";
 
@@ -38,9 +38,12 @@ const retrieveShape = (names: { artifact: string; variant: string; revision: str
       .apply(documented(globalThis.DOCUMENTATION && { description: 'With `environment_ref`: "<app name>.revision"' })),
   });
 
-/** A retrieve's lookup: a variant revision (by variant, revision id or app), or what an app's environment runs. */
+/**
+ * A retrieve's lookup: a variant revision (by variant or revision id), an app's alone (its oldest variant's, at its
+ * latest or at a version), or what an app's environment runs.
+ */
 export type RevisionLookup =
-  | { by: "variant"; refs: ConfigRefs }
+  | { by: "variant" | "app"; refs: ConfigRefs }
   | { by: "environment"; refs: ConfigRefs; environmentId: string | null };
 
 type RetrieveInput = Record<string, CurrentRef | null | boolean | string | undefined>;
@@ -78,7 +81,7 @@ function lookupOf(
     return { problem: `${names.artifact}, ${names.variant}.id or ${names.revision}.id is required`, at: names.artifact };
   }
   return {
-    by: "variant",
+    by: variant?.id == null && variant?.slug == null && revision?.id == null ? "app" : "variant",
     refs: {
       application,
       // Always a ref (variant mode), even empty: an app ref alone means its oldest variant, at its latest revision.
@@ -116,8 +119,11 @@ export const RetrieveRevisionShape = retrieveShape(APPLICATION_NAMES);
 export const RetrieveWorkflowRevisionBody = retrieveBody(WORKFLOW_NAMES);
 export const RetrieveWorkflowRevisionShape = retrieveShape(WORKFLOW_NAMES);
 
-/** The keys a revision's `data` may have; any other is refused (nothing is silently dropped). */
-const DATA_KEYS = ["parameters", "url", "uri"];
+/**
+ * The keys a revision's `data` may have; any other is refused (nothing is silently dropped), `uri` too: the platform
+ * keeps a service URI, which this service has no place for.
+ */
+const DATA_KEYS = ["parameters", "url"];
 
 const RevisionDataShape = z.object({
   parameters: jsonObject("parameters").apply(
@@ -130,10 +136,6 @@ const RevisionDataShape = z.object({
   url: httpUrlOrEmpty("url")
     .nullish()
     .apply(documented(globalThis.DOCUMENTATION && { description: "Replaces the url; omitted or null: the latest's is kept" })),
-  uri: storableText("uri")
-    .max(2048)
-    .nullish()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Accepted and not stored (this service has no service URIs)" })),
 });
 
 /**

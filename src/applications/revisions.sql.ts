@@ -1,55 +1,18 @@
 import { APP_OF_VARIANT_CTE, CALLER_CTE, type CallerDb } from "../db/caller";
 import { sql } from "../db/sql";
 import { environmentIdOf } from "../simple/environment-id";
-import {
-  CONFIG_COLUMNS,
-  CONFIG_CTES,
-  type Config,
-  type ConfigRow,
-  fetchConfig,
-  refValues,
-  toConfig,
-} from "../variants/configs.sql.ts";
+import { type Config, type ConfigRow, fetchConfig, toConfig } from "../variants/configs.sql.ts";
 import type { RevisionLookup } from "./revisions.schemas";
 
-/** What a retrieve found: a revision, nothing the caller can see, or an environment of the app that runs nothing. */
-export type Retrieved = { outcome: "found"; config: Config } | { outcome: "none" } | { outcome: "runs_nothing" };
-
 /**
- * What an app's environment runs (CONFIG_CTES in environment mode), in one statement with what tells its absences
- * apart: no row, no such app visible to the caller; no `foundEnvironmentId`, no such environment of the app; no
- * `revisionId`, that environment revision runs nothing.
+ * The revision a retrieve names, as the caller may see it (null: none): one round trip, the legacy fetch's statement
+ * beside the key check. By environment, an environment id given must be the one POST /simple/environments/query answers
+ * for that name.
  */
-const ENVIRONMENT_CONFIG = sql<ConfigRow & { foundEnvironmentId: string | null }>(
-  `WITH ${CALLER_CTE}, ${CONFIG_CTES}
-   SELECT e.id AS foundEnvironmentId, ${CONFIG_COLUMNS}
-     FROM app
-     LEFT JOIN environments e ON e.app_id = app.id AND e.name = :environment_name
-     LEFT JOIN variant_revision vr
-     LEFT JOIN users vu ON vu.id = vr.modified_by
-     LEFT JOIN environment_revision er
-     LEFT JOIN users eu ON eu.id = er.modified_by`,
-);
-
-/**
- * The revision a retrieve names, as the caller may see it: one round trip, one statement beside the key check. By
- * variant, the legacy fetch's statement; by environment, ENVIRONMENT_CONFIG, which tells "no such app or environment"
- * (none) from "that environment revision runs nothing for the app" (runs_nothing). An environment id given must be
- * the one POST /simple/environments/query answers for that name.
- */
-export async function retrieveRevision(db: CallerDb, lookup: RevisionLookup): Promise<Retrieved> {
-  if (lookup.by === "variant") {
-    const config = await fetchConfig(db, lookup.refs);
-    return config ? { outcome: "found", config } : { outcome: "none" };
-  }
-  const { environment } = await db.batch({ environment: db.statement(ENVIRONMENT_CONFIG, refValues(lookup.refs)) });
-  const found = environment.results[0];
-  if (!found?.foundEnvironmentId) return { outcome: "none" };
-  const name = lookup.refs.environment?.slug ?? "";
-  if (lookup.environmentId !== null && lookup.environmentId !== environmentIdOf(found.projectId, name)) {
-    return { outcome: "none" };
-  }
-  return found.revisionId ? { outcome: "found", config: toConfig(found) as Config } : { outcome: "runs_nothing" };
+export async function retrieveRevision(db: CallerDb, lookup: RevisionLookup): Promise<Config | null> {
+  const config = await fetchConfig(db, lookup.refs);
+  if (!config || lookup.by !== "environment" || lookup.environmentId === null) return config;
+  return lookup.environmentId === environmentIdOf(config.projectId, lookup.refs.environment?.slug ?? "") ? config : null;
 }
 
 /**

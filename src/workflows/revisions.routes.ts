@@ -57,11 +57,9 @@ export const workflowsRoutes = [
       },
     },
     async (c) => {
-      const retrieved = await readAs(c, configRefOrder(c.req.valid("json").refs), (db) =>
-        retrieveRevision(db, c.req.valid("json")),
-      );
-      if (retrieved.outcome !== "found") return c.json({ count: 0 }, 200);
-      return c.json({ count: 1, workflow_revision: toWorkflowRevision(retrieved.config) }, 200);
+      const lookup = c.req.valid("json");
+      const config = await readAs(c, configRefOrder(lookup.refs), (db) => retrieveRevision(db, lookup));
+      return c.json(config ? { count: 1, workflow_revision: toWorkflowRevision(config) } : { count: 0 }, 200);
     },
   ),
 ];

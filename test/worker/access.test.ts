@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { applicationVariants, current, simpleApplications } from "./client";
 import {
   type Account,
   countRows,
@@ -15,6 +16,7 @@ import {
   postApp,
   type Role,
   send,
+  storedRevision,
 } from "./fixtures";
 import { changes, type ExpectedEvent, expectEvents, snapshot, type Table } from "./harness";
 import { allShardNames, databaseOf, shardNameFor } from "./pool";
@@ -24,7 +26,10 @@ const ROLES: readonly Role[] = ["owner", "workspace_admin", "editor", "deploymen
 const WRITERS: readonly Who[] = ["owner", "workspace_admin", "editor"];
 const DEPLOYERS: readonly Who[] = [...WRITERS, "deployment_manager"];
 
-/** Who calls in the matrices: a team member in each role, and the owner with a read-only key (a viewer's rights). */
+/**
+ * Who calls in the matrices, each with a key of the team's project (today's SDK acts in its key's project): a team
+ * member in each role, and the owner with a read-only key (a viewer's rights).
+ */
 const READ_ONLY = "owner with a read-only key";
 type Who = Role | typeof READ_ONLY;
 const CALLERS: readonly Who[] = [...ROLES, READ_ONLY];
@@ -45,7 +50,7 @@ beforeAll(async () => {
     owner,
     ROLES.filter((role) => role !== "owner").map((role) => [members[role], role]),
   );
-  for (const role of ROLES) keys[role] = members[role].key;
+  for (const role of ROLES) keys[role] = await issueKey(members[role].userId, team.projectId);
   keys[READ_ONLY] = await issueKey(owner.userId, team.projectId, { readOnly: true });
   // A key's first use is recorded after the answer (waitUntil): recorded now, so that a snapshot taken around a
   // request sees only what the request itself wrote.
@@ -112,11 +117,52 @@ const READS: [route: string, read: (key: string) => Promise<Response>, holds: ()
     () => ({ revision: 1 }),
   ],
   ["GET /bases", (key) => send("GET", `/bases?app_id=${teamAppId}`, { key }), () => [{ base_id: teamAppId, base_name: "app" }]],
+  // Today's SDK's reads (docs/CURRENT-SDK-API.md).
+  [
+    "POST /simple/applications/query",
+    (key) => simpleApplications.query({ key }, {}),
+    () => ({ count: 1, applications: [expect.objectContaining({ id: teamAppId, slug: "team-app" })] }),
+  ],
+  [
+    "GET /simple/applications/{id}",
+    (key) => simpleApplications.get({ key }, teamAppId),
+    () => ({ count: 1, application: expect.objectContaining({ id: teamAppId, variant_id: teamDeployment.variantId }) }),
+  ],
+  [
+    "POST /applications/variants/query",
+    (key) => applicationVariants.query({ key }, { application_refs: [{ id: teamAppId }] }),
+    () => ({ count: 1, application_variants: [expect.objectContaining({ id: teamDeployment.variantId, slug: "main" })] }),
+  ],
+  [
+    "GET /applications/variants/{id}",
+    (key) => applicationVariants.get({ key }, teamDeployment.variantId),
+    () => ({ count: 1, application_variant: expect.objectContaining({ id: teamDeployment.variantId }) }),
+  ],
+  [
+    "POST /applications/revisions/retrieve",
+    (key) => current.retrieve({ key }, { resolve: true, environment_ref: { slug: "production" }, key: "team-app.revision" }),
+    () => ({ count: 1, application_revision: expect.objectContaining({ variant_id: teamDeployment.variantId, version: "1" }) }),
+  ],
+  [
+    "POST /workflows/revisions/retrieve",
+    (key) => current.retrieveWorkflow({ key }, { workflow_ref: { id: teamAppId } }),
+    () => ({ count: 1, workflow_revision: expect.objectContaining({ workflow_variant_id: teamDeployment.variantId }) }),
+  ],
+  [
+    "POST /applications/revisions/log",
+    (key) => current.log({ key }, { application_revisions: { application_variant_id: teamDeployment.variantId } }),
+    () => ({ count: 1, application_revisions: [expect.objectContaining({ version: "1" })] }),
+  ],
+  [
+    "POST /simple/environments/query",
+    (key) => current.queryEnvironments({ key }, { environment: { slug: "production" } }),
+    () => ({ count: 1, environments: [expect.objectContaining({ slug: "production" })] }),
+  ],
 ];
 
 describe("every role, and a read-only key, reads what the owner reads", () => {
   it.each(READS)("%s", async (_route, read, holds) => {
-    const expected = await expectJson(await read(owner.key));
+    const expected = await expectJson(await read(keys.owner));
     expect(expected).toMatchObject(holds() as object);
     for (const who of CALLERS) expect(await expectJson(await read(keys[who])), who).toEqual(expected);
   });
@@ -212,6 +258,13 @@ const deployedData = (
 };
 /** A config event's data: the config's name and revision. */
 const revisionData = (config_name: unknown, revision: number) => ({ config_name, revision, revision_id: anyString });
+
+/** The app as today's SDK reads it (GET /simple/applications/{id}), read by the owner. */
+const simpleApp = async (id: string) =>
+  (await expectJson<{ application: object }>(await simpleApplications.get({ key: owner.key }, id))).application;
+/** The variant as today's SDK reads it (GET /applications/variants/{id}), read by the owner. */
+const applicationVariant = async (id: string) =>
+  (await expectJson<{ application_variant: object }>(await applicationVariants.get({ key: owner.key }, id))).application_variant;
 
 const CONFIG_TABLES: Table[] = ["app_variant_revisions", "app_variants"];
 const REVISION_TABLES: Table[] = ["app_variant_revisions"];
@@ -394,6 +447,187 @@ const WRITES: Write[] = [
           ...deployedData("production", 3, ["other", second.variantId, 1], ["main", first.variantId, 1]),
           reverted_to_revision_id: first.revisionId,
         }),
+      };
+    },
+  },
+  // Today's SDK's writes (docs/CURRENT-SDK-API.md), with the same roles as their legacy equivalents.
+  {
+    route: "POST /simple/applications/",
+    allowed: WRITERS,
+    tables: ["apps", "environments"],
+    prepare: async (app, by) => {
+      const name = `${app.name}-new`;
+      return {
+        request: (key) => simpleApplications.create({ key }, { application: { slug: name, name } }),
+        answer: {
+          count: 1,
+          application: {
+            id: anyString,
+            slug: name,
+            name,
+            created_at: anyString,
+            updated_at: anyString,
+            created_by_id: by.userId,
+            flags: {},
+          },
+        },
+        event: { ...appEvent("app.created", { id: anyString, name }, by), app_id: anyString },
+      };
+    },
+  },
+  {
+    route: "PUT /simple/applications/{id}",
+    allowed: WRITERS,
+    tables: ["apps"],
+    prepare: async (app, by) => {
+      const name = `${app.name}-renamed`;
+      const before = await simpleApp(app.id);
+      return {
+        request: (key) => simpleApplications.edit({ key }, app.id, { application: { id: app.id, slug: name, name } }),
+        answer: { count: 1, application: { ...before, slug: name, name, updated_at: anyString } },
+        event: appEvent("app.renamed", { ...app, name }, by, { previous_app_name: app.name }),
+      };
+    },
+  },
+  {
+    route: "POST /simple/applications/{id}/archive",
+    allowed: WRITERS,
+    tables: ["apps"],
+    prepare: async (app, by) => {
+      const before = await simpleApp(app.id);
+      return {
+        request: (key) => simpleApplications.archive({ key }, app.id),
+        answer: { count: 1, application: { ...before, deleted_at: anyString } },
+        event: appEvent("app.archived", app, by),
+      };
+    },
+  },
+  {
+    route: "POST /simple/applications/{id}/unarchive",
+    allowed: WRITERS,
+    tables: ["apps"],
+    prepare: async (app, by) => {
+      const before = await simpleApp(app.id);
+      await expectJson(await simpleApplications.archive({ key: owner.key }, app.id));
+      return {
+        request: (key) => simpleApplications.unarchive({ key }, app.id),
+        answer: { count: 1, application: before },
+        event: appEvent("app.unarchived", app, by),
+      };
+    },
+  },
+  {
+    route: "POST /applications/variants/",
+    allowed: WRITERS,
+    tables: ["app_variants"],
+    prepare: async (app, by) => ({
+      request: (key) => applicationVariants.add({ key }, { application_variant: { application_id: app.id, slug: "main" } }),
+      answer: {
+        count: 1,
+        application_variant: {
+          id: anyString,
+          slug: "main",
+          name: "main",
+          application_id: app.id,
+          application_slug: app.name,
+          artifact_id: app.id,
+          artifact_slug: app.name,
+          created_at: anyString,
+          updated_at: anyString,
+        },
+      },
+      event: appEvent("config.added", app, by, {
+        config_name: "main",
+        variant_id: anyString,
+        revision: null,
+        revision_id: null,
+        message: null,
+      }),
+    }),
+  },
+  {
+    route: "POST /applications/variants/{id}/archive",
+    allowed: WRITERS,
+    tables: ["app_variants"],
+    prepare: async (app, by) => {
+      const variantId = await newVariant(app.id, "main");
+      const before = await applicationVariant(variantId);
+      return {
+        request: (key) => applicationVariants.archive({ key }, variantId),
+        answer: { count: 1, application_variant: { ...before, deleted_at: anyString } },
+        event: appEvent("config.archived", app, by, { config_name: "main", variant_id: variantId }),
+      };
+    },
+  },
+  {
+    route: "POST /applications/variants/{id}/unarchive",
+    allowed: WRITERS,
+    tables: ["app_variants"],
+    prepare: async (app, by) => {
+      const variantId = await newVariant(app.id, "main");
+      const before = await applicationVariant(variantId);
+      await expectJson(await applicationVariants.archive({ key: owner.key }, variantId));
+      return {
+        request: (key) => applicationVariants.unarchive({ key }, variantId),
+        answer: { count: 1, application_variant: before },
+        event: appEvent("config.unarchived", app, by, { config_name: "main", variant_id: variantId }),
+      };
+    },
+  },
+  {
+    route: "POST /applications/revisions/commit",
+    allowed: WRITERS,
+    tables: REVISION_TABLES,
+    prepare: async (app, by) => {
+      const variantId = await newVariant(app.id, "main");
+      const names = { id: app.id, slug: app.name };
+      return {
+        request: (key) =>
+          current.commit(
+            { key },
+            {
+              application_revision: { application_id: app.id, application_variant_id: variantId, data: { parameters: { k: 1 } } },
+            },
+          ),
+        answer: {
+          count: 1,
+          application_revision: {
+            id: anyString,
+            slug: anyString,
+            version: "2",
+            data: { parameters: { k: 1 }, url: "" },
+            application_id: names.id,
+            application_slug: names.slug,
+            application_variant_id: variantId,
+            application_variant_slug: "main",
+            variant_id: variantId,
+            variant_slug: "main",
+            artifact_id: names.id,
+            artifact_slug: names.slug,
+            created_at: anyString,
+            created_by_id: by.userId,
+            updated_by: `${by.username}@example.com`,
+            updated_by_id: by.userId,
+          },
+        },
+        event: appEvent("config.committed", app, by, { ...revisionData("main", 2), variant_id: variantId, message: null }),
+      };
+    },
+  },
+  {
+    route: "POST /applications/revisions/deploy",
+    allowed: DEPLOYERS,
+    tables: DEPLOY_TABLES,
+    prepare: async (app, by) => {
+      const variantId = await newVariant(app.id, "main");
+      return {
+        request: (key) =>
+          current.deploy(
+            { key },
+            { application_ref: { id: app.id }, application_variant_ref: { slug: "main" }, environment_ref: { slug: "staging" } },
+          ),
+        answer: { count: 1, application_revision: await storedRevision(variantId, 1) },
+        event: appEvent("environment.deployed", app, by, deployedData("staging", 1, null, ["main", variantId, 1])),
       };
     },
   },

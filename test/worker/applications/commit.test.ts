@@ -110,6 +110,34 @@ describe("VariantManager.commit", () => {
     expect(text).toContain('"version":"1"');
   });
 
+  it("params replace the latest's, never merged with them: the revision holds exactly what was sent", async () => {
+    const replaced = await legacyConfig(account.key, appId, "replaced", { model: "m", nested: { a: 1, b: 2 }, kept: true });
+    const answer = await expectJson<{ application_revision: Revision }>(
+      await current.commit(
+        { key: account.key },
+        {
+          application_revision: {
+            application_id: appId,
+            application_variant_id: replaced,
+            data: { parameters: { nested: { a: 3 } } },
+          },
+        },
+      ),
+    );
+    expect(answer).toEqual({ count: 1, application_revision: await storedRevision(replaced, 3) });
+    expect(answer.application_revision.data).toEqual({ parameters: { nested: { a: 3 } }, url: "" });
+  });
+
+  it("naming one app and another app's variant by id writes nothing: the 404 of no such variant", async () => {
+    const otherApp = await createAppVia(account.key, { app_name: "committed-other" });
+    const theirs = await legacyConfig(account.key, otherApp, "main", { theirs: true });
+    tracker = await Tracker.start();
+    const body = { application_revision: { application_id: appId, application_variant_id: theirs, data: { parameters: {} } } };
+    await expectError(await current.commit({ key: account.key }, body), 404, "Application variant not found.");
+    expect(await tracker.changes()).toEqual({});
+    expect((await storedRevision(theirs, 2)).data.parameters).toEqual({ theirs: true });
+  });
+
   it("a slug taken in the project is the platform's 409, nothing written", async () => {
     const taken = (await storedRevision(variantId, 1)).slug;
     const response = await current.commit({ key: account.key }, commitBody({ parameters: {} }, { slug: taken }));
@@ -120,17 +148,32 @@ describe("VariantManager.commit", () => {
     expect(await tracker.changes()).toEqual({});
   });
 
-  it("refuses keys of data other than parameters, url and uri, naming them, nothing written", async () => {
+  it("refuses keys of data other than parameters and url, naming them, nothing written", async () => {
     const response = await current.commit({ key: account.key }, commitBody({ parameters: {}, prompt: "x", schema: {} }));
     await expectError(
       response,
       422,
       ["prompt", "schema"].map((key) => ({
         loc: ["body", "application_revision", "data", key],
-        msg: `Value error, data takes only parameters, url, uri; "${key}" is refused`,
+        msg: `Value error, data takes only parameters, url; "${key}" is refused`,
         type: "value_error",
       })),
     );
+    expect(await tracker.changes()).toEqual({});
+  });
+
+  it("refuses data.uri (the platform's service URI, which nothing here keeps) with a 422 naming it, nothing written", async () => {
+    const response = await current.commit(
+      { key: account.key },
+      commitBody({ parameters: { kept: false }, uri: "agenta:builtin:completion:v0" }),
+    );
+    await expectError(response, 422, [
+      {
+        loc: ["body", "application_revision", "data", "uri"],
+        msg: 'Value error, data takes only parameters, url; "uri" is refused',
+        type: "value_error",
+      },
+    ]);
     expect(await tracker.changes()).toEqual({});
   });
 

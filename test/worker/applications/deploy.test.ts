@@ -159,6 +159,19 @@ describe("DeploymentManager.deploy", () => {
     expect(await tracker.changes()).toEqual({});
   });
 
+  it("naming one app and another app's variant by id deploys nothing: the 404 of no such revision", async () => {
+    const otherApp = await createAppVia(owner.key, { app_name: "deployed-other" });
+    const theirs = await legacyConfig(owner.key, otherApp, "main", { theirs: true });
+    tracker = await Tracker.start();
+    const body = {
+      application_ref: { id: appId },
+      application_variant_ref: { id: theirs },
+      environment_ref: { slug: "staging" },
+    };
+    await expectError(await current.deploy({ key: owner.key }, body), 404, "Application revision not found.");
+    expect(await tracker.changes()).toEqual({});
+  });
+
   it("is open to deployment managers, not to viewers or read-only keys; another organization's app is not found", async () => {
     const [manager, viewer, stranger] = [await createAccount(), await createAccount(), await createAccount()];
     const team = await createTeam(owner, [

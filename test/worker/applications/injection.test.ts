@@ -5,6 +5,7 @@ import {
   createAccount,
   createAppVia,
   createTeam,
+  expectError,
   expectJson,
   FORBIDDEN,
   issueKey,
@@ -37,6 +38,7 @@ let owner: Account;
 let key: string;
 let appId: string;
 let variantId: string;
+const RUNS_NOTHING = "Environment revision does not contain application references for the requested key.";
 let stranger: Account;
 
 quietRequestLog();
@@ -47,32 +49,36 @@ beforeAll(async () => {
 });
 
 describe("SQL in every part of a ref", () => {
-  it("retrieve: a slug finds nothing (200 {count: 0}), an id or a version is a 422", async () => {
+  it("retrieve: a slug finds nothing (a variant's: 200 {count: 0}; an app's or by environment: 404), an id or a version is a 422", async () => {
+    const none = { status: 200, body: { count: 0 } };
+    const noAppRevision = { status: 404, body: { detail: "Application revision not found." } };
+    const runsNothing = { status: 404, body: { detail: RUNS_NOTHING } };
     for (const payload of PAYLOADS) {
-      const bodies: [unknown, (string | number)[], "slug" | "id" | "version"][] = [
-        [{ application_ref: { slug: payload } }, ["body", "application_ref", "slug"], "slug"],
+      const bodies: [unknown, (string | number)[], { status: number; body: unknown } | null][] = [
+        [{ application_ref: { slug: payload } }, ["body", "application_ref", "slug"], noAppRevision],
         [
           { application_ref: { id: appId }, application_variant_ref: { slug: payload } },
           ["body", "application_variant_ref", "slug"],
-          "slug",
+          none,
         ],
-        [{ application_ref: { id: payload } }, ["body", "application_ref", "id"], "id"],
+        [{ application_ref: { id: payload } }, ["body", "application_ref", "id"], null],
         [
           { application_ref: { id: appId }, application_revision_ref: { version: payload } },
           ["body", "application_revision_ref", "version"],
-          "version",
+          null,
         ],
-        [{ environment_ref: { slug: "production" }, key: `${payload}.revision` }, ["body", "key"], "slug"],
+        [{ environment_ref: { slug: "production" }, key: `${payload}.revision` }, ["body", "key"], runsNothing],
         [
           { environment_ref: { slug: "production", id: payload }, key: "target.revision" },
           ["body", "environment_ref", "id"],
-          "id",
+          null,
         ],
       ];
-      for (const [body, loc, part] of bodies) {
+      for (const [body, loc, foundNothing] of bodies) {
         const response = await expectNoChange(() => current.retrieve({ key }, body));
-        if (part === "slug" && isAcceptableName(payload)) {
-          expect(await expectJson(response), JSON.stringify(payload)).toEqual({ count: 0 });
+        if (foundNothing && isAcceptableName(payload)) {
+          const answer = { status: response.status, body: await response.json() };
+          expect(answer, JSON.stringify(payload)).toEqual(foundNothing);
         } else {
           expect(response.status, JSON.stringify([payload, loc])).toBe(422);
           expect((await expectCleanError(response, payload)).detail).toContainEqual(issueAt(loc));
@@ -264,7 +270,7 @@ describe("access: what the caller cannot see is absent, with the same answer", (
       { key: stranger.key },
       { environment_ref: { slug: "production" }, key: "target.revision" },
     );
-    expect(await expectJson(environment)).toEqual({ count: 0 });
+    await expectError(environment, 404, RUNS_NOTHING);
   });
 
   it("a read-only key and a viewer read, but neither commit nor deploy", async () => {

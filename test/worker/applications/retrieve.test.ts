@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { current, deployments } from "../client";
+import { applicationVariants, current, deployments } from "../client";
 import {
   type Account,
   createAccount,
@@ -69,27 +69,19 @@ describe("ConfigManager.get_from_registry by environment", () => {
     }
   });
 
-  it("is a 404 with the platform's text where that environment revision runs nothing for the app", async () => {
-    await expectError(
-      await current.retrieve({ key: account.key }, byEnvironment({ slug: "production", version: "3" })),
-      404,
-      RUNS_NOTHING,
-    );
-    await expectError(
-      await current.retrieve({ key: account.key }, byEnvironment({ slug: "production", version: "0" })),
-      404,
-      RUNS_NOTHING,
-    );
-    await expectError(await current.retrieve({ key: account.key }, byEnvironment({ slug: "staging" })), 404, RUNS_NOTHING);
-  });
-
-  it('answers 200 {"count": 0} for an app or an environment name that does not exist', async () => {
+  it("is a 404 with the platform's text wherever it finds nothing: the SDK raises it, never runs with an empty config", async () => {
     for (const body of [
-      byEnvironment({ slug: "production" }, "nope.revision"),
+      // That environment revision of the app runs nothing, or there is no such revision.
+      byEnvironment({ slug: "production", version: "3" }),
+      byEnvironment({ slug: "production", version: "0" }),
+      byEnvironment({ slug: "staging" }),
+      // No such app (get_from_registry(app_slug="typo", environment_slug="production")), or no such environment.
+      byEnvironment({ slug: "production" }, "typo.revision"),
       byEnvironment({ slug: "qa" }),
+      // An environment id that is not this environment's.
       byEnvironment({ slug: "production", id: crypto.randomUUID() }),
     ]) {
-      expect(await expectJson(await current.retrieve({ key: account.key }, body))).toEqual({ count: 0 });
+      await expectError(await current.retrieve({ key: account.key }, body), 404, RUNS_NOTHING);
     }
   });
 
@@ -153,6 +145,41 @@ describe("ConfigManager.get_from_registry by variant, then the workflow fallback
         workflow_variant_slug: application_variant_slug,
       },
     });
+  });
+
+  it("an app ref alone that finds nothing is a 404 the SDK raises, not {count: 0} it would run as an empty config", async () => {
+    const bare = await createAppVia(account.key, { app_name: "registry-bare" });
+    await expectJson(await applicationVariants.add(account, { application_variant: { application_id: bare, slug: "draft" } }));
+    for (const application_ref of [{ slug: "typo" }, { id: crypto.randomUUID() }, { slug: "registry-bare" }, { id: bare }]) {
+      await expectError(
+        await current.retrieve({ key: account.key }, { resolve: true, application_ref }),
+        404,
+        "Application revision not found.",
+      );
+    }
+  });
+
+  it("a variant that does not exist is {count: 0} through both calls, and the SDK's variant lookup finds none: it raises", async () => {
+    const slugs = { resolve: true, application_ref: { slug: "typo" }, application_variant_ref: { slug: "main" } };
+    for (const body of [
+      slugs,
+      { ...slugs, application_ref: { slug: "registry" }, application_variant_ref: { slug: "typo" } },
+      { ...slugs, application_ref: { slug: "registry" }, application_variant_ref: { id: crypto.randomUUID() } },
+      { application_revision_ref: { id: crypto.randomUUID() } },
+    ]) {
+      expect(await expectJson(await current.retrieve({ key: account.key }, body))).toEqual({ count: 0 });
+    }
+    const workflow = await current.retrieveWorkflow(
+      { key: account.key },
+      { resolve: true, workflow_ref: { slug: "typo" }, workflow_variant_ref: { slug: "main" } },
+    );
+    expect(await expectJson(workflow)).toEqual({ count: 0 });
+    // What the SDK's _resolve_variant reads next, then raises "Variant ... not found.".
+    for (const application_refs of [[{ slug: "typo" }], [{ slug: "registry" }]]) {
+      const query = await applicationVariants.query(account, { application_refs, application_variant: { slug: "typo" } });
+      expect(await expectJson(query)).toEqual({ count: 0, application_variants: [] });
+    }
+    expect(await expectJson(await applicationVariants.get(account, crypto.randomUUID()))).toEqual({ count: 0 });
   });
 
   it('answers 200 {"count": 0} for a version that does not exist, through both calls', async () => {
