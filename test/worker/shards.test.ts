@@ -172,6 +172,41 @@ describe.each([
     expect(await statusOf(send("GET", "/apps", { key: guest.key }))).toBe(401);
   });
 
+  it("the key's bucket fenced moved on the organization's shard (an aborted move's destination, a finished move's old source) refuses nothing the key is vouched for there; a key row read there is refused", async () => {
+    const guest = await guestOf(team, home, "editor");
+    // A member homed on the team's shard, whose key is in another bucket than the team's.
+    let local = await guestOf(team, elsewhere, "editor");
+    for (let attempt = 0; attempt < 5 && bucketFor(local.key) === bucketFor(team.organizationId); attempt++) {
+      local = await guestOf(team, elsewhere, "editor");
+    }
+    expect(bucketFor(local.key)).not.toBe(bucketFor(team.organizationId));
+    // Admins, who read the organization's events too.
+    for (const member of [guest, local]) await addMember(team.organizationId, member.userId, "workspace_admin");
+    const db = databaseOf(team.organizationId);
+    const fenced = [bucketFor(guest.key), bucketFor(local.key)];
+    for (const bucket of fenced) {
+      await db.prepare("INSERT INTO bucket_fences (bucket, state) VALUES (?, 'moved')").bind(bucket).run();
+    }
+    try {
+      const main = { application_ref: { id: teamApp }, variant_ref: { slug: `fenced-${home}` } };
+      const requests = (key: string): [string, () => Promise<Response>][] => [
+        ["a read", () => send("GET", appRevisions(teamApp), { key })],
+        ["the events", () => send("GET", `/events?organization_id=${team.organizationId}`, { key })],
+        ["a variant", () => send("POST", "/variants/configs/add", { key, body: main })],
+        ["a commit", () => send("POST", "/variants/configs/commit", { key, body: { ...main, params: { fenced: home } } })],
+        ["an app", () => postApp(key, { app_name: `fenced-${home}`, organization_id: team.organizationId })],
+        ["a key", () => send("POST", `/keys?workspace_id=${team.workspaceId}`, { key })],
+      ];
+      // Vouched for by its home: no key row is read on the team's shard, whose fence of that bucket is not the request's.
+      for (const [name, request] of requests(guest.key)) expect([name, await statusOf(request())]).toEqual([name, 200]);
+      // A key row read on the team's shard whose bucket moved away from it is a copy left behind (an isolate on an old
+      // SHARD_MAP): refused, whatever the request names.
+      for (const [name, request] of requests(local.key)) expect([name, await statusOf(request())]).toEqual([name, 503]);
+    } finally {
+      await db.prepare("DELETE FROM bucket_fences").run();
+    }
+  });
+
   it("an invitee homed elsewhere accepts with their own key: their user is copied, and the key works there at once", async () => {
     const invitee = await createAccount(undefined, home as "SHARD_0");
     const email = `${invitee.username}@example.com`;
