@@ -96,7 +96,7 @@ beforeAll(async () => {
   await applyMigrations(dir);
   receiver = createServer((request, response) => request.resume().on("end", () => response.end("ok")));
   await new Promise<void>((listening) => receiver.listen(0, "127.0.0.1", listening));
-  const owner = (await admin(dir, "user", "create", "--email", "mover@example.com")).json;
+  const owner = (await admin(dir, "user", "create", "--email", "mover@example.com", "--shard", "SHARD_0")).json;
   const ownerKey = (await admin(dir, "key", "create", "--email", "mover@example.com")).json.key;
   // A user homed on SHARD_0 only: the CLI making them a member on SHARD_1 would copy their row there.
   expect((await admin(dir, "user", "create", "--email", "helper@example.com", "--shard", "SHARD_0")).code).toBe(0);
