@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { generateApiKey } from "../../src/auth/api-keys";
 import { createApiKey, createUser, newAccountIds } from "../../src/db/accounts";
@@ -24,7 +25,7 @@ import {
 } from "./fixtures";
 import { snapshot } from "./harness";
 import { failTrips, instrumentD1 } from "./instrumented-d1";
-import { allShardNames, bucketFor, countedShards, databaseOf, shardNameFor, shards } from "./pool";
+import { allShardNames, bucketFor, countedShards, databaseOf, fourShardPool, shardNameFor, shards } from "./pool";
 
 /*
  * Requests whose key and organization are on different shards (docs/SHARDING.md §3.2): the key is checked on its home
@@ -261,6 +262,35 @@ describe("placing new organizations", () => {
     expect(workspaces.id).toBe(made.id);
     const copy = await databaseOf(made.id).prepare("SELECT id FROM users WHERE id = ?").bind(account.userId).first();
     expect(copy).toEqual({ id: account.userId });
+  });
+
+  it("with the key's shard closed, on an open shard picked at random, each alike whatever its number of buckets", async () => {
+    // SHARD_1 holds 510 buckets, SHARD_2 one: by bucket, nearly every organization would go to SHARD_1.
+    const bindings = await fourShardPool("SHARD_1 SHARD_2");
+    const account = await createAccount(undefined, "SHARD_0");
+    const placed: Record<string, string[]> = { SHARD_1: [], SHARD_2: [] };
+    // 40 organizations land on both (all on one: 2 chances in 2^40), each on the shard its bucket names.
+    for (let i = 0; i < 40; i++) {
+      const made = await expectJson<{ id: string }>(
+        await send("POST", "/organizations", {
+          key: account.key,
+          body: { name: `spread ${i}`, owner: account.userId },
+          bindings,
+        }),
+      );
+      placed[bucketFor(made.id) === 1022 ? "SHARD_2" : "SHARD_1"].push(made.id);
+    }
+    const stored = async (db: D1Database, ids: string[]) =>
+      (
+        await db
+          .prepare("SELECT id FROM organizations WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id")
+          .bind(JSON.stringify(ids))
+          .all<{ id: string }>()
+      ).results.map(({ id }) => id);
+    expect(placed.SHARD_2.length).toBeGreaterThan(0);
+    expect(placed.SHARD_1.length).toBeGreaterThan(0);
+    expect(await stored(env.TEST_SPARE_SHARD_2, placed.SHARD_2)).toEqual([...placed.SHARD_2].sort());
+    expect(await stored(env.SHARD_1, placed.SHARD_1)).toEqual([...placed.SHARD_1].sort());
   });
 });
 
