@@ -49,6 +49,9 @@ export default defineConfig(async () => {
                   PUBLIC_BASE_URL: "https://apps.example.test",
                   INVITATION_TOKEN_IN_ANSWER: "true",
                 },
+                // Two more databases, no shards of the pool unless a test binds them as SHARD_2 and SHARD_3 (a pool of
+                // four: test/worker/pool.ts's fourShardPool); unused, they cost nothing.
+                d1Databases: ["TEST_SPARE_SHARD_2", "TEST_SPARE_SHARD_3"],
                 // The suite sends thousands of requests with few keys from one address: wrangler.toml's limits
                 // are raised here, and rate-limits.test.ts swaps in the strict emulated limiters below.
                 ratelimits: {

@@ -75,8 +75,8 @@ member.removed, api_key.created, api_key.deleted (revoke of a live key), and for
 variant commit, as the user they act as, environment.deployed and config.added or
 config.committed. user create and org create record none (no event type names them).
 
-user create and org create place the new organization on --shard, else on the first shard of
-OPEN_SHARDS (wrangler.toml); every other command acts on the shard of what it names.
+user create and org create place the new organization on --shard, else on a shard of OPEN_SHARDS
+(wrangler.toml) at random; every other command acts on the shard of what it names.
 
 directory fill copies every shard's users and memberships into the directory (docs/SHARDING.md
 §6; adds only what is missing: run it again any time) and prints what it added per shard; a user
@@ -222,16 +222,17 @@ const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
  * Where `user create` and `org create` place a new organization (docs/SHARDING.md §2): on --shard, which must take new
- * organizations (OPEN_SHARDS), else on the first shard that does; in one of its buckets at random (bucket 0, before
- * BUCKETED_SINCE). The bucket, and the database of its shard.
+ * organizations (OPEN_SHARDS), else on one of those at random, as `POST /organizations` does for a key whose shard does
+ * not take them; in one of its buckets at random (bucket 0, before BUCKETED_SINCE). The bucket, and the database of its
+ * shard.
  */
 function placement(options: Options, { env }: DatabasePool): { bucket: number; db: D1Database } {
   const open = openShards(env);
-  const shard = options.shard?.trim() ?? open[0];
-  if (!open.includes(shard as ShardName)) {
+  const shard = options.shard?.trim() ?? null;
+  if (shard !== null && !open.includes(shard as ShardName)) {
     throw new UsageError(`--shard must name a shard that takes new organizations (OPEN_SHARDS): ${open.join(", ")}`);
   }
-  const bucket = newOrganizationBucket(bucketedSince(env), placementBuckets(env, shard as ShardName));
+  const bucket = newOrganizationBucket(bucketedSince(env), placementBuckets(env, shard as ShardName | null));
   return { bucket, db: shardOf(env, bucket) };
 }
 

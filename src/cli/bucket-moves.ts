@@ -293,12 +293,18 @@ const SHARD_TABLES = sql<{ name: string }>(
 const FENCES = sql<{ bucket: number; state: string }>(
   "SELECT bucket, state FROM bucket_fences WHERE bucket BETWEEN :bucket_from AND :bucket_to ORDER BY bucket",
 );
-/** Fences every bucket of the range with :state, replacing what fenced it before. */
+/**
+ * Fences every bucket of the range with :state, replacing what fenced it before; with :keep set, a bucket already fenced
+ * keeps its fence (a move back's destination keeps `moved`, which it goes back to on an abort).
+ */
 const SET_FENCES = sql(`WITH RECURSIVE range (bucket) AS
   (SELECT :bucket_from UNION ALL SELECT bucket + 1 FROM range WHERE bucket < :bucket_to)
   INSERT INTO bucket_fences (bucket, state) SELECT bucket, :state FROM range WHERE true
-  ON CONFLICT (bucket) DO UPDATE SET state = excluded.state, since = excluded.since`);
-const LIFT_FENCES = sql("DELETE FROM bucket_fences WHERE bucket BETWEEN :bucket_from AND :bucket_to AND state = :state");
+  ON CONFLICT (bucket) DO UPDATE SET state = excluded.state, since = excluded.since WHERE NOT :keep`);
+/** Lifts the range's fences in :state (null: whatever their state). */
+const LIFT_FENCES = sql(
+  "DELETE FROM bucket_fences WHERE bucket BETWEEN :bucket_from AND :bucket_to AND state = coalesce(:state, state)",
+);
 const HOLDS_ROWS = sql<{ held: number }>(`SELECT
   EXISTS (SELECT 1 FROM organizations WHERE bucket BETWEEN :bucket_from AND :bucket_to)
   OR EXISTS (SELECT 1 FROM idempotency_keys WHERE bucket BETWEEN :bucket_from AND :bucket_to) AS held`);
@@ -357,10 +363,14 @@ function mappedShard(pool: DatabasePool, options: BucketOptions, range: BucketRa
 const fencesOf = async (db: D1Database, range: BucketRange) =>
   (await retryTransient(() => FENCES.bind(db, { ...range }).all<{ bucket: number; state: string }>())).results;
 
-const setFences = (db: D1Database, range: BucketRange, state: "moving" | "incoming" | "moved") =>
-  retryTransient(() => SET_FENCES.bind(db, { ...range, state }).run());
+const setFences = (db: D1Database, range: BucketRange, state: "moving" | "moved") =>
+  retryTransient(() => SET_FENCES.bind(db, { ...range, state, keep: 0 }).run());
 
-const liftFences = (db: D1Database, range: BucketRange, state: "moving" | "incoming") =>
+/** The destination's fences: `incoming` on each bucket it does not fence already (`moved`: a move back's). */
+const fenceIncoming = (db: D1Database, range: BucketRange) =>
+  retryTransient(() => SET_FENCES.bind(db, { ...range, state: "incoming", keep: 1 }).run());
+
+const liftFences = (db: D1Database, range: BucketRange, state: "moving" | "incoming" | null) =>
   retryTransient(() => LIFT_FENCES.bind(db, { ...range, state }).run());
 
 const setMoveState = (pool: DatabasePool, range: BucketRange, state: Move["state"], checksums: string | null = null) =>
@@ -487,7 +497,7 @@ export async function moveBuckets(pool: DatabasePool, options: BucketOptions): P
       START_MOVE.bind(pool.directory, { ...range, source: source.name, destination: destination.name }).run(),
     );
   }
-  await setFences(destination.db, range, "incoming");
+  await fenceIncoming(destination.db, range);
   await setFences(source.db, range, "moving");
   // Whatever a stopped run left on the destination (nothing else of the buckets is there: checked above) goes first.
   if (resuming) await deleteRows(destination.db, range);
@@ -532,7 +542,10 @@ export async function moveBuckets(pool: DatabasePool, options: BucketOptions): P
   };
 }
 
-/** `bucket finish`: once SHARD_MAP routes the buckets to the destination, fences the source `moved`, then lifts the destination's. */
+/**
+ * `bucket finish`: once SHARD_MAP routes the buckets to the destination, fences the source `moved`, then lifts the
+ * destination's fences (`incoming`, and a move back's `moved`).
+ */
 export async function finishMove(pool: DatabasePool, options: BucketOptions): Promise<Record<string, unknown>> {
   const range = bucketRange(options.buckets);
   const destination = shardOption(pool, options.to);
@@ -546,7 +559,7 @@ export async function finishMove(pool: DatabasePool, options: BucketOptions): Pr
     );
   }
   await setFences(shardOption(pool, move.source).db, range, "moved");
-  await liftFences(destination.db, range, "incoming");
+  await liftFences(destination.db, range, null);
   await setMoveState(pool, range, "finished");
   return { ...range, source: move.source, destination: destination.name, state: "finished" };
 }
@@ -567,8 +580,9 @@ export async function deleteMovedRows(pool: DatabasePool, options: BucketOptions
 }
 
 /**
- * `bucket abort`, before finish: the destination's copy deleted and the source's fence lifted. The destination keeps
- * a `moved` fence, as an old source does (§7d): SHARD_MAP does not route the buckets there.
+ * `bucket abort`, before finish: the destination's copy deleted, then its `incoming` fences and the source's lifted. The
+ * destination is left fenced as before the move: not at all, or `moved` where it is the buckets' old source (a move
+ * back), which still turns away an isolate on the map from before they left it.
  */
 export async function abortMove(pool: DatabasePool, options: BucketOptions): Promise<Record<string, unknown>> {
   const range = bucketRange(options.buckets);
@@ -580,8 +594,9 @@ export async function abortMove(pool: DatabasePool, options: BucketOptions): Pro
     );
   }
   const destination = shardOption(pool, move.destination);
-  await setFences(destination.db, range, "moved");
+  // The copy goes while still fenced (lists leave it out, writes are refused), then the fences.
   const deleted = await deleteRows(destination.db, range);
+  await liftFences(destination.db, range, "incoming");
   await liftFences(source.db, range, "moving");
   await setMoveState(pool, range, "aborted");
   return { ...range, source: move.source, destination: destination.name, state: "aborted", deleted };

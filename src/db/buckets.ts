@@ -19,14 +19,16 @@ function assertBucket(bucket: number): void {
   if (!Number.isInteger(bucket) || bucket < 0 || bucket >= BUCKETS) throw new RangeError(`not a bucket: ${bucket}`);
 }
 
+/** One of `items` (not empty), uniformly at random: for the few items it picks among, the modulo's bias is below one in 4 million. */
+export const atRandom = <T>(items: readonly T[]): T => items[crypto.getRandomValues(new Uint32Array(1))[0] % items.length];
+
 /**
- * The bucket of a new organization: uniformly at random among `candidates` (src/db/pool.ts's `placementBuckets`; the
- * modulo's bias is below one in 4 million); but before BUCKETED_SINCE (`bucketedSince`, in ms), while the ids minted
- * now still read as legacy (the first deploy of docs/SHARDING.md §6's upgrade), the legacy bucket, so that an
- * organization's bucket is always the one its ids read as.
+ * The bucket of a new organization: uniformly at random among `candidates` (src/db/pool.ts's `placementBuckets`); but
+ * before BUCKETED_SINCE (`bucketedSince`, in ms), while the ids minted now still read as legacy (the first deploy of
+ * docs/SHARDING.md §6's upgrade), the legacy bucket, so that an organization's bucket is always the one its ids read as.
  */
 export const newOrganizationBucket = (bucketedSince: number, candidates: number[]) =>
-  Date.now() < bucketedSince ? LEGACY_BUCKET : candidates[crypto.getRandomValues(new Uint32Array(1))[0] % candidates.length];
+  Date.now() < bucketedSince ? LEGACY_BUCKET : atRandom(candidates);
 
 const threeHexDigits = (bucket: number) => bucket.toString(16).padStart(3, "0");
 

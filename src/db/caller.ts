@@ -32,7 +32,8 @@ export class Caller {
       vouched_username: vouch?.username ?? null,
       vouched_email: vouch?.email ?? null,
       vouched_created_at: vouch?.created_at ?? null,
-      key_bucket: prefix === null ? null : bucketOfPrefix(prefix),
+      // The bucket of the key row this shard reads: none for a key vouched for by its home, whose row is not read here.
+      key_bucket: prefix === null || vouch !== null ? null : bucketOfPrefix(prefix),
     };
   }
 
@@ -141,7 +142,8 @@ export async function vouchFor(db: Queryable, caller: Caller): Promise<Vouch | n
 /**
  * The fence guard (docs/SHARDING.md §5): a fence on :bucket, whatever its state, puts a row in fence_trips, whose
  * trigger aborts the whole batch (`isFenceTrip`), so that a write to a bucket being moved commits nothing; so does the
- * key's bucket (:key_bucket) moved away from this shard, whose key row here is a copy left behind.
+ * bucket of the key row read here (:key_bucket; none for a vouched key) moved away from this shard: that row is a copy
+ * left behind.
  */
 const FENCE_GUARD = sql(
   "INSERT INTO fence_trips SELECT bucket FROM bucket_fences WHERE bucket = :bucket OR (bucket = :key_bucket AND state = 'moved')",
@@ -155,8 +157,9 @@ export const fenceGuard = (db: Queryable, bucket: number): Statement<unknown> =>
   FENCE_GUARD.bind(db, { bucket, key_bucket: null });
 
 /**
- * A read's guard (docs/SHARDING.md §5): the read's bucket, or the key's, moved away from this shard, whose rows here
- * are a copy left behind (an isolate still on the old SHARD_MAP): the read is refused (`BucketMovedError`).
+ * A read's guard (docs/SHARDING.md §5): the read's bucket, or that of the key row read here (:key_bucket), moved away
+ * from this shard, whose rows here are a copy left behind (an isolate still on the old SHARD_MAP): the read is refused
+ * (`BucketMovedError`). A key vouched for by its home reads no key row here, whatever this shard fences of its bucket.
  */
 const MOVED_GUARD = sql<{ moved: number }>(
   "SELECT 1 AS moved FROM bucket_fences WHERE state = 'moved' AND bucket IN (:bucket, :key_bucket)",

@@ -2,7 +2,7 @@
  * The pool of D1 shards (docs/SHARDING.md): each organization lives in one of BUCKETS buckets, and [vars] SHARD_MAP
  * says which shard (a `SHARD_<n>` D1 binding) holds each bucket, e.g. "SHARD_0=0-511 SHARD_1=512-1023".
  */
-import { BUCKETS } from "./buckets";
+import { atRandom, BUCKETS } from "./buckets";
 
 /** A shard's binding name. */
 export type ShardName = `SHARD_${number}`;
@@ -160,12 +160,14 @@ export const isShardName = (env: Env, name: string): name is ShardName => pool(e
 
 /**
  * The buckets a new organization may be placed in (docs/SHARDING.md §2): those of `preferred` (the caller's key's
- * shard, where the organization is then reached in one round trip) when it is open, else those of every open shard.
+ * shard, where the organization is then reached in one round trip; the admin CLI's --shard) when it is open, else those
+ * of an open shard chosen uniformly at random, so that new organizations spread evenly over the open shards whatever
+ * number of buckets SHARD_MAP gives each.
  */
 export function placementBuckets(env: Env, preferred: ShardName | null): number[] {
   const { openBuckets } = pool(env);
   const own = preferred === null ? undefined : openBuckets.get(preferred);
-  return own ?? [...openBuckets.values()].flat();
+  return own ?? atRandom([...openBuckets.values()]);
 }
 
 /** The shards taking new organizations (OPEN_SHARDS as checked), in the order it names them. */

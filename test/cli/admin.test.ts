@@ -69,7 +69,7 @@ describe("each command prints exactly one JSON object and exits 0", () => {
   it("user create --email --username: the user and their personal organization, workspace and project", async () => {
     const user = expectJsonObject(
       // The script itself, as an operator runs it: its JSON alone on stdout, exit 0.
-      await adminProcess(dir, "user", "create", "--email", "alice@example.com", "--username", "alice"),
+      await adminProcess(dir, "user", "create", "--email", "alice@example.com", "--username", "alice", "--shard", "SHARD_0"),
       USER_FIELDS,
     );
     expect(user.username).toBe("alice");
@@ -79,7 +79,10 @@ describe("each command prints exactly one JSON object and exits 0", () => {
   });
 
   it("user create without --username takes the username from the email", async () => {
-    const user = expectJsonObject(await admin(dir, "user", "create", "--email", "bob.smith@example.com"), USER_FIELDS);
+    const user = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "bob.smith@example.com", "--shard", "SHARD_0"),
+      USER_FIELDS,
+    );
     expect(user.username).toBe("bob.smith");
     expect(user.user_id).not.toBe(made.alice.user_id);
     made.bob = user;
@@ -87,7 +90,7 @@ describe("each command prints exactly one JSON object and exits 0", () => {
 
   it("org create --name --owner: a new organization with its default workspace and project", async () => {
     const org = expectJsonObject(
-      await admin(dir, "org", "create", "--name", "Acme Corp", "--owner", "alice@example.com"),
+      await admin(dir, "org", "create", "--name", "Acme Corp", "--owner", "alice@example.com", "--shard", "SHARD_0"),
       ORG_FIELDS,
     );
     for (const field of ORG_FIELDS) expect(org[field]).toMatch(UUID);
@@ -314,10 +317,13 @@ describe("bad input: non-zero exit, a message on stderr, nothing on stdout", () 
 
   beforeAll(async () => {
     carol = expectJsonObject(
-      await admin(dir, "user", "create", "--email", "carol@example.com", "--username", "carol"),
+      await admin(dir, "user", "create", "--email", "carol@example.com", "--username", "carol", "--shard", "SHARD_0"),
       USER_FIELDS,
     );
-    dave = expectJsonObject(await admin(dir, "user", "create", "--email", "dave@example.com", "--username", "dave"), USER_FIELDS);
+    dave = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "dave@example.com", "--username", "dave", "--shard", "SHARD_0"),
+      USER_FIELDS,
+    );
     const key = expectJsonObject(await admin(dir, "key", "create", "--email", "carol@example.com"), KEY_FIELDS);
     const created = await api(worker, "POST", "/apps", key.key, { app_name: "carol-app" });
     expect(created.status).toBe(200);
@@ -573,9 +579,18 @@ describe("every change a command makes is an event, written in the change's batc
   });
 
   it("user create and org create record none; add-member, set-role, remove-member, key create and key revoke one each", async () => {
-    olga = expectJsonObject(await admin(dir, "user", "create", "--email", "olga@example.com", "--username", "olga"), USER_FIELDS);
-    pete = expectJsonObject(await admin(dir, "user", "create", "--email", "pete@example.com", "--username", "pete"), USER_FIELDS);
-    org = expectJsonObject(await admin(dir, "org", "create", "--name", "Eventful", "--owner", "olga@example.com"), ORG_FIELDS);
+    olga = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "olga@example.com", "--username", "olga", "--shard", "SHARD_0"),
+      USER_FIELDS,
+    );
+    pete = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "pete@example.com", "--username", "pete", "--shard", "SHARD_0"),
+      USER_FIELDS,
+    );
+    org = expectJsonObject(
+      await admin(dir, "org", "create", "--name", "Eventful", "--owner", "olga@example.com", "--shard", "SHARD_0"),
+      ORG_FIELDS,
+    );
     // No event type names a new user or organization (over HTTP neither records one).
     expect(await newEvents()).toEqual([]);
     orgPlace = { organization_id: org.organization_id, workspace_id: org.workspace_id };
@@ -727,7 +742,7 @@ describe("end to end, with wrangler dev serving the same folder", () => {
     // Each command opens the SQLite file in its own workerd (as its own process would), and may find it locked by
     // another: the CLI retries.
     const owner = expectJsonObject(
-      await admin(dir, "user", "create", "--email", "gina@example.com", "--username", "gina"),
+      await admin(dir, "user", "create", "--email", "gina@example.com", "--username", "gina", "--shard", "SHARD_0"),
       USER_FIELDS,
     );
     const ownerKey = expectJsonObject(await admin(dir, "key", "create", "--email", "gina@example.com"), KEY_FIELDS);
@@ -744,7 +759,7 @@ describe("end to end, with wrangler dev serving the same folder", () => {
 
   it("a CLI key creates an app, sees a CLI deploy with its username, and is refused once revoked", async () => {
     const erin = expectJsonObject(
-      await admin(dir, "user", "create", "--email", "erin@example.com", "--username", "erin"),
+      await admin(dir, "user", "create", "--email", "erin@example.com", "--username", "erin", "--shard", "SHARD_0"),
       USER_FIELDS,
     );
     const { key, prefix } = expectJsonObject(await admin(dir, "key", "create", "--email", "erin@example.com"), KEY_FIELDS);
@@ -802,15 +817,15 @@ describe("end to end, with wrangler dev serving the same folder", () => {
 
   it("org remove-member: the member's keys for every project of the organization stop working, their other keys do not", async () => {
     const henry = expectJsonObject(
-      await admin(dir, "user", "create", "--email", "henry@example.com", "--username", "henry"),
+      await admin(dir, "user", "create", "--email", "henry@example.com", "--username", "henry", "--shard", "SHARD_0"),
       USER_FIELDS,
     );
     const ivy = expectJsonObject(
-      await admin(dir, "user", "create", "--email", "ivy@example.com", "--username", "ivy"),
+      await admin(dir, "user", "create", "--email", "ivy@example.com", "--username", "ivy", "--shard", "SHARD_0"),
       USER_FIELDS,
     );
     const org = expectJsonObject(
-      await admin(dir, "org", "create", "--name", "Hooli", "--owner", "henry@example.com"),
+      await admin(dir, "org", "create", "--name", "Hooli", "--owner", "henry@example.com", "--shard", "SHARD_0"),
       ORG_FIELDS,
     );
     // A second workspace and project of the organization (made over HTTP in time; by SQL here).
@@ -852,14 +867,17 @@ describe("end to end, with wrangler dev serving the same folder", () => {
   });
 
   it("org add-member: a viewer can read the org's apps but not create one; re-added as editor, they can", async () => {
-    expectJsonObject(await admin(dir, "user", "create", "--email", "frank@example.com", "--username", "frank"), USER_FIELDS);
+    expectJsonObject(
+      await admin(dir, "user", "create", "--email", "frank@example.com", "--username", "frank", "--shard", "SHARD_0"),
+      USER_FIELDS,
+    );
     const org = expectJsonObject(
-      await admin(dir, "org", "create", "--name", "Frankco", "--owner", "frank@example.com"),
+      await admin(dir, "org", "create", "--name", "Frankco", "--owner", "frank@example.com", "--shard", "SHARD_0"),
       ORG_FIELDS,
     );
     const frankKey = expectJsonObject(await admin(dir, "key", "create", "--email", "frank@example.com"), KEY_FIELDS).key;
     const grace = expectJsonObject(
-      await admin(dir, "user", "create", "--email", "grace@example.com", "--username", "grace"),
+      await admin(dir, "user", "create", "--email", "grace@example.com", "--username", "grace", "--shard", "SHARD_0"),
       USER_FIELDS,
     );
     const graceKey = expectJsonObject(await admin(dir, "key", "create", "--email", "grace@example.com"), KEY_FIELDS).key;
@@ -923,7 +941,10 @@ describe("on the second shard: each command acts on the shard of what it names",
       `INSERT INTO workspaces (id, organization_id, name, is_default) VALUES ('${workspace}', '${organization}', 'Default', 1)`,
       `INSERT INTO projects (id, workspace_id, name, is_default) VALUES ('${project}', '${workspace}', 'Default', 1)`,
     );
-    const ivan = expectJsonObject(await admin(dir, "user", "create", "--email", "ivan@example.com"), USER_FIELDS);
+    const ivan = expectJsonObject(
+      await admin(dir, "user", "create", "--email", "ivan@example.com", "--shard", "SHARD_0"),
+      USER_FIELDS,
+    );
     const membership = (shard: string) =>
       queryShard(
         dir,
@@ -1002,7 +1023,7 @@ describe("on the second shard: each command acts on the shard of what it names",
     });
   });
 
-  it("user create and org create place on --shard (a shard taking new organizations), else on the first of OPEN_SHARDS", async () => {
+  it("user create and org create place on --shard (a shard taking new organizations), else on one of OPEN_SHARDS at random", async () => {
     const june = expectJsonObject(
       await admin(dir, "user", "create", "--email", "june@example.com", "--shard", "SHARD_1"),
       USER_FIELDS,
@@ -1017,9 +1038,9 @@ describe("on the second shard: each command acts on the shard of what it names",
       ORG_FIELDS,
     );
     expect(bucketOfId(second.organization_id, 0)).toBeGreaterThanOrEqual(512);
-    // By default on SHARD_0, the first of OPEN_SHARDS: June's row copied there with the organization.
+    // On SHARD_0, June's row copied there with the organization.
     const first = expectJsonObject(
-      await admin(dir, "org", "create", "--name", "June's too", "--owner", "june@example.com"),
+      await admin(dir, "org", "create", "--name", "June's too", "--owner", "june@example.com", "--shard", "SHARD_0"),
       ORG_FIELDS,
     );
     expect(bucketOfId(first.organization_id, 0)).toBeLessThan(512);
@@ -1028,6 +1049,26 @@ describe("on the second shard: each command acts on the shard of what it names",
       queryShard(dir, shard, `SELECT user_id, role FROM organization_members WHERE organization_id = '${organization}'`);
     expect(await owners("SHARD_1", second.organization_id)).toEqual([{ user_id: june.user_id, role: "owner" }]);
     expect(await owners("SHARD_0", first.organization_id)).toEqual([{ user_id: june.user_id, role: "owner" }]);
+
+    // Without --shard, on either shard (OPEN_SHARDS names both) at random: 40 organizations land on both (all on one:
+    // 2 chances in 2^40), each on the shard its bucket names.
+    const spread: Record<string, string[]> = { SHARD_0: [], SHARD_1: [] };
+    for (let i = 0; i < 40; i++) {
+      const made = expectJsonObject(
+        await admin(dir, "org", "create", "--name", `Spread ${i}`, "--owner", "june@example.com"),
+        ORG_FIELDS,
+      );
+      spread[bucketOfId(made.organization_id, 0) < 512 ? "SHARD_0" : "SHARD_1"].push(made.organization_id);
+    }
+    for (const [shard, organizations] of Object.entries(spread)) {
+      expect(organizations.length, shard).toBeGreaterThan(0);
+      const stored = await queryShard<{ id: string }>(
+        dir,
+        shard,
+        `SELECT id FROM organizations WHERE id IN (SELECT value FROM json_each('${JSON.stringify(organizations)}')) ORDER BY id`,
+      );
+      expect(stored.map(({ id }) => id)).toEqual([...organizations].sort());
+    }
 
     expectCliError(
       await admin(dir, "user", "create", "--email", "kim@example.com", "--shard", "SHARD_7"),

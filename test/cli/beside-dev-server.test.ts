@@ -76,8 +76,8 @@ describe("the admin CLI beside a running wrangler dev", () => {
     const commands = (async () => {
       try {
         return [
-          await adminProcess(dir, "user", "create", "--email", "ops@example.com"),
-          await adminProcess(dir, "org", "create", "--name", "Ops", "--owner", "ops@example.com"),
+          await adminProcess(dir, "user", "create", "--email", "ops@example.com", "--shard", "SHARD_0"),
+          await adminProcess(dir, "org", "create", "--name", "Ops", "--owner", "ops@example.com", "--shard", "SHARD_0"),
           await adminProcess(dir, "key", "create", "--email", "ops@example.com"),
         ];
       } finally {

@@ -3,8 +3,8 @@
  * `wrangler dev` serving the same local pool. An organization is placed on SHARD_1 (wrangler dev with OPEN_SHARDS =
  * SHARD_1) and given rows in every table through the API with a key homed in its bucket; its bucket then moves to
  * SHARD_0 while a loop creates apps in it, across the map's switch (a second wrangler dev with the new SHARD_MAP, as a
- * deploy) and finish: every app answered 2xx is on SHARD_0 afterwards. Then the old rows are deleted, and a move back
- * is run twice and aborted.
+ * deploy) and finish: every app answered 2xx is on SHARD_0 afterwards. Before that, a first move is stopped by verify
+ * and aborted; after it, the old rows are deleted, and a move back is run twice and aborted.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -23,6 +23,8 @@ let bucket: number;
 let newMap: string;
 let key: string;
 let organizationId: string;
+/** The mover's personal organization, on SHARD_0 (the move's destination). */
+let personalOrganizationId: string;
 let appId: string;
 /** Every table of a shard with rows of the organization (all but the fences'). */
 let tables: string[];
@@ -96,7 +98,8 @@ beforeAll(async () => {
   await applyMigrations(dir);
   receiver = createServer((request, response) => request.resume().on("end", () => response.end("ok")));
   await new Promise<void>((listening) => receiver.listen(0, "127.0.0.1", listening));
-  const owner = (await admin(dir, "user", "create", "--email", "mover@example.com")).json;
+  const owner = (await admin(dir, "user", "create", "--email", "mover@example.com", "--shard", "SHARD_0")).json;
+  personalOrganizationId = owner.organization_id;
   const ownerKey = (await admin(dir, "key", "create", "--email", "mover@example.com")).json.key;
   // A user homed on SHARD_0 only: the CLI making them a member on SHARD_1 would copy their row there.
   expect((await admin(dir, "user", "create", "--email", "helper@example.com", "--shard", "SHARD_0")).code).toBe(0);
@@ -197,6 +200,62 @@ describe("bucket move refuses, changing nothing", () => {
     );
     await queryShard(dir, "SHARD_0", "DELETE FROM bucket_fences");
     expect([await fences("SHARD_0"), await fences("SHARD_1"), await moves()]).toEqual([[], [], []]);
+  });
+});
+
+describe("a move whose verify finds a table differing, then aborted", () => {
+  const sha256 = "sha256 [0-9a-f]{64}";
+  const verifyFailed = (table: string) =>
+    new RegExp(
+      `^error: verify failed: ${table} has \\d+ rows \\(${sha256}\\) on SHARD_1, \\d+ \\(${sha256}\\) on SHARD_0; ` +
+        "the fences stay: run bucket move again, or bucket abort\n$",
+    );
+  let destinationBefore: Record<string, string[]>;
+
+  it("names the table and stops, the fences kept: users (a copy differing), then apps (a row changed after its copy)", async () => {
+    destinationBefore = await contents("SHARD_0");
+    const source = await contents("SHARD_1");
+    // The mover's row on SHARD_0 (their personal organization's) differs from the source's: the copy leaves a user row it
+    // finds (INSERT OR IGNORE), and only verify sees the difference.
+    const mover = "email = 'mover@example.com'";
+    const [{ username }] = await queryShard<{ username: string }>(dir, "SHARD_0", `SELECT username FROM users WHERE ${mover}`);
+    await queryShard(dir, "SHARD_0", `UPDATE users SET username = 'not-the-mover' WHERE ${mover}`);
+    const users = await bucketCommand("move", "--to", "SHARD_0");
+    expect([users.code, users.stdout]).toEqual([1, ""]);
+    expect(users.stderr).toMatch(verifyFailed("users"));
+    await queryShard(dir, "SHARD_0", `UPDATE users SET username = '${username}' WHERE ${mover}`);
+
+    // Each app changed on the destination as it is copied; run again, the move copies from scratch and verify stops there.
+    await queryShard(
+      dir,
+      "SHARD_0",
+      "CREATE TRIGGER changed_after_copy AFTER INSERT ON apps BEGIN UPDATE apps SET name = 'changed' WHERE id = NEW.id; END",
+    );
+    const apps = await bucketCommand("move", "--to", "SHARD_0");
+    await queryShard(dir, "SHARD_0", "DROP TRIGGER changed_after_copy");
+    expect([apps.code, apps.stdout]).toEqual([1, ""]);
+    expect(apps.stderr).toMatch(verifyFailed("apps"));
+
+    // The bucket is safe: both shards fence it, no write goes through, the source is as it was.
+    expect([await fences("SHARD_0"), await fences("SHARD_1")]).toEqual([
+      [{ bucket, state: "incoming" }],
+      [{ bucket, state: "moving" }],
+    ]);
+    expect((await moves())[0]).toMatchObject({ source: "SHARD_1", destination: "SHARD_0", state: "copying" });
+    expect((await api(worker, "POST", "/apps", key, { app_name: "while-unverified" })).status).toBe(503);
+    expect(await contents("SHARD_1")).toEqual(source);
+  });
+
+  it("abort: the copy deleted and no fence left on either shard; the key's user is served on the destination", async () => {
+    const aborted = await bucketCommand("abort");
+    expect(aborted.json).toMatchObject({ source: "SHARD_1", destination: "SHARD_0", state: "aborted" });
+    expect([await fences("SHARD_0"), await fences("SHARD_1")]).toEqual([[], []]);
+    expect(await contents("SHARD_0")).toEqual(destinationBefore);
+    // The key (of the bucket, homed on SHARD_1) reads, writes and lists in the mover's organization on SHARD_0.
+    await ok("GET", `/organizations/${personalOrganizationId}`);
+    await ok("POST", "/apps", { app_name: "after-first-abort", organization_id: personalOrganizationId });
+    await ok("GET", `/events?organization_id=${personalOrganizationId}`);
+    await ok("POST", "/apps", { app_name: "after-first-abort" });
   });
 });
 
@@ -361,9 +420,11 @@ describe("a move back, stopped, run again, then aborted", () => {
     expect(stopped.stderr).toMatch(
       /^error: copying api_keys to SHARD_1 failed \(.*UNIQUE constraint failed: api_keys\.prefix.*\); the fences stay: run bucket move again, or bucket abort\n$/,
     );
+    // SHARD_1, the bucket's old source, keeps its moved fence (an isolate on the map from before the first move is
+    // still turned away there), which is what an abort leaves it.
     expect([await fences("SHARD_0"), await fences("SHARD_1")]).toEqual([
       [{ bucket, state: "moving" }],
-      [{ bucket, state: "incoming" }],
+      [{ bucket, state: "moved" }],
     ]);
     expect((await moves())[0]).toMatchObject({ source: "SHARD_0", destination: "SHARD_1", state: "copying" });
     expect((await api(worker, "POST", "/apps", key, { app_name: "while-moving-back" })).status).toBe(503);

@@ -70,15 +70,12 @@ beforeAll(async () => {
     ["bob@example.com", "bob"],
     ["carol@example.com", "carol"],
   ]) {
-    made[username] = expectJsonObject(await admin(dir, "user", "create", "--email", email, "--username", username), [
-      "user_id",
-      "username",
-      "organization_id",
-      "workspace_id",
-      "project_id",
-    ]);
+    made[username] = expectJsonObject(
+      await admin(dir, "user", "create", "--email", email, "--username", username, "--shard", "SHARD_0"),
+      ["user_id", "username", "organization_id", "workspace_id", "project_id"],
+    );
   }
-  made.acme = (await admin(dir, "org", "create", "--name", "Acme", "--owner", "alice@example.com")).json;
+  made.acme = (await admin(dir, "org", "create", "--name", "Acme", "--owner", "alice@example.com", "--shard", "SHARD_0")).json;
   for (const email of ["bob@example.com", "carol@example.com"]) {
     expect(
       (await admin(dir, "org", "add-member", "--org", made.acme.organization_id, "--email", email, "--role", "editor")).code,
@@ -168,7 +165,8 @@ describe("directory fill", () => {
 
 describe("directory fill --check finds every id that disagrees with its organization's bucket", () => {
   it("an organization whose bucket is not its id's: it, its workspace and its project are named", async () => {
-    const org = (await admin(dir, "org", "create", "--name", "Misplaced", "--owner", "bob@example.com")).json;
+    const org = (await admin(dir, "org", "create", "--name", "Misplaced", "--owner", "bob@example.com", "--shard", "SHARD_0"))
+      .json;
     // The CLI does not write the directory yet (docs/SHARDING.md §8, milestone 5): its owner's membership is filled.
     expect((await fill()).json).toMatchObject({ users_added: 0, memberships_added: 1 });
     const bucket = bucketOfId(org.organization_id, since);

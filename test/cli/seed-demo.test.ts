@@ -219,7 +219,9 @@ describe("npm run db:seed", () => {
     const other = await makeTempDir("seed-taken");
     try {
       await applyMigrations(other);
-      expect((await admin(other, "user", "create", "--email", "demo@example.com", "--username", "someone")).code).toBe(0);
+      expect(
+        (await admin(other, "user", "create", "--email", "demo@example.com", "--username", "someone", "--shard", "SHARD_0")).code,
+      ).toBe(0);
       const before = await query(other, COUNTS);
       expectCliError(await seedDemo("--persist-to", other), /demo values are taken/);
       expect(await query(other, COUNTS)).toEqual(before);

@@ -4,6 +4,9 @@ declare namespace Cloudflare {
      * test/vitest.config.ts and applied by apply-migrations.ts. */
     TEST_DIRECTORY_MIGRATIONS: import("cloudflare:test").D1Migration[];
     TEST_SHARD_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    /** Databases a test may bind as SHARD_2 and SHARD_3 (test/worker/pool.ts's fourShardPool). */
+    TEST_SPARE_SHARD_2: D1Database;
+    TEST_SPARE_SHARD_3: D1Database;
     /** Emulated rate limiters with small budgets (test/vitest.config.ts), for rate-limits.test.ts. */
     TEST_STRICT_KEY_LIMITER: RateLimit;
     TEST_STRICT_AUTH_FAILURE_LIMITER: RateLimit;

@@ -1,3 +1,4 @@
+import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { BUCKETS, bucketedSince, bucketOfId, bucketOfPrefix, LEGACY_BUCKET } from "../../src/db/buckets";
 import { allShards, type ShardName, shardNamed, shardNameOf } from "../../src/db/pool";
@@ -93,3 +94,18 @@ export function countedShards(instruments: Instruments = {}) {
 
 /** Every shard instrumented alike (`countedShards`), as a request's `bindings`. */
 export const instrumentedShards = (instruments: Instruments = {}): Partial<Env> => countedShards(instruments).bindings;
+
+/** A SHARD_MAP over four shards: SHARD_2 and SHARD_3 hold a bucket each, the rest is as wrangler.toml's. */
+export const FOUR_SHARD_MAP = "SHARD_0=0-511 SHARD_1=512-1021 SHARD_2=1022 SHARD_3=1023";
+
+/**
+ * A request's (or a cron's, a queue batch's) `bindings` declaring a pool of four shards: SHARD_0 and SHARD_1 as
+ * wrangler.toml has them, and two more databases (test/vitest.config.ts), migrated, as SHARD_2 and SHARD_3, with
+ * FOUR_SHARD_MAP; `open` shards take new organizations. The Worker keeps a pool per SHARD_MAP value, so FOUR_SHARD_MAP is
+ * only ever given with these bindings.
+ */
+export async function fourShardPool(open = "SHARD_0 SHARD_1 SHARD_2 SHARD_3"): Promise<Partial<Env>> {
+  const spares = { SHARD_2: env.TEST_SPARE_SHARD_2, SHARD_3: env.TEST_SPARE_SHARD_3 };
+  for (const db of Object.values(spares)) await applyD1Migrations(db, env.TEST_SHARD_MIGRATIONS);
+  return { ...spares, SHARD_MAP: FOUR_SHARD_MAP, OPEN_SHARDS: open } as Partial<Env>;
+}

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { generateApiKey } from "../../src/auth/api-keys";
 import { createApiKey, createUser, newAccountIds } from "../../src/db/accounts";
@@ -25,7 +26,7 @@ import {
 } from "./fixtures";
 import { snapshot } from "./harness";
 import { failTrips, instrumentD1 } from "./instrumented-d1";
-import { allShardNames, bucketFor, countedShards, databaseOf, shardNameFor, shards } from "./pool";
+import { allShardNames, bucketFor, countedShards, databaseOf, fourShardPool, shardNameFor, shards } from "./pool";
 
 /*
  * Requests whose key and organization are on different shards (docs/SHARDING.md §3.2): the key is checked on its home
@@ -236,6 +237,41 @@ describe.each([
     expect(await statusOf(send("GET", "/apps", { key: guest.key }))).toBe(401);
   });
 
+  it("the key's bucket fenced moved on the organization's shard (an aborted move's destination, a finished move's old source) refuses nothing the key is vouched for there; a key row read there is refused", async () => {
+    const guest = await guestOf(team, home, "editor");
+    // A member homed on the team's shard, whose key is in another bucket than the team's.
+    let local = await guestOf(team, elsewhere, "editor");
+    for (let attempt = 0; attempt < 5 && bucketFor(local.key) === bucketFor(team.organizationId); attempt++) {
+      local = await guestOf(team, elsewhere, "editor");
+    }
+    expect(bucketFor(local.key)).not.toBe(bucketFor(team.organizationId));
+    // Admins, who read the organization's events too.
+    for (const member of [guest, local]) await addMember(team.organizationId, member.userId, "workspace_admin");
+    const db = databaseOf(team.organizationId);
+    const fenced = [bucketFor(guest.key), bucketFor(local.key)];
+    for (const bucket of fenced) {
+      await db.prepare("INSERT INTO bucket_fences (bucket, state) VALUES (?, 'moved')").bind(bucket).run();
+    }
+    try {
+      const main = { application_ref: { id: teamApp }, variant_ref: { slug: `fenced-${home}` } };
+      const requests = (key: string): [string, () => Promise<Response>][] => [
+        ["a read", () => send("GET", appRevisions(teamApp), { key })],
+        ["the events", () => send("GET", `/events?organization_id=${team.organizationId}`, { key })],
+        ["a variant", () => send("POST", "/variants/configs/add", { key, body: main })],
+        ["a commit", () => send("POST", "/variants/configs/commit", { key, body: { ...main, params: { fenced: home } } })],
+        ["an app", () => postApp(key, { app_name: `fenced-${home}`, organization_id: team.organizationId })],
+        ["a key", () => send("POST", `/keys?workspace_id=${team.workspaceId}`, { key })],
+      ];
+      // Vouched for by its home: no key row is read on the team's shard, whose fence of that bucket is not the request's.
+      for (const [name, request] of requests(guest.key)) expect([name, await statusOf(request())]).toEqual([name, 200]);
+      // A key row read on the team's shard whose bucket moved away from it is a copy left behind (an isolate on an old
+      // SHARD_MAP): refused, whatever the request names.
+      for (const [name, request] of requests(local.key)) expect([name, await statusOf(request())]).toEqual([name, 503]);
+    } finally {
+      await db.prepare("DELETE FROM bucket_fences").run();
+    }
+  });
+
   it("an invitee homed elsewhere accepts with their own key: their user is copied, and the key works there at once", async () => {
     const invitee = await createAccount(undefined, home as "SHARD_0");
     const email = `${invitee.username}@example.com`;
@@ -290,6 +326,35 @@ describe("placing new organizations", () => {
     expect(workspaces.id).toBe(made.id);
     const copy = await databaseOf(made.id).prepare("SELECT id FROM users WHERE id = ?").bind(account.userId).first();
     expect(copy).toEqual({ id: account.userId });
+  });
+
+  it("with the key's shard closed, on an open shard picked at random, each alike whatever its number of buckets", async () => {
+    // SHARD_1 holds 510 buckets, SHARD_2 one: by bucket, nearly every organization would go to SHARD_1.
+    const bindings = await fourShardPool("SHARD_1 SHARD_2");
+    const account = await createAccount(undefined, "SHARD_0");
+    const placed: Record<string, string[]> = { SHARD_1: [], SHARD_2: [] };
+    // 40 organizations land on both (all on one: 2 chances in 2^40), each on the shard its bucket names.
+    for (let i = 0; i < 40; i++) {
+      const made = await expectJson<{ id: string }>(
+        await send("POST", "/organizations", {
+          key: account.key,
+          body: { name: `spread ${i}`, owner: account.userId },
+          bindings,
+        }),
+      );
+      placed[bucketFor(made.id) === 1022 ? "SHARD_2" : "SHARD_1"].push(made.id);
+    }
+    const stored = async (db: D1Database, ids: string[]) =>
+      (
+        await db
+          .prepare("SELECT id FROM organizations WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id")
+          .bind(JSON.stringify(ids))
+          .all<{ id: string }>()
+      ).results.map(({ id }) => id);
+    expect(placed.SHARD_2.length).toBeGreaterThan(0);
+    expect(placed.SHARD_1.length).toBeGreaterThan(0);
+    expect(await stored(env.TEST_SPARE_SHARD_2, placed.SHARD_2)).toEqual([...placed.SHARD_2].sort());
+    expect(await stored(env.SHARD_1, placed.SHARD_1)).toEqual([...placed.SHARD_1].sort());
   });
 });
 

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { ShardName } from "../../../src/db/pool";
 import {
   ATTEMPTS_PER_RUN,
   claimDeliveries,
@@ -8,10 +9,12 @@ import {
   expectJson,
   LEASE_SECONDS,
   postApp,
+  SHARDS_PER_RUN,
   send,
   sendInBatches,
 } from "../fixtures";
-import { countOnShards, databaseOf, shardNameFor, shards } from "../pool";
+import { instrumentD1 } from "../instrumented-d1";
+import { countOnShards, databaseOf, fourShardPool, shardNameFor, shards } from "../pool";
 import {
   attemptedDeliveries,
   deliverMessages,
@@ -163,20 +166,55 @@ describe("sends", () => {
   });
 });
 
-describe("leases", { timeout: 60_000 }, () => {
-  /** A delivery left pending by a lost hand-off, the inbox it is for, and a queue message naming it (on its shard). */
-  async function pendingDelivery() {
-    const me = await createAccount();
-    const inbox = newInbox();
-    await subscribe(me.key, { url: inbox, events: ["app.created"] });
-    await createAppHandingTo(me.key, "leased");
-    const { id } = (await databaseOf(me.organizationId)
-      .prepare(`SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.organization_id = ?1`)
-      .bind(me.organizationId)
-      .first<{ id: string }>()) ?? { id: "" };
-    return { me, inbox, id, message: { shard: shardNameFor(me.organizationId), deliveries: [id] } };
-  }
+/** A delivery left pending by a lost hand-off, the inbox it is for, and a queue message naming it (on its shard). */
+async function pendingDelivery(shard?: ShardName) {
+  const me = await createAccount(undefined, shard);
+  const inbox = newInbox();
+  await subscribe(me.key, { url: inbox, events: ["app.created"] });
+  await createAppHandingTo(me.key, "leased");
+  const { id } = (await databaseOf(me.organizationId)
+    .prepare(`SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.organization_id = ?1`)
+    .bind(me.organizationId)
+    .first<{ id: string }>()) ?? { id: "" };
+  return { me, inbox, id, message: { shard: shardNameFor(me.organizationId), deliveries: [id] } };
+}
 
+describe("a queue run over a pool of four shards", () => {
+  it(`serves the messages of the first ${SHARDS_PER_RUN} shards they name, and queues the others' again as they are`, async () => {
+    const pool = await fourShardPool();
+    const [first, passed] = [await pendingDelivery("SHARD_0"), await pendingDelivery("SHARD_1")];
+    const counted = (["SHARD_0", "SHARD_1", "SHARD_2", "SHARD_3"] as const).map((name) => ({
+      name,
+      ...instrumentD1(({ ...env, ...pool } as unknown as Record<string, D1Database>)[name]),
+    }));
+    const sent = recordingQueue();
+    // SHARD_2's and SHARD_3's messages name deliveries they do not hold: their claims find nothing.
+    await deliverMessages(
+      [
+        { shard: "SHARD_2", deliveries: [crypto.randomUUID()] },
+        first.message,
+        { shard: "SHARD_3", deliveries: [crypto.randomUUID()] },
+        passed.message,
+      ],
+      { ...pool, ...Object.fromEntries(counted.map(({ name, db }) => [name, db])), WEBHOOK_DELIVERIES: sent.queue },
+    );
+    // Each shard served: its claim, and the records of what it attempted; SHARD_1, the fourth named, not reached.
+    expect(Object.fromEntries(counted.map(({ name, counter }) => [name, counter.trips]))).toEqual({
+      SHARD_0: 2,
+      SHARD_1: 0,
+      SHARD_2: 1,
+      SHARD_3: 1,
+    });
+    expect((await received(first.inbox)).map((request) => request.headers["webhook-id"])).toEqual([first.id]);
+    expect(await received(passed.inbox)).toEqual([]);
+    expect(sent.messages()).toEqual([{ body: passed.message }]);
+    // The run that takes the message sent back attempts it.
+    await deliverMessages(sent.messages().map(({ body }) => body));
+    expect((await received(passed.inbox)).map((request) => request.headers["webhook-id"])).toEqual([passed.id]);
+  });
+});
+
+describe("leases", { timeout: 60_000 }, () => {
   /** Another consumer's claim on the delivery (on whichever shard holds it): leased for LEASE_SECONDS, being attempted. */
   async function claimedElsewhere(id: string) {
     const claims = await Promise.all(
