@@ -104,8 +104,8 @@ const CHANGED: Record<string, string> = {
   "/components/responses/ServiceUnavailable/description":
     "issue 26: also a write to an organization being moved between databases (Retry-After: 30)",
   "/components/responses/InvitationUnauthorized/content/application/json/examples/invitationNeedsInviteeKey":
-    "issue 27: mail needs PUBLIC_BASE_URL too (the accept link's origin), which the message names",
-  "/components/responses/TooManyRequests/description": "issue 27: also keyless invitation accepts, limited per client address",
+    "issue 32: mail needs PUBLIC_BASE_URL too (the accept link's origin), which the message names",
+  "/components/responses/TooManyRequests/description": "issue 32: also keyless invitation accepts, limited per client address",
 };
 
 /**
