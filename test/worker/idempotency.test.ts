@@ -10,6 +10,7 @@ import {
   expectError,
   expectJson,
   hashApiKey,
+  issueKey,
   send,
   worker,
 } from "./fixtures";
@@ -92,11 +93,11 @@ describe("a retry with the same key", () => {
     expect(((await revisions.json()) as { variant_ref: { version: number } }).variant_ref.version).toBe(2);
   });
 
-  it("is scoped to the API key: another key may use the same Idempotency-Key for its own request, on the same shard", async () => {
-    // On the account's shard: its claims and the other's share one table, where only the API key tells them apart.
-    const other = await createAccount(undefined, shardNameFor(account.organizationId));
+  it("is scoped to the API key: another key of the same project may use the same Idempotency-Key for its own request", async () => {
+    // The same shard and bucket: the two keys' claims and requests share their tables, only the API key tells them apart.
+    const other = await issueKey(account.userId, account.projectId);
     expect((await createApp(account.key, { app_name: "mine" }, "shared-key")).status).toBe(200);
-    const theirs = await createApp(other.key, { app_name: "theirs" }, "shared-key");
+    const theirs = await createApp(other, { app_name: "theirs" }, "shared-key");
     expect(theirs.status).toBe(200);
     expect(theirs.headers.get("Idempotent-Replayed")).toBeNull();
     expect(await appsNamed("theirs")).toBe(1);
@@ -436,7 +437,8 @@ describe("a claim refused as taken while no claim of it can be read", () => {
 
 describe("two API keys sending the same Idempotency-Key at the same moment", () => {
   it("are two requests, not a retry: both 200, each its own app", async () => {
-    const other = await createAccount(undefined, shardNameFor(account.organizationId));
+    // Another key of the same project: the same shard and bucket.
+    const other = await issueKey(account.userId, account.projectId);
     const held = heldD1();
     const first = createApp(
       account.key,
@@ -446,7 +448,7 @@ describe("two API keys sending the same Idempotency-Key at the same moment", () 
     );
     // The first is in flight (past the in-flight check, at its write) while the second is sent and answered.
     await Promise.race([held.reached, first]);
-    const second = await createApp(other.key, { app_name: "same-moment-theirs" }, "same-moment");
+    const second = await createApp(other, { app_name: "same-moment-theirs" }, "same-moment");
     held.release();
     const answers = [await first, second];
     expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
