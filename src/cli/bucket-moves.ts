@@ -44,6 +44,11 @@ const byPair = (first: string, second: string, secondFirst: string | number): Ke
   first: { after_0: "", after_1: secondFirst },
   after: (row) => ({ after_0: row[first] as string, after_1: row[second] as string | number }),
 });
+/** The Idempotency-Key tables' keyset: the API key's hash, the key, and the bucket (their primary key, migrations/0013). */
+const BY_KEY_AND_BUCKET: Keyset = {
+  first: { after_0: "", after_1: "", after_2: -1 },
+  after: (row) => ({ after_0: row.key_hash as string, after_1: row.idempotency_key as string, after_2: row.bucket as number }),
+};
 
 interface BucketTable {
   name: string;
@@ -58,7 +63,7 @@ interface BucketTable {
   remove: Sql | null;
 }
 
-/** Each table's rows as `t`, joined up to their organization `o` (idempotency_keys carry their bucket themselves). */
+/** Each table's rows as `t`, joined up to their organization `o` (the Idempotency-Key tables carry their bucket themselves). */
 const UP_FROM_PROJECT = "JOIN workspaces w ON w.id = p.workspace_id JOIN organizations o ON o.id = w.organization_id";
 const UP_FROM_APP = `JOIN projects p ON p.id = a.project_id ${UP_FROM_PROJECT}`;
 const UP_FROM_ENVIRONMENT = `JOIN environments e ON e.id = t.environment_id JOIN apps a ON a.id = e.app_id ${UP_FROM_APP}`;
@@ -102,7 +107,8 @@ const REFERENCED_USER = `t.id IN (SELECT t.user_id FROM ${FROM.organization_memb
 // A row's columns by position, from the JSON array each row is bound as.
 const COLUMNS_4 = "value ->> 0, value ->> 1, value ->> 2, value ->> 3";
 const COLUMNS_5 = `${COLUMNS_4}, value ->> 4`;
-const COLUMNS_7 = `${COLUMNS_5}, value ->> 5, value ->> 6`;
+const COLUMNS_6 = `${COLUMNS_5}, value ->> 5`;
+const COLUMNS_7 = `${COLUMNS_6}, value ->> 6`;
 const COLUMNS_8 = `${COLUMNS_7}, value ->> 7`;
 const COLUMNS_10 = `${COLUMNS_8}, value ->> 8, value ->> 9`;
 const COLUMNS_11 = `${COLUMNS_10}, value ->> 10`;
@@ -230,14 +236,29 @@ const TABLES: BucketTable[] = [
     remove: sql(`DELETE FROM environment_revisions
       WHERE id IN (SELECT t.id FROM ${FROM.environment_revisions} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
   },
+  // Keyed by their bucket too, the Idempotency-Key tables' rows of the buckets never meet the destination's own, whatever
+  // keys tenants used where (docs/SHARDING.md §7e).
   {
     name: "idempotency_keys",
     select: sql(`SELECT t.* FROM idempotency_keys t WHERE t.bucket BETWEEN :bucket_from AND :bucket_to
-      AND (t.key_hash, t.idempotency_key) > (:after_0, :after_1) ORDER BY t.key_hash, t.idempotency_key LIMIT :page_rows`),
-    keyset: byPair("key_hash", "idempotency_key", ""),
+      AND (t.key_hash, t.idempotency_key, t.bucket) > (:after_0, :after_1, :after_2)
+      ORDER BY t.key_hash, t.idempotency_key, t.bucket LIMIT :page_rows`),
+    keyset: BY_KEY_AND_BUCKET,
     insert: sql(`INSERT INTO idempotency_keys SELECT ${COLUMNS_7} ${ROWS} ${COUNTED}`),
-    remove: sql(`DELETE FROM idempotency_keys WHERE (key_hash, idempotency_key) IN
-      (SELECT key_hash, idempotency_key FROM idempotency_keys WHERE bucket BETWEEN :bucket_from AND :bucket_to LIMIT :page_rows) ${COUNTED}`),
+    remove: sql(`DELETE FROM idempotency_keys WHERE (key_hash, idempotency_key, bucket) IN
+      (SELECT key_hash, idempotency_key, bucket FROM idempotency_keys WHERE bucket BETWEEN :bucket_from AND :bucket_to
+        LIMIT :page_rows) ${COUNTED}`),
+  },
+  {
+    name: "idempotency_key_requests",
+    select: sql(`SELECT t.* FROM idempotency_key_requests t WHERE t.bucket BETWEEN :bucket_from AND :bucket_to
+      AND (t.key_hash, t.idempotency_key, t.bucket) > (:after_0, :after_1, :after_2)
+      ORDER BY t.key_hash, t.idempotency_key, t.bucket LIMIT :page_rows`),
+    keyset: BY_KEY_AND_BUCKET,
+    insert: sql(`INSERT INTO idempotency_key_requests SELECT ${COLUMNS_6} ${ROWS} ${COUNTED}`),
+    remove: sql(`DELETE FROM idempotency_key_requests WHERE (key_hash, idempotency_key, bucket) IN
+      (SELECT key_hash, idempotency_key, bucket FROM idempotency_key_requests WHERE bucket BETWEEN :bucket_from AND :bucket_to
+        LIMIT :page_rows) ${COUNTED}`),
   },
   {
     name: "invitations",
@@ -307,7 +328,8 @@ const LIFT_FENCES = sql(
 );
 const HOLDS_ROWS = sql<{ held: number }>(`SELECT
   EXISTS (SELECT 1 FROM organizations WHERE bucket BETWEEN :bucket_from AND :bucket_to)
-  OR EXISTS (SELECT 1 FROM idempotency_keys WHERE bucket BETWEEN :bucket_from AND :bucket_to) AS held`);
+  OR EXISTS (SELECT 1 FROM idempotency_keys WHERE bucket BETWEEN :bucket_from AND :bucket_to)
+  OR EXISTS (SELECT 1 FROM idempotency_key_requests WHERE bucket BETWEEN :bucket_from AND :bucket_to) AS held`);
 
 interface Move {
   bucket_from: number;

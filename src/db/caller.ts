@@ -250,6 +250,8 @@ export class CallerWriteDb extends CallerDb {
     readonly bucket: number,
     private readonly handOff: (events: string[]) => void,
     found?: (key: LiveKey | null | undefined) => void,
+    /** For a key homed on another shard (`Caller.vouched`): the key's own writes there (its Idempotency-Keys' requests). */
+    readonly home: CallerWriteDb | null = null,
   ) {
     super(db, caller, found);
   }
@@ -289,6 +291,9 @@ export class RequestCaller {
   /** The shard whose check found the key live. */
   private foundOn: ShardName | null = null;
 
+  /** The bucket the key was looked for in on the home that vouched for it (`keyHomes`, src/http/d1-session.ts). */
+  private homeBucket: number | null = null;
+
   /** The key as its home shard vouched for it, once one has (`vouchedOn`): the caller of batches on other shards. */
   vouched: Caller | null = null;
 
@@ -308,12 +313,13 @@ export class RequestCaller {
    * Records what the key check of `shard`, the key's home, finds (`check`): null, the key is not live there. Sent, it
    * counts as checked even if it fails (requireApiKey does not check again).
    */
-  async vouchedOn(shard: ShardName, check: Promise<Vouch | null>) {
+  async vouchedOn({ shard, bucket }: { shard: ShardName; bucket: number }, check: Promise<Vouch | null>) {
     this.sent = true;
     const vouch = await check;
     this.key = vouch;
     if (vouch) {
       this.foundOn = shard;
+      this.homeBucket = bucket;
       this.vouched = Caller.vouched(this.caller, vouch);
     }
   }
@@ -326,8 +332,21 @@ export class RequestCaller {
     return new CallerDb(db, caller, this.foundBy(shard), bucket);
   }
 
-  writer(db: Queryable, shard: ShardName, bucket: number, handOff: (events: string[]) => void, caller: Caller) {
-    return new CallerWriteDb(db, caller, bucket, handOff, this.foundBy(shard));
+  /** A write handle on `shard` as `caller`, of `bucket`; with a vouched caller, `home` is the key's home shard's handle. */
+  writer(
+    db: Queryable,
+    shard: ShardName,
+    bucket: number,
+    handOff: (events: string[]) => void,
+    caller: Caller,
+    home: CallerWriteDb | null = null,
+  ) {
+    return new CallerWriteDb(db, caller, bucket, handOff, this.foundBy(shard), home);
+  }
+
+  /** The shard whose check found the key live and the bucket it was looked for in there: the key's home. */
+  get home(): { shard: ShardName; bucket: number } | null {
+    return this.foundOn === null || this.homeBucket === null ? null : { shard: this.foundOn, bucket: this.homeBucket };
   }
 
   /** The shard whose check found the key live, once one has: the key's home, which holds its project. */

@@ -104,7 +104,9 @@ function keepBookmark<E extends { Bindings: Env }>(c: Context<E>, shard: ShardNa
  * another shard, the legacy bucket: a key made before buckets has a random prefix, which may look bucketed. None for
  * a request without a key.
  */
-function keyHomes<E extends CallerEnv>(c: Context<E>): { shard: ShardName; bucket: number }[] {
+type KeyHome = { shard: ShardName; bucket: number };
+
+function keyHomes<E extends CallerEnv>(c: Context<E>): KeyHome[] {
   const prefix = c.get("caller").caller.prefix;
   if (prefix === null) return [];
   const bucket = bucketOfPrefix(prefix);
@@ -118,12 +120,12 @@ function keyHomes<E extends CallerEnv>(c: Context<E>): { shard: ShardName; bucke
  * Asks `home` whether the caller's key is live there (one round trip, in the request's session of that shard) and
  * records the answer: the key vouched for, or null.
  */
-async function vouchOn<E extends CallerEnv>(c: Context<E>, home: ShardName, start: "first-primary" | "first-unconstrained") {
+async function vouchOn<E extends CallerEnv>(c: Context<E>, home: KeyHome, start: "first-primary" | "first-unconstrained") {
   const caller = c.get("caller");
   try {
-    await caller.vouchedOn(home, vouchFor(sessionOf(c, home, start), caller.caller));
+    await caller.vouchedOn(home, vouchFor(sessionOf(c, home.shard, start), caller.caller));
   } finally {
-    keepBookmark(c, home);
+    keepBookmark(c, home.shard);
   }
   return caller.vouched;
 }
@@ -166,7 +168,7 @@ async function onShard<E extends CallerEnv, T>(
         continue;
       }
     }
-    const vouched = await vouchOn(c, home.shard, start);
+    const vouched = await vouchOn(c, home, start);
     if (vouched) return run(shard, bucket, vouched);
   }
   throw new UnknownApiKeyError();
@@ -180,7 +182,7 @@ async function vouchedCaller<E extends CallerEnv>(c: Context<E>, start: "first-p
   const caller = c.get("caller");
   for (const home of keyHomes(c)) {
     if (caller.vouched) break;
-    await vouchOn(c, home.shard, start);
+    await vouchOn(c, home, start);
   }
   const home = caller.keyHome;
   if (!caller.vouched || !home) throw new UnknownApiKeyError();
@@ -274,6 +276,17 @@ export const readAs = <E extends CallerEnv, T>(c: Context<E>, routedBy: BucketRe
  * for webhooks go to the delivery queue after the answer.
  */
 export const writeAs = <E extends CallerEnv, T>(c: Context<E>, placedBy: BucketRef[], write: (db: CallerWriteDb) => Promise<T>) =>
-  onShard(c, placedBy, "first-primary", (session, shard, caller, bucket) =>
-    write(c.get("caller").writer(session, shard, bucket, (events: string[]) => handOff(c, { shard, events }), caller)),
-  );
+  onShard(c, placedBy, "first-primary", async (session, shard, caller, bucket) => {
+    const requestCaller = c.get("caller");
+    const writer = (db: Queryable, on: ShardName, inBucket: number, as: Caller, home: CallerWriteDb | null = null) =>
+      requestCaller.writer(db, on, inBucket, (events: string[]) => handOff(c, { shard: on, events }), as, home);
+    // A key homed elsewhere writes its own rows (its Idempotency-Keys' requests) at its home, as itself.
+    const home = caller.vouch ? requestCaller.home : null;
+    if (!home) return write(writer(session, shard, bucket, caller));
+    try {
+      const atHome = writer(sessionOf(c, home.shard, "first-primary"), home.shard, home.bucket, requestCaller.caller);
+      return await write(writer(session, shard, bucket, caller, atHome));
+    } finally {
+      keepBookmark(c, home.shard);
+    }
+  });

@@ -9,6 +9,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashApiKey } from "../../src/auth/api-keys";
 import { configuredBucketedSince } from "../../src/cli/database";
 import { bucketOfId } from "../../src/db/buckets";
 import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
@@ -26,6 +27,11 @@ let organizationId: string;
 /** The mover's personal organization, on SHARD_0 (the move's destination). */
 let personalOrganizationId: string;
 let appId: string;
+/** The owner's key, homed on SHARD_0 (their own organization's), and its request kept in the moving organization. */
+let ownerKey: string;
+let keptAcross: { app_id: string };
+const ACROSS = { "Idempotency-Key": "across" };
+const acrossRequest = () => ({ app_name: "kept-across", organization_id: organizationId });
 /** Every table of a shard with rows of the organization (all but the fences'). */
 let tables: string[];
 
@@ -100,7 +106,7 @@ beforeAll(async () => {
   await new Promise<void>((listening) => receiver.listen(0, "127.0.0.1", listening));
   const owner = (await admin(dir, "user", "create", "--email", "mover@example.com", "--shard", "SHARD_0")).json;
   personalOrganizationId = owner.organization_id;
-  const ownerKey = (await admin(dir, "key", "create", "--email", "mover@example.com")).json.key;
+  ownerKey = (await admin(dir, "key", "create", "--email", "mover@example.com")).json.key;
   // A user homed on SHARD_0 only: the CLI making them a member on SHARD_1 would copy their row there.
   expect((await admin(dir, "user", "create", "--email", "helper@example.com", "--shard", "SHARD_0")).code).toBe(0);
   // New organizations go to SHARD_1 (the owner's key is homed on SHARD_0, which is not open).
@@ -143,6 +149,22 @@ beforeAll(async () => {
   await ok("POST", `/organizations/${organizationId}/workspaces/${made.workspaces[0]}/invite`, [
     { email: "invited@example.com", roles: ["viewer"] },
   ]);
+  // The collision a tenant builds on purpose (the README's demo: one key, organizations on both shards): the owner's key
+  // uses one Idempotency-Key in the moving organization, then for another request in its own on SHARD_0 (one request
+  // per key: a 422); and its claim of that key from the day before is still on SHARD_0, expired but not yet swept (the
+  // hourly run). The move must copy the moving bucket's claim beside it.
+  const across = await api(worker, "POST", "/apps", ownerKey, acrossRequest(), ACROSS);
+  expect(across.status).toBe(200);
+  keptAcross = across.body;
+  const reused = await api(worker, "POST", "/apps", ownerKey, { app_name: "kept-at-home" }, ACROSS);
+  expect([reused.status, reused.body.detail[0].loc]).toEqual([422, ["header", "Idempotency-Key"]]);
+  const ownBucket = bucketOfId(owner.user_id, await configuredBucketedSince());
+  await queryShard(
+    dir,
+    "SHARD_0",
+    `INSERT INTO idempotency_keys (key_hash, idempotency_key, fingerprint, result_id, bucket, expires_at)
+     VALUES ('${await hashApiKey(ownerKey)}', 'across', 'POST /apps yesterday', 'yesterday', ${ownBucket}, '2000-01-01T00:00:00.000Z')`,
+  );
   await until("the deploy's delivery to be attempted", async () => (await rowsOf("SHARD_1", "webhook_attempts")).length > 0);
   tables = (await queryShard<{ name: string }>(dir, "SHARD_1", TABLES)).map(({ name }) => name);
 });
@@ -158,7 +180,7 @@ describe("bucket move refuses, changing nothing", () => {
   it("every table of SHARD_1 holds rows of the organization", async () => {
     const counts = await Promise.all(tables.map(async (table) => [table, (await rowsOf("SHARD_1", table)).length > 0]));
     expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(tables.map((table) => [table, true])));
-    expect(tables).toHaveLength(18);
+    expect(tables).toHaveLength(19);
   });
 
   it("a destination that is the source or no shard, buckets of two shards or none, a move not recorded", async () => {
@@ -378,6 +400,14 @@ describe("a bucket moved while its organization is written to", () => {
     expect(onDestination.map(({ id }) => id)).toEqual([...acknowledged].sort());
     const onSource = (await rowsOf("SHARD_1", "apps")).map((app) => app.id);
     expect(acknowledged.slice(before).filter((id) => onSource.includes(id))).toEqual([]);
+  });
+
+  it("a key's request kept across shards before the move is replayed after it, from the destination", async () => {
+    const retry = await api(worker, "POST", "/apps", ownerKey, acrossRequest(), ACROSS);
+    expect([retry.status, retry.headers.get("Idempotent-Replayed"), retry.body]).toEqual([200, "true", keptAcross]);
+    expect(await queryShard(dir, "SHARD_0", `SELECT name FROM apps WHERE id = '${keptAcross.app_id}'`)).toEqual([
+      { name: "kept-across" },
+    ]);
   });
 
   it("delete: no row of the bucket is left on the source, which stays fenced moved", async () => {

@@ -48,9 +48,9 @@ import { databaseProblems, expectEvents, withEvents } from "./harness";
  */
 const REPLAY: Replay = {};
 
-// The file's first property with Idempotency-Key, its ledger empty at first: a key kept by an API key is reused only by
-// a request to the same shard (fuzz-posts.ts), so 1,000 runs saw a reused key's 422 about 12 times, once in 16 runs
-// only once (about 20 on one shard); 1,500, about 28.
+// The file's first property with Idempotency-Key, its ledger empty at first: when a kept key was reused only by a
+// request to the same shard, 1,000 runs saw a reused key's 422 about 12 times, once in 16 runs only once (about 20 on
+// one shard); 1,500, about 28. A key now names one request over the pool (fuzz-posts.ts), which only adds 422s.
 describeConfigFuzzing(["deploy"], REPLAY, runsShare(3 / 2));
 
 const REVERTED = "Environment was reverted to deployment revision successful";

@@ -39,8 +39,9 @@ import { bucketFor, shardNameFor } from "./pool";
  * /variants/{variant_id}/parameters (a commit): its two headers and the runner.
  * - Idempotency-Key (README, "Retries and races"): read by the contract; a ledger of the keys each API key has used
  *   predicts replays (the first answer again, nothing written) and 422s (a key used for another request), and the row a
- *   kept answer leaves in idempotency_keys. A key is kept on the shard its request reached (docs/SHARDING.md §1): another
- *   request reaching another shard does not find it there, and runs as a first one.
+ *   kept answer leaves in idempotency_keys (on the shard its request reached) and idempotency_key_requests (on the API
+ *   key's home). A key names one request over the pool (docs/SHARDING.md §7e): another request with it, on any shard,
+ *   is a 422.
  * - If-Match (deploy and revert): `*` or the environment record's ETag, as GET /apps/{app_id}/revisions/{name} answers
  *   it, lets a deployment through; anything else is a 412 that writes nothing.
  */
@@ -194,10 +195,11 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * The one idempotency_keys row a kept answer adds: the API key's hash, the key verbatim, the id of what the write made
  * (an app, a variant revision or an environment revision; a save that commits and deploys names the variant revision
- * it committed), kept 24 hours. Returns that id.
+ * it committed), kept 24 hours; and the one idempotency_key_requests row beside it, in the API key's bucket, for the
+ * same request. Returns that id.
  */
 export async function expectKeptRow(changed: Changes, apiKey: string, key: string): Promise<string> {
-  const { idempotency_keys, ...rest } = changed;
+  const { idempotency_keys, idempotency_key_requests, ...rest } = changed;
   const made = rest.app_variant_revisions?.added[0] ?? rest.environment_revisions?.added[0] ?? rest.apps?.added[0];
   expect(made, "a kept answer made something").toBeDefined();
   const at = expect.stringMatching(TIMESTAMP);
@@ -215,14 +217,27 @@ export async function expectKeptRow(changed: Changes, apiKey: string, key: strin
     ],
     removed: [],
   });
-  const [row] = idempotency_keys!.added as { created_at: string; expires_at: string }[];
+  const [row] = idempotency_keys!.added as { fingerprint: string; created_at: string; expires_at: string }[];
   expect(Date.parse(row.expires_at) - Date.parse(row.created_at), "kept for 24 hours").toBe(DAY_MS);
+  expect(idempotency_key_requests).toEqual({
+    added: [
+      {
+        key_hash: await hashApiKey(apiKey),
+        idempotency_key: key,
+        fingerprint: row.fingerprint,
+        bucket: bucketFor(apiKey),
+        created_at: at,
+        expires_at: at,
+      },
+    ],
+    removed: [],
+  });
   return String(made?.id);
 }
 
 /** The keys each API key has used, with what they answered; counts, by property, of what the keys did. */
 export class KeyLedger {
-  /** By API key: what it kept, each key at most once per shard. */
+  /** By API key: what it kept, each key at most once. */
   private readonly kept = new Map<string, Kept[]>();
   readonly counts = new Map<string, Record<string, number>>();
 
@@ -232,10 +247,10 @@ export class KeyLedger {
     this.counts.set(label, counts);
   }
 
-  /** What the holder's API key kept under `key` on `shard` (at most one); on any shard when the shard is not known. */
-  find(holder: Holder, key: string, shard: ShardName | undefined): Kept[] {
+  /** What the holder's API key kept under `key` (at most one), whichever shard it was kept on. */
+  find(holder: Holder, key: string): Kept[] {
     const kept = this.kept.get(holder.key) ?? [];
-    return kept.filter((each) => each.key === key && (shard === undefined || each.shard === shard));
+    return kept.filter((each) => each.key === key);
   }
 
   keep(holder: Holder, kept: Kept) {
@@ -328,21 +343,20 @@ class KeyedAnswer {
     );
   }
 
-  /** What this API key kept under the request's key, on the shard the request reaches (`shard`: undefined, on any). */
-  private keptBefore(shard: ShardName | undefined): Kept[] {
+  /** What this API key kept under the request's key, on any shard. */
+  private keptBefore(): Kept[] {
     const key = this.reading.kind === "valid" ? this.reading.key : undefined;
-    return key !== undefined && this.auth.holder ? this.ledger.find(this.auth.holder, key, shard) : [];
+    return key !== undefined && this.auth.holder ? this.ledger.find(this.auth.holder, key) : [];
   }
 
   /**
    * An invalid key is a 400 (or another refusal of the request: the contract does not order them); a key kept for
-   * another request, on the shard the request reaches, may be the 422 of a request whose validity the verdict leaves
-   * open.
+   * another request, on any shard, may be the 422 of a request whose validity the verdict leaves open.
    */
-  judge(verdict: Verdict, shard: ShardName | undefined) {
+  judge(verdict: Verdict) {
     if (this.reading.kind === "invalid") verdict.fail(400);
     const open = [...verdict.failures, ...verdict.possible].some((refusal) => refusal.status === 422);
-    if (this.keptBefore(shard).some((kept) => kept.fingerprint !== this.fingerprint) && open)
+    if (this.keptBefore().some((kept) => kept.fingerprint !== this.fingerprint) && open)
       verdict.possible.push({ status: 422, loc: ["header", "Idempotency-Key"] });
   }
 
@@ -357,15 +371,15 @@ class KeyedAnswer {
   }
 
   /**
-   * The outcome of a request the route takes, routed to `shard`: with a key this API key has kept there, the first
-   * answer again (same method, path and body) or a 422 naming the header (another request; a read, which keeps
+   * The outcome of a request the route takes, routed to `shard`: with a key this API key has kept (on any shard), the
+   * first answer again (same method, path and body) or a 422 naming the header (another request; a read, which keeps
    * nothing, may also answer as ever); else what `predicted` says, kept when `keeps` (a write) and it is a 200. Where
    * the oracle cannot tell the shard (undefined): the same request reaches the shard of its first answer, so a retry
    * still replays; another request may be the 422 or run as a first one.
    */
   outcome(keeps: boolean, shard: ShardName | undefined, predicted: () => Check): Check {
     const key = this.reading.kind === "valid" ? this.reading.key : undefined;
-    const kept = this.keptBefore(shard);
+    const kept = this.keptBefore();
     const first = kept.find((each) => each.fingerprint === this.fingerprint);
     const answer = { status: this.status, body: this.body };
     if (first && keeps) {
@@ -398,11 +412,14 @@ class KeyedAnswer {
    * the others with `check`.
    */
   async settle(changed: Changes, after: Model, check: Check) {
-    const { idempotency_keys, ...rest } = changed;
+    const { idempotency_keys, idempotency_key_requests, ...rest } = changed;
     check(rest, after);
     expect(this.replayHeader, "Idempotent-Replayed").toBe(this.replayed ? "true" : null);
     if (!this.kept || !this.auth.holder) {
-      expect(idempotency_keys, "a key kept for an answer that is not").toBeUndefined();
+      expect([idempotency_keys, idempotency_key_requests], "a key kept for an answer that is not").toEqual([
+        undefined,
+        undefined,
+      ]);
       return;
     }
     const keptOn = shardNameFor(await expectKeptRow(changed, this.auth.holder.key, this.kept.key));
@@ -616,7 +633,7 @@ export async function fuzzPost<T extends object, R>(fuzzing: PostFuzzing, replay
         if (!answer) return response.status === 200 ? keyed.outcome(spec.keeps, undefined, () => anything) : unchanged;
         const { verdict, request } = spec.read(sent);
         const shard = shardOf(request, answer.holder);
-        keyed.judge(verdict, shard);
+        keyed.judge(verdict);
         if (!verdict.accepted(response.status, answer.body)) {
           if (response.status === 200 && verdict.unpredictable) return keyed.outcome(spec.keeps, shard, () => anything);
           keyed.refused();

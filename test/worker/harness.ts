@@ -25,6 +25,7 @@ export const TABLES = [
   "deployments",
   "environment_revisions",
   "idempotency_keys",
+  "idempotency_key_requests",
   "webhooks",
   "webhook_deliveries",
   "webhook_attempts",

@@ -10,12 +10,13 @@ import {
   expectError,
   expectJson,
   hashApiKey,
+  issueKey,
   send,
   worker,
 } from "./fixtures";
 import { snapshot } from "./harness";
 import { failTrips, instrumentD1 } from "./instrumented-d1";
-import { countOnShards, databaseOf, inPlaceOfShardFor } from "./pool";
+import { allShardNames, countOnShards, databaseOf, inPlaceOfShardFor, shardNameFor } from "./pool";
 
 /*
  * Idempotency-Key on every POST (IETF httpapi idempotency-key draft): a retry replays the first answer and writes
@@ -26,6 +27,9 @@ let account: Account;
 const keyed = (key: string, headers: Record<string, string> = {}) => ({ "Idempotency-Key": key, ...headers });
 const createApp = (key: string, body: unknown, idempotencyKey?: string, bindings?: Partial<Env>) =>
   send("POST", "/apps", { key, body, headers: idempotencyKey ? keyed(idempotencyKey) : {}, bindings });
+
+/** The shard that does not hold what `id` names (the pool of the tests has two). */
+const otherShard = (id: string) => allShardNames().filter((shard) => shard !== shardNameFor(id))[0];
 
 const appsNamed = async (name: string) => countOnShards("SELECT COUNT(*) AS n FROM apps WHERE name = ?", name);
 
@@ -89,13 +93,23 @@ describe("a retry with the same key", () => {
     expect(((await revisions.json()) as { variant_ref: { version: number } }).variant_ref.version).toBe(2);
   });
 
-  it("is scoped to the API key: another key may use the same Idempotency-Key for its own request", async () => {
-    const other = await createAccount();
+  it("is scoped to the API key: another key of the same project may use the same Idempotency-Key for its own request", async () => {
+    // The same shard and bucket: the two keys' claims and requests share their tables, only the API key tells them apart.
+    const other = await issueKey(account.userId, account.projectId);
     expect((await createApp(account.key, { app_name: "mine" }, "shared-key")).status).toBe(200);
-    const theirs = await createApp(other.key, { app_name: "theirs" }, "shared-key");
+    const theirs = await createApp(other, { app_name: "theirs" }, "shared-key");
     expect(theirs.status).toBe(200);
     expect(theirs.headers.get("Idempotent-Replayed")).toBeNull();
     expect(await appsNamed("theirs")).toBe(1);
+  });
+
+  it("is scoped to the API key across shards too: a key homed on the other shard may use it for its own request", async () => {
+    const other = await createAccount(undefined, otherShard(account.organizationId));
+    expect((await createApp(account.key, { app_name: "mine-across" }, "shared-across")).status).toBe(200);
+    const theirs = await createApp(other.key, { app_name: "theirs-across" }, "shared-across");
+    expect(theirs.status).toBe(200);
+    expect(theirs.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(await appsNamed("theirs-across")).toBe(1);
   });
 });
 
@@ -208,6 +222,61 @@ describe("a key used for another request", () => {
       });
     }
     expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe("one Idempotency-Key across shards (one API key, organizations on both)", () => {
+  // The README's demo: the user's own organization on the key's shard, a team on the other.
+  let user: Account;
+  let team: Awaited<ReturnType<typeof createTeam>>;
+  const here = (name: string) => ({ app_name: name });
+  const there = (name: string) => ({ app_name: name, organization_id: team.organizationId });
+  beforeAll(async () => {
+    user = await createAccount();
+    team = await createTeam(user, [], otherShard(user.organizationId));
+  });
+
+  it("names one request: used on one shard, another request with it on the other is a 422 that writes nothing", async () => {
+    const first = await createApp(user.key, here("home-first"), "across-1");
+    expect(first.status).toBe(200);
+    const body = await first.text();
+    const before = await snapshot();
+    const elsewhere = await createApp(user.key, there("then-there"), "across-1");
+    expect(elsewhere.status).toBe(422);
+    expect(await elsewhere.json()).toEqual({
+      detail: [
+        {
+          loc: ["header", "Idempotency-Key"],
+          msg: "Value error, this Idempotency-Key was used for another request (another method, path or body)",
+          type: "value_error",
+        },
+      ],
+    });
+    expect(await snapshot()).toEqual(before);
+    const retry = await createApp(user.key, here("home-first"), "across-1");
+    expect([retry.status, retry.headers.get("Idempotent-Replayed"), await retry.text()]).toEqual([200, "true", body]);
+  });
+
+  it("used first on the other shard, its retry replays there and another request on the key's shard is a 422", async () => {
+    const first = await createApp(user.key, there("there-first"), "across-2");
+    expect(first.status).toBe(200);
+    const body = await first.text();
+    const before = await snapshot();
+    const retry = await createApp(user.key, there("there-first"), "across-2");
+    expect([retry.status, retry.headers.get("Idempotent-Replayed"), await retry.text()]).toEqual([200, "true", body]);
+    expect((await createApp(user.key, here("then-home"), "across-2")).status).toBe(422);
+    expect(await snapshot()).toEqual(before);
+    expect(await appsNamed("there-first")).toBe(1);
+  });
+
+  it("a request across shards that made nothing keeps nothing: the key is free for another request", async () => {
+    expect((await createApp(user.key, there("taken-there"))).status).toBe(200);
+    const before = await snapshot();
+    const refused = await createApp(user.key, there("taken-there"), "across-3");
+    expect(refused.status).toBe(409);
+    expect(await snapshot()).toEqual(before);
+    const another = await createApp(user.key, here("free-again"), "across-3");
+    expect([another.status, another.headers.get("Idempotent-Replayed")]).toEqual([200, null]);
   });
 });
 
@@ -368,7 +437,8 @@ describe("a claim refused as taken while no claim of it can be read", () => {
 
 describe("two API keys sending the same Idempotency-Key at the same moment", () => {
   it("are two requests, not a retry: both 200, each its own app", async () => {
-    const other = await createAccount();
+    // Another key of the same project: the same shard and bucket.
+    const other = await issueKey(account.userId, account.projectId);
     const held = heldD1();
     const first = createApp(
       account.key,
@@ -378,7 +448,7 @@ describe("two API keys sending the same Idempotency-Key at the same moment", () 
     );
     // The first is in flight (past the in-flight check, at its write) while the second is sent and answered.
     await Promise.race([held.reached, first]);
-    const second = await createApp(other.key, { app_name: "same-moment-theirs" }, "same-moment");
+    const second = await createApp(other, { app_name: "same-moment-theirs" }, "same-moment");
     held.release();
     const answers = [await first, second];
     expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
@@ -399,24 +469,29 @@ describe("keeping keys", () => {
       .first<{ hours: number }>();
     expect(claim?.hours).toBeCloseTo(24, 3);
 
-    await databaseOf(account.organizationId)
-      .prepare("UPDATE idempotency_keys SET expires_at = '2000-01-01T00:00:00.000Z' WHERE key_hash = ?")
-      .bind(owner)
-      .run();
+    // The claim, and the key's request beside it (kept on the key's home: the same shard here).
+    const expireAll = () =>
+      databaseOf(account.organizationId).batch(
+        ["idempotency_keys", "idempotency_key_requests"].map((table) =>
+          databaseOf(account.organizationId)
+            .prepare(`UPDATE ${table} SET expires_at = '2000-01-01T00:00:00.000Z' WHERE key_hash = ?`)
+            .bind(owner),
+        ),
+      );
+    await expireAll();
     const reused = await createApp(account.key, { app_name: "kept-again" }, "kept-1");
     expect(reused.status).toBe(200);
     expect(reused.headers.get("Idempotent-Replayed")).toBeNull();
 
-    await databaseOf(account.organizationId)
-      .prepare("UPDATE idempotency_keys SET expires_at = '2000-01-01T00:00:00.000Z' WHERE key_hash = ?")
-      .bind(owner)
-      .run();
+    await expireAll();
     const context = createExecutionContext();
     await worker.scheduled?.(createScheduledController({ cron: "23 * * * *" }), env, context);
     await waitOnExecutionContext(context);
     expect(
       await databaseOf(account.organizationId)
-        .prepare("SELECT COUNT(*) AS n FROM idempotency_keys WHERE key_hash = ?")
+        .prepare(
+          "SELECT (SELECT COUNT(*) FROM idempotency_keys WHERE key_hash = ?1) + (SELECT COUNT(*) FROM idempotency_key_requests WHERE key_hash = ?1) AS n",
+        )
         .bind(owner)
         .first("n"),
     ).toBe(0);

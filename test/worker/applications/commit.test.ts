@@ -199,6 +199,7 @@ describe("VariantManager.commit", () => {
     expectRowCounts(expectEvents(await tracker.changes(), { type: "config.committed" }), {
       app_variant_revisions: [1, 0],
       idempotency_keys: [1, 0],
+      idempotency_key_requests: [1, 0],
     });
   });
 });
