@@ -349,11 +349,6 @@ export class RequestCaller {
     return this.foundOn === null || this.homeBucket === null ? null : { shard: this.foundOn, bucket: this.homeBucket };
   }
 
-  /** The shard whose check found the key live, once one has: the key's home, which holds its project. */
-  get keyHome(): ShardName | null {
-    return this.foundOn;
-  }
-
   /** Whether a batch has checked the key (nobody has no key to check). */
   get checked(): boolean {
     return this.sent || this.caller === Caller.nobody;

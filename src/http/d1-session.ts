@@ -184,9 +184,9 @@ async function vouchedCaller<E extends CallerEnv>(c: Context<E>, start: "first-p
     if (caller.vouched) break;
     await vouchOn(c, home, start);
   }
-  const home = caller.keyHome;
+  const home = caller.home;
   if (!caller.vouched || !home) throw new UnknownApiKeyError();
-  return { vouched: caller.vouched, home };
+  return { vouched: caller.vouched, home: home.shard };
 }
 
 /**

@@ -251,7 +251,7 @@ describe("a move whose verify finds a table differing, then aborted", () => {
     await queryShard(
       dir,
       "SHARD_0",
-      "CREATE TRIGGER changed_after_copy AFTER INSERT ON apps BEGIN UPDATE apps SET name = 'changed' WHERE id = NEW.id; END",
+      "CREATE TRIGGER changed_after_copy AFTER INSERT ON apps BEGIN UPDATE apps SET name = NEW.name || ' (changed)' WHERE id = NEW.id; END",
     );
     const apps = await bucketCommand("move", "--to", "SHARD_0");
     await queryShard(dir, "SHARD_0", "DROP TRIGGER changed_after_copy");
