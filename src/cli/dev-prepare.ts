@@ -3,14 +3,19 @@
  * start with nothing to do costs one look: which migrations each database lacks (wrangler's own record of them) and
  * whether the demo data is there. Pending migrations are applied by `wrangler d1 migrations apply`, the databases that
  * lack any in parallel (locally, nothing orders them: the directory goes first only for a deployed pool, `npm run
- * db:migrate -- --remote`), and the runtime is opened again to seed.
+ * db:migrate -- --remote`), and the runtime is opened again to seed. With no local state at all, the look is skipped:
+ * everything is pending.
  */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { type OpenDatabase, openDatabase, openPool } from "./database";
 import { seedDemo } from "./demo-data";
 import { applyMigrations, migrationFailure, type PoolDatabase, pendingMigrations, poolDatabases } from "./migrations";
 import { runCli } from "./run-cli";
 
 const USAGE = "Usage: npm run dev [-- wrangler dev's options]";
+/** Where wrangler keeps the local databases (`wrangler dev`, `wrangler d1 --local`, getPlatformProxy). */
+const LOCAL_STATE = resolve(import.meta.dirname, "../../.wrangler/state");
 
 /** The bindings of `databases` whose database in `opened` lacks migrations. */
 async function lackingMigrations(opened: OpenDatabase, databases: PoolDatabase[]): Promise<string[]> {
@@ -28,20 +33,30 @@ async function migrate(bindings: string[]): Promise<void> {
   process.stderr.write(`migrated ${bindings.join(", ")}\n`);
 }
 
-async function main(): Promise<undefined> {
-  let opened = await openPool({});
-  const lacking = await lackingMigrations(opened, await poolDatabases()).catch(async (error) => {
-    await opened.close();
-    throw error;
-  });
-  if (lacking.length > 0) {
-    // wrangler opens the same files: the runtime is closed while it migrates, and opened again to seed.
-    await opened.close();
-    await migrate(lacking);
-    opened = await openDatabase({});
-  } else {
-    process.stderr.write("migrations: nothing pending\n");
+/** The local pool opened, the migrations its databases lack applied first. */
+async function migratedPool(databases: PoolDatabase[]): Promise<OpenDatabase> {
+  // No local state yet (a fresh clone, or after `rm -rf .wrangler`): every database lacks every migration, and no
+  // runtime need be opened to learn it.
+  let lacking = databases.map(({ binding }) => binding);
+  if (existsSync(LOCAL_STATE)) {
+    const pool = await openPool({});
+    lacking = await lackingMigrations(pool, databases).catch(async (error) => {
+      await pool.close();
+      throw error;
+    });
+    if (lacking.length === 0) {
+      process.stderr.write("migrations: nothing pending\n");
+      return pool;
+    }
+    // wrangler opens the same files: the runtime is closed while it migrates, and opened again after.
+    await pool.close();
   }
+  await migrate(lacking);
+  return openDatabase({});
+}
+
+async function main(): Promise<undefined> {
+  const opened = await migratedPool(await poolDatabases());
   try {
     for (const line of await seedDemo(opened)) process.stderr.write(`${line}\n`);
   } finally {
