@@ -312,7 +312,7 @@ const ALPHABETS = {
   arabic: "ابتثجحخدذرزسشصضطظعغفقكلمنهوي",
 };
 const BETWEEN = "0123456789-_";
-/** Invisible, formatting, bidi and filler characters, and spaces other than U+0020 (README "Choices", `app_name`). */
+/** Invisible, formatting, bidi and filler characters, and spaces other than U+0020 (docs/design.md, "Choices", `app_name`). */
 const INVISIBLE = [
   ..."\u200b\u200c\u200d\u2060\ufeff\u00ad\u034f\u180e\u3164\u115f\u1160\uffa0\ufe0f\u202a\u202b\u202c\u202d\u202e",
   ..."\u200e\u200f\u061c\u2066\u2067\u2068\u2069\u2800\u00a0\u2007\u202f\u3000\u2028\u2029",

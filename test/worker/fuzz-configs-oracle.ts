@@ -198,7 +198,7 @@ function readConfigBody(action: Action, verdict: Verdict, value: unknown): Confi
     const slug = own(config, "slug");
     // Only the slug is read; other parts of the ref the contract says nothing of.
     for (const part of ["version", "id"]) if (own(config, part) != null) verdict.field(at("variant_ref", part), undefined);
-    // A new name: more than a slug that looks one up (README "Choices", `app_name`).
+    // A new name: more than a slug that looks one up (docs/design.md, "Choices", `app_name`).
     const validity = !config ? false : newNameIsValid(slug);
     verdict.field(at("variant_ref", ...(config ? ["slug"] : [])), validity);
     if (!application) verdict.fail(422, at("application_ref"));
@@ -604,7 +604,7 @@ export const VARIANT_REMOVED =
  * revision (409); If-Match decides last.
  */
 function predictDeploy({ refs }: ConfigRequest, holder: Holder, model: Model, answer: Answer): Check {
-  // Without an application_ref, a revision id names the app (README, "Fetch": the same holds for deploy): the variant
+  // Without an application_ref, a revision id names the app (docs/design.md, "Fetch": the same holds for deploy): the variant
   // ref's, else the environment ref's; a config slug is then looked up in that app.
   const app = model.visibleApp(holder, model.namedApp(holder, refs)?.id);
   const role = app && model.role(holder, app.id);
@@ -756,7 +756,7 @@ function predict(action: Action, request: ConfigRequest, holder: Holder, model: 
 }
 
 /**
- * What a request names, in the order the app is resolved (README "Fetch", docs/SHARDING.md §3.1): the app's id; else its
+ * What a request names, in the order the app is resolved (docs/design.md, "Fetch", docs/SHARDING.md §3.1): the app's id; else its
  * name, in the key's project; else the variant revision's id, else the environment revision's (which a commit does not
  * read).
  */

@@ -400,7 +400,7 @@ describe("cases found by fuzzing", () => {
   });
 
   it("without application_ref, deploys the config a slug names in the app of the environment revision named by id", async () => {
-    // README, "Fetch": a revision's id names its app, and a config slug is then looked up in that app; so for deploy.
+    // docs/design.md, "Fetch": a revision's id names its app, and a config slug is then looked up in that app; so for deploy.
     const model = fuzzing.db.model;
     const development = environmentOf("development");
     const revision = model.environmentRevisionsOf(development.id).at(-1)!;

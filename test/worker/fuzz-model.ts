@@ -499,7 +499,7 @@ export const visibleFirst = (model: Model, holder: Holder | undefined, ids: stri
   return [...visible, ...visible, ...ids];
 };
 
-/** The ETag of an environment's record: its id and revision (README, "Retries and races"). */
+/** The ETag of an environment's record: its id and revision (docs/http-contract.md, "Retries and races"). */
 export const etagOf = ({ id, revision }: EnvironmentRow) => `"${id}.${revision}"`;
 
 /**

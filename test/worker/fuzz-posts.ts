@@ -37,7 +37,7 @@ import { bucketFor, shardNameFor } from "./pool";
 /*
  * What every fuzzed POST shares (the config registry's, the deployments', POST /apps', the older SDK's saves), and PUT
  * /variants/{variant_id}/parameters (a commit): its two headers and the runner.
- * - Idempotency-Key (README, "Retries and races"): read by the contract; a ledger of the keys each API key has used
+ * - Idempotency-Key (docs/http-contract.md, "Retries and races"): read by the contract; a ledger of the keys each API key has used
  *   predicts replays (the first answer again, nothing written) and 422s (a key used for another request), and the row a
  *   kept answer leaves in idempotency_keys (on the shard its request reached) and idempotency_key_requests (on the API
  *   key's home). A key names one request over the pool (docs/SHARDING.md §7e): another request with it, on any shard,

@@ -86,7 +86,7 @@ const REPLAY: Replay = {};
 /** The world, the database as tracked, the Idempotency-Keys used (set up below). */
 const fuzzing = {} as PostFuzzing;
 
-/** The body limit of the routes that carry params (README, the contract table: 413). */
+/** The body limit of the routes that carry params (docs/http-contract.md, the contract table: 413). */
 const MAX_CONFIG_BODY_BYTES = 256 * 1024;
 
 const APP_NOT_FOUND = "App not found";

@@ -35,7 +35,7 @@ export const TIMEOUT = 120_000 * Math.max(1, RUNS / 1000);
 export type Replay = Record<string, { seed: number; path?: string }>;
 
 // ---------------------------------------------------------------------------------------------------------------
-// The documented contract (README, "The HTTP contract"; docs/LEGACY-API.md), written out independently of src/.
+// The documented contract (docs/http-contract.md, "The HTTP contract"; docs/LEGACY-API.md), written out independently of src/.
 
 const DOCUMENTED_STATUSES = [200, 400, 401, 403, 404, 405, 409, 412, 413, 415, 422];
 
@@ -43,7 +43,7 @@ const DOCUMENTED_STATUSES = [200, 400, 401, 403, 404, 405, 409, 412, 413, 415, 4
 export { FORBIDDEN };
 /** The 412 of a deploy or revert whose If-Match no longer names the environment's state. */
 export const MOVED_ON = "The environment has changed since the ETag given in If-Match: read it again, then retry";
-/** The 400 of a malformed Idempotency-Key: its message begins so (README, the contract table). */
+/** The 400 of a malformed Idempotency-Key: its message begins so (docs/http-contract.md, the contract table). */
 export const BAD_IDEMPOTENCY_KEY = /^Idempotency-Key must be /;
 const DETAIL_BY_STATUS: Record<number, RegExp> = {
   400: /^(Config already exists\.|Config name already exists\. Please use a different name or set overwrite to True\.|Idempotency-Key must be .+)$/,
@@ -86,13 +86,13 @@ const ValidationBody = z.strictObject({
 });
 export type Issue = z.infer<typeof ValidationBody>["detail"][number];
 
-/** Lengths are counted in code points, as pydantic counts them (README "Choices"). */
+/** Lengths are counted in code points, as pydantic counts them (docs/design.md, "Choices"). */
 export const lengthWithin = (text: string, max = 255): boolean => {
   const codePoints = [...text].length;
   return codePoints >= 1 && codePoints <= max;
 };
 
-/** How many levels a parsed JSON value nests (a scalar: 0; `{}`: 1); params may nest 100 (README "Choices"). */
+/** How many levels a parsed JSON value nests (a scalar: 0; `{}`: 1); params may nest 100 (docs/design.md, "Choices"). */
 export function depthOf(value: unknown): number {
   // Level by level, not recursively: the fuzz sends values nested 8,000 deep.
   for (let depth = 0, level = [value]; ; depth += 1) {
@@ -102,14 +102,14 @@ export function depthOf(value: unknown): number {
   }
 }
 export const MAX_PARAMS_DEPTH = 100;
-/** How deep a body whose params are kept as sent may nest anywhere (README "Choices"). */
+/** How deep a body whose params are kept as sent may nest anywhere (docs/design.md, "Choices"). */
 export const MAX_BODY_DEPTH = 1000;
 
 /** Text that cannot be stored as UTF-8 (half of a surrogate pair) is refused. */
 export const hasLoneSurrogate = (text: string) => LONE_SURROGATE.test(text);
 
 /**
- * What a name must be to look an app up (README "Choices"): 1-255 characters after NFC, not blank, no control
+ * What a name must be to look an app up (docs/design.md, "Choices"): 1-255 characters after NFC, not blank, no control
  * characters. A new one must be more (`newNameIsValid`).
  */
 export function nameIsValid(value: unknown): boolean {
@@ -130,14 +130,14 @@ const SCRIPT_LETTERS: [script: string, letters: RegExp][] = [
   ["Kana", /[\u3041-\u3096\u30a1-\u30fa\u30fc]/u],
   ["Hangul", /[\uac00-\ud7a3]/u],
 ];
-/** The scripts a new name may mix (README "Choices"): Latin with those of Japanese or of Korean (Bopomofo aside). */
+/** The scripts a new name may mix (docs/design.md, "Choices"): Latin with those of Japanese or of Korean (Bopomofo aside). */
 const SCRIPT_COMBINATIONS = [
   ["Latin", "Han", "Kana"],
   ["Latin", "Han", "Hangul"],
 ];
 
 /**
- * What a new app_name or config name must be besides a name (README "Choices", `app_name`): no invisible, formatting,
+ * What a new app_name or config name must be besides a name (docs/design.md, "Choices", `app_name`): no invisible, formatting,
  * bidi, filler, private-use or unassigned character, no space but U+0020, a visible character, not a combining mark
  * first, one script (or a combination one language writes). True or false where the name is simple enough to be sure
  * (ASCII; the letters of SCRIPT_LETTERS; a refused character; two scripts no combination has); else undefined.

@@ -151,7 +151,7 @@ describe("fuzzing POST /apps", () => {
           // What the server reads: the bytes sent, decoded as UTF-8.
           const { bytes, text, parsed, utf8 } = readJsonBody(spec.body, isJsonType, MAX_BODY_BYTES);
 
-          // The target the body names: the first of project_id, workspace_id, organization_id given (README).
+          // The target the body names: the first of project_id, workspace_id, organization_id given (docs/http-contract.md, "Where `POST /apps` creates the app").
           const fields = asObject(parsed?.value) ?? {};
           const given = ["project_id", "workspace_id", "organization_id"].filter((field) => own(fields, field) != null);
           const target =

@@ -4,7 +4,7 @@ import { databaseProblems, snapshot } from "../harness";
 import { databaseOf } from "../pool";
 
 /*
- * New names (README "Choices", `app_name`): POST /apps, PATCH /apps/{app_id} and POST /variants/configs/add refuse a
+ * New names (docs/design.md, "Choices", `app_name`): POST /apps, PATCH /apps/{app_id} and POST /variants/configs/add refuse a
  * name with an invisible, formatting, bidi or filler character, or one that mixes scripts as look-alikes do (422,
  * nothing written); an honest name of any script is taken, stored NFC. Names stored before the rule stay readable
  * and reachable by name: lookups keep the rules they had.

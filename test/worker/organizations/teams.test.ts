@@ -690,7 +690,7 @@ describe("removing a member", () => {
   });
 });
 
-describe("a team forming, as the README walks through it, under BASE_PATH=/api", () => {
+describe("a team forming, as docs/guides/teams.md walks through it, under BASE_PATH=/api", () => {
   it("owner: organization, workspace, an editor invited by email, a deployment manager, a read-only CI key, a removal", async () => {
     const api = (method: string, path: string, options: Parameters<typeof send>[2] = {}) =>
       send(method, `/api${path}`, { ...options, bindings: { BASE_PATH: "/api" } });

@@ -1,0 +1,110 @@
+/**
+ * The walk-throughs as a reader runs them: every ```sh block marked `<!-- runnable -->` in the README and the guides,
+ * one document's blocks in order in one bash, against `wrangler dev` serving a freshly seeded demo with the vars
+ * `npm run dev` sets, http://localhost:8787 replaced by the served address. Every command must exit 0, and every curl
+ * must answer the status the document gives it: "# 200 ..." after the command, else ": 200" on the comment line just
+ * above it. The documents run one after another on the same data, so each one names its own new apps and configs.
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, run } from "../support/processes";
+import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
+import { makeTempDir, removeTempDir, seedDemo } from "./helpers";
+
+/** The documents whose runnable blocks run, in this order. */
+const DOCUMENTS = ["README.md", "docs/guides/2024-client.md", "docs/guides/todays-sdk.md", "docs/guides/teams.md"];
+
+const DOCUMENTED_BASE = "http://localhost:8787";
+const RUNNABLE_BLOCK = /<!-- runnable -->\n+```sh\n([\s\S]*?)\n```/g;
+const INVOKES_CURL = /(^|[\s|(;&])curl\s/g;
+const STATUS_AFTER = /\s#\s*(\d{3})\b/;
+const STATUS_ABOVE = /:\s*(\d{3})\b/;
+
+interface Call {
+  /** The command's first line, to name it in a failure. */
+  command: string;
+  status: number;
+}
+
+/** The curls of a script and the status each must answer, in order; throws for a curl the script gives none. */
+function expectedCalls(script: string): Call[] {
+  const calls: Call[] = [];
+  let comment = "";
+  const lines = script.split("\n");
+  for (let index = 0; index < lines.length; index++) {
+    const start = index;
+    const first = lines[index];
+    if (first.trim().startsWith("#")) {
+      comment = first;
+      continue;
+    }
+    let last = first;
+    while (last.trimEnd().endsWith("\\") && index + 1 < lines.length) last = lines[++index];
+    const command = lines.slice(start, index + 1).join("\n");
+    const curls = [...command.matchAll(INVOKES_CURL)].length;
+    if (curls > 1) throw new Error(`one curl per command, so that each has its status: ${first}`);
+    if (curls === 1) {
+      const status = STATUS_AFTER.exec(last)?.[1] ?? STATUS_ABOVE.exec(comment)?.[1];
+      if (!status) throw new Error(`no status given for: ${first}`);
+      calls.push({ command: first.trim(), status: Number(status) });
+    }
+    if (first.trim()) comment = "";
+  }
+  return calls;
+}
+
+/** A document's runnable blocks, one script, pointed at `base`. */
+async function runnableScript(document: string, base: string): Promise<string> {
+  const text = await readFile(join(ROOT, document), "utf8");
+  const blocks = [...text.matchAll(RUNNABLE_BLOCK)].map((match) => match[1]);
+  return blocks.join("\n").replaceAll(DOCUMENTED_BASE, base);
+}
+
+/** The vars `npm run dev` gives wrangler dev (`--var NAME:VALUE` in package.json's dev script). */
+async function devVars(): Promise<Record<string, string>> {
+  const { scripts } = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8"));
+  return Object.fromEntries([...scripts.dev.matchAll(/--var (\w+):(\S+)/g)].map((match) => [match[1], match[2]]));
+}
+
+let dir: string;
+let worker: DevServer;
+let scratch: string;
+
+beforeAll(async () => {
+  dir = await makeTempDir("walkthroughs");
+  scratch = await mkdtemp(join(tmpdir(), "app-management-walkthrough-statuses-"));
+  await applyMigrations(dir);
+  const seeded = await seedDemo("--persist-to", dir);
+  if (seeded.code !== 0) throw new Error(`the demo seed failed:\n${seeded.stderr}`);
+  worker = await startDev({ name: "walkthroughs", persistTo: dir, readyPath: "/health", vars: await devVars() });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await removeTempDir(dir);
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe("the walk-throughs, run as written against the seeded demo", () => {
+  it.each(DOCUMENTS)("%s: every command exits 0 and every curl answers the status written beside it", async (document) => {
+    const script = await runnableScript(document, worker.url);
+    const expected = expectedCalls(script);
+    expect(expected.length).toBeGreaterThan(3);
+    const statuses = join(scratch, document.replaceAll("/", "_"));
+    // Each curl writes its status to the file (curl's -w switched to stderr), leaving its output as the reader sees it.
+    const prelude = [
+      "set -euo pipefail",
+      `trap 'echo "exit $? at: $BASH_COMMAND" >&2' ERR`,
+      `curl() { command curl --write-out '%{stderr}%{http_code}\\n' "$@" 2>>'${statuses}'; }`,
+    ].join("\n");
+    const result = await run("bash", ["-c", `${prelude}\n${script}`], { timeoutMs: 60_000 });
+    const answered = (await readFile(statuses, "utf8").catch(() => ""))
+      .split("\n")
+      .filter((line) => /^\d{3}$/.test(line))
+      .map(Number);
+    expect(expected.map(({ command }, index) => ({ command, status: answered[index] }))).toEqual(expected);
+    expect(result.code, `${result.stderr}\n${result.stdout.slice(-4_000)}`).toBe(0);
+  });
+});
