@@ -1,8 +1,7 @@
 import * as z from "zod";
 import { BOOKMARK_HEADER } from "./http/d1-session";
-import type { Documentation } from "./http/documentation";
+import { type Documentation, SCHEMA_NAMES } from "./http/documentation";
 import {
-  ErrorBody,
   environmentMovedOn,
   forbidden,
   idempotencyKeyReused,
@@ -10,8 +9,7 @@ import {
   tooManyRequests,
   unauthorized,
   unsupportedMediaType,
-  ValidationErrorBody,
-  ValidationIssue,
+  type ValidationErrorBody,
 } from "./http/errors";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from "./http/idempotency";
 import {
@@ -28,9 +26,9 @@ import {
   tagged,
 } from "./http/openapi-parts";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
-import type { Components, Route, RouteDeclaration } from "./http/route";
+import type { Ok, Route, RouteDeclaration, SharedResponses } from "./http/route";
 import { MAX_BODY_BYTES, MAX_CONFIG_BODY_BYTES } from "./http/validation";
-import { COMPONENTS, ROUTES } from "./routes";
+import { ROUTES, SHARED_RESPONSES } from "./routes";
 import { webhookPayloadsOpenApi } from "./webhooks/webhooks.routes";
 
 /** Named parts of several sources, merged; a name two of them both define is a mistake, not an override. */
@@ -55,10 +53,22 @@ function textOf<Text>(text: Documentation<Text>): Text {
 
 const PAYLOAD_TOO_LARGE = { [MAX_BODY_BYTES]: "PayloadTooLarge", [MAX_CONFIG_BODY_BYTES]: "ConfigPayloadTooLarge" } as const;
 
+/** The JSON Schema of each answer, by its zod schema: see answerSchemas. */
+type AnswerSchemas = Map<z.ZodType, object>;
+
+/** A route's 200: its answer's schema as the document shows it, with the description, example(s) and headers. */
+function okResponse(declaration: RouteDeclaration, answers: AnswerSchemas) {
+  const { description, headers, documentedAs, schema, ...examples } = textOf(declaration.doc).ok as Ok<z.ZodType>;
+  const shown = documentedAs ?? answers.get(schema);
+  if (!shown) throw new Error(`OpenAPI: ${declaration.method} ${declaration.path} declares no answer schema`);
+  return jsonResponse(description, shown, examples, headers);
+}
+
 /** The OpenAPI operation of a declared route: its text, and what its key, body, headers and validators add. */
-export function operationOf(declaration: RouteDeclaration) {
+function operationOf(declaration: RouteDeclaration, answers: AnswerSchemas) {
   const { auth, query, body, idempotencyKey, ifMatch, ifNoneMatch, write } = declaration;
   const doc = textOf(declaration.doc);
+  const ok = okResponse(declaration, answers);
   if (auth === "none") {
     return {
       operationId: doc.operationId,
@@ -66,7 +76,7 @@ export function operationOf(declaration: RouteDeclaration) {
       summary: doc.summary,
       description: doc.description,
       security: [],
-      responses: { 200: doc.ok },
+      responses: { 200: ok },
     };
   }
   const headers = [
@@ -82,7 +92,7 @@ export function operationOf(declaration: RouteDeclaration) {
     ...(auth === "optional" && { security: [{}, { ApiKey: [] }] }),
     parameters: [...requestHeaders(...headers), ...(query ? parametersOf("query", query.schema, textOf(query.examples)) : [])],
     ...(body && { requestBody: jsonRequestBody(textOf(body.documentedAs ?? schemaRef(body.id)), textOf(body.examples)) }),
-    responses: operationResponses(doc.ok as ReturnType<typeof jsonResponse>, doc.errors, {
+    responses: operationResponses(ok, doc.errors, {
       write,
       jsonBody: body && PAYLOAD_TOO_LARGE[body.maxBytes ?? MAX_BODY_BYTES],
       idempotencyKey,
@@ -91,7 +101,7 @@ export function operationOf(declaration: RouteDeclaration) {
 }
 
 /** The document's paths: each declared route's operation under its path, in the order declared. */
-function pathsOf(routes: readonly Route[]) {
+function pathsOf(routes: readonly Route[], answers: AnswerSchemas) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const { declaration } of routes) {
     paths[declaration.path] ??= {};
@@ -106,7 +116,7 @@ function pathsOf(routes: readonly Route[]) {
       }
       item.parameters = parameters;
     }
-    item[declaration.method] = operationOf(declaration);
+    item[declaration.method] = operationOf(declaration, answers);
   }
   return paths;
 }
@@ -120,6 +130,32 @@ function componentSchemas(schemas: Record<string, z.ZodType>, io: "input" | "out
 }
 
 /**
+ * The response schemas (output), converted together: each named one (SCHEMA_NAMES) as a component, and each route's
+ * answer, found by walking the declarations, as the document shows it: a named one by reference, any other whole
+ * (referring to the named ones it contains).
+ */
+function responseSchemas(routes: readonly Route[]) {
+  const names = [...SCHEMA_NAMES.values()];
+  const twice = names.find((name, index) => names.indexOf(name) !== index);
+  if (twice) throw new Error(`OpenAPI: two response schemas are named ${twice}`);
+  const unnamed = new Map<z.ZodType, string>();
+  for (const { declaration } of routes) {
+    const { schema } = textOf(declaration.doc).ok;
+    if (schema && !SCHEMA_NAMES.has(schema) && !unnamed.has(schema)) unnamed.set(schema, `answer ${unnamed.size}`);
+  }
+  const converted = componentSchemas(
+    Object.fromEntries([...SCHEMA_NAMES, ...unnamed].map(([schema, name]) => [name, schema])),
+    "output",
+  );
+  const answers: AnswerSchemas = new Map([
+    ...[...SCHEMA_NAMES].map(([schema, name]): [z.ZodType, object] => [schema, schemaRef(name)]),
+    ...[...unnamed].map(([schema, id]): [z.ZodType, object] => [schema, converted[id]]),
+  ]);
+  const named = Object.fromEntries(names.map((name) => [name, converted[name]]));
+  return { named, answers };
+}
+
+/**
  * The OpenAPI 3.1 document of the service: an operation for each declared route (src/routes.ts), with the components
  * its resources name. Bodies and parameters are the zod schemas the routes validate with and answer in, converted by
  * zod itself (requests as clients send them, responses as the service answers).
@@ -127,8 +163,9 @@ function componentSchemas(schemas: Record<string, z.ZodType>, io: "input" | "out
 export function openApiDocument(
   basePath: string,
   routes: readonly Route[] = ROUTES,
-  components: Components[] = COMPONENTS.map((of) => of()),
+  sharedResponses: SharedResponses[] = SHARED_RESPONSES.map((of) => of()),
 ) {
+  const responses = responseSchemas(routes);
   const inputSchemas = Object.fromEntries(
     routes.flatMap(({ declaration: { body } }) => (body ? [[body.id, body.component ?? body.schema] as const] : [])),
   );
@@ -161,24 +198,13 @@ export function openApiDocument(
     security: [{ ApiKey: [] }],
     tags: TAGS,
     paths: {
-      ...pathsOf(routes),
+      ...pathsOf(routes, responses.answers),
     },
     webhooks: webhookPayloadsOpenApi(),
     components: {
       schemas: {
         ...componentSchemas(inputSchemas, "input"),
-        ...componentSchemas(
-          {
-            ...(merge(
-              components.map((part) => part.outputSchemas ?? {}),
-              "schema",
-            ) as Record<string, z.ZodType>),
-            Error: ErrorBody,
-            ValidationError: ValidationErrorBody,
-            ValidationIssue,
-          },
-          "output",
-        ),
+        ...responses.named,
       },
       // An optional parameter's sample is in its schema's `examples`: Swagger UI (/docs) would fill an `example` into
       // the field and send it with every try.
@@ -260,10 +286,7 @@ export function openApiDocument(
           "A write by a viewer; on create, also a target project, workspace or organization that does not exist or is not visible",
           forbidden(),
         ),
-        ...merge(
-          components.map((part) => part.responses ?? {}),
-          "response",
-        ),
+        ...merge(sharedResponses, "response"),
         BadIdempotencyKey: errorResponse(IDEMPOTENCY_KEY_ERRORS[400].description, IDEMPOTENCY_KEY_ERRORS[400].errors),
         IdempotencyKeyInFlight: errorResponse(IDEMPOTENCY_KEY_ERRORS[409].description, IDEMPOTENCY_KEY_ERRORS[409].errors),
         EnvironmentMovedOn: errorResponse(

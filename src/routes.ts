@@ -1,21 +1,21 @@
-import { revisionsComponents, revisionsRoutes } from "./applications/revisions.routes";
-import { applicationVariantsComponents, applicationVariantsRoutes } from "./applications/variants.routes";
-import { appsComponents, appsRoutes } from "./apps/apps.routes";
-import { environmentsComponents, environmentsRoutes } from "./apps/environments.routes";
-import { basesRoutes, registryComponents, registryRoutes } from "./configs/registry.routes";
-import { eventsComponents, eventsRoutes } from "./events/events.routes";
-import type { Components, Route } from "./http/route";
-import { keysComponents, keysRoutes, profileRoutes } from "./keys/keys.routes";
-import { organizationsComponents, organizationsRoutes } from "./organizations/organizations.routes";
+import { revisionsRoutes } from "./applications/revisions.routes";
+import { applicationVariantsRoutes } from "./applications/variants.routes";
+import { appsResponses, appsRoutes } from "./apps/apps.routes";
+import { environmentsResponses, environmentsRoutes } from "./apps/environments.routes";
+import { basesRoutes, registryResponses, registryRoutes } from "./configs/registry.routes";
+import { eventsRoutes } from "./events/events.routes";
+import type { Route, SharedResponses } from "./http/route";
+import { keysRoutes, profileRoutes } from "./keys/keys.routes";
+import { organizationsResponses, organizationsRoutes } from "./organizations/organizations.routes";
 import { serviceRoutes } from "./service.routes";
-import { simpleApplicationsComponents, simpleApplicationsRoutes } from "./simple/applications.routes";
-import { environmentsQueryComponents, environmentsQueryRoutes } from "./simple/environments.routes";
-import { configsComponents, configsRoutes } from "./variants/configs.routes";
-import { deploymentsComponents, deploymentsRoutes } from "./variants/deployments.routes";
-import { appVariantsRoutes, variantsComponents, variantsRoutes } from "./variants/variants.routes";
-import { webhooksComponents, webhooksRoutes } from "./webhooks/webhooks.routes";
-import { workflowsComponents, workflowsRoutes } from "./workflows/revisions.routes";
-import { workspacesComponents, workspacesRoutes } from "./workspaces/workspaces.routes";
+import { simpleApplicationsRoutes } from "./simple/applications.routes";
+import { environmentsQueryRoutes } from "./simple/environments.routes";
+import { configsResponses, configsRoutes } from "./variants/configs.routes";
+import { deploymentsResponses, deploymentsRoutes } from "./variants/deployments.routes";
+import { appVariantsRoutes, variantsResponses, variantsRoutes } from "./variants/variants.routes";
+import { webhooksRoutes } from "./webhooks/webhooks.routes";
+import { workflowsRoutes } from "./workflows/revisions.routes";
+import { workspacesResponses, workspacesRoutes } from "./workspaces/workspaces.routes";
 
 /**
  * Where a URL's code lives: its first segment names the folder (`/apps/...` in src/apps/, its tests in
@@ -56,22 +56,17 @@ export const ROUTES: readonly Route[] = [
   ...environmentsQueryRoutes,
 ];
 
-/** What the routes name in the OpenAPI document, resource by resource (built with the document, not in the Worker). */
-export const COMPONENTS: (() => Components)[] = [
-  appsComponents,
-  environmentsComponents,
-  variantsComponents,
-  configsComponents,
-  deploymentsComponents,
-  registryComponents,
-  simpleApplicationsComponents,
-  applicationVariantsComponents,
-  keysComponents,
-  organizationsComponents,
-  workspacesComponents,
-  eventsComponents,
-  webhooksComponents,
-  revisionsComponents,
-  workflowsComponents,
-  environmentsQueryComponents,
+/**
+ * The responses the routes share in the OpenAPI document, resource by resource (built with the document, not in the
+ * Worker); their answers' schemas come from the declarations.
+ */
+export const SHARED_RESPONSES: (() => SharedResponses)[] = [
+  appsResponses,
+  environmentsResponses,
+  variantsResponses,
+  configsResponses,
+  deploymentsResponses,
+  registryResponses,
+  organizationsResponses,
+  workspacesResponses,
 ];

@@ -24,7 +24,7 @@ import {
   schemaRef,
   withKeyErrors,
 } from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { commitConfig, configRefOrder } from "../variants/configs.sql.ts";
 import { deploy } from "../variants/deployments.routes";
@@ -37,10 +37,9 @@ import {
   LogRevisionsShape,
   RetrieveRevisionBody,
   RetrieveRevisionShape,
-  Revision,
+  type Revision,
   RevisionAnswer,
   RevisionsAnswer,
-  SlugConflict,
   toRevision,
 } from "./revisions.schemas";
 import { logRevisions, retrieveRevision } from "./revisions.sql.ts";
@@ -117,12 +116,14 @@ export const revisionsRoutes = [
           '`environment_ref.version` (the numbers of GET /apps/{app_id}/revisions/{environment_name}). Nothing found: 200 `{"count": 0}`, ' +
           "but a 404 by environment, or by an app ref alone (where the SDK would go on with an empty config). " +
           ONE_ROUND_TRIP,
-        ok: jsonResponse('The revision, or `{"count": 0}`', schemaRef("RevisionAnswer"), {
+        ok: {
+          schema: RevisionAnswer,
+          description: 'The revision, or `{"count": 0}`',
           examples: {
             found: { summary: "Found", value: { count: 1, application_revision: demoRevision } },
             none: { summary: "Nothing matches, or nothing the caller can see", value: { count: 0 } },
           },
-        }),
+        },
         errors: {
           404: errorResponse(
             "By environment: no such app, environment or environment revision visible to the caller, or it runs nothing " +
@@ -179,9 +180,11 @@ export const revisionsRoutes = [
           "exactly what was sent). `data.parameters` replace the latest's (no merge); `data.url` too when given. Keys " +
           "of `data` other than `parameters` and `url` are refused (422), `uri` too (no service URI is stored here). " +
           "`message` is stored and shown by both APIs' revision reads; its event is recorded with it.",
-        ok: jsonResponse("The new revision", schemaRef("RevisionAnswer"), {
+        ok: {
+          schema: RevisionAnswer,
+          description: "The new revision",
           example: { count: 1, application_revision: { ...demoRevision, version: "3", message: "Warmer" } },
-        }),
+        },
         errors: {
           404: errorResponse("No such variant (of that app) visible to the caller", applicationVariantNotFound()),
           409: jsonResponse(
@@ -257,9 +260,11 @@ export const revisionsRoutes = [
           "With `windowing.limit`, a page: `windowing.next` in the answer, when more follow, is the cursor to send " +
           'for the next. A variant the caller cannot see: `{"count": 0, "application_revisions": []}`. ' +
           ONE_ROUND_TRIP,
-        ok: jsonResponse("The revisions", schemaRef("RevisionsAnswer"), {
+        ok: {
+          schema: RevisionsAnswer,
+          description: "The revisions",
           example: { count: 1, application_revisions: [demoRevision] },
-        }),
+        },
       },
     },
     async (c) => {
@@ -311,12 +316,12 @@ export const revisionsRoutes = [
           "`application_variant_ref` names (none: the app's oldest), to the app's environment `environment_ref.slug`: " +
           "its next revision, the same write as POST /variants/configs/deploy, in GET /apps/{app_id}/revisions/{environment_name} " +
           "at once. With If-Match, only if the environment is still in that state (else 412); answers its new ETag.",
-        ok: jsonResponse(
-          "The revision deployed",
-          schemaRef("RevisionAnswer"),
-          { example: { count: 1, application_revision: demoRevision } },
-          { ETag: headerRef("ETag") },
-        ),
+        ok: {
+          schema: RevisionAnswer,
+          description: "The revision deployed",
+          example: { count: 1, application_revision: demoRevision },
+          headers: { ETag: headerRef("ETag") },
+        },
         errors: {
           400: withKeyErrors(400, "application_ref or environment_ref (with a slug) is missing", {
             refsMissing: deployRefsMissing(),
@@ -357,8 +362,3 @@ export const revisionsRoutes = [
     },
   ),
 ];
-
-/** What the routes above name in the document. */
-export const revisionsComponents = (): Components => ({
-  outputSchemas: { Revision, RevisionAnswer, RevisionsAnswer, SlugConflict },
-});

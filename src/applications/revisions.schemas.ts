@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { type CurrentRef, currentRef, wrappedIn } from "../http/current-api";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { commitMessage, httpUrlOrEmpty, jsonObject, MAX_JSON_DEPTH, nameField, uuid } from "../http/fields";
 import { bodyAsSent } from "../variants/configs.schemas";
 import type { Config, ConfigRefs } from "../variants/configs.sql.ts";
@@ -233,40 +233,52 @@ const revisionFields = {
 };
 
 /** An application revision: a variant revision of an app, in the current API's names. */
-export const Revision = z.object({
-  ...revisionFields,
-  application_id: z.uuid(),
-  application_slug: z.string(),
-  application_variant_id: z.uuid(),
-  application_variant_slug: z.string(),
-});
+export const Revision = z
+  .object({
+    ...revisionFields,
+    application_id: z.uuid(),
+    application_slug: z.string(),
+    application_variant_id: z.uuid(),
+    application_variant_slug: z.string(),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "Revision"));
 export type Revision = z.infer<typeof Revision>;
 
 /** The same revision, as a workflow revision. */
-export const WorkflowRevision = z.object({
-  ...revisionFields,
-  workflow_id: z.uuid(),
-  workflow_slug: z.string(),
-  workflow_variant_id: z.uuid(),
-  workflow_variant_slug: z.string(),
-});
+export const WorkflowRevision = z
+  .object({
+    ...revisionFields,
+    workflow_id: z.uuid(),
+    workflow_slug: z.string(),
+    workflow_variant_id: z.uuid(),
+    workflow_variant_slug: z.string(),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "WorkflowRevision"));
 export type WorkflowRevision = z.infer<typeof WorkflowRevision>;
 
-export const RevisionAnswer = z.object({ count: z.literal([0, 1]), application_revision: Revision.optional() });
-export const WorkflowRevisionAnswer = z.object({ count: z.literal([0, 1]), workflow_revision: WorkflowRevision.optional() });
-export const RevisionsAnswer = z.object({
-  count: z.int(),
-  application_revisions: z.array(Revision),
-  windowing: z
-    .object({ limit: z.int(), next: z.uuid() })
-    .optional()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "When more follow: send it back to read the next page" })),
-});
+export const RevisionAnswer = z
+  .object({ count: z.literal([0, 1]), application_revision: Revision.optional() })
+  .apply(schemaName(globalThis.DOCUMENTATION && "RevisionAnswer"));
+export const WorkflowRevisionAnswer = z
+  .object({ count: z.literal([0, 1]), workflow_revision: WorkflowRevision.optional() })
+  .apply(schemaName(globalThis.DOCUMENTATION && "WorkflowRevisionAnswer"));
+export const RevisionsAnswer = z
+  .object({
+    count: z.int(),
+    application_revisions: z.array(Revision),
+    windowing: z
+      .object({ limit: z.int(), next: z.uuid() })
+      .optional()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "When more follow: send it back to read the next page" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "RevisionsAnswer"));
 
 /** The detail of the 409 of a slug taken in the project, in the platform's shape. */
-export const SlugConflict = z.object({
-  detail: z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) }),
-});
+export const SlugConflict = z
+  .object({
+    detail: z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) }),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "SlugConflict"));
 
 /** What both shapes of a revision share, from the config. */
 const common = (config: Config) => ({

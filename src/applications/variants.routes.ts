@@ -1,14 +1,15 @@
+import * as z from "zod";
 import { CALLER_KEY } from "../db/buckets";
 import { isUniqueViolation } from "../db/d1";
-import { NOTHING, slugTakenResponse } from "../http/current-api";
+import { NOTHING, Nothing, slugTakenResponse } from "../http/current-api";
 import { mergedOldestFirst, readAs, readOnShardsOf, writeAs } from "../http/d1-session";
 import { appNotFound, forbidden, slugTaken, variantNotFound } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { DEMO_IDS, EXAMPLE_IDS, jsonResponse, responseRef, schemaRef } from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { DEMO_IDS, EXAMPLE_IDS, responseRef } from "../http/openapi-parts";
+import { route } from "../http/route";
 import {
   AddApplicationVariantBody,
-  ApplicationVariant,
+  type ApplicationVariant,
   ApplicationVariantParams,
   ApplicationVariantResponse,
   ApplicationVariantsResponse,
@@ -77,11 +78,11 @@ const archiveRoute = (archive: boolean) =>
             "event. The Idempotency-Key is checked, not stored: archiving again is harmless."
           : "The variant is back in lists and lookups by name, and may be deployed again. Unarchiving a variant that is " +
             "not archived changes nothing.",
-        ok: jsonResponse(
-          archive ? "The variant, archived (`deleted_at`)" : "The variant, no longer archived",
-          schemaRef("ApplicationVariantResponse"),
-          { example: one(archive ? { ...demoVariant, deleted_at: "2026-11-22T03:20:00.000Z" } : demoVariant) },
-        ),
+        ok: {
+          schema: ApplicationVariantResponse,
+          description: archive ? "The variant, archived (`deleted_at`)" : "The variant, no longer archived",
+          example: one(archive ? { ...demoVariant, deleted_at: "2026-11-22T03:20:00.000Z" } : demoVariant),
+        },
         errors: { 404: responseRef("VariantNotFound") },
       },
     },
@@ -122,7 +123,7 @@ export const applicationVariantsRoutes = [
           "revision 1, holding exactly what was committed; until then the legacy API's lists leave it out. `slug` is " +
           "its config name: it keeps to the platform's slug rule and to the rules of a legacy config name; `name`, if " +
           "given, must be the same. The path is taken with and without a trailing slash.",
-        ok: jsonResponse("The new variant", schemaRef("ApplicationVariantResponse"), { example: one(newVariant) }),
+        ok: { schema: ApplicationVariantResponse, description: "The new variant", example: one(newVariant) },
         errors: {
           404: responseRef("AppNotFound"),
           409: slugTakenResponse(
@@ -176,9 +177,11 @@ export const applicationVariantsRoutes = [
           "project; not an archived app); without them, the apps of the key's project. `application_variant.slug` and " +
           "`application_variant_refs` narrow the list; archived variants are listed only with `include_archived: true`. " +
           'Nothing matches: `{"count": 0, "application_variants": []}`.',
-        ok: jsonResponse("The variants, oldest first", schemaRef("ApplicationVariantsResponse"), {
+        ok: {
+          schema: ApplicationVariantsResponse,
+          description: "The variants, oldest first",
           example: { count: 1, application_variants: [demoVariant] },
-        }),
+        },
       },
     },
     async (c) => {
@@ -215,16 +218,14 @@ export const applicationVariantsRoutes = [
         description:
           "An archived variant too (with `deleted_at`); a removed one (DELETE /variants/{variant_id}) is not found. Not " +
           'found: 200 `{"count": 0}`, which today\'s SDK expects.',
-        ok: jsonResponse(
-          "The variant, or none",
-          { oneOf: [schemaRef("ApplicationVariantResponse"), schemaRef("Nothing")] },
-          {
-            examples: {
-              found: { summary: "Found", value: one(demoVariant) },
-              notFound: { summary: "Not found, or not visible to the caller (not told apart)", value: NOTHING },
-            },
+        ok: {
+          schema: z.xor([ApplicationVariantResponse, Nothing]),
+          description: "The variant, or none",
+          examples: {
+            found: { summary: "Found", value: one(demoVariant) },
+            notFound: { summary: "Not found, or not visible to the caller (not told apart)", value: NOTHING },
           },
-        ),
+        },
       },
     },
     async (c) => {
@@ -236,8 +237,3 @@ export const applicationVariantsRoutes = [
   archiveRoute(true),
   archiveRoute(false),
 ];
-
-/** What the routes above name in the document. */
-export const applicationVariantsComponents = (): Components => ({
-  outputSchemas: { ApplicationVariant, ApplicationVariantResponse, ApplicationVariantsResponse },
-});

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { exactObject, listedRef, MAX_REFS, newSlugField, withoutNulls } from "../http/current-api";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
 import type { VariantRow } from "./variants.sql.ts";
 
@@ -26,42 +26,48 @@ export const ApplicationVariantParams = z.object({ variant_id: uuid });
 
 // Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
 
-export const ApplicationVariant = z.object({
-  id: z.uuid(),
-  slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The variant's config name" })),
-  name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The config name, as `slug`" })),
-  application_id: z.uuid(),
-  application_slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
-  artifact_id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "As `application_id`" })),
-  artifact_slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "As `application_slug`" })),
-  created_at: z.iso.datetime(),
-  created_by_id: z
-    .uuid()
-    .optional()
-    .apply(
-      documented(globalThis.DOCUMENTATION && { description: "Who committed its revision 1; absent before its first commit" }),
-    ),
-  updated_at: z.iso
-    .datetime()
-    .apply(
-      documented(globalThis.DOCUMENTATION && { description: "When its latest revision was committed, else when it was made" }),
-    ),
-  deleted_at: z.iso
-    .datetime()
-    .optional()
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && { description: "When it was archived (the platform's name); absent while it is not" },
+export const ApplicationVariant = z
+  .object({
+    id: z.uuid(),
+    slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The variant's config name" })),
+    name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The config name, as `slug`" })),
+    application_id: z.uuid(),
+    application_slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
+    artifact_id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "As `application_id`" })),
+    artifact_slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "As `application_slug`" })),
+    created_at: z.iso.datetime(),
+    created_by_id: z
+      .uuid()
+      .optional()
+      .apply(
+        documented(globalThis.DOCUMENTATION && { description: "Who committed its revision 1; absent before its first commit" }),
       ),
-    ),
-});
+    updated_at: z.iso
+      .datetime()
+      .apply(
+        documented(globalThis.DOCUMENTATION && { description: "When its latest revision was committed, else when it was made" }),
+      ),
+    deleted_at: z.iso
+      .datetime()
+      .optional()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && { description: "When it was archived (the platform's name); absent while it is not" },
+        ),
+      ),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "ApplicationVariant"));
 export type ApplicationVariant = z.infer<typeof ApplicationVariant>;
 
-export const ApplicationVariantResponse = z.object({ count: z.literal(1), application_variant: ApplicationVariant });
-export const ApplicationVariantsResponse = z.object({
-  count: z.int().min(0),
-  application_variants: z.array(ApplicationVariant),
-});
+export const ApplicationVariantResponse = z
+  .object({ count: z.literal(1), application_variant: ApplicationVariant })
+  .apply(schemaName(globalThis.DOCUMENTATION && "ApplicationVariantResponse"));
+export const ApplicationVariantsResponse = z
+  .object({
+    count: z.int().min(0),
+    application_variants: z.array(ApplicationVariant),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "ApplicationVariantsResponse"));
 
 export const toApplicationVariant = (variant: VariantRow): ApplicationVariant =>
   withoutNulls({

@@ -1,11 +1,12 @@
+import * as z from "zod";
 import type { WriteOutcome } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
 import { readAs, writeAs } from "../http/d1-session";
 import { appNameTaken, appNotFound, forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
-import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef, withKeyErrors } from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { DEMO_IDS, errorResponse, responseRef, withKeyErrors } from "../http/openapi-parts";
+import { route, type SharedResponses } from "../http/route";
 import { AppListItem, CreateAppBody, CreateAppOutput, ListAppsQuery, toAppListItem, UpdateAppBody } from "./apps.schemas";
 import { createAppAsCaller, deleteApp, findCreateRefusal, listApps, renameApp, targetOrder } from "./apps.sql.ts";
 import { createRefusedError } from "./create-refusal";
@@ -46,11 +47,13 @@ export const appsRoutes = [
         tag: "Apps",
         summary: "List the apps of the key's project, or of a workspace's default project",
         description: "Oldest first; `[]` when nothing matches or the caller is not a member of the project's organization.",
-        ok: jsonResponse("The apps, oldest first", arrayOf(schemaRef("AppListItem")), {
+        ok: {
+          schema: z.array(AppListItem),
+          description: "The apps, oldest first",
           example: [
             { app_id: DEMO_IDS.app, app_name: "demo-app", updated_at: "2026-11-22T02:54:51.253Z" },
           ] satisfies AppListItem[],
-        }),
+        },
       },
     },
     async (c) => {
@@ -86,7 +89,7 @@ export const appsRoutes = [
           "Creates the app, with the environments development, staging and production, in `project_id` if given, " +
           "else the default project of `workspace_id`, else that of `organization_id`, else the key's project. " +
           "Answers 200, not 201: existing clients expect 200.",
-        ok: jsonResponse("The app was created", schemaRef("CreateAppOutput"), { example: newApp }),
+        ok: { schema: CreateAppOutput, description: "The app was created", example: newApp },
         errors: { 409: withKeyErrors(409, NAME_TAKEN, { appNameTaken: appNameTaken() }) },
       },
     },
@@ -125,9 +128,11 @@ export const appsRoutes = [
         tag: "Apps",
         summary: "Rename an app",
         description: "The name follows the rules of create and must be free in the app's project.",
-        ok: jsonResponse("The app was renamed", schemaRef("CreateAppOutput"), {
+        ok: {
+          schema: CreateAppOutput,
+          description: "The app was renamed",
           example: { app_id: DEMO_IDS.app, app_name: "renamed-app" } satisfies CreateAppOutput,
-        }),
+        },
         errors: { 404: responseRef("AppNotFound"), 409: responseRef("AppNameTaken") },
       },
     },
@@ -150,7 +155,7 @@ export const appsRoutes = [
         tag: "Apps",
         summary: "Delete an app and everything under it",
         description: "Its environments and their history, its variants and their revisions are deleted with it, all at once.",
-        ok: jsonResponse("The app is gone", { type: "null" }, { example: null }),
+        ok: { schema: z.null(), description: "The app is gone", example: null },
         errors: { 404: responseRef("AppNotFound") },
       },
     },
@@ -162,11 +167,8 @@ export const appsRoutes = [
   ),
 ];
 
-/** What the routes above name in the document. */
-export const appsComponents = (): Components => ({
-  outputSchemas: { CreateAppOutput, AppListItem },
-  responses: {
-    AppNameTaken: errorResponse(NAME_TAKEN, appNameTaken()),
-    AppNotFound: errorResponse("The app does not exist or is not visible to the caller (not told apart)", appNotFound()),
-  },
+/** The responses the routes above share in the document. */
+export const appsResponses = (): SharedResponses => ({
+  AppNameTaken: errorResponse(NAME_TAKEN, appNameTaken()),
+  AppNotFound: errorResponse("The app does not exist or is not visible to the caller (not told apart)", appNotFound()),
 });

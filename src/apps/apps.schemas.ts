@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
 import type { AppSummary } from "./apps.sql.ts";
 
@@ -36,19 +36,23 @@ export const ListAppsQuery = z.object({
 // Response bodies are the typed shapes of what the routes answer, and the source of the OpenAPI document, whose
 // test checks real responses against them; nothing parses them at run time.
 
-export const CreateAppOutput = z.object({
-  app_id: z.uuid(),
-  app_name: z.string(),
-});
+export const CreateAppOutput = z
+  .object({
+    app_id: z.uuid(),
+    app_name: z.string(),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "CreateAppOutput"));
 export type CreateAppOutput = z.infer<typeof CreateAppOutput>;
 
-export const AppListItem = z.object({
-  app_id: z.uuid(),
-  app_name: z.string(),
-  updated_at: z.iso
-    .datetime()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "When the app was last renamed, else created" })),
-});
+export const AppListItem = z
+  .object({
+    app_id: z.uuid(),
+    app_name: z.string(),
+    updated_at: z.iso
+      .datetime()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "When the app was last renamed, else created" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "AppListItem"));
 export type AppListItem = z.infer<typeof AppListItem>;
 
 export const toAppListItem = (app: AppSummary): AppListItem => ({

@@ -1,24 +1,14 @@
+import * as z from "zod";
 import { readAs } from "../http/d1-session";
 import { appEnvironmentNotFound, appNotFound } from "../http/errors";
 import { AppParams } from "../http/fields";
-import {
-  arrayOf,
-  bodilessResponse,
-  DEMO_IDS,
-  EXAMPLE_IDS,
-  errorResponse,
-  headerRef,
-  jsonResponse,
-  responseRef,
-  schemaRef,
-} from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { bodilessResponse, DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef, responseRef } from "../http/openapi-parts";
+import { route, type SharedResponses } from "../http/route";
 import { environmentETag } from "./environment-etag";
 import {
   EnvironmentOutput,
   EnvironmentRevisions,
   EnvironmentRevisionsParams,
-  RevisionEntry,
   toEnvironmentOutput,
   toEnvironmentRevisions,
 } from "./environments.schemas";
@@ -75,12 +65,12 @@ export const environmentsRoutes = [
           "`revisions` lists every revision oldest first. HEAD is answered like GET, without a body. The ETag names the " +
           "record's state: If-None-Match with it gets a 304 while the record is unchanged, If-Match with it makes a " +
           "deploy or revert conditional on it.",
-        ok: jsonResponse(
-          "The environment's record",
-          schemaRef("EnvironmentRevisions"),
-          { example: demoRecord },
-          { ETag: headerRef("ETag") },
-        ),
+        ok: {
+          schema: EnvironmentRevisions,
+          description: "The environment's record",
+          example: demoRecord,
+          headers: { ETag: headerRef("ETag") },
+        },
         errors: {
           304: bodilessResponse("If-None-Match names the record's current ETag: no body", { ETag: headerRef("ETag") }),
           404: responseRef("AppEnvironmentNotFound"),
@@ -108,7 +98,7 @@ export const environmentsRoutes = [
         summary: "List an app's environments",
         description:
           "The app's development, staging and production environments, each with what is deployed there and its current revision.",
-        ok: jsonResponse("The app's environments", arrayOf(schemaRef("EnvironmentOutput")), { example: [demoEnvironment] }),
+        ok: { schema: z.array(EnvironmentOutput), description: "The app's environments", example: [demoEnvironment] },
         errors: { 404: responseRef("AppNotFound") },
       },
     },
@@ -122,13 +112,10 @@ export const environmentsRoutes = [
   ),
 ];
 
-/** What the routes above name in the document. */
-export const environmentsComponents = (): Components => ({
-  outputSchemas: { EnvironmentRevisions, RevisionEntry, EnvironmentOutput },
-  responses: {
-    AppEnvironmentNotFound: errorResponse(
-      "The app does not exist, is not visible to the caller, or has no such environment (not told apart)",
-      appEnvironmentNotFound(),
-    ),
-  },
+/** The responses the routes above share in the document. */
+export const environmentsResponses = (): SharedResponses => ({
+  AppEnvironmentNotFound: errorResponse(
+    "The app does not exist, is not visible to the caller, or has no such environment (not told apart)",
+    appEnvironmentNotFound(),
+  ),
 });

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
 import type { Environment, EnvironmentRevision } from "./environments.sql.ts";
 import { variantName } from "./variant-names";
@@ -18,46 +18,50 @@ export const EnvironmentRevisionsParams = z.object({
 // Response bodies (SPEC 2.3 and 2.4): the typed shapes of what the routes answer, and the source of the OpenAPI
 // document, whose test checks real responses against them; nothing parses them at run time.
 
-export const RevisionEntry = z.object({
-  id: z.uuid(),
-  revision: z.int().min(1),
-  modified_by: z
-    .string()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who recorded the deployment" })),
-  deployed_app_variant_revision: z.uuid().nullable(),
-  deployment: z.uuid().nullable(),
-  created_at: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "RFC 3339 UTC with milliseconds" })),
-});
+export const RevisionEntry = z
+  .object({
+    id: z.uuid(),
+    revision: z.int().min(1),
+    modified_by: z
+      .string()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who recorded the deployment" })),
+    deployed_app_variant_revision: z.uuid().nullable(),
+    deployment: z.uuid().nullable(),
+    created_at: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "RFC 3339 UTC with milliseconds" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "RevisionEntry"));
 export type RevisionEntry = z.infer<typeof RevisionEntry>;
 
 /** An environment as `GET /apps/{app_id}/environments` lists it (the platform's EnvironmentOutput). */
-export const EnvironmentOutput = z.object({
-  name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "Environment name" })),
-  app_id: z.uuid(),
-  project_id: z.uuid(),
-  deployed_app_variant_id: z.uuid().nullable(),
-  deployed_variant_name: z
-    .string()
-    .nullable()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>` of the deployed variant" })),
-  deployed_app_variant_revision_id: z.uuid().nullable(),
-  deployed_variant_archived: z.boolean().apply(
-    documented(
-      globalThis.DOCUMENTATION && {
-        description:
-          "Whether the deployed variant is archived: the environment keeps running it until its next deploy, but it is " +
-          "not deployed again until unarchived; false when nothing is deployed",
-      },
+export const EnvironmentOutput = z
+  .object({
+    name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "Environment name" })),
+    app_id: z.uuid(),
+    project_id: z.uuid(),
+    deployed_app_variant_id: z.uuid().nullable(),
+    deployed_variant_name: z
+      .string()
+      .nullable()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>` of the deployed variant" })),
+    deployed_app_variant_revision_id: z.uuid().nullable(),
+    deployed_variant_archived: z.boolean().apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description:
+            "Whether the deployed variant is archived: the environment keeps running it until its next deploy, but it is " +
+            "not deployed again until unarchived; false when nothing is deployed",
+        },
+      ),
     ),
-  ),
-  revision: z
-    .int()
-    .min(0)
-    .nullable()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Current revision; 0 before the first deployment" })),
-  organization_id: z.uuid().nullable(),
-  workspace_id: z.uuid().nullable(),
-});
+    revision: z
+      .int()
+      .min(0)
+      .nullable()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Current revision; 0 before the first deployment" })),
+    organization_id: z.uuid().nullable(),
+    workspace_id: z.uuid().nullable(),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "EnvironmentOutput"));
 export type EnvironmentOutput = z.infer<typeof EnvironmentOutput>;
 
 /** An environment with its whole history (SPEC 2.3). */
@@ -65,7 +69,7 @@ export const EnvironmentRevisions = EnvironmentOutput.extend({
   revisions: z
     .array(RevisionEntry)
     .apply(documented(globalThis.DOCUMENTATION && { description: "Every revision, oldest first" })),
-});
+}).apply(schemaName(globalThis.DOCUMENTATION && "EnvironmentRevisions"));
 export type EnvironmentRevisions = z.infer<typeof EnvironmentRevisions>;
 
 export const toEnvironmentOutput = (environment: Environment): EnvironmentOutput => ({

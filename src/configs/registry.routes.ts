@@ -1,20 +1,11 @@
+import * as z from "zod";
 import { appIsVisible } from "../apps/apps.sql.ts";
 import { BASE_NAME } from "../apps/variant-names";
 import { readAs, writeAs } from "../http/d1-session";
 import { appNotFound, configArchived, configNameTaken, configNotFound, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import {
-  arrayOf,
-  DEMO_CONFIG_PARAMS,
-  DEMO_IDS,
-  EXAMPLE_IDS,
-  errorResponse,
-  jsonResponse,
-  responseRef,
-  schemaRef,
-  withKeyErrors,
-} from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS, errorResponse, responseRef, withKeyErrors } from "../http/openapi-parts";
+import { route, type SharedResponses } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "../variants/configs.schemas";
 import { type ConfigRefs, configRefOrder, environmentRevisionRefs, fetchConfig } from "../variants/configs.sql.ts";
@@ -69,7 +60,7 @@ export const registryRoutes = [
           "organization may read (the platform asked for the right to edit configs). A config, environment or app " +
           "that does not exist or is not visible, or an environment that runs nothing, is a 404 (the platform " +
           "answered 400 or 500).",
-        ok: jsonResponse("The config", schemaRef("RegistryConfig"), { example: demoInProduction }),
+        ok: { schema: RegistryConfig, description: "The config", example: demoInProduction },
         errors: {
           404: responseRef("RegistryConfigNotFound"),
         },
@@ -125,7 +116,7 @@ export const registryRoutes = [
           "deployment is a normal entry of production's history (GET /apps/{app_id}/revisions/production), which may " +
           "be reverted like any other. Else 400, and nothing is " +
           `written. ${BASE_ID} Answers null.`,
-        ok: jsonResponse("Saved (and deployed to production, when it overwrote a config)", { type: "null" }, { example: null }),
+        ok: { schema: z.null(), description: "Saved (and deployed to production, when it overwrote a config)", example: null },
         errors: {
           400: withKeyErrors(
             400,
@@ -168,9 +159,7 @@ export const registryRoutes = [
           "The id is one of `revisions[].id` of GET /apps/{app_id}/revisions/{environment_name}. `current_version` is " +
           "that environment revision's number, as on the platform; `config_name` and `parameters` are those of the " +
           "config revision it deployed, also when that variant has been removed since.",
-        ok: jsonResponse("The config that environment revision deployed", schemaRef("RegistryConfig"), {
-          example: demoOfDeployment,
-        }),
+        ok: { schema: RegistryConfig, description: "The config that environment revision deployed", example: demoOfDeployment },
         errors: { 404: responseRef("DeployedConfigNotFound") },
       },
     },
@@ -198,9 +187,11 @@ export const basesRoutes = [
         description:
           "Every app has exactly one base, named `app`, whose `base_id` is the app's id: the list holds it, or nothing " +
           "when `base_name` names another.",
-        ok: jsonResponse("The app's base, or none", arrayOf(schemaRef("Base")), {
+        ok: {
+          schema: z.array(Base),
+          description: "The app's base, or none",
           example: [{ base_id: DEMO_IDS.app, base_name: "app" }] satisfies Base[],
-        }),
+        },
         errors: { 404: responseRef("AppNotFound") },
       },
     },
@@ -213,17 +204,14 @@ export const basesRoutes = [
   ),
 ];
 
-/** What the routes above name in the document. */
-export const registryComponents = (): Components => ({
-  outputSchemas: { RegistryConfig, Base },
-  responses: {
-    RegistryConfigNotFound: errorResponse(
-      "No such app, config or environment visible to the caller, or nothing deployed to the environment (not told apart)",
-      configNotFound(),
-    ),
-    DeployedConfigNotFound: errorResponse(
-      "No environment revision of that id visible to the caller (not told apart)",
-      configNotFound(),
-    ),
-  },
+/** The responses the routes above share in the document. */
+export const registryResponses = (): SharedResponses => ({
+  RegistryConfigNotFound: errorResponse(
+    "No such app, config or environment visible to the caller, or nothing deployed to the environment (not told apart)",
+    configNotFound(),
+  ),
+  DeployedConfigNotFound: errorResponse(
+    "No environment revision of that id visible to the caller (not told apart)",
+    configNotFound(),
+  ),
 });

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { BASE_NAME } from "../apps/variant-names";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
 import type { Config } from "../variants/configs.sql.ts";
 import { parametersField } from "../variants/variants.schemas";
@@ -59,17 +59,19 @@ export const ListBasesQuery = z.object({
 // Response bodies.
 
 /** A config as the older SDK reads it (the platform's GetConfigResponse). */
-export const RegistryConfig = z.object({
-  config_name: z.string(),
-  current_version: z.int().apply(
-    documented(
-      globalThis.DOCUMENTATION && {
-        description: "GET /configs: the variant revision's number; GET /configs/deployment/{id}: the environment revision's",
-      },
+export const RegistryConfig = z
+  .object({
+    config_name: z.string(),
+    current_version: z.int().apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "GET /configs: the variant revision's number; GET /configs/deployment/{id}: the environment revision's",
+        },
+      ),
     ),
-  ),
-  parameters: z.record(z.string(), z.unknown()),
-});
+    parameters: z.record(z.string(), z.unknown()),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "RegistryConfig"));
 export type RegistryConfig = z.infer<typeof RegistryConfig>;
 
 export const toRegistryConfig = (config: Config, currentVersion: number): RegistryConfig => ({
@@ -78,8 +80,10 @@ export const toRegistryConfig = (config: Config, currentVersion: number): Regist
   parameters: config.params,
 });
 
-export const Base = z.object({
-  base_id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "The app's id" })),
-  base_name: z.literal(BASE_NAME),
-});
+export const Base = z
+  .object({
+    base_id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "The app's id" })),
+    base_name: z.literal(BASE_NAME),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "Base"));
 export type Base = z.infer<typeof Base>;

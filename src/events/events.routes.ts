@@ -1,8 +1,8 @@
 import type * as z from "zod";
 import { readAs } from "../http/d1-session";
 import { forbidden, organizationNotFound } from "../http/errors";
-import { DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { DEMO_IDS, errorResponse } from "../http/openapi-parts";
+import { route } from "../http/route";
 import { type EventBody, EventPage, ListEventsQuery } from "./events.schemas";
 import { listEvents } from "./events.sql.ts";
 
@@ -61,9 +61,11 @@ export const eventsRoutes = [
           "event are recorded together, or neither is. Filters: `type` (repeatable; `environment.` matches its family), `app_id`, `actor` (a user id), " +
           "`since` and `until` (RFC 3339). `organization_id` defaults to the key's project's organization. Owners and " +
           "workspace admins read it; other roles get 403; an organization the caller is not a member of is 404.",
-        ok: jsonResponse("A page of events, newest first", schemaRef("EventPage"), {
+        ok: {
+          schema: EventPage,
+          description: "A page of events, newest first",
           example: { events: [deployedExample], next_cursor: null } satisfies z.output<typeof EventPage>,
-        }),
+        },
         errors: {
           403: errorResponse("The caller's role there is not owner or workspace_admin, or the key is read-only", forbidden()),
           404: errorResponse("Not a member of that organization (or no such organization)", organizationNotFound()),
@@ -88,6 +90,3 @@ export const eventsRoutes = [
     },
   ),
 ];
-
-/** What the routes above name in the document. */
-export const eventsComponents = (): Components => ({ outputSchemas: { EventPage } });

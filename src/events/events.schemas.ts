@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { uuid } from "../http/fields";
 
 const typeName = z.string().regex(/^[a-z_]+(\.[a-z_]*)?$/, "type must be an event type (app.created) or a family (app.)");
@@ -54,10 +54,12 @@ export const EventBody = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 
-export const EventPage = z.object({
-  events: z.array(EventBody),
-  next_cursor: z
-    .uuid()
-    .nullable()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
-});
+export const EventPage = z
+  .object({
+    events: z.array(EventBody),
+    next_cursor: z
+      .uuid()
+      .nullable()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "EventPage"));

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { documented } from "./documentation";
+import { documented, schemaName } from "./documentation";
 import { idempotencyKeyInFlight, SlugConflict, slugTaken } from "./errors";
 import { nameField, newNameField, uuid } from "./fields";
 import { IDEMPOTENCY_KEY_ERRORS, jsonResponse, schemaRef } from "./openapi-parts";
@@ -70,10 +70,12 @@ export const withoutNulls = <T extends Record<string, unknown>>(entity: T) =>
 export const NOTHING = { count: 0 } as const;
 
 /** The OpenAPI schema of NOTHING. */
-export const Nothing = z.object({ count: z.literal(0) });
+export const Nothing = z.object({ count: z.literal(0) }).apply(schemaName(globalThis.DOCUMENTATION && "Nothing"));
 
 /** The body of the platform's 409 for a slug taken (src/http/errors.ts's slugTaken). */
-export const SlugConflictError = z.object({ detail: SlugConflict });
+export const SlugConflictError = z
+  .object({ detail: SlugConflict })
+  .apply(schemaName(globalThis.DOCUMENTATION && "SlugConflictError"));
 
 /**
  * A write's 409: a slug taken (`description` says where), the platform's shape, as taken by a live one and by an

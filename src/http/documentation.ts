@@ -21,3 +21,17 @@ export const documented =
   (meta: Documentation<z.core.GlobalMeta>) =>
   <Schema extends z.ZodType>(schema: Schema): Schema =>
     meta ? schema.meta(meta) : schema;
+
+/** The names under which the document shows response schemas once (components/schemas) and refers to them. */
+export const SCHEMA_NAMES = new Map<z.ZodType, string>();
+
+/**
+ * Names a response schema in the document, as `.apply(schemaName(globalThis.DOCUMENTATION && "Name"))`: every answer and
+ * schema containing it refers to it by that name; in the Worker, nothing.
+ */
+export const schemaName =
+  (name: Documentation<string>) =>
+  <Schema extends z.ZodType>(schema: Schema): Schema => {
+    if (name) SCHEMA_NAMES.set(schema, name);
+    return schema;
+  };

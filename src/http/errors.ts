@@ -4,31 +4,35 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as z from "zod";
 import { BucketMovedError, UnknownApiKeyError } from "../db/caller";
 import { isFenceTrip, isTransientD1Error } from "../db/d1";
-import { documented } from "./documentation";
+import { documented, schemaName } from "./documentation";
 
 /** One problem in a 422 body, in FastAPI's shape: where, what, and a machine-readable type. */
-export const ValidationIssue = z.object({
-  loc: z
-    .array(z.union([z.string(), z.int()]))
-    .apply(documented(globalThis.DOCUMENTATION && { description: 'Where: "body" or "path", then the field' })),
-  msg: z.string(),
-  type: z.string().apply(
-    documented(
-      globalThis.DOCUMENTATION && {
-        description: "The error's type, as FastAPI names it",
-        examples: ["missing", "string_type", "uuid_parsing", "json_invalid"],
-      },
+export const ValidationIssue = z
+  .object({
+    loc: z
+      .array(z.union([z.string(), z.int()]))
+      .apply(documented(globalThis.DOCUMENTATION && { description: 'Where: "body" or "path", then the field' })),
+    msg: z.string(),
+    type: z.string().apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "The error's type, as FastAPI names it",
+          examples: ["missing", "string_type", "uuid_parsing", "json_invalid"],
+        },
+      ),
     ),
-  ),
-});
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "ValidationIssue"));
 export type ValidationIssue = z.infer<typeof ValidationIssue>;
 
 /** The body of every error but 422. */
-export const ErrorBody = z.object({ detail: z.string() });
+export const ErrorBody = z.object({ detail: z.string() }).apply(schemaName(globalThis.DOCUMENTATION && "Error"));
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
 /** The body of a 422. */
-export const ValidationErrorBody = z.object({ detail: z.array(ValidationIssue) });
+export const ValidationErrorBody = z
+  .object({ detail: z.array(ValidationIssue) })
+  .apply(schemaName(globalThis.DOCUMENTATION && "ValidationError"));
 export type ValidationErrorBody = z.infer<typeof ValidationErrorBody>;
 
 /** The detail of the platform's 409 for a slug taken (today's SDK shows its `message`). */

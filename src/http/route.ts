@@ -1,5 +1,7 @@
-import type { Handler, Hono, MiddlewareHandler } from "hono";
+import type { Handler, Hono, MiddlewareHandler, TypedResponse } from "hono";
 import { etag, RETAINED_304_HEADERS } from "hono/etag";
+import type { StatusCode } from "hono/utils/http-status";
+import type { JSONParsed } from "hono/utils/types";
 import type * as z from "zod";
 import { optionalApiKey, requireApiKey } from "../auth/require-api-key";
 import type { RequestCaller } from "../db/caller";
@@ -20,6 +22,7 @@ export interface RouteDeclaration<
   Params extends z.ZodObject | undefined = z.ZodObject | undefined,
   Query extends z.ZodObject | undefined = z.ZodObject | undefined,
   Body extends z.ZodType | undefined = z.ZodType | undefined,
+  Answer extends z.ZodType | undefined = z.ZodType | undefined,
 > {
   method: "get" | "post" | "put" | "patch" | "delete";
   /** The full path as OpenAPI writes it (`/apps/{app_id}`), under BASE_PATH. */
@@ -56,11 +59,40 @@ export interface RouteDeclaration<
     summary: string;
     description: string;
     /** The 200. */
-    ok: object;
+    ok: Ok<Answer>;
     /** The operation's own errors by status (its middleware's are added from the fields above). */
     errors?: Record<number, object>;
   }>;
 }
+
+/** An answer as the code may write it (a handler or an example): with readonly arrays and objects too. */
+type AsWritten<T> = T extends readonly (infer Item)[]
+  ? readonly AsWritten<Item>[]
+  : T extends object
+    ? { readonly [K in keyof T]: AsWritten<T[K]> }
+    : T;
+
+/**
+ * The 200 of a route: the schema of its JSON body, which types the handler's answer (the document refers to it by its
+ * name, src/http/documentation.ts `named`, or shows it whole); its description, example(s) and headers.
+ */
+export type Ok<Answer extends z.ZodType | undefined> = {
+  description: string;
+  headers?: Record<string, object>;
+  /** The JSON Schema the document shows in place of the schema's own, where zod would write it otherwise. */
+  documentedAs?: object;
+} & (Answer extends z.ZodType
+  ? {
+      schema: Answer;
+      example?: AsWritten<z.output<Answer>>;
+      examples?: Record<string, { summary: string; value: AsWritten<z.output<Answer>> }>;
+    }
+  : { schema?: undefined; example?: unknown; examples?: undefined });
+
+/** What the handler of a route with this answer returns: c.json of the answer's output (or a Response, without one). */
+type AnswerOf<Answer> = Answer extends z.ZodType
+  ? TypedResponse<AsWritten<JSONParsed<z.output<Answer>>>, StatusCode, "json">
+  : Response;
 
 type Output<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.output<Schema> } : object;
 type InputOf<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.input<Schema> } : object;
@@ -72,11 +104,8 @@ type RouteInput<Params, Query, Body> = {
   out: Output<"param", Params> & Output<"query", Query> & Output<"json", Body>;
 };
 
-/** The components a resource's routes refer to by name in the document: response schemas and shared responses. */
-export interface Components {
-  outputSchemas?: Record<string, z.ZodType>;
-  responses?: Record<string, object>;
-}
+/** The responses a resource's routes share in the document (components/responses), by name. */
+export type SharedResponses = Record<string, object>;
 
 export interface Route {
   declaration: RouteDeclaration;
@@ -88,9 +117,10 @@ export function route<
   Params extends z.ZodObject | undefined = undefined,
   Query extends z.ZodObject | undefined = undefined,
   Body extends z.ZodType | undefined = undefined,
+  Answer extends z.ZodType | undefined = undefined,
 >(
-  declaration: RouteDeclaration<Params, Query, Body>,
-  handler: Handler<RouteEnv, string, RouteInput<Params, Query, Body>>,
+  declaration: RouteDeclaration<Params, Query, Body, Answer>,
+  handler: Handler<RouteEnv, string, RouteInput<Params, Query, Body>, AnswerOf<Answer> | Promise<AnswerOf<Answer>>>,
 ): Route {
   return { declaration: declaration as RouteDeclaration, handler: handler as unknown as Handler<AppEnv> };
 }

@@ -1,11 +1,11 @@
-import type * as z from "zod";
+import * as z from "zod";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import { CALLER_KEY } from "../db/buckets";
 import { mergedOldestFirst, readAs, readOnEveryShard, writeAs } from "../http/d1-session";
 import { apiKeyNotFound, forbidden, userNotFound, workspaceNotFound } from "../http/errors";
-import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef } from "../http/openapi-parts";
+import { DEMO_IDS, errorResponse } from "../http/openapi-parts";
 import { requestBucket } from "../http/request-bucket";
-import { type Components, route } from "../http/route";
+import { route } from "../http/route";
 import { ApiKeyListItem, CreateKeyQuery, DeletedApiKey, KeyPrefixParams, NewApiKey, Profile, ProfileQuery } from "./keys.schemas";
 import { createApiKeyAsCaller, deleteApiKeyAsCaller, isLiveKeyOfCaller, listApiKeys } from "./keys.sql.ts";
 import { fetchProfile } from "./profile.sql.ts";
@@ -44,7 +44,7 @@ export const keysRoutes = [
           "The caller's keys that are not deleted, expired ones included (so that they can be seen and " +
           "deleted), oldest first; never a key's secret, which is shown once, at creation, nor its hash. " +
           `\`last_used_at\` is recorded after the answer, at most once an hour. ${EVERY_ROLE} A read-only key may list.`,
-        ok: jsonResponse("The caller's keys, oldest first", arrayOf(schemaRef("ApiKeyListItem")), { example: [demoKey] }),
+        ok: { schema: z.array(ApiKeyListItem), description: "The caller's keys, oldest first", example: [demoKey] },
       },
     },
     async (c) => {
@@ -77,7 +77,7 @@ export const keysRoutes = [
           "`expiration_date` are optional, and new: the platform's client sends neither. A read-only key is refused " +
           `every write, and an expiring key stops working then. ${EVERY_ROLE} ` +
           "A read-only key makes no keys (403). No body; no Idempotency-Key: a retry makes another key.",
-        ok: jsonResponse("The new key, shown this once", schemaRef("NewApiKey"), { example: newKey }),
+        ok: { schema: NewApiKey, description: "The new key, shown this once", example: newKey },
         errors: {
           403: errorResponse("The request's key is read-only: it makes no keys", forbidden()),
           404: errorResponse(
@@ -113,9 +113,11 @@ export const keysRoutes = [
         description:
           "Revokes the caller's live key with this prefix (the key sending the request too): it fails from the very " +
           `next request on. ${EVERY_ROLE} A read-only key deletes none (403).`,
-        ok: jsonResponse("The key is revoked", schemaRef("DeletedApiKey"), {
+        ok: {
+          schema: DeletedApiKey,
+          description: "The key is revoked",
           example: { prefix: "localdev", revoked_at: "2026-11-22T04:00:12.318Z" } satisfies z.output<typeof DeletedApiKey>,
-        }),
+        },
         errors: {
           403: errorResponse("The request's key is read-only: it deletes no keys", forbidden()),
           404: errorResponse(
@@ -145,16 +147,14 @@ export const keysRoutes = [
         description:
           "`true` only for a key of the caller's that is neither deleted nor expired; `false` for anything else, " +
           `another user's key included (the platform answered \`true\` whatever the prefix). ${EVERY_ROLE}`,
-        ok: jsonResponse(
-          "Whether the key is live",
-          { type: "boolean" },
-          {
-            examples: {
-              live: { summary: "A live key of the caller's", value: true },
-              notLive: { summary: "Deleted, expired, another user's, or none", value: false },
-            },
+        ok: {
+          schema: z.boolean(),
+          description: "Whether the key is live",
+          examples: {
+            live: { summary: "A live key of the caller's", value: true },
+            notLive: { summary: "Deleted, expired, another user's, or none", value: false },
           },
-        ),
+        },
       },
     },
     async (c) => {
@@ -181,14 +181,16 @@ export const profileRoutes = [
         description:
           "The key's user. `user_id` may name only that user: any other id is a 404 (the platform answered any " +
           "user's profile). Any role may.",
-        ok: jsonResponse("The caller's user", schemaRef("Profile"), {
+        ok: {
+          schema: Profile,
+          description: "The caller's user",
           example: {
             id: DEMO_IDS.user,
             username: "demo",
             email: "demo@example.com",
             created_at: "2026-11-22T02:54:50.912Z",
           } satisfies z.output<typeof Profile>,
-        }),
+        },
         errors: { 404: errorResponse("`user_id` is not the caller's own id", userNotFound()) },
       },
     },
@@ -200,6 +202,3 @@ export const profileRoutes = [
     },
   ),
 ];
-
-/** What the routes above name in the document. */
-export const keysComponents = (): Components => ({ outputSchemas: { ApiKeyListItem, NewApiKey, DeletedApiKey, Profile } });

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { uuid } from "../http/fields";
 
 /** `create_api_key`: the client sends `workspace_id` alone; the other two are this service's, and optional. */
@@ -41,25 +41,30 @@ export const KeyPrefixParams = z.object({
 
 // Response bodies.
 
-export const ApiKeyListItem = z.object({
-  prefix: z.string(),
-  created_at: z.iso.datetime(),
-  last_used_at: z.iso
-    .datetime()
-    .nullable()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "To the hour: a key's use is recorded at most hourly" })),
-  expiration_date: z.iso.datetime().nullable(),
-  read_only: z.boolean(),
-  project_id: z.uuid(),
-  workspace_id: z.uuid(),
-  organization_id: z.uuid(),
-});
+export const ApiKeyListItem = z
+  .object({
+    prefix: z.string(),
+    created_at: z.iso.datetime(),
+    last_used_at: z.iso
+      .datetime()
+      .nullable()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "To the hour: a key's use is recorded at most hourly" })),
+    expiration_date: z.iso.datetime().nullable(),
+    read_only: z.boolean(),
+    project_id: z.uuid(),
+    workspace_id: z.uuid(),
+    organization_id: z.uuid(),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "ApiKeyListItem"));
 
 export const NewApiKey = z
   .string()
-  .apply(documented(globalThis.DOCUMENTATION && { description: "The new key, shown this once: only its hash is kept" }));
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The new key, shown this once: only its hash is kept" }))
+  .apply(schemaName(globalThis.DOCUMENTATION && "NewApiKey"));
 
-export const DeletedApiKey = z.object({ prefix: z.string(), revoked_at: z.iso.datetime() });
+export const DeletedApiKey = z
+  .object({ prefix: z.string(), revoked_at: z.iso.datetime() })
+  .apply(schemaName(globalThis.DOCUMENTATION && "DeletedApiKey"));
 
 export const ProfileQuery = z.object({
   user_id: uuid
@@ -67,9 +72,11 @@ export const ProfileQuery = z.object({
     .apply(documented(globalThis.DOCUMENTATION && { description: "Only the caller's own id: any other is 404" })),
 });
 
-export const Profile = z.object({
-  id: z.uuid(),
-  username: z.string(),
-  email: z.string(),
-  created_at: z.iso.datetime(),
-});
+export const Profile = z
+  .object({
+    id: z.uuid(),
+    username: z.string(),
+    email: z.string(),
+    created_at: z.iso.datetime(),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "Profile"));

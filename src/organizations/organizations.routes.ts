@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type * as z from "zod";
+import * as z from "zod";
 import { generateApiKey, hashApiKey, hashInvitationToken } from "../auth/api-keys";
 import { bucketedSince, CALLER_KEY, newId, newInvitationToken, newOrganizationBucket } from "../db/buckets";
 import { Caller } from "../db/caller";
@@ -26,11 +26,11 @@ import {
   validationFailed,
   workspaceNotFound,
 } from "../http/errors";
-import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef } from "../http/openapi-parts";
+import { DEMO_IDS, errorResponse, responseRef } from "../http/openapi-parts";
 import { requestBucket } from "../http/request-bucket";
-import { type Components, type RouteEnv, route } from "../http/route";
+import { type RouteEnv, route, type SharedResponses } from "../http/route";
 import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/workspaces.routes";
-import { toWorkspace, Workspace, WorkspaceMember } from "../workspaces/workspaces.schemas";
+import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
 import { mailInvitation, tokenDelivery } from "./invitation-mail";
 import { type AcceptVerdict, acceptInvitation, type InviteVerdict, issueInvitation } from "./invitations.sql.ts";
 import { inviteeOf, settleClaim } from "./invitee-claim";
@@ -194,7 +194,7 @@ export const organizationsRoutes = [
         description:
           "Every organization the caller is a member of, oldest first, with the role the caller acts in there " +
           "(`viewer` with a read-only key) and its workspaces and members by id. Any role.",
-        ok: jsonResponse("The caller's organizations", arrayOf(schemaRef("Organization")), { example: [demoOrganization, acme] }),
+        ok: { schema: z.array(Organization), description: "The caller's organizations", example: [demoOrganization, acme] },
       },
     },
     async (c) => {
@@ -228,7 +228,7 @@ export const organizationsRoutes = [
           "A new organization with a default workspace and project, the caller its one owner. `owner` (the client " +
           "requires it) must be the caller's own user id or email: no one makes someone else an owner (else 422). Any " +
           "user may; a read-only key may not (403). No Idempotency-Key: a retry makes another organization.",
-        ok: jsonResponse("The organization was created", schemaRef("Organization"), { example: acme }),
+        ok: { schema: Organization, description: "The organization was created", example: acme },
         errors: { 403: errorResponse("The request's key is read-only", forbidden()) },
       },
     },
@@ -253,9 +253,11 @@ export const organizationsRoutes = [
         description:
           "The caller's personal organization (made with their user), or, for a user who joined by invitation and " +
           "has none, the organization of the key's project. Any role.",
-        ok: jsonResponse("The caller's own organization", schemaRef("OwnOrganization"), {
+        ok: {
+          schema: OwnOrganization,
+          description: "The caller's own organization",
           example: { id: DEMO_IDS.organization, name: "demo" } satisfies z.output<typeof OwnOrganization>,
-        }),
+        },
         errors: { 404: errorResponse("The caller has no organization of their own", organizationNotFound()) },
       },
     },
@@ -280,7 +282,9 @@ export const organizationsRoutes = [
         description:
           `Any role in the organization. ${PER_ORGANIZATION} Open invitations are listed to owners and workspace ` +
           "admins only (never their tokens, which are not kept); to other roles `invitations` is `[]`.",
-        ok: jsonResponse("The organization", schemaRef("OrganizationDetails"), {
+        ok: {
+          schema: OrganizationDetailsBody,
+          description: "The organization",
           example: {
             ...acme,
             workspaces: [demoWorkspace],
@@ -294,7 +298,7 @@ export const organizationsRoutes = [
               },
             ],
           } satisfies z.output<typeof OrganizationDetailsBody>,
-        }),
+        },
         errors: { 404: responseRef("OrganizationNotFound") },
       },
     },
@@ -324,9 +328,11 @@ export const organizationsRoutes = [
         description:
           "Changes the fields given; `updated_at`, which the client sends, is ignored. Owners only (403 for any other " +
           "role, and for a read-only key).",
-        ok: jsonResponse("The organization as updated", schemaRef("Organization"), {
+        ok: {
+          schema: Organization,
+          description: "The organization as updated",
           example: { ...acme, name: "Acme Inc.", updated_at: "2026-11-24T10:02:45.009Z" },
-        }),
+        },
         errors: {
           403: errorResponse("The caller is not an owner of the organization, or the key is read-only", forbidden()),
           404: responseRef("OrganizationNotFound"),
@@ -360,7 +366,7 @@ export const organizationsRoutes = [
         description:
           `A new workspace of the organization, with its default project (\`default_project_id\`). ${ADMINS_ONLY} ` +
           `${PER_ORGANIZATION} No Idempotency-Key: a retry makes another workspace.`,
-        ok: jsonResponse("The workspace was created", schemaRef("Workspace"), { example: demoWorkspace }),
+        ok: { schema: Workspace, description: "The workspace was created", example: demoWorkspace },
         errors: { 403: forbiddenUnlessAdmin(""), 404: responseRef("OrganizationNotFound") },
       },
     },
@@ -389,14 +395,16 @@ export const organizationsRoutes = [
         tag: "Organizations",
         summary: "Rename or describe a workspace",
         description: `Changes the fields given; \`updated_at\`, which the client sends, is ignored. ${ADMINS_ONLY}`,
-        ok: jsonResponse("The workspace as updated", schemaRef("Workspace"), {
+        ok: {
+          schema: Workspace,
+          description: "The workspace as updated",
           example: {
             ...demoWorkspace,
             name: "Staging",
             description: "Where releases are tried",
             updated_at: "2026-11-24T10:05:31.772Z",
           },
-        }),
+        },
         errors: { 403: forbiddenUnlessAdmin(""), 404: responseRef("WorkspaceNotFound") },
       },
     },
@@ -434,9 +442,11 @@ export const organizationsRoutes = [
           "and expires after 7 days; inviting an email again voids its open invitation, and its token. The answer is " +
           `the same whether or not the email has an account. ${ADMINS_ONLY} Only an owner invites an owner, or ` +
           `invites again an email that has an owner invitation open. ${PER_ORGANIZATION}`,
-        ok: jsonResponse("The invitation (with its token only where it is not mailed)", schemaRef("Invitation"), {
+        ok: {
+          schema: Invitation,
+          description: "The invitation (with its token only where it is not mailed)",
           example: demoInvitation,
-        }),
+        },
         errors: {
           403: forbiddenUnlessAdmin(" (or, to invite an owner or replace an owner invitation, not owner)"),
           404: responseRef("WorkspaceNotFound"),
@@ -473,9 +483,11 @@ export const organizationsRoutes = [
           "more: the old token stops working (accepting with it is a 410). The new token goes where an invitation's " +
           "does: mailed to the email where mail is set up, else in the answer, shown this once, for the inviter to " +
           `pass on. ${ADMINS_ONLY} Only an owner resends an owner's invitation.`,
-        ok: jsonResponse("The invitation (with its new token only where it is not mailed)", schemaRef("Invitation"), {
+        ok: {
+          schema: Invitation,
+          description: "The invitation (with its new token only where it is not mailed)",
           example: { ...demoInvitation, expires_at: "2026-12-01T08:00:00.000Z" },
-        }),
+        },
         errors: {
           403: forbiddenUnlessAdmin(" (or, for an owner's invitation, not owner)"),
           404: errorResponse(
@@ -520,7 +532,9 @@ export const organizationsRoutes = [
           "address or an account. A new person invited without mail is first given a user by the service's operator. " +
           "`project_id` must be a project of the workspace: the invitation names it. A token is single use (409 " +
           `after) and expires after 7 days (410). ${PER_ORGANIZATION}`,
-        ok: jsonResponse("The invitation was accepted", schemaRef("AcceptedInvitation"), {
+        ok: {
+          schema: AcceptedInvitation,
+          description: "The invitation was accepted",
           examples: {
             newUser: {
               summary: "A new user, with their first key",
@@ -546,7 +560,7 @@ export const organizationsRoutes = [
               } satisfies z.output<typeof AcceptedInvitation>,
             },
           },
-        }),
+        },
         errors: {
           401: responseRef("InvitationUnauthorized"),
           403: errorResponse(
@@ -594,39 +608,28 @@ export const organizationsRoutes = [
   ),
 ];
 
-/** What the routes above name in the document. */
-export const organizationsComponents = (): Components => ({
-  outputSchemas: {
-    Organization,
-    OrganizationDetails: OrganizationDetailsBody,
-    OwnOrganization,
-    Workspace,
-    WorkspaceMember,
-    Invitation,
-    AcceptedInvitation,
-  },
-  responses: {
-    OrganizationNotFound: errorResponse(
-      "The organization does not exist or the caller is not a member of it (not told apart)",
-      organizationNotFound(),
-    ),
-    WorkspaceNotFound: errorResponse(
-      "The caller is not a member of the organization, or the workspace is not one of its (not told apart)",
-      workspaceNotFound(),
-    ),
-    AlreadyMember: errorResponse("The email is a member of the organization already", alreadyMember()),
-    InvitationUnauthorized: errorResponse(
-      "A key was given and is malformed, unknown, expired or revoked; or none was, and the invitee's own key is " +
-        "needed: the email has a user, or the token was not mailed",
-      {
-        unauthorized: unauthorized(),
-        invitationNeedsKey: invitationNeedsKey(),
-        invitationNeedsInviteeKey: invitationNeedsInviteeKey(),
-      },
-    ),
-    InvitationNotMailed: errorResponse(
-      "The invitation was made but its mail could not be sent: nobody has its token, and a resend replaces it",
-      invitationNotMailed(),
-    ),
-  },
+/** The responses the routes above share in the document. */
+export const organizationsResponses = (): SharedResponses => ({
+  OrganizationNotFound: errorResponse(
+    "The organization does not exist or the caller is not a member of it (not told apart)",
+    organizationNotFound(),
+  ),
+  WorkspaceNotFound: errorResponse(
+    "The caller is not a member of the organization, or the workspace is not one of its (not told apart)",
+    workspaceNotFound(),
+  ),
+  AlreadyMember: errorResponse("The email is a member of the organization already", alreadyMember()),
+  InvitationUnauthorized: errorResponse(
+    "A key was given and is malformed, unknown, expired or revoked; or none was, and the invitee's own key is " +
+      "needed: the email has a user, or the token was not mailed",
+    {
+      unauthorized: unauthorized(),
+      invitationNeedsKey: invitationNeedsKey(),
+      invitationNeedsInviteeKey: invitationNeedsInviteeKey(),
+    },
+  ),
+  InvitationNotMailed: errorResponse(
+    "The invitation was made but its mail could not be sent: nobody has its token, and a resend replaces it",
+    invitationNotMailed(),
+  ),
 });

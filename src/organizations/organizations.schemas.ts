@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { ROLES } from "../db/roles";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { emailField, nameField, storableText, uuid } from "../http/fields";
 import { roleField } from "../workspaces/roles";
 import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
@@ -71,29 +71,31 @@ export const AcceptBody = z.object({ token: z.string().min(1).max(256) });
 
 // Response bodies.
 
-export const Organization = z.object({
-  id: z.uuid(),
-  name: z.string(),
-  description: z.string(),
-  type: z.string().nullable(),
-  owner: z
-    .uuid()
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && { description: "The earliest owner's user id (an organization may have several owners)" },
+export const Organization = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    description: z.string(),
+    type: z.string().nullable(),
+    owner: z
+      .uuid()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && { description: "The earliest owner's user id (an organization may have several owners)" },
+        ),
       ),
-    ),
-  is_personal: z.boolean(),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-  role: z
-    .enum(ROLES)
-    .apply(
-      documented(globalThis.DOCUMENTATION && { description: "The role the caller acts in here (viewer with a read-only key)" }),
-    ),
-  workspaces: z.array(z.uuid()),
-  members: z.array(z.uuid()).apply(documented(globalThis.DOCUMENTATION && { description: "Members' user ids" })),
-});
+    is_personal: z.boolean(),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+    role: z
+      .enum(ROLES)
+      .apply(
+        documented(globalThis.DOCUMENTATION && { description: "The role the caller acts in here (viewer with a read-only key)" }),
+      ),
+    workspaces: z.array(z.uuid()),
+    members: z.array(z.uuid()).apply(documented(globalThis.DOCUMENTATION && { description: "Members' user ids" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "Organization"));
 
 export const OrganizationDetailsBody = Organization.extend({
   workspaces: z.array(Workspace),
@@ -110,7 +112,7 @@ export const OrganizationDetailsBody = Organization.extend({
     .apply(
       documented(globalThis.DOCUMENTATION && { description: "Open invitations; shown to owners and workspace admins only" }),
     ),
-});
+}).apply(schemaName(globalThis.DOCUMENTATION && "OrganizationDetails"));
 
 export const toOrganizationDetails = ({ organization, workspaces, members, invitations }: OrganizationDetails) => ({
   ...organization,
@@ -118,44 +120,50 @@ export const toOrganizationDetails = ({ organization, workspaces, members, invit
   invitations,
 });
 
-export const OwnOrganization = z.object({ id: z.uuid(), name: z.string() });
+export const OwnOrganization = z
+  .object({ id: z.uuid(), name: z.string() })
+  .apply(schemaName(globalThis.DOCUMENTATION && "OwnOrganization"));
 
-export const Invitation = z.object({
-  email: z.string(),
-  role: z.enum(ROLES),
-  token: z
-    .string()
-    .optional()
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description:
-            "Where invitations are not mailed: the token, shown this once, for the inviter to pass on. Where they are, it " +
-            "is absent: the token goes to the invited email only",
-        },
+export const Invitation = z
+  .object({
+    email: z.string(),
+    role: z.enum(ROLES),
+    token: z
+      .string()
+      .optional()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description:
+              "Where invitations are not mailed: the token, shown this once, for the inviter to pass on. Where they are, it " +
+              "is absent: the token goes to the invited email only",
+          },
+        ),
       ),
-    ),
-  organization_id: z.uuid(),
-  workspace_id: z.uuid(),
-  project_id: z
-    .uuid()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "What the invitee passes as accept's project_id" })),
-  expires_at: z.iso.datetime(),
-});
+    organization_id: z.uuid(),
+    workspace_id: z.uuid(),
+    project_id: z
+      .uuid()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "What the invitee passes as accept's project_id" })),
+    expires_at: z.iso.datetime(),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "Invitation"));
 
-export const AcceptedInvitation = z.object({
-  user_id: z.uuid(),
-  email: z.string(),
-  role: z.enum(ROLES),
-  organization_id: z.uuid(),
-  workspace_id: z.uuid(),
-  project_id: z.uuid(),
-  api_key: z
-    .string()
-    .optional()
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && { description: "A new user's first key, shown this once (absent for an existing user)" },
+export const AcceptedInvitation = z
+  .object({
+    user_id: z.uuid(),
+    email: z.string(),
+    role: z.enum(ROLES),
+    organization_id: z.uuid(),
+    workspace_id: z.uuid(),
+    project_id: z.uuid(),
+    api_key: z
+      .string()
+      .optional()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && { description: "A new user's first key, shown this once (absent for an existing user)" },
+        ),
       ),
-    ),
-});
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "AcceptedInvitation"));

@@ -1,17 +1,18 @@
 import type { Context } from "hono";
+import * as z from "zod";
 import { CALLER_KEY } from "../db/buckets";
 import { isUniqueViolation } from "../db/d1";
-import { NOTHING, Nothing, SlugConflictError, slugTakenResponse } from "../http/current-api";
+import { NOTHING, Nothing, slugTakenResponse } from "../http/current-api";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import { appNotFound, forbidden, slugTaken, validationFailed } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { DEMO_IDS, jsonResponse, responseRef, schemaRef } from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { DEMO_IDS, responseRef } from "../http/openapi-parts";
+import { route } from "../http/route";
 import {
   CreateSimpleApplicationBody,
   EditSimpleApplicationBody,
   QuerySimpleApplicationsBody,
-  SimpleApplication,
+  type SimpleApplication,
   SimpleApplicationParams,
   SimpleApplicationResponse,
   SimpleApplicationsResponse,
@@ -88,13 +89,11 @@ const archiveRoute = (archive: boolean) =>
             "its variants, environments and history stay as they are. Archiving an archived app changes nothing and " +
             "records no event. The Idempotency-Key is checked, not stored: archiving again is harmless."
           : "The app is back in lists and lookups by name. Unarchiving an app that is not archived changes nothing.",
-        ok: jsonResponse(
-          archive ? "The app, archived (`deleted_at`)" : "The app, no longer archived",
-          schemaRef("SimpleApplicationResponse"),
-          {
-            example: one(archive ? { ...demoApplication, deleted_at: "2026-11-22T03:20:00.000Z" } : demoApplication),
-          },
-        ),
+        ok: {
+          schema: SimpleApplicationResponse,
+          description: archive ? "The app, archived (`deleted_at`)" : "The app, no longer archived",
+          example: one(archive ? { ...demoApplication, deleted_at: "2026-11-22T03:20:00.000Z" } : demoApplication),
+        },
         errors: { 404: responseRef("AppNotFound") },
       },
     },
@@ -133,7 +132,7 @@ export const simpleApplicationsRoutes = [
           "default variant (the platform makes one). `slug` is the app's name: it keeps to the platform's slug rule and " +
           "to the rules of a legacy app name; `name`, if given, must be the same. The path is taken with and without " +
           "a trailing slash.",
-        ok: jsonResponse("The new app", schemaRef("SimpleApplicationResponse"), { example: one(newApplication) }),
+        ok: { schema: SimpleApplicationResponse, description: "The new app", example: one(newApplication) },
         errors: {
           409: slugTakenResponse(SLUG_TAKEN, "my-app"),
         },
@@ -179,9 +178,11 @@ export const simpleApplicationsRoutes = [
           "Oldest first. `application.slug` and `application_refs` (each by id or slug; an app is listed when any ref " +
           "names it) narrow the list; archived apps are listed only with `include_archived: true`. Nothing matches: " +
           '`{"count": 0, "applications": []}`.',
-        ok: jsonResponse("The apps, oldest first", schemaRef("SimpleApplicationsResponse"), {
+        ok: {
+          schema: SimpleApplicationsResponse,
+          description: "The apps, oldest first",
           example: { count: 1, applications: [demoApplication] },
-        }),
+        },
       },
     },
     async (c) => {
@@ -209,16 +210,14 @@ export const simpleApplicationsRoutes = [
         description:
           'An archived app too (with `deleted_at`). No app the caller can see: 200 `{"count": 0}`, which today\'s SDK ' +
           "expects.",
-        ok: jsonResponse(
-          "The app, or none",
-          { oneOf: [schemaRef("SimpleApplicationResponse"), schemaRef("Nothing")] },
-          {
-            examples: {
-              found: { summary: "Found", value: one(demoApplication) },
-              notFound: { summary: "Not found, or not visible to the caller (not told apart)", value: NOTHING },
-            },
+        ok: {
+          schema: z.xor([SimpleApplicationResponse, Nothing]),
+          description: "The app, or none",
+          examples: {
+            found: { summary: "Found", value: one(demoApplication) },
+            notFound: { summary: "Not found, or not visible to the caller (not told apart)", value: NOTHING },
           },
-        ),
+        },
       },
     },
     async (c) => {
@@ -253,9 +252,11 @@ export const simpleApplicationsRoutes = [
           "Renames the app to `name` (`slug`, if given, must be the same), by the rules and with the checks of PATCH " +
           "/apps/{app_id}. The same name again changes nothing and records no event. The Idempotency-Key is checked, " +
           "not stored: a rename repeated is the same rename.",
-        ok: jsonResponse("The app, renamed", schemaRef("SimpleApplicationResponse"), {
+        ok: {
+          schema: SimpleApplicationResponse,
+          description: "The app, renamed",
           example: one({ ...demoApplication, slug: "renamed-app", name: "renamed-app" }),
-        }),
+        },
         errors: {
           404: responseRef("AppNotFound"),
           409: slugTakenResponse(SLUG_TAKEN, "my-app"),
@@ -281,14 +282,3 @@ export const simpleApplicationsRoutes = [
   archiveRoute(true),
   archiveRoute(false),
 ];
-
-/** What the routes above name in the document. */
-export const simpleApplicationsComponents = (): Components => ({
-  outputSchemas: {
-    SimpleApplication,
-    SimpleApplicationResponse,
-    SimpleApplicationsResponse,
-    Nothing,
-    SlugConflictError,
-  },
-});

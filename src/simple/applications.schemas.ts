@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { exactObject, listedRef, MAX_REFS, newSlugField, withoutNulls } from "../http/current-api";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
 import type { SimpleAppRow } from "./applications.sql.ts";
 
@@ -53,39 +53,45 @@ export const SimpleApplicationParams = z.object({ application_id: uuid });
 
 // Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
 
-export const SimpleApplication = z.object({
-  id: z.uuid(),
-  slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
-  name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The app's name, as `slug`" })),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso
-    .datetime()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "When the app was last renamed, else created" })),
-  deleted_at: z.iso
-    .datetime()
-    .optional()
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && { description: "When the app was archived (the platform's name); absent while it is not" },
+export const SimpleApplication = z
+  .object({
+    id: z.uuid(),
+    slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
+    name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The app's name, as `slug`" })),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso
+      .datetime()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "When the app was last renamed, else created" })),
+    deleted_at: z.iso
+      .datetime()
+      .optional()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && { description: "When the app was archived (the platform's name); absent while it is not" },
+        ),
       ),
-    ),
-  created_by_id: z.uuid(),
-  flags: z.object({}),
-  variant_id: z
-    .uuid()
-    .optional()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Its oldest variant in lists; absent when it has none" })),
-  revision_id: z
-    .uuid()
-    .optional()
-    .apply(
-      documented(globalThis.DOCUMENTATION && { description: "That variant's latest revision; absent before its first commit" }),
-    ),
-});
+    created_by_id: z.uuid(),
+    flags: z.object({}),
+    variant_id: z
+      .uuid()
+      .optional()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Its oldest variant in lists; absent when it has none" })),
+    revision_id: z
+      .uuid()
+      .optional()
+      .apply(
+        documented(globalThis.DOCUMENTATION && { description: "That variant's latest revision; absent before its first commit" }),
+      ),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "SimpleApplication"));
 export type SimpleApplication = z.infer<typeof SimpleApplication>;
 
-export const SimpleApplicationResponse = z.object({ count: z.literal(1), application: SimpleApplication });
-export const SimpleApplicationsResponse = z.object({ count: z.int().min(0), applications: z.array(SimpleApplication) });
+export const SimpleApplicationResponse = z
+  .object({ count: z.literal(1), application: SimpleApplication })
+  .apply(schemaName(globalThis.DOCUMENTATION && "SimpleApplicationResponse"));
+export const SimpleApplicationsResponse = z
+  .object({ count: z.int().min(0), applications: z.array(SimpleApplication) })
+  .apply(schemaName(globalThis.DOCUMENTATION && "SimpleApplicationsResponse"));
 
 export const toSimpleApplication = (app: SimpleAppRow): SimpleApplication =>
   withoutNulls({

@@ -1,9 +1,9 @@
 import { CALLER_KEY } from "../db/buckets";
 import { readAs } from "../http/d1-session";
-import { DEMO_IDS, EXAMPLE_IDS, jsonResponse, schemaRef } from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
+import { route } from "../http/route";
 import { environmentIdOf } from "./environment-id";
-import { QueryEnvironmentsBody, SimpleEnvironment, SimpleEnvironmentsAnswer } from "./environments.schemas";
+import { QueryEnvironmentsBody, type SimpleEnvironment, SimpleEnvironmentsAnswer } from "./environments.schemas";
 import { listProjectEnvironments, type ProjectEnvironmentRow } from "./environments.sql.ts";
 
 /**
@@ -96,9 +96,11 @@ export const environmentsQueryRoutes = [
           "`data.references` says, per app (`<app name>.revision`), which variant revision its environment of that " +
           "name runs. `id` is the same for every read of a name in the project; `version` and the lifecycle fields are " +
           "those of the latest deployment of that name in the project. One round trip to the database.",
-        ok: jsonResponse("The environments", schemaRef("SimpleEnvironmentsAnswer"), {
+        ok: {
+          schema: SimpleEnvironmentsAnswer,
+          description: "The environments",
           example: { count: 1, environments: [demoEnvironment] },
-        }),
+        },
       },
     },
     async (c) => {
@@ -112,7 +114,3 @@ export const environmentsQueryRoutes = [
     },
   ),
 ];
-
-export const environmentsQueryComponents = (): Components => ({
-  outputSchemas: { SimpleEnvironment, SimpleEnvironmentsAnswer },
-});

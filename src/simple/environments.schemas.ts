@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { currentRef } from "../http/current-api";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { nameField } from "../http/fields";
 
 export const QueryEnvironmentsBody = z.object({
@@ -30,43 +30,49 @@ export const QueryEnvironmentsBody = z.object({
 
 const Reference = z.object({ id: z.uuid(), slug: z.string() });
 
-export const SimpleEnvironment = z.object({
-  id: z
-    .uuid()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "The same for every read of this name in the project" })),
-  slug: z.string(),
-  name: z.string(),
-  flags: z.object({ is_guarded: z.literal(false) }),
-  data: z.object({
-    references: z
-      .record(
-        z.string(),
-        z.object({
-          application: Reference,
-          application_variant: Reference,
-          application_revision: Reference.extend({ version: z.string() }),
-        }),
-      )
+export const SimpleEnvironment = z
+  .object({
+    id: z
+      .uuid()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "The same for every read of this name in the project" })),
+    slug: z.string(),
+    name: z.string(),
+    flags: z.object({ is_guarded: z.literal(false) }),
+    data: z.object({
+      references: z
+        .record(
+          z.string(),
+          z.object({
+            application: Reference,
+            application_variant: Reference,
+            application_revision: Reference.extend({ version: z.string() }),
+          }),
+        )
+        .apply(
+          documented(
+            globalThis.DOCUMENTATION && {
+              description: 'Per app ("<app name>.revision"): what its environment of this name runs',
+            },
+          ),
+        ),
+    }),
+    version: z
+      .string()
+      .optional()
       .apply(
         documented(
-          globalThis.DOCUMENTATION && { description: 'Per app ("<app name>.revision"): what its environment of this name runs' },
+          globalThis.DOCUMENTATION && {
+            description: "The environment revision of the latest deployment of this name in the project (left out before any)",
+          },
         ),
       ),
-  }),
-  version: z
-    .string()
-    .optional()
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description: "The environment revision of the latest deployment of this name in the project (left out before any)",
-        },
-      ),
-    ),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime().optional(),
-  updated_by_id: z.uuid().optional(),
-});
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime().optional(),
+    updated_by_id: z.uuid().optional(),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "SimpleEnvironment"));
 export type SimpleEnvironment = z.infer<typeof SimpleEnvironment>;
 
-export const SimpleEnvironmentsAnswer = z.object({ count: z.int(), environments: z.array(SimpleEnvironment) });
+export const SimpleEnvironmentsAnswer = z
+  .object({ count: z.int(), environments: z.array(SimpleEnvironment) })
+  .apply(schemaName(globalThis.DOCUMENTATION && "SimpleEnvironmentsAnswer"));

@@ -8,13 +8,12 @@ import {
   DEMO_IDS,
   EXAMPLE_IDS,
   errorResponse,
-  jsonResponse,
   type RequestExamples,
   responseRef,
   schemaRef,
   withKeyErrors,
 } from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { route, type SharedResponses } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import {
   AddConfigBody,
@@ -62,9 +61,6 @@ export const demoConfigIn = (environment: string, revision: number): ConfigOutpu
   environment_ref: { slug: environment, version: revision, id: EXAMPLE_IDS.environmentRevision },
   environment_lifecycle: lifecycle,
 });
-
-const configResponse = (description: string, example: ConfigOutput) =>
-  jsonResponse(description, schemaRef("ConfigOutput"), { example });
 
 const fetchExamples = {
   latestOfVariant: {
@@ -123,7 +119,7 @@ export const configsRoutes = [
           "A `variant_ref` wins (its `version`, else the latest; or its revision `id`); else an `environment_ref` (its " +
           "`version`, else the current revision; or its revision `id`); neither, with an `application_ref`: the app's " +
           "production environment. Reached through an environment, `environment_ref` and `environment_lifecycle` are set.",
-        ok: configResponse("The config", demoConfigIn("production", 1)),
+        ok: { schema: ConfigOutput, description: "The config", example: demoConfigIn("production", 1) },
         errors: { 404: responseRef("ConfigNotFound") },
       },
     },
@@ -158,7 +154,7 @@ export const configsRoutes = [
         description:
           'Its revision 1 holds params `{}` and url `""`. `application_ref` is required: an app named by `slug` is looked ' +
           "up in the key's project, by `id` among the apps the caller can see.",
-        ok: configResponse("The new config, at revision 1", demoConfigAt(1, {})),
+        ok: { schema: ConfigOutput, description: "The new config, at revision 1", example: demoConfigAt(1, {}) },
         errors: {
           400: withKeyErrors(400, "The app already has a config of that name", { configExists: configExists() }),
           404: responseRef("ConfigNotFound"),
@@ -209,7 +205,7 @@ export const configsRoutes = [
           "`params` replace the latest revision's (no merge); `url` too when given. `variant_ref` is required; when it " +
           "names a `version` (or a revision `id`), that must be the latest revision, else 409. The body may also come " +
           'wrapped, as `{"config": {...}}`.',
-        ok: configResponse("The config at its new revision", demoConfigAt(3, commit.params)),
+        ok: { schema: ConfigOutput, description: "The config at its new revision", example: demoConfigAt(3, commit.params) },
         errors: {
           404: responseRef("ConfigNotFound"),
           409: withKeyErrors(
@@ -242,10 +238,14 @@ export const configsRoutes = [
         summary: "Fork a config into a new one of the same app",
         description:
           "The config is found as by fetch; the new one, `<config_name>_<8 hex digits>`, has a revision 1 holding its params and url.",
-        ok: configResponse("The new config, at revision 1", {
-          ...demoConfig,
-          variant_ref: { slug: "main_3f9a0c12", version: 1, id: "01a2012d-9d02-7c4e-9a51-0b7f3e2d6c18" },
-        }),
+        ok: {
+          schema: ConfigOutput,
+          description: "The new config, at revision 1",
+          example: {
+            ...demoConfig,
+            variant_ref: { slug: "main_3f9a0c12", version: 1, id: "01a2012d-9d02-7c4e-9a51-0b7f3e2d6c18" },
+          },
+        },
         errors: { 404: responseRef("ConfigNotFound") },
       },
     },
@@ -257,17 +257,14 @@ export const configsRoutes = [
   ),
 ];
 
-/** What the routes above name in the document. */
-export const configsComponents = (): Components => ({
-  outputSchemas: { ConfigOutput },
-  responses: {
-    ConfigNotFound: errorResponse(
-      "No such app, config, revision or environment visible to the caller, or the refs disagree (not told apart)",
-      configNotFound(),
-    ),
-    ConfigPayloadTooLarge: errorResponse(
-      `Request body over ${MAX_CONFIG_BODY_BYTES} bytes`,
-      payloadTooLarge(MAX_CONFIG_BODY_BYTES),
-    ),
-  },
+/** The responses the routes above share in the document. */
+export const configsResponses = (): SharedResponses => ({
+  ConfigNotFound: errorResponse(
+    "No such app, config, revision or environment visible to the caller, or the refs disagree (not told apart)",
+    configNotFound(),
+  ),
+  ConfigPayloadTooLarge: errorResponse(
+    `Request body over ${MAX_CONFIG_BODY_BYTES} bytes`,
+    payloadTooLarge(MAX_CONFIG_BODY_BYTES),
+  ),
 });

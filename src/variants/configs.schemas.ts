@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { parseJsonExactly } from "../db/exact-json";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { validationFailed } from "../http/errors";
 import {
   commitMessage,
@@ -194,30 +194,32 @@ const Lifecycle = z.object({
 });
 
 /** A config (the platform's ConfigResponseModel). */
-export const ConfigOutput = z.object({
-  params: z.record(z.string(), z.unknown()),
-  url: z.string().apply(documented(globalThis.DOCUMENTATION && { description: '"" when none was given' })),
-  application_ref: ReferenceOutput.apply(
-    documented(globalThis.DOCUMENTATION && { description: "slug: the app's name; version: null; id: the app's id" }),
-  ),
-  service_ref: z.null(),
-  variant_ref: ReferenceOutput.apply(
-    documented(globalThis.DOCUMENTATION && { description: "slug: the config name; version and id: the variant revision's" }),
-  ),
-  environment_ref: ReferenceOutput.nullable().apply(
-    documented(
-      globalThis.DOCUMENTATION && {
-        description: "When reached through an environment: its name, and the environment revision's number and id",
-      },
+export const ConfigOutput = z
+  .object({
+    params: z.record(z.string(), z.unknown()),
+    url: z.string().apply(documented(globalThis.DOCUMENTATION && { description: '"" when none was given' })),
+    application_ref: ReferenceOutput.apply(
+      documented(globalThis.DOCUMENTATION && { description: "slug: the app's name; version: null; id: the app's id" }),
     ),
-  ),
-  variant_lifecycle: Lifecycle.apply(
-    documented(globalThis.DOCUMENTATION && { description: "When and by whom the variant revision was committed" }),
-  ),
-  environment_lifecycle: Lifecycle.nullable().apply(
-    documented(globalThis.DOCUMENTATION && { description: "When and by whom the environment revision was made" }),
-  ),
-});
+    service_ref: z.null(),
+    variant_ref: ReferenceOutput.apply(
+      documented(globalThis.DOCUMENTATION && { description: "slug: the config name; version and id: the variant revision's" }),
+    ),
+    environment_ref: ReferenceOutput.nullable().apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "When reached through an environment: its name, and the environment revision's number and id",
+        },
+      ),
+    ),
+    variant_lifecycle: Lifecycle.apply(
+      documented(globalThis.DOCUMENTATION && { description: "When and by whom the variant revision was committed" }),
+    ),
+    environment_lifecycle: Lifecycle.nullable().apply(
+      documented(globalThis.DOCUMENTATION && { description: "When and by whom the environment revision was made" }),
+    ),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "ConfigOutput"));
 export type ConfigOutput = z.infer<typeof ConfigOutput>;
 
 export const toConfigOutput = (config: Config): ConfigOutput => ({

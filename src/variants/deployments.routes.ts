@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import * as z from "zod";
 import { environmentETag, expectedState } from "../apps/environment-etag";
 import type { IdempotencyClaim } from "../db/idempotency";
 import { type CallerEnv, writeAs } from "../http/d1-session";
@@ -14,18 +15,10 @@ import {
   variantRemoved,
 } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import {
-  EXAMPLE_IDS,
-  errorResponse,
-  headerRef,
-  jsonResponse,
-  responseRef,
-  schemaRef,
-  withKeyErrors,
-} from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { EXAMPLE_IDS, errorResponse, headerRef, responseRef, withKeyErrors } from "../http/openapi-parts";
+import { route, type SharedResponses } from "../http/route";
 import { demoConfigIn } from "./configs.routes";
-import { toConfigOutput, toConfigRefs } from "./configs.schemas";
+import { ConfigOutput, toConfigOutput, toConfigRefs } from "./configs.schemas";
 import { type Config, configRefOrder } from "./configs.sql.ts";
 import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertOutput, RevertParams } from "./deployments.schemas";
 import { type DeploymentTarget, deployConfig } from "./deployments.sql.ts";
@@ -52,8 +45,6 @@ const variantConflict = (removable: boolean) =>
       });
 
 /** A deployment's 200: this body, with the environment's new ETag. */
-const deployedResponse = (ok: { description: string; schema: object; example: unknown }) =>
-  jsonResponse(ok.description, ok.schema, { example: ok.example }, { ETag: headerRef("ETag") });
 
 /**
  * A deployment's own errors: its 404, a 412, and the 409 of an archived variant; and, where the revision deployed may be
@@ -142,11 +133,12 @@ export const deploymentsRoutes = [
           "Deploys the revision `variant_ref` names (its `version` or revision `id`, else the latest) to the " +
           "environment `environment_ref.slug` names, any of the app's, as a new environment revision. " +
           CONDITIONS,
-        ok: deployedResponse({
+        ok: {
+          schema: ConfigOutput,
           description: "The config as the environment now serves it",
-          schema: schemaRef("ConfigOutput"),
           example: demoConfigIn("staging", 2),
-        }),
+          headers: { ETag: headerRef("ETag") },
+        },
         errors: deploymentErrors("DeployTargetNotFound", { removable: true }),
       },
     },
@@ -175,7 +167,7 @@ export const deploymentsRoutes = [
         tag: "Deployments",
         summary: "Deploy a variant's latest revision to an app's environment",
         description: `Deploys the variant's latest revision to its app's environment \`environment_name\`, as a new environment revision. ${CONDITIONS}`,
-        ok: deployedResponse({ description: "Deployed", schema: { type: "null" }, example: null }),
+        ok: { schema: z.null(), description: "Deployed", example: null, headers: { ETag: headerRef("ETag") } },
         errors: deploymentErrors("DeployVariantNotFound"),
       },
     },
@@ -210,7 +202,7 @@ export const deploymentsRoutes = [
         description:
           "A new revision of that revision's environment, deploying the same variant revision; the history keeps " +
           `both. No body. ${CONDITIONS}`,
-        ok: deployedResponse({ description: "Reverted", schema: schemaRef("RevertOutput"), example: REVERTED }),
+        ok: { schema: RevertOutput, description: "Reverted", example: REVERTED, headers: { ETag: headerRef("ETag") } },
         errors: deploymentErrors("DeploymentRevisionNotFound", { removable: true }),
       },
     },
@@ -227,21 +219,18 @@ export const deploymentsRoutes = [
   ),
 ];
 
-/** What the routes above name in the document. */
-export const deploymentsComponents = (): Components => ({
-  outputSchemas: { RevertOutput },
-  responses: {
-    DeployTargetNotFound: errorResponse(
-      "No such app or config visible to the caller, or no revision of that version; or the app has no such environment",
-      { configNotFound: configNotFound(), environmentNotFound: appEnvironmentNotFound() },
-    ),
-    DeployVariantNotFound: errorResponse(
-      "The variant does not exist, was removed, or is not visible to the caller; or its app has no such environment",
-      { variantNotFound: variantNotFound(), environmentNotFound: appEnvironmentNotFound() },
-    ),
-    DeploymentRevisionNotFound: errorResponse(
-      "No environment revision of that id visible to the caller (not told apart)",
-      deploymentRevisionNotFound(),
-    ),
-  },
+/** The responses the routes above share in the document. */
+export const deploymentsResponses = (): SharedResponses => ({
+  DeployTargetNotFound: errorResponse(
+    "No such app or config visible to the caller, or no revision of that version; or the app has no such environment",
+    { configNotFound: configNotFound(), environmentNotFound: appEnvironmentNotFound() },
+  ),
+  DeployVariantNotFound: errorResponse(
+    "The variant does not exist, was removed, or is not visible to the caller; or its app has no such environment",
+    { variantNotFound: variantNotFound(), environmentNotFound: appEnvironmentNotFound() },
+  ),
+  DeploymentRevisionNotFound: errorResponse(
+    "No environment revision of that id visible to the caller (not told apart)",
+    deploymentRevisionNotFound(),
+  ),
 });

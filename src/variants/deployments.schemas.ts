@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
 import { applicationRef, environmentRef, ONCE_FIELDS_ARE_VALID, requireResolvableRefs, variantRef } from "./configs.schemas";
 
@@ -31,4 +31,5 @@ export const RevertParams = z.object({
 export const REVERTED = "Environment was reverted to deployment revision successful";
 export const RevertOutput = z
   .literal(REVERTED)
-  .apply(documented(globalThis.DOCUMENTATION && { description: "The platform's answer, as its client expects it" }));
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The platform's answer, as its client expects it" }))
+  .apply(schemaName(globalThis.DOCUMENTATION && "RevertOutput"));

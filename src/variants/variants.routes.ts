@@ -1,3 +1,4 @@
+import * as z from "zod";
 import { readAs, writeAs } from "../http/d1-session";
 import {
   appEnvironmentNotFound,
@@ -11,18 +12,8 @@ import {
 } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
-import {
-  arrayOf,
-  DEMO_CONFIG_PARAMS,
-  DEMO_IDS,
-  EXAMPLE_IDS,
-  errorResponse,
-  jsonResponse,
-  responseRef,
-  schemaRef,
-  withKeyErrors,
-} from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS, errorResponse, responseRef, withKeyErrors } from "../http/openapi-parts";
+import { route, type SharedResponses } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "./configs.schemas";
 import { addConfig, commitConfig, configRefOrder } from "./configs.sql.ts";
@@ -95,7 +86,7 @@ export const appVariantsRoutes = [
         description:
           "The variant whose revision the environment runs, as GET /variants/{variant_id} reads it: with its latest " +
           "revision, which may be newer than the one deployed.",
-        ok: jsonResponse("The deployed variant", schemaRef("AppVariant"), { example: demoVariant }),
+        ok: { schema: AppVariant, description: "The deployed variant", example: demoVariant },
         errors: {
           404: responseRef("NoVariantDeployed"),
         },
@@ -120,7 +111,7 @@ export const appVariantsRoutes = [
         tag: "Variants",
         summary: "List an app's variants, each with its latest revision",
         description: "Oldest first; removed variants are left out.",
-        ok: jsonResponse("The app's variants, oldest first", arrayOf(schemaRef("AppVariant")), { example: [demoVariant] }),
+        ok: { schema: z.array(AppVariant), description: "The app's variants, oldest first", example: [demoVariant] },
         errors: { 404: responseRef("AppNotFound") },
       },
     },
@@ -166,7 +157,9 @@ export const variantsRoutes = [
           "A new config named `new_config_name`, whose revision 1 holds `parameters`; answers its variant. `base_id` " +
           "is the app's id: every app has one base, named `app`, whose id is its own. `new_variant_name` is accepted " +
           "and ignored: a variant is always named `app.<config name>`.",
-        ok: jsonResponse("The new config's variant, at revision 1", schemaRef("AppVariant"), {
+        ok: {
+          schema: AppVariant,
+          description: "The new config's variant, at revision 1",
           example: {
             ...demoVariant,
             variant_id: "01a2012d-9d01-7b3e-8c4f-2a6d9e1f0b37",
@@ -177,7 +170,7 @@ export const variantsRoutes = [
             created_at: "2026-11-22T03:10:04.512Z",
             updated_at: "2026-11-22T03:10:04.512Z",
           } satisfies AppVariant,
-        }),
+        },
         errors: {
           400: withKeyErrors(400, "The app already has a config of that name", { configExists: configExists() }),
           404: responseRef("AppNotFound"),
@@ -223,7 +216,7 @@ export const variantsRoutes = [
           "`parameters` become the variant's next revision: they replace the latest revision's (no merge), its url " +
           "is kept, as with POST /variants/configs/commit. Each request adds a revision, a repeated one too: send an " +
           "Idempotency-Key to retry safely. Answers null.",
-        ok: jsonResponse("Committed as the variant's next revision", { type: "null" }, { example: null }),
+        ok: { schema: z.null(), description: "Committed as the variant's next revision", example: null },
         errors: { 404: responseRef("VariantNotFound") },
       },
     },
@@ -258,7 +251,7 @@ export const variantsRoutes = [
           "/variants/configs/fetch with `variant_ref.id`, GET /configs/deployment/{deployment_revision_id}) but are " +
           "never deployed again (deploying one is a 409). While an environment runs one of its revisions, the variant is not removed " +
           "(409): deploy another variant there first. The platform removed it, history and all, without that check.",
-        ok: jsonResponse("The variant is removed", { type: "null" }, { example: null }),
+        ok: { schema: z.null(), description: "The variant is removed", example: null },
         errors: {
           404: responseRef("VariantNotFound"),
           409: errorResponse(
@@ -288,7 +281,7 @@ export const variantsRoutes = [
         tag: "Variants",
         summary: "Read a variant with its latest revision",
         description: REMOVED,
-        ok: jsonResponse("The variant", schemaRef("AppVariant"), { example: demoVariant }),
+        ok: { schema: AppVariant, description: "The variant", example: demoVariant },
         errors: {
           404: responseRef("VariantNotFound"),
         },
@@ -312,9 +305,7 @@ export const variantsRoutes = [
         tag: "Variants",
         summary: "List a variant's revisions",
         description: REMOVED,
-        ok: jsonResponse("Every revision, by number ascending", arrayOf(schemaRef("AppVariantRevision")), {
-          example: [demoRevision],
-        }),
+        ok: { schema: z.array(AppVariantRevision), description: "Every revision, by number ascending", example: [demoRevision] },
         errors: { 404: responseRef("VariantNotFound") },
       },
     },
@@ -339,7 +330,7 @@ export const variantsRoutes = [
         tag: "Variants",
         summary: "Read one revision of a variant",
         description: REMOVED,
-        ok: jsonResponse("The revision", schemaRef("AppVariantRevision"), { example: demoRevision }),
+        ok: { schema: AppVariantRevision, description: "The revision", example: demoRevision },
         errors: {
           404: responseRef("VariantRevisionNotFound"),
         },
@@ -355,21 +346,18 @@ export const variantsRoutes = [
   ),
 ];
 
-/** What the routes above name in the document. */
-export const variantsComponents = (): Components => ({
-  outputSchemas: { AppVariant, AppVariantRevision },
-  responses: {
-    NoVariantDeployed: errorResponse(
-      "The app does not exist, is not visible to the caller, or has no such environment; or nothing is deployed there",
-      { environmentNotFound: appEnvironmentNotFound(), nothingDeployed: nothingDeployed() },
-    ),
-    VariantNotFound: errorResponse(
-      "The variant does not exist, was removed, or is not visible to the caller (not told apart)",
-      variantNotFound(),
-    ),
-    VariantRevisionNotFound: errorResponse("The variant is not found, or it has no revision of that number", {
-      variantNotFound: variantNotFound(),
-      revisionNotFound: variantRevisionNotFound(),
-    }),
-  },
+/** The responses the routes above share in the document. */
+export const variantsResponses = (): SharedResponses => ({
+  NoVariantDeployed: errorResponse(
+    "The app does not exist, is not visible to the caller, or has no such environment; or nothing is deployed there",
+    { environmentNotFound: appEnvironmentNotFound(), nothingDeployed: nothingDeployed() },
+  ),
+  VariantNotFound: errorResponse(
+    "The variant does not exist, was removed, or is not visible to the caller (not told apart)",
+    variantNotFound(),
+  ),
+  VariantRevisionNotFound: errorResponse("The variant is not found, or it has no revision of that number", {
+    variantNotFound: variantNotFound(),
+    revisionNotFound: variantRevisionNotFound(),
+  }),
 });

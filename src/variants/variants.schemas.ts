@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { BASE_NAME, variantName } from "../apps/variant-names";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { commitMessage, integerParam, jsonObject, MAX_JSON_DEPTH, nameField, newNameField, uuid } from "../http/fields";
 import type { Config } from "./configs.sql.ts";
 import type { Variant, VariantRevision } from "./variants.sql.ts";
@@ -66,51 +66,55 @@ const params = z
   .apply(documented(globalThis.DOCUMENTATION && { description: "The config's parameters: any JSON object" }));
 
 /** A variant with its latest revision (the platform's AppVariantResponse). */
-export const AppVariant = z.object({
-  app_id: z.uuid(),
-  app_name: z.string(),
-  variant_id: z.uuid(),
-  variant_name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>`" })),
-  project_id: z.uuid(),
-  base_name: z.literal(BASE_NAME),
-  base_id: z
-    .uuid()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "The app's id: every app has one implicit base" })),
-  config_name: z.string(),
-  revision: z
-    .int()
-    .min(1)
-    .apply(documented(globalThis.DOCUMENTATION && { description: "The latest revision" })),
-  parameters: params.apply(documented(globalThis.DOCUMENTATION && { description: "The latest revision's params" })),
-  uri: z.null(),
-  created_at: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "When the variant was created" })),
-  updated_at: z.iso
-    .datetime()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "When its latest revision was committed" })),
-  modified_by_id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "Who committed the latest revision" })),
-});
+export const AppVariant = z
+  .object({
+    app_id: z.uuid(),
+    app_name: z.string(),
+    variant_id: z.uuid(),
+    variant_name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>`" })),
+    project_id: z.uuid(),
+    base_name: z.literal(BASE_NAME),
+    base_id: z
+      .uuid()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "The app's id: every app has one implicit base" })),
+    config_name: z.string(),
+    revision: z
+      .int()
+      .min(1)
+      .apply(documented(globalThis.DOCUMENTATION && { description: "The latest revision" })),
+    parameters: params.apply(documented(globalThis.DOCUMENTATION && { description: "The latest revision's params" })),
+    uri: z.null(),
+    created_at: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "When the variant was created" })),
+    updated_at: z.iso
+      .datetime()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "When its latest revision was committed" })),
+    modified_by_id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "Who committed the latest revision" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "AppVariant"));
 export type AppVariant = z.infer<typeof AppVariant>;
 
 /** One revision of a variant (the platform's AppVariantRevision). */
-export const AppVariantRevision = z.object({
-  id: z.uuid(),
-  revision: z.int().min(1),
-  modified_by: z
-    .string()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who committed the revision" })),
-  config: z.object({ config_name: z.string(), parameters: params }),
-  created_at: z.iso.datetime(),
-  commit_message: z
-    .string()
-    .nullable()
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description: "The message it was committed with (`variant_ref.commit_message`, or the current API's `message`)",
-        },
+export const AppVariantRevision = z
+  .object({
+    id: z.uuid(),
+    revision: z.int().min(1),
+    modified_by: z
+      .string()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who committed the revision" })),
+    config: z.object({ config_name: z.string(), parameters: params }),
+    created_at: z.iso.datetime(),
+    commit_message: z
+      .string()
+      .nullable()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description: "The message it was committed with (`variant_ref.commit_message`, or the current API's `message`)",
+          },
+        ),
       ),
-    ),
-});
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "AppVariantRevision"));
 export type AppVariantRevision = z.infer<typeof AppVariantRevision>;
 
 export const toAppVariant = (variant: Variant): AppVariant => ({

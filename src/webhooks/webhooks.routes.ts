@@ -1,4 +1,4 @@
-import type * as z from "zod";
+import * as z from "zod";
 import { newId } from "../db/buckets";
 import type { AdminRefusal } from "../db/roles";
 import { deployedExample } from "../events/events.routes";
@@ -15,9 +15,9 @@ import {
   webhookNotFound,
   webhooksNotSetUp,
 } from "../http/errors";
-import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, schemaRef, tagged } from "../http/openapi-parts";
+import { DEMO_IDS, errorResponse, schemaRef, tagged } from "../http/openapi-parts";
 import { requestBucket } from "../http/request-bucket";
-import { type Components, route } from "../http/route";
+import { route } from "../http/route";
 import { sendTestEvent } from "./delivery";
 import { handOff } from "./hand-off";
 import { allowsLocalTargets, canSealSecrets, sealSecret } from "./secret-box";
@@ -36,7 +36,7 @@ import {
   UpdateWebhookBody,
   WebhookBody,
   WebhookParams,
-  WebhookPayload,
+  type WebhookPayload,
   WebhookSecretBody,
 } from "./webhooks.schemas";
 import {
@@ -135,9 +135,11 @@ export const webhooksRoutes = [
           `that app's events. \`organization_id\` defaults to the key's project's organization. ${WHO} A service set ` +
           "up without a key to encrypt secrets answers 501. No Idempotency-Key: a retry makes another webhook. An " +
           `organization has at most ${WEBHOOKS_PER_ORGANIZATION} webhooks, enabled or not: past that, 422 (delete one first).`,
-        ok: jsonResponse("The webhook, with its secret (shown once)", schemaRef("CreatedWebhook"), {
+        ok: {
+          schema: CreatedWebhookBody,
+          description: "The webhook, with its secret (shown once)",
           example: { ...chat, secret: SECRET } satisfies z.output<typeof CreatedWebhookBody>,
-        }),
+        },
         errors: {
           403: refusals[403],
           404: errorResponse("Not a member of that organization, or `app_id` is not one of its apps", {
@@ -180,7 +182,7 @@ export const webhooksRoutes = [
         tag: "Webhooks",
         summary: "List an organization's webhooks",
         description: `Oldest first, without secrets. \`organization_id\` defaults to the key's project's organization. ${WHO}`,
-        ok: jsonResponse("The webhooks, oldest first", arrayOf(schemaRef("Webhook")), { example: [chat] }),
+        ok: { schema: z.array(WebhookBody), description: "The webhooks, oldest first", example: [chat] },
         errors: {
           403: refusals[403],
           404: errorResponse("Not a member of that organization (or no such organization)", organizationNotFound()),
@@ -205,7 +207,7 @@ export const webhooksRoutes = [
         tag: "Webhooks",
         summary: "Read a webhook",
         description: `Without its secret. ${WHO}`,
-        ok: jsonResponse("The webhook", schemaRef("Webhook"), { example: chat }),
+        ok: { schema: WebhookBody, description: "The webhook", example: chat },
         errors: refusals,
       },
     },
@@ -236,7 +238,7 @@ export const webhooksRoutes = [
         description:
           "Changes the fields given (`app_id` and `description` may be null). `enabled: true` on a disabled webhook clears " +
           `its failure count; \`enabled: false\` ends its pending deliveries as failed. Same URL rules as creation. ${WHO}`,
-        ok: jsonResponse("The webhook as changed", schemaRef("Webhook"), { example: { ...chat, events: ["*"] } }),
+        ok: { schema: WebhookBody, description: "The webhook as changed", example: { ...chat, events: ["*"] } },
         errors: {
           ...refusals,
           404: errorResponse("No such webhook (or not the caller's to see), or no such app there", {
@@ -267,7 +269,7 @@ export const webhooksRoutes = [
         tag: "Webhooks",
         summary: "Delete a webhook, its deliveries and their attempts",
         description: WHO,
-        ok: jsonResponse("Deleted", { type: "null" }, { example: null }),
+        ok: { schema: z.null(), description: "Deleted", example: null },
         errors: refusals,
       },
     },
@@ -292,7 +294,7 @@ export const webhooksRoutes = [
           "Answers a new secret, shown once. For 24 hours the previous one keeps signing too: each request carries two " +
           "signatures (space-separated in `webhook-signature`), so that receivers can switch secrets without losing an " +
           `event. ${WHO}`,
-        ok: jsonResponse("The new secret, shown once", schemaRef("WebhookSecret"), { example: { secret: SECRET } }),
+        ok: { schema: WebhookSecretBody, description: "The new secret, shown once", example: { secret: SECRET } },
         errors: {
           ...refusals,
           501: errorResponse("The service cannot keep secrets: no key to encrypt them is set up", webhooksNotSetUp()),
@@ -324,11 +326,13 @@ export const webhooksRoutes = [
           `as an event or a delivery. \`status_code\` null: no answer (see \`error\`). A URL that cannot be reached ` +
           "(refused, reset, no TLS, no name, no answer within 10 seconds) answers the same, after 10 seconds whatever " +
           `the cause. ${WHO}`,
-        ok: jsonResponse("The attempt", schemaRef("WebhookAttempt"), {
+        ok: {
+          schema: AttemptBody,
+          description: "The attempt",
           example: { status_code: 200, duration_ms: 84, response_excerpt: "ok", error: null } satisfies z.output<
             typeof AttemptBody
           >,
-        }),
+        },
         errors: refusals,
       },
     },
@@ -367,9 +371,11 @@ export const webhooksRoutes = [
         tag: "Webhooks",
         summary: "List a webhook's deliveries",
         description: `Newest first, 50 a page (\`limit\` up to 200), continued with \`cursor\`; \`status\` filters. ${WHO}`,
-        ok: jsonResponse("A page of deliveries", schemaRef("DeliveryPage"), {
+        ok: {
+          schema: DeliveryPage,
+          description: "A page of deliveries",
           example: { deliveries: [delivery], next_cursor: null } satisfies z.output<typeof DeliveryPage>,
-        }),
+        },
         errors: refusals,
       },
     },
@@ -397,7 +403,9 @@ export const webhooksRoutes = [
         tag: "Webhooks",
         summary: "Read a delivery and its attempts",
         description: `Each attempt: when, the status code, the duration, the first 1 KiB of the response and the error. ${WHO}`,
-        ok: jsonResponse("The delivery", schemaRef("DeliveryWithAttempts"), {
+        ok: {
+          schema: DeliveryWithAttempts,
+          description: "The delivery",
           example: {
             ...delivery,
             attempt_log: [
@@ -410,7 +418,7 @@ export const webhooksRoutes = [
               },
             ],
           } satisfies z.output<typeof DeliveryWithAttempts>,
-        }),
+        },
         errors: {
           ...refusals,
           404: errorResponse("No such webhook or delivery", {
@@ -444,9 +452,11 @@ export const webhooksRoutes = [
         description:
           "Makes the delivery pending and due now: one more attempt, under the same `webhook-id`. 409 while the webhook " +
           `is disabled. ${WHO}`,
-        ok: jsonResponse("The delivery, pending", schemaRef("Delivery"), {
+        ok: {
+          schema: DeliveryBody,
+          description: "The delivery, pending",
           example: { ...delivery, next_attempt_at: "2026-11-24T09:00:00.000Z" },
-        }),
+        },
         errors: {
           ...refusals,
           404: errorResponse("No such webhook or delivery", {
@@ -468,20 +478,6 @@ export const webhooksRoutes = [
     },
   ),
 ];
-
-/** What the routes above name in the document. */
-export const webhooksComponents = (): Components => ({
-  outputSchemas: {
-    Webhook: WebhookBody,
-    CreatedWebhook: CreatedWebhookBody,
-    WebhookSecret: WebhookSecretBody,
-    WebhookAttempt: AttemptBody,
-    Delivery: DeliveryBody,
-    DeliveryPage,
-    DeliveryWithAttempts,
-    WebhookPayload,
-  },
-});
 
 /** What a receiver gets (OpenAPI 3.1 `webhooks`): one POST per event and subscribed webhook, per Standard Webhooks. */
 export const webhookPayloadsOpenApi = () => ({

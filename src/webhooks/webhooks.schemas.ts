@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { EventBody } from "../events/events.schemas";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { storableText, uuid } from "../http/fields";
 import { MAX_URL_LENGTH } from "./target-url";
 
@@ -103,103 +103,115 @@ export const ListDeliveriesQuery = z.object({
 
 // Response bodies.
 
-export const WebhookBody = z.object({
-  id: z.uuid(),
-  organization_id: z.uuid(),
-  url: z.string(),
-  events: z.array(z.string()),
-  app_id: z.uuid().nullable(),
-  description: z.string().nullable(),
-  enabled: z.boolean(),
-  disabled_reason: z
-    .string()
-    .nullable()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Why the service disabled it; null otherwise" })),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-});
+export const WebhookBody = z
+  .object({
+    id: z.uuid(),
+    organization_id: z.uuid(),
+    url: z.string(),
+    events: z.array(z.string()),
+    app_id: z.uuid().nullable(),
+    description: z.string().nullable(),
+    enabled: z.boolean(),
+    disabled_reason: z
+      .string()
+      .nullable()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Why the service disabled it; null otherwise" })),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "Webhook"));
 
 export const CreatedWebhookBody = WebhookBody.extend({
   secret: z
     .string()
     .apply(documented(globalThis.DOCUMENTATION && { description: "`whsec_` + base64 of 32 random bytes: shown this once" })),
-});
+}).apply(schemaName(globalThis.DOCUMENTATION && "CreatedWebhook"));
 
-export const WebhookSecretBody = z.object({
-  secret: z
-    .string()
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && { description: "The new secret, shown this once; the previous one signs too for 24 hours" },
+export const WebhookSecretBody = z
+  .object({
+    secret: z
+      .string()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && { description: "The new secret, shown this once; the previous one signs too for 24 hours" },
+        ),
       ),
-    ),
-});
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "WebhookSecret"));
 
-export const AttemptBody = z.object({
-  status_code: z
-    .int()
-    .nullable()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Null: no answer (see error)" })),
-  duration_ms: z
-    .int()
-    .apply(
-      documented(globalThis.DOCUMENTATION && { description: "10000 when the URL could not be reached, whatever the cause" }),
-    ),
-  response_excerpt: z
-    .string()
-    .nullable()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "The first 1 KiB of the response body" })),
-  error: z
-    .string()
-    .nullable()
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description:
-            'Null on a 2xx; "HTTP <status>"; "could not reach the URL" (refused, no TLS, no answer in time...); "could not sign the event"',
-        },
+export const AttemptBody = z
+  .object({
+    status_code: z
+      .int()
+      .nullable()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Null: no answer (see error)" })),
+    duration_ms: z
+      .int()
+      .apply(
+        documented(globalThis.DOCUMENTATION && { description: "10000 when the URL could not be reached, whatever the cause" }),
       ),
-    ),
-});
+    response_excerpt: z
+      .string()
+      .nullable()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "The first 1 KiB of the response body" })),
+    error: z
+      .string()
+      .nullable()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description:
+              'Null on a 2xx; "HTTP <status>"; "could not reach the URL" (refused, no TLS, no answer in time...); "could not sign the event"',
+          },
+        ),
+      ),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "WebhookAttempt"));
 
-export const DeliveryBody = z.object({
-  id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "Also the `webhook-id` header of every attempt" })),
-  event_id: z.uuid(),
-  event_type: z.string(),
-  status: z.enum(["pending", "succeeded", "failed"]),
-  attempts: z.int(),
-  last_attempt_at: z.iso.datetime().nullable(),
-  last_status_code: z.int().nullable(),
-  last_error: z.string().nullable(),
-  next_attempt_at: z.iso
-    .datetime()
-    .nullable()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "When pending: when the next attempt is due" })),
-});
+export const DeliveryBody = z
+  .object({
+    id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "Also the `webhook-id` header of every attempt" })),
+    event_id: z.uuid(),
+    event_type: z.string(),
+    status: z.enum(["pending", "succeeded", "failed"]),
+    attempts: z.int(),
+    last_attempt_at: z.iso.datetime().nullable(),
+    last_status_code: z.int().nullable(),
+    last_error: z.string().nullable(),
+    next_attempt_at: z.iso
+      .datetime()
+      .nullable()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "When pending: when the next attempt is due" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "Delivery"));
 
-export const DeliveryPage = z.object({
-  deliveries: z.array(DeliveryBody),
-  next_cursor: z
-    .uuid()
-    .nullable()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
-});
+export const DeliveryPage = z
+  .object({
+    deliveries: z.array(DeliveryBody),
+    next_cursor: z
+      .uuid()
+      .nullable()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "DeliveryPage"));
 
 export const DeliveryWithAttempts = DeliveryBody.extend({
   attempt_log: z
     .array(AttemptBody.extend({ attempted_at: z.iso.datetime() }))
     .apply(documented(globalThis.DOCUMENTATION && { description: "Oldest first" })),
-});
+}).apply(schemaName(globalThis.DOCUMENTATION && "DeliveryWithAttempts"));
 
 /** The body a receiver gets: Standard Webhooks' envelope around the event (as GET /events shows it). */
-export const WebhookPayload = z.object({
-  type: z
-    .enum([...EVENT_TYPES, "webhook.test"])
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && { description: "The event's type; `webhook.test` for POST /webhooks/{webhook_id}/test" },
+export const WebhookPayload = z
+  .object({
+    type: z
+      .enum([...EVENT_TYPES, "webhook.test"])
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && { description: "The event's type; `webhook.test` for POST /webhooks/{webhook_id}/test" },
+        ),
       ),
-    ),
-  timestamp: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "The event's occurred_at" })),
-  data: EventBody,
-});
+    timestamp: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "The event's occurred_at" })),
+    data: EventBody,
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "WebhookPayload"));

@@ -3,13 +3,13 @@ import {
   RetrieveWorkflowRevisionBody,
   RetrieveWorkflowRevisionShape,
   toWorkflowRevision,
-  WorkflowRevision,
+  type WorkflowRevision,
   WorkflowRevisionAnswer,
 } from "../applications/revisions.schemas";
 import { retrieveRevision } from "../applications/revisions.sql.ts";
 import { readAs } from "../http/d1-session";
-import { DEMO_IDS, EXAMPLE_IDS, jsonResponse, schemaRef } from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
+import { route } from "../http/route";
 import { configRefOrder } from "../variants/configs.sql.ts";
 
 const { application_id, application_slug, application_variant_id, application_variant_slug, ...shared } = demoRevision;
@@ -48,12 +48,14 @@ export const workflowsRoutes = [
         description:
           "The lookup of POST /applications/revisions/retrieve with `workflow_ref`, `workflow_variant_ref` and " +
           '`workflow_revision_ref`; answers 200 whatever it finds: `{"count": 0}` where that call would answer 404 too.',
-        ok: jsonResponse('The revision, or `{"count": 0}`', schemaRef("WorkflowRevisionAnswer"), {
+        ok: {
+          schema: WorkflowRevisionAnswer,
+          description: 'The revision, or `{"count": 0}`',
           examples: {
             found: { summary: "Found", value: { count: 1, workflow_revision: demoWorkflowRevision } },
             none: { summary: "Nothing matches", value: { count: 0 } },
           },
-        }),
+        },
       },
     },
     async (c) => {
@@ -63,7 +65,3 @@ export const workflowsRoutes = [
     },
   ),
 ];
-
-export const workflowsComponents = (): Components => ({
-  outputSchemas: { WorkflowRevision, WorkflowRevisionAnswer },
-});

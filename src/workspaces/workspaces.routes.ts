@@ -1,8 +1,8 @@
-import type * as z from "zod";
+import * as z from "zod";
 import { writeAs } from "../http/d1-session";
 import { type ApiError, forbidden, lastOwner, memberNotFound, workspaceNotFound } from "../http/errors";
-import { arrayOf, DEMO_IDS, errorResponse, jsonResponse, responseRef, schemaRef } from "../http/openapi-parts";
-import { type Components, route } from "../http/route";
+import { DEMO_IDS, errorResponse, responseRef } from "../http/openapi-parts";
+import { route, type SharedResponses } from "../http/route";
 import { changeMemberRole, type MemberVerdict, removeMember } from "./members.sql.ts";
 import { ALL_ROLES, PERMISSIONS, ROLE_DESCRIPTIONS } from "./roles";
 import {
@@ -12,7 +12,7 @@ import {
   RoleListItem,
   toWorkspace,
   UnassignRoleQuery,
-  type Workspace,
+  Workspace,
   WorkspaceIdParams,
   type WorkspaceMember,
 } from "./workspaces.schemas";
@@ -107,9 +107,7 @@ export const workspacesRoutes = [
           "The six roles the platform's client knows, most powerful first, each with what it may do here (and its " +
           "permissions, as GET /workspaces/permissions names them). Requests also take `admin` for " +
           `\`workspace_admin\`. Any role. ${PER_ORGANIZATION}`,
-        ok: jsonResponse("Every role", arrayOf(schemaRef("RoleListItem")), {
-          example: ALL_ROLES,
-        }),
+        ok: { schema: z.array(RoleListItem), description: "Every role", example: ALL_ROLES },
       },
     },
     async (c) => {
@@ -126,7 +124,7 @@ export const workspacesRoutes = [
         tag: "Workspaces",
         summary: "List the permissions this service enforces",
         description: "In the platform's names; its client's list holds more, which mean nothing here and are left out. Any role.",
-        ok: jsonResponse("Every permission enforced", arrayOf({ type: "string" }), { example: PERMISSIONS }),
+        ok: { schema: z.array(z.string()), description: "Every permission enforced", example: PERMISSIONS },
       },
     },
     async (c) => {
@@ -160,7 +158,7 @@ export const workspacesRoutes = [
           `Sets the member's one role in ${ITS_ORGANIZATION}, for all its workspaces. ` +
           "Giving the role they have already changes nothing and still answers `true`. Someone who is not a member " +
           `is a 404 (invite them instead). ${ADMINS_ONLY} ${OWNERS}`,
-        ok: jsonResponse("The member has the role", { const: true }, { example: true }),
+        ok: { schema: z.literal(true), documentedAs: { const: true }, description: "The member has the role", example: true },
         errors: { 403: forbiddenUnlessAdmin(), 404: memberChangeNotFound(), 409: responseRef("LastOwner") },
       },
     },
@@ -196,7 +194,7 @@ export const workspacesRoutes = [
         description:
           "When the member's role is `role`, they become a `viewer` (the platform's rule); with any other role, " +
           `nothing changes and the answer is still 200. Acts in ${ITS_ORGANIZATION}. ${ADMINS_ONLY} ${OWNERS}`,
-        ok: jsonResponse("The member, as they now are", schemaRef("Member"), { example: demoMember }),
+        ok: { schema: Member, description: "The member, as they now are", example: demoMember },
         errors: {
           403: forbiddenUnlessAdmin(),
           404: memberChangeNotFound(),
@@ -209,6 +207,7 @@ export const workspacesRoutes = [
       const change = { organizationId: org_id, workspaceId: c.req.valid("param").workspace_id, email };
       const { verdict, member } = await writeAs(c, [org_id], (db) => changeMemberRole(db, change, "viewer", role));
       refuseUnless(verdict);
+      if (!member) throw memberNotFound();
       return c.json(member, 200);
     },
   ),
@@ -233,7 +232,7 @@ export const workspacesRoutes = [
           `Removes the member from ${ITS_ORGANIZATION}, not from this workspace alone (as the platform did), and at ` +
           `once revokes their keys for its projects: they fail from the next request on. ${ADMINS_ONLY} ` +
           `${OWNERS} Answers the workspace, without them.`,
-        ok: jsonResponse("The workspace, without the member removed", schemaRef("Workspace"), { example: demoWorkspace }),
+        ok: { schema: Workspace, description: "The workspace, without the member removed", example: demoWorkspace },
         errors: { 403: forbiddenUnlessAdmin(), 404: memberChangeNotFound(), 409: responseRef("LastOwner") },
       },
     },
@@ -248,10 +247,7 @@ export const workspacesRoutes = [
   ),
 ];
 
-/** What the routes above name in the document. */
-export const workspacesComponents = (): Components => ({
-  outputSchemas: { RoleListItem, Member },
-  responses: {
-    LastOwner: errorResponse("The member is the organization's last owner: nothing was changed", lastOwner()),
-  },
+/** The responses the routes above share in the document. */
+export const workspacesResponses = (): SharedResponses => ({
+  LastOwner: errorResponse("The member is the organization's last owner: nothing was changed", lastOwner()),
 });

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { ROLES } from "../db/roles";
-import { documented } from "../http/documentation";
+import { documented, schemaName } from "../http/documentation";
 import { emailField, uuid } from "../http/fields";
 import type { MemberRow, WorkspaceDetails } from "../organizations/organizations.sql.ts";
 import { ROLE_DESCRIPTIONS, roleField } from "./roles";
@@ -18,42 +18,50 @@ export const RemoveUserQuery = z.object({ org_id: uuid, email: emailField });
 
 // Response bodies.
 
-export const RoleListItem = z.object({
-  role_name: z.enum(ROLES),
-  role_description: z.string(),
-  permissions: z.array(z.string()),
-});
+export const RoleListItem = z
+  .object({
+    role_name: z.enum(ROLES),
+    role_description: z.string(),
+    permissions: z.array(z.string()),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "RoleListItem"));
 
-export const Member = z.object({ id: z.uuid(), email: z.string(), username: z.string(), role: z.enum(ROLES) });
+export const Member = z
+  .object({ id: z.uuid(), email: z.string(), username: z.string(), role: z.enum(ROLES) })
+  .apply(schemaName(globalThis.DOCUMENTATION && "Member"));
 
 const RoleDescription = z.object({ role_name: z.enum(ROLES), role_description: z.string() });
 
-export const WorkspaceMember = z.object({
-  user: z.object({ id: z.uuid(), email: z.string(), username: z.string() }),
-  roles: z
-    .array(RoleDescription)
-    .apply(documented(globalThis.DOCUMENTATION && { description: "The member's one role in the organization" })),
-});
+export const WorkspaceMember = z
+  .object({
+    user: z.object({ id: z.uuid(), email: z.string(), username: z.string() }),
+    roles: z
+      .array(RoleDescription)
+      .apply(documented(globalThis.DOCUMENTATION && { description: "The member's one role in the organization" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "WorkspaceMember"));
 
 const toMember = ({ id, email, username, role }: MemberRow) => ({
   user: { id, email, username },
   roles: [{ role_name: role, role_description: ROLE_DESCRIPTIONS[role] }],
 });
 
-export const Workspace = z.object({
-  id: z.uuid(),
-  name: z.string(),
-  description: z.string(),
-  type: z.string().nullable(),
-  organization: z.uuid(),
-  default_project_id: z
-    .uuid()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Where keys and apps of this workspace live by default" })),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-  members: z
-    .array(WorkspaceMember)
-    .apply(documented(globalThis.DOCUMENTATION && { description: "The organization's members: roles are per organization" })),
-});
+export const Workspace = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    description: z.string(),
+    type: z.string().nullable(),
+    organization: z.uuid(),
+    default_project_id: z
+      .uuid()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Where keys and apps of this workspace live by default" })),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+    members: z
+      .array(WorkspaceMember)
+      .apply(documented(globalThis.DOCUMENTATION && { description: "The organization's members: roles are per organization" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "Workspace"));
 
 export const toWorkspace = ({ workspace, members }: WorkspaceDetails) => ({ ...workspace, members: members.map(toMember) });
