@@ -8,9 +8,11 @@
  *   2. the deployed bundle's size (`wrangler deploy --dry-run --outdir`, gzipped here)
  *   3. `wrangler dev` of the service (./wrangler.toml without its [assets], whose router the deployed Worker does not
  *      pay for; with `--var WEBHOOKS_ALLOW_LOCAL:true`, as `npm run dev`: webhooks may target the receiver below) and
- *      of the floor (test/bench/floor/), each on a free loopback port in its own process group; ready once GET
- *      /health (service) and GET /static (floor) are 200. When "deploy, three webhooks" runs, the webhook receiver
- *      too (test/bench/receiver.ts: 127.0.0.1, answers 200 at once, counts)
+ *      of the floor (test/bench/floor/), and of the bare handlers (test/bench/bare/: the service's config with the
+ *      bare entry as `main`, on a copy of the data) when a scenario of theirs runs, each on a free loopback port in
+ *      its own process group; ready once GET /health (service), GET /static (floor) and GET /ready (bare) are 200.
+ *      When "deploy, three webhooks" runs, the webhook receiver too (test/bench/receiver.ts: 127.0.0.1, answers 200
+ *      at once, counts)
  *   4. one scenario at a time: each checked with one request (status and body) and warmed up, then measured with
  *      autocannon for a fixed duration, split into rounds in which the scenarios take turns. Any non-2xx answer,
  *      connection error or timeout fails the scenario (a 401 means a wrong key, a 409 a duplicate name, a 429 a
@@ -51,17 +53,17 @@
  *                       log variant, e.g. `--only select1,get,log` [BENCH_ONLY] (default: all; for experiments)
  */
 
-import { cpSync, mkdirSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { HarnessError, ROOT } from "../support/processes";
 import { snapshot, startDev } from "../support/wrangler";
 import { checkWrites, type Outcome, runScenarios } from "./load";
 import { type LogVariant, logVariantCopy, selectLogVariants } from "./logging/variants";
-import { bundleSize, devConfigWithoutAssets, loadData } from "./prepare";
+import { BARE_ENTRY, bareConfig, bundleSize, devConfigWithoutAssets, loadData } from "./prepare";
 import { type Receiver, type ReceiverCounts, startReceiver } from "./receiver";
 import { fixed, gitState, kib, loadAverage, machine, report } from "./report";
-import { benchScenarios, type Scenario } from "./scenarios";
+import { BARE_PAIRS, benchScenarios, type Scenario } from "./scenarios";
 import { cleanUpNow, makeWorkFolder } from "./work-folder";
 
 /** The floor is the bench's own, and the same whatever code is measured. */
@@ -217,6 +219,17 @@ async function main(): Promise<number> {
     console.log(`  base: ${gitState(opts.base ?? "")}, copied to ${baseline.code}`);
   }
 
+  // The bare handlers (test/bench/bare/, BENCHMARKS.md round 15), when a scenario of theirs runs: the service's own
+  // config with the bare entry as `main`, on a copy of the data. From this tree when the code under test has none.
+  const bare =
+    opts.only.length === 0 || BARE_PAIRS.some(({ bare }) => opts.only.includes(bare))
+      ? { config: bareConfig(code), state: join(work, "bare-state") }
+      : undefined;
+  if (bare) {
+    if (!existsSync(join(code, BARE_ENTRY))) cpSync(join(ROOT, BARE_ENTRY), join(code, BARE_ENTRY));
+    cpSync(dir, bare.state, { recursive: true });
+  }
+
   const dev = { persistTo: dir, logLevel: opts.logLevel, cwd: code };
   // As `npm run dev`: webhooks may target http://127.0.0.1 (the receiver), secrets sealed with the development key.
   // Only webhook routes and deliveries read it.
@@ -226,7 +239,7 @@ async function main(): Promise<number> {
     ...variants.map((variant) => ({ ...variant, server: `log:${variant.name}`, label: `service, log: ${variant.name}` })),
     ...(baseline ? [{ ...baseline, server: "base", label: "service, base" }] : []),
   ];
-  const [[service, floor, ...copyServers], startSeconds] = await timed(() =>
+  const [[service, floor, bareServer, ...copyServers], startSeconds] = await timed(() =>
     Promise.all([
       startDevRetrying({
         ...dev,
@@ -235,6 +248,8 @@ async function main(): Promise<number> {
         readyPath: `${basePath}/health`,
       }),
       startDevRetrying({ ...dev, name: "floor", configArgs: ["-c", FLOOR_CONFIG], readyPath: "/static" }),
+      bare &&
+        startDevRetrying({ ...dev, name: "bare", persistTo: bare.state, configArgs: ["-c", bare.config], readyPath: "/ready" }),
       ...copies.map((copy) =>
         startDevRetrying({
           ...dev,
@@ -247,11 +262,15 @@ async function main(): Promise<number> {
       ),
     ]),
   );
-  phases.push([`start ${2 + copies.length} wrangler dev`, startSeconds]);
+  phases.push([`start ${2 + (bare ? 1 : 0) + copies.length} wrangler dev`, startSeconds]);
   console.log(`  service on ${service.url}, floor on ${floor.url} (ready in ${startSeconds.toFixed(1)} s)`);
   const servers = new Map(copies.map((copy, index) => [copy.server, copyServers[index]]));
   const serverOf = (scenario: Scenario) => {
     if (scenario.server === "floor") return { server: floor, base: floor.url };
+    if (scenario.server === "bare") {
+      if (!bareServer) throw new HarnessError("the bare handlers were not started");
+      return { server: bareServer, base: bareServer.url };
+    }
     const server = scenario.server === "service" ? service : servers.get(scenario.server);
     if (!server) throw new HarnessError(`no server for ${scenario.server}`);
     return { server, base: `${server.url}${basePath}` };
@@ -265,7 +284,15 @@ async function main(): Promise<number> {
   // A copy of the service without the queue consumer (to measure the requests' own cost) never delivers.
   const delivers = (serviceConfig.queues?.consumers ?? []).length > 0;
   if (receiver && !delivers) warnings.push("the service has no queue consumer (wrangler.toml): webhook deliveries stay pending");
-  const scenarios = benchScenarios(data, opts.connections, runTag, variants, { receiver, delivers }, baseline !== undefined);
+  const scenarios = benchScenarios(
+    data,
+    opts.connections,
+    runTag,
+    variants,
+    { receiver, delivers },
+    baseline !== undefined,
+    `${service.url}${basePath}`,
+  );
   if (opts.only.length > 0) {
     // A base scenario runs with its twin.
     const wanted = (id: string) =>
@@ -284,7 +311,7 @@ async function main(): Promise<number> {
         `those figures, and the ratios built on them, are skewed; run again on a quiet machine`,
     );
   }
-  for (const server of [service, ...copyServers]) {
+  for (const server of [service, ...(bareServer ? [bareServer] : []), ...copyServers]) {
     if (server.reloads() > 0)
       warnings.push(
         `wrangler dev rebuilt ${server.name} ${server.reloads()} time(s) during the run (a file it watches changed: in the copy of the code, or in node_modules, which the copy links, e.g. by an npm install): figures may mix versions of the code`,
@@ -292,7 +319,7 @@ async function main(): Promise<number> {
   }
   const received = receiver && outcomes.deployHooks ? (delivers ? await finalCounts(receiver) : await receiver.counts()) : null;
   receiver?.stop();
-  await Promise.all([service.stop(), floor.stop(), ...copyServers.map((server) => server.stop())]);
+  await Promise.all([service.stop(), floor.stop(), bareServer?.stop(), ...copyServers.map((server) => server.stop())]);
   const writes = await checkWrites(code, dir, data, outcomes, opts, received);
 
   report({ opts, outcomes, bundle, minified, git, basePath, writes, loadAtStart, loadBefore, warnings, phases, started });

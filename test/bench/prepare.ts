@@ -6,6 +6,15 @@ import { HarnessError } from "../support/processes";
 import { applyMigrations, d1Query, wrangler } from "../support/wrangler";
 import { BENCH_SHARDS, type BenchData, buildBenchData } from "./seed";
 
+/** `text` (a wrangler.toml) less its table `header` (e.g. `[assets]`), which runs to the next table's header. */
+function withoutTable(text: string, header: string, file: string): string {
+  const name = header.replace(/[[\]]/g, "").replace(/\./g, "\\.");
+  const left = text.replace(new RegExp(`^\\[{1,2}${name}\\]{1,2}\\n(?:(?!\\[).*\\n?)*`, "m"), "");
+  if (new RegExp(`^\\s*\\[{1,2}\\s*${name}\\b`, "m").test(left))
+    throw new HarnessError(`${file}: its ${header} could not be left out`);
+  return left;
+}
+
 /**
  * The config `wrangler dev` runs a copy of the service in `code` with: its wrangler.toml without the [assets] table,
  * written beside it (paths in it stay relative to the copy). With assets, wrangler dev puts its asset router (a Worker
@@ -15,10 +24,28 @@ import { BENCH_SHARDS, type BenchData, buildBenchData } from "./seed";
  */
 export function devConfigWithoutAssets(code: string): string {
   const config = join(code, "wrangler.bench.toml");
-  // The table runs to the next table's header.
-  const text = readFileSync(join(code, "wrangler.toml"), "utf8").replace(/^\[assets\]\n(?:(?!\[).*\n?)*/m, "");
-  if (/^\s*\[\s*assets\b/m.test(text)) throw new HarnessError(`${code}/wrangler.toml: its [assets] table could not be left out`);
-  writeFileSync(config, text);
+  writeFileSync(config, withoutTable(readFileSync(join(code, "wrangler.toml"), "utf8"), "[assets]", `${code}/wrangler.toml`));
+  return config;
+}
+
+/** The bare handlers' entry (BENCHMARKS.md round 15), in the copy of the code. */
+export const BARE_ENTRY = "test/bench/bare/index.ts";
+
+/**
+ * The config the bare handlers (test/bench/bare/) run with, written beside the service's in its copy `code`: the
+ * service's own (`devConfigWithoutAssets`: the same bindings, vars, [define] and compatibility date, so that the bare
+ * handlers' batches bind and route as the service's), with `main` the bare entry, and neither the [build] of the
+ * service's assets nor its queue consumer (the bare Worker has no queue handler).
+ */
+export function bareConfig(code: string): string {
+  const config = join(code, "wrangler.bare.toml");
+  const file = `${code}/wrangler.toml`;
+  let text = readFileSync(devConfigWithoutAssets(code), "utf8");
+  for (const table of ["[build]", "[[queues.consumers]]"]) text = withoutTable(text, table, file);
+  const withMain = text.replace(/^main = .*$/m, `main = "${BARE_ENTRY}"`);
+  if (!withMain.includes(`main = "${BARE_ENTRY}"`))
+    throw new HarnessError(`${file}: no main = ... line to point at ${BARE_ENTRY}`);
+  writeFileSync(config, withMain);
   return config;
 }
 

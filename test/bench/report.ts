@@ -7,7 +7,7 @@ import { ROOT } from "../support/processes";
 import type { Outcome, Writes } from "./load";
 import type { LogVariant } from "./logging/variants";
 import type { BundleSize } from "./prepare";
-import { BASE_SCENARIOS, type ScenarioId } from "./scenarios";
+import { BARE_PAIRS, BASE_SCENARIOS, type ScenarioId } from "./scenarios";
 import {
   AUDIT_DEEP,
   AUDIT_EVENTS,
@@ -25,6 +25,8 @@ const TARGETS = { get: 0.85, fetch: 0.85, retrieve: 0.9, getConfig: 0.85, post: 
 /** Issue 17's "cost and scale": deploys with three webhooks against none, and the audit log's deep page against its first. */
 const WEBHOOK_TARGET = 0.9;
 const DEEP_PAGE_TARGET = 0.9;
+/** Issue 33: each read against its bare handler (test/bench/bare/), by CPU per request. */
+const BARE_TARGET = 0.95;
 /** Requests sent with a key homed on the other shard (two round trips), each against its twin (one round trip). */
 const ACROSS_PAIRS = [
   { label: "GET of a record, key on the other shard / on the same shard", across: "getAcross", same: "get" },
@@ -278,6 +280,36 @@ export function report({
       )
     : "";
 
+  // The reads against their bare handlers (the least possible read: the same batch and answer, nothing else), by CPU
+  // per request (the target's measure) and by throughput, beside each one's ratio to the one-query floor.
+  const barePairs = BARE_PAIRS.filter(({ read, bare }) => ran(read, bare));
+  const bareTable =
+    barePairs.length > 0
+      ? table(
+          [
+            "read / its bare handler",
+            "by CPU",
+            "rounds",
+            "CPU ms/req. (read; bare)",
+            "by throughput",
+            "/ one-query floor by CPU (read; bare)",
+            "target",
+            "",
+          ],
+          barePairs.map(({ read, bare, label }) => [
+            label,
+            fixed(cpuRatio(read, bare), 2),
+            cpuSpread(read, bare),
+            `${fixed(m(read)?.cpuPerRequest ?? Number.NaN, 2)}; ${fixed(m(bare)?.cpuPerRequest ?? Number.NaN, 2)}`,
+            fixed(ratio(read, bare), 2),
+            ran("select1") ? `${fixed(cpuRatio(read, "select1"), 2)}; ${fixed(cpuRatio(bare, "select1"), 2)}` : "n/a (not run)",
+            `>= ${BARE_TARGET} by CPU`,
+            verdict(cpuRatio(read, bare), BARE_TARGET),
+          ]),
+          ["l", "r", "l", "r", "r", "r", "l", "l"],
+        )
+      : "";
+
   const logIds = opts.logVariants.map((variant) => `log:${variant.name}` as const);
   const noLog = logIds.includes("log:none") ? ("log:none" as const) : null;
   const logTable =
@@ -491,6 +523,7 @@ export function report({
     "",
     ratioTable,
     "",
+    ...(bareTable ? ["## The reads against their bare handlers", "", bareTable, ""] : []),
     ...(baseTable ? [`## Before (--base ${opts.base}) and after (the code under test)`, "", baseTable, ""] : []),
     ...(logTable ? ["## The per-request log line", "", logTable, ""] : []),
     "## Scale and bundle",
@@ -508,7 +541,7 @@ export function report({
   mkdirSync(dirname(opts.out), { recursive: true });
   writeFileSync(opts.out, markdown);
   console.log(
-    `\n${mainTable}\n${failureLines.length > 0 ? `\n${failureLines.join("\n")}\n` : ""}\n${ratioTable}\n${baseTable ? `\nbefore (--base) and after:\n${baseTable}\n` : ""}${logTable ? `\n${logTable}\n` : ""}\n${scaleTable}\n\n${phaseTable}\n`,
+    `\n${mainTable}\n${failureLines.length > 0 ? `\n${failureLines.join("\n")}\n` : ""}\n${ratioTable}\n${bareTable ? `\nagainst the bare handlers:\n${bareTable}\n` : ""}${baseTable ? `\nbefore (--base) and after:\n${baseTable}\n` : ""}${logTable ? `\n${logTable}\n` : ""}\n${scaleTable}\n\n${phaseTable}\n`,
   );
   console.log(`written: ${writes.lines.join("; ") || "nothing (no writing scenario ran)"}`);
   console.log(`bundle by package: ${contributors}`);

@@ -24,10 +24,10 @@ import {
 export class ScenarioError extends Error {}
 
 /**
- * Where a scenario's requests go: the service, the floor, a copy of the service with another request log, or the
- * service of another tree (`--base`).
+ * Where a scenario's requests go: the service, the floor, the bare handlers (test/bench/bare/), a copy of the service
+ * with another request log, or the service of another tree (`--base`).
  */
-export type ServerName = "service" | "floor" | "base" | `log:${string}`;
+export type ServerName = "service" | "floor" | "bare" | "base" | `log:${string}`;
 
 export interface Scenario {
   label: string;
@@ -216,6 +216,31 @@ function checkAcross(scenario: Scenario, same: BenchKey, across: BenchKey, conte
     if (shards(sameAnswer) !== "SHARD_0" || shards(acrossAnswer) !== "SHARD_0, SHARD_1")
       throw new ScenarioError(
         `${what}: bookmarks of ${shards(sameAnswer) || "no shard"} with a key on the same shard, of ${shards(acrossAnswer) || "no shard"} with one on the other (expected SHARD_0; SHARD_0, SHARD_1)`,
+      );
+    return info;
+  };
+}
+
+/**
+ * A bare handler's scenario (test/bench/bare/): the route's check (`contentCheck`) on the bare handler's answer, then
+ * the same request with the same key to the bare handler and to the service at `serviceBase`: the same status and the
+ * same body, byte for byte.
+ */
+function checkBare(scenario: Scenario, serviceBase: string, contentCheck: Scenario["check"]) {
+  // biome-ignore lint/suspicious/noConfusingVoidType: the route's check may return nothing (Scenario["check"]).
+  return async (base: string): Promise<CheckInfo | void> => {
+    const info = await contentCheck(base);
+    const what = `${scenario.method} ${scenario.path}`;
+    const send = (to: string) =>
+      request(`${to}${scenario.path}`, {
+        method: scenario.method,
+        headers: { ...scenario.headers, ...authorization(scenario.keys[0]) },
+        body: scenario.body,
+      });
+    const [bare, service] = [await send(base), await send(serviceBase)];
+    if (bare.status !== service.status || bare.text !== service.text)
+      throw new ScenarioError(
+        `${what}: the bare handler answered status ${bare.status} and ${bare.text.slice(0, 300)}; the service, status ${service.status} and ${service.text.slice(0, 300)}`,
       );
     return info;
   };
@@ -540,6 +565,9 @@ export type CoreScenarioId =
   | "fetch"
   | "fetchAcross"
   | "retrieve"
+  | "bareGet"
+  | "bareFetch"
+  | "bareRetrieve"
   | "getConfig"
   | "organizations"
   | "commit"
@@ -556,6 +584,16 @@ export type CoreScenarioId =
   | "deployHooks"
   | "eventsFirst"
   | "eventsDeep";
+/**
+ * The reads held against the least possible read (BENCHMARKS.md round 15): each with the scenario of its bare handler
+ * (test/bench/bare/), which sends the same requests with the same keys.
+ */
+export const BARE_PAIRS = [
+  { read: "get", bare: "bareGet", label: "GET of a record" },
+  { read: "fetch", bare: "bareFetch", label: "config fetch by environment" },
+  { read: "retrieve", bare: "bareRetrieve", label: "retrieve by environment (today's SDK)" },
+] as const;
+
 /** The scenarios `--base` runs on the other tree too, each right after its twin. */
 export const BASE_SCENARIOS = ["get", "fetch", "post"] as const;
 export type BaseScenarioId = `base:${(typeof BASE_SCENARIOS)[number]}`;
@@ -572,6 +610,7 @@ export type ScenarioId = CoreScenarioId | `log:${string}` | BaseScenarioId;
  * webhooks point (without it, "deploy, three webhooks" fails its check); `webhooks.delivers`: whether the service
  * has a queue consumer (wrangler.toml), i.e. whether deliveries are to be waited for. `withBase`: BASE_SCENARIOS run
  * on the base's server too, each right after its twin, so that before and after alternate within every round.
+ * `serviceBase`: the service's URL, whose answers the bare handlers' are checked against.
  */
 export function benchScenarios(
   data: BenchData,
@@ -580,6 +619,7 @@ export function benchScenarios(
   logVariants: LogVariant[] = [],
   webhooks: { receiver?: Receiver; delivers: boolean } = { delivers: true },
   withBase = false,
+  serviceBase = "",
 ): Record<CoreScenarioId | BaseScenarioId, Scenario> & Record<`log:${string}`, Scenario> {
   const { receiver, delivers } = webhooks;
   const postBody = '{"app_name": "bench-[<id>]"}';
@@ -636,6 +676,26 @@ export function benchScenarios(
     keys: k.across,
     check: checkAcross(scenario, k.read[0], k.across[0], check(k.across[0])),
   });
+  const retrieve: Scenario = {
+    label: "POST applications/revisions/retrieve by environment (today's SDK)",
+    server: "service",
+    method: "POST",
+    path: "/applications/revisions/retrieve",
+    headers: post,
+    keys: k.read,
+    body: retrieveBody(reads.small, `bench-get-${SMALL_HISTORY}`),
+    connections,
+    check: checkRetrieve(k.read[0], reads.small, `bench-get-${SMALL_HISTORY}`),
+  };
+  // Each read again against its bare handler: the same request, keys and route's check, and its answer the service's.
+  const pairedReads = { get: getRecord, fetch: fetchConfig, retrieve };
+  const bareScenarios = Object.fromEntries(
+    BARE_PAIRS.map(({ read, bare }) => {
+      const scenario = pairedReads[read];
+      const bareScenario: Scenario = { ...scenario, label: `bare: ${scenario.label}`, server: "bare" };
+      return [bare, { ...bareScenario, check: checkBare(bareScenario, serviceBase, scenario.check) }];
+    }),
+  ) as Record<(typeof BARE_PAIRS)[number]["bare"], Scenario>;
   const keyedName = (n: number | string) => `bench-key-${runTag}-${n}`;
   const keyedKey = (n: number | string) => `bench-${runTag}-${n}`;
   return {
@@ -664,17 +724,8 @@ export function benchScenarios(
     ...logScenarios,
     ...twin("fetch", fetchConfig),
     fetchAcross: across(fetchConfig, (key) => checkFetch(fetchConfig.path, key, reads.small)),
-    retrieve: {
-      label: "POST applications/revisions/retrieve by environment (today's SDK)",
-      server: "service",
-      method: "POST",
-      path: "/applications/revisions/retrieve",
-      headers: post,
-      keys: k.read,
-      body: retrieveBody(reads.small, `bench-get-${SMALL_HISTORY}`),
-      connections,
-      check: checkRetrieve(k.read[0], reads.small, `bench-get-${SMALL_HISTORY}`),
-    },
+    retrieve,
+    ...bareScenarios,
     getConfig: {
       label: "GET /configs by environment (older SDK)",
       server: "service",
