@@ -1,18 +1,12 @@
 import { APP_ROLE } from "../apps/apps.sql.ts";
 import { newId } from "../db/buckets";
-import {
-  APP_BY_ID_CTE,
-  APP_OF_VARIANT_CTE,
-  CALLER_CTE,
-  type CallerDb,
-  type CallerWriteDb,
-  type WriteOutcome,
-  writeOutcome,
-} from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
+import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, type WriteOutcome, writeOutcome } from "../db/visibility";
 import { APP_PLACE, VARIANT_DATA } from "../events/events.sql.ts";
 import type { ListedRef } from "../http/current-api";
 

@@ -1,5 +1,5 @@
-import type { WriteOutcome } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
+import type { WriteOutcome } from "../db/visibility";
 import { readAs, writeAs } from "../http/d1-session";
 import { appNameTaken, appNotFound, forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";

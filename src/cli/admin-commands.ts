@@ -24,10 +24,10 @@ import {
   type User,
 } from "../db/accounts";
 import { bucketedSince, bucketOfId, bucketOfPrefix, LEGACY_BUCKET, newOrganizationBucket } from "../db/buckets";
-import { type CallerWriteDb, operatorDb } from "../db/caller";
 import { isFenceTrip, isLastOwnerViolation, isUniqueViolation } from "../db/d1";
 import { claimUser, confirmClaim, directoryUser, emailHolder, releaseClaim } from "../db/directory";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
+import { type CallerWriteDb, operatorDb } from "../db/handles";
 import { openShards, placementBuckets, type ShardName, shardOf } from "../db/pool";
 import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLES } from "../db/roles";
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";

@@ -15,8 +15,8 @@ import {
   findUserByEmail,
 } from "../db/accounts";
 import { bucketedSince, bucketOfId, LEGACY_BUCKET } from "../db/buckets";
-import { operatorDb } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
+import { operatorDb } from "../db/handles";
 import { shardOf } from "../db/pool";
 import { addConfig, commitConfig, fetchConfig } from "../variants/configs.sql.ts";
 import { deployConfig } from "../variants/deployments.sql.ts";

@@ -1,5 +1,6 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
+import type { CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";

@@ -2,13 +2,13 @@ import type { Handler, Hono, MiddlewareHandler } from "hono";
 import { etag, RETAINED_304_HEADERS } from "hono/etag";
 import type * as z from "zod";
 import { optionalApiKey, requireApiKey } from "../auth/require-api-key";
-import type { RequestCaller } from "../db/caller";
 import type { IdempotencyClaim } from "../db/idempotency";
 import type { AppEnv } from "../types";
 import { BOOKMARK_HEADER } from "./d1-session";
 import type { Documentation } from "./documentation";
 import { idempotent } from "./idempotency";
 import type { TAGS } from "./openapi-parts";
+import type { RequestCaller } from "./request-caller";
 import { jsonBody, validate } from "./validation";
 
 /**
@@ -65,8 +65,13 @@ export interface RouteDeclaration<
 type Output<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.output<Schema> } : object;
 type InputOf<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.input<Schema> } : object;
 
-/** What the handler of a route reads from `c.req.valid` and `c.var`. */
-export type RouteEnv = AppEnv & { Variables: { caller: RequestCaller; claim: IdempotencyClaim | null } };
+/**
+ * What the handler of a route reads from `c.var`: the caller (src/http/d1-session.ts's way to D1) on a route that
+ * takes a key, none on one with `auth: "none"`.
+ */
+export type RouteEnv<Auth extends RouteDeclaration["auth"] = RouteDeclaration["auth"]> = AppEnv & {
+  Variables: ([Auth] extends ["none"] ? object : { caller: RequestCaller }) & { claim: IdempotencyClaim | null };
+};
 type RouteInput<Params, Query, Body> = {
   in: InputOf<"param", Params> & InputOf<"query", Query> & InputOf<"json", Body>;
   out: Output<"param", Params> & Output<"query", Query> & Output<"json", Body>;
@@ -88,9 +93,10 @@ export function route<
   Params extends z.ZodObject | undefined = undefined,
   Query extends z.ZodObject | undefined = undefined,
   Body extends z.ZodType | undefined = undefined,
+  Auth extends RouteDeclaration["auth"] = RouteDeclaration["auth"],
 >(
-  declaration: RouteDeclaration<Params, Query, Body>,
-  handler: Handler<RouteEnv, string, RouteInput<Params, Query, Body>>,
+  declaration: RouteDeclaration<Params, Query, Body> & { auth: Auth },
+  handler: Handler<RouteEnv<Auth>, string, RouteInput<Params, Query, Body>>,
 ): Route {
   return { declaration: declaration as RouteDeclaration, handler: handler as unknown as Handler<AppEnv> };
 }

@@ -1,6 +1,8 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerDb, type CallerWriteDb, COPIED_BUCKETS, COPY_VOUCHED_USER } from "../db/caller";
+import { CALLER_CTE, COPY_VOUCHED_USER } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import { COPIED_BUCKETS } from "../db/fences";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "../db/roles";
 import { type Results, sql } from "../db/sql";
 

@@ -1,6 +1,7 @@
 import type { EnvironmentState } from "../apps/environment-etag";
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
+import type { CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { DEPLOYER_ROLES, DEPLOYER_ROLES_SQL, type Role } from "../db/roles";
 import { type Results, sql } from "../db/sql";

@@ -1,6 +1,7 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import type { CallerWriteDb } from "../db/handles";
 import { ADMIN_ROLES_SQL, type Role } from "../db/roles";
 import { sql } from "../db/sql";
 import { type MemberRow, toWorkspace, type WorkspaceDetails, workspaceStatements } from "../organizations/organizations.sql.ts";

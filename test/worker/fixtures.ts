@@ -14,8 +14,8 @@ import {
   type User,
 } from "../../src/db/accounts";
 import { newId } from "../../src/db/buckets";
-import { operatorDb } from "../../src/db/caller";
 import { claimUser, confirmClaim } from "../../src/db/directory";
+import { operatorDb } from "../../src/db/handles";
 import type { ShardName } from "../../src/db/pool";
 import type { Role } from "../../src/db/roles";
 import worker from "../../src/index";
