@@ -1,3 +1,4 @@
+import { APP_PLACE } from "../core/change-events.sql.ts";
 import { type BucketRef, newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import type { Queryable } from "../db/d1";
@@ -7,7 +8,6 @@ import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { type Role, WRITER_ROLES_SQL } from "../db/roles";
 import { batch, type Sql, type Statement, sql, type Values } from "../db/sql";
 import { APP_BY_ID_CTE, type WriteOutcome, writeOutcome } from "../db/visibility";
-import { APP_PLACE } from "../events/events.sql.ts";
 import { DEFAULT_ENVIRONMENTS } from "./environments.sql.ts";
 
 export interface NewApp {

@@ -1,3 +1,4 @@
+import { environmentETag } from "../core/environment-etag";
 import { readAs } from "../http/d1-session";
 import { appEnvironmentNotFound, appNotFound } from "../http/errors";
 import { AppParams } from "../http/fields";
@@ -13,7 +14,6 @@ import {
   schemaRef,
 } from "../http/openapi-parts";
 import { type Components, route } from "../http/route";
-import { environmentETag } from "./environment-etag";
 import {
   EnvironmentOutput,
   EnvironmentRevisions,

@@ -1,5 +1,6 @@
 import { appIsVisible } from "../apps/apps.sql.ts";
-import { BASE_NAME } from "../apps/variant-names";
+import { type ConfigRefs, configRefOrder, environmentRevisionRefs, fetchConfig } from "../core/configs.sql.ts";
+import { BASE_NAME } from "../core/variant-names";
 import { readAs, writeAs } from "../http/d1-session";
 import { appNotFound, configArchived, configNameTaken, configNotFound, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
@@ -17,7 +18,6 @@ import {
 import { type Components, route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "../variants/configs.schemas";
-import { type ConfigRefs, configRefOrder, environmentRevisionRefs, fetchConfig } from "../variants/configs.sql.ts";
 import {
   Base,
   DeploymentRevisionParams,

@@ -101,7 +101,7 @@ export function route<
   return { declaration: declaration as RouteDeclaration, handler: handler as unknown as Handler<AppEnv> };
 }
 
-// The environment record's ETag (src/apps/environment-etag.ts) changes exactly when the record does; this
+// The environment record's ETag (src/core/environment-etag.ts) changes exactly when the record does; this
 // answers If-None-Match with a 304.
 const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMARK_HEADER] });
 

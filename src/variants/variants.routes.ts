@@ -1,3 +1,4 @@
+import { addConfig, commitConfig, configRefOrder } from "../core/configs.sql.ts";
 import { readAs, writeAs } from "../http/d1-session";
 import {
   appEnvironmentNotFound,
@@ -25,7 +26,6 @@ import {
 import { type Components, route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "./configs.schemas";
-import { addConfig, commitConfig, configRefOrder } from "./configs.sql.ts";
 import {
   AddVariantFromBaseBody,
   AppVariant,

@@ -3,6 +3,8 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Revision } from "../../src/applications/revisions.schemas";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
+import { addConfig } from "../../src/core/configs.sql.ts";
+import { deployConfig } from "../../src/core/deployments.sql.ts";
 import {
   copyUser,
   createApiKey,
@@ -19,8 +21,6 @@ import { operatorDb } from "../../src/db/handles";
 import type { ShardName } from "../../src/db/pool";
 import type { Role } from "../../src/db/roles";
 import worker from "../../src/index";
-import { addConfig } from "../../src/variants/configs.sql.ts";
-import { deployConfig } from "../../src/variants/deployments.sql.ts";
 import { bucketFor, bucketForNewOrganization, countOnShards, databaseOf } from "./pool";
 
 // Every import from src/ of the worker tests is here (re-exported below) or in pool.ts (the pool's), so that a move in

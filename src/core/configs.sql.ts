@@ -8,7 +8,7 @@ import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
 import { type Results, type Statement, type Statements, sql } from "../db/sql";
 import { APP_BY_REF_CTE, appRefOrder, refusal } from "../db/visibility";
-import { APP_PLACE, REVISION_DATA, revisionEvent } from "../events/events.sql.ts";
+import { APP_PLACE, REVISION_DATA, revisionEvent } from "./change-events.sql.ts";
 
 /** A reference to an app, a variant (revision) or an environment (revision): every part optional. */
 export interface Ref {
