@@ -4,7 +4,7 @@ import { type Caller, UnknownApiKeyError, vouchFor } from "../db/caller";
 import { type Queryable, retryReadOnce } from "../db/d1";
 import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { allShards, isShardName, type ShardName, shardNamed, shardNameOf } from "../db/pool";
-import { handOff } from "../webhooks/hand-off";
+import { handOff } from "./hand-off";
 import { decidingRef, requestBucket } from "./request-bucket";
 import type { RequestCaller } from "./request-caller";
 

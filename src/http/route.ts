@@ -1,7 +1,6 @@
 import type { Handler, Hono, MiddlewareHandler } from "hono";
 import { etag, RETAINED_304_HEADERS } from "hono/etag";
 import type * as z from "zod";
-import { optionalApiKey, requireApiKey } from "../auth/require-api-key";
 import type { IdempotencyClaim } from "../db/idempotency";
 import type { AppEnv } from "../types";
 import { BOOKMARK_HEADER } from "./d1-session";
@@ -105,16 +104,19 @@ export function route<
 // answers If-None-Match with a 304.
 const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMARK_HEADER] });
 
-const AUTH: Record<RouteDeclaration["auth"], MiddlewareHandler[]> = {
-  key: [requireApiKey],
-  optional: [optionalApiKey],
-  none: [],
-};
+/**
+ * The middleware that lets a caller in, by the routes' `auth`: src/auth/'s, which src/app.ts passes (it sits above
+ * http/, whose D1 sessions it uses).
+ */
+export type AuthMiddleware = Record<RouteDeclaration["auth"], MiddlewareHandler[]>;
 
 /** The route's middleware: the key, the body guard, the Idempotency-Key, the validators, then If-None-Match. */
-function middlewareOf({ auth, body, idempotencyKey, params, query, ifNoneMatch }: RouteDeclaration): MiddlewareHandler[] {
+function middlewareOf(
+  { auth, body, idempotencyKey, params, query, ifNoneMatch }: RouteDeclaration,
+  authMiddleware: AuthMiddleware,
+): MiddlewareHandler[] {
   return [
-    ...AUTH[auth],
+    ...authMiddleware[auth],
     ...(body ? jsonBody(body.maxBytes) : []),
     ...(idempotencyKey ? [idempotent] : []),
     ...(params ? [validate("param", params.schema)] : []),
@@ -128,9 +130,9 @@ function middlewareOf({ auth, body, idempotencyKey, params, query, ifNoneMatch }
 export const routerPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
 
 /** Mounts the routes on `app`, in their order (the first that matches a request answers it). */
-export function mountRoutes(app: Hono<AppEnv>, routes: readonly Route[]) {
+export function mountRoutes(app: Hono<AppEnv>, routes: readonly Route[], auth: AuthMiddleware) {
   for (const { declaration, handler } of routes) {
-    app.on([declaration.method.toUpperCase()], [routerPath(declaration.path)], ...middlewareOf(declaration), handler);
+    app.on([declaration.method.toUpperCase()], [routerPath(declaration.path)], ...middlewareOf(declaration, auth), handler);
   }
   return app;
 }

@@ -47,13 +47,14 @@ export {
 export { CALLER_CTE } from "../../src/db/caller";
 export type { Role } from "../../src/db/roles";
 export type { Event } from "../../src/events/events.sql.ts";
+export type { DeliveryMessage } from "../../src/http/hand-off";
 export {
   BURST_ENTRIES as REQUEST_LOG_BURST_ENTRIES,
   BURST_MS as REQUEST_LOG_BURST_MS,
 } from "../../src/http/request-log";
 export type { ConfigOutput } from "../../src/variants/configs.schemas";
 export { claimDeliveries, LEASE_SECONDS } from "../../src/webhooks/deliveries.sql.ts";
-export { ATTEMPTS_PER_RUN, type DeliveryMessage, SHARDS_PER_RUN, sendInBatches } from "../../src/webhooks/delivery";
+export { ATTEMPTS_PER_RUN, SHARDS_PER_RUN, sendInBatches } from "../../src/webhooks/delivery";
 export { type Delivery, WEBHOOKS_PER_ORGANIZATION, type Webhook } from "../../src/webhooks/webhooks.sql.ts";
 export { worker };
 
