@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { methodNotAllowed } from "hono/method-not-allowed";
+import { optionalApiKey, requireApiKey } from "./auth/require-api-key";
 import { bucketedSince } from "./db/buckets";
 import { shardMapIsValid } from "./db/pool";
 import { docsRoutes } from "./docs/docs.routes";
@@ -71,6 +72,6 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
   const keyed = ROUTES.filter(({ declaration }) => declaration.auth !== "none");
   for (const segment of new Set(keyed.map(({ declaration }) => declaration.path.split("/")[1])))
     base.use(`/${segment}/*`, accountData);
-  mountRoutes(base, ROUTES);
+  mountRoutes(base, ROUTES, { key: [requireApiKey], optional: [optionalApiKey], none: [] });
   return service;
 }

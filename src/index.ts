@@ -1,8 +1,9 @@
 import { createService } from "./app";
 import { deleteExpiredClaims } from "./db/idempotency";
 import { allShards, shardNamed } from "./db/pool";
+import type { DeliveryMessage } from "./http/hand-off";
 import { pruneHistory } from "./webhooks/deliveries.sql.ts";
-import { type DeliveryMessage, deliverQueued, sweepOverdueDeliveries } from "./webhooks/delivery";
+import { deliverQueued, sweepOverdueDeliveries } from "./webhooks/delivery";
 import { BadRetentionError, type Retention, retentionOf } from "./webhooks/retention";
 
 /** wrangler.toml [triggers]: the hourly clean-up; every other minute's trigger is the delivery sweep. */

@@ -1,3 +1,4 @@
+import { commitConfig, configRefOrder } from "../core/configs.sql.ts";
 import { isUniqueViolation } from "../db/d1";
 import { readAs, writeAs } from "../http/d1-session";
 import {
@@ -26,7 +27,6 @@ import {
 } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
-import { commitConfig, configRefOrder } from "../variants/configs.sql.ts";
 import { deploy } from "../variants/deployments.routes";
 import {
   CommitRevisionBody,

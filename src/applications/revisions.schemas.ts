@@ -1,9 +1,9 @@
 import * as z from "zod";
+import type { Config, ConfigRefs } from "../core/configs.sql.ts";
 import { type CurrentRef, currentRef, wrappedIn } from "../http/current-api";
 import { documented, schemaName } from "../http/documentation";
 import { commitMessage, httpUrlOrEmpty, jsonObject, MAX_JSON_DEPTH, nameField, uuid } from "../http/fields";
 import { bodyAsSent } from "../variants/configs.schemas";
-import type { Config, ConfigRefs } from "../variants/configs.sql.ts";
 
 /** The suffix of a retrieve's `key` after the app's name: the SDK sends "<app name>.revision". */
 const KEY_SUFFIX = ".revision";

@@ -1,7 +1,9 @@
-import { APP_OF_VARIANT_CTE, CALLER_CTE, type CallerDb } from "../db/caller";
+import { type Config, type ConfigRow, fetchConfig, toConfig } from "../core/configs.sql.ts";
+import { CALLER_CTE } from "../db/caller";
+import type { CallerDb } from "../db/handles";
 import { sql } from "../db/sql";
+import { APP_OF_VARIANT_CTE } from "../db/visibility";
 import { environmentIdOf } from "../simple/environment-id";
-import { type Config, type ConfigRow, fetchConfig, toConfig } from "../variants/configs.sql.ts";
 import type { RevisionLookup } from "./revisions.schemas";
 
 /**

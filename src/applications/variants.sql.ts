@@ -1,19 +1,14 @@
 import { APP_ROLE } from "../apps/apps.sql.ts";
+import { APP_PLACE, VARIANT_DATA } from "../core/change-events.sql.ts";
+import { NAMED_BY_REFS } from "../core/refs.sql.ts";
 import { newId } from "../db/buckets";
-import {
-  APP_BY_ID_CTE,
-  APP_OF_VARIANT_CTE,
-  CALLER_CTE,
-  type CallerDb,
-  type CallerWriteDb,
-  type WriteOutcome,
-  writeOutcome,
-} from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
-import { APP_PLACE, VARIANT_DATA } from "../events/events.sql.ts";
+import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, type WriteOutcome, writeOutcome } from "../db/visibility";
 import type { ListedRef } from "../http/current-api";
 
 /** A variant as the current API shows it (docs/CURRENT-SDK-API.md's Variant). */
@@ -81,13 +76,9 @@ const VARIANTS_QUERIED = sql<VariantRow>(
    visible AS (
      SELECT scope.id FROM scope JOIN apps a ON a.id = scope.id JOIN projects p ON p.id = a.project_id
        JOIN workspaces w ON w.id = p.workspace_id JOIN membership m ON m.organization_id = w.organization_id)
-   ${VARIANTS}
+   ${VARIANTS} JOIN app_variants named ON named.id = v.id
     WHERE a.id IN (SELECT id FROM visible) AND v.removed_at IS NULL AND (:include_archived = 1 OR v.archived_at IS NULL)
-      AND (:slug IS NULL OR v.name = :slug)
-      AND (:variant_refs IS NULL OR EXISTS (
-            SELECT 1 FROM json_each(:variant_refs) ref
-             WHERE (json_extract(ref.value, '$.id') IS NULL OR json_extract(ref.value, '$.id') = v.id)
-               AND (json_extract(ref.value, '$.slug') IS NULL OR json_extract(ref.value, '$.slug') = v.name)))
+      AND (:slug IS NULL OR v.name = :slug) AND ${NAMED_BY_REFS}
     ORDER BY v.created_at, v.id`,
 );
 
@@ -97,7 +88,7 @@ export async function queryVariants(db: CallerDb, query: VariantQuery): Promise<
     variants: db.statement(VARIANTS_QUERIED, {
       app_refs: query.appRefs && JSON.stringify(query.appRefs),
       slug: query.slug,
-      variant_refs: query.variantRefs && JSON.stringify(query.variantRefs),
+      refs: query.variantRefs && JSON.stringify(query.variantRefs),
       include_archived: query.includeArchived ? 1 : 0,
     }),
   });

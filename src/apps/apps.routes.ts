@@ -1,6 +1,6 @@
 import * as z from "zod";
-import type { WriteOutcome } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
+import type { WriteOutcome } from "../db/visibility";
 import { readAs, writeAs } from "../http/d1-session";
 import { appNameTaken, appNotFound, forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";

@@ -1,11 +1,13 @@
+import { APP_PLACE } from "../core/change-events.sql.ts";
 import { type BucketRef, newId } from "../db/buckets";
-import { APP_BY_ID_CTE, CALLER_CTE, type CallerDb, type CallerWriteDb, type WriteOutcome, writeOutcome } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
 import type { Queryable } from "../db/d1";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { type Role, WRITER_ROLES_SQL } from "../db/roles";
 import { batch, type Sql, type Statement, sql, type Values } from "../db/sql";
-import { APP_PLACE } from "../events/events.sql.ts";
+import { APP_BY_ID_CTE, type WriteOutcome, writeOutcome } from "../db/visibility";
 import { DEFAULT_ENVIRONMENTS } from "./environments.sql.ts";
 
 export interface NewApp {

@@ -1,8 +1,8 @@
 import * as z from "zod";
+import { variantName } from "../core/variant-names";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
 import type { Environment, EnvironmentRevision } from "./environments.sql.ts";
-import { variantName } from "./variant-names";
 
 export const EnvironmentRevisionsParams = z.object({
   app_id: uuid,

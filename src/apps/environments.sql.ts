@@ -1,5 +1,7 @@
-import { APP_BY_ID_CTE, CALLER_CTE, type CallerDb } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
+import type { CallerDb } from "../db/handles";
 import { sql } from "../db/sql";
+import { APP_BY_ID_CTE } from "../db/visibility";
 
 /** Every app is born with these environments, at revision 0 with nothing deployed. */
 export const DEFAULT_ENVIRONMENTS = ["development", "staging", "production"] as const;

@@ -2,10 +2,11 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { recordKeyUse } from "../db/accounts";
 import { CALLER_KEY } from "../db/buckets";
-import { Caller, RequestCaller } from "../db/caller";
+import { Caller } from "../db/caller";
 import { shardNamed } from "../db/pool";
-import { readAs } from "../http/d1-session";
+import { type CallerEnv, readAs } from "../http/d1-session";
 import { handleError, tooManyRequests, unauthorized } from "../http/errors";
+import { type KeyCheck, RequestCaller, shardToRecordKeyUse } from "../http/request-caller";
 import { hashApiKey, parseAuthorization } from "./api-keys";
 
 /** Replaces the answer with this error's; headers already set (CORS, request id) are kept. */
@@ -24,6 +25,15 @@ async function countAuthFailure<E extends { Bindings: Env }>(c: Context<E>) {
   }
 }
 
+/**
+ * The request's key check, as its batches found it, else (the handler answered without one) checked here by a batch
+ * of its own, whose failure (a 401, a 503) becomes the answer.
+ */
+async function keyCheckOf(c: Context<CallerEnv>, caller: RequestCaller): Promise<KeyCheck | undefined> {
+  if (caller.keyCheck === undefined) await readAs(c, [CALLER_KEY], (db) => db.batch({})).catch((error) => answerWith(c, error));
+  return caller.keyCheck;
+}
+
 const logKeyUseFailure = () => console.warn(JSON.stringify({ level: "warn", message: "key use not recorded" }));
 
 /**
@@ -33,9 +43,9 @@ const logKeyUseFailure = () => console.warn(JSON.stringify({ level: "warn", mess
  * request whose handler answered without such a batch (it failed first, or needed no data) has its key checked here
  * before the answer goes out, whatever the answer: a bad key is a 401 whatever else happened. Rate limits: per key
  * (429), and per client address for failed authentications (429 instead of 401). The key's last use is recorded
- * after the answer, at most hourly, on the shard that found it (`RequestCaller.shardToRecordKeyUse`).
+ * after the answer, at most hourly, on the shard that found it (`shardToRecordKeyUse`).
  */
-export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { caller: RequestCaller } }>(async (c, next) => {
+export const requireApiKey = createMiddleware<CallerEnv>(async (c, next) => {
   const parsed = parseAuthorization(c.req.header("Authorization"));
   if (!parsed) {
     await answerWith(c, unauthorized());
@@ -45,9 +55,9 @@ export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { call
     const caller = new RequestCaller(Caller.withKey(parsed.prefix, keyHash));
     c.set("caller", caller);
     await next();
-    if (!caller.checked) await readAs(c, [CALLER_KEY], (db) => db.batch({})).catch((error) => answerWith(c, error));
+    const check = await keyCheckOf(c, caller);
     // After the answer, so that no request waits on it; a failure costs only the record of one use.
-    const keyShard = caller.shardToRecordKeyUse;
+    const keyShard = shardToRecordKeyUse(check);
     if (keyShard) c.executionCtx.waitUntil(recordKeyUse(shardNamed(c.env, keyShard), keyHash).catch(logKeyUseFailure));
   }
   if (c.res.status === 401) await countAuthFailure(c);
@@ -58,7 +68,7 @@ export const requireApiKey = createMiddleware<{ Bindings: Env; Variables: { call
  * and the route reaches D1 as `Caller.nobody`. Keyless requests are limited per client address (429), as no key's
  * budget counts them.
  */
-export const optionalApiKey = createMiddleware<{ Bindings: Env; Variables: { caller: RequestCaller } }>(async (c, next) => {
+export const optionalApiKey = createMiddleware<CallerEnv>(async (c, next) => {
   if ((c.req.header("Authorization") ?? "").trim() !== "") return requireApiKey(c, next);
   if (!(await c.env.KEYLESS_RATE_LIMITER.limit({ key: clientAddress(c) })).success) throw tooManyRequests();
   c.set("caller", new RequestCaller(Caller.nobody));

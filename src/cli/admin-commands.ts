@@ -7,6 +7,8 @@ import { parseArgs } from "node:util";
 import * as z from "zod";
 import { findAppCreator } from "../apps/apps.sql.ts";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
+import { addConfig, commitConfig, type Ref } from "../core/configs.sql.ts";
+import { deployConfig } from "../core/deployments.sql.ts";
 import {
   addOrganizationMember,
   changeMemberRole,
@@ -24,15 +26,13 @@ import {
   type User,
 } from "../db/accounts";
 import { bucketedSince, bucketOfId, bucketOfPrefix, LEGACY_BUCKET, newOrganizationBucket } from "../db/buckets";
-import { type CallerWriteDb, operatorDb } from "../db/caller";
 import { isFenceTrip, isLastOwnerViolation, isUniqueViolation } from "../db/d1";
 import { claimUser, confirmClaim, directoryUser, emailHolder, releaseClaim } from "../db/directory";
 import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
+import { type CallerWriteDb, operatorDb } from "../db/handles";
 import { openShards, placementBuckets, type ShardName, shardOf } from "../db/pool";
 import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLES } from "../db/roles";
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
-import { addConfig, commitConfig, type Ref } from "../variants/configs.sql.ts";
-import { deployConfig } from "../variants/deployments.sql.ts";
 import { abortMove, type BucketOptions, deleteMovedRows, finishMove, moveBuckets } from "./bucket-moves";
 import {
   configuredBucketedSince,

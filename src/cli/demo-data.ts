@@ -6,6 +6,8 @@
 import { createApp, findAppCreator } from "../apps/apps.sql.ts";
 import { readEnvironmentRevisions } from "../apps/environments.sql.ts";
 import { hashApiKey, parseApiKey } from "../auth/api-keys";
+import { addConfig, commitConfig, fetchConfig } from "../core/configs.sql.ts";
+import { deployConfig } from "../core/deployments.sql.ts";
 import {
   createApiKey,
   createOrganizationCopyingOwner,
@@ -15,11 +17,9 @@ import {
   findUserByEmail,
 } from "../db/accounts";
 import { bucketedSince, bucketOfId, LEGACY_BUCKET } from "../db/buckets";
-import { operatorDb } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
+import { operatorDb } from "../db/handles";
 import { shardOf } from "../db/pool";
-import { addConfig, commitConfig, fetchConfig } from "../variants/configs.sql.ts";
-import { deployConfig } from "../variants/deployments.sql.ts";
 import { type DatabasePool, type OpenDatabase, retryTransient } from "./database";
 import { fillDirectory } from "./directory";
 import { UsageError } from "./run-cli";

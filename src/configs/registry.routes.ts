@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { appIsVisible } from "../apps/apps.sql.ts";
-import { BASE_NAME } from "../apps/variant-names";
+import { type ConfigRefs, configRefOrder, environmentRevisionRefs, fetchConfig } from "../core/configs.sql.ts";
+import { BASE_NAME } from "../core/variant-names";
 import { readAs, writeAs } from "../http/d1-session";
 import { appNotFound, configArchived, configNameTaken, configNotFound, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
@@ -8,7 +9,6 @@ import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS, errorResponse, responseRef, 
 import { route, type SharedResponses } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "../variants/configs.schemas";
-import { type ConfigRefs, configRefOrder, environmentRevisionRefs, fetchConfig } from "../variants/configs.sql.ts";
 import {
   Base,
   DeploymentRevisionParams,

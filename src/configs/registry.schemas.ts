@@ -1,8 +1,8 @@
 import * as z from "zod";
-import { BASE_NAME } from "../apps/variant-names";
+import type { Config } from "../core/configs.sql.ts";
+import { BASE_NAME } from "../core/variant-names";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
-import type { Config } from "../variants/configs.sql.ts";
 import { parametersField } from "../variants/variants.schemas";
 
 const baseId = uuid.apply(

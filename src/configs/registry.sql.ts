@@ -1,11 +1,12 @@
+import { revisionEvent } from "../core/change-events.sql.ts";
+import { COMMIT_CTES, refValues } from "../core/configs.sql.ts";
+import { deploymentStatements, newDeploymentIds } from "../core/deployments.sql.ts";
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
+import type { CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
-import { revisionEvent } from "../events/events.sql.ts";
-import { COMMIT_CTES, refValues } from "../variants/configs.sql.ts";
-import { deploymentStatements, newDeploymentIds } from "../variants/deployments.sql.ts";
 
 /** What a save did: saved (a new config, or a commit over one and its deploy), or why it did nothing. */
 export type SaveOutcome =

@@ -1,7 +1,7 @@
 import { bucketOfPrefix, LEGACY_BUCKET, newId } from "./buckets";
-import { fenceGuard } from "./caller";
 import type { Queryable } from "./d1";
 import { INSERT_EVENT } from "./event-writes";
+import { fenceGuard } from "./fences";
 import type { Role } from "./roles";
 import { batch, sql } from "./sql";
 

@@ -1,5 +1,6 @@
-import { CALLER_CTE, type CallerWriteDb } from "./caller";
+import { CALLER_CTE } from "./caller";
 import { isTransientD1Error, isUniqueViolation, type Queryable } from "./d1";
+import type { CallerWriteDb } from "./handles";
 import { batch, type Results, type Statement, type Statements, sql, type Values } from "./sql";
 
 /** A request's Idempotency-Key, and what identifies the request itself (method, path and a digest of its body). */

@@ -1,10 +1,12 @@
 import type { Context } from "hono";
 import { type BucketRef, bucketOfPrefix, CALLER_KEY, LEGACY_BUCKET } from "../db/buckets";
-import { type Caller, type CallerDb, type CallerWriteDb, type RequestCaller, UnknownApiKeyError, vouchFor } from "../db/caller";
+import { type Caller, UnknownApiKeyError, vouchFor } from "../db/caller";
 import { type Queryable, retryReadOnce } from "../db/d1";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { allShards, isShardName, type ShardName, shardNamed, shardNameOf } from "../db/pool";
-import { handOff } from "../webhooks/hand-off";
+import { handOff } from "./hand-off";
 import { decidingRef, requestBucket } from "./request-bucket";
+import type { RequestCaller } from "./request-caller";
 
 /**
  * D1 read-replication bookmarks, sent back whole by clients so that they read their own writes: one entry per shard,

@@ -2,8 +2,9 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as z from "zod";
-import { BucketMovedError, UnknownApiKeyError } from "../db/caller";
+import { UnknownApiKeyError } from "../db/caller";
 import { isFenceTrip, isTransientD1Error } from "../db/d1";
+import { BucketMovedError } from "../db/fences";
 import { documented, schemaName } from "./documentation";
 
 /** One problem in a 422 body, in FastAPI's shape: where, what, and a machine-readable type. */

@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { RequestCaller } from "../db/caller";
 import type { IdempotencyClaim } from "../db/idempotency";
 import { sha256Hex } from "./digest";
 import { badIdempotencyKey, idempotencyKeyInFlight, idempotencyKeyReused } from "./errors";
+import type { RequestCaller } from "./request-caller";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 /** Set on an answer that replays the first request's (Stripe's name for it, which clients know). */

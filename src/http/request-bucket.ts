@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { type BucketRef, bucketedSince, bucketOfId, bucketOfPrefix, CALLER_KEY } from "../db/buckets";
-import type { RequestCaller } from "../db/caller";
+import type { RequestCaller } from "./request-caller";
 
 /**
  * What decides a request's bucket: the first ref given, `refs` listing what the request names in the order its SQL

@@ -2,6 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../types";
 import { setAnswerHeaders } from "./answer-headers";
+import type { RequestCaller } from "./request-caller";
 
 export const REQUEST_ID_HEADER = "X-Request-Id";
 
@@ -52,7 +53,8 @@ function writeBurst() {
  * on the response, errors included, and logs its entry after the response, in the line of its burst (see above).
  * How long a request took and how it ended are in the invocation's own log.
  */
-export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
+// The caller, set further in on routes that take a key (`RouteEnv`), is read after the answer.
+export const requestLog = createMiddleware<AppEnv & { Variables: { caller?: RequestCaller } }>(async (c, next) => {
   const given = c.req.header(REQUEST_ID_HEADER);
   const requestId = given !== undefined && REQUEST_ID_PATTERN.test(given) ? given : crypto.randomUUID();
   c.set("requestId", requestId);

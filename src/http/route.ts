@@ -3,14 +3,13 @@ import { etag, RETAINED_304_HEADERS } from "hono/etag";
 import type { StatusCode } from "hono/utils/http-status";
 import type { JSONParsed } from "hono/utils/types";
 import type * as z from "zod";
-import { optionalApiKey, requireApiKey } from "../auth/require-api-key";
-import type { RequestCaller } from "../db/caller";
 import type { IdempotencyClaim } from "../db/idempotency";
 import type { AppEnv } from "../types";
 import { BOOKMARK_HEADER } from "./d1-session";
 import type { Documentation } from "./documentation";
 import { idempotent } from "./idempotency";
 import type { TAGS } from "./openapi-parts";
+import type { RequestCaller } from "./request-caller";
 import { jsonBody, validate } from "./validation";
 
 /**
@@ -97,8 +96,13 @@ type AnswerOf<Answer> = Answer extends z.ZodType
 type Output<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.output<Schema> } : object;
 type InputOf<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.input<Schema> } : object;
 
-/** What the handler of a route reads from `c.req.valid` and `c.var`. */
-export type RouteEnv = AppEnv & { Variables: { caller: RequestCaller; claim: IdempotencyClaim | null } };
+/**
+ * What the handler of a route reads from `c.var`: the caller (src/http/d1-session.ts's way to D1) on a route that
+ * takes a key, none on one with `auth: "none"`.
+ */
+export type RouteEnv<Auth extends RouteDeclaration["auth"] = RouteDeclaration["auth"]> = AppEnv & {
+  Variables: ([Auth] extends ["none"] ? object : { caller: RequestCaller }) & { claim: IdempotencyClaim | null };
+};
 type RouteInput<Params, Query, Body> = {
   in: InputOf<"param", Params> & InputOf<"query", Query> & InputOf<"json", Body>;
   out: Output<"param", Params> & Output<"query", Query> & Output<"json", Body>;
@@ -118,27 +122,31 @@ export function route<
   Query extends z.ZodObject | undefined = undefined,
   Body extends z.ZodType | undefined = undefined,
   Answer extends z.ZodType | undefined = undefined,
+  Auth extends RouteDeclaration["auth"] = RouteDeclaration["auth"],
 >(
-  declaration: RouteDeclaration<Params, Query, Body, Answer>,
-  handler: Handler<RouteEnv, string, RouteInput<Params, Query, Body>, AnswerOf<Answer> | Promise<AnswerOf<Answer>>>,
+  declaration: RouteDeclaration<Params, Query, Body, Answer> & { auth: Auth },
+  handler: Handler<RouteEnv<Auth>, string, RouteInput<Params, Query, Body>, AnswerOf<Answer> | Promise<AnswerOf<Answer>>>,
 ): Route {
   return { declaration: declaration as RouteDeclaration, handler: handler as unknown as Handler<AppEnv> };
 }
 
-// The environment record's ETag (src/apps/environment-etag.ts) changes exactly when the record does; this
+// The environment record's ETag (src/core/environment-etag.ts) changes exactly when the record does; this
 // answers If-None-Match with a 304.
 const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMARK_HEADER] });
 
-const AUTH: Record<RouteDeclaration["auth"], MiddlewareHandler[]> = {
-  key: [requireApiKey],
-  optional: [optionalApiKey],
-  none: [],
-};
+/**
+ * The middleware that lets a caller in, by the routes' `auth`: src/auth/'s, which src/app.ts passes (it sits above
+ * http/, whose D1 sessions it uses).
+ */
+export type AuthMiddleware = Record<RouteDeclaration["auth"], MiddlewareHandler[]>;
 
 /** The route's middleware: the key, the body guard, the Idempotency-Key, the validators, then If-None-Match. */
-function middlewareOf({ auth, body, idempotencyKey, params, query, ifNoneMatch }: RouteDeclaration): MiddlewareHandler[] {
+function middlewareOf(
+  { auth, body, idempotencyKey, params, query, ifNoneMatch }: RouteDeclaration,
+  authMiddleware: AuthMiddleware,
+): MiddlewareHandler[] {
   return [
-    ...AUTH[auth],
+    ...authMiddleware[auth],
     ...(body ? jsonBody(body.maxBytes) : []),
     ...(idempotencyKey ? [idempotent] : []),
     ...(params ? [validate("param", params.schema)] : []),
@@ -152,9 +160,9 @@ function middlewareOf({ auth, body, idempotencyKey, params, query, ifNoneMatch }
 export const routerPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
 
 /** Mounts the routes on `app`, in their order (the first that matches a request answers it). */
-export function mountRoutes(app: Hono<AppEnv>, routes: readonly Route[]) {
+export function mountRoutes(app: Hono<AppEnv>, routes: readonly Route[], auth: AuthMiddleware) {
   for (const { declaration, handler } of routes) {
-    app.on([declaration.method.toUpperCase()], [routerPath(declaration.path)], ...middlewareOf(declaration), handler);
+    app.on([declaration.method.toUpperCase()], [routerPath(declaration.path)], ...middlewareOf(declaration, auth), handler);
   }
   return app;
 }

@@ -1,6 +1,8 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerDb, type CallerWriteDb, COPIED_BUCKETS } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import { COPIED_BUCKETS } from "../db/fences";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { sql } from "../db/sql";
 
 /** Where key `k` works, for an event about it: its project `p` and workspace `w`; and what the event says of it. */

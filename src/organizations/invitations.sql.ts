@@ -1,6 +1,7 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerDb, type CallerWriteDb, COPY_VOUCHED_USER } from "../db/caller";
+import { CALLER_CTE, COPY_VOUCHED_USER } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { ADMIN_ROLES_SQL, type Role } from "../db/roles";
 import { sql } from "../db/sql";
 

@@ -1,8 +1,19 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerDb, type CallerWriteDb, COPIED_BUCKETS, COPY_VOUCHED_USER } from "../db/caller";
+import { CALLER_CTE, COPY_VOUCHED_USER } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import { COPIED_BUCKETS } from "../db/fences";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { ADMIN_ROLES, ADMIN_ROLES_SQL, type Role } from "../db/roles";
-import { type Results, sql } from "../db/sql";
+import { sql } from "../db/sql";
+import {
+  MEMBERS,
+  type MemberRow,
+  toWorkspace,
+  WORKSPACES,
+  type WorkspaceDetails,
+  type WorkspaceRow,
+  workspaceStatements,
+} from "../workspaces/workspaces.sql.ts";
 
 /**
  * Organizations and their workspaces as the caller sees them. Statements bind the organization as
@@ -37,24 +48,6 @@ export interface OrganizationRow {
   members: string[];
 }
 
-export interface WorkspaceRow {
-  id: string;
-  name: string;
-  description: string;
-  type: string | null;
-  organization: string;
-  default_project_id: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface MemberRow {
-  id: string;
-  email: string;
-  username: string;
-  role: Role;
-}
-
 /** The organizations the caller belongs to, with the caller's role: rows for OrganizationRow (see `toOrganization`). */
 const ORGANIZATIONS = `SELECT o.id, o.name, o.description, o.type, o.is_personal, o.created_at,
        COALESCE(o.updated_at, o.created_at) AS updated_at, m.role,
@@ -77,15 +70,6 @@ const toOrganization = (row: StoredOrganization): OrganizationRow => ({
   workspaces: JSON.parse(row.workspaces),
   members: JSON.parse(row.members),
 });
-
-const WORKSPACES = `SELECT w.id, w.name, w.description, w.type, w.organization_id AS organization,
-       (SELECT id FROM projects WHERE workspace_id = w.id AND is_default = 1) AS default_project_id,
-       w.created_at, COALESCE(w.updated_at, w.created_at) AS updated_at
-  FROM workspaces w JOIN membership m ON m.organization_id = w.organization_id`;
-
-/** The members of an organization the caller belongs to, oldest first; complete with `WHERE om.organization_id = ...`. */
-const MEMBERS = `SELECT u.id, u.email, u.username, om.role
-  FROM organization_members om JOIN users u ON u.id = om.user_id JOIN membership m ON m.organization_id = om.organization_id`;
 
 const ORGANIZATION_LIST = sql<StoredOrganization>(
   `WITH ${CALLER_CTE} ${ORGANIZATIONS} WHERE o.bucket NOT IN ${COPIED_BUCKETS} ORDER BY o.created_at, o.id`,
@@ -296,34 +280,6 @@ export async function updateOrganizationAsCaller(
   });
   if (updated.results.length === 0) return { outcome: scopeRefusal(facts, ["owner"]) };
   return { outcome: "done", value: toOrganization(organization.results[0]) };
-}
-
-/** A workspace with the organization's members: what the workspace routes answer. */
-export interface WorkspaceDetails {
-  workspace: WorkspaceRow;
-  members: MemberRow[];
-}
-
-const WORKSPACE = sql<WorkspaceRow>(`WITH ${CALLER_CTE} ${WORKSPACES} WHERE w.id = :workspace_id`);
-const WORKSPACE_MEMBERS = sql<MemberRow>(
-  `WITH ${CALLER_CTE} ${MEMBERS}
-    WHERE om.organization_id = (SELECT organization_id FROM workspaces WHERE id = :workspace_id) ORDER BY om.created_at, u.id`,
-);
-
-/** Statements reading the workspace and its members, to end a batch with; read by `toWorkspace`. */
-export function workspaceStatements(db: CallerDb, workspaceId: string) {
-  return {
-    workspace: db.statement(WORKSPACE, { workspace_id: workspaceId }),
-    workspaceMembers: db.statement(WORKSPACE_MEMBERS, { workspace_id: workspaceId }),
-  };
-}
-
-export function toWorkspace({
-  workspace,
-  workspaceMembers,
-}: Results<ReturnType<typeof workspaceStatements>>): WorkspaceDetails | null {
-  const row = workspace.results[0];
-  return row ? { workspace: row, members: workspaceMembers.results } : null;
 }
 
 const INSERT_WORKSPACE = sql(

@@ -1,11 +1,14 @@
 import { APP_ROLE, createAppStatements, KEY_PROJECT, renameStatements } from "../apps/apps.sql.ts";
+import { APP_PLACE } from "../core/change-events.sql.ts";
+import { NAMED_BY_REFS } from "../core/refs.sql.ts";
 import { newId } from "../db/buckets";
-import { APP_BY_ID_CTE, CALLER_CTE, type CallerDb, type CallerWriteDb, type WriteOutcome, writeOutcome } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
-import { APP_PLACE } from "../events/events.sql.ts";
+import { APP_BY_ID_CTE, type WriteOutcome, writeOutcome } from "../db/visibility";
 import type { ListedRef } from "../http/current-api";
 
 /** An app as the current API shows it (a SimpleApplication: docs/CURRENT-SDK-API.md). */
@@ -57,13 +60,9 @@ const SIMPLE_APPS_OF_KEY_PROJECT = sql<SimpleAppRow>(
      SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
        JOIN membership m ON m.organization_id = w.organization_id
       WHERE p.id = (SELECT project_id FROM caller))
-   ${SIMPLE_APPS}
+   ${SIMPLE_APPS} JOIN apps named ON named.id = a.id
     WHERE a.project_id = (SELECT id FROM project) AND (:include_archived = 1 OR a.archived_at IS NULL)
-      AND (:slug IS NULL OR a.name = :slug)
-      AND (:refs IS NULL OR EXISTS (
-            SELECT 1 FROM json_each(:refs) ref
-             WHERE (json_extract(ref.value, '$.id') IS NULL OR json_extract(ref.value, '$.id') = a.id)
-               AND (json_extract(ref.value, '$.slug') IS NULL OR json_extract(ref.value, '$.slug') = a.name)))
+      AND (:slug IS NULL OR a.name = :slug) AND ${NAMED_BY_REFS}
     ORDER BY a.created_at, a.id`,
 );
 

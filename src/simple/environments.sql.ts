@@ -1,4 +1,5 @@
-import { CALLER_CTE, type CallerDb } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
+import type { CallerDb } from "../db/handles";
 import { sql } from "../db/sql";
 
 /** An app's environment of the key's project, with what it runs (nulls: nothing) and its current revision. */

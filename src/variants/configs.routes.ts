@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type * as z from "zod";
+import { addConfig, type ConfigWrite, commitConfig, configRefOrder, fetchConfig, forkConfig } from "../core/configs.sql.ts";
 import { readAs, writeAs } from "../http/d1-session";
 import { configExists, configNotFound, forbidden, payloadTooLarge, staleConfig } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
@@ -24,7 +25,6 @@ import {
   toConfigOutput,
   toConfigRefs,
 } from "./configs.schemas";
-import { addConfig, type ConfigWrite, commitConfig, configRefOrder, fetchConfig, forkConfig } from "./configs.sql.ts";
 
 // The flat commit body: CommitConfigBody unwraps `{"config": {...}}` before validating with it.
 const CommitConfig = CommitConfigBody.out;

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import type { Config, ConfigRefs, Ref } from "../core/configs.sql.ts";
 import { parseJsonExactly } from "../db/exact-json";
 import { documented, schemaName } from "../http/documentation";
 import { validationFailed } from "../http/errors";
@@ -12,7 +13,6 @@ import {
   newNameField,
   uuid,
 } from "../http/fields";
-import type { Config, ConfigRefs, Ref } from "./configs.sql.ts";
 
 /**
  * A reference `{slug, version, id}`, every key optional (missing = null); one whose three values are all null

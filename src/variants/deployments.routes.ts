@@ -1,6 +1,8 @@
 import type { Context } from "hono";
 import * as z from "zod";
-import { environmentETag, expectedState } from "../apps/environment-etag";
+import { type Config, configRefOrder } from "../core/configs.sql.ts";
+import { type DeploymentTarget, deployConfig } from "../core/deployments.sql.ts";
+import { environmentETag, expectedState } from "../core/environment-etag";
 import type { IdempotencyClaim } from "../db/idempotency";
 import { type CallerEnv, writeAs } from "../http/d1-session";
 import {
@@ -19,9 +21,7 @@ import { EXAMPLE_IDS, errorResponse, headerRef, responseRef, withKeyErrors } fro
 import { route, type SharedResponses } from "../http/route";
 import { demoConfigIn } from "./configs.routes";
 import { ConfigOutput, toConfigOutput, toConfigRefs } from "./configs.schemas";
-import { type Config, configRefOrder } from "./configs.sql.ts";
 import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertOutput, RevertParams } from "./deployments.schemas";
-import { type DeploymentTarget, deployConfig } from "./deployments.sql.ts";
 
 const CONDITIONS =
   "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { addConfig, commitConfig, configRefOrder } from "../core/configs.sql.ts";
 import { readAs, writeAs } from "../http/d1-session";
 import {
   appEnvironmentNotFound,
@@ -16,7 +17,6 @@ import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS, errorResponse, responseRef, 
 import { route, type SharedResponses } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "./configs.schemas";
-import { addConfig, commitConfig, configRefOrder } from "./configs.sql.ts";
 import {
   AddVariantFromBaseBody,
   AppVariant,

@@ -1,8 +1,8 @@
 import * as z from "zod";
-import { BASE_NAME, variantName } from "../apps/variant-names";
+import type { Config } from "../core/configs.sql.ts";
+import { BASE_NAME, variantName } from "../core/variant-names";
 import { documented, schemaName } from "../http/documentation";
 import { commitMessage, integerParam, jsonObject, MAX_JSON_DEPTH, nameField, newNameField, uuid } from "../http/fields";
-import type { Config } from "./configs.sql.ts";
 import type { Variant, VariantRevision } from "./variants.sql.ts";
 
 export const VariantParams = z.object({ variant_id: uuid });

@@ -1,10 +1,12 @@
+import { APP_PLACE, VARIANT_DATA } from "../core/change-events.sql.ts";
 import { newId } from "../db/buckets";
-import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, CALLER_CTE, type CallerDb, type CallerWriteDb, refusal } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { parseJsonExactly } from "../db/exact-json";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { type Role, WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
-import { APP_PLACE, VARIANT_DATA } from "../events/events.sql.ts";
+import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, refusal } from "../db/visibility";
 
 /** A variant (a named config of an app) with its latest revision. */
 export interface Variant {

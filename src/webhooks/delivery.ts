@@ -1,6 +1,7 @@
 import { bucketedSince } from "../db/buckets";
 import { allShards, isShardName, type ShardName, shardNamed } from "../db/pool";
 import { type Event, toEvent } from "../events/events.sql.ts";
+import type { DeliveryMessage } from "../http/hand-off";
 import {
   type AttemptOutcome,
   type Claim,
@@ -13,17 +14,6 @@ import {
 import { openSecret, type WebhookSettings } from "./secret-box";
 import { signedHeaders } from "./signing";
 import type { Target } from "./webhooks.sql.ts";
-
-/**
- * A message on the delivery queue: events just committed, or deliveries due (a retry, a redelivery, the sweep), on
- * the shard `shard` names.
- */
-export interface DeliveryMessage {
-  /** The shard holding them; a message without one was queued before the pool, and is SHARD_0's. */
-  shard?: string;
-  events?: string[];
-  deliveries?: string[];
-}
 
 /** Seconds to wait after the nth failed attempt (about 19 hours in all); after the last, the delivery has failed. */
 const RETRY_DELAYS = [5, 60, 600, 3600, 6 * 3600, 12 * 3600];

@@ -15,11 +15,11 @@ import {
   webhookNotFound,
   webhooksNotSetUp,
 } from "../http/errors";
+import { handOff } from "../http/hand-off";
 import { DEMO_IDS, errorResponse, schemaRef, tagged } from "../http/openapi-parts";
 import { requestBucket } from "../http/request-bucket";
 import { route } from "../http/route";
 import { sendTestEvent } from "./delivery";
-import { handOff } from "./hand-off";
 import { allowsLocalTargets, canSealSecrets, sealSecret } from "./secret-box";
 import { newWebhookSecret } from "./signing";
 import { webhookUrl } from "./target-url";

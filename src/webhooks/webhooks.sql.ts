@@ -1,6 +1,7 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerDb, type CallerWriteDb } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { ADMIN_ROLES_SQL, type AdminRefusal, adminRefusal } from "../db/roles";
 import { sql } from "../db/sql";
 import { ORGANIZATION_SCOPE, organizationReadRole, organizationRole } from "../events/events.sql.ts";

@@ -7,10 +7,10 @@ import {
   WorkflowRevisionAnswer,
 } from "../applications/revisions.schemas";
 import { retrieveRevision } from "../applications/revisions.sql.ts";
+import { configRefOrder } from "../core/configs.sql.ts";
 import { readAs } from "../http/d1-session";
 import { DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
 import { route } from "../http/route";
-import { configRefOrder } from "../variants/configs.sql.ts";
 
 const { application_id, application_slug, application_variant_id, application_variant_slug, ...shared } = demoRevision;
 

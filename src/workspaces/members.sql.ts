@@ -1,9 +1,10 @@
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import type { CallerWriteDb } from "../db/handles";
 import { ADMIN_ROLES_SQL, type Role } from "../db/roles";
 import { sql } from "../db/sql";
-import { type MemberRow, toWorkspace, type WorkspaceDetails, workspaceStatements } from "../organizations/organizations.sql.ts";
+import { type MemberRow, toWorkspace, type WorkspaceDetails, workspaceStatements } from "./workspaces.sql.ts";
 
 /**
  * Changing a member's role, or removing them, through workspace :workspace_id of organization :organization_id

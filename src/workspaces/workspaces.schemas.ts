@@ -2,8 +2,8 @@ import * as z from "zod";
 import { ROLES } from "../db/roles";
 import { documented, schemaName } from "../http/documentation";
 import { emailField, uuid } from "../http/fields";
-import type { MemberRow, WorkspaceDetails } from "../organizations/organizations.sql.ts";
 import { ROLE_DESCRIPTIONS, roleField } from "./roles";
+import type { MemberRow, WorkspaceDetails } from "./workspaces.sql.ts";
 
 export const WorkspaceIdParams = z.object({ workspace_id: uuid });
 

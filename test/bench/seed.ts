@@ -511,7 +511,7 @@ export function buildBenchData(): BenchData {
 
   // The audit organization's events: event i (1 the oldest) occurred (AUDIT_EVENTS - i) seconds ago, by the second
   // user with the organization's first key; in turn a config commit and a deploy of one of 100 apps (apps the data
-  // does not hold: events outlive what they name), with their data as the service writes it (src/events/events.sql.ts).
+  // does not hold: events outlive what they name), with their data as the service writes it (src/core/change-events.sql.ts).
   const auditIndex = KEY_NAMES.indexOf("audit") + 1;
   const audit = { organizationId: id("organization", auditIndex) };
   const auditApp = (i: string) => sqlId("app", `300000 + (${i}) % 100`);

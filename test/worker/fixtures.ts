@@ -3,6 +3,8 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Revision } from "../../src/applications/revisions.schemas";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
+import { addConfig } from "../../src/core/configs.sql.ts";
+import { deployConfig } from "../../src/core/deployments.sql.ts";
 import {
   copyUser,
   createApiKey,
@@ -14,13 +16,11 @@ import {
   type User,
 } from "../../src/db/accounts";
 import { newId } from "../../src/db/buckets";
-import { operatorDb } from "../../src/db/caller";
 import { claimUser, confirmClaim } from "../../src/db/directory";
+import { operatorDb } from "../../src/db/handles";
 import type { ShardName } from "../../src/db/pool";
 import type { Role } from "../../src/db/roles";
 import worker from "../../src/index";
-import { addConfig } from "../../src/variants/configs.sql.ts";
-import { deployConfig } from "../../src/variants/deployments.sql.ts";
 import { bucketFor, bucketForNewOrganization, countOnShards, databaseOf } from "./pool";
 
 // Every import from src/ of the worker tests is here (re-exported below) or in pool.ts (the pool's), so that a move in
@@ -47,13 +47,14 @@ export {
 export { CALLER_CTE } from "../../src/db/caller";
 export type { Role } from "../../src/db/roles";
 export type { Event } from "../../src/events/events.sql.ts";
+export type { DeliveryMessage } from "../../src/http/hand-off";
 export {
   BURST_ENTRIES as REQUEST_LOG_BURST_ENTRIES,
   BURST_MS as REQUEST_LOG_BURST_MS,
 } from "../../src/http/request-log";
 export type { ConfigOutput } from "../../src/variants/configs.schemas";
 export { claimDeliveries, LEASE_SECONDS } from "../../src/webhooks/deliveries.sql.ts";
-export { ATTEMPTS_PER_RUN, type DeliveryMessage, SHARDS_PER_RUN, sendInBatches } from "../../src/webhooks/delivery";
+export { ATTEMPTS_PER_RUN, SHARDS_PER_RUN, sendInBatches } from "../../src/webhooks/delivery";
 export { type Delivery, WEBHOOKS_PER_ORGANIZATION, type Webhook } from "../../src/webhooks/webhooks.sql.ts";
 export { worker };
 

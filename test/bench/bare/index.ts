@@ -17,17 +17,18 @@
  */
 import { toRevision } from "../../../src/applications/revisions.schemas";
 import { retrieveRevision } from "../../../src/applications/revisions.sql.ts";
-import { environmentETag } from "../../../src/apps/environment-etag";
 import { toEnvironmentRevisions } from "../../../src/apps/environments.schemas";
 import { readEnvironmentRevisions } from "../../../src/apps/environments.sql.ts";
 import { hashApiKey, parseAuthorization } from "../../../src/auth/api-keys";
+import { type ConfigRefs, configRefOrder, fetchConfig, type Ref } from "../../../src/core/configs.sql.ts";
+import { environmentETag } from "../../../src/core/environment-etag";
 import { type BucketRef, bucketedSince, bucketOfId, bucketOfPrefix } from "../../../src/db/buckets";
-import { Caller, CallerDb } from "../../../src/db/caller";
+import { Caller } from "../../../src/db/caller";
+import { CallerDb } from "../../../src/db/handles";
 import { shardNamed, shardNameOf } from "../../../src/db/pool";
 import { BOOKMARK_HEADER } from "../../../src/http/d1-session";
 import { decidingRef } from "../../../src/http/request-bucket";
 import { toConfigOutput } from "../../../src/variants/configs.schemas";
-import { type ConfigRefs, configRefOrder, fetchConfig, type Ref } from "../../../src/variants/configs.sql.ts";
 
 const JSON_TYPE = "application/json";
 const GET_RECORD = /^\/apps\/([^/]+)\/revisions\/([^/]+)$/;

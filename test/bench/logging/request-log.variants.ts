@@ -10,9 +10,13 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { matchedRoutes } from "hono/route";
 import { setAnswerHeaders } from "../../../src/http/answer-headers";
+import type { RequestCaller } from "../../../src/http/request-caller";
 import type { AppEnv } from "../../../src/types";
 
 export const REQUEST_ID_HEADER = "X-Request-Id";
+
+/** As src/http/request-log.ts: the caller, set further in on routes that take a key, is read after the answer. */
+type LogEnv = AppEnv & { Variables: { caller?: RequestCaller } };
 
 /** A caller's request id is kept only if it is this safe to log and echo; any other is replaced. */
 export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -21,15 +25,15 @@ export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 const VARIANT: string = "__VARIANT__";
 
 /** The route pattern that answered (middleware is registered for "ALL"; a route's own handlers carry its method). */
-const routeOf = (c: Context<AppEnv>) =>
+const routeOf = (c: Context<LogEnv>) =>
   matchedRoutes(c)
     .filter((route) => route.method !== "ALL")
     .at(-1)?.path ?? null;
 
-type Emit = (c: Context<AppEnv>, requestId: string, started: number) => void;
+type Emit = (c: Context<LogEnv>, requestId: string, started: number) => void;
 
 /** The entries of the 8- and 4-field variants, each written as JSON by one and as an object by the other. */
-const entry8 = (c: Context<AppEnv>, requestId: string, started: number) => ({
+const entry8 = (c: Context<LogEnv>, requestId: string, started: number) => ({
   level: "info",
   message: "request",
   request_id: requestId,
@@ -39,7 +43,7 @@ const entry8 = (c: Context<AppEnv>, requestId: string, started: number) => ({
   duration_ms: Date.now() - started,
   user_id: c.var.caller?.userId ?? null,
 });
-const entry4 = (c: Context<AppEnv>, requestId: string) => ({
+const entry4 = (c: Context<LogEnv>, requestId: string) => ({
   request_id: requestId,
   route: `${c.req.method} ${routeOf(c)}`,
   status: c.res.status,
@@ -67,7 +71,7 @@ const EMITTERS: Record<string, Emit> = {
 const emit = EMITTERS[VARIANT];
 if (!emit) throw new Error(`unknown request log variant ${VARIANT}`);
 
-export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
+export const requestLog = createMiddleware<LogEnv>(async (c, next) => {
   const started = Date.now();
   const given = c.req.header(REQUEST_ID_HEADER);
   const requestId = given !== undefined && REQUEST_ID_PATTERN.test(given) ? given : crypto.randomUUID();

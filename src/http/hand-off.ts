@@ -1,5 +1,15 @@
 import type { Context } from "hono";
-import type { DeliveryMessage } from "./delivery";
+
+/**
+ * A message on the delivery queue: events just committed, or deliveries due (a retry, a redelivery, the sweep), on
+ * the shard `shard` names.
+ */
+export interface DeliveryMessage {
+  /** The shard holding them; a message without one was queued before the pool, and is SHARD_0's. */
+  shard?: string;
+  events?: string[];
+  deliveries?: string[];
+}
 
 /**
  * Hands work to the delivery queue after the answer (`waitUntil`), at no cost to its latency. A lost hand-off loses

@@ -7,7 +7,7 @@ export interface EnvironmentState {
 /**
  * An environment record's ETag names its state: the environment's id and revision, which change with each
  * deployment, and `.archived` while the variant it runs is archived (the record says so; archiving or unarchiving
- * makes no revision). So a writer's If-Match can be checked by the database inside its write (src/variants/deployments.sql.ts),
+ * makes no revision). So a writer's If-Match can be checked by the database inside its write (src/core/deployments.sql.ts),
  * and computing it costs nothing.
  */
 export const environmentETag = ({ environmentId, revision }: EnvironmentState, runsArchivedVariant = false) =>

@@ -1,12 +1,14 @@
 import { newId } from "../db/buckets";
-import { APP_BY_REF_CTE, appRefOrder, CALLER_CTE, type CallerDb, type CallerWriteDb, refusal } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
 import { isUniqueViolation } from "../db/d1";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { parseJsonExactly } from "../db/exact-json";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
 import { type Results, type Statement, type Statements, sql } from "../db/sql";
-import { APP_PLACE, REVISION_DATA, revisionEvent } from "../events/events.sql.ts";
+import { APP_BY_REF_CTE, appRefOrder, refusal } from "../db/visibility";
+import { APP_PLACE, REVISION_DATA, revisionEvent } from "./change-events.sql.ts";
 
 /** A reference to an app, a variant (revision) or an environment (revision): every part optional. */
 export interface Ref {

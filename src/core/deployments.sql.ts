@@ -1,10 +1,10 @@
-import type { EnvironmentState } from "../apps/environment-etag";
 import { newId } from "../db/buckets";
-import { CALLER_CTE, type CallerWriteDb } from "../db/caller";
+import { CALLER_CTE } from "../db/caller";
+import type { CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { DEPLOYER_ROLES, DEPLOYER_ROLES_SQL, type Role } from "../db/roles";
 import { type Results, sql } from "../db/sql";
-import { deploymentEvent } from "../events/events.sql.ts";
+import { deploymentEvent } from "./change-events.sql.ts";
 import {
   CONFIG_CTES,
   type Config,
@@ -15,6 +15,7 @@ import {
   refValues,
   toConfig,
 } from "./configs.sql.ts";
+import type { EnvironmentState } from "./environment-etag";
 
 /** What a deployment did: the config now deployed (reached through the environment), or why nothing was. */
 export type DeploymentOutcome =

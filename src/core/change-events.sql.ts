@@ -1,0 +1,64 @@
+import { newId } from "../db/buckets";
+import { CALLER_CTE } from "../db/caller";
+import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import type { CallerWriteDb } from "../db/handles";
+import { sql } from "../db/sql";
+
+/** Where an app (aliased `a`) lives, for an event about it: its project `p` and workspace `w`. */
+export const APP_PLACE = "JOIN projects p ON p.id = a.project_id JOIN workspaces w ON w.id = p.workspace_id";
+
+/** What an event says of variant `v` of app `a` (`config.archived`, `config.unarchived`, `config.removed`). */
+export const VARIANT_DATA = `'app_id', a.id, 'app_name', a.name, 'config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id`;
+
+/** What an event says of a config revision `r` of variant `v` of app `a`, with its commit message (or null). */
+export const REVISION_DATA = `'app_id', a.id, 'app_name', a.name, 'config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id,
+  'revision', r.revision, 'revision_id', r.id, 'message', r.message`;
+
+/**
+ * The event of config revision `revisionId`, which the batch makes (a new id: it exists only if made): `config.added`
+ * when its variant is `newVariantId`, the one the batch may make with it (null: none), else `config.committed`. A
+ * variant made without a revision (today's SDK, POST /applications/variants/) had its `config.added` then: its
+ * revision 1 is committed. To place after the revision's insert.
+ */
+export const revisionEvent = (db: CallerWriteDb, revisionId: string, newVariantId: string | null) =>
+  db.statement(REVISION_EVENT, { event_id: newId(db.bucket), revision_id: revisionId, new_variant_id: newVariantId });
+
+const REVISION_EVENT = sql(
+  `WITH ${CALLER_CTE} ${INSERT_EVENT}
+   SELECT :event_id, CASE WHEN v.id = :new_variant_id THEN 'config.added' ELSE 'config.committed' END,
+          w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object(${REVISION_DATA})
+     FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id JOIN apps a ON a.id = v.app_id ${APP_PLACE}
+    WHERE r.id = :revision_id ${EVENT_HANDOFF}`,
+);
+
+/** A deployed config revision, by revision id (an SQL expression's value): `{config_name, variant_id, revision, revision_id}`. */
+const DEPLOYED = `SELECT json_object('config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id, 'revision', r.revision,
+                         'revision_id', r.id)
+    FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id`;
+
+/**
+ * The event of environment revision `environmentRevisionId`, which the batch makes: `environment.deployed`, or with
+ * `revertedTo` (the environment revision whose deployment was made again) `environment.reverted`; what the
+ * environment ran before (`previous`, null at first) and runs now (`current`). To place after the revision's insert.
+ */
+export const deploymentEvent = (db: CallerWriteDb, environmentRevisionId: string, revertedTo: string | null) =>
+  db.statement(DEPLOYMENT_EVENT, {
+    event_id: newId(db.bucket),
+    environment_revision_id: environmentRevisionId,
+    reverted_to: revertedTo,
+  });
+
+const DEPLOYMENT_EVENT = sql(
+  `WITH ${CALLER_CTE} ${INSERT_EVENT}
+       SELECT :event_id, CASE WHEN :reverted_to IS NULL THEN 'environment.deployed' ELSE 'environment.reverted' END,
+              w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
+              json_patch(
+                json_object('app_id', a.id, 'app_name', a.name, 'environment', e.name, 'environment_revision', er.revision,
+                            'environment_revision_id', er.id,
+                            'previous', json((${DEPLOYED} JOIN environment_revisions before ON before.deployed_app_variant_revision_id = r.id
+                                               WHERE before.environment_id = er.environment_id AND before.revision = er.revision - 1)),
+                            'current', json((${DEPLOYED} WHERE r.id = er.deployed_app_variant_revision_id))),
+                CASE WHEN :reverted_to IS NULL THEN '{}' ELSE json_object('reverted_to_revision_id', :reverted_to) END)
+         FROM environment_revisions er JOIN environments e ON e.id = er.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}
+        WHERE er.id = :environment_revision_id ${EVENT_HANDOFF}`,
+);
