@@ -88,6 +88,17 @@ describe.each([
     expect(listed.trips()).toEqual({ [home]: 1, [elsewhere]: 0, DIRECTORY: 0 });
   });
 
+  it("a write with an Idempotency-Key: the key's request kept on its home first (docs/SHARDING.md §7e), three round trips; its retry is replayed", async () => {
+    const guest = await guestOf(team, home, "editor");
+    const body = { app_name: "keyed-by-guest", organization_id: team.organizationId };
+    const headers = { "Idempotency-Key": "guest-keyed-write" };
+    const { bindings, trips } = countedShards();
+    const made = await expectJson<{ app_id: string }>(await postApp(guest.key, body, { bindings, headers }));
+    expect(trips()).toEqual({ [home]: 2, [elsewhere]: 1, DIRECTORY: 0 });
+    const replayed = await expectJson<{ app_id: string }>(await postApp(guest.key, body, { headers }));
+    expect(replayed).toEqual(made);
+  });
+
   it("answers a bookmark for each shard it reached, and starts each shard's session at that shard's own entry", async () => {
     const guest = await guestOf(team, home, "viewer");
     const first = await send("GET", appRevisions(teamApp), { key: guest.key });
