@@ -45,6 +45,13 @@ describe("GET /keys", () => {
       .prepare("UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00.000Z' WHERE key_hash = ?")
       .bind(await hashApiKey(deleted))
       .run();
+    // Keys issued within one millisecond would tie; a minute apart, the order is the one the list promises.
+    for (const [key, minutesAgo] of [[mine.key, 3], [expiring, 2], [expired, 1]] as const) {
+      await databaseOf(key)
+        .prepare("UPDATE api_keys SET created_at = ? WHERE key_hash = ?")
+        .bind(ago(minutesAgo * 60_000), await hashApiKey(key))
+        .run();
+    }
     await markKeyUsed(mine.key);
     const listed = await expectJson<Record<string, unknown>[]>(await send("GET", "/keys", { key: mine.key }));
     const personal = { project_id: mine.projectId, workspace_id: mine.workspaceId, organization_id: mine.organizationId };
