@@ -72,6 +72,7 @@ const FROM = {
   organization_members: "organization_members t JOIN organizations o ON o.id = t.organization_id",
   workspaces: "workspaces t JOIN organizations o ON o.id = t.organization_id",
   projects: "projects t JOIN workspaces w ON w.id = t.workspace_id JOIN organizations o ON o.id = w.organization_id",
+  environment_protections: `environment_protections t JOIN projects p ON p.id = t.project_id ${UP_FROM_PROJECT}`,
   api_keys: `api_keys t JOIN projects p ON p.id = t.project_id ${UP_FROM_PROJECT}`,
   apps: `apps t JOIN projects p ON p.id = t.project_id ${UP_FROM_PROJECT}`,
   app_variants: `app_variants t JOIN apps a ON a.id = t.app_id ${UP_FROM_APP}`,
@@ -102,7 +103,8 @@ const REFERENCED_USER = `t.id IN (SELECT t.user_id FROM ${FROM.organization_memb
   OR t.id IN (SELECT t.deployed_by FROM ${FROM.deployments} WHERE ${IN_BUCKETS})
   OR t.id IN (SELECT t.modified_by FROM ${FROM.environment_revisions} WHERE ${IN_BUCKETS})
   OR t.id IN (SELECT t.invited_by FROM ${FROM.invitations} WHERE ${IN_BUCKETS})
-  OR t.id IN (SELECT t.accepted_by FROM ${FROM.invitations} WHERE ${IN_BUCKETS})`;
+  OR t.id IN (SELECT t.accepted_by FROM ${FROM.invitations} WHERE ${IN_BUCKETS})
+  OR t.id IN (SELECT t.updated_by FROM ${FROM.environment_protections} WHERE ${IN_BUCKETS})`;
 
 // A row's columns by position, from the JSON array each row is bound as.
 const COLUMNS_4 = "value ->> 0, value ->> 1, value ->> 2, value ->> 3";
@@ -168,6 +170,14 @@ const TABLES: BucketTable[] = [
     remove: sql(
       `DELETE FROM projects WHERE id IN (SELECT t.id FROM ${FROM.projects} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`,
     ),
+  },
+  {
+    name: "environment_protections",
+    select: sql(`SELECT t.* FROM ${FROM.environment_protections} WHERE ${IN_BUCKETS}
+      AND (t.project_id, t.environment) > (:after_0, :after_1) ORDER BY t.project_id, t.environment LIMIT :page_rows`),
+    keyset: byPair("project_id", "environment", ""),
+    insert: sql(`INSERT INTO environment_protections SELECT ${COLUMNS_10} ${ROWS} ${COUNTED}`),
+    remove: null,
   },
   {
     name: "api_keys",
