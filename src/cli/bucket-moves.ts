@@ -81,6 +81,9 @@ const FROM = {
   environments: `environments t JOIN apps a ON a.id = t.app_id ${UP_FROM_APP}`,
   deployments: `deployments t ${UP_FROM_ENVIRONMENT}`,
   environment_revisions: `environment_revisions t ${UP_FROM_ENVIRONMENT}`,
+  change_requests: `change_requests t JOIN apps a ON a.id = t.app_id ${UP_FROM_APP}`,
+  change_request_reviews: `change_request_reviews t JOIN change_requests cr ON cr.id = t.change_request_id JOIN apps a ON a.id = cr.app_id
+    ${UP_FROM_APP}`,
   invitations: "invitations t JOIN organizations o ON o.id = t.organization_id",
   events: "events t JOIN organizations o ON o.id = t.organization_id",
   webhooks: "webhooks t JOIN organizations o ON o.id = t.organization_id",
@@ -104,7 +107,11 @@ const REFERENCED_USER = `t.id IN (SELECT t.user_id FROM ${FROM.organization_memb
   OR t.id IN (SELECT t.modified_by FROM ${FROM.environment_revisions} WHERE ${IN_BUCKETS})
   OR t.id IN (SELECT t.invited_by FROM ${FROM.invitations} WHERE ${IN_BUCKETS})
   OR t.id IN (SELECT t.accepted_by FROM ${FROM.invitations} WHERE ${IN_BUCKETS})
-  OR t.id IN (SELECT t.updated_by FROM ${FROM.environment_protections} WHERE ${IN_BUCKETS})`;
+  OR t.id IN (SELECT t.updated_by FROM ${FROM.environment_protections} WHERE ${IN_BUCKETS})
+  OR t.id IN (SELECT t.author_id FROM ${FROM.change_requests} WHERE ${IN_BUCKETS})
+  OR t.id IN (SELECT t.scheduled_by FROM ${FROM.change_requests} WHERE ${IN_BUCKETS})
+  OR t.id IN (SELECT t.applied_by FROM ${FROM.change_requests} WHERE ${IN_BUCKETS})
+  OR t.id IN (SELECT t.reviewer_id FROM ${FROM.change_request_reviews} WHERE ${IN_BUCKETS})`;
 
 // A row's columns by position, from the JSON array each row is bound as.
 const COLUMNS_4 = "value ->> 0, value ->> 1, value ->> 2, value ->> 3";
@@ -116,6 +123,9 @@ const COLUMNS_10 = `${COLUMNS_8}, value ->> 8, value ->> 9`;
 const COLUMNS_11 = `${COLUMNS_10}, value ->> 10`;
 const COLUMNS_12 = `${COLUMNS_11}, value ->> 11`;
 const COLUMNS_15 = `${COLUMNS_12}, value ->> 12, value ->> 13, value ->> 14`;
+const COLUMNS_20 = `${COLUMNS_15}, value ->> 15, value ->> 16, value ->> 17, value ->> 18, value ->> 19`;
+const COLUMNS_25 = `${COLUMNS_20}, value ->> 20, value ->> 21, value ->> 22, value ->> 23, value ->> 24`;
+const COLUMNS_27 = `${COLUMNS_25}, value ->> 25, value ->> 26`;
 const ROWS = "FROM json_each(:rows)";
 /** A row for each row a statement inserted or deleted itself: D1's `changes` counts those of its cascades and triggers too. */
 const COUNTED = "RETURNING 1";
@@ -177,7 +187,8 @@ const TABLES: BucketTable[] = [
       AND (t.project_id, t.environment) > (:after_0, :after_1) ORDER BY t.project_id, t.environment LIMIT :page_rows`),
     keyset: byPair("project_id", "environment", ""),
     insert: sql(`INSERT INTO environment_protections SELECT ${COLUMNS_10} ${ROWS} ${COUNTED}`),
-    remove: null,
+    remove: sql(`DELETE FROM environment_protections WHERE (project_id, environment) IN
+      (SELECT t.project_id, t.environment FROM ${FROM.environment_protections} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
   },
   {
     name: "api_keys",
@@ -245,6 +256,22 @@ const TABLES: BucketTable[] = [
     insert: sql(`INSERT INTO environment_revisions SELECT ${COLUMNS_7} ${ROWS} ${COUNTED}`),
     remove: sql(`DELETE FROM environment_revisions
       WHERE id IN (SELECT t.id FROM ${FROM.environment_revisions} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
+  },
+  {
+    name: "change_requests",
+    select: sql(`SELECT t.* FROM ${FROM.change_requests} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
+    keyset: BY_TEXT_ID,
+    insert: sql(`INSERT INTO change_requests SELECT ${COLUMNS_27} ${ROWS} ${COUNTED}`),
+    remove: sql(`DELETE FROM change_requests
+      WHERE id IN (SELECT t.id FROM ${FROM.change_requests} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
+  },
+  {
+    name: "change_request_reviews",
+    select: sql(`SELECT t.* FROM ${FROM.change_request_reviews} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
+    keyset: BY_TEXT_ID,
+    insert: sql(`INSERT INTO change_request_reviews SELECT ${COLUMNS_7} ${ROWS} ${COUNTED}`),
+    remove: sql(`DELETE FROM change_request_reviews
+      WHERE id IN (SELECT t.id FROM ${FROM.change_request_reviews} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
   },
   // Keyed by their bucket too, the Idempotency-Key tables' rows of the buckets never meet the destination's own, whatever
   // keys tenants used where (docs/SHARDING.md §7e).
