@@ -46,7 +46,11 @@ describe("GET /keys", () => {
       .bind(await hashApiKey(deleted))
       .run();
     // Keys issued within one millisecond would tie; a minute apart, the order is the one the list promises.
-    for (const [key, minutesAgo] of [[mine.key, 3], [expiring, 2], [expired, 1]] as const) {
+    for (const [key, minutesAgo] of [
+      [mine.key, 3],
+      [expiring, 2],
+      [expired, 1],
+    ] as const) {
       await databaseOf(key)
         .prepare("UPDATE api_keys SET created_at = ? WHERE key_hash = ?")
         .bind(ago(minutesAgo * 60_000), await hashApiKey(key))
