@@ -3,6 +3,7 @@ import { applicationVariantsRoutes } from "./applications/variants.routes";
 import { appsResponses, appsRoutes } from "./apps/apps.routes";
 import { environmentsResponses, environmentsRoutes } from "./apps/environments.routes";
 import { basesRoutes, registryResponses, registryRoutes } from "./configs/registry.routes";
+import { diffRoutes } from "./diff/diff.routes";
 import { eventsRoutes } from "./events/events.routes";
 import type { Route, SharedResponses } from "./http/route";
 import { keysRoutes, profileRoutes } from "./keys/keys.routes";
@@ -54,6 +55,7 @@ export const ROUTES: readonly Route[] = [
   ...revisionsRoutes,
   ...workflowsRoutes,
   ...environmentsQueryRoutes,
+  ...diffRoutes,
 ];
 
 /**

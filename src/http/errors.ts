@@ -94,6 +94,9 @@ export const configExists = () => new ApiError(400, "Config already exists.");
 export const configNameTaken = () =>
   new ApiError(400, "Config name already exists. Please use a different name or set overwrite to True.");
 
+/** A diff's revision (docs/CHANGE-REQUESTS.md §5): none of that id the caller can see, or the two of two organizations. */
+export const revisionNotFound = () => new ApiError(404, "Revision not found");
+
 // The current API's (docs/CURRENT-SDK-API.md), in the platform's words, which its SDK shows as they are.
 export const applicationRevisionNotFound = () => new ApiError(404, "Application revision not found.");
 

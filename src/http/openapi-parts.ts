@@ -30,6 +30,7 @@ export const TAGS = [
   { name: "Variants", description: "An app's variants and their revisions: a variant is a config, named `app.<config name>`." },
   { name: "Configs", description: "Add, commit, fetch and fork configs, named by app and config name." },
   { name: "Deployments", description: "Deploy a config or a variant to an environment, or revert to an earlier deployment." },
+  { name: "Diffs", description: "What changed between two config revisions or two environment revisions, as a JSON Patch." },
   {
     name: "Older SDK",
     description: "The older SDK's calls: read or save a config by name, read what a deployment deployed, list bases.",

@@ -120,3 +120,11 @@ export const current = {
   deploy: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/revisions/deploy", as, body, extras),
   queryEnvironments: (as: Credentials, body: unknown, extras?: Extras) => post("/simple/environments/query", as, body, extras),
 };
+
+/** Diffs (docs/CHANGE-REQUESTS.md §5): GET /diff/configs (config revision ids), /diff/environments (environment revision ids). */
+export const diffs = {
+  configs: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
+    get(withQuery("/diff/configs", query), as, extras),
+  environments: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
+    get(withQuery("/diff/environments", query), as, extras),
+};
