@@ -40,11 +40,23 @@ export type ValidationErrorBody = z.infer<typeof ValidationErrorBody>;
 export const SlugConflict = z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) });
 export type SlugConflict = z.infer<typeof SlugConflict>;
 
+/**
+ * The detail of a 409 that names its reason by `code` (docs/CHANGE-REQUESTS.md: "409 bodies"), with what the client
+ * needs to act on it.
+ */
+export const CodedConflict = z.looseObject({ code: z.string(), message: z.string() });
+export type CodedConflict = z.infer<typeof CodedConflict>;
+
+/** The body of such a 409. */
+export const CodedConflictError = z
+  .object({ detail: CodedConflict })
+  .apply(schemaName(globalThis.DOCUMENTATION && "CodedConflictError"));
+
 /** Every error the service answers with: a status, a `detail` and, sometimes, headers. */
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
-    readonly detail: string | ValidationIssue[] | SlugConflict,
+    readonly detail: string | ValidationIssue[] | SlugConflict | CodedConflict,
     readonly headers: Record<string, string> = {},
   ) {
     super(typeof detail === "string" ? detail : Array.isArray(detail) ? "Validation error" : detail.message);
@@ -219,6 +231,19 @@ export const idempotencyKeyReused = () =>
 
 export const environmentMovedOn = () =>
   new ApiError(412, "The environment has changed since the ETag given in If-Match: read it again, then retry");
+
+/** A direct write to a protected environment (docs/CHANGE-REQUESTS.md §2): it goes through a change request. */
+export const environmentProtected = (appId: string, environment: string) =>
+  new ApiError(409, {
+    code: "environment_protected",
+    app_id: appId,
+    environment,
+    message: `Environment '${environment}' is protected: propose the change with POST /change-requests.`,
+    change_request_route: "POST /change-requests",
+  });
+
+export const protectionBypassForbidden = () =>
+  new ApiError(403, "Bypassing the protection of this environment is not allowed for your role.");
 
 export const staleConfig = (latest: number) =>
   new ApiError(409, `Config has changed: its latest version is ${latest}. Fetch it and commit on top of it.`);
