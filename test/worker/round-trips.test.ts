@@ -378,6 +378,32 @@ describe("D1 round trips per request", () => {
       status: 200,
       trips: 1,
     },
+    {
+      name: "configs/deploy?dry_run=true",
+      method: "POST",
+      path: () => "/variants/configs/deploy?dry_run=true",
+      key: ownKey,
+      body: mainTo("staging"),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "environments/deploy?dry_run=true",
+      method: "POST",
+      path: () => "/environments/deploy?dry_run=true",
+      key: ownKey,
+      body: () => ({ environment_name: "staging", variant_id: variantId }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "revert?dry_run=true",
+      method: "POST",
+      path: () => `/configs/deployment/${firstRevisionId}/revert?dry_run=true`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
   ];
 
   const errorPaths: Case[] = [
@@ -702,6 +728,19 @@ describe("D1 round trips per request", () => {
         environment_ref: { slug: "staging" },
       }),
       headers: () => ({ "If-Match": "*" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "deploy?dry_run=true",
+      method: "POST",
+      path: () => "/applications/revisions/deploy?dry_run=true",
+      key: ownKey,
+      body: () => ({
+        application_ref: { id: appId },
+        application_variant_ref: { slug: "main" },
+        environment_ref: { slug: "staging" },
+      }),
       status: 200,
       trips: 1,
     },
