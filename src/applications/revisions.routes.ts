@@ -19,6 +19,7 @@ import {
   DEMO_IDS,
   EXAMPLE_IDS,
   errorResponse,
+  headerRef,
   IDEMPOTENCY_KEY_ERRORS,
   jsonResponse,
   responseRef,
@@ -27,7 +28,7 @@ import {
 } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
-import { deploy, dryRun, dryRunQuery, environmentProtectedExample, orDryRun, PROTECTED } from "../variants/deployments.routes";
+import { deploy, dryRun, dryRunQuery, environmentProtectedExample, PROTECTED } from "../variants/deployments.routes";
 import { DryRunOutput } from "../variants/deployments.schemas";
 import {
   CommitRevisionBody,
@@ -321,7 +322,9 @@ export const revisionsRoutes = [
           "at once. With If-Match, only if the environment is still in that state (else 412); answers its new ETag.",
         ok: {
           schema: z.union([RevisionAnswer, DryRunOutput]),
-          ...orDryRun("The revision deployed", { count: 1, application_revision: demoRevision }),
+          description: "The revision deployed",
+          example: { count: 1, application_revision: demoRevision },
+          headers: { ETag: headerRef("ETag") },
         },
         errors: {
           400: withKeyErrors(400, "application_ref or environment_ref (with a slug) is missing", {

@@ -20,15 +20,7 @@ import {
   variantRemoved,
 } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import {
-  DEMO_CONFIG_PARAMS,
-  DEMO_IDS,
-  EXAMPLE_IDS,
-  errorResponse,
-  headerRef,
-  responseRef,
-  withKeyErrors,
-} from "../http/openapi-parts";
+import { EXAMPLE_IDS, errorResponse, headerRef, responseRef, withKeyErrors } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
 import { demoConfigIn } from "./configs.routes";
 import { ConfigOutput, toConfigOutput, toConfigRefs } from "./configs.schemas";
@@ -153,40 +145,8 @@ export async function dryRun<E extends CallerEnv>(
   return { dry_run: true, app_id: outcome.appId, environment: outcome.environment, kind, ...outcome.preview };
 }
 
-/** The dry-run of a deploy of the demo config's revision 2 to staging, which runs its revision 1. */
-export const DRY_RUN_EXAMPLE: DryRunOutput = {
-  dry_run: true,
-  app_id: DEMO_IDS.app,
-  environment: "staging",
-  kind: "deploy",
-  next_environment_revision: 3,
-  current: {
-    environment_revision: 2,
-    variant_revision_id: EXAMPLE_IDS.previousVariantRevision,
-    config_name: "main",
-    revision: 1,
-  },
-  proposed: { variant_revision_id: EXAMPLE_IDS.variantRevision, config_name: "main", revision: 2 },
-  diff: {
-    identical: false,
-    coarse: false,
-    patch: [{ op: "replace", path: "/params/temperature", value: DEMO_CONFIG_PARAMS.temperature }],
-    changes: [{ path: "/params/temperature", op: "replace", from: 0.7, to: DEMO_CONFIG_PARAMS.temperature }],
-  },
-};
-
 /** `?dry_run`, on each deploy and revert. */
 export const dryRunQuery = { schema: DryRunQuery, examples: globalThis.DOCUMENTATION && { dry_run: "true" as const } };
-
-/** A deploy's or revert's 200: its own answer, or (`?dry_run=true`) the dry-run's. */
-export const orDryRun = <const Answer>(description: string, example: Answer) => ({
-  description: `${description}; with \`?dry_run=true\`, what it would change (nothing written) and the environment's current ETag`,
-  examples: {
-    done: { summary: description, value: example },
-    dryRun: { summary: "?dry_run=true", value: DRY_RUN_EXAMPLE },
-  },
-  headers: { ETag: headerRef("ETag") },
-});
 
 const environmentOrConfig = (missing: "app" | "config" | "environment") =>
   missing === "environment" ? appEnvironmentNotFound() : configNotFound();
@@ -235,7 +195,9 @@ export const deploymentsRoutes = [
           CONDITIONS,
         ok: {
           schema: z.union([ConfigOutput, DryRunOutput]),
-          ...orDryRun("The config as the environment now serves it", demoConfigIn("staging", 2)),
+          description: "The config as the environment now serves it",
+          example: demoConfigIn("staging", 2),
+          headers: { ETag: headerRef("ETag") },
         },
         errors: deploymentErrors("DeployTargetNotFound", { removable: true }),
       },
@@ -269,7 +231,12 @@ export const deploymentsRoutes = [
         tag: "Deployments",
         summary: "Deploy a variant's latest revision to an app's environment",
         description: `Deploys the variant's latest revision to its app's environment \`environment_name\`, as a new environment revision. ${CONDITIONS}`,
-        ok: { schema: z.union([z.null(), DryRunOutput]), ...orDryRun("Deployed", null) },
+        ok: {
+          schema: z.union([z.null(), DryRunOutput]),
+          description: "Deployed",
+          example: null,
+          headers: { ETag: headerRef("ETag") },
+        },
         errors: deploymentErrors("DeployVariantNotFound"),
       },
     },
@@ -309,7 +276,12 @@ export const deploymentsRoutes = [
         description:
           "A new revision of that revision's environment, deploying the same variant revision; the history keeps " +
           `both. No body. ${CONDITIONS}`,
-        ok: { schema: z.union([RevertOutput, DryRunOutput]), ...orDryRun("Reverted", REVERTED) },
+        ok: {
+          schema: z.union([RevertOutput, DryRunOutput]),
+          description: "Reverted",
+          example: REVERTED,
+          headers: { ETag: headerRef("ETag") },
+        },
         errors: deploymentErrors("DeploymentRevisionNotFound", { removable: true }),
       },
     },
