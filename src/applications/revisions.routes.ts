@@ -17,17 +17,19 @@ import {
   DEMO_CONFIG_PARAMS,
   DEMO_IDS,
   EXAMPLE_IDS,
+  environmentProtectedExample,
   errorResponse,
   headerRef,
   IDEMPOTENCY_KEY_ERRORS,
   jsonResponse,
+  PROTECTED,
   responseRef,
   schemaRef,
   withKeyErrors,
 } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
-import { deploy, environmentProtectedExample, PROTECTED } from "../variants/deployments.routes";
+import { deploy } from "../variants/deployments.routes";
 import {
   CommitRevisionBody,
   CommitRevisionShape,

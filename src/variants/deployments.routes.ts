@@ -11,15 +11,22 @@ import {
   configNotFound,
   deploymentRevisionNotFound,
   environmentMovedOn,
-  environmentProtected,
   forbidden,
-  protectionBypassForbidden,
+  protectionRefused,
   variantArchived,
   variantNotFound,
   variantRemoved,
 } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { EXAMPLE_IDS, errorResponse, headerRef, responseRef, withKeyErrors } from "../http/openapi-parts";
+import {
+  EXAMPLE_IDS,
+  environmentProtectedExample,
+  errorResponse,
+  headerRef,
+  PROTECTED,
+  responseRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
 import { demoConfigIn } from "./configs.routes";
 import { ConfigOutput, toConfigOutput, toConfigRefs } from "./configs.schemas";
@@ -28,13 +35,6 @@ import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertOutput, Reve
 const CONDITIONS =
   "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +
   "environment's new ETag.";
-
-/** What the 409 of a protected environment says in the document (with `environmentProtectedExample`). */
-export const PROTECTED =
-  "The environment is protected (GET /projects/{project_id}/environments/{environment_name}/protection): it changes " +
-  "only through an approved change request (POST /change-requests), or with a Protection-Bypass from a role allowed " +
-  "it; nothing was written";
-export const environmentProtectedExample = () => environmentProtected(EXAMPLE_IDS.app, "production");
 
 /**
  * The 409 of a deployment of a revision whose variant was archived, or (`removable`) removed, and of a protected
@@ -103,10 +103,8 @@ export async function deploy<E extends CallerEnv>(
       throw variantArchived();
     case "not_found":
       throw notFound(outcome.missing);
-    case "protected":
-      throw environmentProtected(outcome.appId, outcome.environment);
-    case "bypass_forbidden":
-      throw protectionBypassForbidden();
+    case "refused":
+      throw protectionRefused(outcome);
   }
 }
 
