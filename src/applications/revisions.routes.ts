@@ -18,17 +18,19 @@ import {
   DEMO_CONFIG_PARAMS,
   DEMO_IDS,
   EXAMPLE_IDS,
+  environmentProtectedExample,
   errorResponse,
   headerRef,
   IDEMPOTENCY_KEY_ERRORS,
   jsonResponse,
+  PROTECTED,
   responseRef,
   schemaRef,
   withKeyErrors,
 } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
-import { deploy, dryRun, dryRunQuery, environmentProtectedExample, PROTECTED } from "../variants/deployments.routes";
+import { deploy, dryRun, dryRunQuery } from "../variants/deployments.routes";
 import { DryRunOutput } from "../variants/deployments.schemas";
 import {
   CommitRevisionBody,

@@ -27,7 +27,7 @@ export type DeploymentOutcome =
   | { outcome: "archived" }
   | { outcome: "key_reused" }
   | { outcome: "moved_on"; current: EnvironmentState }
-  | { outcome: ProtectionRefusal; appId: string; environment: string };
+  | { outcome: "refused"; refusal: ProtectionRefusal; appId: string; environment: string };
 
 /**
  * What a deployment deploys and where, as config refs: a variant revision (variant ref: its version or revision
@@ -163,7 +163,7 @@ export function deploymentOutcome({
   if (found.removed) return { outcome: "removed" };
   if (found.archived) return { outcome: "archived" };
   if (found.refusal && found.environmentName) {
-    return { outcome: found.refusal, appId: found.appId, environment: found.environmentName };
+    return { outcome: "refused", refusal: found.refusal, appId: found.appId, environment: found.environmentName };
   }
   return { outcome: "moved_on", current: { environmentId: found.environmentId, revision: found.environmentRevision } };
 }

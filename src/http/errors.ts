@@ -2,6 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as z from "zod";
+import type { ProtectionRefusal } from "../core/protection.sql.ts";
 import { UnknownApiKeyError } from "../db/caller";
 import { isFenceTrip, isTransientD1Error } from "../db/d1";
 import { BucketMovedError } from "../db/fences";
@@ -163,6 +164,10 @@ export const invitationExpired = () => new ApiError(410, "This invitation has ex
 
 export const invitationReplaced = () => new ApiError(410, "This invitation was replaced by a newer one: use the latest token");
 
+export const projectNotFound = () => new ApiError(404, "Project not found");
+
+export const environmentNotFound = () => new ApiError(404, "Environment not found");
+
 export const projectNotInWorkspace = () => new ApiError(404, "Project not found in this workspace");
 
 export const invitationNeedsKey = () =>
@@ -244,6 +249,17 @@ export const environmentProtected = (appId: string, environment: string) =>
 
 export const protectionBypassForbidden = () =>
   new ApiError(403, "Bypassing the protection of this environment is not allowed for your role.");
+
+/** A write a protected environment refused (src/core/protection.sql.ts): its 409, or the 403 of a bypass not allowed. */
+export const protectionRefused = ({
+  refusal,
+  appId,
+  environment,
+}: {
+  refusal: ProtectionRefusal;
+  appId: string;
+  environment: string;
+}) => (refusal === "protected" ? environmentProtected(appId, environment) : protectionBypassForbidden());
 
 export const staleConfig = (latest: number) =>
   new ApiError(409, `Config has changed: its latest version is ${latest}. Fetch it and commit on top of it.`);

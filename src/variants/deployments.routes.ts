@@ -12,15 +12,22 @@ import {
   configNotFound,
   deploymentRevisionNotFound,
   environmentMovedOn,
-  environmentProtected,
   forbidden,
-  protectionBypassForbidden,
+  protectionRefused,
   variantArchived,
   variantNotFound,
   variantRemoved,
 } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { EXAMPLE_IDS, errorResponse, headerRef, responseRef, withKeyErrors } from "../http/openapi-parts";
+import {
+  EXAMPLE_IDS,
+  environmentProtectedExample,
+  errorResponse,
+  headerRef,
+  PROTECTED,
+  responseRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
 import { demoConfigIn } from "./configs.routes";
 import { ConfigOutput, toConfigOutput, toConfigRefs } from "./configs.schemas";
@@ -37,13 +44,6 @@ import {
 const CONDITIONS =
   "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +
   "environment's new ETag.";
-
-/** What the 409 of a protected environment says in the document (with `environmentProtectedExample`). */
-export const PROTECTED =
-  "The environment is protected (GET /projects/{project_id}/environments/{environment_name}/protection): it changes " +
-  "only through an approved change request (POST /change-requests), or with a Protection-Bypass from a role allowed " +
-  "it; nothing was written";
-export const environmentProtectedExample = () => environmentProtected(EXAMPLE_IDS.app, "production");
 
 /**
  * The 409 of a deployment of a revision whose variant was archived, or (`removable`) removed, and of a protected
@@ -119,10 +119,8 @@ function refusal(
       return variantArchived();
     case "not_found":
       return notFound(outcome.missing);
-    case "protected":
-      return environmentProtected(outcome.appId, outcome.environment);
-    case "bypass_forbidden":
-      return protectionBypassForbidden();
+    case "refused":
+      return protectionRefused(outcome);
   }
 }
 
