@@ -95,15 +95,17 @@ function expectCreated(what: string, created: any, name: string): void {
     throw new ScenarioError(`${what}: answered ${JSON.stringify(created)}`);
 }
 
+/** What bench-diff's revision 2 changes: DIFF_CHANGES weights, `revision` and `url`. */
+const DIFF_OPERATIONS = DIFF_CHANGES + 2;
+
 /** GET /diff/configs of bench-diff's two revisions: 200, every change listed (not coarse), one per patch operation. */
 function checkDiff(key: BenchKey, path: string) {
   return async (base: string): Promise<CheckInfo> => {
     const what = `GET ${path}`;
     const response = await request(`${base}${path}`, { headers: authorization(key) });
     const diff = expectJson(what, response);
-    const operations = DIFF_CHANGES + 1; // the weights changed, and `revision`
-    if (diff.coarse !== false || diff.patch?.length !== operations || diff.changes?.length !== operations)
-      throw new ScenarioError(`${what}: expected ${operations} changes, got ${JSON.stringify(diff).slice(0, 300)}`);
+    if (diff.coarse !== false || diff.patch?.length !== DIFF_OPERATIONS || diff.changes?.length !== DIFF_OPERATIONS)
+      throw new ScenarioError(`${what}: expected ${DIFF_OPERATIONS} changes, got ${JSON.stringify(diff).slice(0, 300)}`);
     return { bytes: response.bytes, gzipBytes: gzipSync(Buffer.from(response.text)).byteLength };
   };
 }
@@ -920,7 +922,7 @@ export function benchScenarios(
       check: checkEvents(k.audit[0], data.audit.organizationId, AUDIT_EVENTS - AUDIT_DEEP + 1),
     },
     diff100k: {
-      label: `GET /diff/configs, two ~100 KB revisions, ${DIFF_CHANGES} changes`,
+      label: `GET /diff/configs, two ~110 KB revisions, ${DIFF_OPERATIONS} changes`,
       server: "service",
       method: "GET",
       path: diffPath,

@@ -488,7 +488,7 @@ export function buildBenchData(): BenchData {
     ),
   );
   // bench-diff: revisions 1 and 2 made by the history's SQL, then given their large params. Revision 2 changes one
-  // place in DIFF_CHANGES of revision 1's entries, and revision 1 (revision: 1) differs in one more.
+  // place in DIFF_CHANGES of revision 1's entries, and its `revision` and url.
   const DIFF_APP = 400_001;
   const diff = { from: id("variantRevision", DIFF_APP * 1_000_000 + 1), to: id("variantRevision", DIFF_APP * 1_000_000 + 2) };
   statements.push(
