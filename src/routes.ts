@@ -3,10 +3,12 @@ import { applicationVariantsRoutes } from "./applications/variants.routes";
 import { appsResponses, appsRoutes } from "./apps/apps.routes";
 import { environmentsResponses, environmentsRoutes } from "./apps/environments.routes";
 import { basesRoutes, registryResponses, registryRoutes } from "./configs/registry.routes";
+import { diffRoutes } from "./diff/diff.routes";
 import { eventsRoutes } from "./events/events.routes";
 import type { Route, SharedResponses } from "./http/route";
 import { keysRoutes, profileRoutes } from "./keys/keys.routes";
 import { organizationsResponses, organizationsRoutes } from "./organizations/organizations.routes";
+import { protectionRoutes } from "./projects/protection.routes";
 import { serviceRoutes } from "./service.routes";
 import { simpleApplicationsRoutes } from "./simple/applications.routes";
 import { environmentsQueryRoutes } from "./simple/environments.routes";
@@ -49,11 +51,13 @@ export const ROUTES: readonly Route[] = [
   ...profileRoutes,
   ...organizationsRoutes,
   ...workspacesRoutes,
+  ...protectionRoutes,
   ...eventsRoutes,
   ...webhooksRoutes,
   ...revisionsRoutes,
   ...workflowsRoutes,
   ...environmentsQueryRoutes,
+  ...diffRoutes,
 ];
 
 /**

@@ -120,3 +120,19 @@ export const current = {
   deploy: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/revisions/deploy", as, body, extras),
   queryEnvironments: (as: Credentials, body: unknown, extras?: Extras) => post("/simple/environments/query", as, body, extras),
 };
+
+/** Diffs (docs/CHANGE-REQUESTS.md §5): GET /diff/configs (config revision ids), /diff/environments (environment revision ids). */
+export const diffs = {
+  configs: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
+    get(withQuery("/diff/configs", query), as, extras),
+  environments: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
+    get(withQuery("/diff/environments", query), as, extras),
+};
+
+/** Protection settings (docs/CHANGE-REQUESTS.md §1): /projects/{project_id}/environments/{environment_name}/protection. */
+export const protection = {
+  get: (as: Credentials, projectId: string, environment: string, extras?: Extras) =>
+    get(`/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, as, extras),
+  put: (as: Credentials, projectId: string, environment: string, body: unknown, extras: Extras = {}) =>
+    send("PUT", `/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, { ...extras, ...as, body }),
+};

@@ -378,6 +378,32 @@ describe("D1 round trips per request", () => {
       status: 200,
       trips: 1,
     },
+    {
+      name: "configs/deploy?dry_run=true",
+      method: "POST",
+      path: () => "/variants/configs/deploy?dry_run=true",
+      key: ownKey,
+      body: mainTo("staging"),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "environments/deploy?dry_run=true",
+      method: "POST",
+      path: () => "/environments/deploy?dry_run=true",
+      key: ownKey,
+      body: () => ({ environment_name: "staging", variant_id: variantId }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "revert?dry_run=true",
+      method: "POST",
+      path: () => `/configs/deployment/${firstRevisionId}/revert?dry_run=true`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
   ];
 
   const errorPaths: Case[] = [
@@ -702,6 +728,19 @@ describe("D1 round trips per request", () => {
         environment_ref: { slug: "staging" },
       }),
       headers: () => ({ "If-Match": "*" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "deploy?dry_run=true",
+      method: "POST",
+      path: () => "/applications/revisions/deploy?dry_run=true",
+      key: ownKey,
+      body: () => ({
+        application_ref: { id: appId },
+        application_variant_ref: { slug: "main" },
+        environment_ref: { slug: "staging" },
+      }),
       status: 200,
       trips: 1,
     },
@@ -1135,6 +1174,46 @@ describe("D1 round trips of webhooks", () => {
 
   it.each(webhookPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
     expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+  });
+});
+
+describe("diffs: one round trip", () => {
+  let configRevisionId: string;
+  beforeAll(async () => {
+    const row = await databaseOf(appId)
+      .prepare("SELECT id FROM app_variant_revisions WHERE variant_id = ? ORDER BY revision LIMIT 1")
+      .bind(variantId)
+      .first<{ id: string }>();
+    configRevisionId = String(row?.id);
+  });
+  const diffPaths: Case[] = [
+    {
+      name: "GET /diff/configs",
+      method: "GET",
+      path: () => `/diff/configs?from=${configRevisionId}&to=${configRevisionId}`,
+      key: () => account.key,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "GET /diff/environments",
+      method: "GET",
+      path: () => `/diff/environments?from=${firstRevisionId}&to=${firstRevisionId}`,
+      key: () => account.key,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "GET /diff/environments, an unknown revision",
+      method: "GET",
+      path: () => `/diff/environments?from=${firstRevisionId}&to=${unknownId()}`,
+      key: () => account.key,
+      status: 404,
+      trips: 1,
+    },
+  ];
+  it.each(diffPaths)("$name: $status in $trips round trip", async ({ method, path, key, status, trips }) => {
+    expect(await roundTrips(method, path(), key())).toEqual({ status, trips });
   });
 });
 
