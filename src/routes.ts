@@ -1,42 +1,22 @@
 import { revisionsRoutes } from "./applications/revisions.routes";
 import { applicationVariantsRoutes } from "./applications/variants.routes";
 import { appsResponses, appsRoutes } from "./apps/apps.routes";
-import {
-	environmentsResponses,
-	environmentsRoutes,
-} from "./apps/environments.routes";
-import {
-	basesRoutes,
-	registryResponses,
-	registryRoutes,
-} from "./configs/registry.routes";
+import { environmentsResponses, environmentsRoutes } from "./apps/environments.routes";
 import { changeRequestsRoutes } from "./change-requests/change-requests.routes";
+import { basesRoutes, registryResponses, registryRoutes } from "./configs/registry.routes";
 import { eventsRoutes } from "./events/events.routes";
 import type { Route, SharedResponses } from "./http/route";
 import { keysRoutes, profileRoutes } from "./keys/keys.routes";
-import {
-	organizationsResponses,
-	organizationsRoutes,
-} from "./organizations/organizations.routes";
+import { organizationsResponses, organizationsRoutes } from "./organizations/organizations.routes";
 import { serviceRoutes } from "./service.routes";
 import { simpleApplicationsRoutes } from "./simple/applications.routes";
 import { environmentsQueryRoutes } from "./simple/environments.routes";
 import { configsResponses, configsRoutes } from "./variants/configs.routes";
-import {
-	deploymentsResponses,
-	deploymentsRoutes,
-} from "./variants/deployments.routes";
-import {
-	appVariantsRoutes,
-	variantsResponses,
-	variantsRoutes,
-} from "./variants/variants.routes";
+import { deploymentsResponses, deploymentsRoutes } from "./variants/deployments.routes";
+import { appVariantsRoutes, variantsResponses, variantsRoutes } from "./variants/variants.routes";
 import { webhooksRoutes } from "./webhooks/webhooks.routes";
 import { workflowsRoutes } from "./workflows/revisions.routes";
-import {
-	workspacesResponses,
-	workspacesRoutes,
-} from "./workspaces/workspaces.routes";
+import { workspacesResponses, workspacesRoutes } from "./workspaces/workspaces.routes";
 
 /**
  * Where a URL's code lives: its first segment names the folder (`/apps/...` in src/apps/, its tests in
@@ -55,27 +35,27 @@ import {
  * /variants/{variant_id}), the fixed one comes first.
  */
 export const ROUTES: readonly Route[] = [
-	...serviceRoutes,
-	...deploymentsRoutes,
-	...appVariantsRoutes,
-	...appsRoutes,
-	...environmentsRoutes,
-	...configsRoutes,
-	...variantsRoutes,
-	...registryRoutes,
-	...basesRoutes,
-	...simpleApplicationsRoutes,
-	...applicationVariantsRoutes,
-	...keysRoutes,
-	...profileRoutes,
-	...organizationsRoutes,
-	...workspacesRoutes,
-	...eventsRoutes,
-	...webhooksRoutes,
-	...revisionsRoutes,
-	...workflowsRoutes,
-	...environmentsQueryRoutes,
-	...changeRequestsRoutes,
+  ...serviceRoutes,
+  ...deploymentsRoutes,
+  ...appVariantsRoutes,
+  ...appsRoutes,
+  ...environmentsRoutes,
+  ...configsRoutes,
+  ...variantsRoutes,
+  ...registryRoutes,
+  ...basesRoutes,
+  ...simpleApplicationsRoutes,
+  ...applicationVariantsRoutes,
+  ...keysRoutes,
+  ...profileRoutes,
+  ...organizationsRoutes,
+  ...workspacesRoutes,
+  ...eventsRoutes,
+  ...webhooksRoutes,
+  ...revisionsRoutes,
+  ...workflowsRoutes,
+  ...environmentsQueryRoutes,
+  ...changeRequestsRoutes,
 ];
 
 /**
@@ -83,12 +63,12 @@ export const ROUTES: readonly Route[] = [
  * Worker); their answers' schemas come from the declarations.
  */
 export const SHARED_RESPONSES: (() => SharedResponses)[] = [
-	appsResponses,
-	environmentsResponses,
-	variantsResponses,
-	configsResponses,
-	deploymentsResponses,
-	registryResponses,
-	organizationsResponses,
-	workspacesResponses,
+  appsResponses,
+  environmentsResponses,
+  variantsResponses,
+  configsResponses,
+  deploymentsResponses,
+  registryResponses,
+  organizationsResponses,
+  workspacesResponses,
 ];

@@ -6,132 +6,125 @@ import { MAX_URL_LENGTH } from "./target-url";
 
 /** Every event type (docs/EVENTS.md); a webhook takes some of them, or "*" for all. */
 export const EVENT_TYPES = [
-	"app.created",
-	"app.renamed",
-	"app.deleted",
-	"app.archived",
-	"app.unarchived",
-	"config.added",
-	"config.committed",
-	"config.forked",
-	"config.archived",
-	"config.unarchived",
-	"config.removed",
-	"environment.deployed",
-	"environment.reverted",
-	"member.invited",
-	"member.joined",
-	"member.role_changed",
-	"member.removed",
-	"api_key.created",
-	"api_key.deleted",
-	"organization.created",
-	"organization.updated",
-	"workspace.created",
-	"workspace.updated",
-	"webhook.created",
-	"webhook.updated",
-	"webhook.deleted",
-	"webhook.secret_rotated",
-	"webhook.disabled",
-	"change_request.drafted",
-	"change_request.opened",
-	"change_request.edited",
-	"change_request.reviewed",
-	"change_request.approved",
-	"change_request.rejected",
-	"change_request.rebased",
-	"change_request.cancelled",
+  "app.created",
+  "app.renamed",
+  "app.deleted",
+  "app.archived",
+  "app.unarchived",
+  "config.added",
+  "config.committed",
+  "config.forked",
+  "config.archived",
+  "config.unarchived",
+  "config.removed",
+  "environment.deployed",
+  "environment.reverted",
+  "member.invited",
+  "member.joined",
+  "member.role_changed",
+  "member.removed",
+  "api_key.created",
+  "api_key.deleted",
+  "organization.created",
+  "organization.updated",
+  "workspace.created",
+  "workspace.updated",
+  "webhook.created",
+  "webhook.updated",
+  "webhook.deleted",
+  "webhook.secret_rotated",
+  "webhook.disabled",
+  "change_request.drafted",
+  "change_request.opened",
+  "change_request.edited",
+  "change_request.reviewed",
+  "change_request.approved",
+  "change_request.rejected",
+  "change_request.rebased",
+  "change_request.cancelled",
 ] as const;
 
 const url = z
-	.string()
-	.max(MAX_URL_LENGTH)
-	.apply(
-		documented(
-			globalThis.DOCUMENTATION && {
-				description:
-					"https:// only, to a host name or a public unicast address: no loopback, private, link-local, documentation or " +
-					"other reserved address, nor IPv6 that reaches IPv4 through a translator or relay (NAT64, 6to4, Teredo). " +
-					"A service run locally for development also takes http:// and loopback",
-			},
-		),
-	);
+  .string()
+  .max(MAX_URL_LENGTH)
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description:
+          "https:// only, to a host name or a public unicast address: no loopback, private, link-local, documentation or " +
+          "other reserved address, nor IPv6 that reaches IPv4 through a translator or relay (NAT64, 6to4, Teredo). " +
+          "A service run locally for development also takes http:// and loopback",
+      },
+    ),
+  );
 const events = z
-	.array(z.enum([...EVENT_TYPES, "*"]))
-	.min(1)
-	.max(EVENT_TYPES.length + 1)
-	.transform((types) => (types.includes("*") ? ["*"] : [...new Set(types)]))
-	.apply(
-		documented(
-			globalThis.DOCUMENTATION && {
-				description: 'Event types, or ["*"] for every type',
-			},
-		),
-	);
-const appId = uuid
-	.nullable()
-	.apply(
-		documented(
-			globalThis.DOCUMENTATION && {
-				description:
-					"Only this app's events (null: every event of the organization)",
-			},
-		),
-	);
+  .array(z.enum([...EVENT_TYPES, "*"]))
+  .min(1)
+  .max(EVENT_TYPES.length + 1)
+  .transform((types) => (types.includes("*") ? ["*"] : [...new Set(types)]))
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: 'Event types, or ["*"] for every type',
+      },
+    ),
+  );
+const appId = uuid.nullable().apply(
+  documented(
+    globalThis.DOCUMENTATION && {
+      description: "Only this app's events (null: every event of the organization)",
+    },
+  ),
+);
 const description = storableText("description").max(2000).nullable();
 
 export const CreateWebhookBody = z.object({
-	url,
-	events,
-	app_id: appId.optional(),
-	description: description.optional(),
-	organization_id: uuid
-		.optional()
-		.apply(
-			documented(
-				globalThis.DOCUMENTATION && {
-					description: "Default: the organization of the key's project",
-				},
-			),
-		),
+  url,
+  events,
+  app_id: appId.optional(),
+  description: description.optional(),
+  organization_id: uuid.optional().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "Default: the organization of the key's project",
+      },
+    ),
+  ),
 });
 
 export const UpdateWebhookBody = z
-	.object({
-		url: url.optional(),
-		events: events.optional(),
-		app_id: appId.optional(),
-		description: description.optional(),
-		enabled: z
-			.boolean()
-			.optional()
-			.apply(
-				documented(
-					globalThis.DOCUMENTATION && {
-						description: "true on a disabled webhook clears its failure count",
-					},
-				),
-			),
-	})
-	.apply(
-		documented(
-			globalThis.DOCUMENTATION && {
-				description: "The fields to change; those left out keep their value",
-			},
-		),
-	);
+  .object({
+    url: url.optional(),
+    events: events.optional(),
+    app_id: appId.optional(),
+    description: description.optional(),
+    enabled: z
+      .boolean()
+      .optional()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description: "true on a disabled webhook clears its failure count",
+          },
+        ),
+      ),
+  })
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "The fields to change; those left out keep their value",
+      },
+    ),
+  );
 
 export const ListWebhooksQuery = z.object({
-	organization_id: uuid
-		.optional()
-		.apply(
-			documented(
-				globalThis.DOCUMENTATION && {
-					description: "Default: the organization of the key's project",
-				},
-			),
-		),
+  organization_id: uuid.optional().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "Default: the organization of the key's project",
+      },
+    ),
+  ),
 });
 
 export const WebhookParams = z.object({ webhook_id: uuid });
@@ -139,195 +132,176 @@ export const WebhookParams = z.object({ webhook_id: uuid });
 export const DeliveryParams = z.object({ webhook_id: uuid, delivery_id: uuid });
 
 export const ListDeliveriesQuery = z.object({
-	status: z.enum(["pending", "succeeded", "failed"]).optional(),
-	cursor: uuid
-		.optional()
-		.apply(
-			documented(
-				globalThis.DOCUMENTATION && {
-					description: "next_cursor of the previous page",
-				},
-			),
-		),
-	limit: z.coerce.number().int().min(1).max(200).default(50),
+  status: z.enum(["pending", "succeeded", "failed"]).optional(),
+  cursor: uuid.optional().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "next_cursor of the previous page",
+      },
+    ),
+  ),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
 // Response bodies.
 
 export const WebhookBody = z
-	.object({
-		id: z.uuid(),
-		organization_id: z.uuid(),
-		url: z.string(),
-		events: z.array(z.string()),
-		app_id: z.uuid().nullable(),
-		description: z.string().nullable(),
-		enabled: z.boolean(),
-		disabled_reason: z
-			.string()
-			.nullable()
-			.apply(
-				documented(
-					globalThis.DOCUMENTATION && {
-						description: "Why the service disabled it; null otherwise",
-					},
-				),
-			),
-		created_at: z.iso.datetime(),
-		updated_at: z.iso.datetime(),
-	})
-	.apply(schemaName(globalThis.DOCUMENTATION && "Webhook"));
+  .object({
+    id: z.uuid(),
+    organization_id: z.uuid(),
+    url: z.string(),
+    events: z.array(z.string()),
+    app_id: z.uuid().nullable(),
+    description: z.string().nullable(),
+    enabled: z.boolean(),
+    disabled_reason: z
+      .string()
+      .nullable()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description: "Why the service disabled it; null otherwise",
+          },
+        ),
+      ),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "Webhook"));
 
 export const CreatedWebhookBody = WebhookBody.extend({
-	secret: z
-		.string()
-		.apply(
-			documented(
-				globalThis.DOCUMENTATION && {
-					description: "`whsec_` + base64 of 32 random bytes: shown this once",
-				},
-			),
-		),
+  secret: z.string().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "`whsec_` + base64 of 32 random bytes: shown this once",
+      },
+    ),
+  ),
 }).apply(schemaName(globalThis.DOCUMENTATION && "CreatedWebhook"));
 
 export const WebhookSecretBody = z
-	.object({
-		secret: z
-			.string()
-			.apply(
-				documented(
-					globalThis.DOCUMENTATION && {
-						description:
-							"The new secret, shown this once; the previous one signs too for 24 hours",
-					},
-				),
-			),
-	})
-	.apply(schemaName(globalThis.DOCUMENTATION && "WebhookSecret"));
+  .object({
+    secret: z.string().apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "The new secret, shown this once; the previous one signs too for 24 hours",
+        },
+      ),
+    ),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "WebhookSecret"));
 
 export const AttemptBody = z
-	.object({
-		status_code: z
-			.int()
-			.nullable()
-			.apply(
-				documented(
-					globalThis.DOCUMENTATION && {
-						description: "Null: no answer (see error)",
-					},
-				),
-			),
-		duration_ms: z
-			.int()
-			.apply(
-				documented(
-					globalThis.DOCUMENTATION && {
-						description:
-							"10000 when the URL could not be reached, whatever the cause",
-					},
-				),
-			),
-		response_excerpt: z
-			.string()
-			.nullable()
-			.apply(
-				documented(
-					globalThis.DOCUMENTATION && {
-						description: "The first 1 KiB of the response body",
-					},
-				),
-			),
-		error: z
-			.string()
-			.nullable()
-			.apply(
-				documented(
-					globalThis.DOCUMENTATION && {
-						description:
-							'Null on a 2xx; "HTTP <status>"; "could not reach the URL" (refused, no TLS, no answer in time...); "could not sign the event"',
-					},
-				),
-			),
-	})
-	.apply(schemaName(globalThis.DOCUMENTATION && "WebhookAttempt"));
+  .object({
+    status_code: z
+      .int()
+      .nullable()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description: "Null: no answer (see error)",
+          },
+        ),
+      ),
+    duration_ms: z.int().apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "10000 when the URL could not be reached, whatever the cause",
+        },
+      ),
+    ),
+    response_excerpt: z
+      .string()
+      .nullable()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description: "The first 1 KiB of the response body",
+          },
+        ),
+      ),
+    error: z
+      .string()
+      .nullable()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description:
+              'Null on a 2xx; "HTTP <status>"; "could not reach the URL" (refused, no TLS, no answer in time...); "could not sign the event"',
+          },
+        ),
+      ),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "WebhookAttempt"));
 
 export const DeliveryBody = z
-	.object({
-		id: z
-			.uuid()
-			.apply(
-				documented(
-					globalThis.DOCUMENTATION && {
-						description: "Also the `webhook-id` header of every attempt",
-					},
-				),
-			),
-		event_id: z.uuid(),
-		event_type: z.string(),
-		status: z.enum(["pending", "succeeded", "failed"]),
-		attempts: z.int(),
-		last_attempt_at: z.iso.datetime().nullable(),
-		last_status_code: z.int().nullable(),
-		last_error: z.string().nullable(),
-		next_attempt_at: z.iso
-			.datetime()
-			.nullable()
-			.apply(
-				documented(
-					globalThis.DOCUMENTATION && {
-						description: "When pending: when the next attempt is due",
-					},
-				),
-			),
-	})
-	.apply(schemaName(globalThis.DOCUMENTATION && "Delivery"));
+  .object({
+    id: z.uuid().apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "Also the `webhook-id` header of every attempt",
+        },
+      ),
+    ),
+    event_id: z.uuid(),
+    event_type: z.string(),
+    status: z.enum(["pending", "succeeded", "failed"]),
+    attempts: z.int(),
+    last_attempt_at: z.iso.datetime().nullable(),
+    last_status_code: z.int().nullable(),
+    last_error: z.string().nullable(),
+    next_attempt_at: z.iso
+      .datetime()
+      .nullable()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description: "When pending: when the next attempt is due",
+          },
+        ),
+      ),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "Delivery"));
 
 export const DeliveryPage = z
-	.object({
-		deliveries: z.array(DeliveryBody),
-		next_cursor: z
-			.uuid()
-			.nullable()
-			.apply(
-				documented(
-					globalThis.DOCUMENTATION && {
-						description: "Pass as `cursor` for the next page; null: no more",
-					},
-				),
-			),
-	})
-	.apply(schemaName(globalThis.DOCUMENTATION && "DeliveryPage"));
+  .object({
+    deliveries: z.array(DeliveryBody),
+    next_cursor: z
+      .uuid()
+      .nullable()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description: "Pass as `cursor` for the next page; null: no more",
+          },
+        ),
+      ),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "DeliveryPage"));
 
 export const DeliveryWithAttempts = DeliveryBody.extend({
-	attempt_log: z
-		.array(AttemptBody.extend({ attempted_at: z.iso.datetime() }))
-		.apply(
-			documented(globalThis.DOCUMENTATION && { description: "Oldest first" }),
-		),
+  attempt_log: z
+    .array(AttemptBody.extend({ attempted_at: z.iso.datetime() }))
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Oldest first" })),
 }).apply(schemaName(globalThis.DOCUMENTATION && "DeliveryWithAttempts"));
 
 /** The body a receiver gets: Standard Webhooks' envelope around the event (as GET /events shows it). */
 export const WebhookPayload = z
-	.object({
-		type: z
-			.enum([...EVENT_TYPES, "webhook.test"])
-			.apply(
-				documented(
-					globalThis.DOCUMENTATION && {
-						description:
-							"The event's type; `webhook.test` for POST /webhooks/{webhook_id}/test",
-					},
-				),
-			),
-		timestamp: z.iso
-			.datetime()
-			.apply(
-				documented(
-					globalThis.DOCUMENTATION && {
-						description: "The event's occurred_at",
-					},
-				),
-			),
-		data: EventBody,
-	})
-	.apply(schemaName(globalThis.DOCUMENTATION && "WebhookPayload"));
+  .object({
+    type: z.enum([...EVENT_TYPES, "webhook.test"]).apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "The event's type; `webhook.test` for POST /webhooks/{webhook_id}/test",
+        },
+      ),
+    ),
+    timestamp: z.iso.datetime().apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "The event's occurred_at",
+        },
+      ),
+    ),
+    data: EventBody,
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "WebhookPayload"));
