@@ -2,30 +2,25 @@
  * Change requests (docs/CHANGE-REQUESTS.md §3, §4, §7; migrations/0015): read with their approvals counted and their
  * state as read, made, edited, submitted, reviewed, rebased and cancelled, each write one batch with its event.
  */
+
+import type { EnvironmentState } from "../core/environment-etag";
 import { PROTECTION_COLUMNS } from "../core/protection.sql.ts";
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
-import {
-	ADMIN_ROLES,
-	ADMIN_ROLES_SQL,
-	DEPLOYER_ROLES,
-	DEPLOYER_ROLES_SQL,
-	type Role,
-} from "../db/roles";
+import { ADMIN_ROLES, ADMIN_ROLES_SQL, DEPLOYER_ROLES, DEPLOYER_ROLES_SQL, type Role } from "../db/roles";
 import { type Results, sql } from "../db/sql";
 import { APP_BY_ID_CTE } from "../db/visibility";
-import type { EnvironmentState } from "../core/environment-etag";
 import {
-	type ChangeRequestState,
-	type CreateChangeRequestBody,
-	type EditChangeRequestBody,
-	type ListChangeRequestsQuery,
-	REVIEWS_MAX,
-	type ReviewBody,
-	UNFINISHED_MAX,
+  type ChangeRequestState,
+  type CreateChangeRequestBody,
+  type EditChangeRequestBody,
+  type ListChangeRequestsQuery,
+  REVIEWS_MAX,
+  type ReviewBody,
+  UNFINISHED_MAX,
 } from "./change-requests.schemas";
 
 const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
@@ -75,46 +70,41 @@ const REQUEST_CTES = `${CALLER_CTE}, ${ONE_REQUEST}, ${COUNTED}`;
 
 /** A request as read (with what the answer names: its config, author, the revision its apply made). */
 export interface ChangeRequestRow {
-	id: string;
-	appId: string;
-	appName: string;
-	environment: "development" | "staging" | "production";
-	projectId: string;
-	kind: "deploy" | "revert";
-	variantRevisionId: string;
-	configName: string;
-	revision: number;
-	revertToRevisionId: string | null;
-	baseEnvironmentRevision: number;
-	baseEnvironmentRevisionId: string | null;
-	baseVariantRevisionId: string | null;
-	title: string;
-	description: string;
-	readState: ChangeRequestState;
-	version: number;
-	writes: number;
-	approvals: number;
-	requiredApprovals: number;
-	authorId: string;
-	authorUsername: string;
-	scheduledAt: string | null;
-	expiresAt: string;
-	appliedAt: string | null;
-	appliedBy: string | null;
-	appliedByUsername: string | null;
-	appliedEnvironmentRevision: number | null;
-	appliedEnvironmentRevisionId: string | null;
-	appliedScheduled: number | null;
-	failedAt: string | null;
-	failureReason:
-		| "conflict"
-		| "not_approved"
-		| "revision_unavailable"
-		| "scheduler_removed"
-		| null;
-	failureDetail: string | null;
-	createdAt: string;
-	updatedAt: string;
+  id: string;
+  appId: string;
+  appName: string;
+  environment: "development" | "staging" | "production";
+  projectId: string;
+  kind: "deploy" | "revert";
+  variantRevisionId: string;
+  configName: string;
+  revision: number;
+  revertToRevisionId: string | null;
+  baseEnvironmentRevision: number;
+  baseEnvironmentRevisionId: string | null;
+  baseVariantRevisionId: string | null;
+  title: string;
+  description: string;
+  readState: ChangeRequestState;
+  version: number;
+  writes: number;
+  approvals: number;
+  requiredApprovals: number;
+  authorId: string;
+  authorUsername: string;
+  scheduledAt: string | null;
+  expiresAt: string;
+  appliedAt: string | null;
+  appliedBy: string | null;
+  appliedByUsername: string | null;
+  appliedEnvironmentRevision: number | null;
+  appliedEnvironmentRevisionId: string | null;
+  appliedScheduled: number | null;
+  failedAt: string | null;
+  failureReason: "conflict" | "not_approved" | "revision_unavailable" | "scheduler_removed" | null;
+  failureDetail: string | null;
+  createdAt: string;
+  updatedAt: string;
 }
 
 /** The ChangeRequestRow of each request of `cr`. */
@@ -135,23 +125,21 @@ const SELECT_REQUESTS = `SELECT cr.id, cr.app_id AS appId, cr.app_name AS appNam
   LEFT JOIN users ap ON ap.id = cr.applied_by
   LEFT JOIN environment_revisions aer ON aer.id = cr.applied_environment_revision_id`;
 
-const REQUEST = sql<ChangeRequestRow>(
-	`WITH ${REQUEST_CTES} ${SELECT_REQUESTS}`,
-);
+const REQUEST = sql<ChangeRequestRow>(`WITH ${REQUEST_CTES} ${SELECT_REQUESTS}`);
 
 /** One review of a request. */
 export interface ReviewRow {
-	id: string;
-	kind: "approve" | "decline" | "comment";
-	comment: string | null;
-	version: number;
-	reviewerId: string;
-	reviewerUsername: string;
-	createdAt: string;
+  id: string;
+  kind: "approve" | "decline" | "comment";
+  comment: string | null;
+  version: number;
+  reviewerId: string;
+  reviewerUsername: string;
+  createdAt: string;
 }
 
 const REVIEWS = sql<ReviewRow>(
-	`WITH ${CALLER_CTE}, ${ONE_REQUEST}
+  `WITH ${CALLER_CTE}, ${ONE_REQUEST}
    SELECT rv.id, rv.kind, rv.comment, rv.version, rv.reviewer_id AS reviewerId, u.username AS reviewerUsername,
           rv.created_at AS createdAt
      FROM cr_found JOIN change_request_reviews rv ON rv.change_request_id = cr_found.id JOIN users u ON u.id = rv.reviewer_id
@@ -160,28 +148,24 @@ const REVIEWS = sql<ReviewRow>(
 
 /** A request as read, with its reviews oldest first. */
 export interface ChangeRequestRead {
-	request: ChangeRequestRow;
-	reviews: ReviewRow[];
+  request: ChangeRequestRow;
+  reviews: ReviewRow[];
 }
 
 /** The statements that read request `id` whole (REQUEST and REVIEWS), for a batch. */
 export const requestStatements = (db: CallerDb, id: string) => ({
-	request: db.statement(REQUEST, { change_request_id: id }),
-	reviews: db.statement(REVIEWS, { change_request_id: id }),
+  request: db.statement(REQUEST, { change_request_id: id }),
+  reviews: db.statement(REVIEWS, { change_request_id: id }),
 });
 
 /** What `requestStatements` read: the request, or null when there is none the caller can see. */
-export function requestRead({
-	request,
-	reviews,
-}: Results<ReturnType<typeof requestStatements>>): ChangeRequestRead | null {
-	const found = request.results[0];
-	return found ? { request: found, reviews: reviews.results } : null;
+export function requestRead({ request, reviews }: Results<ReturnType<typeof requestStatements>>): ChangeRequestRead | null {
+  const found = request.results[0];
+  return found ? { request: found, reviews: reviews.results } : null;
 }
 
 /** Request `id` as the caller sees it, with its reviews: one round trip; null when there is none the caller can see. */
-export const readChangeRequest = async (db: CallerDb, id: string) =>
-	requestRead(await db.batch(requestStatements(db, id)));
+export const readChangeRequest = async (db: CallerDb, id: string) => requestRead(await db.batch(requestStatements(db, id)));
 
 // Listing.
 
@@ -199,34 +183,30 @@ const LISTED_REQUESTS = `cr_found AS (
      AND (:cursor IS NULL OR r.id < :cursor))`;
 
 const LIST = sql<ChangeRequestRow>(
-	`WITH ${CALLER_CTE}, ${LISTED_REQUESTS}, ${COUNTED}
+  `WITH ${CALLER_CTE}, ${LISTED_REQUESTS}, ${COUNTED}
    ${SELECT_REQUESTS}
     WHERE NOT EXISTS (SELECT 1 FROM json_each(:states)) OR cr.read_state IN (SELECT value FROM json_each(:states))
     ORDER BY cr.id DESC LIMIT :limit`,
 );
 
 /** A page of the list, newest first, and the cursor of the next (null: the last page). */
-export async function listChangeRequests(
-	db: CallerDb,
-	query: ListChangeRequestsQuery,
-) {
-	const { page } = await db.batch({
-		page: db.statement(LIST, {
-			app_id: query.app_id ?? null,
-			project_id: query.project_id ?? null,
-			environment: query.environment ?? null,
-			author: query.author ?? null,
-			cursor: query.cursor ?? null,
-			states: JSON.stringify(query.state),
-			limit: query.limit + 1,
-		}),
-	});
-	const rows = page.results.slice(0, query.limit);
-	return {
-		rows,
-		nextCursor:
-			page.results.length > query.limit ? rows[rows.length - 1].id : null,
-	};
+export async function listChangeRequests(db: CallerDb, query: ListChangeRequestsQuery) {
+  const { page } = await db.batch({
+    page: db.statement(LIST, {
+      app_id: query.app_id ?? null,
+      project_id: query.project_id ?? null,
+      environment: query.environment ?? null,
+      author: query.author ?? null,
+      cursor: query.cursor ?? null,
+      states: JSON.stringify(query.state),
+      limit: query.limit + 1,
+    }),
+  });
+  const rows = page.results.slice(0, query.limit);
+  return {
+    rows,
+    nextCursor: page.results.length > query.limit ? rows[rows.length - 1].id : null,
+  };
 }
 
 // Writes.
@@ -259,20 +239,20 @@ unfinished AS (SELECT count(*) AS n FROM change_requests WHERE app_id = :app_id 
 
 /** What a create found, before it wrote: the caller's role, the proposal, the environment, its unfinished requests. */
 const CREATE_FACTS = sql<{
-	role: Role;
-	proposalFound: number;
-	environmentId: string | null;
-	environmentRevision: number | null;
-	unfinished: number;
+  role: Role;
+  proposalFound: number;
+  environmentId: string | null;
+  environmentRevision: number | null;
+  unfinished: number;
 }>(
-	`WITH ${NEW_REQUEST_CTES}
+  `WITH ${NEW_REQUEST_CTES}
    SELECT app.role, EXISTS (SELECT 1 FROM proposal) AS proposalFound, (SELECT id FROM env_now) AS environmentId,
           (SELECT revision FROM env_now) AS environmentRevision, (SELECT n FROM unfinished) AS unfinished
      FROM app`,
 );
 
 const INSERT_REQUEST = sql(
-	`WITH ${NEW_REQUEST_CTES}
+  `WITH ${NEW_REQUEST_CTES}
    INSERT INTO change_requests (id, app_id, environment, kind, variant_revision_id, revert_to_revision_id,
                                 base_environment_revision, base_environment_revision_id, base_variant_revision_id,
                                 title, description, state, author_id, expires_at)
@@ -297,35 +277,76 @@ const EVENT_FIELDS = `'$.change_request_id', cr.id, '$.app_id', cr.app_id, '$.ap
 
 /** The event of a request just made: `change_request.drafted` or `.opened`. */
 const CREATED_EVENT = sql(
-	`WITH ${REQUEST_CTES} ${INSERT_EVENT}
+  `WITH ${REQUEST_CTES} ${INSERT_EVENT}
    SELECT :event_id, CASE cr.state WHEN 'draft' THEN 'change_request.drafted' ELSE 'change_request.opened' END,
           cr.organization_id, cr.workspace_id, cr.project_id, cr.app_id, ${EVENT_ACTOR},
           json_set(json_object('previous_state', NULL), ${EVENT_FIELDS})
      FROM cr ${EVENT_HANDOFF}`,
 );
 
+/** A side of a request's diff: the environment at its base or now, or what it proposes; its config revision, if any. */
+export interface DiffSideRow {
+  side: "base" | "current" | "proposed";
+  environmentRevision: number | null;
+  environmentRevisionId: string | null;
+  variantRevisionId: string | null;
+  configName: string | null;
+  revision: number | null;
+  params: string | null;
+  url: string | null;
+}
+
+/** The three sides of request :change_request_id's diff (none: no request the caller can see). */
+const DIFF_SIDES = sql<DiffSideRow>(
+  `WITH ${REQUEST_CTES}, target AS (SELECT app_id, environment FROM cr_found), ${PROPOSAL_CTES},
+   sides AS (
+     SELECT 'base' AS side, base_environment_revision AS environment_revision, base_environment_revision_id AS environment_revision_id,
+            base_variant_revision_id AS variant_revision_id FROM cr
+     UNION ALL SELECT 'current', revision, revision_id, variant_revision_id FROM env_now
+     UNION ALL SELECT 'proposed', NULL, NULL, variant_revision_id FROM cr)
+   SELECT s.side, s.environment_revision AS environmentRevision, s.environment_revision_id AS environmentRevisionId,
+          s.variant_revision_id AS variantRevisionId, COALESCE(v.removed_name, v.name) AS configName, r.revision, r.params, r.url
+     FROM sides s LEFT JOIN app_variant_revisions r ON r.id = s.variant_revision_id LEFT JOIN app_variants v ON v.id = r.variant_id`,
+);
+
+/** The statement of the sides of request `id`'s diff, for a batch (an apply's conflict answers them too). */
+export const diffSidesStatement = (db: CallerDb, id: string) =>
+  db.statement(DIFF_SIDES, {
+    change_request_id: id,
+    variant_revision_id: null,
+    revert_to_revision_id: null,
+  });
+
+/** The sides of request `id`'s diff by name: one round trip; null when there is no request the caller can see. */
+export async function readDiffSides(db: CallerDb, id: string) {
+  const { sides } = await db.batch({ sides: diffSidesStatement(db, id) });
+  return diffSidesOf(sides.results);
+}
+
+/** The rows of DIFF_SIDES by side, or null when there are none. */
+export function diffSidesOf(rows: DiffSideRow[]): Record<DiffSideRow["side"], DiffSideRow> | null {
+  const bySide = Object.fromEntries(rows.map((row) => [row.side, row])) as Partial<Record<DiffSideRow["side"], DiffSideRow>>;
+  const { base, current, proposed } = bySide;
+  return base && current && proposed ? { base, current, proposed } : null;
+}
+
 /** Why a write wrote nothing (the routes turn each into its error). */
 export type Refusal =
-	| { outcome: "not_found"; missing: "app" | "change_request" | "revision" }
-	| { outcome: "forbidden"; self?: boolean }
-	| { outcome: "invalid_state"; state: ChangeRequestState }
-	| { outcome: "stale_version"; version: number }
-	| { outcome: "too_many_open" }
-	| { outcome: "too_many_reviews" }
-	| { outcome: "moved_on" };
+  | { outcome: "not_found"; missing: "app" | "change_request" | "revision" }
+  | { outcome: "forbidden"; self?: boolean }
+  | { outcome: "invalid_state"; state: ChangeRequestState }
+  | { outcome: "stale_version"; version: number }
+  | { outcome: "too_many_open" }
+  | { outcome: "too_many_reviews" }
+  | { outcome: "moved_on" };
 
 /** What a write did: the request as it is now (`replayed`: as an Idempotency-Key's first request left it), or why not. */
-export type WriteOutcome =
-	| { outcome: "done"; read: ChangeRequestRead; replayed: boolean }
-	| { outcome: "key_reused" }
-	| Refusal;
+export type WriteOutcome = { outcome: "done"; read: ChangeRequestRead; replayed: boolean } | { outcome: "key_reused" } | Refusal;
 
 /** Replays a claimed write's first answer: the request as it is now (it exists: the write made it or changed it). */
 async function replayed(db: CallerWriteDb, id: string): Promise<WriteOutcome> {
-	const read = await readChangeRequest(db, id);
-	return read
-		? { outcome: "done", read, replayed: true }
-		: { outcome: "not_found", missing: "change_request" };
+  const read = await readChangeRequest(db, id);
+  return read ? { outcome: "done", read, replayed: true } : { outcome: "not_found", missing: "change_request" };
 }
 
 /**
@@ -333,44 +354,43 @@ async function replayed(db: CallerWriteDb, id: string): Promise<WriteOutcome> {
  * request's claim: the request as made, or why nothing was.
  */
 export async function createChangeRequest(
-	db: CallerWriteDb,
-	body: CreateChangeRequestBody,
-	expected: EnvironmentState | null,
-	claim: IdempotencyClaim | null,
+  db: CallerWriteDb,
+  body: CreateChangeRequestBody,
+  expected: EnvironmentState | null,
+  claim: IdempotencyClaim | null,
 ): Promise<WriteOutcome> {
-	const id = newId(db.bucket);
-	const values = {
-		change_request_id: id,
-		app_id: body.app_id,
-		environment: body.environment,
-		variant_revision_id: body.variant_revision_id ?? null,
-		revert_to_revision_id: body.revert_to_revision_id ?? null,
-		title: body.title,
-		description: body.description ?? "",
-		state: body.draft ? "draft" : "open",
-		expected_environment_id: expected?.environmentId ?? null,
-		expected_revision: expected?.revision ?? null,
-	};
-	const batch = await batchClaimed(db, claim, id, {
-		facts: db.statement(CREATE_FACTS, values),
-		insert: db.statement(INSERT_REQUEST, values),
-		event: db.statement(CREATED_EVENT, {
-			change_request_id: id,
-			event_id: newId(db.bucket),
-		}),
-		...requestStatements(db, id),
-	});
-	if ("reused" in batch) return { outcome: "key_reused" };
-	if ("replayOf" in batch) return replayed(db, batch.replayOf);
-	const read = requestRead(batch.ran);
-	if (read) return { outcome: "done", read, replayed: false };
-	const facts = batch.ran.facts.results[0];
-	if (!facts) return { outcome: "not_found", missing: "app" };
-	if (!PROPOSER_ROLES.includes(facts.role)) return { outcome: "forbidden" };
-	if (!facts.proposalFound)
-		return { outcome: "not_found", missing: "revision" };
-	if (facts.unfinished >= UNFINISHED_MAX) return { outcome: "too_many_open" };
-	return { outcome: "moved_on" };
+  const id = newId(db.bucket);
+  const values = {
+    change_request_id: id,
+    app_id: body.app_id,
+    environment: body.environment,
+    variant_revision_id: body.variant_revision_id ?? null,
+    revert_to_revision_id: body.revert_to_revision_id ?? null,
+    title: body.title,
+    description: body.description ?? "",
+    state: body.draft ? "draft" : "open",
+    expected_environment_id: expected?.environmentId ?? null,
+    expected_revision: expected?.revision ?? null,
+  };
+  const batch = await batchClaimed(db, claim, id, {
+    facts: db.statement(CREATE_FACTS, values),
+    insert: db.statement(INSERT_REQUEST, values),
+    event: db.statement(CREATED_EVENT, {
+      change_request_id: id,
+      event_id: newId(db.bucket),
+    }),
+    ...requestStatements(db, id),
+  });
+  if ("reused" in batch) return { outcome: "key_reused" };
+  if ("replayOf" in batch) return replayed(db, batch.replayOf);
+  const read = requestRead(batch.ran);
+  if (read) return { outcome: "done", read, replayed: false };
+  const facts = batch.ran.facts.results[0];
+  if (!facts) return { outcome: "not_found", missing: "app" };
+  if (!PROPOSER_ROLES.includes(facts.role)) return { outcome: "forbidden" };
+  if (!facts.proposalFound) return { outcome: "not_found", missing: "revision" };
+  if (facts.unfinished >= UNFINISHED_MAX) return { outcome: "too_many_open" };
+  return { outcome: "moved_on" };
 }
 
 /**
@@ -379,23 +399,20 @@ export async function createChangeRequest(
  * approver (a role of `approver_roles`, not the author unless `allow_self_approval`).
  */
 export const ACTIONS = {
-	edit: { states: ["draft", "open", "approved", "scheduled"], who: "author" },
-	submit: { states: ["draft"], who: "author" },
-	rebase: {
-		states: ["open", "approved", "scheduled", "failed"],
-		who: "author_or_admin",
-	},
-	cancel: {
-		states: ["draft", "open", "approved", "scheduled", "failed"],
-		who: "author_or_admin",
-	},
-	comment: { states: ["open", "approved"], who: "proposer" },
-	approve: { states: ["open", "approved"], who: "approver" },
-	decline: { states: ["open", "approved"], who: "approver" },
-} as const satisfies Record<
-	string,
-	{ states: ChangeRequestState[]; who: string }
->;
+  edit: { states: ["draft", "open", "approved", "scheduled"], who: "author" },
+  submit: { states: ["draft"], who: "author" },
+  rebase: {
+    states: ["open", "approved", "scheduled", "failed"],
+    who: "author_or_admin",
+  },
+  cancel: {
+    states: ["draft", "open", "approved", "scheduled", "failed"],
+    who: "author_or_admin",
+  },
+  comment: { states: ["open", "approved"], who: "proposer" },
+  approve: { states: ["open", "approved"], who: "approver" },
+  decline: { states: ["open", "approved"], who: "approver" },
+} as const satisfies Record<string, { states: ChangeRequestState[]; who: string }>;
 export type Action = keyof typeof ACTIONS;
 
 /** The request and what an action needs of it: `cr` (COUNTED), `target`, `env_now` and `proposal` (PROPOSAL_CTES). */
@@ -418,19 +435,19 @@ const CALLER_MAY = `CASE :who
 
 /** What an action found, before it wrote (its refusal is read from these, in the order of `actionRefusal`). */
 interface ActionFacts {
-	role: Role;
-	isAuthor: number;
-	isApprover: number;
-	allowSelfApproval: number;
-	readState: ChangeRequestState;
-	version: number;
-	writes: number;
-	reviews: number;
-	proposalFound: number;
+  role: Role;
+  isAuthor: number;
+  isApprover: number;
+  allowSelfApproval: number;
+  readState: ChangeRequestState;
+  version: number;
+  writes: number;
+  reviews: number;
+  proposalFound: number;
 }
 
 const ACTION_FACTS = sql<ActionFacts>(
-	`WITH ${ACTION_CTES}
+  `WITH ${ACTION_CTES}
    SELECT cr.role, cr.author_id = (SELECT user_id FROM caller) AS isAuthor,
           cr.role IN (SELECT value FROM json_each(cr.approver_roles)) AS isApprover,
           cr.allow_self_approval AS allowSelfApproval, cr.read_state AS readState, cr.version, cr.writes,
@@ -446,7 +463,7 @@ const ACTION_FACTS = sql<ActionFacts>(
  * and the fields of its type; EVENT_COMPLETED adds the request as it is after.
  */
 const ACTION_EVENT = sql(
-	`WITH ${ACTION_CTES} ${INSERT_EVENT}
+  `WITH ${ACTION_CTES} ${INSERT_EVENT}
    SELECT :event_id, :event_type, cr.organization_id, cr.workspace_id, cr.project_id, cr.app_id, ${EVENT_ACTOR},
           CASE :action
             WHEN 'edit' THEN json_object('previous_state', cr.read_state,
@@ -485,7 +502,7 @@ const RENEWED_EXPIRY = `expires_at = (SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now
  * (approvals reset) and makes an open, approved or scheduled request open again, unscheduled; the expiry renewed.
  */
 const EDIT = sql(
-	`WITH ${ACTION_CTES}
+  `WITH ${ACTION_CTES}
    UPDATE change_requests
       SET title = COALESCE(:title, title), description = COALESCE(:description, description),
           kind = CASE WHEN ${PROPOSAL_CHANGED} THEN CASE WHEN (SELECT revert_to_revision_id FROM proposal) IS NULL THEN 'deploy' ELSE 'revert' END ELSE kind END,
@@ -498,13 +515,11 @@ const EDIT = sql(
     WHERE id = :change_request_id AND ${ALLOWED}`,
 );
 
-const SUBMIT = sql(
-	`UPDATE change_requests SET state = 'open', ${WRITTEN} WHERE id = :change_request_id AND ${ALLOWED}`,
-);
+const SUBMIT = sql(`UPDATE change_requests SET state = 'open', ${WRITTEN} WHERE id = :change_request_id AND ${ALLOWED}`);
 
 /** A rebase: the base is the environment now, `version` bumped, open again (unscheduled, its failure cleared). */
 const REBASE = sql(
-	`WITH ${ACTION_CTES}
+  `WITH ${ACTION_CTES}
    UPDATE change_requests
       SET base_environment_revision = (SELECT revision FROM env_now), base_environment_revision_id = (SELECT revision_id FROM env_now),
           base_variant_revision_id = (SELECT variant_revision_id FROM env_now), version = version + 1, state = 'open',
@@ -513,26 +528,24 @@ const REBASE = sql(
     WHERE id = :change_request_id AND ${ALLOWED}`,
 );
 
-const CANCEL = sql(
-	`UPDATE change_requests SET state = 'cancelled', ${WRITTEN} WHERE id = :change_request_id AND ${ALLOWED}`,
-);
+const CANCEL = sql(`UPDATE change_requests SET state = 'cancelled', ${WRITTEN} WHERE id = :change_request_id AND ${ALLOWED}`);
 
 /** A review, of the current version (or the one named, which must be it); a decline rejects the request. */
 const INSERT_REVIEW = sql(
-	`WITH ${CALLER_CTE}
+  `WITH ${CALLER_CTE}
    INSERT INTO change_request_reviews (id, change_request_id, reviewer_id, kind, comment, version)
    SELECT :review_id, id, (SELECT user_id FROM caller), :review_kind, :comment, version FROM change_requests
     WHERE id = :change_request_id AND ${ALLOWED}`,
 );
 
 const REVIEWED = sql(
-	`UPDATE change_requests SET state = CASE WHEN :review_kind = 'decline' THEN 'rejected' ELSE state END, ${WRITTEN}
+  `UPDATE change_requests SET state = CASE WHEN :review_kind = 'decline' THEN 'rejected' ELSE state END, ${WRITTEN}
     WHERE id = :change_request_id AND ${ALLOWED}`,
 );
 
 /** Completes an action's event with the request as it is after the action (EVENT_FIELDS). */
 const EVENT_COMPLETED = sql(
-	`WITH ${REQUEST_CTES}
+  `WITH ${REQUEST_CTES}
    UPDATE events SET data = (SELECT json_set(events.data, ${EVENT_FIELDS}) FROM cr) WHERE id = :event_id`,
 );
 
@@ -541,7 +554,7 @@ const EVENT_COMPLETED = sql(
  * count reached) or `.rejected`.
  */
 const STATE_REACHED_EVENT = sql(
-	`WITH ${REQUEST_CTES} ${INSERT_EVENT}
+  `WITH ${REQUEST_CTES} ${INSERT_EVENT}
    SELECT :reached_event_id, 'change_request.' || cr.read_state, cr.organization_id, cr.workspace_id, cr.project_id, cr.app_id,
           ${EVENT_ACTOR}, json_set(json_object('previous_state', before.previous_state), ${EVENT_FIELDS})
      FROM cr JOIN (SELECT json_extract(data, '$.previous_state') AS previous_state FROM events WHERE id = :event_id) before
@@ -551,56 +564,49 @@ const STATE_REACHED_EVENT = sql(
 
 /** Each action's own writes, and its event's type. */
 const ACTION_WRITES = {
-	edit: { write: EDIT, type: "change_request.edited" },
-	submit: { write: SUBMIT, type: "change_request.opened" },
-	rebase: { write: REBASE, type: "change_request.rebased" },
-	cancel: { write: CANCEL, type: "change_request.cancelled" },
-	comment: { write: REVIEWED, type: "change_request.reviewed" },
-	approve: { write: REVIEWED, type: "change_request.reviewed" },
-	decline: { write: REVIEWED, type: "change_request.reviewed" },
+  edit: { write: EDIT, type: "change_request.edited" },
+  submit: { write: SUBMIT, type: "change_request.opened" },
+  rebase: { write: REBASE, type: "change_request.rebased" },
+  cancel: { write: CANCEL, type: "change_request.cancelled" },
+  comment: { write: REVIEWED, type: "change_request.reviewed" },
+  approve: { write: REVIEWED, type: "change_request.reviewed" },
+  decline: { write: REVIEWED, type: "change_request.reviewed" },
 } as const;
 
 /** What an action takes besides the request: an edit's fields, a review. */
 export type ActionInput =
-	| { action: "edit"; edit: EditChangeRequestBody }
-	| { action: "submit" | "rebase" | "cancel" }
-	| { action: "comment" | "approve" | "decline"; review: ReviewBody };
+  | { action: "edit"; edit: EditChangeRequestBody }
+  | { action: "submit" | "rebase" | "cancel" }
+  | { action: "comment" | "approve" | "decline"; review: ReviewBody };
 
 /** Why action `action` was refused, from ACTION_FACTS' row (none: no request the caller can see). */
 function actionRefusal(
-	action: Action,
-	facts: ActionFacts | undefined,
-	input: { version: number | null; proposalGiven: boolean; review: boolean },
+  action: Action,
+  facts: ActionFacts | undefined,
+  input: { version: number | null; proposalGiven: boolean; review: boolean },
 ): Refusal {
-	if (!facts) return { outcome: "not_found", missing: "change_request" };
-	const { who, states } = ACTIONS[action];
-	const proposer = PROPOSER_ROLES.includes(facts.role);
-	const allowed =
-		who === "author"
-			? facts.isAuthor === 1 && proposer
-			: who === "author_or_admin"
-				? (facts.isAuthor === 1 && proposer) || ADMIN_ROLES.includes(facts.role)
-				: who === "proposer"
-					? proposer
-					: facts.isApprover === 1 &&
-						(facts.isAuthor === 0 || facts.allowSelfApproval === 1);
-	if (!allowed)
-		return {
-			outcome: "forbidden",
-			self:
-				who === "approver" &&
-				facts.isAuthor === 1 &&
-				facts.allowSelfApproval === 0,
-		};
-	if (input.proposalGiven && !facts.proposalFound)
-		return { outcome: "not_found", missing: "revision" };
-	if (!(states as readonly ChangeRequestState[]).includes(facts.readState))
-		return { outcome: "invalid_state", state: facts.readState };
-	if (input.version !== null && input.version !== facts.version)
-		return { outcome: "stale_version", version: facts.version };
-	if (input.review && facts.reviews >= REVIEWS_MAX)
-		return { outcome: "too_many_reviews" };
-	return { outcome: "moved_on" };
+  if (!facts) return { outcome: "not_found", missing: "change_request" };
+  const { who, states } = ACTIONS[action];
+  const proposer = PROPOSER_ROLES.includes(facts.role);
+  const allowed =
+    who === "author"
+      ? facts.isAuthor === 1 && proposer
+      : who === "author_or_admin"
+        ? (facts.isAuthor === 1 && proposer) || ADMIN_ROLES.includes(facts.role)
+        : who === "proposer"
+          ? proposer
+          : facts.isApprover === 1 && (facts.isAuthor === 0 || facts.allowSelfApproval === 1);
+  if (!allowed)
+    return {
+      outcome: "forbidden",
+      self: who === "approver" && facts.isAuthor === 1 && facts.allowSelfApproval === 0,
+    };
+  if (input.proposalGiven && !facts.proposalFound) return { outcome: "not_found", missing: "revision" };
+  if (!(states as readonly ChangeRequestState[]).includes(facts.readState))
+    return { outcome: "invalid_state", state: facts.readState };
+  if (input.version !== null && input.version !== facts.version) return { outcome: "stale_version", version: facts.version };
+  if (input.review && facts.reviews >= REVIEWS_MAX) return { outcome: "too_many_reviews" };
+  return { outcome: "moved_on" };
 }
 
 /**
@@ -609,65 +615,60 @@ function actionRefusal(
  * If-Match (`expectedWrites`) and claim (the event's id is what the claim records).
  */
 export async function actOnChangeRequest(
-	db: CallerWriteDb,
-	id: string,
-	input: ActionInput,
-	expectedWrites: number | null,
-	claim: IdempotencyClaim | null,
+  db: CallerWriteDb,
+  id: string,
+  input: ActionInput,
+  expectedWrites: number | null,
+  claim: IdempotencyClaim | null,
 ): Promise<WriteOutcome> {
-	const eventId = newId(db.bucket);
-	const { action } = input;
-	const edit = input.action === "edit" ? input.edit : null;
-	const review = "review" in input ? input.review : null;
-	const values = {
-		change_request_id: id,
-		event_id: eventId,
-		event_type: ACTION_WRITES[action].type,
-		action: review ? "review" : action,
-		who: ACTIONS[action].who,
-		states: JSON.stringify(ACTIONS[action].states),
-		version: review?.version ?? null,
-		review_kind: review?.kind ?? null,
-		comment: review?.comment ?? null,
-		title: edit?.title ?? null,
-		description: edit?.description ?? null,
-		variant_revision_id: edit?.variant_revision_id ?? null,
-		revert_to_revision_id: edit?.revert_to_revision_id ?? null,
-		proposal_given:
-			edit &&
-			(edit.variant_revision_id ?? edit.revert_to_revision_id) !== undefined
-				? 1
-				: 0,
-		expected_writes: expectedWrites,
-	};
-	const batch = await batchClaimed(db, claim, eventId, {
-		facts: db.statement(ACTION_FACTS, values),
-		event: db.statement(ACTION_EVENT, values),
-		...(review
-			? {
-					review: db.statement(INSERT_REVIEW, {
-						...values,
-						review_id: newId(db.bucket),
-					}),
-				}
-			: {}),
-		write: db.statement(ACTION_WRITES[action].write, values),
-		completed: db.statement(EVENT_COMPLETED, values),
-		reached: db.statement(STATE_REACHED_EVENT, {
-			...values,
-			reached_event_id: newId(db.bucket),
-		}),
-		...requestStatements(db, id),
-	});
-	if ("reused" in batch) return { outcome: "key_reused" };
-	if ("replayOf" in batch) return replayed(db, id);
-	const read = requestRead(batch.ran);
-	// The event is the action's mark: made, the action was taken.
-	if (read && batch.ran.event.results.length > 0)
-		return { outcome: "done", read, replayed: false };
-	return actionRefusal(action, batch.ran.facts.results[0], {
-		version: values.version,
-		proposalGiven: values.proposal_given === 1,
-		review: review !== null,
-	});
+  const eventId = newId(db.bucket);
+  const { action } = input;
+  const edit = input.action === "edit" ? input.edit : null;
+  const review = "review" in input ? input.review : null;
+  const values = {
+    change_request_id: id,
+    event_id: eventId,
+    event_type: ACTION_WRITES[action].type,
+    action: review ? "review" : action,
+    who: ACTIONS[action].who,
+    states: JSON.stringify(ACTIONS[action].states),
+    version: review?.version ?? null,
+    review_kind: review?.kind ?? null,
+    comment: review?.comment ?? null,
+    title: edit?.title ?? null,
+    description: edit?.description ?? null,
+    variant_revision_id: edit?.variant_revision_id ?? null,
+    revert_to_revision_id: edit?.revert_to_revision_id ?? null,
+    proposal_given: edit && (edit.variant_revision_id ?? edit.revert_to_revision_id) !== undefined ? 1 : 0,
+    expected_writes: expectedWrites,
+  };
+  const batch = await batchClaimed(db, claim, eventId, {
+    facts: db.statement(ACTION_FACTS, values),
+    event: db.statement(ACTION_EVENT, values),
+    ...(review
+      ? {
+          review: db.statement(INSERT_REVIEW, {
+            ...values,
+            review_id: newId(db.bucket),
+          }),
+        }
+      : {}),
+    write: db.statement(ACTION_WRITES[action].write, values),
+    completed: db.statement(EVENT_COMPLETED, values),
+    reached: db.statement(STATE_REACHED_EVENT, {
+      ...values,
+      reached_event_id: newId(db.bucket),
+    }),
+    ...requestStatements(db, id),
+  });
+  if ("reused" in batch) return { outcome: "key_reused" };
+  if ("replayOf" in batch) return replayed(db, id);
+  const read = requestRead(batch.ran);
+  // The event is the action's mark: made, the action was taken.
+  if (read && batch.ran.event.results.length > 0) return { outcome: "done", read, replayed: false };
+  return actionRefusal(action, batch.ran.facts.results[0], {
+    version: values.version,
+    proposalGiven: values.proposal_given === 1,
+    review: review !== null,
+  });
 }
