@@ -15,8 +15,8 @@ import { DEPLOYER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
 import type { ChangeRequestState } from "./change-requests.schemas";
 import {
-  COUNTED,
   type ChangeRequestRead,
+  COUNTED,
   type DiffSideRow,
   diffSidesOf,
   diffSidesStatement,
@@ -195,9 +195,7 @@ function applyStatements(db: CallerWriteDb, id: string, by: ApplyBy) {
       deploymentEvent: deploymentEvent(db, ids.environmentRevisionId, null, id),
       applied: db.statement(MARK_APPLIED, values),
       appliedEvent: db.statement(APPLIED_EVENT, values),
-      ...(by.scheduled
-        ? { failedEvent: db.statement(FAILED_EVENT, values), failed: db.statement(MARK_FAILED, values) }
-        : {}),
+      ...(by.scheduled ? { failedEvent: db.statement(FAILED_EVENT, values), failed: db.statement(MARK_FAILED, values) } : {}),
       ...requestStatements(db, id),
     },
   };
@@ -264,9 +262,7 @@ export async function applyChangeRequest(
 }
 
 /** What an apply would do now (its dry-run, §6): one read, nothing written. */
-export type ApplyPreview =
-  | { outcome: "would_apply"; facts: ApplyFacts; sides: DiffSides }
-  | ApplyRefusalOutcome;
+export type ApplyPreview = { outcome: "would_apply"; facts: ApplyFacts; sides: DiffSides } | ApplyRefusalOutcome;
 
 /** The apply of request `id` as the caller would make it now, with If-Match (`expectedWrites`), read, not made. */
 export async function previewApply(db: CallerDb, id: string, expectedWrites: number | null): Promise<ApplyPreview> {

@@ -3,6 +3,7 @@ import { expectedState } from "../core/environment-etag";
 import type { IdempotencyClaim } from "../db/idempotency";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import {
+  type ApiError,
   appNotFound,
   changeRequestMovedOn,
   changeRequestNotFound,
@@ -16,10 +17,11 @@ import {
   tooManyReviews,
 } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef, jsonResponse, schemaRef } from "../http/openapi-parts";
+import { codedConflictResponse, DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef } from "../http/openapi-parts";
 import { route } from "../http/route";
 import {
   ChangeRequest,
+  ChangeRequestDiff,
   ChangeRequestPage,
   ChangeRequestParams,
   CreateChangeRequestBody,
@@ -31,6 +33,7 @@ import {
   REVIEWS_MAX,
   ReviewBody,
   toChangeRequest,
+  toChangeRequestDiff,
   toChangeRequestSummary,
   UNFINISHED_MAX,
 } from "./change-requests.schemas";
@@ -41,6 +44,7 @@ import {
   createChangeRequest,
   listChangeRequests,
   readChangeRequest,
+  readDiffSides,
   type WriteOutcome,
 } from "./change-requests.sql.ts";
 
@@ -84,20 +88,15 @@ const requestPath = {
 const ETAG_HEADER = { ETag: headerRef("ETag") };
 
 /** The refusals of an action on a request, by status. */
-const actionErrors = (conflicts: Record<string, ReturnType<typeof invalidState>>, notFound = changeRequestNotFound()) => ({
+const actionErrors = (conflicts: Record<string, ApiError>, notFound: Record<string, ApiError> = {}) => ({
   403: errorResponse("The caller's role may not take this action here", {
     forbidden: forbidden(),
   }),
-  404: errorResponse("No change request of that id visible to the caller (not told apart)", { notFound }),
-  409: jsonResponse(
-    "The request's state forbids it (an expired request's too), or a limit is reached",
-    schemaRef("CodedConflictError"),
-    {
-      examples: Object.fromEntries(
-        Object.entries(conflicts).map(([name, error]) => [name, { summary: error.message, value: { detail: error.detail } }]),
-      ),
-    },
-  ),
+  404: errorResponse("No change request of that id visible to the caller (not told apart)", {
+    changeRequestNotFound: changeRequestNotFound(),
+    ...notFound,
+  }),
+  409: codedConflictResponse("The request's state forbids it (an expired request's too), or a limit is reached", conflicts),
   412: errorResponse("If-Match names another state of the request: nothing written", changeRequestMovedOn()),
 });
 
@@ -146,6 +145,45 @@ async function act<E extends CallerEnv>(c: Context<E>, who: { claim: Idempotency
   const expected = expectedWrites(c.req.header("If-Match"), id);
   return answered(c, await writeAs(c, [id], (db) => actOnChangeRequest(db, id, input, expected, who.claim)));
 }
+
+const demoDocument = (temperature: number) => ({
+  config_name: "main",
+  params: { model: "gpt-4o-mini", temperature },
+  url: "",
+});
+
+const DEMO_DIFF = {
+  base: {
+    environment_revision: 4,
+    environment_revision_id: EXAMPLE_IDS.environmentRevision,
+    variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
+    config_name: "main",
+    revision: 2,
+    document: demoDocument(0.7),
+  },
+  current: {
+    environment_revision: 4,
+    environment_revision_id: EXAMPLE_IDS.environmentRevision,
+    variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
+    config_name: "main",
+    revision: 2,
+    document: demoDocument(0.7),
+  },
+  proposed: {
+    variant_revision_id: EXAMPLE_IDS.variantRevision,
+    config_name: "main",
+    revision: 3,
+    document: demoDocument(0.2),
+  },
+  base_is_current: true,
+  diff: {
+    identical: false,
+    coarse: false,
+    patch: [{ op: "replace", path: "/params/temperature", value: 0.2 }],
+    changes: [{ path: "/params/temperature", op: "replace", from: 0.7, to: 0.2 }],
+  },
+  drift: { identical: true, coarse: false, patch: [], changes: [] },
+} satisfies ChangeRequestDiff;
 
 /** Change requests (docs/CHANGE-REQUESTS.md §3): apply, schedule and unschedule are src/change-requests/apply.routes.ts's. */
 export const changeRequestsRoutes = [
@@ -202,9 +240,7 @@ export const changeRequestsRoutes = [
             appNotFound: appNotFound(),
             revisionNotFound: revisionNotFound(),
           }),
-          409: jsonResponse("Too many unfinished requests", schemaRef("CodedConflictError"), {
-            example: { detail: tooManyOpen(UNFINISHED_MAX).detail },
-          }),
+          409: codedConflictResponse("Too many unfinished requests", { tooManyOpen: tooManyOpen(UNFINISHED_MAX) }),
           412: errorResponse("If-Match names another state of the environment: nothing written", environmentMovedOn()),
         },
       },
@@ -329,7 +365,7 @@ export const changeRequestsRoutes = [
           example: DEMO_CHANGE_REQUEST,
           headers: ETAG_HEADER,
         },
-        errors: actionErrors({ invalidState: invalidState("rejected") }, revisionNotFound()),
+        errors: actionErrors({ invalidState: invalidState("rejected") }, { revisionNotFound: revisionNotFound() }),
       },
     },
     async (c) => {
@@ -382,9 +418,10 @@ export const changeRequestsRoutes = [
         tag: "Change requests",
         summary: "Approve, decline or comment on a change request",
         description:
-          "While open or approved. `approve` and `decline`: a role of the environment's `approver_roles`, not the " +
-          "author (owners included) unless `allow_self_approval`; a decline rejects the request. `comment`: any role " +
-          "that may propose. `version`, if given, must be the current one (409 `stale_version`); else the review binds " +
+          "While open or approved. `approve` and `decline`: a role the environment's protection settings name as " +
+          "approvers, not the author (owners included) unless those settings allow self-approval; a decline rejects " +
+          "the request. `comment`: any role that may propose. `version`, if given, must be the current one (else a " +
+          "409, `stale version`); else the review binds " +
           `to it. A user's approval counts once. At most ${REVIEWS_MAX} reviews. ${ACTION_DESCRIPTION}`,
         ok: {
           schema: ChangeRequest,
@@ -418,6 +455,32 @@ export const changeRequestsRoutes = [
       "Its author, an owner or a workspace admin; while open, approved, scheduled or failed. The base becomes the " +
       "environment now, `version` is bumped (approvals reset), the request is open again and its expiry renewed.",
   }),
+  route(
+    {
+      method: "get",
+      path: "/change-requests/{change_request_id}/diff",
+      auth: "key",
+      params: requestPath,
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "diffChangeRequest",
+        tag: "Change requests",
+        summary: "What a change request would change",
+        description:
+          "The documents (`{config_name, params, url}`, null where nothing is deployed) of the environment at the " +
+          "request's base, now, and of what it proposes; `diff` turns the current one into the proposed one, `drift` " +
+          "the base into the current one (docs/CHANGE-REQUESTS.md §5's patch); `base_is_current` false: the environment " +
+          "moved since the base, and an apply would conflict until a rebase.",
+        ok: { schema: ChangeRequestDiff, description: "The request's diff", example: DEMO_DIFF },
+        errors: { 404: errorResponse("No change request of that id visible to the caller", changeRequestNotFound()) },
+      },
+    },
+    async (c) => {
+      const { change_request_id } = c.req.valid("param");
+      const sides = await readAs(c, [change_request_id], (db) => readDiffSides(db, change_request_id));
+      if (!sides) throw changeRequestNotFound();
+      return c.json(toChangeRequestDiff(sides), 200);
+    },
+  ),
   actionRoute("cancel", {
     operationId: "cancelChangeRequest",
     summary: "Cancel a change request",

@@ -1,8 +1,10 @@
 import * as z from "zod";
+import { type ConfigDocument, diffDocuments } from "../core/diff";
+import { parseJsonExactly } from "../db/exact-json";
 import { documented, schemaName } from "../http/documentation";
 import { storableText, uuid } from "../http/fields";
 import { DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
-import type { ChangeRequestRow, ReviewRow } from "./change-requests.sql.ts";
+import type { ChangeRequestRow, DiffSideRow, ReviewRow } from "./change-requests.sql.ts";
 
 /** The states a request is read in (docs/CHANGE-REQUESTS.md §3): `approved` and `expired` as read, the others stored. */
 export const CHANGE_REQUEST_STATES = [
@@ -326,6 +328,121 @@ export function toChangeRequest(row: ChangeRequestRow, reviews: ReviewRow[]): Ch
     failure,
     created_at,
     updated_at,
+  };
+}
+
+const ConfigDocumentSchema = z
+  .object({
+    config_name: z.string(),
+    params: z.record(z.string(), z.unknown()),
+    url: z.string(),
+  })
+  .nullable()
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "What the revision deploys (null: nothing deployed)",
+      },
+    ),
+  );
+
+const EnvironmentSide = z.object({
+  environment_revision: z.int(),
+  environment_revision_id: z.uuid().nullable(),
+  variant_revision_id: z.uuid().nullable(),
+  config_name: z.string().nullable(),
+  revision: z.int().nullable(),
+  document: ConfigDocumentSchema,
+});
+
+const Operation = z.object({
+  op: z.enum(["add", "remove", "replace"]),
+  path: z.string(),
+  value: z.unknown().optional(),
+});
+
+/** A diff's answer (docs/CHANGE-REQUESTS.md §5's `identical`, `coarse`, `patch`, `changes`). */
+export const DocumentDiffSchema = z.object({
+  identical: z.boolean(),
+  coarse: z.boolean(),
+  patch: z.array(Operation),
+  changes: z.array(
+    z.object({
+      path: z.string(),
+      op: z.enum(["add", "remove", "replace"]),
+      from: z.unknown(),
+      to: z.unknown(),
+    }),
+  ),
+});
+
+export const ChangeRequestDiff = z
+  .object({
+    base: EnvironmentSide.apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "The environment at the request's base",
+        },
+      ),
+    ),
+    current: EnvironmentSide.apply(documented(globalThis.DOCUMENTATION && { description: "The environment now" })),
+    proposed: z.object({
+      variant_revision_id: z.uuid(),
+      config_name: z.string(),
+      revision: z.int(),
+      document: ConfigDocumentSchema,
+    }),
+    base_is_current: z.boolean().apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "The environment has not changed since the base",
+        },
+      ),
+    ),
+    diff: DocumentDiffSchema.apply(documented(globalThis.DOCUMENTATION && { description: "From current to proposed" })),
+    drift: DocumentDiffSchema.apply(documented(globalThis.DOCUMENTATION && { description: "From base to current" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "ChangeRequestDiff"));
+export type ChangeRequestDiff = z.output<typeof ChangeRequestDiff>;
+
+const documentOf = (side: DiffSideRow): ConfigDocument | null =>
+  side.configName === null || side.params === null || side.url === null
+    ? null
+    : {
+        config_name: side.configName,
+        params: parseJsonExactly(side.params) as Record<string, unknown>,
+        url: side.url,
+      };
+
+const environmentSide = (side: DiffSideRow) => ({
+  environment_revision: side.environmentRevision ?? 0,
+  environment_revision_id: side.environmentRevisionId,
+  variant_revision_id: side.variantRevisionId,
+  config_name: side.configName,
+  revision: side.revision,
+  document: documentOf(side),
+});
+
+/**
+ * A request's diff from its sides: `diff` what applying it would change now (current to proposed), `drift` how the
+ * environment moved since its base (base to current).
+ */
+export function toChangeRequestDiff(sides: Record<DiffSideRow["side"], DiffSideRow>): ChangeRequestDiff {
+  const base = environmentSide(sides.base);
+  const current = environmentSide(sides.current);
+  const proposed = documentOf(sides.proposed);
+  return {
+    base,
+    current,
+    proposed: {
+      variant_revision_id: sides.proposed.variantRevisionId ?? "",
+      config_name: sides.proposed.configName ?? "",
+      revision: sides.proposed.revision ?? 0,
+      document: proposed,
+    },
+    base_is_current: base.environment_revision === current.environment_revision,
+    diff: diffDocuments(current.document, proposed),
+    drift: diffDocuments(base.document, current.document),
   };
 }
 

@@ -284,6 +284,52 @@ const CREATED_EVENT = sql(
      FROM cr ${EVENT_HANDOFF}`,
 );
 
+/** A side of a request's diff: the environment at its base or now, or what it proposes; its config revision, if any. */
+export interface DiffSideRow {
+  side: "base" | "current" | "proposed";
+  environmentRevision: number | null;
+  environmentRevisionId: string | null;
+  variantRevisionId: string | null;
+  configName: string | null;
+  revision: number | null;
+  params: string | null;
+  url: string | null;
+}
+
+/** The three sides of request :change_request_id's diff (none: no request the caller can see). */
+const DIFF_SIDES = sql<DiffSideRow>(
+  `WITH ${REQUEST_CTES}, target AS (SELECT app_id, environment FROM cr_found), ${PROPOSAL_CTES},
+   sides AS (
+     SELECT 'base' AS side, base_environment_revision AS environment_revision, base_environment_revision_id AS environment_revision_id,
+            base_variant_revision_id AS variant_revision_id FROM cr
+     UNION ALL SELECT 'current', revision, revision_id, variant_revision_id FROM env_now
+     UNION ALL SELECT 'proposed', NULL, NULL, variant_revision_id FROM cr)
+   SELECT s.side, s.environment_revision AS environmentRevision, s.environment_revision_id AS environmentRevisionId,
+          s.variant_revision_id AS variantRevisionId, COALESCE(v.removed_name, v.name) AS configName, r.revision, r.params, r.url
+     FROM sides s LEFT JOIN app_variant_revisions r ON r.id = s.variant_revision_id LEFT JOIN app_variants v ON v.id = r.variant_id`,
+);
+
+/** The statement of the sides of request `id`'s diff, for a batch (an apply's conflict answers them too). */
+export const diffSidesStatement = (db: CallerDb, id: string) =>
+  db.statement(DIFF_SIDES, {
+    change_request_id: id,
+    variant_revision_id: null,
+    revert_to_revision_id: null,
+  });
+
+/** The sides of request `id`'s diff by name: one round trip; null when there is no request the caller can see. */
+export async function readDiffSides(db: CallerDb, id: string) {
+  const { sides } = await db.batch({ sides: diffSidesStatement(db, id) });
+  return diffSidesOf(sides.results);
+}
+
+/** The rows of DIFF_SIDES by side, or null when there are none. */
+export function diffSidesOf(rows: DiffSideRow[]): Record<DiffSideRow["side"], DiffSideRow> | null {
+  const bySide = Object.fromEntries(rows.map((row) => [row.side, row])) as Partial<Record<DiffSideRow["side"], DiffSideRow>>;
+  const { base, current, proposed } = bySide;
+  return base && current && proposed ? { base, current, proposed } : null;
+}
+
 /** Why a write wrote nothing (the routes turn each into its error). */
 export type Refusal =
   | { outcome: "not_found"; missing: "app" | "change_request" | "revision" }
@@ -298,10 +344,7 @@ export type Refusal =
 export type WriteOutcome = { outcome: "done"; read: ChangeRequestRead; replayed: boolean } | { outcome: "key_reused" } | Refusal;
 
 /** Replays a claimed write's first answer: the request as it is now (it exists: the write made it or changed it). */
-export async function replayed(
-  db: CallerWriteDb,
-  id: string,
-): Promise<Extract<WriteOutcome, { outcome: "done" | "not_found" }>> {
+export async function replayed(db: CallerWriteDb, id: string): Promise<Extract<WriteOutcome, { outcome: "done" | "not_found" }>> {
   const read = await readChangeRequest(db, id);
   return read ? { outcome: "done", read, replayed: true } : { outcome: "not_found", missing: "change_request" };
 }

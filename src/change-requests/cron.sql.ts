@@ -4,7 +4,7 @@
  * recorded `expired`; at most PER_RUN of each a shard and run, one batch each, fenced buckets left alone.
  */
 import { newId } from "../db/buckets";
-import { Caller, CALLER_CTE } from "../db/caller";
+import { Caller } from "../db/caller";
 import { isFenceTrip } from "../db/d1";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { CallerWriteDb } from "../db/handles";

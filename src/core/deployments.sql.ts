@@ -97,7 +97,10 @@ export interface DeploymentIds {
  * made none): a change request's apply makes its own row (src/change-requests/apply.sql.ts).
  */
 export const environmentRevisionStatement = (db: CallerWriteDb, ids: DeploymentIds) =>
-  db.statement(INSERT_ENVIRONMENT_REVISION, { deployment_id: ids.deploymentId, environment_revision_id: ids.environmentRevisionId });
+  db.statement(INSERT_ENVIRONMENT_REVISION, {
+    deployment_id: ids.deploymentId,
+    environment_revision_id: ids.environmentRevisionId,
+  });
 
 /** The ids of a new deployment of an app of an organization in `bucket`. */
 export const newDeploymentIds = (bucket: number): DeploymentIds => ({

@@ -130,10 +130,7 @@ export async function batchClaimed<S extends Statements>(
     if (isUniqueViolation(error, "idempotency_key_requests")) return { reused: true };
     throw error;
   }
-  const releaseAtHome = () =>
-    home.batch({
-      requestRelease: home.statement(RELEASE_REQUEST_OF_NOTHING, values),
-    });
+  const releaseAtHome = () => home.batch({ requestRelease: home.statement(RELEASE_REQUEST_OF_NOTHING, values) });
   let claimed: Awaited<ReturnType<typeof claimTries<S>>>;
   try {
     claimed = await claimTries(db, values, statements);

@@ -10,13 +10,9 @@ import { documented, schemaName } from "./documentation";
 /** One problem in a 422 body, in FastAPI's shape: where, what, and a machine-readable type. */
 export const ValidationIssue = z
   .object({
-    loc: z.array(z.union([z.string(), z.int()])).apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description: 'Where: "body" or "path", then the field',
-        },
-      ),
-    ),
+    loc: z
+      .array(z.union([z.string(), z.int()]))
+      .apply(documented(globalThis.DOCUMENTATION && { description: 'Where: "body" or "path", then the field' })),
     msg: z.string(),
     type: z.string().apply(
       documented(
@@ -41,10 +37,7 @@ export const ValidationErrorBody = z
 export type ValidationErrorBody = z.infer<typeof ValidationErrorBody>;
 
 /** The detail of the platform's 409 for a slug taken (today's SDK shows its `message`). */
-export const SlugConflict = z.object({
-  message: z.string(),
-  conflict: z.object({ slug: z.string() }),
-});
+export const SlugConflict = z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) });
 export type SlugConflict = z.infer<typeof SlugConflict>;
 
 /**
@@ -71,9 +64,7 @@ export class ApiError extends Error {
 }
 
 export const unauthorized = () =>
-  new ApiError(401, "Unauthorized", {
-    "WWW-Authenticate": 'ApiKey realm="app-management", Bearer realm="app-management"',
-  });
+  new ApiError(401, "Unauthorized", { "WWW-Authenticate": 'ApiKey realm="app-management", Bearer realm="app-management"' });
 
 export const forbidden = () =>
   new ApiError(403, "You do not have access to perform this action. Please contact your organization admin.");
@@ -183,9 +174,7 @@ export const invitationNeedsInviteeKey = () =>
     "This invitation's token was not sent by email, so it alone makes no account: accept it with the invitee's own " +
       "API key. A new person's account is made by the service's operator; with INVITATION_EMAIL_FROM and " +
       "PUBLIC_BASE_URL set, invitations are mailed and a new person accepts with the mailed token alone",
-    {
-      "WWW-Authenticate": 'ApiKey realm="app-management", Bearer realm="app-management"',
-    },
+    { "WWW-Authenticate": 'ApiKey realm="app-management", Bearer realm="app-management"' },
   );
 
 export const invitationForAnotherEmail = () => new ApiError(403, "This invitation is for another email address");
@@ -342,9 +331,7 @@ export const handleError: ErrorHandler = (error, c) => {
         route: c.req.routePath,
       }),
     );
-    return c.json({ detail: "Service temporarily unavailable" }, 503, {
-      "Retry-After": RETRY_AFTER_SECONDS,
-    });
+    return c.json({ detail: "Service temporarily unavailable" }, 503, { "Retry-After": RETRY_AFTER_SECONDS });
   }
   console.error(
     JSON.stringify({

@@ -6,12 +6,8 @@ import { REQUEST_ID_HEADER } from "./request-log";
 
 /** Pieces every route's OpenAPI fragment is made of; src/openapi.ts assembles the fragments into the document. */
 
-export const schemaRef = (id: string) => ({
-  $ref: `#/components/schemas/${id}`,
-});
-export const responseRef = (id: string) => ({
-  $ref: `#/components/responses/${id}`,
-});
+export const schemaRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+export const responseRef = (id: string) => ({ $ref: `#/components/responses/${id}` });
 export const headerRef = (id: "RequestId" | "D1Bookmark" | "ETag" | "IdempotentReplayed") => ({
   $ref: `#/components/headers/${id}`,
 });
@@ -21,9 +17,7 @@ type OptionalRequestHeader = "IdempotencyKey" | "IfMatch" | "IfNoneMatch" | "Pro
 
 /** An operation's request headers: X-Request-Id and x-d1-bookmark (every route with a key), then `more`. */
 export const requestHeaders = (...more: OptionalRequestHeader[]) =>
-  ["RequestId", "D1Bookmark", ...more].map((id) => ({
-    $ref: `#/components/parameters/${id}`,
-  }));
+  ["RequestId", "D1Bookmark", ...more].map((id) => ({ $ref: `#/components/parameters/${id}` }));
 export const arrayOf = (items: object) => ({ type: "array", items });
 
 /** The document's tags, in the order Swagger UI shows their groups; every operation has exactly one. */
@@ -32,22 +26,10 @@ export const TAGS = [
     name: "Apps",
     description: "Create, list, rename and delete apps; each has the environments development, staging and production.",
   },
-  {
-    name: "Environments",
-    description: "What each of an app's environments runs, and its deployment history.",
-  },
-  {
-    name: "Variants",
-    description: "An app's variants and their revisions: a variant is a config, named `app.<config name>`.",
-  },
-  {
-    name: "Configs",
-    description: "Add, commit, fetch and fork configs, named by app and config name.",
-  },
-  {
-    name: "Deployments",
-    description: "Deploy a config or a variant to an environment, or revert to an earlier deployment.",
-  },
+  { name: "Environments", description: "What each of an app's environments runs, and its deployment history." },
+  { name: "Variants", description: "An app's variants and their revisions: a variant is a config, named `app.<config name>`." },
+  { name: "Configs", description: "Add, commit, fetch and fork configs, named by app and config name." },
+  { name: "Deployments", description: "Deploy a config or a variant to an environment, or revert to an earlier deployment." },
   {
     name: "Older SDK",
     description: "The older SDK's calls: read or save a config by name, read what a deployment deployed, list bases.",
@@ -64,10 +46,7 @@ export const TAGS = [
     name: "Application revisions",
     description: "Today's SDK: read, commit, list and deploy config revisions, over the legacy API's history.",
   },
-  {
-    name: "Workflow revisions",
-    description: "Today's SDK's fallback read of a config revision, in workflow names.",
-  },
+  { name: "Workflow revisions", description: "Today's SDK's fallback read of a config revision, in workflow names." },
   {
     name: "Simple environments",
     description: "Today's SDK: the key's project's environments, each with what it runs for every app.",
@@ -76,28 +55,13 @@ export const TAGS = [
     name: "Change requests",
     description: "Propose, review and approve a change of an environment; a protected one changes only so.",
   },
-  {
-    name: "Keys",
-    description: "The caller's API keys: list, create, delete and check them.",
-  },
+  { name: "Keys", description: "The caller's API keys: list, create, delete and check them." },
   { name: "Profile", description: "The caller's own user." },
-  {
-    name: "Organizations",
-    description: "Organizations, their workspaces, and invitations to them.",
-  },
-  {
-    name: "Workspaces",
-    description: "Roles, permissions and members (one set per organization, for all its workspaces).",
-  },
+  { name: "Organizations", description: "Organizations, their workspaces, and invitations to them." },
+  { name: "Workspaces", description: "Roles, permissions and members (one set per organization, for all its workspaces)." },
   { name: "Events", description: "An organization's audit log." },
-  {
-    name: "Webhooks",
-    description: "Subscribe HTTPS endpoints to events, and follow their deliveries.",
-  },
-  {
-    name: "Service",
-    description: "Health check and this document; no key needed.",
-  },
+  { name: "Webhooks", description: "Subscribe HTTPS endpoints to events, and follow their deliveries." },
+  { name: "Service", description: "Health check and this document; no key needed." },
 ] as const;
 
 /** An operation's `tags`: its one tag, which TAGS declares. */
@@ -113,11 +77,7 @@ export const DEMO_IDS = {
 } as const;
 
 // The params of the demo app's config `main` (its latest revision).
-export const DEMO_CONFIG_PARAMS = {
-  model: "gpt-4o-mini",
-  temperature: 0.2,
-  prompt: "You are a helpful assistant.",
-};
+export const DEMO_CONFIG_PARAMS = { model: "gpt-4o-mini", temperature: 0.2, prompt: "You are a helpful assistant." };
 
 // Ids the seed makes anew on each database: examples only.
 export const EXAMPLE_IDS = {
@@ -132,19 +92,12 @@ export const EXAMPLE_IDS = {
 export type RequestExamples<Body> = Record<string, { summary: string; value: Body }>;
 
 /** A response's example, or its named examples. */
-type Examples = {
-  example?: unknown;
-  examples?: Record<string, { summary: string; value: unknown }>;
-};
+type Examples = { example?: unknown; examples?: Record<string, { summary: string; value: unknown }> };
 
 /** A response without a body: X-Request-Id, x-d1-bookmark (when the database was reached) and these headers. */
 export const bodilessResponse = (description: string, headers: Record<string, object> = {}) => ({
   description,
-  headers: {
-    [REQUEST_ID_HEADER]: headerRef("RequestId"),
-    [BOOKMARK_HEADER]: headerRef("D1Bookmark"),
-    ...headers,
-  },
+  headers: { [REQUEST_ID_HEADER]: headerRef("RequestId"), [BOOKMARK_HEADER]: headerRef("D1Bookmark"), ...headers },
 });
 
 export const jsonResponse = (
@@ -198,9 +151,7 @@ export function parametersOf<Schema extends z.ZodObject>(
   schema: Schema,
   examples: Required<z.input<Schema>>,
 ) {
-  const { properties = {}, required = [] } = z.toJSONSchema(schema, {
-    io: "input",
-  });
+  const { properties = {}, required = [] } = z.toJSONSchema(schema, { io: "input" });
   return Object.entries(properties).map(([name, property]) => {
     const example = examples[name as keyof typeof examples];
     const isRequired = where === "path" || required.includes(name);
@@ -208,10 +159,7 @@ export function parametersOf<Schema extends z.ZodObject>(
       name,
       in: where,
       required: isRequired,
-      ...(typeof property === "object" &&
-        property.description !== undefined && {
-          description: property.description,
-        }),
+      ...(typeof property === "object" && property.description !== undefined && { description: property.description }),
       // Swagger UI (/docs) fills an `example` into the parameter's field and sends it: an optional one's sample goes
       // in its schema's `examples`, which it only shows.
       ...(isRequired ? { schema: property, example } : { schema: { ...(property as object), examples: [example] } }),
@@ -238,16 +186,27 @@ export function withKeyErrors(
   errors: Record<string, ApiError>,
 ) {
   const key = IDEMPOTENCY_KEY_ERRORS[status];
-  return errorResponse(`${description}. Or: ${key.description}`, {
-    ...errors,
-    ...key.errors,
-  });
+  return errorResponse(`${description}. Or: ${key.description}`, { ...errors, ...key.errors });
 }
 
-const KEY_ERROR_RESPONSES = {
-  400: responseRef("BadIdempotencyKey"),
-  409: responseRef("IdempotencyKeyInFlight"),
-};
+/**
+ * A 409 of coded refusals (`{"detail": {"code", "message", …}}`, src/http/errors.ts's CodedConflict), one example each,
+ * beside that of an Idempotency-Key still being answered (`keyed`: the operation takes one).
+ */
+export function codedConflictResponse(description: string, errors: Record<string, ApiError>, { keyed = true } = {}) {
+  const all = keyed ? { ...errors, ...IDEMPOTENCY_KEY_ERRORS[409].errors } : errors;
+  return jsonResponse(
+    keyed ? `${description}. Or: ${IDEMPOTENCY_KEY_ERRORS[409].description}` : description,
+    keyed ? { oneOf: [schemaRef("CodedConflictError"), schemaRef("Error")] } : schemaRef("CodedConflictError"),
+    {
+      examples: Object.fromEntries(
+        Object.entries(all).map(([name, error]) => [name, { summary: error.message, value: { detail: error.detail } }]),
+      ),
+    },
+  );
+}
+
+const KEY_ERROR_RESPONSES = { 400: responseRef("BadIdempotencyKey"), 409: responseRef("IdempotencyKeyInFlight") };
 
 /**
  * An operation's responses: its 200 and own errors, beside those every route with a key answers (401, 422 for
@@ -268,18 +227,13 @@ export function operationResponses(
     idempotencyKey?: "replays" | "validates";
   } = {},
 ) {
-  const replays = idempotencyKey === "replays" && {
-    [REPLAYED_HEADER]: headerRef("IdempotentReplayed"),
-  };
+  const replays = idempotencyKey === "replays" && { [REPLAYED_HEADER]: headerRef("IdempotentReplayed") };
   return {
     200: { ...ok, headers: { ...ok.headers, ...replays } },
     ...(idempotencyKey && KEY_ERROR_RESPONSES),
     401: responseRef("Unauthorized"),
     ...(write && { 403: responseRef("Forbidden") }),
-    ...(jsonBody && {
-      413: responseRef(jsonBody),
-      415: responseRef("UnsupportedMediaType"),
-    }),
+    ...(jsonBody && { 413: responseRef(jsonBody), 415: responseRef("UnsupportedMediaType") }),
     422: responseRef("ValidationFailed"),
     429: responseRef("TooManyRequests"),
     500: responseRef("InternalServerError"),

@@ -64,20 +64,12 @@ const events = z
   .min(1)
   .max(EVENT_TYPES.length + 1)
   .transform((types) => (types.includes("*") ? ["*"] : [...new Set(types)]))
+  .apply(documented(globalThis.DOCUMENTATION && { description: 'Event types, or ["*"] for every type' }));
+const appId = uuid
+  .nullable()
   .apply(
-    documented(
-      globalThis.DOCUMENTATION && {
-        description: 'Event types, or ["*"] for every type',
-      },
-    ),
+    documented(globalThis.DOCUMENTATION && { description: "Only this app's events (null: every event of the organization)" }),
   );
-const appId = uuid.nullable().apply(
-  documented(
-    globalThis.DOCUMENTATION && {
-      description: "Only this app's events (null: every event of the organization)",
-    },
-  ),
-);
 const description = storableText("description").max(2000).nullable();
 
 export const CreateWebhookBody = z.object({
@@ -85,13 +77,9 @@ export const CreateWebhookBody = z.object({
   events,
   app_id: appId.optional(),
   description: description.optional(),
-  organization_id: uuid.optional().apply(
-    documented(
-      globalThis.DOCUMENTATION && {
-        description: "Default: the organization of the key's project",
-      },
-    ),
-  ),
+  organization_id: uuid
+    .optional()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
 });
 
 export const UpdateWebhookBody = z
@@ -103,30 +91,14 @@ export const UpdateWebhookBody = z
     enabled: z
       .boolean()
       .optional()
-      .apply(
-        documented(
-          globalThis.DOCUMENTATION && {
-            description: "true on a disabled webhook clears its failure count",
-          },
-        ),
-      ),
+      .apply(documented(globalThis.DOCUMENTATION && { description: "true on a disabled webhook clears its failure count" })),
   })
-  .apply(
-    documented(
-      globalThis.DOCUMENTATION && {
-        description: "The fields to change; those left out keep their value",
-      },
-    ),
-  );
+  .apply(documented(globalThis.DOCUMENTATION && { description: "The fields to change; those left out keep their value" }));
 
 export const ListWebhooksQuery = z.object({
-  organization_id: uuid.optional().apply(
-    documented(
-      globalThis.DOCUMENTATION && {
-        description: "Default: the organization of the key's project",
-      },
-    ),
-  ),
+  organization_id: uuid
+    .optional()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
 });
 
 export const WebhookParams = z.object({ webhook_id: uuid });
@@ -135,13 +107,7 @@ export const DeliveryParams = z.object({ webhook_id: uuid, delivery_id: uuid });
 
 export const ListDeliveriesQuery = z.object({
   status: z.enum(["pending", "succeeded", "failed"]).optional(),
-  cursor: uuid.optional().apply(
-    documented(
-      globalThis.DOCUMENTATION && {
-        description: "next_cursor of the previous page",
-      },
-    ),
-  ),
+  cursor: uuid.optional().apply(documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
@@ -159,37 +125,27 @@ export const WebhookBody = z
     disabled_reason: z
       .string()
       .nullable()
-      .apply(
-        documented(
-          globalThis.DOCUMENTATION && {
-            description: "Why the service disabled it; null otherwise",
-          },
-        ),
-      ),
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Why the service disabled it; null otherwise" })),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "Webhook"));
 
 export const CreatedWebhookBody = WebhookBody.extend({
-  secret: z.string().apply(
-    documented(
-      globalThis.DOCUMENTATION && {
-        description: "`whsec_` + base64 of 32 random bytes: shown this once",
-      },
-    ),
-  ),
+  secret: z
+    .string()
+    .apply(documented(globalThis.DOCUMENTATION && { description: "`whsec_` + base64 of 32 random bytes: shown this once" })),
 }).apply(schemaName(globalThis.DOCUMENTATION && "CreatedWebhook"));
 
 export const WebhookSecretBody = z
   .object({
-    secret: z.string().apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description: "The new secret, shown this once; the previous one signs too for 24 hours",
-        },
+    secret: z
+      .string()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && { description: "The new secret, shown this once; the previous one signs too for 24 hours" },
+        ),
       ),
-    ),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "WebhookSecret"));
 
@@ -198,30 +154,16 @@ export const AttemptBody = z
     status_code: z
       .int()
       .nullable()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Null: no answer (see error)" })),
+    duration_ms: z
+      .int()
       .apply(
-        documented(
-          globalThis.DOCUMENTATION && {
-            description: "Null: no answer (see error)",
-          },
-        ),
+        documented(globalThis.DOCUMENTATION && { description: "10000 when the URL could not be reached, whatever the cause" }),
       ),
-    duration_ms: z.int().apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description: "10000 when the URL could not be reached, whatever the cause",
-        },
-      ),
-    ),
     response_excerpt: z
       .string()
       .nullable()
-      .apply(
-        documented(
-          globalThis.DOCUMENTATION && {
-            description: "The first 1 KiB of the response body",
-          },
-        ),
-      ),
+      .apply(documented(globalThis.DOCUMENTATION && { description: "The first 1 KiB of the response body" })),
     error: z
       .string()
       .nullable()
@@ -238,13 +180,7 @@ export const AttemptBody = z
 
 export const DeliveryBody = z
   .object({
-    id: z.uuid().apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description: "Also the `webhook-id` header of every attempt",
-        },
-      ),
-    ),
+    id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "Also the `webhook-id` header of every attempt" })),
     event_id: z.uuid(),
     event_type: z.string(),
     status: z.enum(["pending", "succeeded", "failed"]),
@@ -255,13 +191,7 @@ export const DeliveryBody = z
     next_attempt_at: z.iso
       .datetime()
       .nullable()
-      .apply(
-        documented(
-          globalThis.DOCUMENTATION && {
-            description: "When pending: when the next attempt is due",
-          },
-        ),
-      ),
+      .apply(documented(globalThis.DOCUMENTATION && { description: "When pending: when the next attempt is due" })),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "Delivery"));
 
@@ -271,13 +201,7 @@ export const DeliveryPage = z
     next_cursor: z
       .uuid()
       .nullable()
-      .apply(
-        documented(
-          globalThis.DOCUMENTATION && {
-            description: "Pass as `cursor` for the next page; null: no more",
-          },
-        ),
-      ),
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "DeliveryPage"));
 
@@ -290,20 +214,14 @@ export const DeliveryWithAttempts = DeliveryBody.extend({
 /** The body a receiver gets: Standard Webhooks' envelope around the event (as GET /events shows it). */
 export const WebhookPayload = z
   .object({
-    type: z.enum([...EVENT_TYPES, "webhook.test"]).apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description: "The event's type; `webhook.test` for POST /webhooks/{webhook_id}/test",
-        },
+    type: z
+      .enum([...EVENT_TYPES, "webhook.test"])
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && { description: "The event's type; `webhook.test` for POST /webhooks/{webhook_id}/test" },
+        ),
       ),
-    ),
-    timestamp: z.iso.datetime().apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description: "The event's occurred_at",
-        },
-      ),
-    ),
+    timestamp: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "The event's occurred_at" })),
     data: EventBody,
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "WebhookPayload"));

@@ -50,11 +50,7 @@ export const registry = {
   getBases: (as: Credentials, query: BasesQuery, extras?: Extras) => get(withQuery("/bases", query), as, extras),
   fromBase: (as: Credentials, body: unknown, extras?: Extras) => post("/variants/from-base", as, body, extras),
   putParameters: (as: Credentials, variantId: string, parameters: unknown, extras: Extras = {}) =>
-    send("PUT", `/variants/${enc(variantId)}/parameters`, {
-      ...extras,
-      ...as,
-      body: { parameters },
-    }),
+    send("PUT", `/variants/${enc(variantId)}/parameters`, { ...extras, ...as, body: { parameters } }),
   removeVariant: (as: Credentials, variantId: string, extras: Extras = {}) =>
     send("DELETE", `/variants/${enc(variantId)}`, { ...extras, ...as }),
 };
@@ -97,11 +93,7 @@ export const simpleApplications = {
   query: (as: Credentials, body: unknown, extras?: Extras) => post("/simple/applications/query", as, body, extras),
   get: (as: Credentials, appId: string, extras?: Extras) => get(`/simple/applications/${enc(appId)}`, as, extras),
   edit: (as: Credentials, appId: string, body: unknown, extras: Extras = {}) =>
-    send("PUT", `/simple/applications/${enc(appId)}`, {
-      ...extras,
-      ...as,
-      body,
-    }),
+    send("PUT", `/simple/applications/${enc(appId)}`, { ...extras, ...as, body }),
   archive: (as: Credentials, appId: string, extras?: Extras) =>
     post(`/simple/applications/${enc(appId)}/archive`, as, undefined, extras),
   unarchive: (as: Credentials, appId: string, extras?: Extras) =>
