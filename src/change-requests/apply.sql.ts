@@ -82,6 +82,7 @@ type ApplyRefusal =
 interface ApplyFacts {
   refusal: ApplyRefusal | null;
   readState: ChangeRequestState;
+  writes: number;
   approvals: number;
   approvalsRequired: number;
   removed: number;
@@ -93,7 +94,7 @@ interface ApplyFacts {
 
 const APPLY_FACTS = sql<ApplyFacts>(
   `WITH ${APPLY_CTES}
-   SELECT refusal, read_state AS readState, approvals, required_approvals AS approvalsRequired, removed, app_id AS appId,
+   SELECT refusal, read_state AS readState, writes, approvals, required_approvals AS approvalsRequired, removed, app_id AS appId,
           environment, kind, current_revision AS currentRevision
      FROM verdict`,
 );
