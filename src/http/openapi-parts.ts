@@ -31,6 +31,10 @@ export const TAGS = [
   { name: "Configs", description: "Add, commit, fetch and fork configs, named by app and config name." },
   { name: "Deployments", description: "Deploy a config or a variant to an environment, or revert to an earlier deployment." },
   {
+    name: "Protection",
+    description: "Protected environments: per project and environment name, changed only through approved change requests.",
+  },
+  {
     name: "Older SDK",
     description: "The older SDK's calls: read or save a config by name, read what a deployment deployed, list bases.",
   },
