@@ -5,6 +5,7 @@ import { environmentsResponses, environmentsRoutes } from "./apps/environments.r
 import { applyRoutes } from "./change-requests/apply.routes";
 import { changeRequestsRoutes } from "./change-requests/change-requests.routes";
 import { basesRoutes, registryResponses, registryRoutes } from "./configs/registry.routes";
+import { diffRoutes } from "./diff/diff.routes";
 import { eventsRoutes } from "./events/events.routes";
 import type { Route, SharedResponses } from "./http/route";
 import { keysRoutes, profileRoutes } from "./keys/keys.routes";
@@ -60,6 +61,7 @@ export const ROUTES: readonly Route[] = [
   ...environmentsQueryRoutes,
   ...changeRequestsRoutes,
   ...applyRoutes,
+  ...diffRoutes,
 ];
 
 /**

@@ -106,6 +106,12 @@ export const configExists = () => new ApiError(400, "Config already exists.");
 export const configNameTaken = () =>
   new ApiError(400, "Config name already exists. Please use a different name or set overwrite to True.");
 
+/**
+ * A diff's revision (docs/CHANGE-REQUESTS.md §5): none of that id the caller can see, or the two of two organizations;
+ * a change request's proposal (§3): no such revision of the app.
+ */
+export const revisionNotFound = () => new ApiError(404, "Revision not found");
+
 // The current API's (docs/CURRENT-SDK-API.md), in the platform's words, which its SDK shows as they are.
 export const applicationRevisionNotFound = () => new ApiError(404, "Application revision not found.");
 
@@ -216,8 +222,6 @@ export const webhookLimitReached = (limit: number) =>
 
 // Change requests (docs/CHANGE-REQUESTS.md §3).
 export const changeRequestNotFound = () => new ApiError(404, "Change request not found");
-
-export const revisionNotFound = () => new ApiError(404, "Revision not found");
 
 export const selfApproval = () => new ApiError(403, "You cannot approve your own change request.");
 

@@ -158,3 +158,11 @@ export const protection = {
   put: (as: Credentials, projectId: string, environment: string, body: unknown, extras: Extras = {}) =>
     send("PUT", `/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, { ...extras, ...as, body }),
 };
+
+/** Diffs (docs/CHANGE-REQUESTS.md §5): GET /diff/configs (config revision ids), /diff/environments (environment revision ids). */
+export const diffs = {
+  configs: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
+    get(withQuery("/diff/configs", query), as, extras),
+  environments: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
+    get(withQuery("/diff/environments", query), as, extras),
+};
