@@ -76,9 +76,8 @@ export const EditChangeRequestBody = z
     variant_revision_id: uuid.optional(),
     revert_to_revision_id: uuid.optional(),
   })
-  .refine(oneProposal, {
-    message: "at most one of variant_revision_id and revert_to_revision_id",
-  });
+  .refine(oneProposal, { message: "at most one of variant_revision_id and revert_to_revision_id" })
+  .refine((body) => Object.values(body).some((value) => value !== undefined), { message: "nothing to change" });
 export type EditChangeRequestBody = z.output<typeof EditChangeRequestBody>;
 
 export const ReviewBody = z
