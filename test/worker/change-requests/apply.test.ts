@@ -37,13 +37,15 @@ async function approvedRequest(environment: string, revision = t.mainRevision) {
   return (await readRequest(t.editor.teamKey, made.id)).request;
 }
 
-/** What the app's environment runs: its revisions, newest first. */
+/** The app's environment's revisions, oldest first. */
+interface Revision {
+  revision: number;
+  id: string;
+  deployed_app_variant_revision: string;
+}
+
 const history = async (environment: string) =>
-  (
-    await expectJson<{ revisions: { revision: number; id: string; deployed_app_variant_revision: string }[] }>(
-      await apps.revisions({ key: t.owner.teamKey }, t.appId, environment),
-    )
-  ).revisions;
+  (await expectJson<{ revisions: Revision[] }>(await apps.revisions({ key: t.owner.teamKey }, t.appId, environment))).revisions;
 
 /** The app's environment events, oldest first. */
 async function environmentEvents() {
@@ -128,7 +130,7 @@ describe("apply", () => {
 
   it("refuses a request short of its approvals, counted now: a demoted approver stops counting", async () => {
     const request = await approvedRequest("production", t.otherRevision);
-    await changeRole(t.owner.teamKey, t.team, t.second.email, "viewer");
+    await changeRole(t.owner.teamKey, t.team, `${t.second.username}@example.com`, "viewer");
     try {
       const before = await rowsWritten();
       await expectRefused(await apply(t.editor.teamKey, request.id), 409, {
@@ -140,7 +142,7 @@ describe("apply", () => {
       expect(await rowsWritten()).toBe(before);
       expect((await readRequest(t.editor.teamKey, request.id)).request).toEqual({ ...request, state: "open", approvals: 1 });
     } finally {
-      await changeRole(t.owner.teamKey, t.team, t.second.email, "deployment_manager");
+      await changeRole(t.owner.teamKey, t.team, `${t.second.username}@example.com`, "deployment_manager");
     }
   });
 
@@ -162,7 +164,7 @@ describe("apply", () => {
 
   it("a conflict writes nothing and answers what changed; after a rebase and a new approval it applies", async () => {
     const request = await approvedRequest("staging", t.otherRevision);
-    const [base] = await history("staging");
+    const base = (await history("staging")).at(-1) as Revision;
     const moved = await deploy(t.appId, "staging", "main", t.owner);
     const before = await rowsWritten();
     const stored = await readRequest(t.editor.teamKey, request.id);
@@ -199,7 +201,7 @@ describe("apply", () => {
     await approve(t.approver.teamKey, request.id);
     const applied = await expectJson<ChangeRequest>(await apply(t.editor.teamKey, request.id));
     expect(applied.applied).toMatchObject({ environment_revision: moved.revision + 1 });
-    expect((await history("staging"))[0]).toMatchObject({ deployed_app_variant_revision: t.otherRevision });
+    expect((await history("staging")).at(-1)).toMatchObject({ deployed_app_variant_revision: t.otherRevision });
   });
 
   it("two applies racing: exactly one wins, one revision made", async () => {
@@ -243,7 +245,7 @@ describe("apply's dry-run", () => {
   it("answers what the apply would change, writing nothing; and the apply's own refusals", async () => {
     const request = await approvedRequest("production", t.otherRevision);
     const before = await rowsWritten();
-    const [current] = await history("production");
+    const current = (await history("production")).at(-1) as Revision;
     const response = await dryRun(t.editor.teamKey, request.id);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
