@@ -44,7 +44,7 @@ const DAY_MS = 86_400_000;
 
 export const ScheduleBody = z.object({
   scheduled_at: z.iso
-    .datetime({ offset: true })
+    .datetime({ offset: true, abort: true })
     .refine((at) => Date.parse(at) > Date.now(), "scheduled_at must be in the future")
     .refine(
       (at) => Date.parse(at) <= Date.now() + SCHEDULE_MAX_DAYS * DAY_MS,

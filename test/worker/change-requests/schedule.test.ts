@@ -39,10 +39,23 @@ for (const shard of ["SHARD_0", "SHARD_1"] as const) {
     it("schedules an approved request (a time in the future, within 90 days) and unschedules it", async () => {
       const made = await propose(t.editor.teamKey, t.appId, "staging", t.otherRevision);
       const open = await schedule(t.editor.teamKey, made.id, inAnHour());
-      expect([open.status, (await open.json()).detail.code]).toEqual([409, "invalid_state"]);
+      expect([open.status, await open.json()]).toEqual([
+        409,
+        {
+          detail: {
+            code: "invalid_state",
+            message: "This change request is open: this action is not allowed now.",
+            state: "open",
+          },
+        },
+      ]);
       await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve" });
       for (const at of ["2020-01-01T00:00:00Z", new Date(Date.now() + 91 * 86_400_000).toISOString(), "tomorrow"]) {
-        expect((await schedule(t.editor.teamKey, made.id, at)).status).toBe(422);
+        const refused = await schedule(t.editor.teamKey, made.id, at);
+        expect([
+          refused.status,
+          ...(await expectJson<{ detail: { loc: string[] }[] }>(refused, 422)).detail.map((issue) => issue.loc),
+        ]).toEqual([422, ["body", "scheduled_at"]]);
       }
       const at = new Date(Date.now() + 86_400_000);
       const done = await expectJson<ChangeRequest>(await schedule(t.editor.teamKey, made.id, at.toISOString()));
@@ -107,11 +120,13 @@ for (const shard of ["SHARD_0", "SHARD_1"] as const) {
       });
       const removed = (await readRequest(t.viewer.teamKey, orphaned.id)).request;
       expect(removed.failure).toEqual({ at: A_TIME, reason: "scheduler_removed", detail: { scheduled_by: t.second.userId } });
-      for (const id of [conflicting.id, orphaned.id]) {
+      for (const [id, reason] of [
+        [conflicting.id, "conflict"],
+        [orphaned.id, "scheduler_removed"],
+      ]) {
         const [event] = (await eventsOf(id)).filter((one) => one.type === "change_request.failed");
-        expect(event.data).toMatchObject({ previous_state: "scheduled", state: "failed", change_request_id: id });
+        expect(event.data).toMatchObject({ previous_state: "scheduled", state: "failed", change_request_id: id, reason });
       }
-      expect(((await eventsOf(conflicting.id)).at(-1)?.data as { reason: string }).reason).toBe("conflict");
 
       // Then rebased, approved again and applied.
       await changeRequests.act({ key: t.editor.teamKey }, conflicting.id, "rebase");
