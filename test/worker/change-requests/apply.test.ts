@@ -204,6 +204,25 @@ describe("apply", () => {
     expect((await history("staging")).at(-1)).toMatchObject({ deployed_app_variant_revision: t.otherRevision });
   });
 
+  it("a revert request deploys that revision again, as a revert would: environment.reverted names both", async () => {
+    const made = await expectJson<ChangeRequest>(
+      await changeRequests.create(
+        { key: t.editor.teamKey },
+        { app_id: t.appId, environment: "staging", revert_to_revision_id: t.stagingRevisionId, title: "Back" },
+      ),
+    );
+    await approve(t.approver.teamKey, made.id);
+    const applied = await expectJson<ChangeRequest>(await apply(t.editor.teamKey, made.id));
+    expect(applied).toMatchObject({ kind: "revert", state: "applied" });
+    const [reverted] = (await environmentEvents()).filter((event) => event.type === "environment.reverted");
+    expect(reverted.data).toMatchObject({
+      environment: "staging",
+      environment_revision_id: applied.applied?.environment_revision_id,
+      reverted_to_revision_id: t.stagingRevisionId,
+      change_request_id: made.id,
+    });
+  });
+
   it("two applies racing: exactly one wins, one revision made", async () => {
     const request = await approvedRequest("development", t.mainRevision);
     const revisions = (await history("development")).length;
