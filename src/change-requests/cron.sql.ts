@@ -25,14 +25,14 @@ const BUCKET_OF_REQUEST = `JOIN apps a ON a.id = r.app_id JOIN projects p ON p.i
 const DUE = sql<{ id: string; scheduledBy: string; bucket: number }>(
   `SELECT r.id, r.scheduled_by AS scheduledBy, o.bucket FROM change_requests r ${BUCKET_OF_REQUEST}
      AND r.state = 'scheduled' AND r.scheduled_at <= ${NOW}
-   ORDER BY r.scheduled_at, r.id LIMIT ${PER_RUN}`,
+   ORDER BY r.scheduled_at, r.id LIMIT :per_run`,
 );
 
 // Scheduled requests do not expire (§3).
 const EXPIRING = sql<{ id: string; bucket: number }>(
   `SELECT r.id, o.bucket FROM change_requests r ${BUCKET_OF_REQUEST}
      AND r.state IN ('draft', 'open', 'failed') AND r.expires_at <= ${NOW}
-   ORDER BY r.expires_at, r.id LIMIT ${PER_RUN}`,
+   ORDER BY r.expires_at, r.id LIMIT :per_run`,
 );
 
 /** `change_request.expired`, by no one (the cron): the mark of MARK_EXPIRED. Its previous state as it read before. */
@@ -70,7 +70,8 @@ async function expire(db: CallerWriteDb, id: string) {
  */
 async function runOnShard(env: Env, shard: ShardName): Promise<Committed> {
   const db = shardNamed(env, shard);
-  const { due, expiring } = await batch(db, { due: DUE.bind(db, {}), expiring: EXPIRING.bind(db, {}) });
+  const bound = { per_run: PER_RUN };
+  const { due, expiring } = await batch(db, { due: DUE.bind(db, bound), expiring: EXPIRING.bind(db, bound) });
   const committed: Committed = [];
   const work = [
     ...due.results.map(
