@@ -141,8 +141,8 @@ export const applyRoutes = [
         tag: "Change requests",
         summary: "Apply an approved change request",
         description:
-          "Any proposer: deploys what the request proposes, as a deploy or revert would, in one transaction that " +
-          "checks, as it writes, that the request is approved now (its approvals counted with the settings and roles " +
+          "Any proposer: deploys what the request proposes, as a deploy or revert would, all at once, checking " +
+          "as it writes that the request is approved now (its approvals counted with the settings and roles " +
           "of that moment), its config revision still deployable and the environment still at its base; else 409, " +
           "nothing written, the request unchanged. A protected environment is reached this way. With " +
           "`?dry_run=true`, the same answer, errors included, or what it would change; nothing written. " +

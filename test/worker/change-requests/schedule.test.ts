@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { changeRequests } from "../client";
 import { A_TIME, deploy, expectJson } from "../fixtures";
-import { databaseOf } from "../pool";
+import { bucketFor, databaseOf } from "../pool";
 import { runCron } from "../webhooks/webhook-fixtures";
 import { type ChangeRequest, changeRole, propose, readRequest, requestEvents, requestsTeam } from "./setup";
 
@@ -133,6 +133,22 @@ for (const shard of ["SHARD_0", "SHARD_1"] as const) {
       await changeRequests.review({ key: t.approver.teamKey }, conflicting.id, { kind: "approve" });
       const applied = await changeRequests.act({ key: t.editor.teamKey }, conflicting.id, "apply");
       expect(applied.status).toBe(200);
+    });
+
+    it("the cron leaves a fenced bucket's requests alone (docs/SHARDING.md §5), and takes them up once it is open", async () => {
+      const due = await scheduled("development", t.mainRevision);
+      await timePasses(due.id, "scheduled_at");
+      const fences = databaseOf(t.team.organizationId);
+      const bucket = bucketFor(t.team.organizationId);
+      await fences.prepare("INSERT INTO bucket_fences (bucket, state) VALUES (?, 'moving')").bind(bucket).run();
+      try {
+        await runCron("* * * * *");
+        expect((await readRequest(t.viewer.teamKey, due.id)).request.state).toBe("scheduled");
+      } finally {
+        await fences.prepare("DELETE FROM bucket_fences WHERE bucket = ?").bind(bucket).run();
+      }
+      await runCron("* * * * *");
+      expect((await readRequest(t.viewer.teamKey, due.id)).request.state).toBe("applied");
     });
 
     it("the cron records a request past its expiry expired; a scheduled one does not expire", async () => {
