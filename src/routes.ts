@@ -2,6 +2,8 @@ import { revisionsRoutes } from "./applications/revisions.routes";
 import { applicationVariantsRoutes } from "./applications/variants.routes";
 import { appsResponses, appsRoutes } from "./apps/apps.routes";
 import { environmentsResponses, environmentsRoutes } from "./apps/environments.routes";
+import { applyRoutes } from "./change-requests/apply.routes";
+import { changeRequestsRoutes } from "./change-requests/change-requests.routes";
 import { basesRoutes, registryResponses, registryRoutes } from "./configs/registry.routes";
 import { diffRoutes } from "./diff/diff.routes";
 import { eventsRoutes } from "./events/events.routes";
@@ -57,6 +59,8 @@ export const ROUTES: readonly Route[] = [
   ...revisionsRoutes,
   ...workflowsRoutes,
   ...environmentsQueryRoutes,
+  ...changeRequestsRoutes,
+  ...applyRoutes,
   ...diffRoutes,
 ];
 

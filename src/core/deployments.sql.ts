@@ -92,6 +92,16 @@ export interface DeploymentIds {
   environmentRevisionId: string;
 }
 
+/**
+ * The environment's next revision, of the deployment row `ids.deploymentId` the batch made before it (nothing when it
+ * made none): a change request's apply makes its own row (src/change-requests/apply.sql.ts).
+ */
+export const environmentRevisionStatement = (db: CallerWriteDb, ids: DeploymentIds) =>
+  db.statement(INSERT_ENVIRONMENT_REVISION, {
+    deployment_id: ids.deploymentId,
+    environment_revision_id: ids.environmentRevisionId,
+  });
+
 /** The ids of a new deployment of an app of an organization in `bucket`. */
 export const newDeploymentIds = (bucket: number): DeploymentIds => ({
   deploymentId: newId(bucket),
@@ -104,7 +114,7 @@ export const newDeploymentIds = (bucket: number): DeploymentIds => ({
  * revision, whose insert the database checks (gapless numbering) and follows by moving the environment's current
  * pointers (migrations/0004), then the config deployed. With `expected` (If-Match), the environment must still be in
  * that state, checked by the insert itself inside the transaction; so is the environment's protection (`ProtectionPass`:
- * a change request's apply, or a bypass, whose event follows). A removed variant's revision is never deployed, nor an
+ * a bypass, whose event follows; a change request's apply makes its own deployment row: src/change-requests/apply.sql.ts). A removed variant's revision is never deployed, nor an
  * archived one's until it is unarchived (the environments running it keep it: migrations/0010).
  * `laterRevisionsOnly`: a revision 1 is not deployed (a save deploys a config it overwrote, never one it made).
  */
@@ -115,11 +125,10 @@ export function deploymentStatements(
   {
     expected = null,
     laterRevisionsOnly = false,
-    changeRequestId = null,
     bypassReason = null,
   }: { expected?: EnvironmentState | null; laterRevisionsOnly?: boolean } & ProtectionPass = {},
 ) {
-  const values = { ...refValues(target), change_request_id: changeRequestId, bypass_reason: bypassReason };
+  const values = { ...refValues(target), bypass_reason: bypassReason };
   return {
     deploymentFacts: db.statement(DEPLOYMENT_FACTS, values),
     deployment: db.statement(INSERT_DEPLOYMENT, {
@@ -129,18 +138,15 @@ export function deploymentStatements(
       expected_revision: expected?.revision ?? null,
       later_revisions_only: laterRevisionsOnly ? 1 : 0,
     }),
-    environmentRevision: db.statement(INSERT_ENVIRONMENT_REVISION, {
-      deployment_id: ids.deploymentId,
-      environment_revision_id: ids.environmentRevisionId,
-    }),
+    environmentRevision: environmentRevisionStatement(db, ids),
     // A revert names no variant, only the environment revision whose deployment it makes again.
     deploymentEvent: deploymentEvent(
       db,
       ids.environmentRevisionId,
       target.variant === null ? (target.environment?.id ?? null) : null,
-      changeRequestId,
+      null,
     ),
-    bypassEvent: bypassEvent(db, ids.environmentRevisionId, { changeRequestId, bypassReason }),
+    bypassEvent: bypassEvent(db, ids.environmentRevisionId, { bypassReason }),
     deployed: configStatement(db, environmentRevisionRefs(ids.environmentRevisionId)),
   };
 }

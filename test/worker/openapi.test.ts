@@ -387,6 +387,7 @@ const TAG_NAMES = [
   "Application revisions",
   "Workflow revisions",
   "Simple environments",
+  "Change requests",
   "Keys",
   "Profile",
   "Organizations",

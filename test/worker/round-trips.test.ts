@@ -1217,6 +1217,79 @@ describe("diffs: one round trip", () => {
   });
 });
 
+describe("a change request's apply, schedule and unschedule: one round trip each", () => {
+  let requestId: string;
+  beforeAll(async () => {
+    const requestedAppId = await createAppVia(account.key, { app_name: "requested-counted" });
+    const { variantId: requestedVariant } = await deploy(requestedAppId, "development", "main", account);
+    const row = await databaseOf(requestedAppId)
+      .prepare("SELECT id FROM app_variant_revisions WHERE variant_id = ?")
+      .bind(requestedVariant)
+      .first<{ id: string }>();
+    const settings = { allow_self_approval: true };
+    const put = await send("PUT", `/projects/${account.projectId}/environments/staging/protection`, {
+      key: account.key,
+      body: settings,
+    });
+    expect(put.status).toBe(200);
+    const made = await send("POST", "/change-requests", {
+      key: account.key,
+      body: { app_id: requestedAppId, environment: "staging", variant_revision_id: String(row?.id), title: "Counted" },
+    });
+    requestId = (await expectJson<{ id: string }>(made)).id;
+    const approved = await send("POST", `/change-requests/${requestId}/reviews`, { key: account.key, body: { kind: "approve" } });
+    expect(approved.status).toBe(200);
+  });
+  const inADay = () => new Date(Date.now() + 86_400_000).toISOString();
+  const applyPaths: Case[] = [
+    {
+      name: "POST /change-requests/{id}/apply?dry_run=true",
+      method: "POST",
+      path: () => `/change-requests/${requestId}/apply?dry_run=true`,
+      key: () => account.key,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/schedule",
+      method: "POST",
+      path: () => `/change-requests/${requestId}/schedule`,
+      key: () => account.key,
+      body: () => ({ scheduled_at: inADay() }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/unschedule",
+      method: "POST",
+      path: () => `/change-requests/${requestId}/unschedule`,
+      key: () => account.key,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/apply, with an Idempotency-Key",
+      method: "POST",
+      path: () => `/change-requests/${requestId}/apply`,
+      key: () => account.key,
+      headers: () => keyed("apply"),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/apply, applied already",
+      method: "POST",
+      path: () => `/change-requests/${requestId}/apply`,
+      key: () => account.key,
+      status: 409,
+      trips: 1,
+    },
+  ];
+  it.each(applyPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+  });
+});
+
 describe("the walk", () => {
   // Every declared route by its operation: a route that no case above requests fails here, under its own name.
   it.each(ROUTES.map(({ declaration: { method, path } }) => `${method.toUpperCase()} ${path}`))(
