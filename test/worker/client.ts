@@ -128,3 +128,12 @@ export const protection = {
   put: (as: Credentials, projectId: string, environment: string, body: unknown, extras: Extras = {}) =>
     send("PUT", `/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, { ...extras, ...as, body }),
 };
+
+/** One environment of the key's project, and guarding it (docs/CHANGE-REQUESTS.md §8): /simple/environments/{id}. */
+export const simpleEnvironments = {
+  get: (as: Credentials, environmentId: string, extras?: Extras) => get(`/simple/environments/${enc(environmentId)}`, as, extras),
+  guard: (as: Credentials, environmentId: string, extras?: Extras) =>
+    post(`/simple/environments/${enc(environmentId)}/guard`, as, undefined, extras),
+  unguard: (as: Credentials, environmentId: string, extras?: Extras) =>
+    post(`/simple/environments/${enc(environmentId)}/unguard`, as, undefined, extras),
+};
