@@ -8,9 +8,10 @@ import { eventsRoutes } from "./events/events.routes";
 import type { Route, SharedResponses } from "./http/route";
 import { keysRoutes, profileRoutes } from "./keys/keys.routes";
 import { organizationsResponses, organizationsRoutes } from "./organizations/organizations.routes";
+import { protectionRoutes } from "./projects/protection.routes";
 import { serviceRoutes } from "./service.routes";
 import { simpleApplicationsRoutes } from "./simple/applications.routes";
-import { environmentsQueryRoutes } from "./simple/environments.routes";
+import { environmentRoutes, environmentsQueryRoutes } from "./simple/environments.routes";
 import { configsResponses, configsRoutes } from "./variants/configs.routes";
 import { deploymentsResponses, deploymentsRoutes } from "./variants/deployments.routes";
 import { appVariantsRoutes, variantsResponses, variantsRoutes } from "./variants/variants.routes";
@@ -50,11 +51,13 @@ export const ROUTES: readonly Route[] = [
   ...profileRoutes,
   ...organizationsRoutes,
   ...workspacesRoutes,
+  ...protectionRoutes,
   ...eventsRoutes,
   ...webhooksRoutes,
   ...revisionsRoutes,
   ...workflowsRoutes,
   ...environmentsQueryRoutes,
+  ...environmentRoutes,
   ...changeRequestsRoutes,
 ];
 

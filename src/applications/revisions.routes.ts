@@ -17,10 +17,12 @@ import {
   DEMO_CONFIG_PARAMS,
   DEMO_IDS,
   EXAMPLE_IDS,
+  environmentProtectedExample,
   errorResponse,
   headerRef,
   IDEMPOTENCY_KEY_ERRORS,
   jsonResponse,
+  PROTECTED,
   responseRef,
   schemaRef,
   withKeyErrors,
@@ -307,6 +309,7 @@ export const revisionsRoutes = [
       },
       idempotencyKey: "replays",
       ifMatch: true,
+      protectionBypass: true,
       doc: globalThis.DOCUMENTATION && {
         operationId: "deployApplicationRevision",
         tag: "Application revisions",
@@ -330,8 +333,9 @@ export const revisionsRoutes = [
             revisionNotFound: applicationRevisionNotFound(),
             environmentNotFound: environmentRevisionNotFound(),
           }),
-          409: withKeyErrors(409, "The revision's variant was removed (legacy DELETE /variants/{variant_id})", {
+          409: withKeyErrors(409, `The revision's variant was removed (legacy DELETE /variants/{variant_id}). Or: ${PROTECTED}`, {
             variantRemoved: variantRemoved(),
+            environmentProtected: environmentProtectedExample(),
           }),
           412: responseRef("EnvironmentMovedOn"),
         },

@@ -2,6 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as z from "zod";
+import type { ProtectionRefusal } from "../core/protection.sql.ts";
 import { UnknownApiKeyError } from "../db/caller";
 import { isFenceTrip, isTransientD1Error } from "../db/d1";
 import { BucketMovedError } from "../db/fences";
@@ -41,20 +42,22 @@ export const SlugConflict = z.object({ message: z.string(), conflict: z.object({
 export type SlugConflict = z.infer<typeof SlugConflict>;
 
 /**
- * The detail of a refusal a client acts on by its `code` (docs/CHANGE-REQUESTS.md: `{"detail": {"code", "message",
- * …}}`), with the facts it names.
+ * The detail of a 409 that names its reason by `code` (docs/CHANGE-REQUESTS.md: "409 bodies"), with what the client
+ * needs to act on it.
  */
-export const CodedDetail = z.looseObject({ code: z.string(), message: z.string() });
-export type CodedDetail = z.infer<typeof CodedDetail>;
+export const CodedConflict = z.looseObject({ code: z.string(), message: z.string() });
+export type CodedConflict = z.infer<typeof CodedConflict>;
 
-/** The body of a coded refusal. */
-export const CodedErrorBody = z.object({ detail: CodedDetail }).apply(schemaName(globalThis.DOCUMENTATION && "CodedError"));
+/** The body of such a 409. */
+export const CodedConflictError = z
+  .object({ detail: CodedConflict })
+  .apply(schemaName(globalThis.DOCUMENTATION && "CodedConflictError"));
 
 /** Every error the service answers with: a status, a `detail` and, sometimes, headers. */
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
-    readonly detail: string | ValidationIssue[] | SlugConflict | CodedDetail,
+    readonly detail: string | ValidationIssue[] | SlugConflict | CodedConflict,
     readonly headers: Record<string, string> = {},
   ) {
     super(typeof detail === "string" ? detail : Array.isArray(detail) ? "Validation error" : detail.message);
@@ -157,6 +160,10 @@ export const invitationUsed = () => new ApiError(409, "This invitation has alrea
 export const invitationExpired = () => new ApiError(410, "This invitation has expired: ask for it to be sent again");
 
 export const invitationReplaced = () => new ApiError(410, "This invitation was replaced by a newer one: use the latest token");
+
+export const projectNotFound = () => new ApiError(404, "Project not found");
+
+export const environmentNotFound = () => new ApiError(404, "Environment not found");
 
 export const projectNotInWorkspace = () => new ApiError(404, "Project not found in this workspace");
 
@@ -265,6 +272,30 @@ export const idempotencyKeyReused = () =>
 
 export const environmentMovedOn = () =>
   new ApiError(412, "The environment has changed since the ETag given in If-Match: read it again, then retry");
+
+/** A direct write to a protected environment (docs/CHANGE-REQUESTS.md §2): it goes through a change request. */
+export const environmentProtected = (appId: string, environment: string) =>
+  new ApiError(409, {
+    code: "environment_protected",
+    app_id: appId,
+    environment,
+    message: `Environment '${environment}' is protected: propose the change with POST /change-requests.`,
+    change_request_route: "POST /change-requests",
+  });
+
+export const protectionBypassForbidden = () =>
+  new ApiError(403, "Bypassing the protection of this environment is not allowed for your role.");
+
+/** A write a protected environment refused (src/core/protection.sql.ts): its 409, or the 403 of a bypass not allowed. */
+export const protectionRefused = ({
+  refusal,
+  appId,
+  environment,
+}: {
+  refusal: ProtectionRefusal;
+  appId: string;
+  environment: string;
+}) => (refusal === "protected" ? environmentProtected(appId, environment) : protectionBypassForbidden());
 
 export const staleConfig = (latest: number) =>
   new ApiError(409, `Config has changed: its latest version is ${latest}. Fetch it and commit on top of it.`);

@@ -150,3 +150,20 @@ export const changeRequests = {
     post(`/change-requests/${enc(id)}/${action}`, as, body, extras),
   diff: (as: Credentials, id: string, extras?: Extras) => get(`/change-requests/${enc(id)}/diff`, as, extras),
 };
+
+/** Protection settings (docs/CHANGE-REQUESTS.md §1): /projects/{project_id}/environments/{environment_name}/protection. */
+export const protection = {
+  get: (as: Credentials, projectId: string, environment: string, extras?: Extras) =>
+    get(`/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, as, extras),
+  put: (as: Credentials, projectId: string, environment: string, body: unknown, extras: Extras = {}) =>
+    send("PUT", `/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, { ...extras, ...as, body }),
+};
+
+/** One environment of the key's project, and guarding it (docs/CHANGE-REQUESTS.md §8): /simple/environments/{id}. */
+export const simpleEnvironments = {
+  get: (as: Credentials, environmentId: string, extras?: Extras) => get(`/simple/environments/${enc(environmentId)}`, as, extras),
+  guard: (as: Credentials, environmentId: string, extras?: Extras) =>
+    post(`/simple/environments/${enc(environmentId)}/guard`, as, undefined, extras),
+  unguard: (as: Credentials, environmentId: string, extras?: Extras) =>
+    post(`/simple/environments/${enc(environmentId)}/unguard`, as, undefined, extras),
+};

@@ -381,6 +381,7 @@ const TAG_NAMES = [
   "Variants",
   "Configs",
   "Deployments",
+  "Protection",
   "Older SDK",
   "Simple applications",
   "Application variants",

@@ -1,3 +1,4 @@
+import { v5 as uuidv5 } from "uuid";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ROUTES } from "../../src/routes";
 import {
@@ -1134,6 +1135,67 @@ describe("D1 round trips of webhooks", () => {
   ];
 
   it.each(webhookPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+  });
+
+  const accountKey = () => account.key;
+  const protectionOf = (environment: string) => () => `/projects/${team.projectId}/environments/${environment}/protection`;
+  const teamDeploy = () => ({
+    application_ref: { id: teamAppId },
+    variant_ref: { slug: "main" },
+    environment_ref: { slug: "development" },
+  });
+  const simpleEnvironment =
+    (action = "") =>
+    () =>
+      `/simple/environments/${uuidv5("production", account.projectId)}${action}`;
+  /** Protection (docs/CHANGE-REQUESTS.md §1, §2, §8), in order: the settings, a deploy they refuse, or let through. */
+  const protectionPaths: Case[] = [
+    { name: "GET protection", method: "GET", path: protectionOf("production"), key: accountKey, status: 200, trips: 1 },
+    {
+      name: "PUT protection",
+      method: "PUT",
+      path: protectionOf("development"),
+      key: accountKey,
+      body: () => ({ protected: true, bypass_roles: ["owner"] }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "PUT protection, unchanged",
+      method: "PUT",
+      path: protectionOf("development"),
+      key: accountKey,
+      body: () => ({ protected: true, bypass_roles: ["owner"] }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "deploy, protected",
+      method: "POST",
+      path: () => "/variants/configs/deploy",
+      key: accountKey,
+      body: teamDeploy,
+      status: 409,
+      trips: 1,
+    },
+    {
+      name: "deploy, bypassed",
+      method: "POST",
+      path: () => "/variants/configs/deploy",
+      key: accountKey,
+      body: teamDeploy,
+      headers: () => ({ "Protection-Bypass": "counted" }),
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /simple/environments/{id}", method: "GET", path: simpleEnvironment(), key: accountKey, status: 200, trips: 1 },
+    // The environment's id is the key's project's (a name-based UUID): the project is read first.
+    { name: "guard", method: "POST", path: simpleEnvironment("/guard"), key: accountKey, status: 200, trips: 2 },
+    { name: "unguard", method: "POST", path: simpleEnvironment("/unguard"), key: accountKey, status: 200, trips: 2 },
+  ];
+
+  it.each(protectionPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
     expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
   });
 });
