@@ -443,7 +443,6 @@ interface ActionFacts {
   allowSelfApproval: number;
   readState: ChangeRequestState;
   version: number;
-  writes: number;
   reviews: number;
   proposalFound: number;
 }
@@ -452,7 +451,7 @@ const ACTION_FACTS = sql<ActionFacts>(
   `WITH ${ACTION_CTES}
    SELECT cr.role, cr.author_id = (SELECT user_id FROM caller) AS isAuthor,
           cr.role IN (SELECT value FROM json_each(cr.approver_roles)) AS isApprover,
-          cr.allow_self_approval AS allowSelfApproval, cr.read_state AS readState, cr.version, cr.writes,
+          cr.allow_self_approval AS allowSelfApproval, cr.read_state AS readState, cr.version,
           (SELECT count(*) FROM change_request_reviews WHERE change_request_id = cr.id) AS reviews,
           EXISTS (SELECT 1 FROM proposal) AS proposalFound
      FROM cr`,
