@@ -146,6 +146,16 @@ beforeAll(async () => {
   await ok("POST", "/environments/deploy", { environment_name: "staging", variant_id: kept.variant_id });
   await ok("DELETE", `/variants/${gone.variant_id}`);
   await ok("POST", `/applications/variants/${kept.variant_id}/archive`);
+  const [{ project }] = await queryShard<{ project: string }>(
+    dir,
+    "SHARD_1",
+    `SELECT id AS project FROM projects WHERE workspace_id = '${made.workspaces[0]}'`,
+  );
+  // Protection settings (a row of environment_protections), through the API as a tenant sets them.
+  const protectedBy = await api(worker, "PUT", `/projects/${project}/environments/development/protection`, key, {
+    required_approvals: 2,
+  });
+  expect(protectedBy.status, JSON.stringify(protectedBy.body)).toBe(200);
   await ok("POST", `/organizations/${organizationId}/workspaces/${made.workspaces[0]}/invite`, [
     { email: "invited@example.com", roles: ["viewer"] },
   ]);
