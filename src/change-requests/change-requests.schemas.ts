@@ -91,7 +91,7 @@ export const ReviewBody = z
       .apply(
         documented(
           globalThis.DOCUMENTATION && {
-            description: "The version reviewed (409 stale_version if not current)",
+            description: "The version reviewed: else the current one; another is refused (409)",
           },
         ),
       ),

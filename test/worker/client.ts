@@ -166,3 +166,12 @@ export const diffs = {
   environments: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
     get(withQuery("/diff/environments", query), as, extras),
 };
+
+/** One environment of the key's project, and guarding it (docs/CHANGE-REQUESTS.md §8): /simple/environments/{id}. */
+export const simpleEnvironments = {
+  get: (as: Credentials, environmentId: string, extras?: Extras) => get(`/simple/environments/${enc(environmentId)}`, as, extras),
+  guard: (as: Credentials, environmentId: string, extras?: Extras) =>
+    post(`/simple/environments/${enc(environmentId)}/guard`, as, undefined, extras),
+  unguard: (as: Credentials, environmentId: string, extras?: Extras) =>
+    post(`/simple/environments/${enc(environmentId)}/unguard`, as, undefined, extras),
+};

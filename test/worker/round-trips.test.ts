@@ -1,3 +1,4 @@
+import { v5 as uuidv5 } from "uuid";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ROUTES } from "../../src/routes";
 import {
@@ -1173,6 +1174,168 @@ describe("D1 round trips of webhooks", () => {
   ];
 
   it.each(webhookPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+  });
+
+  const accountKey = () => account.key;
+  const protectionOf = (environment: string) => () => `/projects/${team.projectId}/environments/${environment}/protection`;
+  const teamDeploy = () => ({
+    application_ref: { id: teamAppId },
+    variant_ref: { slug: "main" },
+    environment_ref: { slug: "development" },
+  });
+  const simpleEnvironment =
+    (action = "") =>
+    () =>
+      `/simple/environments/${uuidv5("production", account.projectId)}${action}`;
+  /** Protection (docs/CHANGE-REQUESTS.md §1, §2, §8), in order: the settings, a deploy they refuse, or let through. */
+  const protectionPaths: Case[] = [
+    { name: "GET protection", method: "GET", path: protectionOf("production"), key: accountKey, status: 200, trips: 1 },
+    {
+      name: "PUT protection",
+      method: "PUT",
+      path: protectionOf("development"),
+      key: accountKey,
+      body: () => ({ protected: true, bypass_roles: ["owner"] }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "PUT protection, unchanged",
+      method: "PUT",
+      path: protectionOf("development"),
+      key: accountKey,
+      body: () => ({ protected: true, bypass_roles: ["owner"] }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "deploy, protected",
+      method: "POST",
+      path: () => "/variants/configs/deploy",
+      key: accountKey,
+      body: teamDeploy,
+      status: 409,
+      trips: 1,
+    },
+    {
+      name: "deploy, bypassed",
+      method: "POST",
+      path: () => "/variants/configs/deploy",
+      key: accountKey,
+      body: teamDeploy,
+      headers: () => ({ "Protection-Bypass": "counted" }),
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /simple/environments/{id}", method: "GET", path: simpleEnvironment(), key: accountKey, status: 200, trips: 1 },
+    // The environment's id is the key's project's (a name-based UUID): the project is read first.
+    { name: "guard", method: "POST", path: simpleEnvironment("/guard"), key: accountKey, status: 200, trips: 2 },
+    { name: "unguard", method: "POST", path: simpleEnvironment("/unguard"), key: accountKey, status: 200, trips: 2 },
+  ];
+
+  it.each(protectionPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+  });
+});
+
+describe("D1 round trips of change requests", () => {
+  let owner: Account;
+  let appId: string;
+  let proposed: string;
+  let requestId: string;
+  let draftId: string;
+  beforeAll(async () => {
+    owner = await createAccount(undefined, "SHARD_1");
+    appId = await createAppVia(owner.key, { app_name: "requested" });
+    await deploy(appId, "staging", "main", owner);
+    proposed = (await expectJson<{ deployed_app_variant_revision_id: string }>(await getRevisions(owner.key, appId, "staging")))
+      .deployed_app_variant_revision_id;
+    const made = (draft: boolean) =>
+      send("POST", "/change-requests", {
+        key: owner.key,
+        body: { app_id: appId, environment: "production", variant_revision_id: proposed, title: "Counted", draft },
+      });
+    requestId = (await expectJson<{ id: string }>(await made(false))).id;
+    draftId = (await expectJson<{ id: string }>(await made(true))).id;
+  });
+  const ownerKey = () => owner.key;
+  const inRequest = (path: string) => () => `/change-requests/${requestId}${path}`;
+  /** One case per route: each one round trip, a write with its Idempotency-Key too. */
+  const requestPaths: Case[] = [
+    {
+      name: "POST /change-requests, with an Idempotency-Key",
+      method: "POST",
+      path: () => "/change-requests",
+      key: ownerKey,
+      body: () => ({ app_id: appId, environment: "staging", variant_revision_id: proposed, title: "Keyed" }),
+      headers: () => keyed("change-request"),
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /change-requests/{id}", method: "GET", path: inRequest(""), key: ownerKey, status: 200, trips: 1 },
+    {
+      name: "GET /change-requests",
+      method: "GET",
+      path: () => `/change-requests?app_id=${appId}`,
+      key: ownerKey,
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /change-requests/{id}/diff", method: "GET", path: inRequest("/diff"), key: ownerKey, status: 200, trips: 1 },
+    {
+      name: "PATCH /change-requests/{id}",
+      method: "PATCH",
+      path: inRequest(""),
+      key: ownerKey,
+      body: () => ({ title: "Recounted" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/reviews, with an Idempotency-Key",
+      method: "POST",
+      path: inRequest("/reviews"),
+      key: ownerKey,
+      body: () => ({ kind: "comment", comment: "Counted." }),
+      headers: () => keyed("review"),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/submit",
+      method: "POST",
+      path: () => `/change-requests/${draftId}/submit`,
+      key: ownerKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/rebase",
+      method: "POST",
+      path: inRequest("/rebase"),
+      key: ownerKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/cancel",
+      method: "POST",
+      path: inRequest("/cancel"),
+      key: ownerKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/cancel, refused (cancelled)",
+      method: "POST",
+      path: inRequest("/cancel"),
+      key: ownerKey,
+      status: 409,
+      trips: 1,
+    },
+  ];
+  it.each(requestPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
     expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
   });
 });

@@ -20,7 +20,7 @@ import {
 let t: RequestsTeam;
 beforeAll(async () => {
   t = await requestsTeam();
-  await setProtection(t.team.projectId, "production", { required_approvals: 2 });
+  await setProtection(t.owner.teamKey, t.team.projectId, "production", { required_approvals: 2 });
 });
 
 const approve = async (key: string, id: string, version?: number) =>
@@ -191,9 +191,9 @@ describe("approvals", () => {
     expect((await readRequest(t.viewer.teamKey, made.id)).request).toMatchObject({ approvals: 1, state: "open" });
     await changeRole(t.owner.teamKey, t.team, email, "deployment_manager");
     expect((await readRequest(t.viewer.teamKey, made.id)).request).toMatchObject({ approvals: 2, state: "approved" });
-    await setProtection(t.team.projectId, "production", { required_approvals: 3 });
+    await setProtection(t.owner.teamKey, t.team.projectId, "production", { required_approvals: 3 });
     const raised = (await readRequest(t.viewer.teamKey, made.id)).request;
-    await setProtection(t.team.projectId, "production", { required_approvals: 2 });
+    await setProtection(t.owner.teamKey, t.team.projectId, "production", { required_approvals: 2 });
     expect(raised).toMatchObject({ approvals: 2, approvals_required: 3, state: "open" });
     // The list counts them the same way.
     const listed = await expectJson<{ change_requests: ChangeRequest[] }>(

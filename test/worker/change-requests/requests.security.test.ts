@@ -30,13 +30,13 @@ describe("self-approval", () => {
   });
 
   it("counts when the settings allow it, and stops counting when they no longer do", async () => {
-    await setProtection(t.team.projectId, "staging", { allow_self_approval: true });
+    await setProtection(t.owner.teamKey, t.team.projectId, "staging", { allow_self_approval: true });
     const made = await propose(t.owner.teamKey, t.appId, "staging", t.otherRevision);
     const approved = await expectJson<ChangeRequest>(
       await changeRequests.review({ key: t.owner.teamKey }, made.id, { kind: "approve" }),
     );
     expect(approved).toMatchObject({ state: "approved", approvals: 1 });
-    await setProtection(t.team.projectId, "staging", {});
+    await setProtection(t.owner.teamKey, t.team.projectId, "staging", {});
     expect((await readRequest(t.owner.teamKey, made.id)).request).toMatchObject({ state: "open", approvals: 0 });
   });
 });
@@ -45,9 +45,9 @@ describe("roles", () => {
   it("approving takes a role of approver_roles: an editor's approval is refused, until the settings name editors", async () => {
     const made = await propose(t.owner.teamKey, t.appId, "production", t.mainRevision);
     await expectError(await changeRequests.review({ key: t.editor.teamKey }, made.id, { kind: "approve" }), 403, FORBIDDEN);
-    await setProtection(t.team.projectId, "production", { approver_roles: ["editor"] });
+    await setProtection(t.owner.teamKey, t.team.projectId, "production", { approver_roles: ["editor"] });
     const approved = await changeRequests.review({ key: t.editor.teamKey }, made.id, { kind: "approve" });
-    await setProtection(t.team.projectId, "production", {});
+    await setProtection(t.owner.teamKey, t.team.projectId, "production", {});
     expect(await expectJson<ChangeRequest>(approved)).toMatchObject({ state: "approved" });
   });
 

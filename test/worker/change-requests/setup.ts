@@ -1,7 +1,7 @@
 import { expect } from "vitest";
 import type { ChangeRequest } from "../../../src/change-requests/change-requests.schemas";
 import type { ShardName } from "../../../src/db/pool";
-import { apps, changeRequests } from "../client";
+import { apps, changeRequests, protection } from "../client";
 import {
   type Account,
   createAccount,
@@ -13,7 +13,6 @@ import {
   type Role,
   send,
 } from "../fixtures";
-import { databaseOf } from "../pool";
 
 export type { ChangeRequest };
 
@@ -76,28 +75,16 @@ export async function requestsTeam(shard?: ShardName) {
 export type RequestsTeam = Awaited<ReturnType<typeof requestsTeam>>;
 
 /**
- * The protection settings of the project's environment (docs/CHANGE-REQUESTS.md §1), the others at their defaults, as
- * an operator's SQL writes them: the settings' API is another part of the issue, and what is read here is only how
- * change requests follow them.
+ * Replaces the protection settings of the project's environment (docs/CHANGE-REQUESTS.md §1) as `ownerKey`'s owner, the
+ * others at their defaults: what change requests then follow.
  */
 export async function setProtection(
+  ownerKey: string,
   projectId: string,
   environment: string,
   settings: { required_approvals?: number; allow_self_approval?: boolean; approver_roles?: string[] },
 ) {
-  await databaseOf(projectId)
-    .prepare(
-      `INSERT OR REPLACE INTO environment_protections (project_id, environment, required_approvals, allow_self_approval, approver_roles)
-       VALUES (?, ?, ?, ?, ?)`,
-    )
-    .bind(
-      projectId,
-      environment,
-      settings.required_approvals ?? 1,
-      settings.allow_self_approval ? 1 : 0,
-      JSON.stringify(settings.approver_roles ?? ["owner", "workspace_admin", "deployment_manager"]),
-    )
-    .run();
+  await expectJson(await protection.put({ key: ownerKey }, projectId, environment, settings));
 }
 
 /** Proposes config revision `variantRevisionId` for `environment` as `key`: the request made. */
