@@ -15,8 +15,8 @@ import {
 } from "../http/errors";
 import { codedConflictResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
-import { DRY_RUN_EXAMPLE, dryRunQuery } from "../variants/deployments.routes";
-import { DryRunOutput } from "../variants/deployments.schemas";
+import { dryRunQuery } from "../variants/deployments.routes";
+import { DRY_RUN_EXAMPLE, DryRunOutput } from "../variants/deployments.schemas";
 import { type ApplyOutcome, type ApplyPreview, applyChangeRequest, type DiffSides, previewApply } from "./apply.sql.ts";
 import {
   ACTION_DESCRIPTION,

@@ -78,7 +78,7 @@ const DryRunObject = z.object({
 export type DryRunOutput = z.infer<typeof DryRunObject>;
 
 /** The dry-run of a deploy of the demo config's revision 2 to staging, which runs its revision 1. */
-const DRY_RUN_EXAMPLE: DryRunOutput = {
+export const DRY_RUN_EXAMPLE: DryRunOutput = {
   dry_run: true,
   app_id: DEMO_IDS.app,
   environment: "staging",
