@@ -162,13 +162,13 @@ export const appsRoutes = [
         operationId: "removeApp",
         tag: "Apps",
         summary: "Delete an app and everything under it",
-        description:
-          "Its environments and their history, its variants and their revisions are deleted with it, all at once. " +
-          "Refused (409) while a protected environment of it runs a config.",
+        description: "Its environments and their history, its variants and their revisions are deleted with it, all at once.",
         ok: { schema: z.null(), description: "The app is gone", example: null },
         errors: {
           404: responseRef("AppNotFound"),
-          409: errorResponse(PROTECTED, { environmentProtected: environmentProtectedExample() }),
+          409: errorResponse(`A protected environment of the app runs a config. ${PROTECTED}`, {
+            environmentProtected: environmentProtectedExample(),
+          }),
         },
       },
     },
