@@ -24,12 +24,20 @@ async function lackingMigrations(opened: OpenDatabase, databases: PoolDatabase[]
   return databases.filter((_, i) => lacking[i].length > 0).map(({ binding }) => binding);
 }
 
-/** Applies the migrations of `bindings`, in parallel, each by its own `wrangler d1 migrations apply`. */
+/**
+ * Applies the migrations of `bindings`, in parallel, each by its own `wrangler d1 migrations apply`; those that failed,
+ * once more one after another: on a loaded machine the parallel runtimes can find a local file locked (SQLITE_BUSY),
+ * and a migration that failed was applied not at all (each is one transaction with its record), so it can be run again.
+ */
 async function migrate(bindings: string[]): Promise<void> {
   process.stderr.write(`migrating ${bindings.join(", ")} (in parallel)\n`);
   const codes = await Promise.all(bindings.map((binding) => applyMigrations(binding, ["--local"])));
-  const failed = codes.findIndex((code) => code !== 0);
-  if (failed >= 0) throw migrationFailure(bindings[failed], codes[failed], []);
+  const failed = bindings.filter((_, i) => codes[i] !== 0);
+  for (const [i, binding] of failed.entries()) {
+    process.stderr.write(`migrating ${binding} again, alone (it failed in parallel)\n`);
+    const code = await applyMigrations(binding, ["--local"]);
+    if (code !== 0) throw migrationFailure(binding, code, failed.slice(i + 1));
+  }
   process.stderr.write(`migrated ${bindings.join(", ")}\n`);
 }
 

@@ -247,7 +247,12 @@ describe("an organization in a bucket other than 0", () => {
       workflow_ref: { id: appId },
       workflow_variant_ref: { id: kept.variant_id },
     });
-    await call("POST /simple/environments/query", "/simple/environments/query", { environment: { slug: "production" } });
+    const { environments } = await call("POST /simple/environments/query", "/simple/environments/query", {
+      environment: { slug: "staging" },
+    });
+    const staging = (environments as { id: string }[])[0].id;
+    await call("POST /simple/environments/{environment_id}/guard", `/simple/environments/${staging}/guard`);
+    await call("POST /simple/environments/{environment_id}/unguard", `/simple/environments/${staging}/unguard`);
 
     // The organization, its workspaces, invitations (new users, with their first keys) and members.
     const inOrganization = `/organizations/${organizationId}`;
@@ -272,6 +277,30 @@ describe("an organization in a bucket other than 0", () => {
       expect([bucketOf(joined.user_id), bucketOfPrefix(prefixOf(joined.api_key))]).toEqual([placed, placed]);
       newUsers.push(joined.user_id);
     }
+    // Change requests (the owner approves their own: the settings allow it here), and the protection they read.
+    const settings = `/projects/${first.project_id}/environments/staging/protection`;
+    await call("PUT /projects/{project_id}/environments/{environment_name}/protection", settings, { allow_self_approval: true });
+    const proposal = {
+      app_id: appId,
+      environment: "staging",
+      variant_revision_id: (deployed.variant_ref as { id: string }).id,
+      title: "walked",
+    };
+    const request = (await call("POST /change-requests", "/change-requests", proposal)) as unknown as { id: string };
+    const inRequest = `/change-requests/${request.id}`;
+    await call("PATCH /change-requests/{change_request_id}", inRequest, { title: "walked again" });
+    await call("POST /change-requests/{change_request_id}/reviews", `${inRequest}/reviews`, { kind: "approve" });
+    const soon = { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() };
+    await call("POST /change-requests/{change_request_id}/schedule", `${inRequest}/schedule`, soon);
+    await call("POST /change-requests/{change_request_id}/unschedule", `${inRequest}/unschedule`);
+    await call("POST /change-requests/{change_request_id}/apply", `${inRequest}/apply`);
+    const draft = (await call("POST /change-requests", "/change-requests", { ...proposal, draft: true })) as unknown as {
+      id: string;
+    };
+    for (const action of ["submit", "rebase", "cancel"]) {
+      await call(`POST /change-requests/{change_request_id}/${action}`, `/change-requests/${draft.id}/${action}`);
+    }
+
     const member = { email: invitee, organization_id: organizationId, role: "deployment_manager" };
     await call("POST /workspaces/{workspace_id}/roles", `/workspaces/${workspaceId}/roles`, member);
     const unassign = `email=${invitee}&org_id=${organizationId}&role=deployment_manager`;
@@ -347,6 +376,9 @@ const ORGANIZATION_ROWS: Record<string, string> = {
     "SELECT id FROM deployments WHERE environment_id IN (SELECT id FROM environments WHERE app_id IN (SELECT id FROM org_apps))",
   "environment_revisions.id": `SELECT id FROM environment_revisions
     WHERE environment_id IN (SELECT id FROM environments WHERE app_id IN (SELECT id FROM org_apps))`,
+  "change_requests.id": "SELECT id FROM change_requests WHERE app_id IN (SELECT id FROM org_apps)",
+  "change_request_reviews.id": `SELECT id FROM change_request_reviews
+    WHERE change_request_id IN (SELECT id FROM change_requests WHERE app_id IN (SELECT id FROM org_apps))`,
   "invitations.id": "SELECT id FROM invitations WHERE organization_id = ?1",
   "invitations.acceptance_id": "SELECT acceptance_id FROM invitations WHERE organization_id = ?1 AND acceptance_id IS NOT NULL",
   "events.id": "SELECT id FROM events WHERE organization_id = ?1",
