@@ -42,12 +42,17 @@ function errorOf(status: number, body: unknown): ApiError {
   return new ApiError(status, `The service answered ${status}`);
 }
 
-/** The answer's data, or its error thrown as an ApiError: every call goes through here. */
-export async function answer<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+type Call<T> = Promise<{ data?: T; error?: unknown; response: Response }>;
+
+/** The answer's data and response (for its headers), or its error thrown as an ApiError: every call goes through here. */
+export async function answered<T>(call: Call<T>): Promise<{ data: T; response: Response }> {
   const { data, error, response } = await call;
   if (!response.ok) throw errorOf(response.status, error);
-  return data as T;
+  return { data: data as T, response };
 }
+
+/** The answer's data, or its error thrown as an ApiError. */
+export const answer = async <T>(call: Call<T>): Promise<T> => (await answered(call)).data;
 
 /** An API key's prefix, the part before the dot, as GET /keys lists it. */
 export const keyPrefix = (key: string) => key.split(".")[0];
