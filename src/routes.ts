@@ -2,6 +2,7 @@ import { revisionsRoutes } from "./applications/revisions.routes";
 import { applicationVariantsRoutes } from "./applications/variants.routes";
 import { appsResponses, appsRoutes } from "./apps/apps.routes";
 import { environmentsResponses, environmentsRoutes } from "./apps/environments.routes";
+import { changeRequestsRoutes } from "./change-requests/change-requests.routes";
 import { basesRoutes, registryResponses, registryRoutes } from "./configs/registry.routes";
 import { eventsRoutes } from "./events/events.routes";
 import type { Route, SharedResponses } from "./http/route";
@@ -54,6 +55,7 @@ export const ROUTES: readonly Route[] = [
   ...revisionsRoutes,
   ...workflowsRoutes,
   ...environmentsQueryRoutes,
+  ...changeRequestsRoutes,
 ];
 
 /**

@@ -40,11 +40,21 @@ export type ValidationErrorBody = z.infer<typeof ValidationErrorBody>;
 export const SlugConflict = z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) });
 export type SlugConflict = z.infer<typeof SlugConflict>;
 
+/**
+ * The detail of a refusal a client acts on by its `code` (docs/CHANGE-REQUESTS.md: `{"detail": {"code", "message",
+ * …}}`), with the facts it names.
+ */
+export const CodedDetail = z.looseObject({ code: z.string(), message: z.string() });
+export type CodedDetail = z.infer<typeof CodedDetail>;
+
+/** The body of a coded refusal. */
+export const CodedErrorBody = z.object({ detail: CodedDetail }).apply(schemaName(globalThis.DOCUMENTATION && "CodedError"));
+
 /** Every error the service answers with: a status, a `detail` and, sometimes, headers. */
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
-    readonly detail: string | ValidationIssue[] | SlugConflict,
+    readonly detail: string | ValidationIssue[] | SlugConflict | CodedDetail,
     readonly headers: Record<string, string> = {},
   ) {
     super(typeof detail === "string" ? detail : Array.isArray(detail) ? "Validation error" : detail.message);
@@ -197,6 +207,45 @@ export const webhookLimitReached = (limit: number) =>
       type: "value_error",
     },
   ]);
+
+// Change requests (docs/CHANGE-REQUESTS.md §3).
+export const changeRequestNotFound = () => new ApiError(404, "Change request not found");
+
+export const revisionNotFound = () => new ApiError(404, "Revision not found");
+
+export const selfApproval = () => new ApiError(403, "You cannot approve your own change request.");
+
+/** A request's action its state forbids (an expired request's too: it reads `expired`). */
+export const invalidState = (state: string) =>
+  new ApiError(409, {
+    code: "invalid_state",
+    message: `This change request is ${state}: this action is not allowed now.`,
+    state,
+  });
+
+export const staleVersion = (version: number) =>
+  new ApiError(409, {
+    code: "stale_version",
+    message: `This change request is at version ${version} now: review that version.`,
+    version,
+  });
+
+export const tooManyOpen = (limit: number) =>
+  new ApiError(409, {
+    code: "too_many_open",
+    message: `This app environment has ${limit} unfinished change requests, the most it may have: finish or cancel one first.`,
+    limit,
+  });
+
+export const tooManyReviews = (limit: number) =>
+  new ApiError(409, {
+    code: "too_many_reviews",
+    message: `This change request has ${limit} reviews, the most it may have.`,
+    limit,
+  });
+
+export const changeRequestMovedOn = () =>
+  new ApiError(412, "The change request has changed since the ETag given in If-Match: read it again, then retry");
 
 export const badIdempotencyKey = () =>
   new ApiError(400, "Idempotency-Key must be 1 to 255 printable ASCII characters (optionally as a quoted string)");

@@ -51,6 +51,10 @@ export const TAGS = [
     name: "Simple environments",
     description: "Today's SDK: the key's project's environments, each with what it runs for every app.",
   },
+  {
+    name: "Change requests",
+    description: "Propose, review and approve a change of an environment; a protected one changes only so.",
+  },
   { name: "Keys", description: "The caller's API keys: list, create, delete and check them." },
   { name: "Profile", description: "The caller's own user." },
   { name: "Organizations", description: "Organizations, their workspaces, and invitations to them." },
@@ -180,6 +184,23 @@ export function withKeyErrors(
 ) {
   const key = IDEMPOTENCY_KEY_ERRORS[status];
   return errorResponse(`${description}. Or: ${key.description}`, { ...errors, ...key.errors });
+}
+
+/**
+ * A 409 of coded refusals (`{"detail": {"code", "message", …}}`, src/http/errors.ts's CodedDetail), one example each,
+ * beside that of an Idempotency-Key still being answered (`keyed`: the operation takes one).
+ */
+export function codedConflictResponse(description: string, errors: Record<string, ApiError>, { keyed = true } = {}) {
+  const all = keyed ? { ...errors, ...IDEMPOTENCY_KEY_ERRORS[409].errors } : errors;
+  return jsonResponse(
+    keyed ? `${description}. Or: ${IDEMPOTENCY_KEY_ERRORS[409].description}` : description,
+    keyed ? { oneOf: [schemaRef("CodedError"), schemaRef("Error")] } : schemaRef("CodedError"),
+    {
+      examples: Object.fromEntries(
+        Object.entries(all).map(([name, error]) => [name, { summary: error.message, value: { detail: error.detail } }]),
+      ),
+    },
+  );
 }
 
 const KEY_ERROR_RESPONSES = { 400: responseRef("BadIdempotencyKey"), 409: responseRef("IdempotencyKeyInFlight") };

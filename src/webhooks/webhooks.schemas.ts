@@ -34,6 +34,14 @@ export const EVENT_TYPES = [
   "webhook.deleted",
   "webhook.secret_rotated",
   "webhook.disabled",
+  "change_request.drafted",
+  "change_request.opened",
+  "change_request.edited",
+  "change_request.reviewed",
+  "change_request.approved",
+  "change_request.rejected",
+  "change_request.rebased",
+  "change_request.cancelled",
 ] as const;
 
 const url = z

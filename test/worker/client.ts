@@ -120,3 +120,33 @@ export const current = {
   deploy: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/revisions/deploy", as, body, extras),
   queryEnvironments: (as: Credentials, body: unknown, extras?: Extras) => post("/simple/environments/query", as, body, extras),
 };
+
+/** GET /change-requests's filters; `state` repeated once per state. */
+type ChangeRequestsQuery = {
+  app_id?: string;
+  environment?: string;
+  state?: string[];
+  author?: string;
+  project_id?: string;
+  cursor?: string;
+  limit?: string;
+};
+
+/** Change requests (docs/CHANGE-REQUESTS.md §3): /change-requests/... */
+export const changeRequests = {
+  create: (as: Credentials, body: unknown, extras?: Extras) => post("/change-requests", as, body, extras),
+  list: (as: Credentials, { state = [], ...query }: ChangeRequestsQuery = {}, extras?: Extras) => {
+    const path = withQuery("/change-requests", query);
+    const states = state.map((one) => `state=${enc(one)}`).join("&");
+    return get(states === "" ? path : `${path}${path.includes("?") ? "&" : "?"}${states}`, as, extras);
+  },
+  get: (as: Credentials, id: string, extras?: Extras) => get(`/change-requests/${enc(id)}`, as, extras),
+  edit: (as: Credentials, id: string, body: unknown, extras: Extras = {}) =>
+    send("PATCH", `/change-requests/${enc(id)}`, { ...extras, ...as, body }),
+  review: (as: Credentials, id: string, body: unknown, extras?: Extras) =>
+    post(`/change-requests/${enc(id)}/reviews`, as, body, extras),
+  /** POST /change-requests/{id}/<action> (submit, rebase, cancel, apply, schedule, unschedule). */
+  act: (as: Credentials, id: string, action: string, body?: unknown, extras?: Extras) =>
+    post(`/change-requests/${enc(id)}/${action}`, as, body, extras),
+  diff: (as: Credentials, id: string, extras?: Extras) => get(`/change-requests/${enc(id)}/diff`, as, extras),
+};

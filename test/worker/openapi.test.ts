@@ -386,6 +386,7 @@ const TAG_NAMES = [
   "Application revisions",
   "Workflow revisions",
   "Simple environments",
+  "Change requests",
   "Keys",
   "Profile",
   "Organizations",
