@@ -4,6 +4,7 @@ import { appsResponses, appsRoutes } from "./apps/apps.routes";
 import { environmentsResponses, environmentsRoutes } from "./apps/environments.routes";
 import { changeRequestsRoutes } from "./change-requests/change-requests.routes";
 import { basesRoutes, registryResponses, registryRoutes } from "./configs/registry.routes";
+import { diffRoutes } from "./diff/diff.routes";
 import { eventsRoutes } from "./events/events.routes";
 import type { Route, SharedResponses } from "./http/route";
 import { keysRoutes, profileRoutes } from "./keys/keys.routes";
@@ -56,6 +57,7 @@ export const ROUTES: readonly Route[] = [
   ...workflowsRoutes,
   ...environmentsQueryRoutes,
   ...changeRequestsRoutes,
+  ...diffRoutes,
 ];
 
 /**

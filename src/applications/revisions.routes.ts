@@ -27,7 +27,7 @@ import {
 } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
-import { deploy } from "../variants/deployments.routes";
+import { deploy, environmentProtectedExample, PROTECTED } from "../variants/deployments.routes";
 import {
   CommitRevisionBody,
   CommitRevisionShape,
@@ -307,6 +307,7 @@ export const revisionsRoutes = [
       },
       idempotencyKey: "replays",
       ifMatch: true,
+      protectionBypass: true,
       doc: globalThis.DOCUMENTATION && {
         operationId: "deployApplicationRevision",
         tag: "Application revisions",
@@ -330,8 +331,9 @@ export const revisionsRoutes = [
             revisionNotFound: applicationRevisionNotFound(),
             environmentNotFound: environmentRevisionNotFound(),
           }),
-          409: withKeyErrors(409, "The revision's variant was removed (legacy DELETE /variants/{variant_id})", {
+          409: withKeyErrors(409, `The revision's variant was removed (legacy DELETE /variants/{variant_id}). Or: ${PROTECTED}`, {
             variantRemoved: variantRemoved(),
+            environmentProtected: environmentProtectedExample(),
           }),
           412: responseRef("EnvironmentMovedOn"),
         },

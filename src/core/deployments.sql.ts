@@ -4,7 +4,7 @@ import type { CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { DEPLOYER_ROLES, DEPLOYER_ROLES_SQL, type Role } from "../db/roles";
 import { type Results, sql } from "../db/sql";
-import { deploymentEvent } from "./change-events.sql.ts";
+import { bypassEvent, deploymentEvent } from "./change-events.sql.ts";
 import {
   CONFIG_CTES,
   type Config,
@@ -16,6 +16,7 @@ import {
   toConfig,
 } from "./configs.sql.ts";
 import type { EnvironmentState } from "./environment-etag";
+import { GATE_OPEN, PROTECTION_GATE_CTE, type ProtectionPass, type ProtectionRefusal } from "./protection.sql.ts";
 
 /** What a deployment did: the config now deployed (reached through the environment), or why nothing was. */
 export type DeploymentOutcome =
@@ -25,7 +26,8 @@ export type DeploymentOutcome =
   | { outcome: "removed" }
   | { outcome: "archived" }
   | { outcome: "key_reused" }
-  | { outcome: "moved_on"; current: EnvironmentState };
+  | { outcome: "moved_on"; current: EnvironmentState }
+  | { outcome: ProtectionRefusal; appId: string; environment: string };
 
 /**
  * What a deployment deploys and where, as config refs: a variant revision (variant ref: its version or revision
@@ -40,7 +42,7 @@ export type DeploymentTarget = ConfigRefs;
  * be its environment's.
  */
 const TARGET_ENVIRONMENT = `target AS (
-  SELECT e.id, e.revision FROM environments e
+  SELECT e.id, e.revision, e.name FROM environments e
    WHERE e.app_id = (SELECT id FROM app)
      AND e.id = CASE WHEN :environment_revision_id IS NOT NULL
                      THEN (SELECT environment_id FROM environment_revisions WHERE id = :environment_revision_id)
@@ -49,27 +51,32 @@ const TARGET_ENVIRONMENT = `target AS (
 
 const DEPLOYMENT_FACTS = sql<{
   role: Role;
+  appId: string;
   revisionId: string | null;
   removed: number;
   archived: number;
   environmentId: string | null;
   environmentRevision: number | null;
+  environmentName: string | null;
+  refusal: ProtectionRefusal | null;
 }>(
-  `WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${TARGET_ENVIRONMENT}
-   SELECT app.role, (SELECT id FROM variant_revision) AS revisionId,
+  `WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${TARGET_ENVIRONMENT}, ${PROTECTION_GATE_CTE}
+   SELECT app.role, app.id AS appId, (SELECT id FROM variant_revision) AS revisionId,
           (SELECT removed_at FROM variant_revision) IS NOT NULL AS removed,
           (SELECT archived_at FROM variant_revision) IS NOT NULL AS archived,
-          target.id AS environmentId, target.revision AS environmentRevision
+          target.id AS environmentId, target.revision AS environmentRevision, target.name AS environmentName,
+          (SELECT refusal FROM gate) AS refusal
      FROM app LEFT JOIN target`,
 );
 
 const INSERT_DEPLOYMENT = sql(
-  `WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${TARGET_ENVIRONMENT}
+  `WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${TARGET_ENVIRONMENT}, ${PROTECTION_GATE_CTE}
    INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by)
    SELECT :deployment_id, target.id, vr.id, (SELECT user_id FROM caller)
      FROM app JOIN variant_revision vr JOIN target
     WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND vr.removed_at IS NULL AND vr.archived_at IS NULL AND (:later_revisions_only = 0 OR vr.revision > 1)
-      AND (:expected_environment_id IS NULL OR (target.id = :expected_environment_id AND target.revision = :expected_revision))`,
+      AND (:expected_environment_id IS NULL OR (target.id = :expected_environment_id AND target.revision = :expected_revision))
+      AND ${GATE_OPEN}`,
 );
 
 const INSERT_ENVIRONMENT_REVISION = sql(
@@ -96,17 +103,23 @@ export const newDeploymentIds = (bucket: number): DeploymentIds => ({
  * deploys what it committed): the facts `deploymentOutcome` reads, a deployment row and the environment's next
  * revision, whose insert the database checks (gapless numbering) and follows by moving the environment's current
  * pointers (migrations/0004), then the config deployed. With `expected` (If-Match), the environment must still be in
- * that state, checked by the insert itself inside the transaction. A removed variant's revision is never deployed,
- * nor an archived one's until it is unarchived (the environments running it keep it: migrations/0010).
+ * that state, checked by the insert itself inside the transaction; so is the environment's protection (`ProtectionPass`:
+ * a change request's apply, or a bypass, whose event follows). A removed variant's revision is never deployed, nor an
+ * archived one's until it is unarchived (the environments running it keep it: migrations/0010).
  * `laterRevisionsOnly`: a revision 1 is not deployed (a save deploys a config it overwrote, never one it made).
  */
 export function deploymentStatements(
   db: CallerWriteDb,
   target: DeploymentTarget,
   ids: DeploymentIds,
-  { expected = null, laterRevisionsOnly = false }: { expected?: EnvironmentState | null; laterRevisionsOnly?: boolean } = {},
+  {
+    expected = null,
+    laterRevisionsOnly = false,
+    changeRequestId = null,
+    bypassReason = null,
+  }: { expected?: EnvironmentState | null; laterRevisionsOnly?: boolean } & ProtectionPass = {},
 ) {
-  const values = refValues(target);
+  const values = { ...refValues(target), change_request_id: changeRequestId, bypass_reason: bypassReason };
   return {
     deploymentFacts: db.statement(DEPLOYMENT_FACTS, values),
     deployment: db.statement(INSERT_DEPLOYMENT, {
@@ -125,7 +138,9 @@ export function deploymentStatements(
       db,
       ids.environmentRevisionId,
       target.variant === null ? (target.environment?.id ?? null) : null,
+      changeRequestId,
     ),
+    bypassEvent: bypassEvent(db, ids.environmentRevisionId, { changeRequestId, bypassReason }),
     deployed: configStatement(db, environmentRevisionRefs(ids.environmentRevisionId)),
   };
 }
@@ -144,18 +159,26 @@ export function deploymentOutcome({
   if (!found.revisionId) return { outcome: "not_found", missing: "config" };
   if (found.removed) return { outcome: "removed" };
   if (found.archived) return { outcome: "archived" };
+  if (found.refusal && found.environmentName) {
+    return { outcome: found.refusal, appId: found.appId, environment: found.environmentName };
+  }
   return { outcome: "moved_on", current: { environmentId: found.environmentId, revision: found.environmentRevision } };
 }
 
-/** Deploys what the target names (see `deploymentStatements`) in one batch, with the request's If-Match and claim. */
+/**
+ * Deploys what the target names (see `deploymentStatements`) in one batch, with the request's If-Match, claim and
+ * pass of a protected environment.
+ */
 export async function deployConfig(
   db: CallerWriteDb,
   target: DeploymentTarget,
   expected: EnvironmentState | null = null,
   claim: IdempotencyClaim | null = null,
+  pass: ProtectionPass = {},
 ): Promise<DeploymentOutcome> {
   const ids = newDeploymentIds(db.bucket);
-  const batch = await batchClaimed(db, claim, ids.environmentRevisionId, deploymentStatements(db, target, ids, { expected }));
+  const statements = deploymentStatements(db, target, ids, { expected, ...pass });
+  const batch = await batchClaimed(db, claim, ids.environmentRevisionId, statements);
   if ("reused" in batch) return { outcome: "key_reused" };
   if ("replayOf" in batch) {
     const config = await fetchConfig(db, environmentRevisionRefs(batch.replayOf));

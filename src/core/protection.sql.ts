@@ -26,3 +26,34 @@ export const PROTECTION_COLUMNS = `COALESCE(ep.protected, 0) AS protected, COALE
   COALESCE(ep.approver_roles, '["owner","workspace_admin","deployment_manager"]') AS approver_roles,
   COALESCE(ep.bypass_roles, '[]') AS bypass_roles, COALESCE(ep.request_ttl_days, 14) AS request_ttl_days,
   ep.updated_at AS protection_updated_at, ep.updated_by AS protection_updated_by`;
+
+/**
+ * How the protection of environment `target.name` of the app's project (after CTEs `app`, with its `project_id` and
+ * the caller's `role`, and `target`, with the environment's `name`) treats a write to it: a CTE `gate`, one row,
+ * `refusal` null when the write may go on, else `protected` (no change request's apply, :change_request_id, and no
+ * :bypass_reason) or `bypass_forbidden` (a bypass from a role not in `bypass_roles`). An unprotected environment
+ * refuses nothing and ignores a bypass; an apply is checked by its own rules.
+ */
+export const PROTECTION_GATE_CTE = `gate AS (
+  SELECT CASE WHEN COALESCE(ep.protected, 0) = 0 OR :change_request_id IS NOT NULL THEN NULL
+              WHEN :bypass_reason IS NULL THEN 'protected'
+              WHEN app.role IN (SELECT value FROM json_each(ep.bypass_roles)) THEN NULL
+              ELSE 'bypass_forbidden' END AS refusal
+    FROM app LEFT JOIN environment_protections ep ON ep.project_id = app.project_id AND ep.environment = (SELECT name FROM target))`;
+
+/** Whether `gate` (PROTECTION_GATE_CTE) lets the write go on: a condition for its insert. */
+export const GATE_OPEN = `NOT EXISTS (SELECT 1 FROM gate WHERE refusal IS NOT NULL)`;
+
+/** Why a write to a protected environment was refused, as `gate` says. */
+export type ProtectionRefusal = "protected" | "bypass_forbidden";
+
+/**
+ * How a write passes a protected environment's refusal (§2): as the apply of change request `changeRequestId`, which
+ * checked its approvals itself (no protection check then; its deployment event names it), or as an emergency bypass
+ * giving `bypassReason` (the `Protection-Bypass` header), from a role in the environment's `bypass_roles` (its event
+ * `environment.protection_bypassed` in the same batch). Neither: refused.
+ */
+export interface ProtectionPass {
+  changeRequestId?: string | null;
+  bypassReason?: string | null;
+}

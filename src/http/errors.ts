@@ -41,20 +41,22 @@ export const SlugConflict = z.object({ message: z.string(), conflict: z.object({
 export type SlugConflict = z.infer<typeof SlugConflict>;
 
 /**
- * The detail of a refusal a client acts on by its `code` (docs/CHANGE-REQUESTS.md: `{"detail": {"code", "message",
- * …}}`), with the facts it names.
+ * The detail of a 409 that names its reason by `code` (docs/CHANGE-REQUESTS.md: "409 bodies"), with what the client
+ * needs to act on it.
  */
-export const CodedDetail = z.looseObject({ code: z.string(), message: z.string() });
-export type CodedDetail = z.infer<typeof CodedDetail>;
+export const CodedConflict = z.looseObject({ code: z.string(), message: z.string() });
+export type CodedConflict = z.infer<typeof CodedConflict>;
 
-/** The body of a coded refusal. */
-export const CodedErrorBody = z.object({ detail: CodedDetail }).apply(schemaName(globalThis.DOCUMENTATION && "CodedError"));
+/** The body of such a 409. */
+export const CodedConflictError = z
+  .object({ detail: CodedConflict })
+  .apply(schemaName(globalThis.DOCUMENTATION && "CodedConflictError"));
 
 /** Every error the service answers with: a status, a `detail` and, sometimes, headers. */
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
-    readonly detail: string | ValidationIssue[] | SlugConflict | CodedDetail,
+    readonly detail: string | ValidationIssue[] | SlugConflict | CodedConflict,
     readonly headers: Record<string, string> = {},
   ) {
     super(typeof detail === "string" ? detail : Array.isArray(detail) ? "Validation error" : detail.message);
@@ -103,6 +105,9 @@ export const configExists = () => new ApiError(400, "Config already exists.");
 
 export const configNameTaken = () =>
   new ApiError(400, "Config name already exists. Please use a different name or set overwrite to True.");
+
+/** A diff's revision (docs/CHANGE-REQUESTS.md §5): none of that id the caller can see, or the two of two organizations. */
+export const revisionNotFound = () => new ApiError(404, "Revision not found");
 
 // The current API's (docs/CURRENT-SDK-API.md), in the platform's words, which its SDK shows as they are.
 export const applicationRevisionNotFound = () => new ApiError(404, "Application revision not found.");
@@ -265,6 +270,19 @@ export const idempotencyKeyReused = () =>
 
 export const environmentMovedOn = () =>
   new ApiError(412, "The environment has changed since the ETag given in If-Match: read it again, then retry");
+
+/** A direct write to a protected environment (docs/CHANGE-REQUESTS.md §2): it goes through a change request. */
+export const environmentProtected = (appId: string, environment: string) =>
+  new ApiError(409, {
+    code: "environment_protected",
+    app_id: appId,
+    environment,
+    message: `Environment '${environment}' is protected: propose the change with POST /change-requests.`,
+    change_request_route: "POST /change-requests",
+  });
+
+export const protectionBypassForbidden = () =>
+  new ApiError(403, "Bypassing the protection of this environment is not allowed for your role.");
 
 export const staleConfig = (latest: number) =>
   new ApiError(409, `Config has changed: its latest version is ${latest}. Fetch it and commit on top of it.`);

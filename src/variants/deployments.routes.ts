@@ -11,7 +11,9 @@ import {
   configNotFound,
   deploymentRevisionNotFound,
   environmentMovedOn,
+  environmentProtected,
   forbidden,
+  protectionBypassForbidden,
   variantArchived,
   variantNotFound,
   variantRemoved,
@@ -27,9 +29,16 @@ const CONDITIONS =
   "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +
   "environment's new ETag.";
 
+/** What the 409 of a protected environment says in the document (with `environmentProtectedExample`). */
+export const PROTECTED =
+  "The environment is protected (GET /projects/{project_id}/environments/{environment_name}/protection): it changes " +
+  "only through an approved change request (POST /change-requests), or with a Protection-Bypass from a role allowed " +
+  "it; nothing was written";
+export const environmentProtectedExample = () => environmentProtected(EXAMPLE_IDS.app, "production");
+
 /**
- * The 409 of a deployment of a revision whose variant was archived, or (`removable`) removed, beside that of an
- * Idempotency-Key in flight.
+ * The 409 of a deployment of a revision whose variant was archived, or (`removable`) removed, and of a protected
+ * environment, beside that of an Idempotency-Key in flight.
  */
 const variantConflict = (removable: boolean) =>
   removable
@@ -37,12 +46,18 @@ const variantConflict = (removable: boolean) =>
         409,
         "The revision belongs to a variant that was removed (DELETE /variants/{variant_id}): its revisions stay in " +
           "environment histories but are never deployed again; or to an archived variant, until it is unarchived; " +
-          "nothing was written. Deploy another config",
-        { variantRemoved: variantRemoved(), variantArchived: variantArchived() },
+          `nothing was written. Deploy another config. Or: ${PROTECTED}`,
+        {
+          variantRemoved: variantRemoved(),
+          variantArchived: variantArchived(),
+          environmentProtected: environmentProtectedExample(),
+        },
       )
-    : withKeyErrors(409, "The variant is archived: it is not deployed again until it is unarchived; nothing was written", {
-        variantArchived: variantArchived(),
-      });
+    : withKeyErrors(
+        409,
+        `The variant is archived: it is not deployed again until it is unarchived; nothing was written. Or: ${PROTECTED}`,
+        { variantArchived: variantArchived(), environmentProtected: environmentProtectedExample() },
+      );
 
 /** A deployment's 200: this body, with the environment's new ETag. */
 
@@ -57,18 +72,19 @@ const deploymentErrors = (notFound: string, { removable = false }: { removable?:
 });
 
 /**
- * Runs a deployment as the caller, with the request's If-Match and Idempotency-Key, and answers the config now
- * deployed, with the environment's new ETag; or the error that says why nothing was. `notFound` names what is
- * missing as the route's client knows it. The current API's deploy (src/applications/revisions.routes.ts) too.
+ * Runs a deployment as the caller, with the request's If-Match, Idempotency-Key and Protection-Bypass, and answers
+ * the config now deployed, with the environment's new ETag; or the error that says why nothing was. `notFound` names
+ * what is missing as the route's client knows it. The current API's deploy (src/applications/revisions.routes.ts) too.
  */
 export async function deploy<E extends CallerEnv>(
   c: Context<E>,
-  who: { claim: IdempotencyClaim | null },
+  who: { claim: IdempotencyClaim | null; bypassReason?: string | null },
   target: DeploymentTarget,
   notFound: (missing: "app" | "config" | "environment") => ApiError,
 ): Promise<Config> {
   const expected = expectedState(c.req.header("If-Match"));
-  const outcome = await writeAs(c, configRefOrder(target), (db) => deployConfig(db, target, expected, who.claim));
+  const pass = { bypassReason: who.bypassReason ?? null };
+  const outcome = await writeAs(c, configRefOrder(target), (db) => deployConfig(db, target, expected, who.claim, pass));
   settleClaim(c, outcome);
   switch (outcome.outcome) {
     case "done":
@@ -87,6 +103,10 @@ export async function deploy<E extends CallerEnv>(
       throw variantArchived();
     case "not_found":
       throw notFound(outcome.missing);
+    case "protected":
+      throw environmentProtected(outcome.appId, outcome.environment);
+    case "bypass_forbidden":
+      throw protectionBypassForbidden();
   }
 }
 
@@ -125,6 +145,7 @@ export const deploymentsRoutes = [
       },
       idempotencyKey: "replays",
       ifMatch: true,
+      protectionBypass: true,
       doc: globalThis.DOCUMENTATION && {
         operationId: "deployConfig",
         tag: "Deployments",
@@ -162,6 +183,7 @@ export const deploymentsRoutes = [
       },
       idempotencyKey: "replays",
       ifMatch: true,
+      protectionBypass: true,
       doc: globalThis.DOCUMENTATION && {
         operationId: "deployToEnvironment",
         tag: "Deployments",
@@ -195,6 +217,7 @@ export const deploymentsRoutes = [
       },
       idempotencyKey: "replays",
       ifMatch: true,
+      protectionBypass: true,
       doc: globalThis.DOCUMENTATION && {
         operationId: "revertDeploymentRevision",
         tag: "Deployments",

@@ -19,6 +19,8 @@ export const EVENT_TYPES = [
   "config.removed",
   "environment.deployed",
   "environment.reverted",
+  "environment.protection_changed",
+  "environment.protection_bypassed",
   "member.invited",
   "member.joined",
   "member.role_changed",

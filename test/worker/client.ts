@@ -150,3 +150,11 @@ export const changeRequests = {
     post(`/change-requests/${enc(id)}/${action}`, as, body, extras),
   diff: (as: Credentials, id: string, extras?: Extras) => get(`/change-requests/${enc(id)}/diff`, as, extras),
 };
+
+/** Diffs (docs/CHANGE-REQUESTS.md §5): GET /diff/configs (config revision ids), /diff/environments (environment revision ids). */
+export const diffs = {
+  configs: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
+    get(withQuery("/diff/configs", query), as, extras),
+  environments: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
+    get(withQuery("/diff/environments", query), as, extras),
+};

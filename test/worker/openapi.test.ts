@@ -380,6 +380,7 @@ const TAG_NAMES = [
   "Variants",
   "Configs",
   "Deployments",
+  "Diffs",
   "Older SDK",
   "Simple applications",
   "Application variants",

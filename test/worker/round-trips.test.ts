@@ -1138,6 +1138,46 @@ describe("D1 round trips of webhooks", () => {
   });
 });
 
+describe("diffs: one round trip", () => {
+  let configRevisionId: string;
+  beforeAll(async () => {
+    const row = await databaseOf(appId)
+      .prepare("SELECT id FROM app_variant_revisions WHERE variant_id = ? ORDER BY revision LIMIT 1")
+      .bind(variantId)
+      .first<{ id: string }>();
+    configRevisionId = String(row?.id);
+  });
+  const diffPaths: Case[] = [
+    {
+      name: "GET /diff/configs",
+      method: "GET",
+      path: () => `/diff/configs?from=${configRevisionId}&to=${configRevisionId}`,
+      key: () => account.key,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "GET /diff/environments",
+      method: "GET",
+      path: () => `/diff/environments?from=${firstRevisionId}&to=${firstRevisionId}`,
+      key: () => account.key,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "GET /diff/environments, an unknown revision",
+      method: "GET",
+      path: () => `/diff/environments?from=${firstRevisionId}&to=${unknownId()}`,
+      key: () => account.key,
+      status: 404,
+      trips: 1,
+    },
+  ];
+  it.each(diffPaths)("$name: $status in $trips round trip", async ({ method, path, key, status, trips }) => {
+    expect(await roundTrips(method, path(), key())).toEqual({ status, trips });
+  });
+});
+
 describe("the walk", () => {
   // Every declared route by its operation: a route that no case above requests fails here, under its own name.
   it.each(ROUTES.map(({ declaration: { method, path } }) => `${method.toUpperCase()} ${path}`))(
