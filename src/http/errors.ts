@@ -216,8 +216,6 @@ export const webhookLimitReached = (limit: number) =>
 // Change requests (docs/CHANGE-REQUESTS.md §3).
 export const changeRequestNotFound = () => new ApiError(404, "Change request not found");
 
-export const revisionNotFound = () => new ApiError(404, "Revision not found");
-
 export const selfApproval = () => new ApiError(403, "You cannot approve your own change request.");
 
 /** A request's action its state forbids (an expired request's too: it reads `expired`). */
