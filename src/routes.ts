@@ -9,6 +9,7 @@ import { eventsRoutes } from "./events/events.routes";
 import type { Route, SharedResponses } from "./http/route";
 import { keysRoutes, profileRoutes } from "./keys/keys.routes";
 import { organizationsResponses, organizationsRoutes } from "./organizations/organizations.routes";
+import { protectionRoutes } from "./projects/protection.routes";
 import { serviceRoutes } from "./service.routes";
 import { simpleApplicationsRoutes } from "./simple/applications.routes";
 import { environmentsQueryRoutes } from "./simple/environments.routes";
@@ -51,6 +52,7 @@ export const ROUTES: readonly Route[] = [
   ...profileRoutes,
   ...organizationsRoutes,
   ...workspacesRoutes,
+  ...protectionRoutes,
   ...eventsRoutes,
   ...webhooksRoutes,
   ...revisionsRoutes,

@@ -5,6 +5,13 @@
 
 /** The environment names settings exist for. */
 export const PROTECTED_ENVIRONMENT_NAMES = ["development", "staging", "production"] as const;
+export type ProtectedEnvironmentName = (typeof PROTECTED_ENVIRONMENT_NAMES)[number];
+
+/** The roles a setting may name: that approve change requests, that may bypass a protection. */
+export const APPROVER_ROLES = ["owner", "workspace_admin", "editor", "deployment_manager"] as const;
+export type ApproverRole = (typeof APPROVER_ROLES)[number];
+export const BYPASS_ROLES = ["owner", "workspace_admin"] as const;
+export type BypassRole = (typeof BYPASS_ROLES)[number];
 
 /** The settings of a project's environment that has no row. */
 export const PROTECTION_DEFAULTS = {

@@ -163,6 +163,10 @@ export const invitationExpired = () => new ApiError(410, "This invitation has ex
 
 export const invitationReplaced = () => new ApiError(410, "This invitation was replaced by a newer one: use the latest token");
 
+export const projectNotFound = () => new ApiError(404, "Project not found");
+
+export const environmentNotFound = () => new ApiError(404, "Environment not found");
+
 export const projectNotInWorkspace = () => new ApiError(404, "Project not found in this workspace");
 
 export const invitationNeedsKey = () =>

@@ -32,6 +32,10 @@ export const TAGS = [
   { name: "Deployments", description: "Deploy a config or a variant to an environment, or revert to an earlier deployment." },
   { name: "Diffs", description: "What changed between two config revisions or two environment revisions, as a JSON Patch." },
   {
+    name: "Protection",
+    description: "Protected environments: per project and environment name, changed only through approved change requests.",
+  },
+  {
     name: "Older SDK",
     description: "The older SDK's calls: read or save a config by name, read what a deployment deployed, list bases.",
   },

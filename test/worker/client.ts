@@ -158,3 +158,11 @@ export const diffs = {
   environments: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
     get(withQuery("/diff/environments", query), as, extras),
 };
+
+/** Protection settings (docs/CHANGE-REQUESTS.md §1): /projects/{project_id}/environments/{environment_name}/protection. */
+export const protection = {
+  get: (as: Credentials, projectId: string, environment: string, extras?: Extras) =>
+    get(`/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, as, extras),
+  put: (as: Credentials, projectId: string, environment: string, body: unknown, extras: Extras = {}) =>
+    send("PUT", `/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, { ...extras, ...as, body }),
+};
