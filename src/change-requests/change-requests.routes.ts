@@ -49,7 +49,7 @@ import {
 } from "./change-requests.sql.ts";
 
 /** Answers a write's outcome: the request with its ETag, or the error that says why nothing was written. */
-function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutcome): ChangeRequestRead {
+export function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutcome): ChangeRequestRead {
   settleClaim(c, outcome);
   switch (outcome.outcome) {
     case "done":
@@ -76,19 +76,19 @@ function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutcome): Ch
   }
 }
 
-const answer = ({ request, reviews }: ChangeRequestRead) => toChangeRequest(request, reviews);
+export const answer = ({ request, reviews }: ChangeRequestRead) => toChangeRequest(request, reviews);
 
-const requestPath = {
+export const requestPath = {
   schema: ChangeRequestParams,
   examples: globalThis.DOCUMENTATION && {
     change_request_id: DEMO_CHANGE_REQUEST.id,
   },
 };
 
-const ETAG_HEADER = { ETag: headerRef("ETag") };
+export const ETAG_HEADER = { ETag: headerRef("ETag") };
 
 /** The refusals of an action on a request, by status. */
-const actionErrors = (conflicts: Record<string, ApiError>, notFound: Record<string, ApiError> = {}) => ({
+export const actionErrors = (conflicts: Record<string, ApiError>, notFound: Record<string, ApiError> = {}) => ({
   403: errorResponse("The caller's role may not take this action here", {
     forbidden: forbidden(),
   }),
@@ -100,12 +100,15 @@ const actionErrors = (conflicts: Record<string, ApiError>, notFound: Record<stri
   412: errorResponse("If-Match names another state of the request: nothing written", changeRequestMovedOn()),
 });
 
-const ACTION_DESCRIPTION =
+export const ACTION_DESCRIPTION =
   "With If-Match (the request's ETag), only if the request is still in that state (else 412). Answers the request " +
   "with its new ETag.";
 
 /** An action's route: POST /change-requests/{id}/<action>, answered by `act`. */
-function actionRoute(action: "submit" | "rebase" | "cancel", doc: { operationId: string; summary: string; description: string }) {
+export function actionRoute(
+  action: "submit" | "rebase" | "cancel" | "unschedule",
+  doc: { operationId: string; summary: string; description: string },
+) {
   return route(
     {
       method: "post",
@@ -141,7 +144,12 @@ function actionRoute(action: "submit" | "rebase" | "cancel", doc: { operationId:
 }
 
 /** Takes an action on request `id` as the caller, with the request's If-Match and Idempotency-Key. */
-async function act<E extends CallerEnv>(c: Context<E>, who: { claim: IdempotencyClaim | null }, id: string, input: ActionInput) {
+export async function act<E extends CallerEnv>(
+  c: Context<E>,
+  who: { claim: IdempotencyClaim | null },
+  id: string,
+  input: ActionInput,
+) {
   const expected = expectedWrites(c.req.header("If-Match"), id);
   return answered(c, await writeAs(c, [id], (db) => actOnChangeRequest(db, id, input, expected, who.claim)));
 }
@@ -152,7 +160,7 @@ const demoDocument = (temperature: number) => ({
   url: "",
 });
 
-const DEMO_DIFF = {
+export const DEMO_DIFF = {
   base: {
     environment_revision: 4,
     environment_revision_id: EXAMPLE_IDS.environmentRevision,

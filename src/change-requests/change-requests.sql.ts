@@ -23,7 +23,7 @@ import {
   UNFINISHED_MAX,
 } from "./change-requests.schemas";
 
-const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+export const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
 /** Who may make a request, comment on one and apply it: the roles that may deploy (§3's "proposers"). */
 export const PROPOSER_ROLES = DEPLOYER_ROLES;
@@ -45,7 +45,7 @@ const ONE_REQUEST = `cr_found AS (
  * state as read (`read_state`: `expired` past `expires_at` unless scheduled or finished, `approved` when open with
  * enough approvals, else as stored).
  */
-const COUNTED = `cr_settings AS (
+export const COUNTED = `cr_settings AS (
   SELECT f.*, ${PROTECTION_COLUMNS}
     FROM cr_found f LEFT JOIN environment_protections ep ON ep.project_id = f.project_id AND ep.environment = f.environment),
 cr_counted AS (
@@ -269,7 +269,7 @@ const INSERT_REQUEST = sql(
  * What every event of a request says of it as it is now (§4), as `json_set` arguments over `cr`: to complete an event
  * whose own fields (`previous_state` and those of its type) are set already.
  */
-const EVENT_FIELDS = `'$.change_request_id', cr.id, '$.app_id', cr.app_id, '$.app_name', cr.app_name, '$.environment', cr.environment,
+export const EVENT_FIELDS = `'$.change_request_id', cr.id, '$.app_id', cr.app_id, '$.app_name', cr.app_name, '$.environment', cr.environment,
   '$.title', cr.title, '$.state', cr.read_state, '$.version', cr.version, '$.variant_revision_id', cr.variant_revision_id,
   '$.base', json_object('environment_revision', cr.base_environment_revision,
                         'environment_revision_id', cr.base_environment_revision_id,
@@ -344,7 +344,7 @@ export type Refusal =
 export type WriteOutcome = { outcome: "done"; read: ChangeRequestRead; replayed: boolean } | { outcome: "key_reused" } | Refusal;
 
 /** Replays a claimed write's first answer: the request as it is now (it exists: the write made it or changed it). */
-async function replayed(db: CallerWriteDb, id: string): Promise<WriteOutcome> {
+export async function replayed(db: CallerWriteDb, id: string): Promise<Extract<WriteOutcome, { outcome: "done" | "not_found" }>> {
   const read = await readChangeRequest(db, id);
   return read ? { outcome: "done", read, replayed: true } : { outcome: "not_found", missing: "change_request" };
 }
@@ -394,7 +394,7 @@ export async function createChangeRequest(
 }
 
 /**
- * The actions on a request (§3's table but apply, schedule and unschedule): the states they are taken in (as read)
+ * The actions on a request (§3's table but apply): the states they are taken in (as read)
  * and who takes them: its author (a proposer still), its author or an owner or workspace admin, a proposer, or an
  * approver (a role of `approver_roles`, not the author unless `allow_self_approval`).
  */
@@ -412,6 +412,8 @@ export const ACTIONS = {
   comment: { states: ["open", "approved"], who: "proposer" },
   approve: { states: ["open", "approved"], who: "approver" },
   decline: { states: ["open", "approved"], who: "approver" },
+  schedule: { states: ["approved"], who: "proposer" },
+  unschedule: { states: ["scheduled"], who: "proposer" },
 } as const satisfies Record<string, { states: ChangeRequestState[]; who: string }>;
 export type Action = keyof typeof ACTIONS;
 
@@ -477,6 +479,7 @@ const ACTION_EVENT = sql(
                                            'environment_revision_id', cr.base_environment_revision_id,
                                            'variant_revision_id', cr.base_variant_revision_id))
             WHEN 'review' THEN json_object('previous_state', cr.read_state, 'kind', :review_kind, 'comment', :comment)
+            WHEN 'schedule' THEN json_object('previous_state', cr.read_state, 'scheduled_at', :scheduled_at)
             ELSE json_object('previous_state', cr.read_state)
           END
      FROM cr
@@ -492,7 +495,7 @@ const ACTION_EVENT = sql(
 const ALLOWED = "EXISTS (SELECT 1 FROM events WHERE id = :event_id)";
 
 /** Every write bumps the request's ETag. */
-const WRITTEN = `writes = writes + 1, updated_at = ${NOW}`;
+export const WRITTEN = `writes = writes + 1, updated_at = ${NOW}`;
 
 /** Renewed by a create, an edit and a rebase (§3 Expiry). */
 const RENEWED_EXPIRY = `expires_at = (SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || request_ttl_days || ' days') FROM cr)`;
@@ -525,6 +528,19 @@ const REBASE = sql(
           base_variant_revision_id = (SELECT variant_revision_id FROM env_now), version = version + 1, state = 'open',
           scheduled_at = NULL, scheduled_by = NULL, failed_at = NULL, failure_reason = NULL, failure_detail = NULL,
           ${RENEWED_EXPIRY}, ${WRITTEN}
+    WHERE id = :change_request_id AND ${ALLOWED}`,
+);
+
+/** A schedule: the minute cron applies the request from :scheduled_at on, as the caller (src/change-requests/apply.sql.ts). */
+const SCHEDULE = sql(
+  `WITH ${CALLER_CTE}
+   UPDATE change_requests SET state = 'scheduled', scheduled_at = :scheduled_at, scheduled_by = (SELECT user_id FROM caller), ${WRITTEN}
+    WHERE id = :change_request_id AND ${ALLOWED}`,
+);
+
+/** An unschedule: open again (read as approved while its approvals still count), its expiry as it was. */
+const UNSCHEDULE = sql(
+  `UPDATE change_requests SET state = 'open', scheduled_at = NULL, scheduled_by = NULL, ${WRITTEN}
     WHERE id = :change_request_id AND ${ALLOWED}`,
 );
 
@@ -571,12 +587,15 @@ const ACTION_WRITES = {
   comment: { write: REVIEWED, type: "change_request.reviewed" },
   approve: { write: REVIEWED, type: "change_request.reviewed" },
   decline: { write: REVIEWED, type: "change_request.reviewed" },
+  schedule: { write: SCHEDULE, type: "change_request.scheduled" },
+  unschedule: { write: UNSCHEDULE, type: "change_request.unscheduled" },
 } as const;
 
-/** What an action takes besides the request: an edit's fields, a review. */
+/** What an action takes besides the request: an edit's fields, a review, a schedule's time. */
 export type ActionInput =
   | { action: "edit"; edit: EditChangeRequestBody }
-  | { action: "submit" | "rebase" | "cancel" }
+  | { action: "submit" | "rebase" | "cancel" | "unschedule" }
+  | { action: "schedule"; scheduledAt: string }
   | { action: "comment" | "approve" | "decline"; review: ReviewBody };
 
 /** Why action `action` was refused, from ACTION_FACTS' row (none: no request the caller can see). */
@@ -641,6 +660,7 @@ export async function actOnChangeRequest(
     revert_to_revision_id: edit?.revert_to_revision_id ?? null,
     proposal_given: edit && (edit.variant_revision_id ?? edit.revert_to_revision_id) !== undefined ? 1 : 0,
     expected_writes: expectedWrites,
+    scheduled_at: input.action === "schedule" ? input.scheduledAt : null,
   };
   const batch = await batchClaimed(db, claim, eventId, {
     facts: db.statement(ACTION_FACTS, values),

@@ -42,7 +42,7 @@ const DEPLOYED = `SELECT json_object('config_name', COALESCE(v.removed_name, v.n
  * `revertedTo` (the environment revision whose deployment was made again) `environment.reverted`; what the
  * environment ran before (`previous`, null at first) and runs now (`current`); and `change_request_id`, the change
  * request whose apply made it (only then: a direct write's event has no such key, as a deploy's has no
- * `reverted_to_revision_id`). To place after the revision's insert.
+ * `reverted_to_revision_id`; an apply's revert is the request's). To place after the revision's insert.
  */
 export const deploymentEvent = (
   db: CallerWriteDb,
@@ -57,9 +57,12 @@ export const deploymentEvent = (
     change_request_id: changeRequestId,
   });
 
+/** The environment revision a revert deploys again: :reverted_to, or the one change request :change_request_id reverts to. */
+const REVERTED_TO = "COALESCE(:reverted_to, (SELECT revert_to_revision_id FROM change_requests WHERE id = :change_request_id))";
+
 const DEPLOYMENT_EVENT = sql(
-  `WITH ${CALLER_CTE} ${INSERT_EVENT}
-       SELECT :event_id, CASE WHEN :reverted_to IS NULL THEN 'environment.deployed' ELSE 'environment.reverted' END,
+  `WITH ${CALLER_CTE}, reverted AS (SELECT ${REVERTED_TO} AS id) ${INSERT_EVENT}
+       SELECT :event_id, CASE WHEN (SELECT id FROM reverted) IS NULL THEN 'environment.deployed' ELSE 'environment.reverted' END,
               w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
               json_patch(
                 json_object('app_id', a.id, 'app_name', a.name, 'environment', e.name, 'environment_revision', er.revision,
@@ -67,7 +70,7 @@ const DEPLOYMENT_EVENT = sql(
                             'previous', json((${DEPLOYED} JOIN environment_revisions before ON before.deployed_app_variant_revision_id = r.id
                                                WHERE before.environment_id = er.environment_id AND before.revision = er.revision - 1)),
                             'current', json((${DEPLOYED} WHERE r.id = er.deployed_app_variant_revision_id))),
-                json_patch(CASE WHEN :reverted_to IS NULL THEN '{}' ELSE json_object('reverted_to_revision_id', :reverted_to) END,
+                json_patch(CASE WHEN (SELECT id FROM reverted) IS NULL THEN '{}' ELSE json_object('reverted_to_revision_id', (SELECT id FROM reverted)) END,
                            CASE WHEN :change_request_id IS NULL THEN '{}' ELSE json_object('change_request_id', :change_request_id) END))
          FROM environment_revisions er JOIN environments e ON e.id = er.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}
         WHERE er.id = :environment_revision_id ${EVENT_HANDOFF}`,

@@ -92,6 +92,16 @@ export interface DeploymentIds {
   environmentRevisionId: string;
 }
 
+/**
+ * The environment's next revision, of the deployment row `ids.deploymentId` the batch made before it (nothing when it
+ * made none): a change request's apply makes its own row (src/change-requests/apply.sql.ts).
+ */
+export const environmentRevisionStatement = (db: CallerWriteDb, ids: DeploymentIds) =>
+  db.statement(INSERT_ENVIRONMENT_REVISION, {
+    deployment_id: ids.deploymentId,
+    environment_revision_id: ids.environmentRevisionId,
+  });
+
 /** The ids of a new deployment of an app of an organization in `bucket`. */
 export const newDeploymentIds = (bucket: number): DeploymentIds => ({
   deploymentId: newId(bucket),
@@ -129,10 +139,7 @@ export function deploymentStatements(
       expected_revision: expected?.revision ?? null,
       later_revisions_only: laterRevisionsOnly ? 1 : 0,
     }),
-    environmentRevision: db.statement(INSERT_ENVIRONMENT_REVISION, {
-      deployment_id: ids.deploymentId,
-      environment_revision_id: ids.environmentRevisionId,
-    }),
+    environmentRevision: environmentRevisionStatement(db, ids),
     // A revert names no variant, only the environment revision whose deployment it makes again.
     deploymentEvent: deploymentEvent(
       db,
