@@ -1,3 +1,4 @@
+import * as z from "zod";
 import { commitConfig, configRefOrder } from "../core/configs.sql.ts";
 import { isUniqueViolation } from "../db/d1";
 import { readAs, writeAs } from "../http/d1-session";
@@ -18,7 +19,6 @@ import {
   DEMO_IDS,
   EXAMPLE_IDS,
   errorResponse,
-  headerRef,
   IDEMPOTENCY_KEY_ERRORS,
   jsonResponse,
   responseRef,
@@ -27,7 +27,8 @@ import {
 } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
-import { deploy, environmentProtectedExample, PROTECTED } from "../variants/deployments.routes";
+import { deploy, dryRun, dryRunQuery, environmentProtectedExample, orDryRun, PROTECTED } from "../variants/deployments.routes";
+import { DryRunOutput } from "../variants/deployments.schemas";
 import {
   CommitRevisionBody,
   CommitRevisionShape,
@@ -308,6 +309,7 @@ export const revisionsRoutes = [
       idempotencyKey: "replays",
       ifMatch: true,
       protectionBypass: true,
+      query: dryRunQuery,
       doc: globalThis.DOCUMENTATION && {
         operationId: "deployApplicationRevision",
         tag: "Application revisions",
@@ -318,10 +320,8 @@ export const revisionsRoutes = [
           "its next revision, the same write as POST /variants/configs/deploy, in GET /apps/{app_id}/revisions/{environment_name} " +
           "at once. With If-Match, only if the environment is still in that state (else 412); answers its new ETag.",
         ok: {
-          schema: RevisionAnswer,
-          description: "The revision deployed",
-          example: { count: 1, application_revision: demoRevision },
-          headers: { ETag: headerRef("ETag") },
+          schema: z.union([RevisionAnswer, DryRunOutput]),
+          ...orDryRun("The revision deployed", { count: 1, application_revision: demoRevision }),
         },
         errors: {
           400: withKeyErrors(400, "application_ref or environment_ref (with a slug) is missing", {
@@ -357,10 +357,11 @@ export const revisionsRoutes = [
         variantId: variant?.id ?? null,
         environment: { slug: environment_ref.slug, version: null, id: null },
       };
-      const config = await deploy(c, c.var, target, (missing) =>
-        missing === "environment" ? environmentRevisionNotFound() : applicationRevisionNotFound(),
-      );
-      return c.json({ count: 1, application_revision: toRevision(config) }, 200);
+      const notFound = (missing: "app" | "config" | "environment") =>
+        missing === "environment" ? environmentRevisionNotFound() : applicationRevisionNotFound();
+      if (c.req.valid("query").dry_run) return c.json(await dryRun(c, c.var, target, "deploy", notFound), 200);
+      const config = await deploy(c, c.var, target, notFound);
+      return c.json({ count: 1 as const, application_revision: toRevision(config) }, 200);
     },
   ),
 ];

@@ -41,7 +41,7 @@ export type DeploymentTarget = ConfigRefs;
  * :environment_revision_id (a revert), else the one named :environment_name; a name given with a revision id must
  * be its environment's.
  */
-const TARGET_ENVIRONMENT = `target AS (
+export const TARGET_ENVIRONMENT = `target AS (
   SELECT e.id, e.revision, e.name FROM environments e
    WHERE e.app_id = (SELECT id FROM app)
      AND e.id = CASE WHEN :environment_revision_id IS NOT NULL
@@ -156,7 +156,10 @@ export function deploymentStatements(
 export function deploymentOutcome({
   deploymentFacts,
   deployed,
-}: Results<ReturnType<typeof deploymentStatements>>): Exclude<DeploymentOutcome, { outcome: "key_reused" }> {
+}: Pick<Results<ReturnType<typeof deploymentStatements>>, "deploymentFacts" | "deployed">): Exclude<
+  DeploymentOutcome,
+  { outcome: "key_reused" }
+> {
   const config = toConfig(deployed.results[0]);
   if (config) return { outcome: "done", config, replayed: false };
   const found = deploymentFacts.results[0];

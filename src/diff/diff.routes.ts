@@ -7,10 +7,6 @@ import { route } from "../http/route";
 import { ConfigDiffOutput, DiffQuery, EnvironmentDiffOutput } from "./diff.schemas";
 import { readConfigSides, readEnvironmentSides } from "./diff.sql.ts";
 
-// Example ids of the revisions before EXAMPLE_IDS' own.
-const FROM_ID = "01a2012d-89b1-72d5-889a-f5c51767a9f3";
-const FROM_ENVIRONMENT_REVISION_ID = "01a2012d-8940-7219-9117-b691493353e2";
-
 const SHARED =
   "Any role, read-only keys too; both revisions of one organization (else 404, as for an id the caller cannot see). " +
   "`patch` (RFC 6902) turns `from`'s document into `to`'s, built by fixed rules: objects key by key in ascending " +
@@ -39,7 +35,7 @@ export const diffRoutes = [
       auth: "key",
       query: {
         schema: DiffQuery,
-        examples: globalThis.DOCUMENTATION && { from: FROM_ID, to: EXAMPLE_IDS.variantRevision },
+        examples: globalThis.DOCUMENTATION && { from: EXAMPLE_IDS.previousVariantRevision, to: EXAMPLE_IDS.variantRevision },
       },
       doc: globalThis.DOCUMENTATION && {
         operationId: "diffConfigs",
@@ -50,7 +46,7 @@ export const diffRoutes = [
           schema: ConfigDiffOutput,
           description: "The diff",
           example: {
-            from: { id: FROM_ID, config_name: "main", revision: 1 },
+            from: { id: EXAMPLE_IDS.previousVariantRevision, config_name: "main", revision: 1 },
             to: { id: EXAMPLE_IDS.variantRevision, config_name: "main", revision: 2 },
             ...temperatureDiff,
           } satisfies z.output<typeof ConfigDiffOutput>,
@@ -80,7 +76,10 @@ export const diffRoutes = [
       auth: "key",
       query: {
         schema: DiffQuery,
-        examples: globalThis.DOCUMENTATION && { from: FROM_ENVIRONMENT_REVISION_ID, to: EXAMPLE_IDS.environmentRevision },
+        examples: globalThis.DOCUMENTATION && {
+          from: EXAMPLE_IDS.previousEnvironmentRevision,
+          to: EXAMPLE_IDS.environmentRevision,
+        },
       },
       doc: globalThis.DOCUMENTATION && {
         operationId: "diffEnvironments",
@@ -94,7 +93,7 @@ export const diffRoutes = [
           description: "The diff",
           example: {
             from: {
-              id: FROM_ENVIRONMENT_REVISION_ID,
+              id: EXAMPLE_IDS.previousEnvironmentRevision,
               config_name: "main",
               revision: 1,
               environment: "production",

@@ -91,6 +91,8 @@ export const EXAMPLE_IDS = {
   variantRevision: "01a2012d-89b1-72d5-889a-f5c51767a9f4",
   environmentRevision: "01a2012d-8940-7219-9117-b691493353e3",
   environment: "01a2012d-893f-7a41-8c1e-3b5d7f9e2a60",
+  previousVariantRevision: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
+  previousEnvironmentRevision: "01a2012d-8940-7219-9117-b691493353e2",
 } as const;
 
 /** Request body examples, checked against the body schema's input type. */

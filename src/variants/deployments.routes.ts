@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import * as z from "zod";
 import { type Config, configRefOrder } from "../core/configs.sql.ts";
-import { type DeploymentTarget, deployConfig } from "../core/deployments.sql.ts";
+import { previewDeployment } from "../core/deployment-preview.sql.ts";
+import { type DeploymentOutcome, type DeploymentTarget, deployConfig } from "../core/deployments.sql.ts";
 import { environmentETag, expectedState } from "../core/environment-etag";
 import type { IdempotencyClaim } from "../db/idempotency";
 import { type CallerEnv, writeAs } from "../http/d1-session";
@@ -19,11 +20,27 @@ import {
   variantRemoved,
 } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { EXAMPLE_IDS, errorResponse, headerRef, responseRef, withKeyErrors } from "../http/openapi-parts";
+import {
+  DEMO_CONFIG_PARAMS,
+  DEMO_IDS,
+  EXAMPLE_IDS,
+  errorResponse,
+  headerRef,
+  responseRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
 import { demoConfigIn } from "./configs.routes";
 import { ConfigOutput, toConfigOutput, toConfigRefs } from "./configs.schemas";
-import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertOutput, RevertParams } from "./deployments.schemas";
+import {
+  DeployConfigBody,
+  DeployToEnvironmentBody,
+  DryRunOutput,
+  DryRunQuery,
+  REVERTED,
+  RevertOutput,
+  RevertParams,
+} from "./deployments.schemas";
 
 const CONDITIONS =
   "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +
@@ -86,29 +103,90 @@ export async function deploy<E extends CallerEnv>(
   const pass = { bypassReason: who.bypassReason ?? null };
   const outcome = await writeAs(c, configRefOrder(target), (db) => deployConfig(db, target, expected, who.claim, pass));
   settleClaim(c, outcome);
+  if (outcome.outcome !== "done") throw refusal(outcome, notFound);
+  if (outcome.config.environment) {
+    const { id, revision } = outcome.config.environment;
+    c.header("ETag", environmentETag({ environmentId: id, revision }));
+  }
+  return outcome.config;
+}
+
+/** The error of a deployment that wrote nothing, or of its dry-run: `notFound` as in `deploy`. */
+function refusal(
+  outcome: Exclude<DeploymentOutcome, { outcome: "done" | "key_reused" }>,
+  notFound: (missing: "app" | "config" | "environment") => ApiError,
+): ApiError {
   switch (outcome.outcome) {
-    case "done":
-      if (outcome.config.environment) {
-        const { id, revision } = outcome.config.environment;
-        c.header("ETag", environmentETag({ environmentId: id, revision }));
-      }
-      return outcome.config;
     case "forbidden":
-      throw forbidden();
+      return forbidden();
     case "moved_on":
-      throw environmentMovedOn();
+      return environmentMovedOn();
     case "removed":
-      throw variantRemoved();
+      return variantRemoved();
     case "archived":
-      throw variantArchived();
+      return variantArchived();
     case "not_found":
-      throw notFound(outcome.missing);
+      return notFound(outcome.missing);
     case "protected":
-      throw environmentProtected(outcome.appId, outcome.environment);
+      return environmentProtected(outcome.appId, outcome.environment);
     case "bypass_forbidden":
-      throw protectionBypassForbidden();
+      return protectionBypassForbidden();
   }
 }
+
+/**
+ * `deploy`'s dry-run (docs/CHANGE-REQUESTS.md §6): its answer had it been called, errors included, with what it would
+ * change and the environment's current ETag; nothing written, no Idempotency-Key claimed.
+ */
+export async function dryRun<E extends CallerEnv>(
+  c: Context<E>,
+  who: { bypassReason?: string | null },
+  target: DeploymentTarget,
+  kind: DryRunOutput["kind"],
+  notFound: (missing: "app" | "config" | "environment") => ApiError,
+): Promise<DryRunOutput> {
+  const expected = expectedState(c.req.header("If-Match"));
+  const pass = { bypassReason: who.bypassReason ?? null };
+  const outcome = await writeAs(c, configRefOrder(target), (db) => previewDeployment(db, target, expected, pass));
+  if (outcome.outcome !== "preview") throw refusal(outcome, notFound);
+  c.header("ETag", environmentETag(outcome.current));
+  return { dry_run: true, app_id: outcome.appId, environment: outcome.environment, kind, ...outcome.preview };
+}
+
+/** The dry-run of a deploy of the demo config's revision 2 to staging, which runs its revision 1. */
+export const DRY_RUN_EXAMPLE: DryRunOutput = {
+  dry_run: true,
+  app_id: DEMO_IDS.app,
+  environment: "staging",
+  kind: "deploy",
+  next_environment_revision: 3,
+  current: {
+    environment_revision: 2,
+    variant_revision_id: EXAMPLE_IDS.previousVariantRevision,
+    config_name: "main",
+    revision: 1,
+  },
+  proposed: { variant_revision_id: EXAMPLE_IDS.variantRevision, config_name: "main", revision: 2 },
+  diff: {
+    identical: false,
+    coarse: false,
+    patch: [{ op: "replace", path: "/params/temperature", value: DEMO_CONFIG_PARAMS.temperature }],
+    changes: [{ path: "/params/temperature", op: "replace", from: 0.7, to: DEMO_CONFIG_PARAMS.temperature }],
+  },
+};
+
+/** `?dry_run`, on each deploy and revert. */
+export const dryRunQuery = { schema: DryRunQuery, examples: globalThis.DOCUMENTATION && { dry_run: "true" as const } };
+
+/** A deploy's or revert's 200: its own answer, or (`?dry_run=true`) the dry-run's. */
+export const orDryRun = <const Answer>(description: string, example: Answer) => ({
+  description: `${description}; with \`?dry_run=true\`, what it would change (nothing written) and the environment's current ETag`,
+  examples: {
+    done: { summary: description, value: example },
+    dryRun: { summary: "?dry_run=true", value: DRY_RUN_EXAMPLE },
+  },
+  headers: { ETag: headerRef("ETag") },
+});
 
 const environmentOrConfig = (missing: "app" | "config" | "environment") =>
   missing === "environment" ? appEnvironmentNotFound() : configNotFound();
@@ -146,6 +224,7 @@ export const deploymentsRoutes = [
       idempotencyKey: "replays",
       ifMatch: true,
       protectionBypass: true,
+      query: dryRunQuery,
       doc: globalThis.DOCUMENTATION && {
         operationId: "deployConfig",
         tag: "Deployments",
@@ -155,16 +234,16 @@ export const deploymentsRoutes = [
           "environment `environment_ref.slug` names, any of the app's, as a new environment revision. " +
           CONDITIONS,
         ok: {
-          schema: ConfigOutput,
-          description: "The config as the environment now serves it",
-          example: demoConfigIn("staging", 2),
-          headers: { ETag: headerRef("ETag") },
+          schema: z.union([ConfigOutput, DryRunOutput]),
+          ...orDryRun("The config as the environment now serves it", demoConfigIn("staging", 2)),
         },
         errors: deploymentErrors("DeployTargetNotFound", { removable: true }),
       },
     },
     async (c) => {
-      const config = await deploy(c, c.var, toConfigRefs(c.req.valid("json")), environmentOrConfig);
+      const target = toConfigRefs(c.req.valid("json"));
+      if (c.req.valid("query").dry_run) return c.json(await dryRun(c, c.var, target, "deploy", environmentOrConfig), 200);
+      const config = await deploy(c, c.var, target, environmentOrConfig);
       return c.json(toConfigOutput(config), 200);
     },
   ),
@@ -184,12 +263,13 @@ export const deploymentsRoutes = [
       idempotencyKey: "replays",
       ifMatch: true,
       protectionBypass: true,
+      query: dryRunQuery,
       doc: globalThis.DOCUMENTATION && {
         operationId: "deployToEnvironment",
         tag: "Deployments",
         summary: "Deploy a variant's latest revision to an app's environment",
         description: `Deploys the variant's latest revision to its app's environment \`environment_name\`, as a new environment revision. ${CONDITIONS}`,
-        ok: { schema: z.null(), description: "Deployed", example: null, headers: { ETag: headerRef("ETag") } },
+        ok: { schema: z.union([z.null(), DryRunOutput]), ...orDryRun("Deployed", null) },
         errors: deploymentErrors("DeployVariantNotFound"),
       },
     },
@@ -201,7 +281,10 @@ export const deploymentsRoutes = [
         variantId: variant_id,
         environment: { slug: environment_name, version: null, id: null },
       };
-      await deploy(c, c.var, target, (missing) => (missing === "environment" ? appEnvironmentNotFound() : variantNotFound()));
+      const notFound = (missing: "app" | "config" | "environment") =>
+        missing === "environment" ? appEnvironmentNotFound() : variantNotFound();
+      if (c.req.valid("query").dry_run) return c.json(await dryRun(c, c.var, target, "deploy", notFound), 200);
+      await deploy(c, c.var, target, notFound);
       return c.json(null, 200);
     },
   ),
@@ -218,6 +301,7 @@ export const deploymentsRoutes = [
       idempotencyKey: "replays",
       ifMatch: true,
       protectionBypass: true,
+      query: dryRunQuery,
       doc: globalThis.DOCUMENTATION && {
         operationId: "revertDeploymentRevision",
         tag: "Deployments",
@@ -225,7 +309,7 @@ export const deploymentsRoutes = [
         description:
           "A new revision of that revision's environment, deploying the same variant revision; the history keeps " +
           `both. No body. ${CONDITIONS}`,
-        ok: { schema: RevertOutput, description: "Reverted", example: REVERTED, headers: { ETag: headerRef("ETag") } },
+        ok: { schema: z.union([RevertOutput, DryRunOutput]), ...orDryRun("Reverted", REVERTED) },
         errors: deploymentErrors("DeploymentRevisionNotFound", { removable: true }),
       },
     },
@@ -236,6 +320,9 @@ export const deploymentsRoutes = [
         variant: null,
         environment: { slug: null, version: null, id: deployment_revision_id },
       };
+      if (c.req.valid("query").dry_run) {
+        return c.json(await dryRun(c, c.var, target, "revert", deploymentRevisionNotFound), 200);
+      }
       await deploy(c, c.var, target, deploymentRevisionNotFound);
       return c.json(REVERTED, 200);
     },
