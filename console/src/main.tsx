@@ -7,12 +7,21 @@ function Shell() {
   const session = useSession();
   const { path, query } = useLocation();
   const found = matchPage(path);
+  // The organization of the page's path, else the first: its change requests, activity and team.
+  const orgId = /^\/organizations\/([^/]+)/.exec(path)?.[1] ?? session.organizations[0]?.id;
   return (
     <>
       <header class="top">
         <Link to="/" class="brand">
           App Management Service
         </Link>
+        {orgId && (
+          <nav aria-label="Organization" class="sections">
+            <Link to={`/organizations/${orgId}/change-requests`}>Change requests</Link>
+            <Link to={`/organizations/${orgId}/activity`}>Activity</Link>
+            <Link to={`/organizations/${orgId}/team`}>Team</Link>
+          </nav>
+        )}
         <span class="who">
           {session.profile.username}
           {session.readOnly && <span class="badge">read-only key</span>}

@@ -95,13 +95,21 @@ export function SessionGate({ children }: { children: ComponentChildren }) {
   );
 }
 
-export type Right = "edit" | "deploy";
+export type Right = "edit" | "deploy" | "manage";
 
 // docs/guides/teams.md: apps and configs for owner, workspace_admin, editor; deploy and revert for those and
-// deployment_manager.
+// deployment_manager; members, invitations, webhooks, protection settings, and any change request's rebase or cancel
+// for owner and workspace_admin.
 const ROLES_WITH: Record<Right, Role[]> = {
   edit: ["owner", "workspace_admin", "editor"],
   deploy: ["owner", "workspace_admin", "editor", "deployment_manager"],
+  manage: ["owner", "workspace_admin"],
+};
+
+const WHAT_RIGHTS_DO: Record<Right, string> = {
+  edit: "change apps or configs",
+  deploy: "deploy or revert",
+  manage: "manage the team, webhooks or protection",
 };
 
 /** Whether a right's controls show: "hidden" for a read-only key; else the reason they are disabled, or "allowed". */
@@ -122,6 +130,6 @@ export function usePermissions(orgId: string | null | undefined): ((right: Right
       ? { state: "allowed" }
       : {
           state: "disabled",
-          reason: `Your role here (${role.replace("_", " ")}) may not ${right === "edit" ? "change apps or configs" : "deploy or revert"}`,
+          reason: `Your role here (${role.replace("_", " ")}) may not ${WHAT_RIGHTS_DO[right]}`,
         };
 }

@@ -63,6 +63,11 @@ export default function ChangeRequests({ params: { orgId }, query }: PageProps) 
   return (
     <>
       <h1>Change requests</h1>
+      <p>
+        <Link to={`/organizations/${orgId}/protection${projectId ? `?project_id=${projectId}` : ""}`}>
+          Protection settings of the environments
+        </Link>
+      </p>
       <form class="switchers" aria-label="Filters" onSubmit={(event) => event.preventDefault()}>
         <label>
           Project
@@ -106,9 +111,7 @@ export default function ChangeRequests({ params: { orgId }, query }: PageProps) 
       {organization.error && <ErrorNote error={organization.error} />}
       {page.error && <ErrorNote error={page.error} />}
       {page.data && requests.length === 0 && (
-        <p class="empty">
-          No change request here. Propose one from a revision: a variant's page, or an environment's history.
-        </p>
+        <p class="empty">No change request here. Propose one from a revision: a variant's page, or an environment's history.</p>
       )}
       {requests.length > 0 && (
         <table class="list">

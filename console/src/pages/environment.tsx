@@ -68,9 +68,16 @@ export default function Environment({ params: { appId, environment } }: PageProp
                       }}
                     />
                   ) : (
-                    <ActionButton permission={may?.("deploy") ?? { state: "hidden" }} onClick={() => setPreviewed(entry.id)}>
-                      Preview revert to {entry.revision}
-                    </ActionButton>
+                    <>
+                      <ActionButton permission={may?.("deploy") ?? { state: "hidden" }} onClick={() => setPreviewed(entry.id)}>
+                        Preview revert to {entry.revision}
+                      </ActionButton>
+                      <Link
+                        to={`/apps/${appId}/propose?environment=${encodeURIComponent(environment)}&revert_to_revision_id=${entry.id}`}
+                      >
+                        Propose a revert to {entry.revision}
+                      </Link>
+                    </>
                   )}
                 </td>
               </tr>

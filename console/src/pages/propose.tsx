@@ -86,7 +86,7 @@ export default function Propose({ params: { appId }, query }: PageProps) {
       </nav>
       <h1>{revertTo ? `Propose a revert of ${environment}` : "Propose a deploy"}</h1>
       <form
-        class="block"
+        class="stack"
         onSubmit={(event) => {
           event.preventDefault();
           void propose();
@@ -128,12 +128,8 @@ export default function Propose({ params: { appId }, query }: PageProps) {
           </h2>
           {preview.loading && <Loading label="Loading the preview" />}
           {preview.error && <ErrorNote error={preview.error} />}
-          {preview.data && !diff && (
-            <p class="empty">Nothing runs in {environment} yet: the whole config would be deployed.</p>
-          )}
-          {diff && (
-            <DiffView diff={diff.data} exact={diff.exact} label={`What the proposal would change in ${environment}`} />
-          )}
+          {preview.data && !diff && <p class="empty">Nothing runs in {environment} yet: the whole config would be deployed.</p>}
+          {diff && <DiffView diff={diff.data} exact={diff.exact} label={`What the proposal would change in ${environment}`} />}
         </section>
         <ActionButton
           type="submit"
