@@ -2,14 +2,16 @@ import { useState } from "preact/hooks";
 import { answer, answered, type Schemas } from "../api";
 import { answerExact, DiffView } from "../diff-view";
 import { Link, type PageProps } from "../router";
-import { type Permission, type Role, usePermissions, useSession } from "../session";
+import { type Permission, usePermissions, useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
 import { type ChangeRequestState, proposalOf } from "./change-requests";
 
 /**
  * 6. A change request: what it would change (its diff; after a conflict, the drift too), its reviews, its approvals
  * against the required number, and the actions its state allows. Every action is sent with the request's ETag as
- * If-Match, so that one taken on a state the page no longer shows is refused (412) with the API's message.
+ * If-Match, so that one taken on a state the page no longer shows is refused (412) with the API's message. Approve and
+ * decline are offered to every role that writes: who may approve is the environment's setting at that moment, and the
+ * API's refusal (the author's own approval, a role not among the approvers) is shown as it words it.
  */
 export const path = "/change-requests/:id";
 
@@ -28,7 +30,7 @@ const ACTIONS_FROM: Record<Action | "schedule" | "review", ChangeRequestState[]>
 };
 
 export default function ChangeRequestPage({ params: { id } }: PageProps) {
-  const { api, profile, readOnly, organization } = useSession();
+  const { api, profile, readOnly } = useSession();
   const request = { params: { path: { change_request_id: id } } };
   const loaded = useLoad(async () => {
     const { data, response } = await answered(api.GET("/change-requests/{change_request_id}", request));
@@ -47,15 +49,14 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
         }),
       ),
     ]);
-    const { role } = await organization(environment.organization_id ?? "");
-    return { request: data, etag: response.headers.get("ETag") ?? undefined, diff, environment, protection, role };
+    return { request: data, etag: response.headers.get("ETag") ?? undefined, diff, environment, protection };
   }, [id]);
   const may = usePermissions(loaded.data?.environment.organization_id);
 
   if (loaded.loading && !loaded.data) return <Loading label="Loading the change request" />;
   if (loaded.error) return <ErrorNote error={loaded.error} />;
   if (!loaded.data || !may) return <Loading label="Loading your role" />;
-  const { request: cr, etag, diff, protection, role } = loaded.data;
+  const { request: cr, etag, diff, protection } = loaded.data;
   const byAuthor = cr.author.user_id === profile.id;
   const propose = may("deploy");
   // Rebase and cancel: the author, an owner or a workspace admin.
@@ -156,7 +157,7 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
         <ReviewForm
           cr={cr}
           headers={headers}
-          approve={approverPermission(protection, role, readOnly)}
+          approve={readOnly ? { state: "hidden" } : { state: "allowed" }}
           comment={propose}
           onDone={loaded.reload}
         />
@@ -166,17 +167,6 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
 }
 
 const REVIEW_WORDS = { approve: "approved", decline: "declined", comment: "commented on" } as const;
-
-/** Approving or declining: a role of the environment's approver_roles (the author's own approval the API refuses). */
-function approverPermission(protection: Schemas["Protection"], role: Role, readOnly: boolean): Permission {
-  if (readOnly) return { state: "hidden" };
-  return (protection.approver_roles as Role[]).includes(role)
-    ? { state: "allowed" }
-    : {
-        state: "disabled",
-        reason: `Approvers of ${protection.environment}: ${protection.approver_roles.join(", ").replaceAll("_", " ")}`,
-      };
-}
 
 type Headers = { header: { "If-Match": string } | undefined };
 

@@ -1,0 +1,190 @@
+/**
+ * The console's team journey (docs/CONSOLE.md "How it is tested", first bullet) in headless Chromium: an owner
+ * protects production; an editor makes an app, commits two revisions, deploys to staging, is refused a direct deploy
+ * to production and proposes it; the author's own approval is refused with the API's words; a second member approves;
+ * the editor applies; the deploy is in production's history and in the audit log; a revert is proposed after its
+ * preview. Then a viewer's refused action, and the team and webhooks pages. Every page checked by axe-core and kept
+ * as a screenshot (test/browser/console-world.ts).
+ */
+import { describe, expect, it } from "vitest";
+import { api } from "../cli/helpers";
+import { POLL } from "./browser";
+import { BASE_PATH, checkPage, consoleWorld, DEMO_ORG, DEMO_PROJECT, signedIn } from "./console-world";
+
+// A second member who may approve by the default settings (approver_roles: owner, workspace_admin, deployment_manager).
+const KIM = "kim@example.com";
+const world = consoleWorld("test/browser/console-team.test.ts", { [KIM]: "deployment_manager" });
+const { keys } = world;
+
+/** GET of the API as `key`, under BASE_PATH. */
+const read = (key: string, path: string) => api(world.worker, "GET", `${BASE_PATH}${path}`, key);
+
+describe.skipIf(!world.hasChromium)("the console, as a team", () => {
+  it("protects production, proposes a deploy there, refuses the author's approval, applies it once approved, and finds it in the history and the audit log", async () => {
+    // The owner protects production (protection settings: owners and workspace admins).
+    const owner = await signedIn(world, keys.owner, `/console/organizations/${DEMO_ORG}/protection`);
+    try {
+      const production = owner.page.locator("form.card", { has: owner.page.getByRole("heading", { name: "production" }) });
+      await production.getByLabel("Protected: changes only through an approved change request").check();
+      await production.getByRole("button", { name: "Save production" }).click();
+      await production.getByText("Last changed by demo").waitFor(POLL);
+      await checkPage(owner.page, "protection");
+      const settings = await read(keys.owner, `/projects/${DEMO_PROJECT}/environments/production/protection`);
+      expect(settings.body).toMatchObject({ protected: true, required_approvals: 1, allow_self_approval: false });
+      expect(owner.problems).toEqual({ pageErrors: [], consoleErrors: [], offOrigin: [] });
+    } finally {
+      await owner.close();
+    }
+
+    const editor = await signedIn(world, keys.editor);
+    const { page } = editor;
+    try {
+      // An app, a variant, two commits (the add made revision 1).
+      await page.getByLabel("New app's name").fill("team-app");
+      await page.getByRole("button", { name: "Create app" }).click();
+      await page.getByRole("link", { name: "team-app" }).click();
+      await page.getByLabel("New variant's name").fill("main");
+      await page.getByRole("button", { name: "Add variant" }).click();
+      await page.getByRole("link", { name: "main" }).click();
+      for (const [revision, params] of [
+        [2, '{"temperature": 0.7}'],
+        [3, '{"temperature": 0.2}'],
+      ] as const) {
+        await page.getByLabel("Params (JSON)").fill(params);
+        await page.getByLabel("Commit message").fill(`revision ${revision}`);
+        await page.getByRole("button", { name: "Commit" }).click();
+        await page.getByText(`Revision ${revision}`, { exact: true }).waitFor(POLL);
+      }
+      const appId = (await read(keys.editor, "/apps?app_name=team-app")).body[0].app_id as string;
+
+      // Staging takes a direct deploy; production, protected, refuses one with the API's message.
+      await page.getByRole("link", { name: "App team-app" }).click();
+      const card = (name: string) => page.locator("section.card", { has: page.getByRole("heading", { name }) });
+      await card("staging").getByLabel("Revision (empty: latest)").fill("2");
+      await card("staging").getByRole("button", { name: "Deploy to staging" }).click();
+      await expect.poll(() => card("staging").locator("dd").nth(1).textContent(), POLL).toBe("1");
+      await card("production").getByRole("button", { name: "Deploy to production" }).click();
+      const refusal = card("production").getByRole("alert");
+      await refusal.waitFor(POLL);
+      expect(await refusal.textContent()).toBe(
+        "409 Environment 'production' is protected: propose the change with POST /change-requests.",
+      );
+
+      // Propose production from the variant's latest revision: the preview says what it would change.
+      await page.getByRole("link", { name: "main" }).click();
+      await page.locator(".revisions summary").first().click();
+      await page.getByRole("link", { name: "Propose a deploy of revision 3" }).click();
+      await page.getByRole("heading", { name: "Propose a deploy" }).waitFor(POLL);
+      await page.getByLabel("Environment").selectOption("production");
+      await page.getByText("Nothing runs in production yet").waitFor(POLL);
+      await page.getByLabel("Environment").selectOption("staging");
+      const changes = page.getByRole("table", { name: "What the proposal would change in staging" });
+      await expect
+        .poll(() => changes.locator("tbody th, tbody td").allTextContents(), POLL)
+        .toEqual(["/params/temperature", "changed", "0.7", "0.2"]);
+      await checkPage(page, "propose");
+      await page.getByLabel("Environment").selectOption("production");
+      await page.getByLabel("Title").fill("Ship revision 3");
+      await page.getByRole("button", { name: "Propose" }).click();
+      await page.getByRole("heading", { name: /^Ship revision 3/ }).waitFor(POLL);
+      const requestUrl = new URL(page.url()).pathname;
+      const requestId = requestUrl.split("/").pop() as string;
+      const facts = () => page.locator("dl.facts dd").allTextContents();
+      await expect.poll(facts, POLL).toEqual([
+        "Deploy main revision 3 in production of team-app",
+        "0 of 1 required (production is protected)",
+        expect.stringMatching(/^ed, /),
+        "1",
+        expect.any(String),
+      ]);
+
+      // The author's own approval: refused, in the API's words.
+      await page.getByRole("button", { name: "Approve" }).click();
+      const refused = page.locator("form[aria-label=Review] [role=alert]");
+      await refused.waitFor(POLL);
+      expect(await refused.textContent()).toBe("Refused: 403 You cannot approve your own change request.");
+      await checkPage(page, "change-request");
+
+      // A second member approves, from a shared link to the request.
+      const kim = await signedIn(world, keys.extra[KIM], `/console/change-requests/${requestId}`);
+      try {
+        await kim.page.getByLabel("Comment (optional with an approval or a decline)").fill("Looks right");
+        await kim.page.getByRole("button", { name: "Approve" }).click();
+        await kim.page.getByText("approved", { exact: true }).waitFor(POLL);
+        expect(await kim.page.locator(".reviews li").allTextContents()).toEqual([
+          expect.stringMatching(/^kim approved version 1, .*Looks right$/),
+        ]);
+        expect(kim.problems).toEqual({ pageErrors: [], consoleErrors: [], offOrigin: [] });
+      } finally {
+        await kim.close();
+      }
+
+      // The author applies it.
+      await page.reload();
+      await expect.poll(() => facts().then((all) => all[1]), POLL).toBe("1 of 1 required (production is protected)");
+      await page.getByRole("button", { name: "Apply to production" }).click();
+      await page.getByText("applied", { exact: true }).waitFor(POLL);
+      await expect.poll(() => facts().then((all) => all[4]), POLL).toMatch(/ by ed, as revision 1 of production$/);
+      await checkPage(page, "change-request-applied");
+
+      // In production's history, and in the audit log with the request it came from.
+      await page.locator("dl.facts").getByRole("link", { name: "production" }).first().click();
+      await page.getByRole("heading", { name: "History of production" }).waitFor(POLL);
+      await expect.poll(() => page.locator("tbody tr").allInnerTexts(), POLL).toEqual([expect.stringMatching(/^1\ted\t/)]);
+      await page.getByRole("link", { name: "Activity" }).click();
+      await page.getByLabel("Type (or family, such as environment.)").fill("environment.deployed");
+      await page.getByLabel("App").selectOption({ label: "team-app" });
+      await page.getByRole("button", { name: "Filter" }).click();
+      await expect
+        .poll(() => page.locator("tbody th").allTextContents(), POLL)
+        .toEqual(["environment.deployed", "environment.deployed"]);
+      const newest = page.locator("tbody tr").first();
+      await newest.getByText("Data").click();
+      const data = JSON.parse((await newest.locator("pre").textContent()) as string);
+      expect(data).toMatchObject({ app_id: appId, environment: "production", change_request_id: requestId });
+      await checkPage(page, "activity");
+      const logged = await read(keys.editor, `/events?organization_id=${DEMO_ORG}&app_id=${appId}&type=environment.deployed`);
+      expect(logged.body.events.map((event: { data: { environment: string } }) => event.data.environment)).toEqual([
+        "production",
+        "staging",
+      ]);
+
+      // The change requests of production: this one, applied.
+      await page.getByRole("link", { name: "Change requests" }).click();
+      await page.getByLabel("Environment").selectOption("production");
+      await expect
+        .poll(() => page.locator("tbody tr").allInnerTexts(), POLL)
+        .toEqual([expect.stringMatching(/^Ship revision 3\tteam-app\tproduction\tDeploy main revision 3\tapplied\t1 of 1\ted\t/)]);
+      await checkPage(page, "change-requests");
+
+      // A revert proposed after its preview: staging, now on the latest revision, back to its first deploy.
+      await page.getByRole("link", { name: "team-app" }).first().click();
+      await card("staging").getByLabel("Revision (empty: latest)").fill("");
+      await card("staging").getByRole("button", { name: "Deploy to staging" }).click();
+      await expect.poll(() => card("staging").locator("dd").nth(1).textContent(), POLL).toBe("2");
+      await card("staging").getByRole("link", { name: "History and revert" }).click();
+      await page.getByRole("link", { name: "Propose a revert to 1" }).click();
+      await page.getByRole("heading", { name: "Propose a revert of staging" }).waitFor(POLL);
+      const preview = page.getByRole("table", { name: "What the proposal would change in staging" });
+      await expect
+        .poll(() => preview.locator("tbody th, tbody td").allTextContents(), POLL)
+        .toEqual(["/params/temperature", "changed", "0.2", "0.7"]);
+      await page.getByLabel("Title").fill("Back to 0.7");
+      await page.getByRole("button", { name: "Propose" }).click();
+      await page.getByRole("heading", { name: /^Back to 0\.7/ }).waitFor(POLL);
+      await expect.poll(facts, POLL).toEqual([
+        "Revert to main revision 2 in staging of team-app",
+        "0 of 1 required",
+        expect.stringMatching(/^ed, /),
+        "1",
+        expect.any(String),
+      ]);
+      await page.getByRole("button", { name: "Cancel the request" }).click();
+      await page.getByText("cancelled", { exact: true }).waitFor(POLL);
+      expect(editor.problems.pageErrors).toEqual([]);
+      expect(editor.problems.offOrigin).toEqual([]);
+    } finally {
+      await editor.close();
+    }
+  });
+});
