@@ -131,23 +131,36 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await page.locator("dl.facts").getByRole("link", { name: "production" }).first().click();
       await page.getByRole("heading", { name: "History of production" }).waitFor(POLL);
       await expect.poll(() => page.locator("tbody tr").allInnerTexts(), POLL).toEqual([expect.stringMatching(/^1\ted\t/)]);
+      // The audit log is its owners' and workspace admins': to the editor, the API's refusal; to the owner, the deploy
+      // with the request it came from, by a shared link with the filters in it.
       await page.getByRole("link", { name: "Activity" }).click();
-      await page.getByLabel("Type (or family, such as environment.)").fill("environment.deployed");
-      await page.getByLabel("App").selectOption({ label: "team-app" });
-      await page.getByRole("button", { name: "Filter" }).click();
-      await expect
-        .poll(() => page.locator("tbody th").allTextContents(), POLL)
-        .toEqual(["environment.deployed", "environment.deployed"]);
-      const newest = page.locator("tbody tr").first();
-      await newest.getByText("Data").click();
-      const data = JSON.parse((await newest.locator("pre").textContent()) as string);
-      expect(data).toMatchObject({ app_id: appId, environment: "production", change_request_id: requestId });
-      await checkPage(page, "activity");
-      const logged = await read(keys.editor, `/events?organization_id=${DEMO_ORG}&app_id=${appId}&type=environment.deployed`);
-      expect(logged.body.events.map((event: { data: { environment: string } }) => event.data.environment)).toEqual([
-        "production",
-        "staging",
-      ]);
+      const forbidden = await read(keys.editor, `/events?organization_id=${DEMO_ORG}`);
+      expect(forbidden.status).toBe(403);
+      await expect.poll(() => page.locator("main [role=alert]").textContent(), POLL).toBe(`403 ${forbidden.body.detail}`);
+      const auditor = await signedIn(
+        world,
+        keys.owner,
+        `/console/organizations/${DEMO_ORG}/activity?type=environment.deployed&app_id=${appId}`,
+      );
+      try {
+        const log = auditor.page;
+        await expect
+          .poll(() => log.locator("tbody th").allTextContents(), POLL)
+          .toEqual(["environment.deployed", "environment.deployed"]);
+        const newest = log.locator("tbody tr").first();
+        await newest.getByText("Data").click();
+        const data = JSON.parse((await newest.locator("pre").textContent()) as string);
+        expect(data).toMatchObject({ app_id: appId, environment: "production", change_request_id: requestId });
+        await checkPage(log, "activity");
+        const logged = await read(keys.owner, `/events?organization_id=${DEMO_ORG}&app_id=${appId}&type=environment.deployed`);
+        expect(logged.body.events.map((event: { data: { environment: string } }) => event.data.environment)).toEqual([
+          "production",
+          "staging",
+        ]);
+        expect(auditor.problems).toEqual({ pageErrors: [], consoleErrors: [], offOrigin: [] });
+      } finally {
+        await auditor.close();
+      }
 
       // The change requests of production: this one, applied.
       await page.getByRole("link", { name: "Change requests" }).click();
