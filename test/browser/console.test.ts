@@ -164,4 +164,193 @@ describe.skipIf(!hasChromium)("the console", () => {
       await opened.close();
     }
   });
+  it("takes an editor from a new app through two commits, a deploy to staging and a previewed revert", async () => {
+    const opened = await signedIn(keys.editor);
+    const { page, problems } = opened;
+    try {
+      // 1. Apps: create one; it is listed, and found by search.
+      await page.getByLabel("New app's name").fill("journey");
+      await page.getByRole("button", { name: "Create app" }).click();
+      await page.getByRole("link", { name: "journey" }).waitFor(POLL);
+      await page.getByLabel("Search by name").fill("JOUR");
+      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["journey"]);
+      await checkPage(page, "apps");
+
+      // 2. The app: no variants yet; add one. Its three environments run nothing.
+      await page.getByRole("link", { name: "journey" }).click();
+      await page.getByText("No variants yet").waitFor(POLL);
+      await expect.poll(() => page.locator(".card h3").allTextContents(), POLL).toEqual(["development", "staging", "production"]);
+      await page.getByLabel("New variant's name").fill("main");
+      await page.getByRole("button", { name: "Add variant" }).click();
+      await page.getByRole("link", { name: "main" }).click();
+
+      // 3. The variant: invalid JSON is refused before sending; the API's 422 is shown where it points.
+      await page.getByRole("heading", { name: "Variant main" }).waitFor(POLL);
+      const editor = page.getByLabel("Params (JSON)");
+      const commit = page.getByRole("button", { name: "Commit" });
+      await editor.fill('{"temperature": 0.7,');
+      await expect.poll(() => page.locator("#params-problem").textContent(), POLL).toMatch(/^Not valid JSON: /);
+      expect(await commit.getAttribute("aria-disabled")).toBe("true");
+      const sent: string[] = [];
+      page.on("request", (request) => {
+        if (request.url().endsWith("/variants/configs/commit")) sent.push(request.postData() ?? "");
+      });
+      const tooDeep = `${'{"a":'.repeat(101)}1${"}".repeat(101)}`;
+      await editor.fill(tooDeep);
+      await commit.click();
+      const refused = page.locator(".commit .error[role=alert]");
+      await refused.waitFor(POLL);
+      expect(await refused.textContent()).toMatch(/^Refused: 422 body\.params: /);
+      // Two commits, numbers sent exactly as typed.
+      for (const [params, message] of [
+        [`{"temperature": 0.7, "seed": ${BIG}}`, "first"],
+        [`{"temperature": 0.2, "seed": ${BIG}, "ratio": 1.0}`, "second"],
+      ]) {
+        await editor.fill(params);
+        await page.getByLabel("Commit message").fill(message);
+        await commit.click();
+        await page.getByText(`Revision ${sent.length}`, { exact: true }).waitFor(POLL); // the 422 counted in `sent`, and revision 1 made by the add
+      }
+      expect(sent.slice(1).map((body) => body.slice(0, body.indexOf(',"variant_ref"')))).toEqual([
+        `{"params":{"temperature": 0.7, "seed": ${BIG}}`,
+        `{"params":{"temperature": 0.2, "seed": ${BIG}, "ratio": 1.0}`,
+      ]);
+      // Newest first, each with its message and author; params as stored, digit for digit.
+      await expect
+        .poll(() => page.locator(".revisions summary").allTextContents(), POLL)
+        .toEqual([
+          expect.stringMatching(/^Revision 3 · second · ed /),
+          expect.stringMatching(/^Revision 2 · first · ed /),
+          expect.stringMatching(/^Revision 1 · no message · ed /),
+        ]);
+      await page.locator(".revisions summary").first().click();
+      expect(await page.locator(".revisions pre.params").first().textContent()).toBe(
+        `{\n  "temperature": 0.2,\n  "seed": ${BIG},\n  "ratio": 1.0\n}`,
+      );
+      await checkPage(page, "variant");
+
+      // 2 again: deploy revision 2, then the latest, to staging.
+      await page.getByRole("link", { name: "App journey" }).click();
+      const staging = page.locator("section.card", { has: page.getByRole("heading", { name: "staging" }) });
+      await staging.getByLabel("Revision (empty: latest)").fill("2");
+      await staging.getByRole("button", { name: "Deploy to staging" }).click();
+      await expect.poll(() => staging.locator("dd").allTextContents(), POLL).toEqual(["app.main", "1", "ed", expect.any(String)]);
+      await staging.getByLabel("Revision (empty: latest)").fill("");
+      await staging.getByRole("button", { name: "Deploy to staging" }).click();
+      await expect.poll(() => staging.locator("dd").nth(1).textContent(), POLL).toBe("2");
+      await checkPage(page, "app");
+
+      // 5. Staging's history, newest first; revert to its first revision after the preview of what it would run.
+      await staging.getByRole("link", { name: "History and revert" }).click();
+      await page.getByRole("heading", { name: "History of staging" }).waitFor(POLL);
+      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["2", "1"]);
+      await page.getByRole("button", { name: "Preview revert to 1" }).click();
+      const preview = page.getByRole("region", { name: "Preview of the revert to revision 1" });
+      await preview.locator("pre").first().waitFor(POLL);
+      expect(await preview.locator("pre").allTextContents()).toEqual([
+        `{\n  "temperature": 0.2,\n  "seed": ${BIG},\n  "ratio": 1.0\n}`,
+        `{\n  "temperature": 0.7,\n  "seed": ${BIG}\n}`,
+      ]);
+      await checkPage(page, "revert-preview");
+      await preview.getByRole("button", { name: "Revert to revision 1" }).click();
+      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["3", "2", "1"]);
+      await checkPage(page, "environment");
+
+      // What the pages showed is what the API holds.
+      const apps = await api(worker, "GET", `${BASE_PATH}/apps?app_name=journey`, keys.editor);
+      const history = await api(worker, "GET", `${BASE_PATH}/apps/${apps.body[0].app_id}/revisions/staging`, keys.editor);
+      expect(history.body.revisions.map((entry: any) => [entry.revision, entry.modified_by])).toEqual([
+        [1, "ed"],
+        [2, "ed"],
+        [3, "ed"],
+      ]);
+      expect(history.body.revisions[2].deployed_app_variant_revision).toBe(
+        history.body.revisions[0].deployed_app_variant_revision,
+      );
+      expect(problems.pageErrors).toEqual([]);
+      expect(problems.offOrigin).toEqual([]);
+    } finally {
+      await opened.close();
+    }
+  });
+  it("shows a read-only key every page with no write control", async () => {
+    const opened = await signedIn(keys.readOnly);
+    const { page, problems } = opened;
+    /** Every control on the page but signing out and its links: a read-only key gets none that writes. */
+    const controls = () => page.locator("main button, main textarea, main input:not([type=search])").count();
+    try {
+      await page.getByText("read-only key").waitFor(POLL);
+      await page.getByRole("link", { name: "journey" }).waitFor(POLL);
+      expect(await controls()).toBe(0);
+      await page.getByRole("link", { name: "journey" }).click();
+      await page.getByRole("link", { name: "main" }).waitFor(POLL);
+      expect(await controls()).toBe(0);
+      await page.getByRole("link", { name: "History and revert" }).nth(1).click();
+      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["3", "2", "1"]);
+      expect(await controls()).toBe(0);
+      await page.goBack();
+      await page.getByRole("link", { name: "main" }).click();
+      await page.locator(".revisions summary").first().waitFor(POLL);
+      await page.locator(".revisions summary").first().click();
+      expect(await page.locator(".revisions pre.params").first().textContent()).toContain(`"seed": ${BIG}`);
+      expect(await controls()).toBe(0);
+      await checkPage(page, "read-only");
+      expect(problems).toEqual({ pageErrors: [], consoleErrors: [], offOrigin: [] });
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it("disables a viewer's write controls with the reason on hover", async () => {
+    const opened = await signedIn(keys.viewer);
+    const { page } = opened;
+    try {
+      const create = page.getByRole("button", { name: "Create app" });
+      await create.waitFor(POLL);
+      expect(await create.getAttribute("aria-disabled")).toBe("true");
+      expect(await create.getAttribute("title")).toBe("Your role here (viewer) may not change apps or configs");
+      const posts: string[] = [];
+      page.on("request", (request) => {
+        if (request.method() !== "GET") posts.push(request.url());
+      });
+      await page.getByLabel("New app's name").fill("not-mine");
+      await create.click({ force: true });
+      await page.getByLabel("New app's name").press("Enter");
+      await page.getByRole("link", { name: "demo-app" }).click();
+      const deploy = page.getByRole("button", { name: "Deploy to production" });
+      await deploy.waitFor(POLL);
+      expect(await deploy.getAttribute("title")).toBe("Your role here (viewer) may not deploy or revert");
+      await checkPage(page, "viewer");
+      expect(posts).toEqual([]);
+      expect(opened.problems).toEqual({ pageErrors: [], consoleErrors: [], offOrigin: [] });
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it("shows the API's message when an action is refused: an editor made a viewer since the page loaded", async () => {
+    const opened = await signedIn(keys.editor);
+    const { page } = opened;
+    try {
+      await page.getByRole("button", { name: "Create app" }).waitFor(POLL);
+      const demoted = await api(
+        worker,
+        "DELETE",
+        `${BASE_PATH}/workspaces/${DEMO_WORKSPACE}/roles?email=ed@example.com&org_id=${DEMO_ORG}&role=editor`,
+        DEMO_KEY,
+      );
+      expect(demoted.status).toBe(200);
+      await page.getByLabel("New app's name").fill("too-late");
+      await page.getByRole("button", { name: "Create app" }).click();
+      const alert = page.getByRole("alert");
+      await alert.waitFor(POLL);
+      const direct = await api(worker, "POST", `${BASE_PATH}/apps`, keys.editor, { app_name: "too-late" });
+      expect(direct.status).toBe(403);
+      expect(await alert.textContent()).toBe(`403 ${direct.body.detail}`);
+      await checkPage(page, "refused");
+      expect(opened.problems.pageErrors).toEqual([]);
+    } finally {
+      await opened.close();
+    }
+  });
 });
