@@ -175,6 +175,21 @@ describe.skipIf(!hasChromium)("the console", () => {
       await page.getByLabel("Search by name").fill("JOUR");
       await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["journey"]);
       await checkPage(page, "apps");
+      // Rename one, then delete it: the delete asks for its name first.
+      await page.getByLabel("Search by name").fill("");
+      await page.getByLabel("New app's name").fill("scratch");
+      await page.getByRole("button", { name: "Create app" }).click();
+      const scratch = page.locator("tbody tr", { has: page.getByRole("link", { name: "scratch" }) });
+      await scratch.getByRole("button", { name: "Rename" }).click();
+      await scratch.getByLabel("New name of scratch").fill("scratch-renamed");
+      await scratch.getByRole("button", { name: "Save name" }).click();
+      const renamed = page.locator("tbody tr", { has: page.getByRole("link", { name: "scratch-renamed" }) });
+      await renamed.getByRole("button", { name: "Delete" }).click();
+      const deleteForGood = renamed.getByRole("button", { name: "Delete for good" });
+      expect(await deleteForGood.isDisabled()).toBe(true);
+      await renamed.getByLabel("Type “scratch-renamed” to delete it with its variants and history").fill("scratch-renamed");
+      await deleteForGood.click();
+      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["demo-app", "journey"]);
 
       // 2. The app: no variants yet; add one. Its three environments run nothing.
       await page.getByRole("link", { name: "journey" }).click();
@@ -295,6 +310,10 @@ describe.skipIf(!hasChromium)("the console", () => {
       expect(await page.locator(".revisions pre.params").first().textContent()).toContain(`"seed": ${BIG}`);
       expect(await controls()).toBe(0);
       await checkPage(page, "read-only");
+      // On a phone's width: the same page, nothing cut off sideways.
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+      await checkPage(page, "narrow");
       expect(problems).toEqual({ pageErrors: [], consoleErrors: [], offOrigin: [] });
     } finally {
       await opened.close();
