@@ -108,8 +108,9 @@ async function keyLeaks(opened: Awaited<ReturnType<typeof openPage>>, key: strin
 }
 
 describe.skipIf(!hasChromium)("the console", () => {
-  it("signs an editor in, keeping the key in sessionStorage only, and out again", async () => {
-    const opened = await openPage(browser, worker.url, `${BASE_PATH}/console`);
+  it("signs an editor in with the keyboard alone, keeping the key in sessionStorage only, and out again", async () => {
+    // In a time zone of its own: dates are shown in the browser's zone, the exact instant on hover.
+    const opened = await openPage(browser, worker.url, `${BASE_PATH}/console`, { timezoneId: "Asia/Kolkata" });
     const { page, response, problems } = opened;
     try {
       expect(response?.status()).toBe(200);
@@ -118,8 +119,10 @@ describe.skipIf(!hasChromium)("the console", () => {
       const urls: string[] = [];
       page.on("request", (request) => urls.push(request.url()));
       const profile = page.waitForRequest((request) => request.url().endsWith(`${BASE_PATH}/profile`));
-      await page.getByLabel("API key").fill(keys.editor);
-      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.keyboard.press("Tab");
+      expect(await page.evaluate("document.activeElement.id")).toBe("api-key");
+      await page.keyboard.type(keys.editor);
+      await page.keyboard.press("Enter");
       expect((await profile).headers().authorization).toBe(`ApiKey ${keys.editor}`);
       // The demo organization's workspace: its apps, the seed's demo-app among them.
       await page.getByRole("heading", { name: "Apps" }).waitFor(POLL);
@@ -127,6 +130,18 @@ describe.skipIf(!hasChromium)("the console", () => {
       expect(new URL(page.url()).pathname).toBe(`${BASE_PATH}/console/organizations/${DEMO_ORG}/workspaces/${DEMO_WORKSPACE}`);
       expect(await page.evaluate("Object.values(sessionStorage)")).toEqual([keys.editor]);
       expect(await keyLeaks(opened, keys.editor, urls)).toEqual({ cookies: [], localStorage: [], urls: [] });
+      const demoApp = page.locator("tbody tr", { has: page.getByRole("link", { name: "demo-app" }) }).locator("time");
+      const instant = (await demoApp.getAttribute("title")) ?? "";
+      expect(instant).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+      const shown = new Date(instant).toLocaleString("en-US", { timeZone: "Asia/Kolkata" });
+      expect((await demoApp.textContent())?.replace(/\s/g, " ")).toBe(shown.replace(/\s/g, " "));
+
+      // To an app's page and back by keyboard: Tab to its link, Enter.
+      for (let tabs = 0; tabs < 30 && (await page.evaluate("document.activeElement.textContent")) !== "demo-app"; tabs++)
+        await page.keyboard.press("Tab");
+      await page.keyboard.press("Enter");
+      await page.getByRole("heading", { name: "App demo-app" }).waitFor(POLL);
+      await page.goBack();
 
       // A reload keeps the session (the tab's sessionStorage); signing out forgets the key.
       await page.reload();
