@@ -70,7 +70,9 @@ export function ActionButton({ permission = { state: "allowed" }, busy = false, 
       {...rest}
       title={reason ?? (rest.title as string | undefined)}
       aria-disabled={reason || busy ? "true" : undefined}
-      onClick={reason || busy ? undefined : onClick}
+      // aria-disabled rather than disabled, so that the reason shows on hover and the button keeps its focus; a click
+      // then does nothing, a form's submit included.
+      onClick={reason || busy ? (event) => event.preventDefault() : onClick}
     >
       {children}
     </button>

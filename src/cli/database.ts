@@ -115,9 +115,10 @@ export async function openPool(target: Target): Promise<OpenDatabase> {
  * Runs `work` again after a failure of the local tooling rather than of the work, a bounded number of times:
  * - the database was busy: `wrangler dev` and this process each open the same SQLite file, and workerd sets no busy
  *   timeout, so one may find the other's lock; the D1 error then only says "internal error".
- * - getPlatformProxy lost the call: its Node side frees a statement once the statement's object is collected, which
- *   may be while a call on it is still on its way (on a loaded machine); workerd then refuses the call, and the proxy
- *   reports only its own failed assertion ("false == true").
+ * - getPlatformProxy lost the call: its Node side frees a statement on workerd once the statement's object is
+ *   collected, which may be while a call naming it (a batch of statements nothing else holds) is still on its way
+ *   (on a loaded machine); workerd's end of the proxy then fails its assertion that the statement is there, before it
+ *   calls anything, and miniflare hands that on as a plain Error named "AssertionError": `isLostCall`.
  * Either way the statement or batch that failed did not run, so running the work again is safe.
  */
 export async function retryTransient<T>(work: () => Promise<T>, attempts = 6): Promise<T> {
@@ -132,8 +133,20 @@ export async function retryTransient<T>(work: () => Promise<T>, attempts = 6): P
 }
 
 const isTransient = (error: unknown): boolean =>
-  error instanceof AssertionError ||
+  isLostCall(error) ||
   /SQLITE_BUSY|database is locked|internal error/i.test(error instanceof Error ? error.message : String(error));
+
+/**
+ * The call workerd refused, as it reaches us: miniflare's proxy server asserts without a message
+ * (node_modules/miniflare/dist/src/workers/core/entry.worker.js, ProxyServer's `Native` reviver), and
+ * Miniflare#dispatchFetch revives the error by its name, which is no global: an Error, not node:assert's class (that
+ * of the proxy's Node side, whose assertions may fail after workerd ran the call).
+ */
+const isLostCall = (error: unknown): boolean =>
+  error instanceof Error &&
+  !(error instanceof AssertionError) &&
+  error.name === "AssertionError" &&
+  error.message === "false == true";
 
 /** Whether `db` has the table `name`. */
 const hasTable = (db: D1Database, name: string) =>

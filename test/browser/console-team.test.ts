@@ -90,13 +90,15 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       const requestUrl = new URL(page.url()).pathname;
       const requestId = requestUrl.split("/").pop() as string;
       const facts = () => page.locator("dl.facts dd").allTextContents();
-      await expect.poll(facts, POLL).toEqual([
-        "Deploy main revision 3 in production of team-app",
-        "0 of 1 required (production is protected)",
-        expect.stringMatching(/^ed, /),
-        "1",
-        expect.any(String),
-      ]);
+      await expect
+        .poll(facts, POLL)
+        .toEqual([
+          "Deploy main revision 3 in production of team-app",
+          "0 of 1 required (production is protected)",
+          expect.stringMatching(/^ed, /),
+          "1",
+          expect.any(String),
+        ]);
 
       // The author's own approval: refused, in the API's words.
       await page.getByRole("button", { name: "Approve" }).click();
@@ -167,7 +169,9 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await page.getByLabel("Environment").selectOption("production");
       await expect
         .poll(() => page.locator("tbody tr").allInnerTexts(), POLL)
-        .toEqual([expect.stringMatching(/^Ship revision 3\tteam-app\tproduction\tDeploy main revision 3\tapplied\t1 of 1\ted\t/)]);
+        .toEqual([
+          expect.stringMatching(/^Ship revision 3\tteam-app\tproduction\tDeploy main revision 3\tapplied\t1 of 1\ted\t/),
+        ]);
       await checkPage(page, "change-requests");
 
       // A revert proposed after its preview: staging, now on the latest revision, back to its first deploy.
@@ -185,13 +189,15 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await page.getByLabel("Title").fill("Back to 0.7");
       await page.getByRole("button", { name: "Propose" }).click();
       await page.getByRole("heading", { name: /^Back to 0\.7/ }).waitFor(POLL);
-      await expect.poll(facts, POLL).toEqual([
-        "Revert to main revision 2 in staging of team-app",
-        "0 of 1 required",
-        expect.stringMatching(/^ed, /),
-        "1",
-        expect.any(String),
-      ]);
+      await expect
+        .poll(facts, POLL)
+        .toEqual([
+          "Revert to main revision 2 in staging of team-app",
+          "0 of 1 required",
+          expect.stringMatching(/^ed, /),
+          "1",
+          expect.any(String),
+        ]);
       await page.getByRole("button", { name: "Cancel the request" }).click();
       await page.getByText("cancelled", { exact: true }).waitFor(POLL);
       expect(editor.problems.pageErrors).toEqual([]);

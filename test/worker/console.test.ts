@@ -55,7 +55,9 @@ describe.each(["", "/api"])("GET %s/console", (basePath) => {
   it("serves the built files with the console's headers, and again as 304 to a browser that has them", async () => {
     const page = await (await get("/console")).text();
     const types = { js: "text/javascript", css: "text/css" };
-    for (const file of builtFiles(page)) {
+    const files = builtFiles(page);
+    expect(files).toHaveLength(2); // the script and the stylesheet
+    for (const file of files) {
       const path = `/console/${file.slice(2)}`;
       const response = await get(path);
       expect(response.status, path).toBe(200);

@@ -131,7 +131,7 @@ function RevertPreview({
   if (preview.error) return <ErrorNote error={preview.error} />;
   const [now, then] = preview.data ?? [];
   return (
-    <div class="preview" role="region" aria-label={`Preview of the revert to revision ${target.revision}`}>
+    <section class="preview" aria-label={`Preview of the revert to revision ${target.revision}`}>
       <div class="sides">
         <div>
           <h3>Now: {now?.name}</h3>
@@ -149,6 +149,6 @@ function RevertPreview({
         Cancel
       </button>
       {action.error && <ErrorNote error={action.error} />}
-    </div>
+    </section>
   );
 }

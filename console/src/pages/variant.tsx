@@ -115,7 +115,7 @@ function RevisionItem({
           <strong>Revision {meta.revision}</strong> · {meta.commit_message || "no message"} · {meta.modified_by} ·{" "}
           <Time at={meta.created_at} />
         </summary>
-        <pre aria-label={`Params of revision ${meta.revision}`}>{formatExact(params)}</pre>
+        <pre class="params">{formatExact(params)}</pre>
         <ActionButton permission={permission} busy={action.busy} onClick={fork}>
           {action.busy ? "Forking…" : `Fork revision ${meta.revision}`}
         </ActionButton>
@@ -200,13 +200,15 @@ function CommitEditor({
       <p id="params-problem" class={problem ? "error" : "help"} role={problem ? "alert" : undefined}>
         {problem ?? "Valid JSON: numbers are sent exactly as typed."}
       </p>
-      <label>
-        Commit message
-        <input value={message} maxLength={255} onInput={(event) => setMessage(event.currentTarget.value)} />
-      </label>{" "}
-      <ActionButton type="submit" permission={problem ? { state: "disabled", reason: problem } : permission} busy={action.busy}>
-        {action.busy ? "Committing…" : "Commit"}
-      </ActionButton>
+      <div class="commit-send">
+        <label>
+          Commit message
+          <input value={message} maxLength={255} onInput={(event) => setMessage(event.currentTarget.value)} />
+        </label>
+        <ActionButton type="submit" permission={problem ? { state: "disabled", reason: problem } : permission} busy={action.busy}>
+          {action.busy ? "Committing…" : "Commit"}
+        </ActionButton>
+      </div>
       {action.error && <ErrorNote error={action.error} prefix={action.error.issues.length ? "Refused" : undefined} />}
     </form>
   );
