@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { api } from "../cli/helpers";
-import { POLL } from "./browser";
+import { DEMO_APP_ID, POLL } from "./browser";
 import { BASE_PATH, checkPage, consoleWorld, DEMO_ORG, DEMO_PROJECT, signedIn } from "./console-world";
 
 // A second member who may approve by the default settings (approver_roles: owner, workspace_admin, deployment_manager).
@@ -204,6 +204,108 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       expect(editor.problems.offOrigin).toEqual([]);
     } finally {
       await editor.close();
+    }
+  });
+
+  it("shows a viewer the API's refusal of an approval, and the owner the team, keys and webhooks pages", async () => {
+    // An open request on the demo app's staging, made through the API by the editor.
+    const variants = await read(keys.editor, `/apps/${DEMO_APP_ID}/variants`);
+    const revisions = await read(keys.editor, `/variants/${variants.body[0].variant_id}/revisions`);
+    const proposed = await api(world.worker, "POST", `${BASE_PATH}/change-requests`, keys.editor, {
+      app_id: DEMO_APP_ID,
+      environment: "staging",
+      variant_revision_id: revisions.body[revisions.body.length - 1].id,
+      title: "Viewer's turn",
+    });
+    expect(proposed.status, JSON.stringify(proposed.body)).toBe(200);
+    const reviews = `${BASE_PATH}/change-requests/${proposed.body.id}/reviews`;
+    const direct = await api(world.worker, "POST", reviews, keys.viewer, { kind: "approve" });
+    expect(direct.status).toBe(403);
+
+    const viewer = await signedIn(world, keys.viewer, `/console/change-requests/${proposed.body.id}`);
+    try {
+      const { page } = viewer;
+      await page.getByRole("button", { name: "Approve" }).click();
+      const refused = page.locator("form[aria-label=Review] [role=alert]");
+      await refused.waitFor(POLL);
+      expect(await refused.textContent()).toBe(`Refused: 403 ${direct.body.detail}`);
+      // Cancel is its author's, an owner's or a workspace admin's: disabled, the reason on hover.
+      const cancel = page.getByRole("button", { name: "Cancel the request" });
+      expect(await cancel.getAttribute("aria-disabled")).toBe("true");
+      expect(await cancel.getAttribute("title")).toBe("Only its author, an owner or a workspace admin may rebase or cancel it");
+      await checkPage(page, "change-request-viewer");
+      // Webhooks are its owners' and workspace admins': the API's refusal, as it words it.
+      const webhooks = await read(keys.viewer, `/webhooks?organization_id=${DEMO_ORG}`);
+      expect(webhooks.status).toBe(403);
+      await page.goto(`${world.worker.url}${BASE_PATH}/console/organizations/${DEMO_ORG}/webhooks`);
+      await expect.poll(() => page.locator("main [role=alert]").textContent(), POLL).toBe(`403 ${webhooks.body.detail}`);
+      expect(viewer.problems.pageErrors).toEqual([]);
+      expect(viewer.problems.offOrigin).toEqual([]);
+    } finally {
+      await viewer.close();
+    }
+
+    const owner = await signedIn(world, keys.owner, `/console/organizations/${DEMO_ORG}/team`);
+    const { page } = owner;
+    page.on("dialog", (dialog) => void dialog.accept());
+    try {
+      // Members and their roles, as the API lists them.
+      const organization = await read(keys.owner, `/organizations/${DEMO_ORG}`);
+      const members = organization.body.workspaces[0].members.map(
+        (member: { user: { username: string } }) => member.user.username,
+      );
+      const table = page.getByRole("table", { name: "Members and their roles" });
+      await expect.poll(() => table.locator("tbody th").allTextContents(), POLL).toEqual(members);
+      expect(await page.getByLabel("Role of ed").inputValue()).toBe("editor");
+
+      // An invitation, its token shown once; resent, under a new token.
+      await page.getByLabel("Email").fill("new@example.com");
+      await page.getByLabel("Role", { exact: true }).selectOption("editor");
+      await page.getByRole("button", { name: "Invite" }).click();
+      const token = page.locator(".shown-once code");
+      await token.waitFor(POLL);
+      const first = await token.textContent();
+      const invitations = page.getByRole("table", { name: "Open invitations" });
+      await expect.poll(() => invitations.locator("tbody th").allTextContents(), POLL).toEqual(["new@example.com"]);
+      await invitations.getByRole("button", { name: "Resend to new@example.com" }).click();
+      await expect.poll(() => token.textContent(), POLL).not.toBe(first);
+
+      // A read-only key of the owner's: shown once, listed, then revoked; it fails from then on.
+      await page.getByLabel("Read-only").check();
+      await page.getByRole("button", { name: "Create a key" }).click();
+      await expect.poll(() => page.locator(".shown-once code").last().textContent(), POLL).toMatch(/^[^.]+\.[0-9a-f]+$/);
+      const key = (await page.locator(".shown-once code").last().textContent()) as string;
+      const prefix = key.split(".")[0];
+      const listed = await read(keys.owner, "/keys");
+      expect(listed.body.find((item: { prefix: string }) => item.prefix === prefix)).toMatchObject({ read_only: true });
+      expect((await read(key, "/profile")).status).toBe(200);
+      await checkPage(page, "team");
+      await page.getByRole("button", { name: `Revoke ${prefix}` }).click();
+      await page.getByRole("button", { name: `Revoke ${prefix}` }).waitFor({ state: "detached", ...POLL });
+      expect((await read(key, "/profile")).status).toBe(401);
+
+      // A webhook's deliveries, and one sent again.
+      const webhook = await api(world.worker, "POST", `${BASE_PATH}/webhooks`, keys.owner, {
+        url: "https://example.com/hook",
+        events: ["app.created"],
+      });
+      expect(webhook.status, JSON.stringify(webhook.body)).toBe(200);
+      expect((await api(world.worker, "POST", `${BASE_PATH}/apps`, keys.owner, { app_name: "hooked" })).status).toBe(200);
+      await page.getByRole("link", { name: "Activity" }).click();
+      await page.getByRole("link", { name: "Webhooks and their deliveries" }).click();
+      await page.getByRole("button", { name: "Show the deliveries" }).click();
+      const deliveries = page.getByRole("table", { name: "Deliveries, newest first" });
+      await expect.poll(() => deliveries.locator("tbody th").allTextContents(), POLL).toEqual(["app.created"]);
+      await deliveries.getByRole("button", { name: "Redeliver app.created" }).click();
+      const listedDeliveries = await read(keys.owner, `/webhooks/${webhook.body.id}/deliveries`);
+      expect(listedDeliveries.body.deliveries.map((delivery: { event_type: string }) => delivery.event_type)).toEqual([
+        "app.created",
+      ]);
+      await checkPage(page, "webhooks");
+      expect(owner.problems.pageErrors).toEqual([]);
+      expect(owner.problems.offOrigin).toEqual([]);
+    } finally {
+      await owner.close();
     }
   });
 });

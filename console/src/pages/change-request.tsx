@@ -59,8 +59,14 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
   const { request: cr, etag, diff, protection } = loaded.data;
   const byAuthor = cr.author.user_id === profile.id;
   const propose = may("deploy");
-  // Rebase and cancel: the author, an owner or a workspace admin.
-  const manage = byAuthor && propose.state !== "hidden" ? propose : may("manage");
+  // Submit: its author; rebase and cancel: its author, an owner or a workspace admin.
+  const submit: Permission = byAuthor ? propose : { state: "disabled", reason: "Only its author may submit it" };
+  const asAdmin = may("manage");
+  const manage: Permission = byAuthor
+    ? propose
+    : asAdmin.state === "disabled"
+      ? { state: "disabled", reason: "Only its author, an owner or a workspace admin may rebase or cancel it" }
+      : asAdmin;
   const headers = { header: etag ? { "If-Match": etag } : undefined };
   const environmentLink = `/apps/${cr.app_id}/environments/${encodeURIComponent(cr.environment)}`;
 
@@ -123,7 +129,7 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
       </dl>
       {cr.description && <p class="description">{cr.description}</p>}
 
-      <Actions cr={cr} headers={headers} propose={propose} manage={manage} onDone={loaded.reload} />
+      <Actions cr={cr} headers={headers} propose={propose} submit={submit} manage={manage} onDone={loaded.reload} />
 
       <h2>What it would change in {cr.environment}</h2>
       {!diff.data.base_is_current && (
@@ -174,12 +180,14 @@ function Actions({
   cr,
   headers,
   propose,
+  submit,
   manage,
   onDone,
 }: {
   cr: ChangeRequest;
   headers: Headers;
   propose: Permission;
+  submit: Permission;
   manage: Permission;
   onDone: () => void;
 }) {
@@ -213,7 +221,7 @@ function Actions({
   return (
     <fieldset class="actions">
       <legend class="visually-hidden">Actions</legend>
-      {button("submit", "Submit for review", manage, "primary")}
+      {button("submit", "Submit for review", submit, "primary")}
       {button("apply", `Apply to ${cr.environment}`, propose, "primary")}
       {button("unschedule", "Unschedule", propose)}
       {button("rebase", `Rebase on ${cr.environment} now`, manage)}
