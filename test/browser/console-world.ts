@@ -57,9 +57,11 @@ export function consoleWorld(file: string, more: Record<string, string> = {}) {
       name: "console",
       persistTo: world.dir,
       readyPath: `${BASE_PATH}/health`,
-      // As `npm run dev`: invitations mailed (nowhere) with their token in the answer, so that a new member's key is made.
+      // As `npm run dev`: invitations mailed (nowhere) with their token in the answer, so that a new member's key is made;
+      // webhooks to this machine.
       vars: {
         BASE_PATH,
+        WEBHOOKS_ALLOW_LOCAL: "true",
         INVITATION_EMAIL_FROM: "invitations@localhost",
         PUBLIC_BASE_URL: "http://localhost:8787",
         INVITATION_TOKEN_IN_ANSWER: "true",
