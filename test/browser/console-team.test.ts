@@ -308,4 +308,75 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await owner.close();
     }
   });
+
+  it("shows a conflict as the drift and the diff, refuses the apply in the API's words, and rebases", async () => {
+    // The demo app's development runs main; a request to deploy experiment there, approved by the second member.
+    const variants = await read(keys.editor, `/apps/${DEMO_APP_ID}/variants`);
+    const variantId = (name: string) =>
+      variants.body.find((variant: { config_name: string }) => variant.config_name === name).variant_id as string;
+    const experiment = await read(keys.editor, `/variants/${variantId("experiment")}/revisions`);
+    const proposed = await api(world.worker, "POST", `${BASE_PATH}/change-requests`, keys.editor, {
+      app_id: DEMO_APP_ID,
+      environment: "development",
+      variant_revision_id: experiment.body[experiment.body.length - 1].id,
+      title: "Try the experiment",
+    });
+    expect(proposed.status, JSON.stringify(proposed.body)).toBe(200);
+    const id = proposed.body.id as string;
+    const approved = await api(world.worker, "POST", `${BASE_PATH}/change-requests/${id}/reviews`, keys.extra[KIM], {
+      kind: "approve",
+    });
+    expect(approved.body.state).toBe("approved");
+    // Development moves on: main's first revision deployed directly.
+    const moved = await api(world.worker, "POST", `${BASE_PATH}/variants/configs/deploy`, keys.editor, {
+      variant_ref: { slug: "main", version: 1 },
+      environment_ref: { slug: "development" },
+      application_ref: { id: DEMO_APP_ID },
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    const sides = (await read(keys.editor, `/change-requests/${id}/diff`)).body;
+    const refusal = await api(world.worker, "POST", `${BASE_PATH}/change-requests/${id}/apply?dry_run=true`, keys.editor);
+    expect(refusal.body.detail.code).toBe("change_request_conflict");
+
+    const editor = await signedIn(world, keys.editor, `/console/change-requests/${id}`);
+    const { page } = editor;
+    try {
+      const banner = page.locator(".error", { hasText: "Conflict:" });
+      await banner.waitFor(POLL);
+      expect(await banner.textContent()).toBe(
+        `Conflict: development changed since this request was made (revision ${sides.base.environment_revision} then, ` +
+          `${sides.current.environment_revision} now); applying it is refused until it is rebased on development as it is now.`,
+      );
+      const paths = (table: string) => page.getByRole("table", { name: table }).locator("tbody th").allTextContents();
+      const pathsOf = (diff: { changes: { path: string }[] }) =>
+        diff.changes.map((change) => change.path || "(the whole document)");
+      expect(await paths("development: from the base to now")).toEqual(pathsOf(sides.drift));
+      expect(await paths("From development now to the proposal")).toEqual(pathsOf(sides.diff));
+      expect(sides.drift.identical).toBe(false);
+      await page.getByRole("button", { name: "Apply to development" }).click();
+      const refused = page.locator(".actions [role=alert]");
+      await refused.waitFor(POLL);
+      expect(await refused.textContent()).toBe(`Refused: 409 ${refusal.body.detail.message}`);
+      await checkPage(page, "conflict");
+
+      // Rebased: on development as it is now, open again, the approval stale.
+      await page.getByRole("button", { name: "Rebase on development now" }).click();
+      await page.getByText("open", { exact: true }).waitFor(POLL);
+      expect(await banner.count()).toBe(0);
+      expect(await page.locator("dl.facts dd").allTextContents()).toEqual([
+        "Deploy experiment revision 1 in development of demo-app",
+        "0 of 1 required",
+        expect.stringMatching(/^ed, /),
+        "2",
+        expect.any(String),
+      ]);
+      expect(await page.locator(".reviews li").allTextContents()).toEqual([
+        expect.stringMatching(/^kim approved version 1 \(stale: the proposal changed since, so it counts for nothing\), /),
+      ]);
+      expect(editor.problems.pageErrors).toEqual([]);
+      expect(editor.problems.offOrigin).toEqual([]);
+    } finally {
+      await editor.close();
+    }
+  });
 });

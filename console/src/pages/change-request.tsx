@@ -68,6 +68,8 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
       ? { state: "disabled", reason: "Only its author, an owner or a workspace admin may rebase or cancel it" }
       : asAdmin;
   const headers = { header: etag ? { "If-Match": etag } : undefined };
+  // A moved environment is a conflict while the request may still be applied; after, it is history.
+  const conflict = !diff.data.base_is_current && ACTIONS_FROM.rebase.includes(cr.state);
   const environmentLink = `/apps/${cr.app_id}/environments/${encodeURIComponent(cr.environment)}`;
 
   return (
@@ -131,8 +133,8 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
 
       <Actions cr={cr} headers={headers} propose={propose} submit={submit} manage={manage} onDone={loaded.reload} />
 
-      <h2>What it would change in {cr.environment}</h2>
-      {!diff.data.base_is_current && (
+      <h2>What it would change in {cr.environment} now</h2>
+      {conflict && (
         <div class="error" role="alert">
           <strong>Conflict: </strong>
           {cr.environment} changed since this request was made (revision {diff.data.base.environment_revision} then,{" "}
@@ -141,7 +143,7 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
         </div>
       )}
       <DiffView diff={diff.data.diff} exact={diff.exact.get("diff")} label={`From ${cr.environment} now to the proposal`} />
-      {!diff.data.base_is_current && (
+      {conflict && (
         <>
           <h3>What changed in {cr.environment} since the request was made (the drift)</h3>
           <DiffView diff={diff.data.drift} exact={diff.exact.get("drift")} label={`${cr.environment}: from the base to now`} />
