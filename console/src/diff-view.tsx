@@ -63,12 +63,9 @@ export function DiffView({ diff, exact, label }: { diff: Diff; exact: ExactValue
                   <code>{change.path || "(the whole document)"}</code>
                 </th>
                 <td>{OPS[change.op]}</td>
-                <td>
-                  <pre>{shown(index, "from")}</pre>
-                </td>
-                <td>
-                  <pre>{shown(index, "to")}</pre>
-                </td>
+                {(["from", "to"] as const).map((side) => (
+                  <td key={side}>{shown(index, side) && <pre>{shown(index, side)}</pre>}</td>
+                ))}
               </tr>
             ))}
           </tbody>

@@ -289,19 +289,21 @@ function ReviewForm({
         Comment (optional with an approval or a decline)
         <textarea value={text} rows={3} maxLength={5000} onInput={(event) => setText(event.currentTarget.value)} />
       </label>
-      <ActionButton permission={approve} busy={action.busy} class="primary" onClick={() => void review("approve")}>
-        Approve
-      </ActionButton>
-      <ActionButton permission={approve} busy={action.busy} class="danger" onClick={() => void review("decline")}>
-        Decline
-      </ActionButton>
-      <ActionButton
-        permission={text.trim() ? comment : { state: "disabled", reason: "Write a comment first" }}
-        busy={action.busy}
-        onClick={() => void review("comment")}
-      >
-        Comment
-      </ActionButton>
+      <div class="row">
+        <ActionButton permission={approve} busy={action.busy} class="primary" onClick={() => void review("approve")}>
+          Approve
+        </ActionButton>
+        <ActionButton permission={approve} busy={action.busy} class="danger" onClick={() => void review("decline")}>
+          Decline
+        </ActionButton>
+        <ActionButton
+          permission={text.trim() ? comment : { state: "disabled", reason: "Write a comment first" }}
+          busy={action.busy}
+          onClick={() => void review("comment")}
+        >
+          Comment
+        </ActionButton>
+      </div>
       {action.error && <ErrorNote error={action.error} prefix="Refused" />}
     </form>
   );
