@@ -127,6 +127,8 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await page.getByRole("button", { name: "Apply to production" }).click();
       await page.getByText("applied", { exact: true }).waitFor(POLL);
       await expect.poll(() => facts().then((all) => all[4]), POLL).toMatch(/ by ed, as revision 1 of production$/);
+      // Production moved (by this request): history now, not a conflict.
+      expect(await page.locator(".error", { hasText: "Conflict:" }).count()).toBe(0);
       await checkPage(page, "change-request-applied");
 
       // In production's history, and in the audit log with the request it came from.
@@ -309,7 +311,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
     }
   });
 
-  it("shows a conflict as the drift and the diff, refuses the apply in the API's words, and rebases", async () => {
+  it("shows a conflict as the drift and the diff, refuses the apply in the API's words, rebases, schedules and unschedules", async () => {
     // The demo app's development runs main; a request to deploy experiment there, approved by the second member.
     const variants = await read(keys.editor, `/apps/${DEMO_APP_ID}/variants`);
     const variantId = (name: string) =>
@@ -373,6 +375,27 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       expect(await page.locator(".reviews li").allTextContents()).toEqual([
         expect.stringMatching(/^kim approved version 1 \(stale: the proposal changed since, so it counts for nothing\), /),
       ]);
+
+      // Approved again, scheduled for tomorrow, unscheduled.
+      const again = await api(world.worker, "POST", `${BASE_PATH}/change-requests/${id}/reviews`, keys.extra[KIM], {
+        kind: "approve",
+      });
+      expect(again.body.state).toBe("approved");
+      await page.reload();
+      const tomorrow = new Date(Date.now() + 86_400_000);
+      const local = `${tomorrow.getFullYear()}-${`${tomorrow.getMonth() + 1}`.padStart(2, "0")}-${`${tomorrow.getDate()}`.padStart(2, "0")}T09:30`;
+      await page.getByLabel("Apply at (your time zone)").fill(local);
+      await page.getByRole("button", { name: "Schedule" }).click();
+      await page.getByText("scheduled", { exact: true }).waitFor(POLL);
+      const scheduled = (await read(keys.editor, `/change-requests/${id}`)).body.scheduled_at;
+      expect(await page.locator("dl.facts time").nth(1).getAttribute("title")).toBe(scheduled);
+      await page.getByRole("button", { name: "Unschedule" }).click();
+      await page.getByText("approved", { exact: true }).waitFor(POLL);
+
+      // On a phone's width: nothing cut off sideways.
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+      await checkPage(page, "change-request-narrow");
       expect(editor.problems.pageErrors).toEqual([]);
       expect(editor.problems.offOrigin).toEqual([]);
     } finally {
