@@ -595,7 +595,7 @@ export const BARE_PAIRS = [
 ] as const;
 
 /** The scenarios `--base` runs on the other tree too, each right after its twin. */
-export const BASE_SCENARIOS = ["get", "fetch", "post"] as const;
+export const BASE_SCENARIOS = ["get", "fetch", "post", "deployQuiet"] as const;
 export type BaseScenarioId = `base:${(typeof BASE_SCENARIOS)[number]}`;
 
 /**
@@ -854,7 +854,7 @@ export function benchScenarios(
       connections,
       check: checkCreate("/apps", k.full[0], "full"),
     },
-    deployQuiet: {
+    ...twin("deployQuiet", {
       label: `POST configs/deploy, no webhooks`,
       server: "service",
       method: "POST",
@@ -864,7 +864,7 @@ export function benchScenarios(
       perRequest: (n) => ({ body: quietBodies[n % DEPLOY_APPS] }),
       connections,
       check: checkDeploy("/variants/configs/deploy", k.quiet[0], data.webhooks.quiet[DEPLOY_APPS - 1], SMALL_HISTORY),
-    },
+    }),
     deployHooks: {
       label: `POST configs/deploy, ${WEBHOOKS} webhooks`,
       server: "service",
