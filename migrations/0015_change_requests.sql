@@ -42,6 +42,8 @@ CREATE TABLE change_requests (
 CREATE INDEX change_requests_by_app ON change_requests (app_id, environment, id);
 -- The minute cron's due requests.
 CREATE INDEX change_requests_scheduled ON change_requests (scheduled_at) WHERE state = 'scheduled';
+-- The minute cron's expired requests (scheduled ones do not expire).
+CREATE INDEX change_requests_expiring ON change_requests (expires_at) WHERE state IN ('draft', 'open', 'failed');
 
 CREATE TABLE change_request_reviews (
   id                TEXT PRIMARY KEY,

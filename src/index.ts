@@ -1,4 +1,5 @@
 import { createService } from "./app";
+import { runChangeRequestCron } from "./change-requests/cron.sql.ts";
 import { deleteExpiredClaims } from "./db/idempotency";
 import { allShards, shardNamed } from "./db/pool";
 import type { DeliveryMessage } from "./http/hand-off";
@@ -36,7 +37,8 @@ export default {
 
   // Hourly, on every shard at once: Idempotency-Key claims past their 24 hours, and events and deliveries past their
   // retention ([vars]; a bad value prunes nothing and logs why), are dropped. Each minute: deliveries a lost hand-off
-  // left pending on any shard are attempted (a bounded number) or queued again.
+  // left pending on any shard are attempted (a bounded number) or queued again; due scheduled change requests are
+  // applied and expired ones recorded.
   scheduled(controller, env, ctx) {
     if (controller.cron === HOURLY) {
       const kept = retentionOf(env);
@@ -46,7 +48,7 @@ export default {
         );
       }
       ctx.waitUntil(Promise.all(allShards(env).map((shard) => cleanUp(shardNamed(env, shard), kept))));
-    } else ctx.waitUntil(sweepOverdueDeliveries(env));
+    } else ctx.waitUntil(Promise.all([sweepOverdueDeliveries(env), runChangeRequestCron(env)]));
   },
 
   // The webhook delivery queue (wrangler.toml [[queues.consumers]]).

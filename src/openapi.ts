@@ -25,6 +25,7 @@ import {
   TAGS,
   tagged,
 } from "./http/openapi-parts";
+import { PROTECTION_BYPASS_HEADER, PROTECTION_BYPASS_PATTERN } from "./http/protection-bypass";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
 import type { Ok, Route, RouteDeclaration, SharedResponses } from "./http/route";
 import { MAX_BODY_BYTES, MAX_CONFIG_BODY_BYTES } from "./http/validation";
@@ -66,7 +67,7 @@ function okResponse(declaration: RouteDeclaration, answers: AnswerSchemas) {
 
 /** The OpenAPI operation of a declared route: its text, and what its key, body, headers and validators add. */
 function operationOf(declaration: RouteDeclaration, answers: AnswerSchemas) {
-  const { auth, query, body, idempotencyKey, ifMatch, ifNoneMatch, write } = declaration;
+  const { auth, query, body, idempotencyKey, ifMatch, ifNoneMatch, protectionBypass, write } = declaration;
   const doc = textOf(declaration.doc);
   const ok = okResponse(declaration, answers);
   if (auth === "none") {
@@ -83,6 +84,7 @@ function operationOf(declaration: RouteDeclaration, answers: AnswerSchemas) {
     ...(idempotencyKey ? (["IdempotencyKey"] as const) : []),
     ...(ifMatch ? (["IfMatch"] as const) : []),
     ...(ifNoneMatch ? (["IfNoneMatch"] as const) : []),
+    ...(protectionBypass ? (["ProtectionBypass"] as const) : []),
   ];
   return {
     operationId: doc.operationId,
@@ -243,6 +245,17 @@ export function openApiDocument(
             "The ETag of GET /apps/{app_id}/revisions/{environment_name} for the environment written to (or a deploy's " +
             "answer), or `*` (any state): the deployment is written only if the environment is still in that state, else 412.",
           schema: { type: "string", examples: [`"${EXAMPLE_IDS.environment}.2"`] },
+        },
+        ProtectionBypass: {
+          name: PROTECTION_BYPASS_HEADER,
+          in: "header",
+          required: false,
+          description:
+            "An emergency bypass of a protected environment's 409, with its reason: 1 to 500 printable characters, " +
+            "else 422. From a role the environment's protection settings let bypass it, the write goes on and the " +
+            "audit log records the bypass with the reason (its event in the same write); from another role, 403. " +
+            "Ignored where the environment is not protected.",
+          schema: { type: "string", pattern: PROTECTION_BYPASS_PATTERN.source, examples: ["Hotfix for incident 4711"] },
         },
         IfNoneMatch: {
           name: "If-None-Match",

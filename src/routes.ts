@@ -2,14 +2,18 @@ import { revisionsRoutes } from "./applications/revisions.routes";
 import { applicationVariantsRoutes } from "./applications/variants.routes";
 import { appsResponses, appsRoutes } from "./apps/apps.routes";
 import { environmentsResponses, environmentsRoutes } from "./apps/environments.routes";
+import { applyRoutes } from "./change-requests/apply.routes";
+import { changeRequestsRoutes } from "./change-requests/change-requests.routes";
 import { basesRoutes, registryResponses, registryRoutes } from "./configs/registry.routes";
+import { diffRoutes } from "./diff/diff.routes";
 import { eventsRoutes } from "./events/events.routes";
 import type { Route, SharedResponses } from "./http/route";
 import { keysRoutes, profileRoutes } from "./keys/keys.routes";
 import { organizationsResponses, organizationsRoutes } from "./organizations/organizations.routes";
+import { protectionRoutes } from "./projects/protection.routes";
 import { serviceRoutes } from "./service.routes";
 import { simpleApplicationsRoutes } from "./simple/applications.routes";
-import { environmentsQueryRoutes } from "./simple/environments.routes";
+import { environmentRoutes, environmentsQueryRoutes } from "./simple/environments.routes";
 import { configsResponses, configsRoutes } from "./variants/configs.routes";
 import { deploymentsResponses, deploymentsRoutes } from "./variants/deployments.routes";
 import { appVariantsRoutes, variantsResponses, variantsRoutes } from "./variants/variants.routes";
@@ -49,11 +53,16 @@ export const ROUTES: readonly Route[] = [
   ...profileRoutes,
   ...organizationsRoutes,
   ...workspacesRoutes,
+  ...protectionRoutes,
   ...eventsRoutes,
   ...webhooksRoutes,
   ...revisionsRoutes,
   ...workflowsRoutes,
   ...environmentsQueryRoutes,
+  ...environmentRoutes,
+  ...changeRequestsRoutes,
+  ...applyRoutes,
+  ...diffRoutes,
 ];
 
 /**

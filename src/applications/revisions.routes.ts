@@ -1,3 +1,4 @@
+import * as z from "zod";
 import { commitConfig, configRefOrder } from "../core/configs.sql.ts";
 import { isUniqueViolation } from "../db/d1";
 import { readAs, writeAs } from "../http/d1-session";
@@ -17,17 +18,20 @@ import {
   DEMO_CONFIG_PARAMS,
   DEMO_IDS,
   EXAMPLE_IDS,
+  environmentProtectedExample,
   errorResponse,
   headerRef,
   IDEMPOTENCY_KEY_ERRORS,
   jsonResponse,
+  PROTECTED,
   responseRef,
   schemaRef,
   withKeyErrors,
 } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
-import { deploy } from "../variants/deployments.routes";
+import { deploy, dryRun, dryRunQuery } from "../variants/deployments.routes";
+import { DryRunOutput } from "../variants/deployments.schemas";
 import {
   CommitRevisionBody,
   CommitRevisionShape,
@@ -307,6 +311,8 @@ export const revisionsRoutes = [
       },
       idempotencyKey: "replays",
       ifMatch: true,
+      protectionBypass: true,
+      query: dryRunQuery,
       doc: globalThis.DOCUMENTATION && {
         operationId: "deployApplicationRevision",
         tag: "Application revisions",
@@ -317,7 +323,7 @@ export const revisionsRoutes = [
           "its next revision, the same write as POST /variants/configs/deploy, in GET /apps/{app_id}/revisions/{environment_name} " +
           "at once. With If-Match, only if the environment is still in that state (else 412); answers its new ETag.",
         ok: {
-          schema: RevisionAnswer,
+          schema: z.union([RevisionAnswer, DryRunOutput]),
           description: "The revision deployed",
           example: { count: 1, application_revision: demoRevision },
           headers: { ETag: headerRef("ETag") },
@@ -330,8 +336,9 @@ export const revisionsRoutes = [
             revisionNotFound: applicationRevisionNotFound(),
             environmentNotFound: environmentRevisionNotFound(),
           }),
-          409: withKeyErrors(409, "The revision's variant was removed (legacy DELETE /variants/{variant_id})", {
+          409: withKeyErrors(409, `The revision's variant was removed (legacy DELETE /variants/{variant_id}). Or: ${PROTECTED}`, {
             variantRemoved: variantRemoved(),
+            environmentProtected: environmentProtectedExample(),
           }),
           412: responseRef("EnvironmentMovedOn"),
         },
@@ -355,10 +362,11 @@ export const revisionsRoutes = [
         variantId: variant?.id ?? null,
         environment: { slug: environment_ref.slug, version: null, id: null },
       };
-      const config = await deploy(c, c.var, target, (missing) =>
-        missing === "environment" ? environmentRevisionNotFound() : applicationRevisionNotFound(),
-      );
-      return c.json({ count: 1, application_revision: toRevision(config) }, 200);
+      const notFound = (missing: "app" | "config" | "environment") =>
+        missing === "environment" ? environmentRevisionNotFound() : applicationRevisionNotFound();
+      if (c.req.valid("query").dry_run) return c.json(await dryRun(c, c.var, target, "deploy", notFound), 200);
+      const config = await deploy(c, c.var, target, notFound);
+      return c.json({ count: 1 as const, application_revision: toRevision(config) }, 200);
     },
   ),
 ];

@@ -3,6 +3,7 @@ import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import type { CallerWriteDb } from "../db/handles";
 import { sql } from "../db/sql";
+import type { ProtectionPass } from "./protection.sql.ts";
 
 /** Where an app (aliased `a`) lives, for an event about it: its project `p` and workspace `w`. */
 export const APP_PLACE = "JOIN projects p ON p.id = a.project_id JOIN workspaces w ON w.id = p.workspace_id";
@@ -39,18 +40,29 @@ const DEPLOYED = `SELECT json_object('config_name', COALESCE(v.removed_name, v.n
 /**
  * The event of environment revision `environmentRevisionId`, which the batch makes: `environment.deployed`, or with
  * `revertedTo` (the environment revision whose deployment was made again) `environment.reverted`; what the
- * environment ran before (`previous`, null at first) and runs now (`current`). To place after the revision's insert.
+ * environment ran before (`previous`, null at first) and runs now (`current`); and `change_request_id`, the change
+ * request whose apply made it (only then: a direct write's event has no such key, as a deploy's has no
+ * `reverted_to_revision_id`; an apply's revert is the request's). To place after the revision's insert.
  */
-export const deploymentEvent = (db: CallerWriteDb, environmentRevisionId: string, revertedTo: string | null) =>
+export const deploymentEvent = (
+  db: CallerWriteDb,
+  environmentRevisionId: string,
+  revertedTo: string | null,
+  changeRequestId: string | null,
+) =>
   db.statement(DEPLOYMENT_EVENT, {
     event_id: newId(db.bucket),
     environment_revision_id: environmentRevisionId,
     reverted_to: revertedTo,
+    change_request_id: changeRequestId,
   });
 
+/** The environment revision a revert deploys again: :reverted_to, or the one change request :change_request_id reverts to. */
+const REVERTED_TO = "COALESCE(:reverted_to, (SELECT revert_to_revision_id FROM change_requests WHERE id = :change_request_id))";
+
 const DEPLOYMENT_EVENT = sql(
-  `WITH ${CALLER_CTE} ${INSERT_EVENT}
-       SELECT :event_id, CASE WHEN :reverted_to IS NULL THEN 'environment.deployed' ELSE 'environment.reverted' END,
+  `WITH ${CALLER_CTE}, reverted AS (SELECT ${REVERTED_TO} AS id) ${INSERT_EVENT}
+       SELECT :event_id, CASE WHEN (SELECT id FROM reverted) IS NULL THEN 'environment.deployed' ELSE 'environment.reverted' END,
               w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
               json_patch(
                 json_object('app_id', a.id, 'app_name', a.name, 'environment', e.name, 'environment_revision', er.revision,
@@ -58,7 +70,30 @@ const DEPLOYMENT_EVENT = sql(
                             'previous', json((${DEPLOYED} JOIN environment_revisions before ON before.deployed_app_variant_revision_id = r.id
                                                WHERE before.environment_id = er.environment_id AND before.revision = er.revision - 1)),
                             'current', json((${DEPLOYED} WHERE r.id = er.deployed_app_variant_revision_id))),
-                CASE WHEN :reverted_to IS NULL THEN '{}' ELSE json_object('reverted_to_revision_id', :reverted_to) END)
+                json_patch(CASE WHEN (SELECT id FROM reverted) IS NULL THEN '{}' ELSE json_object('reverted_to_revision_id', (SELECT id FROM reverted)) END,
+                           CASE WHEN :change_request_id IS NULL THEN '{}' ELSE json_object('change_request_id', :change_request_id) END))
          FROM environment_revisions er JOIN environments e ON e.id = er.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}
         WHERE er.id = :environment_revision_id ${EVENT_HANDOFF}`,
+);
+
+/**
+ * `environment.protection_bypassed`, when environment revision `environmentRevisionId`, which the batch makes, was
+ * made with `bypassReason` in a protected environment (its insert let it through only from a role in `bypass_roles`);
+ * nothing where the environment is not protected (a bypass is ignored there). To place after the revision's insert.
+ */
+export const bypassEvent = (db: CallerWriteDb, environmentRevisionId: string, { bypassReason = null }: ProtectionPass) =>
+  db.statement(BYPASS_EVENT, {
+    event_id: newId(db.bucket),
+    environment_revision_id: environmentRevisionId,
+    bypass_reason: bypassReason,
+  });
+
+const BYPASS_EVENT = sql(
+  `WITH ${CALLER_CTE} ${INSERT_EVENT}
+       SELECT :event_id, 'environment.protection_bypassed', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
+              json_object('app_id', a.id, 'app_name', a.name, 'environment', e.name, 'environment_revision_id', er.id,
+                          'reason', :bypass_reason)
+         FROM environment_revisions er JOIN environments e ON e.id = er.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}
+         JOIN environment_protections ep ON ep.project_id = a.project_id AND ep.environment = e.name AND ep.protected = 1
+        WHERE er.id = :environment_revision_id AND :bypass_reason IS NOT NULL ${EVENT_HANDOFF}`,
 );

@@ -41,6 +41,9 @@ const RELEASE_CLAIM_OF_NOTHING = sql(
       AND NOT EXISTS (SELECT 1 FROM app_variants WHERE id = :result_id)
       AND NOT EXISTS (SELECT 1 FROM app_variant_revisions WHERE id = :result_id)
       AND NOT EXISTS (SELECT 1 FROM environment_revisions WHERE id = :result_id)
+      AND NOT EXISTS (SELECT 1 FROM change_requests WHERE id = :result_id)
+      -- A change request's action: the event it made (src/change-requests/change-requests.sql.ts).
+      AND NOT EXISTS (SELECT 1 FROM events WHERE id = :result_id)
    RETURNING 1 AS released`,
 );
 

@@ -2,6 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as z from "zod";
+import type { ProtectionRefusal } from "../core/protection.sql.ts";
 import { UnknownApiKeyError } from "../db/caller";
 import { isFenceTrip, isTransientD1Error } from "../db/d1";
 import { BucketMovedError } from "../db/fences";
@@ -40,11 +41,23 @@ export type ValidationErrorBody = z.infer<typeof ValidationErrorBody>;
 export const SlugConflict = z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) });
 export type SlugConflict = z.infer<typeof SlugConflict>;
 
+/**
+ * The detail of a 409 that names its reason by `code` (docs/CHANGE-REQUESTS.md: "409 bodies"), with what the client
+ * needs to act on it.
+ */
+export const CodedConflict = z.looseObject({ code: z.string(), message: z.string() });
+export type CodedConflict = z.infer<typeof CodedConflict>;
+
+/** The body of such a 409. */
+export const CodedConflictError = z
+  .object({ detail: CodedConflict })
+  .apply(schemaName(globalThis.DOCUMENTATION && "CodedConflictError"));
+
 /** Every error the service answers with: a status, a `detail` and, sometimes, headers. */
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
-    readonly detail: string | ValidationIssue[] | SlugConflict,
+    readonly detail: string | ValidationIssue[] | SlugConflict | CodedConflict,
     readonly headers: Record<string, string> = {},
   ) {
     super(typeof detail === "string" ? detail : Array.isArray(detail) ? "Validation error" : detail.message);
@@ -93,6 +106,12 @@ export const configExists = () => new ApiError(400, "Config already exists.");
 
 export const configNameTaken = () =>
   new ApiError(400, "Config name already exists. Please use a different name or set overwrite to True.");
+
+/**
+ * A diff's revision (docs/CHANGE-REQUESTS.md §5): none of that id the caller can see, or the two of two organizations;
+ * a change request's proposal (§3): no such revision of the app.
+ */
+export const revisionNotFound = () => new ApiError(404, "Revision not found");
 
 // The current API's (docs/CURRENT-SDK-API.md), in the platform's words, which its SDK shows as they are.
 export const applicationRevisionNotFound = () => new ApiError(404, "Application revision not found.");
@@ -148,6 +167,10 @@ export const invitationExpired = () => new ApiError(410, "This invitation has ex
 
 export const invitationReplaced = () => new ApiError(410, "This invitation was replaced by a newer one: use the latest token");
 
+export const projectNotFound = () => new ApiError(404, "Project not found");
+
+export const environmentNotFound = () => new ApiError(404, "Environment not found");
+
 export const projectNotInWorkspace = () => new ApiError(404, "Project not found in this workspace");
 
 export const invitationNeedsKey = () =>
@@ -198,6 +221,74 @@ export const webhookLimitReached = (limit: number) =>
     },
   ]);
 
+// Change requests (docs/CHANGE-REQUESTS.md §3).
+export const changeRequestNotFound = () => new ApiError(404, "Change request not found");
+
+export const selfApproval = () => new ApiError(403, "You cannot approve your own change request.");
+
+/** A request's action its state forbids (an expired request's too: it reads `expired`). */
+export const invalidState = (state: string) =>
+  new ApiError(409, {
+    code: "invalid_state",
+    message: `This change request is ${state}: this action is not allowed now.`,
+    state,
+  });
+
+export const staleVersion = (version: number) =>
+  new ApiError(409, {
+    code: "stale_version",
+    message: `This change request is at version ${version} now: review that version.`,
+    version,
+  });
+
+export const tooManyOpen = (limit: number) =>
+  new ApiError(409, {
+    code: "too_many_open",
+    message: `This app environment has ${limit} unfinished change requests, the most it may have: finish or cancel one first.`,
+    limit,
+  });
+
+export const tooManyReviews = (limit: number) =>
+  new ApiError(409, {
+    code: "too_many_reviews",
+    message: `This change request has ${limit} reviews, the most it may have.`,
+    limit,
+  });
+
+/** An apply of a request without the approvals its settings require now. */
+export const notApproved = (approvals: number, approvalsRequired: number) =>
+  new ApiError(409, {
+    code: "not_approved",
+    message: `This change request has ${approvals} of the ${approvalsRequired} approvals it needs.`,
+    approvals,
+    approvals_required: approvalsRequired,
+  });
+
+/** An apply of a request whose config revision can no longer be deployed. */
+export const revisionUnavailable = (removed: boolean) =>
+  new ApiError(409, {
+    code: "revision_unavailable",
+    message: removed
+      ? "The config revision this change request deploys belongs to a removed config: propose another one (PATCH)."
+      : "The config revision this change request deploys belongs to an archived config: unarchive it, or propose another one (PATCH).",
+  });
+
+/**
+ * An apply of a request whose environment moved on since its base: what it is now (`current`), what applying would
+ * change (`diff`, current to proposed) and what changed since the base (`drift`).
+ */
+export const changeRequestConflict = (sides: { base: object; current: object; diff: object; drift: object }) =>
+  new ApiError(409, {
+    code: "change_request_conflict",
+    message:
+      "The environment has changed since this change request's base: nothing was written. Rebase it " +
+      "(POST /change-requests/{id}/rebase), have it approved again, then apply it.",
+    ...sides,
+  });
+
+export const changeRequestMovedOn = () =>
+  new ApiError(412, "The change request has changed since the ETag given in If-Match: read it again, then retry");
+
 export const badIdempotencyKey = () =>
   new ApiError(400, "Idempotency-Key must be 1 to 255 printable ASCII characters (optionally as a quoted string)");
 
@@ -216,6 +307,30 @@ export const idempotencyKeyReused = () =>
 
 export const environmentMovedOn = () =>
   new ApiError(412, "The environment has changed since the ETag given in If-Match: read it again, then retry");
+
+/** A direct write to a protected environment (docs/CHANGE-REQUESTS.md §2): it goes through a change request. */
+export const environmentProtected = (appId: string, environment: string) =>
+  new ApiError(409, {
+    code: "environment_protected",
+    app_id: appId,
+    environment,
+    message: `Environment '${environment}' is protected: propose the change with POST /change-requests.`,
+    change_request_route: "POST /change-requests",
+  });
+
+export const protectionBypassForbidden = () =>
+  new ApiError(403, "Bypassing the protection of this environment is not allowed for your role.");
+
+/** A write a protected environment refused (src/core/protection.sql.ts): its 409, or the 403 of a bypass not allowed. */
+export const protectionRefused = ({
+  refusal,
+  appId,
+  environment,
+}: {
+  refusal: ProtectionRefusal;
+  appId: string;
+  environment: string;
+}) => (refusal === "protected" ? environmentProtected(appId, environment) : protectionBypassForbidden());
 
 export const staleConfig = (latest: number) =>
   new ApiError(409, `Config has changed: its latest version is ${latest}. Fetch it and commit on top of it.`);

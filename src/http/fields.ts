@@ -9,6 +9,12 @@ const LONE_SURROGATE = /\p{Cs}/u;
 /** An id as a UUID string, compared in its canonical lowercase form. */
 export const uuid = z.uuid().transform((id) => id.toLowerCase());
 
+/** A query parameter that is `true` or `false` (absent: false); anything else is a 422. */
+export const queryFlag = z
+  .enum(["true", "false"])
+  .optional()
+  .transform((value) => value === "true");
+
 /** The path parameters of every route under /apps/{app_id}. */
 export const AppParams = z.object({ app_id: uuid });
 

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { BOOKMARK_HEADER } from "./d1-session";
-import { ApiError, badIdempotencyKey, idempotencyKeyInFlight } from "./errors";
+import { ApiError, badIdempotencyKey, CodedConflict, environmentProtected, idempotencyKeyInFlight } from "./errors";
 import { REPLAYED_HEADER } from "./idempotency";
 import { REQUEST_ID_HEADER } from "./request-log";
 
@@ -13,7 +13,7 @@ export const headerRef = (id: "RequestId" | "D1Bookmark" | "ETag" | "IdempotentR
 });
 
 /** Request headers of components/parameters an operation may accept besides X-Request-Id and x-d1-bookmark. */
-type OptionalRequestHeader = "IdempotencyKey" | "IfMatch" | "IfNoneMatch";
+type OptionalRequestHeader = "IdempotencyKey" | "IfMatch" | "IfNoneMatch" | "ProtectionBypass";
 
 /** An operation's request headers: X-Request-Id and x-d1-bookmark (every route with a key), then `more`. */
 export const requestHeaders = (...more: OptionalRequestHeader[]) =>
@@ -30,6 +30,11 @@ export const TAGS = [
   { name: "Variants", description: "An app's variants and their revisions: a variant is a config, named `app.<config name>`." },
   { name: "Configs", description: "Add, commit, fetch and fork configs, named by app and config name." },
   { name: "Deployments", description: "Deploy a config or a variant to an environment, or revert to an earlier deployment." },
+  { name: "Diffs", description: "What changed between two config revisions or two environment revisions, as a JSON Patch." },
+  {
+    name: "Protection",
+    description: "Protected environments: per project and environment name, changed only through approved change requests.",
+  },
   {
     name: "Older SDK",
     description: "The older SDK's calls: read or save a config by name, read what a deployment deployed, list bases.",
@@ -50,6 +55,10 @@ export const TAGS = [
   {
     name: "Simple environments",
     description: "Today's SDK: the key's project's environments, each with what it runs for every app.",
+  },
+  {
+    name: "Change requests",
+    description: "Propose, review and approve a change of an environment; a protected one changes only so.",
   },
   { name: "Keys", description: "The caller's API keys: list, create, delete and check them." },
   { name: "Profile", description: "The caller's own user." },
@@ -77,11 +86,21 @@ export const DEMO_CONFIG_PARAMS = { model: "gpt-4o-mini", temperature: 0.2, prom
 
 // Ids the seed makes anew on each database: examples only.
 export const EXAMPLE_IDS = {
+  app: "01a2012d-9c3e-7f10-8a4b-2d6e8f0a1c3e",
   variant: "01a2012d-894c-77b0-ba2e-5b0e6747124c",
   variantRevision: "01a2012d-89b1-72d5-889a-f5c51767a9f4",
   environmentRevision: "01a2012d-8940-7219-9117-b691493353e3",
   environment: "01a2012d-893f-7a41-8c1e-3b5d7f9e2a60",
+  previousVariantRevision: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
+  previousEnvironmentRevision: "01a2012d-8940-7219-9117-b691493353e2",
 } as const;
+
+/** What the 409 of a protected environment says in the document (with `environmentProtectedExample`). */
+export const PROTECTED =
+  "The environment is protected (GET /projects/{project_id}/environments/{environment_name}/protection): it changes " +
+  "only through an approved change request (POST /change-requests), or with a Protection-Bypass from a role allowed " +
+  "it; nothing was written";
+export const environmentProtectedExample = () => environmentProtected(EXAMPLE_IDS.app, "production");
 
 /** Request body examples, checked against the body schema's input type. */
 export type RequestExamples<Body> = Record<string, { summary: string; value: Body }>;
@@ -107,7 +126,7 @@ export const jsonResponse = (
 
 /**
  * Errors of src/http/errors.ts as one response: the detail as the example (several errors, by name: each an
- * example), their headers as required headers.
+ * example), their headers as required headers; the body an Error, or a CodedConflictError where one of them is.
  */
 export function errorResponse(description: string, errors: ApiError | Record<string, ApiError>) {
   const all = errors instanceof ApiError ? [errors] : Object.values(errors);
@@ -123,11 +142,13 @@ export function errorResponse(description: string, errors: ApiError | Record<str
           examples: Object.fromEntries(
             Object.entries(errors).map(([name, error]) => [
               name,
-              { summary: String(error.detail), value: { detail: error.detail } },
+              { summary: typeof error.detail === "string" ? error.detail : error.message, value: { detail: error.detail } },
             ]),
           ),
         };
-  return jsonResponse(description, schemaRef("Error"), examples, headers);
+  const coded = all.some((error) => CodedConflict.safeParse(error.detail).success);
+  const schema = coded ? { oneOf: [schemaRef("Error"), schemaRef("CodedConflictError")] } : schemaRef("Error");
+  return jsonResponse(description, schema, examples, headers);
 }
 
 export const jsonRequestBody = (schema: object, examples: RequestExamples<unknown>) => ({
@@ -180,6 +201,23 @@ export function withKeyErrors(
 ) {
   const key = IDEMPOTENCY_KEY_ERRORS[status];
   return errorResponse(`${description}. Or: ${key.description}`, { ...errors, ...key.errors });
+}
+
+/**
+ * A 409 of coded refusals (`{"detail": {"code", "message", …}}`, src/http/errors.ts's CodedConflict), one example each,
+ * beside that of an Idempotency-Key still being answered (`keyed`: the operation takes one).
+ */
+export function codedConflictResponse(description: string, errors: Record<string, ApiError>, { keyed = true } = {}) {
+  const all = keyed ? { ...errors, ...IDEMPOTENCY_KEY_ERRORS[409].errors } : errors;
+  return jsonResponse(
+    keyed ? `${description}. Or: ${IDEMPOTENCY_KEY_ERRORS[409].description}` : description,
+    keyed ? { oneOf: [schemaRef("CodedConflictError"), schemaRef("Error")] } : schemaRef("CodedConflictError"),
+    {
+      examples: Object.fromEntries(
+        Object.entries(all).map(([name, error]) => [name, { summary: error.message, value: { detail: error.detail } }]),
+      ),
+    },
+  );
 }
 
 const KEY_ERROR_RESPONSES = { 400: responseRef("BadIdempotencyKey"), 409: responseRef("IdempotencyKeyInFlight") };

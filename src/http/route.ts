@@ -9,6 +9,7 @@ import { BOOKMARK_HEADER } from "./d1-session";
 import type { Documentation } from "./documentation";
 import { idempotent } from "./idempotency";
 import type { TAGS } from "./openapi-parts";
+import { protectionBypass } from "./protection-bypass";
 import type { RequestCaller } from "./request-caller";
 import { jsonBody, validate } from "./validation";
 
@@ -50,6 +51,8 @@ export interface RouteDeclaration<
   idempotencyKey?: "replays" | "validates";
   /** Takes If-Match (the handler compares it in its write: 412). */
   ifMatch?: boolean;
+  /** Takes Protection-Bypass (a write to a protected environment, docs/CHANGE-REQUESTS.md §2): `c.var.bypassReason`. */
+  protectionBypass?: boolean;
   /** Answers If-None-Match with a 304 (hono/etag on the handler's ETag). */
   ifNoneMatch?: boolean;
   doc: Documentation<{
@@ -101,7 +104,10 @@ type InputOf<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Ke
  * takes a key, none on one with `auth: "none"`.
  */
 export type RouteEnv<Auth extends RouteDeclaration["auth"] = RouteDeclaration["auth"]> = AppEnv & {
-  Variables: ([Auth] extends ["none"] ? object : { caller: RequestCaller }) & { claim: IdempotencyClaim | null };
+  Variables: ([Auth] extends ["none"] ? object : { caller: RequestCaller }) & {
+    claim: IdempotencyClaim | null;
+    bypassReason?: string | null;
+  };
 };
 type RouteInput<Params, Query, Body> = {
   in: InputOf<"param", Params> & InputOf<"query", Query> & InputOf<"json", Body>;
@@ -140,9 +146,12 @@ const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMAR
  */
 export type AuthMiddleware = Record<RouteDeclaration["auth"], MiddlewareHandler[]>;
 
-/** The route's middleware: the key, the body guard, the Idempotency-Key, the validators, then If-None-Match. */
+/**
+ * The route's middleware: the key, the body guard, the Idempotency-Key, the validators (Protection-Bypass's last),
+ * then If-None-Match.
+ */
 function middlewareOf(
-  { auth, body, idempotencyKey, params, query, ifNoneMatch }: RouteDeclaration,
+  { auth, body, idempotencyKey, params, query, protectionBypass: bypass, ifNoneMatch }: RouteDeclaration,
   authMiddleware: AuthMiddleware,
 ): MiddlewareHandler[] {
   return [
@@ -152,6 +161,7 @@ function middlewareOf(
     ...(params ? [validate("param", params.schema)] : []),
     ...(query ? [validate("query", query.schema)] : []),
     ...(body ? [validate("json", body.schema)] : []),
+    ...(bypass ? [protectionBypass] : []),
     ...(ifNoneMatch ? [conditionalGet] : []),
   ] as MiddlewareHandler[];
 }

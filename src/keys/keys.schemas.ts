@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { documented, schemaName } from "../http/documentation";
-import { uuid } from "../http/fields";
+import { queryFlag, uuid } from "../http/fields";
 
 /** `create_api_key`: the client sends `workspace_id` alone; the other two are this service's, and optional. */
 export const CreateKeyQuery = z.object({
@@ -9,18 +9,14 @@ export const CreateKeyQuery = z.object({
       globalThis.DOCUMENTATION && { description: "The key is for this workspace's default project; the caller must be a member" },
     ),
   ),
-  read_only: z
-    .enum(["true", "false"])
-    .optional()
-    .transform((value) => value === "true")
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description:
-            "true: the key reads everything its user can and is refused every write (403), e.g. for an app fetching its config",
-        },
-      ),
+  read_only: queryFlag.apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description:
+          "true: the key reads everything its user can and is refused every write (403), e.g. for an app fetching its config",
+      },
     ),
+  ),
   expiration_date: z.iso
     .datetime({ offset: true })
     .refine((value) => Date.parse(value) > Date.now(), {

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import * as z from "zod";
 import { type Config, configRefOrder } from "../core/configs.sql.ts";
-import { type DeploymentTarget, deployConfig } from "../core/deployments.sql.ts";
+import { previewDeployment } from "../core/deployment-preview.sql.ts";
+import { type DeploymentOutcome, type DeploymentTarget, deployConfig } from "../core/deployments.sql.ts";
 import { environmentETag, expectedState } from "../core/environment-etag";
 import type { IdempotencyClaim } from "../db/idempotency";
 import { type CallerEnv, writeAs } from "../http/d1-session";
@@ -12,24 +13,41 @@ import {
   deploymentRevisionNotFound,
   environmentMovedOn,
   forbidden,
+  protectionRefused,
   variantArchived,
   variantNotFound,
   variantRemoved,
 } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { EXAMPLE_IDS, errorResponse, headerRef, responseRef, withKeyErrors } from "../http/openapi-parts";
+import {
+  EXAMPLE_IDS,
+  environmentProtectedExample,
+  errorResponse,
+  headerRef,
+  PROTECTED,
+  responseRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
 import { demoConfigIn } from "./configs.routes";
 import { ConfigOutput, toConfigOutput, toConfigRefs } from "./configs.schemas";
-import { DeployConfigBody, DeployToEnvironmentBody, REVERTED, RevertOutput, RevertParams } from "./deployments.schemas";
+import {
+  DeployConfigBody,
+  DeployToEnvironmentBody,
+  DryRunOutput,
+  DryRunQuery,
+  REVERTED,
+  RevertOutput,
+  RevertParams,
+} from "./deployments.schemas";
 
 const CONDITIONS =
   "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +
   "environment's new ETag.";
 
 /**
- * The 409 of a deployment of a revision whose variant was archived, or (`removable`) removed, beside that of an
- * Idempotency-Key in flight.
+ * The 409 of a deployment of a revision whose variant was archived, or (`removable`) removed, and of a protected
+ * environment, beside that of an Idempotency-Key in flight.
  */
 const variantConflict = (removable: boolean) =>
   removable
@@ -37,12 +55,18 @@ const variantConflict = (removable: boolean) =>
         409,
         "The revision belongs to a variant that was removed (DELETE /variants/{variant_id}): its revisions stay in " +
           "environment histories but are never deployed again; or to an archived variant, until it is unarchived; " +
-          "nothing was written. Deploy another config",
-        { variantRemoved: variantRemoved(), variantArchived: variantArchived() },
+          `nothing was written. Deploy another config. Or: ${PROTECTED}`,
+        {
+          variantRemoved: variantRemoved(),
+          variantArchived: variantArchived(),
+          environmentProtected: environmentProtectedExample(),
+        },
       )
-    : withKeyErrors(409, "The variant is archived: it is not deployed again until it is unarchived; nothing was written", {
-        variantArchived: variantArchived(),
-      });
+    : withKeyErrors(
+        409,
+        `The variant is archived: it is not deployed again until it is unarchived; nothing was written. Or: ${PROTECTED}`,
+        { variantArchived: variantArchived(), environmentProtected: environmentProtectedExample() },
+      );
 
 /** A deployment's 200: this body, with the environment's new ETag. */
 
@@ -57,38 +81,70 @@ const deploymentErrors = (notFound: string, { removable = false }: { removable?:
 });
 
 /**
- * Runs a deployment as the caller, with the request's If-Match and Idempotency-Key, and answers the config now
- * deployed, with the environment's new ETag; or the error that says why nothing was. `notFound` names what is
- * missing as the route's client knows it. The current API's deploy (src/applications/revisions.routes.ts) too.
+ * Runs a deployment as the caller, with the request's If-Match, Idempotency-Key and Protection-Bypass, and answers
+ * the config now deployed, with the environment's new ETag; or the error that says why nothing was. `notFound` names
+ * what is missing as the route's client knows it. The current API's deploy (src/applications/revisions.routes.ts) too.
  */
 export async function deploy<E extends CallerEnv>(
   c: Context<E>,
-  who: { claim: IdempotencyClaim | null },
+  who: { claim: IdempotencyClaim | null; bypassReason?: string | null },
   target: DeploymentTarget,
   notFound: (missing: "app" | "config" | "environment") => ApiError,
 ): Promise<Config> {
   const expected = expectedState(c.req.header("If-Match"));
-  const outcome = await writeAs(c, configRefOrder(target), (db) => deployConfig(db, target, expected, who.claim));
+  const pass = { bypassReason: who.bypassReason ?? null };
+  const outcome = await writeAs(c, configRefOrder(target), (db) => deployConfig(db, target, expected, who.claim, pass));
   settleClaim(c, outcome);
+  if (outcome.outcome !== "done") throw refusal(outcome, notFound);
+  if (outcome.config.environment) {
+    const { id, revision } = outcome.config.environment;
+    c.header("ETag", environmentETag({ environmentId: id, revision }));
+  }
+  return outcome.config;
+}
+
+/** The error of a deployment that wrote nothing, or of its dry-run: `notFound` as in `deploy`. */
+function refusal(
+  outcome: Exclude<DeploymentOutcome, { outcome: "done" | "key_reused" }>,
+  notFound: (missing: "app" | "config" | "environment") => ApiError,
+): ApiError {
   switch (outcome.outcome) {
-    case "done":
-      if (outcome.config.environment) {
-        const { id, revision } = outcome.config.environment;
-        c.header("ETag", environmentETag({ environmentId: id, revision }));
-      }
-      return outcome.config;
     case "forbidden":
-      throw forbidden();
+      return forbidden();
     case "moved_on":
-      throw environmentMovedOn();
+      return environmentMovedOn();
     case "removed":
-      throw variantRemoved();
+      return variantRemoved();
     case "archived":
-      throw variantArchived();
+      return variantArchived();
     case "not_found":
-      throw notFound(outcome.missing);
+      return notFound(outcome.missing);
+    case "refused":
+      return protectionRefused(outcome);
   }
 }
+
+/**
+ * `deploy`'s dry-run (docs/CHANGE-REQUESTS.md §6): its answer had it been called, errors included, with what it would
+ * change and the environment's current ETag; nothing written, no Idempotency-Key claimed.
+ */
+export async function dryRun<E extends CallerEnv>(
+  c: Context<E>,
+  who: { bypassReason?: string | null },
+  target: DeploymentTarget,
+  kind: DryRunOutput["kind"],
+  notFound: (missing: "app" | "config" | "environment") => ApiError,
+): Promise<DryRunOutput> {
+  const expected = expectedState(c.req.header("If-Match"));
+  const pass = { bypassReason: who.bypassReason ?? null };
+  const outcome = await writeAs(c, configRefOrder(target), (db) => previewDeployment(db, target, expected, pass));
+  if (outcome.outcome !== "preview") throw refusal(outcome, notFound);
+  c.header("ETag", environmentETag(outcome.current));
+  return { dry_run: true, app_id: outcome.appId, environment: outcome.environment, kind, ...outcome.preview };
+}
+
+/** `?dry_run`, on each deploy and revert. */
+export const dryRunQuery = { schema: DryRunQuery, examples: globalThis.DOCUMENTATION && { dry_run: "true" as const } };
 
 const environmentOrConfig = (missing: "app" | "config" | "environment") =>
   missing === "environment" ? appEnvironmentNotFound() : configNotFound();
@@ -125,6 +181,8 @@ export const deploymentsRoutes = [
       },
       idempotencyKey: "replays",
       ifMatch: true,
+      protectionBypass: true,
+      query: dryRunQuery,
       doc: globalThis.DOCUMENTATION && {
         operationId: "deployConfig",
         tag: "Deployments",
@@ -134,7 +192,7 @@ export const deploymentsRoutes = [
           "environment `environment_ref.slug` names, any of the app's, as a new environment revision. " +
           CONDITIONS,
         ok: {
-          schema: ConfigOutput,
+          schema: z.union([ConfigOutput, DryRunOutput]),
           description: "The config as the environment now serves it",
           example: demoConfigIn("staging", 2),
           headers: { ETag: headerRef("ETag") },
@@ -143,7 +201,9 @@ export const deploymentsRoutes = [
       },
     },
     async (c) => {
-      const config = await deploy(c, c.var, toConfigRefs(c.req.valid("json")), environmentOrConfig);
+      const target = toConfigRefs(c.req.valid("json"));
+      if (c.req.valid("query").dry_run) return c.json(await dryRun(c, c.var, target, "deploy", environmentOrConfig), 200);
+      const config = await deploy(c, c.var, target, environmentOrConfig);
       return c.json(toConfigOutput(config), 200);
     },
   ),
@@ -162,12 +222,19 @@ export const deploymentsRoutes = [
       },
       idempotencyKey: "replays",
       ifMatch: true,
+      protectionBypass: true,
+      query: dryRunQuery,
       doc: globalThis.DOCUMENTATION && {
         operationId: "deployToEnvironment",
         tag: "Deployments",
         summary: "Deploy a variant's latest revision to an app's environment",
         description: `Deploys the variant's latest revision to its app's environment \`environment_name\`, as a new environment revision. ${CONDITIONS}`,
-        ok: { schema: z.null(), description: "Deployed", example: null, headers: { ETag: headerRef("ETag") } },
+        ok: {
+          schema: z.union([z.null(), DryRunOutput]),
+          description: "Deployed",
+          example: null,
+          headers: { ETag: headerRef("ETag") },
+        },
         errors: deploymentErrors("DeployVariantNotFound"),
       },
     },
@@ -179,7 +246,10 @@ export const deploymentsRoutes = [
         variantId: variant_id,
         environment: { slug: environment_name, version: null, id: null },
       };
-      await deploy(c, c.var, target, (missing) => (missing === "environment" ? appEnvironmentNotFound() : variantNotFound()));
+      const notFound = (missing: "app" | "config" | "environment") =>
+        missing === "environment" ? appEnvironmentNotFound() : variantNotFound();
+      if (c.req.valid("query").dry_run) return c.json(await dryRun(c, c.var, target, "deploy", notFound), 200);
+      await deploy(c, c.var, target, notFound);
       return c.json(null, 200);
     },
   ),
@@ -195,6 +265,8 @@ export const deploymentsRoutes = [
       },
       idempotencyKey: "replays",
       ifMatch: true,
+      protectionBypass: true,
+      query: dryRunQuery,
       doc: globalThis.DOCUMENTATION && {
         operationId: "revertDeploymentRevision",
         tag: "Deployments",
@@ -202,7 +274,12 @@ export const deploymentsRoutes = [
         description:
           "A new revision of that revision's environment, deploying the same variant revision; the history keeps " +
           `both. No body. ${CONDITIONS}`,
-        ok: { schema: RevertOutput, description: "Reverted", example: REVERTED, headers: { ETag: headerRef("ETag") } },
+        ok: {
+          schema: z.union([RevertOutput, DryRunOutput]),
+          description: "Reverted",
+          example: REVERTED,
+          headers: { ETag: headerRef("ETag") },
+        },
         errors: deploymentErrors("DeploymentRevisionNotFound", { removable: true }),
       },
     },
@@ -213,6 +290,9 @@ export const deploymentsRoutes = [
         variant: null,
         environment: { slug: null, version: null, id: deployment_revision_id },
       };
+      if (c.req.valid("query").dry_run) {
+        return c.json(await dryRun(c, c.var, target, "revert", deploymentRevisionNotFound), 200);
+      }
       await deploy(c, c.var, target, deploymentRevisionNotFound);
       return c.json(REVERTED, 200);
     },

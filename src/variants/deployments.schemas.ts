@@ -1,6 +1,8 @@
 import * as z from "zod";
+import { DocumentDiffOutput } from "../diff/diff.schemas";
 import { documented, schemaName } from "../http/documentation";
-import { nameField, uuid } from "../http/fields";
+import { nameField, queryFlag, uuid } from "../http/fields";
+import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
 import { applicationRef, environmentRef, ONCE_FIELDS_ARE_VALID, requireResolvableRefs, variantRef } from "./configs.schemas";
 
 /** `configs_deploy`: the variant revision the variant ref names (else the latest) to the environment ref's environment. */
@@ -33,3 +35,76 @@ export const RevertOutput = z
   .literal(REVERTED)
   .apply(documented(globalThis.DOCUMENTATION && { description: "The platform's answer, as its client expects it" }))
   .apply(schemaName(globalThis.DOCUMENTATION && "RevertOutput"));
+
+/** `?dry_run=true` on a deploy or revert (docs/CHANGE-REQUESTS.md §6). */
+export const DryRunQuery = z.object({
+  dry_run: queryFlag.apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description:
+          "true: answer what the call would do (the same errors; on success what would change, with the environment's " +
+          "current ETag, for If-Match on the real call), writing nothing and claiming no Idempotency-Key",
+      },
+    ),
+  ),
+});
+
+/** What a deployment would change: the part of a dry-run's answer an apply's dry-run answers too. */
+export const DeploymentPreviewOutput = z.object({
+  next_environment_revision: z.int(),
+  current: z
+    .object({
+      environment_revision: z.int(),
+      variant_revision_id: z.uuid().nullable(),
+      config_name: z.string().nullable(),
+      revision: z.int().nullable(),
+    })
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && { description: "What the environment runs now (revision 0 and nulls: nothing yet)" },
+      ),
+    ),
+  proposed: z.object({ variant_revision_id: z.uuid(), config_name: z.string(), revision: z.int() }),
+  diff: DocumentDiffOutput,
+});
+
+const DryRunObject = z.object({
+  dry_run: z.literal(true),
+  app_id: z.uuid(),
+  environment: z.string(),
+  kind: z.enum(["deploy", "revert"]),
+  ...DeploymentPreviewOutput.shape,
+});
+export type DryRunOutput = z.infer<typeof DryRunObject>;
+
+/** The dry-run of a deploy of the demo config's revision 2 to staging, which runs its revision 1. */
+export const DRY_RUN_EXAMPLE: DryRunOutput = {
+  dry_run: true,
+  app_id: DEMO_IDS.app,
+  environment: "staging",
+  kind: "deploy",
+  next_environment_revision: 3,
+  current: {
+    environment_revision: 2,
+    variant_revision_id: EXAMPLE_IDS.previousVariantRevision,
+    config_name: "main",
+    revision: 1,
+  },
+  proposed: { variant_revision_id: EXAMPLE_IDS.variantRevision, config_name: "main", revision: 2 },
+  diff: {
+    identical: false,
+    coarse: false,
+    patch: [{ op: "replace", path: "/params/temperature", value: DEMO_CONFIG_PARAMS.temperature }],
+    changes: [{ path: "/params/temperature", op: "replace", from: 0.7, to: DEMO_CONFIG_PARAMS.temperature }],
+  },
+};
+
+/** A deploy's or revert's answer to `?dry_run=true`, with the environment's current ETag. */
+export const DryRunOutput = DryRunObject.apply(
+  documented(
+    globalThis.DOCUMENTATION && {
+      description: "The answer to `?dry_run=true`: what the call would change; nothing was written",
+      examples: [DRY_RUN_EXAMPLE],
+    },
+  ),
+).apply(schemaName(globalThis.DOCUMENTATION && "DryRun"));

@@ -19,6 +19,8 @@ export const EVENT_TYPES = [
   "config.removed",
   "environment.deployed",
   "environment.reverted",
+  "environment.protection_changed",
+  "environment.protection_bypassed",
   "member.invited",
   "member.joined",
   "member.role_changed",
@@ -34,6 +36,19 @@ export const EVENT_TYPES = [
   "webhook.deleted",
   "webhook.secret_rotated",
   "webhook.disabled",
+  "change_request.drafted",
+  "change_request.opened",
+  "change_request.edited",
+  "change_request.reviewed",
+  "change_request.approved",
+  "change_request.rejected",
+  "change_request.rebased",
+  "change_request.cancelled",
+  "change_request.scheduled",
+  "change_request.unscheduled",
+  "change_request.applied",
+  "change_request.failed",
+  "change_request.expired",
 ] as const;
 
 const url = z

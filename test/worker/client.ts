@@ -120,3 +120,58 @@ export const current = {
   deploy: (as: Credentials, body: unknown, extras?: Extras) => post("/applications/revisions/deploy", as, body, extras),
   queryEnvironments: (as: Credentials, body: unknown, extras?: Extras) => post("/simple/environments/query", as, body, extras),
 };
+
+/** GET /change-requests's filters; `state` repeated once per state. */
+type ChangeRequestsQuery = {
+  app_id?: string;
+  environment?: string;
+  state?: string[];
+  author?: string;
+  project_id?: string;
+  cursor?: string;
+  limit?: string;
+};
+
+/** Change requests (docs/CHANGE-REQUESTS.md §3): /change-requests/... */
+export const changeRequests = {
+  create: (as: Credentials, body: unknown, extras?: Extras) => post("/change-requests", as, body, extras),
+  list: (as: Credentials, { state = [], ...query }: ChangeRequestsQuery = {}, extras?: Extras) => {
+    const path = withQuery("/change-requests", query);
+    const states = state.map((one) => `state=${enc(one)}`).join("&");
+    return get(states === "" ? path : `${path}${path.includes("?") ? "&" : "?"}${states}`, as, extras);
+  },
+  get: (as: Credentials, id: string, extras?: Extras) => get(`/change-requests/${enc(id)}`, as, extras),
+  edit: (as: Credentials, id: string, body: unknown, extras: Extras = {}) =>
+    send("PATCH", `/change-requests/${enc(id)}`, { ...extras, ...as, body }),
+  review: (as: Credentials, id: string, body: unknown, extras?: Extras) =>
+    post(`/change-requests/${enc(id)}/reviews`, as, body, extras),
+  /** POST /change-requests/{id}/<action> (submit, rebase, cancel, apply, schedule, unschedule). */
+  act: (as: Credentials, id: string, action: string, body?: unknown, extras?: Extras) =>
+    post(`/change-requests/${enc(id)}/${action}`, as, body, extras),
+  diff: (as: Credentials, id: string, extras?: Extras) => get(`/change-requests/${enc(id)}/diff`, as, extras),
+};
+
+/** Protection settings (docs/CHANGE-REQUESTS.md §1): /projects/{project_id}/environments/{environment_name}/protection. */
+export const protection = {
+  get: (as: Credentials, projectId: string, environment: string, extras?: Extras) =>
+    get(`/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, as, extras),
+  put: (as: Credentials, projectId: string, environment: string, body: unknown, extras: Extras = {}) =>
+    send("PUT", `/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, { ...extras, ...as, body }),
+};
+
+/** Diffs (docs/CHANGE-REQUESTS.md §5): GET /diff/configs (config revision ids), /diff/environments (environment revision ids). */
+export const diffs = {
+  configs: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
+    get(withQuery("/diff/configs", query), as, extras),
+  environments: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
+    get(withQuery("/diff/environments", query), as, extras),
+};
+
+/** One environment of the key's project, and guarding it (docs/CHANGE-REQUESTS.md §8): /simple/environments/{id}. */
+export const simpleEnvironments = {
+  get: (as: Credentials, environmentId: string, extras?: Extras) => get(`/simple/environments/${enc(environmentId)}`, as, extras),
+  guard: (as: Credentials, environmentId: string, extras?: Extras) =>
+    post(`/simple/environments/${enc(environmentId)}/guard`, as, undefined, extras),
+  unguard: (as: Credentials, environmentId: string, extras?: Extras) =>
+    post(`/simple/environments/${enc(environmentId)}/unguard`, as, undefined, extras),
+};

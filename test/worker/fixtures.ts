@@ -32,6 +32,7 @@ export type { EnvironmentRevisions } from "../../src/apps/environments.schemas";
 export { EnvironmentRevisionsParams } from "../../src/apps/environments.schemas";
 export { DEFAULT_ENVIRONMENTS } from "../../src/apps/environments.sql.ts";
 export { hashApiKey } from "../../src/auth/api-keys";
+export { diffDocuments, MAX_DIFF_OPERATIONS } from "../../src/core/diff";
 export { revokeApiKey } from "../../src/db/accounts";
 export {
   BUCKETS,
@@ -45,6 +46,7 @@ export {
   PREFIX_ALPHABET,
 } from "../../src/db/buckets";
 export { CALLER_CTE } from "../../src/db/caller";
+export { parseJsonExactly } from "../../src/db/exact-json";
 export type { Role } from "../../src/db/roles";
 export type { Event } from "../../src/events/events.sql.ts";
 export type { DeliveryMessage } from "../../src/http/hand-off";

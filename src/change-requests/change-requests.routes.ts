@@ -1,0 +1,502 @@
+import type { Context } from "hono";
+import { expectedState } from "../core/environment-etag";
+import type { IdempotencyClaim } from "../db/idempotency";
+import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
+import {
+  type ApiError,
+  appNotFound,
+  changeRequestMovedOn,
+  changeRequestNotFound,
+  environmentMovedOn,
+  forbidden,
+  invalidState,
+  revisionNotFound,
+  selfApproval,
+  staleVersion,
+  tooManyOpen,
+  tooManyReviews,
+} from "../http/errors";
+import { settleClaim } from "../http/idempotency";
+import { codedConflictResponse, DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef } from "../http/openapi-parts";
+import { route } from "../http/route";
+import {
+  ChangeRequest,
+  ChangeRequestDiff,
+  ChangeRequestPage,
+  ChangeRequestParams,
+  CreateChangeRequestBody,
+  changeRequestETag,
+  DEMO_CHANGE_REQUEST,
+  EditChangeRequestBody,
+  expectedWrites,
+  ListChangeRequestsQuery,
+  REVIEWS_MAX,
+  ReviewBody,
+  toChangeRequest,
+  toChangeRequestDiff,
+  toChangeRequestSummary,
+  UNFINISHED_MAX,
+} from "./change-requests.schemas";
+import {
+  type ActionInput,
+  actOnChangeRequest,
+  type ChangeRequestRead,
+  createChangeRequest,
+  listChangeRequests,
+  readChangeRequest,
+  readDiffSides,
+  type WriteOutcome,
+} from "./change-requests.sql.ts";
+
+/** Answers a write's outcome: the request with its ETag, or the error that says why nothing was written. */
+export function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutcome): ChangeRequestRead {
+  settleClaim(c, outcome);
+  switch (outcome.outcome) {
+    case "done":
+      c.header("ETag", changeRequestETag(outcome.read.request));
+      return outcome.read;
+    case "not_found":
+      throw outcome.missing === "app"
+        ? appNotFound()
+        : outcome.missing === "revision"
+          ? revisionNotFound()
+          : changeRequestNotFound();
+    case "forbidden":
+      throw outcome.self ? selfApproval() : forbidden();
+    case "invalid_state":
+      throw invalidState(outcome.state);
+    case "stale_version":
+      throw staleVersion(outcome.version);
+    case "too_many_open":
+      throw tooManyOpen(UNFINISHED_MAX);
+    case "too_many_reviews":
+      throw tooManyReviews(REVIEWS_MAX);
+    case "moved_on":
+      throw outcome.of === "environment" ? environmentMovedOn() : changeRequestMovedOn();
+  }
+}
+
+export const answer = ({ request, reviews }: ChangeRequestRead) => toChangeRequest(request, reviews);
+
+export const requestPath = {
+  schema: ChangeRequestParams,
+  examples: globalThis.DOCUMENTATION && {
+    change_request_id: DEMO_CHANGE_REQUEST.id,
+  },
+};
+
+export const ETAG_HEADER = { ETag: headerRef("ETag") };
+
+/** The refusals of an action on a request, by status. */
+export const actionErrors = (conflicts: Record<string, ApiError>, notFound: Record<string, ApiError> = {}) => ({
+  403: errorResponse("The caller's role may not take this action here", {
+    forbidden: forbidden(),
+  }),
+  404: errorResponse("No change request of that id visible to the caller (not told apart)", {
+    changeRequestNotFound: changeRequestNotFound(),
+    ...notFound,
+  }),
+  409: codedConflictResponse("The request's state forbids it (an expired request's too), or a limit is reached", conflicts),
+  412: errorResponse("If-Match names another state of the request: nothing written", changeRequestMovedOn()),
+});
+
+export const ACTION_DESCRIPTION =
+  "With If-Match (the request's ETag), only if the request is still in that state (else 412). Answers the request " +
+  "with its new ETag.";
+
+/** An action's route: POST /change-requests/{id}/<action>, answered by `act`. */
+export function actionRoute(
+  action: "submit" | "rebase" | "cancel" | "unschedule",
+  doc: { operationId: string; summary: string; description: string },
+) {
+  return route(
+    {
+      method: "post",
+      path: `/change-requests/{change_request_id}/${action}`,
+      auth: "key",
+      write: true,
+      params: requestPath,
+      idempotencyKey: "replays",
+      ifMatch: true,
+      doc: globalThis.DOCUMENTATION && {
+        ...doc,
+        tag: "Change requests",
+        description: `${doc.description} ${ACTION_DESCRIPTION}`,
+        ok: {
+          schema: ChangeRequest,
+          description: "The request now",
+          example: DEMO_CHANGE_REQUEST,
+          headers: ETAG_HEADER,
+        },
+        errors: actionErrors({ invalidState: invalidState("applied") }),
+      },
+    },
+    async (c) =>
+      c.json(
+        answer(
+          await act(c, c.var, c.req.valid("param").change_request_id, {
+            action,
+          }),
+        ),
+        200,
+      ),
+  );
+}
+
+/** Takes an action on request `id` as the caller, with the request's If-Match and Idempotency-Key. */
+export async function act<E extends CallerEnv>(
+  c: Context<E>,
+  who: { claim: IdempotencyClaim | null },
+  id: string,
+  input: ActionInput,
+) {
+  const expected = expectedWrites(c.req.header("If-Match"), id);
+  return answered(c, await writeAs(c, [id], (db) => actOnChangeRequest(db, id, input, expected, who.claim)));
+}
+
+const demoDocument = (temperature: number) => ({
+  config_name: "main",
+  params: { model: "gpt-4o-mini", temperature },
+  url: "",
+});
+
+export const DEMO_DIFF = {
+  base: {
+    environment_revision: 4,
+    environment_revision_id: EXAMPLE_IDS.environmentRevision,
+    variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
+    config_name: "main",
+    revision: 2,
+    document: demoDocument(0.7),
+  },
+  current: {
+    environment_revision: 4,
+    environment_revision_id: EXAMPLE_IDS.environmentRevision,
+    variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
+    config_name: "main",
+    revision: 2,
+    document: demoDocument(0.7),
+  },
+  proposed: {
+    variant_revision_id: EXAMPLE_IDS.variantRevision,
+    config_name: "main",
+    revision: 3,
+    document: demoDocument(0.2),
+  },
+  base_is_current: true,
+  diff: {
+    identical: false,
+    coarse: false,
+    patch: [{ op: "replace", path: "/params/temperature", value: 0.2 }],
+    changes: [{ path: "/params/temperature", op: "replace", from: 0.7, to: 0.2 }],
+  },
+  drift: { identical: true, coarse: false, patch: [], changes: [] },
+} satisfies ChangeRequestDiff;
+
+/** Change requests (docs/CHANGE-REQUESTS.md §3): apply, schedule and unschedule are src/change-requests/apply.routes.ts's. */
+export const changeRequestsRoutes = [
+  route(
+    {
+      method: "post",
+      path: "/change-requests",
+      auth: "key",
+      write: true,
+      idempotencyKey: "replays",
+      ifMatch: true,
+      body: {
+        schema: CreateChangeRequestBody,
+        id: "CreateChangeRequest",
+        examples: globalThis.DOCUMENTATION && {
+          deploy: {
+            summary: "Deploy a config revision to production",
+            value: {
+              app_id: DEMO_IDS.app,
+              environment: "production",
+              variant_revision_id: EXAMPLE_IDS.variantRevision,
+              title: "Lower temperature",
+            },
+          },
+          revertDraft: {
+            summary: "A draft that deploys an earlier revision again",
+            value: {
+              app_id: DEMO_IDS.app,
+              environment: "production",
+              revert_to_revision_id: EXAMPLE_IDS.environmentRevision,
+              title: "Back to yesterday's config",
+              draft: true,
+            },
+          },
+        },
+      },
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "createChangeRequest",
+        tag: "Change requests",
+        summary: "Propose a change of an app's environment",
+        description:
+          "Proposes deploying a config revision of the app (`variant_revision_id`) or an earlier revision of the " +
+          "environment again (`revert_to_revision_id`): exactly one. Its base is the environment now; with If-Match " +
+          "(the environment's ETag, GET /apps/{app_id}/revisions/{environment_name}), only if it is still in that state " +
+          `(else 412). A draft until submitted, else open. At most ${UNFINISHED_MAX} unfinished requests per app environment.`,
+        ok: {
+          schema: ChangeRequest,
+          description: "The request made",
+          example: DEMO_CHANGE_REQUEST,
+          headers: ETAG_HEADER,
+        },
+        errors: {
+          404: errorResponse("No such app visible to the caller, or no such revision of it", {
+            appNotFound: appNotFound(),
+            revisionNotFound: revisionNotFound(),
+          }),
+          409: codedConflictResponse("Too many unfinished requests", { tooManyOpen: tooManyOpen(UNFINISHED_MAX) }),
+          412: errorResponse("If-Match names another state of the environment: nothing written", environmentMovedOn()),
+        },
+      },
+    },
+    async (c) => {
+      const body = c.req.valid("json");
+      const expected = expectedState(c.req.header("If-Match"));
+      const outcome = await writeAs(c, [body.app_id], (db) => createChangeRequest(db, body, expected, c.var.claim));
+      return c.json(answer(answered(c, outcome)), 200);
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/change-requests",
+      auth: "key",
+      query: {
+        schema: ListChangeRequestsQuery,
+        examples: globalThis.DOCUMENTATION && {
+          app_id: DEMO_IDS.app,
+          environment: "production",
+          state: "open",
+          author: DEMO_IDS.user,
+          project_id: DEMO_IDS.project,
+          cursor: DEMO_CHANGE_REQUEST.id,
+          limit: 50,
+        },
+      },
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "listChangeRequests",
+        tag: "Change requests",
+        summary: "List change requests",
+        description:
+          "Those of `app_id`, else of `project_id`, else of the key's project, newest first, without their reviews; " +
+          "`state` (repeatable) filters by the state as read. What the caller cannot see matches nothing.",
+        ok: {
+          schema: ChangeRequestPage,
+          description: "A page of requests",
+          example: { change_requests: [toExampleSummary()], next_cursor: null },
+        },
+      },
+    },
+    async (c) => {
+      const query = c.req.valid("query");
+      const page = await readAs(c, [query.app_id ?? null, query.project_id ?? null], (db) => listChangeRequests(db, query));
+      return c.json(
+        {
+          change_requests: page.rows.map(toChangeRequestSummary),
+          next_cursor: page.nextCursor,
+        },
+        200,
+      );
+    },
+  ),
+  route(
+    {
+      method: "get",
+      path: "/change-requests/{change_request_id}",
+      auth: "key",
+      params: requestPath,
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "getChangeRequest",
+        tag: "Change requests",
+        summary: "Read a change request",
+        description:
+          "With its reviews, oldest first; its approvals counted now, with the environment's settings and the " +
+          "reviewers' roles now. The ETag is what If-Match takes on its actions.",
+        ok: {
+          schema: ChangeRequest,
+          description: "The request",
+          example: DEMO_CHANGE_REQUEST,
+          headers: ETAG_HEADER,
+        },
+        errors: {
+          404: errorResponse("No change request of that id visible to the caller", changeRequestNotFound()),
+        },
+      },
+    },
+    async (c) => {
+      const { change_request_id } = c.req.valid("param");
+      const read = await readAs(c, [change_request_id], (db) => readChangeRequest(db, change_request_id));
+      if (!read) throw changeRequestNotFound();
+      c.header("ETag", changeRequestETag(read.request));
+      return c.json(answer(read), 200);
+    },
+  ),
+  route(
+    {
+      method: "patch",
+      path: "/change-requests/{change_request_id}",
+      auth: "key",
+      write: true,
+      params: requestPath,
+      body: {
+        schema: EditChangeRequestBody,
+        id: "EditChangeRequest",
+        examples: globalThis.DOCUMENTATION && {
+          retitle: {
+            summary: "A new title (approvals kept)",
+            value: { title: "Lower temperature to 0.2" },
+          },
+          repropose: {
+            summary: "Another config revision (approvals reset)",
+            value: { variant_revision_id: EXAMPLE_IDS.variantRevision },
+          },
+        },
+      },
+      idempotencyKey: "replays",
+      ifMatch: true,
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "editChangeRequest",
+        tag: "Change requests",
+        summary: "Edit a change request",
+        description:
+          "Its author only, while draft, open, approved or scheduled. Another proposal (`variant_revision_id` or " +
+          "`revert_to_revision_id`) bumps `version`: earlier reviews stay listed, `stale`, and count for nothing; the " +
+          "request is open again (a scheduled one unscheduled). A title or description alone changes neither. Each edit " +
+          `renews \`expires_at\`. ${ACTION_DESCRIPTION}`,
+        ok: {
+          schema: ChangeRequest,
+          description: "The request now",
+          example: DEMO_CHANGE_REQUEST,
+          headers: ETAG_HEADER,
+        },
+        errors: actionErrors({ invalidState: invalidState("rejected") }, { revisionNotFound: revisionNotFound() }),
+      },
+    },
+    async (c) => {
+      const edit = c.req.valid("json");
+      return c.json(
+        answer(
+          await act(c, c.var, c.req.valid("param").change_request_id, {
+            action: "edit",
+            edit,
+          }),
+        ),
+        200,
+      );
+    },
+  ),
+  actionRoute("submit", {
+    operationId: "submitChangeRequest",
+    summary: "Submit a draft change request",
+    description: "Its author only: the draft is open for review.",
+  }),
+  route(
+    {
+      method: "post",
+      path: "/change-requests/{change_request_id}/reviews",
+      auth: "key",
+      write: true,
+      params: requestPath,
+      body: {
+        schema: ReviewBody,
+        id: "ReviewChangeRequest",
+        examples: globalThis.DOCUMENTATION && {
+          approve: {
+            summary: "Approve version 1",
+            value: { kind: "approve", version: 1 },
+          },
+          decline: {
+            summary: "Decline, saying why",
+            value: { kind: "decline", comment: "Not before the release." },
+          },
+          comment: {
+            summary: "A comment",
+            value: { kind: "comment", comment: "Checked on staging." },
+          },
+        },
+      },
+      idempotencyKey: "replays",
+      ifMatch: true,
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "reviewChangeRequest",
+        tag: "Change requests",
+        summary: "Approve, decline or comment on a change request",
+        description:
+          "While open or approved. `approve` and `decline`: a role the environment's protection settings name as " +
+          "approvers, not the author (owners included) unless those settings allow self-approval; a decline rejects " +
+          "the request. `comment`: any role that may propose. `version`, if given, must be the current one (else a " +
+          "409, `stale version`); else the review binds " +
+          `to it. A user's approval counts once. At most ${REVIEWS_MAX} reviews. ${ACTION_DESCRIPTION}`,
+        ok: {
+          schema: ChangeRequest,
+          description: "The request now",
+          example: DEMO_CHANGE_REQUEST,
+          headers: ETAG_HEADER,
+        },
+        errors: {
+          ...actionErrors({
+            invalidState: invalidState("rejected"),
+            staleVersion: staleVersion(2),
+            tooManyReviews: tooManyReviews(REVIEWS_MAX),
+          }),
+          403: errorResponse("The caller's role may not review so here, or is the author's", {
+            forbidden: forbidden(),
+            selfApproval: selfApproval(),
+          }),
+        },
+      },
+    },
+    async (c) => {
+      const review = c.req.valid("json");
+      const input = { action: review.kind, review };
+      return c.json(answer(await act(c, c.var, c.req.valid("param").change_request_id, input)), 200);
+    },
+  ),
+  actionRoute("rebase", {
+    operationId: "rebaseChangeRequest",
+    summary: "Rebase a change request on the environment now",
+    description:
+      "Its author, an owner or a workspace admin; while open, approved, scheduled or failed. The base becomes the " +
+      "environment now, `version` is bumped (approvals reset), the request is open again and its expiry renewed.",
+  }),
+  route(
+    {
+      method: "get",
+      path: "/change-requests/{change_request_id}/diff",
+      auth: "key",
+      params: requestPath,
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "diffChangeRequest",
+        tag: "Change requests",
+        summary: "What a change request would change",
+        description:
+          "The documents (`{config_name, params, url}`, null where nothing is deployed) of the environment at the " +
+          "request's base, now, and of what it proposes; `diff` turns the current one into the proposed one, `drift` " +
+          "the base into the current one (docs/CHANGE-REQUESTS.md §5's patch); `base_is_current` false: the environment " +
+          "moved since the base, and an apply would conflict until a rebase.",
+        ok: { schema: ChangeRequestDiff, description: "The request's diff", example: DEMO_DIFF },
+        errors: { 404: errorResponse("No change request of that id visible to the caller", changeRequestNotFound()) },
+      },
+    },
+    async (c) => {
+      const { change_request_id } = c.req.valid("param");
+      const sides = await readAs(c, [change_request_id], (db) => readDiffSides(db, change_request_id));
+      if (!sides) throw changeRequestNotFound();
+      return c.json(toChangeRequestDiff(sides), 200);
+    },
+  ),
+  actionRoute("cancel", {
+    operationId: "cancelChangeRequest",
+    summary: "Cancel a change request",
+    description: "Its author, an owner or a workspace admin; unless applied, rejected, cancelled or expired.",
+  }),
+];
+
+function toExampleSummary() {
+  const { reviews, ...summary } = DEMO_CHANGE_REQUEST;
+  return summary;
+}

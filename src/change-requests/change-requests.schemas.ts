@@ -1,0 +1,506 @@
+import * as z from "zod";
+import { type ConfigDocument, diffDocuments } from "../core/diff";
+import { parseJsonExactly } from "../db/exact-json";
+import { documented, schemaName } from "../http/documentation";
+import { storableText, uuid } from "../http/fields";
+import { DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
+import type { ChangeRequestRow, DiffSideRow, ReviewRow } from "./change-requests.sql.ts";
+
+/** The states a request is read in (docs/CHANGE-REQUESTS.md §3): `approved` and `expired` as read, the others stored. */
+export const CHANGE_REQUEST_STATES = [
+  "draft",
+  "open",
+  "approved",
+  "scheduled",
+  "applied",
+  "rejected",
+  "cancelled",
+  "expired",
+  "failed",
+] as const;
+export type ChangeRequestState = (typeof CHANGE_REQUEST_STATES)[number];
+
+/** §7's limits. */
+export const TITLE_MAX = 200;
+export const DESCRIPTION_MAX = 10_000;
+export const COMMENT_MAX = 5_000;
+/** Requests not finished (draft, open, approved, scheduled, failed) per app environment. */
+export const UNFINISHED_MAX = 50;
+/** Reviews of one request. */
+export const REVIEWS_MAX = 200;
+
+const title = storableText("title")
+  .min(1)
+  .max(TITLE_MAX)
+  .refine((value) => value.trim() !== "", "title must not be blank");
+const description = storableText("description").max(DESCRIPTION_MAX);
+const environment = z.enum(["development", "staging", "production"]);
+
+const oneProposal = (body: { variant_revision_id?: string; revert_to_revision_id?: string }) =>
+  body.variant_revision_id === undefined || body.revert_to_revision_id === undefined;
+
+export const CreateChangeRequestBody = z
+  .object({
+    app_id: uuid,
+    environment,
+    variant_revision_id: uuid.optional().apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "A config revision of the app to deploy",
+        },
+      ),
+    ),
+    revert_to_revision_id: uuid.optional().apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "A revision of the environment to deploy again",
+        },
+      ),
+    ),
+    title,
+    description: description.optional(),
+    draft: z
+      .boolean()
+      .optional()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Default false: open" })),
+  })
+  .refine((body) => oneProposal(body) && (body.variant_revision_id ?? body.revert_to_revision_id) !== undefined, {
+    message: "exactly one of variant_revision_id and revert_to_revision_id is required",
+  });
+export type CreateChangeRequestBody = z.output<typeof CreateChangeRequestBody>;
+
+export const EditChangeRequestBody = z
+  .object({
+    title: title.optional(),
+    description: description.optional(),
+    variant_revision_id: uuid.optional(),
+    revert_to_revision_id: uuid.optional(),
+  })
+  .refine(oneProposal, { message: "at most one of variant_revision_id and revert_to_revision_id" })
+  .refine((body) => Object.values(body).some((value) => value !== undefined), { message: "nothing to change" });
+export type EditChangeRequestBody = z.output<typeof EditChangeRequestBody>;
+
+export const ReviewBody = z
+  .object({
+    kind: z.enum(["approve", "decline", "comment"]),
+    comment: storableText("comment").max(COMMENT_MAX).nullable().optional(),
+    version: z
+      .int()
+      .min(1)
+      .optional()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description: "The version reviewed: else the current one; another is refused (409)",
+          },
+        ),
+      ),
+  })
+  .refine((body) => body.kind !== "comment" || (body.comment ?? "") !== "", {
+    message: "a comment review needs a comment",
+    path: ["comment"],
+  });
+export type ReviewBody = z.output<typeof ReviewBody>;
+
+export const ChangeRequestParams = z.object({ change_request_id: uuid });
+
+const stateFilter = z.enum(CHANGE_REQUEST_STATES);
+export const ListChangeRequestsQuery = z.object({
+  app_id: uuid.optional(),
+  environment: environment.optional(),
+  state: z
+    .union([stateFilter, z.array(stateFilter)])
+    .optional()
+    .transform((states) => (states === undefined ? [] : [...new Set([states].flat())]))
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "Repeatable: requests in any of these states (as read)",
+        },
+      ),
+    ),
+  author: uuid.optional().apply(documented(globalThis.DOCUMENTATION && { description: "The author's user id" })),
+  project_id: uuid.optional().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "Default: the key's project (unless app_id is given)",
+      },
+    ),
+  ),
+  cursor: uuid.optional().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "next_cursor of the previous page",
+      },
+    ),
+  ),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+export type ListChangeRequestsQuery = z.output<typeof ListChangeRequestsQuery>;
+
+// Answers.
+
+const User = z.object({ user_id: z.uuid(), username: z.string() });
+
+const Base = z
+  .object({
+    environment_revision: z.int(),
+    environment_revision_id: z.uuid().nullable(),
+    variant_revision_id: z.uuid().nullable(),
+  })
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "The environment when the request was made or last rebased (revision 0 and null ids: nothing deployed)",
+      },
+    ),
+  );
+
+export const Review = z.object({
+  id: z.uuid(),
+  kind: z.enum(["approve", "decline", "comment"]),
+  comment: z.string().nullable(),
+  version: z.int(),
+  stale: z.boolean().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "Made on an earlier version: counts for nothing",
+      },
+    ),
+  ),
+  reviewer: User,
+  created_at: z.iso.datetime(),
+});
+
+const ChangeRequestFields = {
+  id: z.uuid(),
+  app_id: z.uuid(),
+  app_name: z.string(),
+  environment,
+  project_id: z.uuid(),
+  kind: z.enum(["deploy", "revert"]),
+  variant_revision_id: z.uuid(),
+  config_name: z.string(),
+  revision: z.int(),
+  revert_to_revision_id: z.uuid().nullable(),
+  base: Base,
+  title: z.string(),
+  description: z.string(),
+  state: z.enum(CHANGE_REQUEST_STATES),
+  version: z.int(),
+  approvals: z.int().apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "Counted at this read with the settings and roles now",
+      },
+    ),
+  ),
+  approvals_required: z.int(),
+  author: User,
+};
+
+const ChangeRequestTail = {
+  scheduled_at: z.iso.datetime().nullable(),
+  expires_at: z.iso.datetime(),
+  applied: z
+    .object({
+      at: z.iso.datetime(),
+      by: User.nullable(),
+      environment_revision: z.int().nullable(),
+      environment_revision_id: z.uuid().nullable(),
+      scheduled: z.boolean(),
+    })
+    .nullable(),
+  failure: z
+    .object({
+      at: z.iso.datetime(),
+      reason: z.enum(["conflict", "not_approved", "revision_unavailable", "scheduler_removed"]),
+      detail: z.unknown(),
+    })
+    .nullable(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+};
+
+export const ChangeRequest = z
+  .object({
+    ...ChangeRequestFields,
+    reviews: z.array(Review),
+    ...ChangeRequestTail,
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "ChangeRequest"));
+export type ChangeRequest = z.output<typeof ChangeRequest>;
+
+/** A request as a list shows it: without its reviews. */
+export const ChangeRequestSummary = z
+  .object({ ...ChangeRequestFields, ...ChangeRequestTail })
+  .apply(schemaName(globalThis.DOCUMENTATION && "ChangeRequestSummary"));
+export type ChangeRequestSummary = z.output<typeof ChangeRequestSummary>;
+
+export const ChangeRequestPage = z.object({
+  change_requests: z.array(ChangeRequestSummary),
+  next_cursor: z
+    .uuid()
+    .nullable()
+    .apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "Pass as `cursor` for the next page; null: the last page",
+        },
+      ),
+    ),
+});
+
+const userOf = (id: string | null, username: string | null) =>
+  id === null || username === null ? null : { user_id: id, username };
+
+/** The answer for a request's row (as read: its state, its approvals counted) without its reviews. */
+export function toChangeRequestSummary(row: ChangeRequestRow): ChangeRequestSummary {
+  return {
+    id: row.id,
+    app_id: row.appId,
+    app_name: row.appName,
+    environment: row.environment,
+    project_id: row.projectId,
+    kind: row.kind,
+    variant_revision_id: row.variantRevisionId,
+    config_name: row.configName,
+    revision: row.revision,
+    revert_to_revision_id: row.revertToRevisionId,
+    base: {
+      environment_revision: row.baseEnvironmentRevision,
+      environment_revision_id: row.baseEnvironmentRevisionId,
+      variant_revision_id: row.baseVariantRevisionId,
+    },
+    title: row.title,
+    description: row.description,
+    state: row.readState,
+    version: row.version,
+    approvals: row.approvals,
+    approvals_required: row.requiredApprovals,
+    author: { user_id: row.authorId, username: row.authorUsername },
+    scheduled_at: row.scheduledAt,
+    expires_at: row.expiresAt,
+    applied:
+      row.appliedAt === null
+        ? null
+        : {
+            at: row.appliedAt,
+            by: userOf(row.appliedBy, row.appliedByUsername),
+            environment_revision: row.appliedEnvironmentRevision,
+            environment_revision_id: row.appliedEnvironmentRevisionId,
+            scheduled: row.appliedScheduled === 1,
+          },
+    failure:
+      row.failedAt === null || row.failureReason === null
+        ? null
+        : {
+            at: row.failedAt,
+            reason: row.failureReason,
+            detail: row.failureDetail === null ? null : JSON.parse(row.failureDetail),
+          },
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** The whole answer: the request and its reviews, oldest first, those of an earlier version `stale`. */
+export function toChangeRequest(row: ChangeRequestRow, reviews: ReviewRow[]): ChangeRequest {
+  const { scheduled_at, expires_at, applied, failure, created_at, updated_at, ...head } = toChangeRequestSummary(row);
+  return {
+    ...head,
+    reviews: reviews.map((review) => ({
+      id: review.id,
+      kind: review.kind,
+      comment: review.comment,
+      version: review.version,
+      stale: review.version !== row.version,
+      reviewer: {
+        user_id: review.reviewerId,
+        username: review.reviewerUsername,
+      },
+      created_at: review.createdAt,
+    })),
+    scheduled_at,
+    expires_at,
+    applied,
+    failure,
+    created_at,
+    updated_at,
+  };
+}
+
+const ConfigDocumentSchema = z
+  .object({
+    config_name: z.string(),
+    params: z.record(z.string(), z.unknown()),
+    url: z.string(),
+  })
+  .nullable()
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "What the revision deploys (null: nothing deployed)",
+      },
+    ),
+  );
+
+const EnvironmentSide = z.object({
+  environment_revision: z.int(),
+  environment_revision_id: z.uuid().nullable(),
+  variant_revision_id: z.uuid().nullable(),
+  config_name: z.string().nullable(),
+  revision: z.int().nullable(),
+  document: ConfigDocumentSchema,
+});
+
+const Operation = z.object({
+  op: z.enum(["add", "remove", "replace"]),
+  path: z.string(),
+  value: z.unknown().optional(),
+});
+
+/** A diff's answer (docs/CHANGE-REQUESTS.md §5's `identical`, `coarse`, `patch`, `changes`). */
+export const DocumentDiffSchema = z.object({
+  identical: z.boolean(),
+  coarse: z.boolean(),
+  patch: z.array(Operation),
+  changes: z.array(
+    z.object({
+      path: z.string(),
+      op: z.enum(["add", "remove", "replace"]),
+      from: z.unknown(),
+      to: z.unknown(),
+    }),
+  ),
+});
+
+export const ChangeRequestDiff = z
+  .object({
+    base: EnvironmentSide.apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "The environment at the request's base",
+        },
+      ),
+    ),
+    current: EnvironmentSide.apply(documented(globalThis.DOCUMENTATION && { description: "The environment now" })),
+    proposed: z.object({
+      variant_revision_id: z.uuid(),
+      config_name: z.string(),
+      revision: z.int(),
+      document: ConfigDocumentSchema,
+    }),
+    base_is_current: z.boolean().apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "The environment has not changed since the base",
+        },
+      ),
+    ),
+    diff: DocumentDiffSchema.apply(documented(globalThis.DOCUMENTATION && { description: "From current to proposed" })),
+    drift: DocumentDiffSchema.apply(documented(globalThis.DOCUMENTATION && { description: "From base to current" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "ChangeRequestDiff"));
+export type ChangeRequestDiff = z.output<typeof ChangeRequestDiff>;
+
+const documentOf = (side: DiffSideRow): ConfigDocument | null =>
+  side.configName === null || side.params === null || side.url === null
+    ? null
+    : {
+        config_name: side.configName,
+        params: parseJsonExactly(side.params) as Record<string, unknown>,
+        url: side.url,
+      };
+
+const environmentSide = (side: DiffSideRow) => ({
+  environment_revision: side.environmentRevision ?? 0,
+  environment_revision_id: side.environmentRevisionId,
+  variant_revision_id: side.variantRevisionId,
+  config_name: side.configName,
+  revision: side.revision,
+  document: documentOf(side),
+});
+
+/**
+ * A request's diff from its sides: `diff` what applying it would change now (current to proposed), `drift` how the
+ * environment moved since its base (base to current).
+ */
+export function toChangeRequestDiff(sides: Record<DiffSideRow["side"], DiffSideRow>): ChangeRequestDiff {
+  const base = environmentSide(sides.base);
+  const current = environmentSide(sides.current);
+  const proposed = documentOf(sides.proposed);
+  return {
+    base,
+    current,
+    proposed: {
+      variant_revision_id: sides.proposed.variantRevisionId ?? "",
+      config_name: sides.proposed.configName ?? "",
+      revision: sides.proposed.revision ?? 0,
+      document: proposed,
+    },
+    base_is_current: base.environment_revision === current.environment_revision,
+    diff: diffDocuments(current.document, proposed),
+    drift: diffDocuments(base.document, current.document),
+  };
+}
+
+/** A request's ETag: its id and write count, which every write bumps. */
+export const changeRequestETag = (row: Pick<ChangeRequestRow, "id" | "writes">) => `"${row.id}.${row.writes}"`;
+
+const ETAG = /^"([0-9a-f-]{36})\.([1-9][0-9]{0,8})"$/;
+
+/**
+ * The write count an If-Match names for request `id`: null for none or `*`; a tag of another request, or not one of
+ * ours, names a count no request has (0), so that the write is refused (412).
+ */
+export function expectedWrites(ifMatch: string | undefined, id: string): number | null {
+  if (ifMatch === undefined || ifMatch.trim() === "*") return null;
+  const tag = ETAG.exec(ifMatch.trim());
+  return tag && tag[1] === id ? Number(tag[2]) : 0;
+}
+
+const demoUser = { user_id: DEMO_IDS.user, username: "demo" };
+
+/** The documented example of a request. */
+export const DEMO_CHANGE_REQUEST = {
+  id: "01a2012d-8a10-7c3e-9a51-0c4f1e2d3b40",
+  app_id: DEMO_IDS.app,
+  app_name: "demo-app",
+  environment: "production",
+  project_id: DEMO_IDS.project,
+  kind: "deploy",
+  variant_revision_id: EXAMPLE_IDS.variantRevision,
+  config_name: "main",
+  revision: 3,
+  revert_to_revision_id: null,
+  base: {
+    environment_revision: 4,
+    environment_revision_id: EXAMPLE_IDS.environmentRevision,
+    variant_revision_id: null,
+  },
+  title: "Lower temperature",
+  description: "",
+  state: "open",
+  version: 1,
+  approvals: 0,
+  approvals_required: 2,
+  author: demoUser,
+  reviews: [
+    {
+      id: "01a2012d-8a11-7c3e-9a51-0c4f1e2d3b41",
+      kind: "comment",
+      comment: "Checked on staging.",
+      version: 1,
+      stale: false,
+      reviewer: demoUser,
+      created_at: "2026-11-22T03:10:00.000Z",
+    },
+  ],
+  scheduled_at: null,
+  expires_at: "2026-12-06T03:00:00.000Z",
+  applied: null,
+  failure: null,
+  created_at: "2026-11-22T03:00:00.000Z",
+  updated_at: "2026-11-22T03:10:00.000Z",
+} satisfies ChangeRequest;

@@ -1,0 +1,696 @@
+/**
+ * Change requests (docs/CHANGE-REQUESTS.md §3, §4, §7; migrations/0015): read with their approvals counted and their
+ * state as read, made, edited, submitted, reviewed, rebased and cancelled, each write one batch with its event.
+ */
+
+import type { EnvironmentState } from "../core/environment-etag";
+import { PROTECTION_COLUMNS } from "../core/protection.sql.ts";
+import { newId } from "../db/buckets";
+import { CALLER_CTE } from "../db/caller";
+import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
+import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
+import { ADMIN_ROLES, ADMIN_ROLES_SQL, DEPLOYER_ROLES, DEPLOYER_ROLES_SQL, type Role } from "../db/roles";
+import { type Results, sql } from "../db/sql";
+import { APP_BY_ID_CTE } from "../db/visibility";
+import {
+  type ChangeRequestState,
+  type CreateChangeRequestBody,
+  type EditChangeRequestBody,
+  type ListChangeRequestsQuery,
+  REVIEWS_MAX,
+  type ReviewBody,
+  UNFINISHED_MAX,
+} from "./change-requests.schemas";
+
+export const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+
+/** Who may make a request, comment on one and apply it: the roles that may deploy (§3's "proposers"). */
+export const PROPOSER_ROLES = DEPLOYER_ROLES;
+
+/** A stored state still to be finished, unless it reads `expired` (past `expires_at`, not scheduled). */
+const UNFINISHED = `(state IN ('draft', 'open', 'scheduled', 'failed') AND (state = 'scheduled' OR expires_at > ${NOW}))`;
+
+/** A request :change_request_id of an organization the caller is a member of, with the caller's role there: `cr_found`. */
+const ONE_REQUEST = `cr_found AS (
+  SELECT r.*, a.name AS app_name, a.project_id, w.id AS workspace_id, w.organization_id, m.role
+    FROM change_requests r JOIN apps a ON a.id = r.app_id JOIN projects p ON p.id = a.project_id
+    JOIN workspaces w ON w.id = p.workspace_id JOIN membership m ON m.organization_id = w.organization_id
+   WHERE r.id = :change_request_id)`;
+
+/**
+ * After `cr_found`: `cr`, each request with its environment's protection settings (PROTECTION_COLUMNS), its approvals
+ * counted now (§3: reviewers whose latest approve-or-decline is an approve of the current version, members now with a
+ * role in `approver_roles`, not the author unless `allow_self_approval`; one each, being each one's latest) and its
+ * state as read (`read_state`: `expired` past `expires_at` unless scheduled or finished, `approved` when open with
+ * enough approvals, else as stored).
+ */
+export const COUNTED = `cr_settings AS (
+  SELECT f.*, ${PROTECTION_COLUMNS}
+    FROM cr_found f LEFT JOIN environment_protections ep ON ep.project_id = f.project_id AND ep.environment = f.environment),
+cr_counted AS (
+  SELECT s.*, (
+    SELECT count(*) FROM change_request_reviews rv
+      JOIN organization_members om ON om.user_id = rv.reviewer_id AND om.organization_id = s.organization_id
+     WHERE rv.change_request_id = s.id AND rv.kind = 'approve' AND rv.version = s.version
+       AND om.role IN (SELECT value FROM json_each(s.approver_roles))
+       AND (rv.reviewer_id <> s.author_id OR s.allow_self_approval = 1)
+       AND NOT EXISTS (SELECT 1 FROM change_request_reviews later
+                        WHERE later.change_request_id = s.id AND later.reviewer_id = rv.reviewer_id
+                          AND later.kind IN ('approve', 'decline') AND later.id > rv.id)) AS approvals
+    FROM cr_settings s),
+cr AS (
+  SELECT c.*, CASE WHEN c.state IN ('draft', 'open', 'failed') AND c.expires_at <= ${NOW} THEN 'expired'
+                   WHEN c.state = 'open' AND c.approvals >= c.required_approvals THEN 'approved'
+                   ELSE c.state END AS read_state
+    FROM cr_counted c)`;
+
+/** The request :change_request_id as the caller sees it: `cr` (see COUNTED). */
+const REQUEST_CTES = `${CALLER_CTE}, ${ONE_REQUEST}, ${COUNTED}`;
+
+/** A request as read (with what the answer names: its config, author, the revision its apply made). */
+export interface ChangeRequestRow {
+  id: string;
+  appId: string;
+  appName: string;
+  environment: "development" | "staging" | "production";
+  projectId: string;
+  kind: "deploy" | "revert";
+  variantRevisionId: string;
+  configName: string;
+  revision: number;
+  revertToRevisionId: string | null;
+  baseEnvironmentRevision: number;
+  baseEnvironmentRevisionId: string | null;
+  baseVariantRevisionId: string | null;
+  title: string;
+  description: string;
+  readState: ChangeRequestState;
+  version: number;
+  writes: number;
+  approvals: number;
+  requiredApprovals: number;
+  authorId: string;
+  authorUsername: string;
+  scheduledAt: string | null;
+  expiresAt: string;
+  appliedAt: string | null;
+  appliedBy: string | null;
+  appliedByUsername: string | null;
+  appliedEnvironmentRevision: number | null;
+  appliedEnvironmentRevisionId: string | null;
+  appliedScheduled: number | null;
+  failedAt: string | null;
+  failureReason: "conflict" | "not_approved" | "revision_unavailable" | "scheduler_removed" | null;
+  failureDetail: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The ChangeRequestRow of each request of `cr`. */
+const SELECT_REQUESTS = `SELECT cr.id, cr.app_id AS appId, cr.app_name AS appName, cr.environment, cr.project_id AS projectId, cr.kind,
+       cr.variant_revision_id AS variantRevisionId, COALESCE(v.removed_name, v.name) AS configName, vr.revision,
+       cr.revert_to_revision_id AS revertToRevisionId, cr.base_environment_revision AS baseEnvironmentRevision,
+       cr.base_environment_revision_id AS baseEnvironmentRevisionId, cr.base_variant_revision_id AS baseVariantRevisionId,
+       cr.title, cr.description, cr.read_state AS readState, cr.version, cr.writes, cr.approvals,
+       cr.required_approvals AS requiredApprovals, cr.author_id AS authorId, au.username AS authorUsername,
+       cr.scheduled_at AS scheduledAt, cr.expires_at AS expiresAt, cr.applied_at AS appliedAt, cr.applied_by AS appliedBy,
+       ap.username AS appliedByUsername, aer.revision AS appliedEnvironmentRevision,
+       cr.applied_environment_revision_id AS appliedEnvironmentRevisionId, cr.applied_scheduled AS appliedScheduled,
+       cr.failed_at AS failedAt, cr.failure_reason AS failureReason, cr.failure_detail AS failureDetail,
+       cr.created_at AS createdAt, cr.updated_at AS updatedAt
+  FROM cr
+  JOIN app_variant_revisions vr ON vr.id = cr.variant_revision_id JOIN app_variants v ON v.id = vr.variant_id
+  JOIN users au ON au.id = cr.author_id
+  LEFT JOIN users ap ON ap.id = cr.applied_by
+  LEFT JOIN environment_revisions aer ON aer.id = cr.applied_environment_revision_id`;
+
+const REQUEST = sql<ChangeRequestRow>(`WITH ${REQUEST_CTES} ${SELECT_REQUESTS}`);
+
+/** One review of a request. */
+export interface ReviewRow {
+  id: string;
+  kind: "approve" | "decline" | "comment";
+  comment: string | null;
+  version: number;
+  reviewerId: string;
+  reviewerUsername: string;
+  createdAt: string;
+}
+
+const REVIEWS = sql<ReviewRow>(
+  `WITH ${CALLER_CTE}, ${ONE_REQUEST}
+   SELECT rv.id, rv.kind, rv.comment, rv.version, rv.reviewer_id AS reviewerId, u.username AS reviewerUsername,
+          rv.created_at AS createdAt
+     FROM cr_found JOIN change_request_reviews rv ON rv.change_request_id = cr_found.id JOIN users u ON u.id = rv.reviewer_id
+    ORDER BY rv.id`,
+);
+
+/** A request as read, with its reviews oldest first. */
+export interface ChangeRequestRead {
+  request: ChangeRequestRow;
+  reviews: ReviewRow[];
+}
+
+/** The statements that read request `id` whole (REQUEST and REVIEWS), for a batch. */
+export const requestStatements = (db: CallerDb, id: string) => ({
+  request: db.statement(REQUEST, { change_request_id: id }),
+  reviews: db.statement(REVIEWS, { change_request_id: id }),
+});
+
+/** What `requestStatements` read: the request, or null when there is none the caller can see. */
+export function requestRead({ request, reviews }: Results<ReturnType<typeof requestStatements>>): ChangeRequestRead | null {
+  const found = request.results[0];
+  return found ? { request: found, reviews: reviews.results } : null;
+}
+
+/** Request `id` as the caller sees it, with its reviews: one round trip; null when there is none the caller can see. */
+export const readChangeRequest = async (db: CallerDb, id: string) => requestRead(await db.batch(requestStatements(db, id)));
+
+// Listing.
+
+/**
+ * The requests a list names (§3): of app :app_id, else of project :project_id, else of the key's project; in
+ * :environment, by :author, older than :cursor; of organizations the caller is a member of.
+ */
+const LISTED_REQUESTS = `cr_found AS (
+  SELECT r.*, a.name AS app_name, a.project_id, w.id AS workspace_id, w.organization_id, m.role
+    FROM change_requests r JOIN apps a ON a.id = r.app_id JOIN projects p ON p.id = a.project_id
+    JOIN workspaces w ON w.id = p.workspace_id JOIN membership m ON m.organization_id = w.organization_id
+   WHERE (:app_id IS NULL OR r.app_id = :app_id)
+     AND a.project_id = COALESCE(:project_id, CASE WHEN :app_id IS NULL THEN (SELECT project_id FROM caller) END, a.project_id)
+     AND (:environment IS NULL OR r.environment = :environment) AND (:author IS NULL OR r.author_id = :author)
+     AND (:cursor IS NULL OR r.id < :cursor))`;
+
+const LIST = sql<ChangeRequestRow>(
+  `WITH ${CALLER_CTE}, ${LISTED_REQUESTS}, ${COUNTED}
+   ${SELECT_REQUESTS}
+    WHERE NOT EXISTS (SELECT 1 FROM json_each(:states)) OR cr.read_state IN (SELECT value FROM json_each(:states))
+    ORDER BY cr.id DESC LIMIT :limit`,
+);
+
+/** A page of the list, newest first, and the cursor of the next (null: the last page). */
+export async function listChangeRequests(db: CallerDb, query: ListChangeRequestsQuery) {
+  const { page } = await db.batch({
+    page: db.statement(LIST, {
+      app_id: query.app_id ?? null,
+      project_id: query.project_id ?? null,
+      environment: query.environment ?? null,
+      author: query.author ?? null,
+      cursor: query.cursor ?? null,
+      states: JSON.stringify(query.state),
+      limit: query.limit + 1,
+    }),
+  });
+  const rows = page.results.slice(0, query.limit);
+  return {
+    rows,
+    nextCursor: page.results.length > query.limit ? rows[rows.length - 1].id : null,
+  };
+}
+
+// Writes.
+
+/**
+ * After a CTE `target (app_id, environment)`: `env_now`, that environment as it is now (its revision, the id of that
+ * revision, the config revision it runs; revision 0 and nulls before its first deployment), and `proposal`, what
+ * :variant_revision_id (a config revision of the app, not of a removed config) or :revert_to_revision_id (a revision
+ * of that environment that deployed something) proposes: the config revision deployed and the revision reverted to.
+ */
+const PROPOSAL_CTES = `env_now AS (
+  SELECT e.id, e.revision, e.deployed_app_variant_revision_id AS variant_revision_id,
+         (SELECT id FROM environment_revisions WHERE environment_id = e.id AND revision = e.revision) AS revision_id
+    FROM environments e JOIN target t ON e.app_id = t.app_id AND e.name = t.environment),
+proposal AS (
+  SELECT r.id AS variant_revision_id, NULL AS revert_to_revision_id
+    FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
+   WHERE r.id = :variant_revision_id AND v.app_id = (SELECT app_id FROM target) AND v.removed_at IS NULL
+  UNION ALL
+  SELECT er.deployed_app_variant_revision_id, er.id FROM environment_revisions er
+   WHERE er.id = :revert_to_revision_id AND er.environment_id = (SELECT id FROM env_now)
+     AND er.deployed_app_variant_revision_id IS NOT NULL)`;
+
+/** A new request's place, after APP_BY_ID_CTE: `target` (see PROPOSAL_CTES) and its settings. */
+const NEW_REQUEST_CTES = `${CALLER_CTE}, ${APP_BY_ID_CTE}, target AS (SELECT id AS app_id, :environment AS environment FROM app),
+${PROPOSAL_CTES},
+settings AS (SELECT ${PROTECTION_COLUMNS} FROM app LEFT JOIN environment_protections ep
+              ON ep.project_id = app.project_id AND ep.environment = :environment),
+unfinished AS (SELECT count(*) AS n FROM change_requests WHERE app_id = :app_id AND environment = :environment AND ${UNFINISHED})`;
+
+/** What a create found, before it wrote: the caller's role, the proposal, the environment, its unfinished requests. */
+const CREATE_FACTS = sql<{
+  role: Role;
+  proposalFound: number;
+  environmentId: string | null;
+  environmentRevision: number | null;
+  unfinished: number;
+}>(
+  `WITH ${NEW_REQUEST_CTES}
+   SELECT app.role, EXISTS (SELECT 1 FROM proposal) AS proposalFound, (SELECT id FROM env_now) AS environmentId,
+          (SELECT revision FROM env_now) AS environmentRevision, (SELECT n FROM unfinished) AS unfinished
+     FROM app`,
+);
+
+const INSERT_REQUEST = sql(
+  `WITH ${NEW_REQUEST_CTES}
+   INSERT INTO change_requests (id, app_id, environment, kind, variant_revision_id, revert_to_revision_id,
+                                base_environment_revision, base_environment_revision_id, base_variant_revision_id,
+                                title, description, state, author_id, expires_at)
+   SELECT :change_request_id, app.id, :environment, CASE WHEN proposal.revert_to_revision_id IS NULL THEN 'deploy' ELSE 'revert' END,
+          proposal.variant_revision_id, proposal.revert_to_revision_id, env_now.revision, env_now.revision_id,
+          env_now.variant_revision_id, :title, :description, :state, (SELECT user_id FROM caller),
+          strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || settings.request_ttl_days || ' days')
+     FROM app JOIN proposal JOIN env_now JOIN settings
+    WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND (SELECT n FROM unfinished) < :unfinished_max
+      AND (:expected_environment_id IS NULL OR (env_now.id = :expected_environment_id AND env_now.revision = :expected_revision))`,
+);
+
+/**
+ * What every event of a request says of it as it is now (§4), as `json_set` arguments over `cr`: to complete an event
+ * whose own fields (`previous_state` and those of its type) are set already.
+ */
+export const EVENT_FIELDS = `'$.change_request_id', cr.id, '$.app_id', cr.app_id, '$.app_name', cr.app_name, '$.environment', cr.environment,
+  '$.title', cr.title, '$.state', cr.read_state, '$.version', cr.version, '$.variant_revision_id', cr.variant_revision_id,
+  '$.base', json_object('environment_revision', cr.base_environment_revision,
+                        'environment_revision_id', cr.base_environment_revision_id,
+                        'variant_revision_id', cr.base_variant_revision_id)`;
+
+/** The event of a request just made: `change_request.drafted` or `.opened`. */
+const CREATED_EVENT = sql(
+  `WITH ${REQUEST_CTES} ${INSERT_EVENT}
+   SELECT :event_id, CASE cr.state WHEN 'draft' THEN 'change_request.drafted' ELSE 'change_request.opened' END,
+          cr.organization_id, cr.workspace_id, cr.project_id, cr.app_id, ${EVENT_ACTOR},
+          json_set(json_object('previous_state', NULL), ${EVENT_FIELDS})
+     FROM cr ${EVENT_HANDOFF}`,
+);
+
+/** A side of a request's diff: the environment at its base or now, or what it proposes; its config revision, if any. */
+export interface DiffSideRow {
+  side: "base" | "current" | "proposed";
+  environmentRevision: number | null;
+  environmentRevisionId: string | null;
+  variantRevisionId: string | null;
+  configName: string | null;
+  revision: number | null;
+  params: string | null;
+  url: string | null;
+}
+
+/** The three sides of request :change_request_id's diff (none: no request the caller can see). */
+const DIFF_SIDES = sql<DiffSideRow>(
+  `WITH ${REQUEST_CTES}, target AS (SELECT app_id, environment FROM cr_found), ${PROPOSAL_CTES},
+   sides AS (
+     SELECT 'base' AS side, base_environment_revision AS environment_revision, base_environment_revision_id AS environment_revision_id,
+            base_variant_revision_id AS variant_revision_id FROM cr
+     UNION ALL SELECT 'current', revision, revision_id, variant_revision_id FROM env_now
+     UNION ALL SELECT 'proposed', NULL, NULL, variant_revision_id FROM cr)
+   SELECT s.side, s.environment_revision AS environmentRevision, s.environment_revision_id AS environmentRevisionId,
+          s.variant_revision_id AS variantRevisionId, COALESCE(v.removed_name, v.name) AS configName, r.revision, r.params, r.url
+     FROM sides s LEFT JOIN app_variant_revisions r ON r.id = s.variant_revision_id LEFT JOIN app_variants v ON v.id = r.variant_id`,
+);
+
+/** The statement of the sides of request `id`'s diff, for a batch (an apply's conflict answers them too). */
+export const diffSidesStatement = (db: CallerDb, id: string) =>
+  db.statement(DIFF_SIDES, {
+    change_request_id: id,
+    variant_revision_id: null,
+    revert_to_revision_id: null,
+  });
+
+/** The sides of request `id`'s diff by name: one round trip; null when there is no request the caller can see. */
+export async function readDiffSides(db: CallerDb, id: string) {
+  const { sides } = await db.batch({ sides: diffSidesStatement(db, id) });
+  return diffSidesOf(sides.results);
+}
+
+/** The rows of DIFF_SIDES by side, or null when there are none. */
+export function diffSidesOf(rows: DiffSideRow[]): Record<DiffSideRow["side"], DiffSideRow> | null {
+  const bySide = Object.fromEntries(rows.map((row) => [row.side, row])) as Partial<Record<DiffSideRow["side"], DiffSideRow>>;
+  const { base, current, proposed } = bySide;
+  return base && current && proposed ? { base, current, proposed } : null;
+}
+
+/** Why a write wrote nothing (the routes turn each into its error). */
+export type Refusal =
+  | { outcome: "not_found"; missing: "app" | "change_request" | "revision" }
+  | { outcome: "forbidden"; self?: boolean }
+  | { outcome: "invalid_state"; state: ChangeRequestState }
+  | { outcome: "stale_version"; version: number }
+  | { outcome: "too_many_open" }
+  | { outcome: "too_many_reviews" }
+  /** If-Match named another state: of the environment (a create) or of the request (an action). */
+  | { outcome: "moved_on"; of: "environment" | "change_request" };
+
+/** What a write did: the request as it is now (`replayed`: as an Idempotency-Key's first request left it), or why not. */
+export type WriteOutcome = { outcome: "done"; read: ChangeRequestRead; replayed: boolean } | { outcome: "key_reused" } | Refusal;
+
+/** Replays a claimed write's first answer: the request as it is now (it exists: the write made it or changed it). */
+export async function replayed(db: CallerWriteDb, id: string): Promise<Extract<WriteOutcome, { outcome: "done" | "not_found" }>> {
+  const read = await readChangeRequest(db, id);
+  return read ? { outcome: "done", read, replayed: true } : { outcome: "not_found", missing: "change_request" };
+}
+
+/**
+ * Makes a request (§3) and its event in one batch, with the environment's state If-Match named (`expected`) and the
+ * request's claim: the request as made, or why nothing was.
+ */
+export async function createChangeRequest(
+  db: CallerWriteDb,
+  body: CreateChangeRequestBody,
+  expected: EnvironmentState | null,
+  claim: IdempotencyClaim | null,
+): Promise<WriteOutcome> {
+  const id = newId(db.bucket);
+  const values = {
+    change_request_id: id,
+    app_id: body.app_id,
+    environment: body.environment,
+    variant_revision_id: body.variant_revision_id ?? null,
+    revert_to_revision_id: body.revert_to_revision_id ?? null,
+    title: body.title,
+    description: body.description ?? "",
+    state: body.draft ? "draft" : "open",
+    expected_environment_id: expected?.environmentId ?? null,
+    expected_revision: expected?.revision ?? null,
+    unfinished_max: UNFINISHED_MAX,
+  };
+  const batch = await batchClaimed(db, claim, id, {
+    facts: db.statement(CREATE_FACTS, values),
+    insert: db.statement(INSERT_REQUEST, values),
+    event: db.statement(CREATED_EVENT, {
+      change_request_id: id,
+      event_id: newId(db.bucket),
+    }),
+    ...requestStatements(db, id),
+  });
+  if ("reused" in batch) return { outcome: "key_reused" };
+  if ("replayOf" in batch) return replayed(db, batch.replayOf);
+  const read = requestRead(batch.ran);
+  if (read) return { outcome: "done", read, replayed: false };
+  const facts = batch.ran.facts.results[0];
+  if (!facts) return { outcome: "not_found", missing: "app" };
+  if (!PROPOSER_ROLES.includes(facts.role)) return { outcome: "forbidden" };
+  if (!facts.proposalFound) return { outcome: "not_found", missing: "revision" };
+  if (facts.unfinished >= UNFINISHED_MAX) return { outcome: "too_many_open" };
+  return { outcome: "moved_on", of: "environment" };
+}
+
+/**
+ * The actions on a request (§3's table but apply): the states they are taken in (as read)
+ * and who takes them: its author (a proposer still), its author or an owner or workspace admin, a proposer, or an
+ * approver (a role of `approver_roles`, not the author unless `allow_self_approval`).
+ */
+export const ACTIONS = {
+  edit: { states: ["draft", "open", "approved", "scheduled"], who: "author" },
+  submit: { states: ["draft"], who: "author" },
+  rebase: {
+    states: ["open", "approved", "scheduled", "failed"],
+    who: "author_or_admin",
+  },
+  cancel: {
+    states: ["draft", "open", "approved", "scheduled", "failed"],
+    who: "author_or_admin",
+  },
+  comment: { states: ["open", "approved"], who: "proposer" },
+  approve: { states: ["open", "approved"], who: "approver" },
+  decline: { states: ["open", "approved"], who: "approver" },
+  schedule: { states: ["approved"], who: "proposer" },
+  unschedule: { states: ["scheduled"], who: "proposer" },
+} as const satisfies Record<string, { states: ChangeRequestState[]; who: string }>;
+export type Action = keyof typeof ACTIONS;
+
+/** The request and what an action needs of it: `cr` (COUNTED), `target`, `env_now` and `proposal` (PROPOSAL_CTES). */
+const ACTION_CTES = `${REQUEST_CTES}, target AS (SELECT app_id, environment FROM cr_found), ${PROPOSAL_CTES}`;
+
+/** Whether an edit changes the proposal: a proposal given (:proposal_given) other than the request's. */
+const PROPOSAL_CHANGED = `(:proposal_given = 1 AND EXISTS (SELECT 1 FROM proposal p JOIN cr_found c
+                                                   WHERE p.variant_revision_id IS NOT c.variant_revision_id
+                                                      OR p.revert_to_revision_id IS NOT c.revert_to_revision_id))`;
+
+/** Whether the caller may take action :action on `cr` (ACTIONS' `who`, bound as :who). */
+const CALLER_MAY = `CASE :who
+    WHEN 'author' THEN cr.author_id = (SELECT user_id FROM caller) AND cr.role IN ${DEPLOYER_ROLES_SQL}
+    WHEN 'author_or_admin' THEN (cr.author_id = (SELECT user_id FROM caller) AND cr.role IN ${DEPLOYER_ROLES_SQL})
+                                OR cr.role IN ${ADMIN_ROLES_SQL}
+    WHEN 'proposer' THEN cr.role IN ${DEPLOYER_ROLES_SQL}
+    WHEN 'approver' THEN cr.role IN (SELECT value FROM json_each(cr.approver_roles))
+                         AND (cr.author_id <> (SELECT user_id FROM caller) OR cr.allow_self_approval = 1)
+  END`;
+
+/** What an action found, before it wrote (its refusal is read from these, in the order of `actionRefusal`). */
+interface ActionFacts {
+  role: Role;
+  isAuthor: number;
+  isApprover: number;
+  allowSelfApproval: number;
+  readState: ChangeRequestState;
+  version: number;
+  reviews: number;
+  proposalFound: number;
+}
+
+const ACTION_FACTS = sql<ActionFacts>(
+  `WITH ${ACTION_CTES}
+   SELECT cr.role, cr.author_id = (SELECT user_id FROM caller) AS isAuthor,
+          cr.role IN (SELECT value FROM json_each(cr.approver_roles)) AS isApprover,
+          cr.allow_self_approval AS allowSelfApproval, cr.read_state AS readState, cr.version,
+          (SELECT count(*) FROM change_request_reviews WHERE change_request_id = cr.id) AS reviews,
+          EXISTS (SELECT 1 FROM proposal) AS proposalFound
+     FROM cr`,
+);
+
+/**
+ * An action's event, made first and only when the action is allowed (the caller may, the state allows it, the version
+ * reviewed is the current one, the reviews are not full, the proposal edited to exists, If-Match holds): the writes
+ * after it are made only when it was (the event is the action's mark). It holds the request's state before the action
+ * and the fields of its type; EVENT_COMPLETED adds the request as it is after.
+ */
+const ACTION_EVENT = sql(
+  `WITH ${ACTION_CTES} ${INSERT_EVENT}
+   SELECT :event_id, :event_type, cr.organization_id, cr.workspace_id, cr.project_id, cr.app_id, ${EVENT_ACTOR},
+          CASE :action
+            WHEN 'edit' THEN json_object('previous_state', cr.read_state,
+              'changed', json((SELECT json_group_array(value) FROM json_each(json_array(
+                            CASE WHEN :title IS NOT NULL AND :title <> cr.title THEN 'title' END,
+                            CASE WHEN :description IS NOT NULL AND :description <> cr.description THEN 'description' END,
+                            CASE WHEN ${PROPOSAL_CHANGED} THEN 'proposal' END)) WHERE value IS NOT NULL)),
+              'approvals_reset', json(CASE WHEN ${PROPOSAL_CHANGED} THEN 'true' ELSE 'false' END))
+            WHEN 'rebase' THEN json_object('previous_state', cr.read_state,
+              'previous_base', json_object('environment_revision', cr.base_environment_revision,
+                                           'environment_revision_id', cr.base_environment_revision_id,
+                                           'variant_revision_id', cr.base_variant_revision_id))
+            WHEN 'review' THEN json_object('previous_state', cr.read_state, 'kind', :review_kind, 'comment', :comment)
+            WHEN 'schedule' THEN json_object('previous_state', cr.read_state, 'scheduled_at', :scheduled_at)
+            ELSE json_object('previous_state', cr.read_state)
+          END
+     FROM cr
+    WHERE cr.read_state IN (SELECT value FROM json_each(:states)) AND ${CALLER_MAY}
+      AND (:version IS NULL OR cr.version = :version)
+      AND (:review_kind IS NULL OR (SELECT count(*) FROM change_request_reviews WHERE change_request_id = cr.id) < :reviews_max)
+      AND (:proposal_given = 0 OR EXISTS (SELECT 1 FROM proposal))
+      AND (:expected_writes IS NULL OR cr.writes = :expected_writes)
+   ${EVENT_HANDOFF}`,
+);
+
+/** The mark of an allowed action (ACTION_EVENT): a condition of each write after it. */
+const ALLOWED = "EXISTS (SELECT 1 FROM events WHERE id = :event_id)";
+
+/** Every write bumps the request's ETag. */
+export const WRITTEN = `writes = writes + 1, updated_at = ${NOW}`;
+
+/** Renewed by a create, an edit and a rebase (§3 Expiry). */
+const RENEWED_EXPIRY = `expires_at = (SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || request_ttl_days || ' days') FROM cr)`;
+
+/**
+ * An edit: the title and description given; a proposal other than the request's replaces it, bumps `version`
+ * (approvals reset) and makes an open, approved or scheduled request open again, unscheduled; the expiry renewed.
+ */
+const EDIT = sql(
+  `WITH ${ACTION_CTES}
+   UPDATE change_requests
+      SET title = COALESCE(:title, title), description = COALESCE(:description, description),
+          kind = CASE WHEN ${PROPOSAL_CHANGED} THEN CASE WHEN (SELECT revert_to_revision_id FROM proposal) IS NULL THEN 'deploy' ELSE 'revert' END ELSE kind END,
+          variant_revision_id = CASE WHEN ${PROPOSAL_CHANGED} THEN (SELECT variant_revision_id FROM proposal) ELSE variant_revision_id END,
+          revert_to_revision_id = CASE WHEN ${PROPOSAL_CHANGED} THEN (SELECT revert_to_revision_id FROM proposal) ELSE revert_to_revision_id END,
+          state = CASE WHEN state <> 'draft' AND ${PROPOSAL_CHANGED} THEN 'open' ELSE state END,
+          scheduled_at = CASE WHEN ${PROPOSAL_CHANGED} THEN NULL ELSE scheduled_at END,
+          scheduled_by = CASE WHEN ${PROPOSAL_CHANGED} THEN NULL ELSE scheduled_by END,
+          version = version + ${PROPOSAL_CHANGED}, ${RENEWED_EXPIRY}, ${WRITTEN}
+    WHERE id = :change_request_id AND ${ALLOWED}`,
+);
+
+const SUBMIT = sql(`UPDATE change_requests SET state = 'open', ${WRITTEN} WHERE id = :change_request_id AND ${ALLOWED}`);
+
+/** A rebase: the base is the environment now, `version` bumped, open again (unscheduled, its failure cleared). */
+const REBASE = sql(
+  `WITH ${ACTION_CTES}
+   UPDATE change_requests
+      SET base_environment_revision = (SELECT revision FROM env_now), base_environment_revision_id = (SELECT revision_id FROM env_now),
+          base_variant_revision_id = (SELECT variant_revision_id FROM env_now), version = version + 1, state = 'open',
+          scheduled_at = NULL, scheduled_by = NULL, failed_at = NULL, failure_reason = NULL, failure_detail = NULL,
+          ${RENEWED_EXPIRY}, ${WRITTEN}
+    WHERE id = :change_request_id AND ${ALLOWED}`,
+);
+
+/** A schedule: the minute cron applies the request from :scheduled_at on, as the caller (src/change-requests/apply.sql.ts). */
+const SCHEDULE = sql(
+  `WITH ${CALLER_CTE}
+   UPDATE change_requests SET state = 'scheduled', scheduled_at = :scheduled_at, scheduled_by = (SELECT user_id FROM caller), ${WRITTEN}
+    WHERE id = :change_request_id AND ${ALLOWED}`,
+);
+
+/** An unschedule: open again (read as approved while its approvals still count), its expiry as it was. */
+const UNSCHEDULE = sql(
+  `UPDATE change_requests SET state = 'open', scheduled_at = NULL, scheduled_by = NULL, ${WRITTEN}
+    WHERE id = :change_request_id AND ${ALLOWED}`,
+);
+
+const CANCEL = sql(`UPDATE change_requests SET state = 'cancelled', ${WRITTEN} WHERE id = :change_request_id AND ${ALLOWED}`);
+
+/** A review, of the current version (or the one named, which must be it); a decline rejects the request. */
+const INSERT_REVIEW = sql(
+  `WITH ${CALLER_CTE}
+   INSERT INTO change_request_reviews (id, change_request_id, reviewer_id, kind, comment, version)
+   SELECT :review_id, id, (SELECT user_id FROM caller), :review_kind, :comment, version FROM change_requests
+    WHERE id = :change_request_id AND ${ALLOWED}`,
+);
+
+const REVIEWED = sql(
+  `UPDATE change_requests SET state = CASE WHEN :review_kind = 'decline' THEN 'rejected' ELSE state END, ${WRITTEN}
+    WHERE id = :change_request_id AND ${ALLOWED}`,
+);
+
+/** Completes an action's event with the request as it is after the action (EVENT_FIELDS). */
+const EVENT_COMPLETED = sql(
+  `WITH ${REQUEST_CTES}
+   UPDATE events SET data = (SELECT json_set(events.data, ${EVENT_FIELDS}) FROM cr) WHERE id = :event_id`,
+);
+
+/**
+ * The event of a state an action reached, after its own: `change_request.approved` (open before, approved now: the
+ * count reached) or `.rejected`.
+ */
+const STATE_REACHED_EVENT = sql(
+  `WITH ${REQUEST_CTES} ${INSERT_EVENT}
+   SELECT :reached_event_id, 'change_request.' || cr.read_state, cr.organization_id, cr.workspace_id, cr.project_id, cr.app_id,
+          ${EVENT_ACTOR}, json_set(json_object('previous_state', before.previous_state), ${EVENT_FIELDS})
+     FROM cr JOIN (SELECT json_extract(data, '$.previous_state') AS previous_state FROM events WHERE id = :event_id) before
+    WHERE (cr.read_state = 'approved' AND before.previous_state = 'open') OR cr.read_state = 'rejected'
+   ${EVENT_HANDOFF}`,
+);
+
+/** Each action's own writes, and its event's type. */
+const ACTION_WRITES = {
+  edit: { write: EDIT, type: "change_request.edited" },
+  submit: { write: SUBMIT, type: "change_request.opened" },
+  rebase: { write: REBASE, type: "change_request.rebased" },
+  cancel: { write: CANCEL, type: "change_request.cancelled" },
+  comment: { write: REVIEWED, type: "change_request.reviewed" },
+  approve: { write: REVIEWED, type: "change_request.reviewed" },
+  decline: { write: REVIEWED, type: "change_request.reviewed" },
+  schedule: { write: SCHEDULE, type: "change_request.scheduled" },
+  unschedule: { write: UNSCHEDULE, type: "change_request.unscheduled" },
+} as const;
+
+/** What an action takes besides the request: an edit's fields, a review, a schedule's time. */
+export type ActionInput =
+  | { action: "edit"; edit: EditChangeRequestBody }
+  | { action: "submit" | "rebase" | "cancel" | "unschedule" }
+  | { action: "schedule"; scheduledAt: string }
+  | { action: "comment" | "approve" | "decline"; review: ReviewBody };
+
+/** Why action `action` was refused, from ACTION_FACTS' row (none: no request the caller can see). */
+function actionRefusal(
+  action: Action,
+  facts: ActionFacts | undefined,
+  input: { version: number | null; proposalGiven: boolean; review: boolean },
+): Refusal {
+  if (!facts) return { outcome: "not_found", missing: "change_request" };
+  const { who, states } = ACTIONS[action];
+  const proposer = PROPOSER_ROLES.includes(facts.role);
+  const allowed =
+    who === "author"
+      ? facts.isAuthor === 1 && proposer
+      : who === "author_or_admin"
+        ? (facts.isAuthor === 1 && proposer) || ADMIN_ROLES.includes(facts.role)
+        : who === "proposer"
+          ? proposer
+          : facts.isApprover === 1 && (facts.isAuthor === 0 || facts.allowSelfApproval === 1);
+  if (!allowed)
+    return {
+      outcome: "forbidden",
+      self: who === "approver" && facts.isAuthor === 1 && facts.allowSelfApproval === 0,
+    };
+  if (input.proposalGiven && !facts.proposalFound) return { outcome: "not_found", missing: "revision" };
+  if (!(states as readonly ChangeRequestState[]).includes(facts.readState))
+    return { outcome: "invalid_state", state: facts.readState };
+  if (input.version !== null && input.version !== facts.version) return { outcome: "stale_version", version: facts.version };
+  if (input.review && facts.reviews >= REVIEWS_MAX) return { outcome: "too_many_reviews" };
+  return { outcome: "moved_on", of: "change_request" };
+}
+
+/**
+ * Takes `input.action` on request `id` in one batch (§3): its checks and its event first (ACTION_EVENT), its writes
+ * only if that was made, the event completed, a state reached recorded, and the request read back; with the request's
+ * If-Match (`expectedWrites`) and claim (the event's id is what the claim records).
+ */
+export async function actOnChangeRequest(
+  db: CallerWriteDb,
+  id: string,
+  input: ActionInput,
+  expectedWrites: number | null,
+  claim: IdempotencyClaim | null,
+): Promise<WriteOutcome> {
+  const eventId = newId(db.bucket);
+  const { action } = input;
+  const edit = input.action === "edit" ? input.edit : null;
+  const review = "review" in input ? input.review : null;
+  const values = {
+    change_request_id: id,
+    event_id: eventId,
+    event_type: ACTION_WRITES[action].type,
+    action: review ? "review" : action,
+    who: ACTIONS[action].who,
+    states: JSON.stringify(ACTIONS[action].states),
+    version: review?.version ?? null,
+    review_kind: review?.kind ?? null,
+    comment: review?.comment ?? null,
+    title: edit?.title ?? null,
+    description: edit?.description ?? null,
+    variant_revision_id: edit?.variant_revision_id ?? null,
+    revert_to_revision_id: edit?.revert_to_revision_id ?? null,
+    proposal_given: edit && (edit.variant_revision_id ?? edit.revert_to_revision_id) !== undefined ? 1 : 0,
+    expected_writes: expectedWrites,
+    scheduled_at: input.action === "schedule" ? input.scheduledAt : null,
+    reviews_max: REVIEWS_MAX,
+  };
+  const batch = await batchClaimed(db, claim, eventId, {
+    facts: db.statement(ACTION_FACTS, values),
+    event: db.statement(ACTION_EVENT, values),
+    ...(review
+      ? {
+          review: db.statement(INSERT_REVIEW, {
+            ...values,
+            review_id: newId(db.bucket),
+          }),
+        }
+      : {}),
+    write: db.statement(ACTION_WRITES[action].write, values),
+    completed: db.statement(EVENT_COMPLETED, values),
+    reached: db.statement(STATE_REACHED_EVENT, {
+      ...values,
+      reached_event_id: newId(db.bucket),
+    }),
+    ...requestStatements(db, id),
+  });
+  if ("reused" in batch) return { outcome: "key_reused" };
+  if ("replayOf" in batch) return replayed(db, id);
+  const read = requestRead(batch.ran);
+  // The event is the action's mark: made, the action was taken.
+  if (read && batch.ran.event.results.length > 0) return { outcome: "done", read, replayed: false };
+  return actionRefusal(action, batch.ran.facts.results[0], {
+    version: values.version,
+    proposalGiven: values.proposal_given === 1,
+    review: review !== null,
+  });
+}
