@@ -11,6 +11,7 @@ import { setAnswerHeaders } from "./http/answer-headers";
 import { BOOKMARK_HEADER } from "./http/d1-session";
 import { handleError, methodNotAllowed as methodNotAllowedResponse, notFound } from "./http/errors";
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "./http/idempotency";
+import { PROTECTION_BYPASS_HEADER } from "./http/protection-bypass";
 import { REQUEST_ID_HEADER, requestLog } from "./http/request-log";
 import { mountRoutes } from "./http/route";
 import { ROUTES } from "./routes";
@@ -57,6 +58,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
           "If-None-Match",
           "If-Match",
           IDEMPOTENCY_KEY_HEADER,
+          PROTECTION_BYPASS_HEADER,
         ],
         exposeHeaders: [REQUEST_ID_HEADER, BOOKMARK_HEADER, "ETag", "Retry-After", REPLAYED_HEADER],
         maxAge: 600,

@@ -13,7 +13,7 @@ import { organizationsResponses, organizationsRoutes } from "./organizations/org
 import { protectionRoutes } from "./projects/protection.routes";
 import { serviceRoutes } from "./service.routes";
 import { simpleApplicationsRoutes } from "./simple/applications.routes";
-import { environmentsQueryRoutes } from "./simple/environments.routes";
+import { environmentRoutes, environmentsQueryRoutes } from "./simple/environments.routes";
 import { configsResponses, configsRoutes } from "./variants/configs.routes";
 import { deploymentsResponses, deploymentsRoutes } from "./variants/deployments.routes";
 import { appVariantsRoutes, variantsResponses, variantsRoutes } from "./variants/variants.routes";
@@ -59,9 +59,10 @@ export const ROUTES: readonly Route[] = [
   ...revisionsRoutes,
   ...workflowsRoutes,
   ...environmentsQueryRoutes,
+  ...environmentRoutes,
   ...changeRequestsRoutes,
-  ...diffRoutes,
   ...applyRoutes,
+  ...diffRoutes,
 ];
 
 /**

@@ -18,16 +18,19 @@ import {
   DEMO_CONFIG_PARAMS,
   DEMO_IDS,
   EXAMPLE_IDS,
+  environmentProtectedExample,
   errorResponse,
+  headerRef,
   IDEMPOTENCY_KEY_ERRORS,
   jsonResponse,
+  PROTECTED,
   responseRef,
   schemaRef,
   withKeyErrors,
 } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
-import { deploy, dryRun, dryRunQuery, environmentProtectedExample, orDryRun, PROTECTED } from "../variants/deployments.routes";
+import { deploy, dryRun, dryRunQuery } from "../variants/deployments.routes";
 import { DryRunOutput } from "../variants/deployments.schemas";
 import {
   CommitRevisionBody,
@@ -321,7 +324,9 @@ export const revisionsRoutes = [
           "at once. With If-Match, only if the environment is still in that state (else 412); answers its new ETag.",
         ok: {
           schema: z.union([RevisionAnswer, DryRunOutput]),
-          ...orDryRun("The revision deployed", { count: 1, application_revision: demoRevision }),
+          description: "The revision deployed",
+          example: { count: 1, application_revision: demoRevision },
+          headers: { ETag: headerRef("ETag") },
         },
         errors: {
           400: withKeyErrors(400, "application_ref or environment_ref (with a slug) is missing", {

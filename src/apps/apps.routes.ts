@@ -2,10 +2,17 @@ import * as z from "zod";
 import { isUniqueViolation } from "../db/d1";
 import type { WriteOutcome } from "../db/visibility";
 import { readAs, writeAs } from "../http/d1-session";
-import { appNameTaken, appNotFound, forbidden } from "../http/errors";
+import { appNameTaken, appNotFound, forbidden, protectionRefused } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
-import { DEMO_IDS, errorResponse, responseRef, withKeyErrors } from "../http/openapi-parts";
+import {
+  DEMO_IDS,
+  environmentProtectedExample,
+  errorResponse,
+  PROTECTED,
+  responseRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
 import { AppListItem, CreateAppBody, CreateAppOutput, ListAppsQuery, toAppListItem, UpdateAppBody } from "./apps.schemas";
 import { createAppAsCaller, deleteApp, findCreateRefusal, listApps, renameApp, targetOrder } from "./apps.sql.ts";
@@ -150,18 +157,26 @@ export const appsRoutes = [
       auth: "key",
       write: true,
       params: appPath,
+      protectionBypass: true,
       doc: globalThis.DOCUMENTATION && {
         operationId: "removeApp",
         tag: "Apps",
         summary: "Delete an app and everything under it",
         description: "Its environments and their history, its variants and their revisions are deleted with it, all at once.",
         ok: { schema: z.null(), description: "The app is gone", example: null },
-        errors: { 404: responseRef("AppNotFound") },
+        errors: {
+          404: responseRef("AppNotFound"),
+          409: errorResponse(`A protected environment of the app runs a config. ${PROTECTED}`, {
+            environmentProtected: environmentProtectedExample(),
+          }),
+        },
       },
     },
     async (c) => {
       const { app_id } = c.req.valid("param");
-      assertDone(await writeAs(c, [app_id], (db) => deleteApp(db, app_id)));
+      const deleted = await writeAs(c, [app_id], (db) => deleteApp(db, app_id, c.var.bypassReason ?? null));
+      if (typeof deleted === "object") throw protectionRefused(deleted);
+      assertDone(deleted);
       return c.json(null, 200);
     },
   ),

@@ -15,8 +15,8 @@ import {
 } from "../http/errors";
 import { codedConflictResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
-import { DRY_RUN_EXAMPLE, dryRunQuery } from "../variants/deployments.routes";
-import { DryRunOutput } from "../variants/deployments.schemas";
+import { dryRunQuery } from "../variants/deployments.routes";
+import { DRY_RUN_EXAMPLE, DryRunOutput } from "../variants/deployments.schemas";
 import { type ApplyOutcome, type ApplyPreview, applyChangeRequest, type DiffSides, previewApply } from "./apply.sql.ts";
 import {
   ACTION_DESCRIPTION,
@@ -44,7 +44,7 @@ const DAY_MS = 86_400_000;
 
 export const ScheduleBody = z.object({
   scheduled_at: z.iso
-    .datetime({ offset: true })
+    .datetime({ offset: true, abort: true })
     .refine((at) => Date.parse(at) > Date.now(), "scheduled_at must be in the future")
     .refine(
       (at) => Date.parse(at) <= Date.now() + SCHEDULE_MAX_DAYS * DAY_MS,
@@ -141,8 +141,8 @@ export const applyRoutes = [
         tag: "Change requests",
         summary: "Apply an approved change request",
         description:
-          "Any proposer: deploys what the request proposes, as a deploy or revert would, in one transaction that " +
-          "checks, as it writes, that the request is approved now (its approvals counted with the settings and roles " +
+          "Any proposer: deploys what the request proposes, as a deploy or revert would, all at once, checking " +
+          "as it writes that the request is approved now (its approvals counted with the settings and roles " +
           "of that moment), its config revision still deployable and the environment still at its base; else 409, " +
           "nothing written, the request unchanged. A protected environment is reached this way. With " +
           "`?dry_run=true`, the same answer, errors included, or what it would change; nothing written. " +

@@ -72,7 +72,7 @@ export function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutco
     case "too_many_reviews":
       throw tooManyReviews(REVIEWS_MAX);
     case "moved_on":
-      throw c.req.path.endsWith("/change-requests") ? environmentMovedOn() : changeRequestMovedOn();
+      throw outcome.of === "environment" ? environmentMovedOn() : changeRequestMovedOn();
   }
 }
 

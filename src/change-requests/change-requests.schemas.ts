@@ -76,9 +76,8 @@ export const EditChangeRequestBody = z
     variant_revision_id: uuid.optional(),
     revert_to_revision_id: uuid.optional(),
   })
-  .refine(oneProposal, {
-    message: "at most one of variant_revision_id and revert_to_revision_id",
-  });
+  .refine(oneProposal, { message: "at most one of variant_revision_id and revert_to_revision_id" })
+  .refine((body) => Object.values(body).some((value) => value !== undefined), { message: "nothing to change" });
 export type EditChangeRequestBody = z.output<typeof EditChangeRequestBody>;
 
 export const ReviewBody = z
@@ -92,7 +91,7 @@ export const ReviewBody = z
       .apply(
         documented(
           globalThis.DOCUMENTATION && {
-            description: "The version reviewed (409 stale_version if not current)",
+            description: "The version reviewed: else the current one; another is refused (409)",
           },
         ),
       ),

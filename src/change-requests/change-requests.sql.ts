@@ -261,7 +261,7 @@ const INSERT_REQUEST = sql(
           env_now.variant_revision_id, :title, :description, :state, (SELECT user_id FROM caller),
           strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || settings.request_ttl_days || ' days')
      FROM app JOIN proposal JOIN env_now JOIN settings
-    WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND (SELECT n FROM unfinished) < ${UNFINISHED_MAX}
+    WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND (SELECT n FROM unfinished) < :unfinished_max
       AND (:expected_environment_id IS NULL OR (env_now.id = :expected_environment_id AND env_now.revision = :expected_revision))`,
 );
 
@@ -338,7 +338,8 @@ export type Refusal =
   | { outcome: "stale_version"; version: number }
   | { outcome: "too_many_open" }
   | { outcome: "too_many_reviews" }
-  | { outcome: "moved_on" };
+  /** If-Match named another state: of the environment (a create) or of the request (an action). */
+  | { outcome: "moved_on"; of: "environment" | "change_request" };
 
 /** What a write did: the request as it is now (`replayed`: as an Idempotency-Key's first request left it), or why not. */
 export type WriteOutcome = { outcome: "done"; read: ChangeRequestRead; replayed: boolean } | { outcome: "key_reused" } | Refusal;
@@ -371,6 +372,7 @@ export async function createChangeRequest(
     state: body.draft ? "draft" : "open",
     expected_environment_id: expected?.environmentId ?? null,
     expected_revision: expected?.revision ?? null,
+    unfinished_max: UNFINISHED_MAX,
   };
   const batch = await batchClaimed(db, claim, id, {
     facts: db.statement(CREATE_FACTS, values),
@@ -390,7 +392,7 @@ export async function createChangeRequest(
   if (!PROPOSER_ROLES.includes(facts.role)) return { outcome: "forbidden" };
   if (!facts.proposalFound) return { outcome: "not_found", missing: "revision" };
   if (facts.unfinished >= UNFINISHED_MAX) return { outcome: "too_many_open" };
-  return { outcome: "moved_on" };
+  return { outcome: "moved_on", of: "environment" };
 }
 
 /**
@@ -443,7 +445,6 @@ interface ActionFacts {
   allowSelfApproval: number;
   readState: ChangeRequestState;
   version: number;
-  writes: number;
   reviews: number;
   proposalFound: number;
 }
@@ -452,7 +453,7 @@ const ACTION_FACTS = sql<ActionFacts>(
   `WITH ${ACTION_CTES}
    SELECT cr.role, cr.author_id = (SELECT user_id FROM caller) AS isAuthor,
           cr.role IN (SELECT value FROM json_each(cr.approver_roles)) AS isApprover,
-          cr.allow_self_approval AS allowSelfApproval, cr.read_state AS readState, cr.version, cr.writes,
+          cr.allow_self_approval AS allowSelfApproval, cr.read_state AS readState, cr.version,
           (SELECT count(*) FROM change_request_reviews WHERE change_request_id = cr.id) AS reviews,
           EXISTS (SELECT 1 FROM proposal) AS proposalFound
      FROM cr`,
@@ -485,7 +486,7 @@ const ACTION_EVENT = sql(
      FROM cr
     WHERE cr.read_state IN (SELECT value FROM json_each(:states)) AND ${CALLER_MAY}
       AND (:version IS NULL OR cr.version = :version)
-      AND (:review_kind IS NULL OR (SELECT count(*) FROM change_request_reviews WHERE change_request_id = cr.id) < ${REVIEWS_MAX})
+      AND (:review_kind IS NULL OR (SELECT count(*) FROM change_request_reviews WHERE change_request_id = cr.id) < :reviews_max)
       AND (:proposal_given = 0 OR EXISTS (SELECT 1 FROM proposal))
       AND (:expected_writes IS NULL OR cr.writes = :expected_writes)
    ${EVENT_HANDOFF}`,
@@ -625,7 +626,7 @@ function actionRefusal(
     return { outcome: "invalid_state", state: facts.readState };
   if (input.version !== null && input.version !== facts.version) return { outcome: "stale_version", version: facts.version };
   if (input.review && facts.reviews >= REVIEWS_MAX) return { outcome: "too_many_reviews" };
-  return { outcome: "moved_on" };
+  return { outcome: "moved_on", of: "change_request" };
 }
 
 /**
@@ -661,6 +662,7 @@ export async function actOnChangeRequest(
     proposal_given: edit && (edit.variant_revision_id ?? edit.revert_to_revision_id) !== undefined ? 1 : 0,
     expected_writes: expectedWrites,
     scheduled_at: input.action === "schedule" ? input.scheduledAt : null,
+    reviews_max: REVIEWS_MAX,
   };
   const batch = await batchClaimed(db, claim, eventId, {
     facts: db.statement(ACTION_FACTS, values),

@@ -33,6 +33,7 @@ import { type CallerWriteDb, operatorDb } from "../db/handles";
 import { openShards, placementBuckets, type ShardName, shardOf } from "../db/pool";
 import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLES } from "../db/roles";
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
+import { PROTECTION_BYPASS_PATTERN } from "../http/protection-bypass";
 import { abortMove, type BucketOptions, deleteMovedRows, finishMove, moveBuckets } from "./bucket-moves";
 import {
   configuredBucketedSince,
@@ -55,7 +56,7 @@ Commands:
   org remove-member --org ID --email E
   key create --email E [--project ID] [--expires-in-days N]
   key revoke --prefix P
-  deploy --app ID --env NAME --variant CONFIG_NAME --email E
+  deploy --app ID --env NAME --variant CONFIG_NAME --email E [--bypass-reason TEXT]
   variant commit --app ID --name CONFIG_NAME --params JSON [--url URL] [--email E]
   directory fill [--check]
   bucket move --buckets B[-C] --to SHARD_n [--shard-map MAP]
@@ -74,6 +75,10 @@ as its actor's: member.joined, member.role_changed (add-member of a member, set-
 member.removed, api_key.created, api_key.deleted (revoke of a live key), and for deploy and
 variant commit, as the user they act as, environment.deployed and config.added or
 config.committed. user create and org create record none (no event type names them).
+
+deploy to a protected environment (docs/CHANGE-REQUESTS.md) is refused (exit 1), as over HTTP;
+--bypass-reason TEXT deploys anyway when the user's role is one of the environment's bypass_roles,
+recording environment.protection_bypassed with the reason.
 
 user create and org create place the new organization on --shard, else on a shard of OPEN_SHARDS
 (wrangler.toml) at random; every other command acts on the shard of what it names.
@@ -111,6 +116,7 @@ const OPTIONS = {
   app: { type: "string" },
   env: { type: "string" },
   variant: { type: "string" },
+  "bypass-reason": { type: "string" },
   params: { type: "string" },
   url: { type: "string" },
   check: { type: "boolean" },
@@ -361,13 +367,26 @@ const COMMANDS: Record<string, Command> = {
       variant: { slug: configName, version: null, id: null },
       environment: { slug: environmentName, version: null, id: null },
     };
-    let deployed = await deployConfig(caller, target);
+    const bypassReason = options["bypass-reason"] ?? null;
+    if (bypassReason !== null && !PROTECTION_BYPASS_PATTERN.test(bypassReason)) {
+      throw new UsageError("--bypass-reason must be 1 to 500 printable characters");
+    }
+    const deployOnce = () => deployConfig(caller, target, null, null, { bypassReason });
+    let deployed = await deployOnce();
     if (deployed.outcome === "not_found" && deployed.missing === "config") {
       await ensureConfig(caller, as, application, configName);
-      deployed = await deployConfig(caller, target);
+      deployed = await deployOnce();
     }
     if (deployed.outcome === "not_found" && deployed.missing === "environment") {
       throw new UsageError(`app ${appId} has no environment ${environmentName}`);
+    }
+    if (deployed.outcome === "refused") {
+      throw new Error(
+        deployed.refusal === "protected"
+          ? `environment ${environmentName} of app ${appId} is protected: propose the change with POST /change-requests ` +
+              "(or, in an emergency, --bypass-reason TEXT as a user whose role may bypass it)"
+          : `environment ${environmentName} of app ${appId} is protected, and ${as}'s role may not bypass its protection`,
+      );
     }
     // The app exists (operatorOnApp): not found means not visible to the user, who is no member of its organization.
     if (deployed.outcome !== "done") throw mayNot(as, DEPLOYER_ROLES, "deploy");

@@ -3,9 +3,18 @@ import { appIsVisible } from "../apps/apps.sql.ts";
 import { type ConfigRefs, configRefOrder, environmentRevisionRefs, fetchConfig } from "../core/configs.sql.ts";
 import { BASE_NAME } from "../core/variant-names";
 import { readAs, writeAs } from "../http/d1-session";
-import { appNotFound, configArchived, configNameTaken, configNotFound, forbidden } from "../http/errors";
+import { appNotFound, configArchived, configNameTaken, configNotFound, forbidden, protectionRefused } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS, errorResponse, responseRef, withKeyErrors } from "../http/openapi-parts";
+import {
+  DEMO_CONFIG_PARAMS,
+  DEMO_IDS,
+  EXAMPLE_IDS,
+  environmentProtectedExample,
+  errorResponse,
+  PROTECTED,
+  responseRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "../variants/configs.schemas";
@@ -105,6 +114,7 @@ export const registryRoutes = [
         maxBytes: MAX_CONFIG_BODY_BYTES,
       },
       idempotencyKey: "replays",
+      protectionBypass: true,
       doc: globalThis.DOCUMENTATION && {
         operationId: "saveConfig",
         tag: "Older SDK",
@@ -124,21 +134,24 @@ export const registryRoutes = [
             { configNameTaken: configNameTaken() },
           ),
           404: responseRef("AppNotFound"),
-          409: withKeyErrors(409, "The config of that name is archived: unarchive it first; nothing was written", {
-            configArchived: configArchived(),
-          }),
+          409: withKeyErrors(
+            409,
+            `The config of that name is archived: unarchive it first; nothing was written. Or, for a save that would deploy: ${PROTECTED}`,
+            { configArchived: configArchived(), environmentProtected: environmentProtectedExample() },
+          ),
         },
       },
     },
     async (c) => {
       const { base_id, config_name, overwrite } = c.req.valid("json");
       const save = { appId: base_id, configName: config_name, params: parametersAsSent(await c.req.text()), overwrite };
-      const saved = await writeAs(c, [save.appId], (db) => saveConfig(db, save, c.var.claim));
+      const saved = await writeAs(c, [save.appId], (db) => saveConfig(db, save, c.var.claim, c.var.bypassReason ?? null));
       settleClaim(c, saved);
       if (saved.outcome === "not_found") throw appNotFound();
       if (saved.outcome === "forbidden") throw forbidden();
       if (saved.outcome === "exists") throw configNameTaken();
       if (saved.outcome === "archived") throw configArchived();
+      if (saved.outcome === "refused") throw protectionRefused(saved);
       return c.json(null, 200);
     },
   ),

@@ -1,6 +1,7 @@
 import { revisionEvent } from "../core/change-events.sql.ts";
 import { COMMIT_CTES, refValues } from "../core/configs.sql.ts";
 import { deploymentStatements, newDeploymentIds } from "../core/deployments.sql.ts";
+import { GATE_OPEN, PROTECTION_GATE_CTE, type ProtectionRefusal } from "../core/protection.sql.ts";
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import type { CallerWriteDb } from "../db/handles";
@@ -11,7 +12,8 @@ import { sql } from "../db/sql";
 /** What a save did: saved (a new config, or a commit over one and its deploy), or why it did nothing. */
 export type SaveOutcome =
   | { outcome: "done"; replayed: boolean }
-  | { outcome: "not_found" | "forbidden" | "exists" | "archived" | "key_reused" };
+  | { outcome: "not_found" | "forbidden" | "exists" | "archived" | "key_reused" }
+  | { outcome: "refused"; refusal: ProtectionRefusal; appId: string; environment: string };
 
 /**
  * The older SDK's save (`POST /configs`), in one batch: config `configName` of app `appId` is made with revision 1
@@ -19,19 +21,26 @@ export type SaveOutcome =
  * {}, its next revision holds `params` and is then deployed to production by the same statements as every deploy
  * (one more revision in production's history); else "exists". The choice is made inside the transaction, so
  * concurrent saves of one name each commit and deploy in turn. An archived config's name stays taken, and is not
- * saved to until it is unarchived: "archived".
+ * saved to until it is unarchived: "archived". A save that would deploy to a protected production is refused whole
+ * (no revision either), unless bypassed (`bypassReason`): "refused".
  */
 export async function saveConfig(
   db: CallerWriteDb,
   save: { appId: string; configName: string; params: Record<string, unknown>; overwrite: boolean },
   claim: IdempotencyClaim | null = null,
+  bypassReason: string | null = null,
 ): Promise<SaveOutcome> {
   const [variantId, revisionId] = [newId(db.bucket), newId(db.bucket)];
-  const values = refValues({
-    application: { slug: null, version: null, id: save.appId },
-    variant: { slug: save.configName, version: null, id: null },
-    environment: null,
-  });
+  const values = {
+    ...refValues({
+      application: { slug: null, version: null, id: save.appId },
+      variant: { slug: save.configName, version: null, id: null },
+      environment: null,
+    }),
+    overwrite: save.overwrite ? 1 : 0,
+    change_request_id: null,
+    bypass_reason: bypassReason,
+  };
   const batch = await batchClaimed(db, claim, revisionId, {
     role: db.statement(ROLE, values),
     variant: db.statement(SAVE_VARIANT, { ...values, new_variant_id: variantId }),
@@ -39,7 +48,6 @@ export async function saveConfig(
       ...values,
       revision_id: revisionId,
       params: JSON.stringify(save.params),
-      overwrite: save.overwrite ? 1 : 0,
     }),
     event: revisionEvent(db, revisionId, variantId),
     ...deploymentStatements(
@@ -50,7 +58,7 @@ export async function saveConfig(
         environment: { slug: "production", version: null, id: null },
       },
       newDeploymentIds(db.bucket),
-      { laterRevisionsOnly: true },
+      { laterRevisionsOnly: true, bypassReason },
     ),
   });
   if ("reused" in batch) return { outcome: "key_reused" };
@@ -62,14 +70,24 @@ export async function saveConfig(
   const found = role.results[0];
   if (!found) return { outcome: "not_found" };
   if (!WRITER_ROLES.includes(found.role)) return { outcome: "forbidden" };
-  return found.archived ? { outcome: "archived" } : { outcome: "exists" };
+  if (found.archived) return { outcome: "archived" };
+  return found.refusal
+    ? { outcome: "refused", refusal: found.refusal, appId: save.appId, environment: "production" }
+    : { outcome: "exists" };
 }
 
 const ARCHIVED_OF_THAT_NAME = `EXISTS (SELECT 1 FROM app_variants WHERE app_id = (SELECT id FROM app) AND name = :config_name
                                           AND archived_at IS NOT NULL)`;
 
-const ROLE = sql<{ role: Role; archived: number }>(
-  `WITH ${CALLER_CTE}, ${COMMIT_CTES} SELECT role, ${ARCHIVED_OF_THAT_NAME} AS archived FROM app`,
+/** After COMMIT_CTES: the save goes over the config's latest revision, and deploys (its name taken, and the overwrite allowed). */
+const OVERWRITES = `EXISTS (SELECT 1 FROM latest WHERE :overwrite = 1 OR NOT EXISTS (SELECT 1 FROM json_each(latest.params)))`;
+
+/** The environment a save that overwrites deploys to, for PROTECTION_GATE_CTE. */
+const PRODUCTION = `target AS (SELECT 'production' AS name)`;
+
+const ROLE = sql<{ role: Role; archived: number; refusal: ProtectionRefusal | null }>(
+  `WITH ${CALLER_CTE}, ${COMMIT_CTES}, ${PRODUCTION}, ${PROTECTION_GATE_CTE}
+   SELECT role, ${ARCHIVED_OF_THAT_NAME} AS archived, CASE WHEN ${OVERWRITES} THEN (SELECT refusal FROM gate) END AS refusal FROM app`,
 );
 
 const SAVE_VARIANT = sql(
@@ -79,12 +97,12 @@ const SAVE_VARIANT = sql(
     WHERE app.role IN ${WRITER_ROLES_SQL} AND NOT EXISTS (SELECT 1 FROM variant) AND NOT ${ARCHIVED_OF_THAT_NAME}`,
 );
 
-// Sees the variant SAVE_VARIANT may have made: then it has no revision yet, and this is its revision 1.
+// Sees the variant SAVE_VARIANT may have made: then it has no revision yet, and this is its revision 1. One that
+// overwrites, which production's protection may refuse, is made only if the deploy that follows it will be.
 const SAVE_REVISION = sql(
-  `WITH ${CALLER_CTE}, ${COMMIT_CTES}
+  `WITH ${CALLER_CTE}, ${COMMIT_CTES}, ${PRODUCTION}, ${PROTECTION_GATE_CTE}
    INSERT INTO app_variant_revisions (id, variant_id, revision, modified_by, params, url)
    SELECT :revision_id, variant.id, COALESCE(latest.revision, 0) + 1, (SELECT user_id FROM caller), :params, COALESCE(latest.url, '')
      FROM variant LEFT JOIN latest
-    WHERE (SELECT role FROM app) IN ${WRITER_ROLES_SQL}
-      AND (latest.revision IS NULL OR :overwrite = 1 OR NOT EXISTS (SELECT 1 FROM json_each(latest.params)))`,
+    WHERE (SELECT role FROM app) IN ${WRITER_ROLES_SQL} AND (latest.revision IS NULL OR (${OVERWRITES} AND ${GATE_OPEN}))`,
 );

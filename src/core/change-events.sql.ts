@@ -79,18 +79,12 @@ const DEPLOYMENT_EVENT = sql(
 /**
  * `environment.protection_bypassed`, when environment revision `environmentRevisionId`, which the batch makes, was
  * made with `bypassReason` in a protected environment (its insert let it through only from a role in `bypass_roles`);
- * nothing for a change request's apply, or where the environment is not protected (a bypass is ignored there). To
- * place after the revision's insert.
+ * nothing where the environment is not protected (a bypass is ignored there). To place after the revision's insert.
  */
-export const bypassEvent = (
-  db: CallerWriteDb,
-  environmentRevisionId: string,
-  { changeRequestId = null, bypassReason = null }: ProtectionPass,
-) =>
+export const bypassEvent = (db: CallerWriteDb, environmentRevisionId: string, { bypassReason = null }: ProtectionPass) =>
   db.statement(BYPASS_EVENT, {
     event_id: newId(db.bucket),
     environment_revision_id: environmentRevisionId,
-    change_request_id: changeRequestId,
     bypass_reason: bypassReason,
   });
 
@@ -101,5 +95,5 @@ const BYPASS_EVENT = sql(
                           'reason', :bypass_reason)
          FROM environment_revisions er JOIN environments e ON e.id = er.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}
          JOIN environment_protections ep ON ep.project_id = a.project_id AND ep.environment = e.name AND ep.protected = 1
-        WHERE er.id = :environment_revision_id AND :bypass_reason IS NOT NULL AND :change_request_id IS NULL ${EVENT_HANDOFF}`,
+        WHERE er.id = :environment_revision_id AND :bypass_reason IS NOT NULL ${EVENT_HANDOFF}`,
 );

@@ -1,5 +1,4 @@
 import { CALLER_CTE } from "../db/caller";
-import { parseJsonExactly } from "../db/exact-json";
 import type { CallerWriteDb } from "../db/handles";
 import { sql } from "../db/sql";
 import { CONFIG_CTES, refValues } from "./configs.sql.ts";
@@ -11,7 +10,7 @@ import {
   newDeploymentIds,
   TARGET_ENVIRONMENT,
 } from "./deployments.sql.ts";
-import { type ConfigDocument, configDocument, diffDocuments } from "./diff";
+import { type ConfigDocument, diffDocuments, storedConfigDocument } from "./diff";
 import type { EnvironmentState } from "./environment-etag";
 import type { ProtectionPass } from "./protection.sql.ts";
 
@@ -44,21 +43,18 @@ export function deploymentPreview(environmentRevision: number, current: Deployed
 }
 
 /** A config revision's columns as a DeployedRevision; null where a LEFT JOIN found none. */
-const deployedRevision = (
+function deployedRevision(
   variantRevisionId: string | null,
   configName: string | null,
   revision: number | null,
   params: string | null,
   url: string | null,
-): DeployedRevision | null =>
-  variantRevisionId === null || configName === null || revision === null || params === null || url === null
+): DeployedRevision | null {
+  const document = storedConfigDocument({ configName, params, url });
+  return variantRevisionId === null || configName === null || revision === null || document === null
     ? null
-    : {
-        variantRevisionId,
-        configName,
-        revision,
-        document: configDocument({ configName, params: parseJsonExactly(params) as Record<string, unknown>, url }),
-      };
+    : { variantRevisionId, configName, revision, document };
+}
 
 /** The target environment (TARGET_ENVIRONMENT), what it runs now (`cur`: none before a first deployment) and `vr`. */
 const PREVIEW = sql<{

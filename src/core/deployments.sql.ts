@@ -27,7 +27,7 @@ export type DeploymentOutcome =
   | { outcome: "archived" }
   | { outcome: "key_reused" }
   | { outcome: "moved_on"; current: EnvironmentState }
-  | { outcome: ProtectionRefusal; appId: string; environment: string };
+  | { outcome: "refused"; refusal: ProtectionRefusal; appId: string; environment: string };
 
 /**
  * What a deployment deploys and where, as config refs: a variant revision (variant ref: its version or revision
@@ -114,7 +114,7 @@ export const newDeploymentIds = (bucket: number): DeploymentIds => ({
  * revision, whose insert the database checks (gapless numbering) and follows by moving the environment's current
  * pointers (migrations/0004), then the config deployed. With `expected` (If-Match), the environment must still be in
  * that state, checked by the insert itself inside the transaction; so is the environment's protection (`ProtectionPass`:
- * a change request's apply, or a bypass, whose event follows). A removed variant's revision is never deployed, nor an
+ * a bypass, whose event follows; a change request's apply makes its own deployment row: src/change-requests/apply.sql.ts). A removed variant's revision is never deployed, nor an
  * archived one's until it is unarchived (the environments running it keep it: migrations/0010).
  * `laterRevisionsOnly`: a revision 1 is not deployed (a save deploys a config it overwrote, never one it made).
  */
@@ -125,11 +125,10 @@ export function deploymentStatements(
   {
     expected = null,
     laterRevisionsOnly = false,
-    changeRequestId = null,
     bypassReason = null,
   }: { expected?: EnvironmentState | null; laterRevisionsOnly?: boolean } & ProtectionPass = {},
 ) {
-  const values = { ...refValues(target), change_request_id: changeRequestId, bypass_reason: bypassReason };
+  const values = { ...refValues(target), bypass_reason: bypassReason };
   return {
     deploymentFacts: db.statement(DEPLOYMENT_FACTS, values),
     deployment: db.statement(INSERT_DEPLOYMENT, {
@@ -145,9 +144,9 @@ export function deploymentStatements(
       db,
       ids.environmentRevisionId,
       target.variant === null ? (target.environment?.id ?? null) : null,
-      changeRequestId,
+      null,
     ),
-    bypassEvent: bypassEvent(db, ids.environmentRevisionId, { changeRequestId, bypassReason }),
+    bypassEvent: bypassEvent(db, ids.environmentRevisionId, { bypassReason }),
     deployed: configStatement(db, environmentRevisionRefs(ids.environmentRevisionId)),
   };
 }
@@ -170,7 +169,7 @@ export function deploymentOutcome({
   if (found.removed) return { outcome: "removed" };
   if (found.archived) return { outcome: "archived" };
   if (found.refusal && found.environmentName) {
-    return { outcome: found.refusal, appId: found.appId, environment: found.environmentName };
+    return { outcome: "refused", refusal: found.refusal, appId: found.appId, environment: found.environmentName };
   }
   return { outcome: "moved_on", current: { environmentId: found.environmentId, revision: found.environmentRevision } };
 }

@@ -1,4 +1,4 @@
-import type { Config } from "./configs.sql.ts";
+import { parseJsonExactly } from "../db/exact-json";
 
 /**
  * The diff of two JSON documents (docs/CHANGE-REQUESTS.md §5): an RFC 6902 patch that turns `from` into `to`, built by
@@ -37,11 +37,22 @@ export interface ConfigDocument {
   url: string;
 }
 
-export const configDocument = ({ configName, params, url }: Pick<Config, "configName" | "params" | "url">): ConfigDocument => ({
-  config_name: configName,
+/**
+ * A config revision's document from its stored columns (params as JSON text, every number kept as written); null where
+ * there is none (a LEFT JOIN's nulls: nothing deployed).
+ */
+export function storedConfigDocument({
+  configName,
   params,
   url,
-});
+}: {
+  configName: string | null;
+  params: string | null;
+  url: string | null;
+}): ConfigDocument | null {
+  if (configName === null || params === null || url === null) return null;
+  return { config_name: configName, params: parseJsonExactly(params) as Record<string, unknown>, url };
+}
 
 /** A number kept as its source text by parseJsonExactly (src/db/exact-json.ts): `1.0`, digits past 2^53. */
 const isRawJSON: (value: unknown) => boolean =

@@ -37,12 +37,13 @@ export const PROTECTION_COLUMNS = `COALESCE(ep.protected, 0) AS protected, COALE
 /**
  * How the protection of environment `target.name` of the app's project (after CTEs `app`, with its `project_id` and
  * the caller's `role`, and `target`, with the environment's `name`) treats a write to it: a CTE `gate`, one row,
- * `refusal` null when the write may go on, else `protected` (no change request's apply, :change_request_id, and no
- * :bypass_reason) or `bypass_forbidden` (a bypass from a role not in `bypass_roles`). An unprotected environment
- * refuses nothing and ignores a bypass; an apply is checked by its own rules.
+ * `refusal` null when the write may go on, else `protected` (no :bypass_reason) or `bypass_forbidden` (a bypass from a
+ * role not in `bypass_roles`). An unprotected environment refuses nothing and ignores a bypass. A change request's apply
+ * makes its own deployment row, checked by its own rules (src/change-requests/apply.sql.ts): no value bound here lets a
+ * write through.
  */
 export const PROTECTION_GATE_CTE = `gate AS (
-  SELECT CASE WHEN COALESCE(ep.protected, 0) = 0 OR :change_request_id IS NOT NULL THEN NULL
+  SELECT CASE WHEN COALESCE(ep.protected, 0) = 0 THEN NULL
               WHEN :bypass_reason IS NULL THEN 'protected'
               WHEN app.role IN (SELECT value FROM json_each(ep.bypass_roles)) THEN NULL
               ELSE 'bypass_forbidden' END AS refusal
@@ -55,12 +56,10 @@ export const GATE_OPEN = `NOT EXISTS (SELECT 1 FROM gate WHERE refusal IS NOT NU
 export type ProtectionRefusal = "protected" | "bypass_forbidden";
 
 /**
- * How a write passes a protected environment's refusal (§2): as the apply of change request `changeRequestId`, which
- * checked its approvals itself (no protection check then; its deployment event names it), or as an emergency bypass
- * giving `bypassReason` (the `Protection-Bypass` header), from a role in the environment's `bypass_roles` (its event
- * `environment.protection_bypassed` in the same batch). Neither: refused.
+ * How a direct write passes a protected environment's refusal (§2): as an emergency bypass giving `bypassReason` (the
+ * `Protection-Bypass` header), from a role in the environment's `bypass_roles` (its event
+ * `environment.protection_bypassed` in the same batch). Else refused: it goes through a change request.
  */
 export interface ProtectionPass {
-  changeRequestId?: string | null;
   bypassReason?: string | null;
 }

@@ -1,6 +1,5 @@
-import { type ConfigDocument, configDocument } from "../core/diff";
+import { type ConfigDocument, storedConfigDocument } from "../core/diff";
 import { CALLER_CTE } from "../db/caller";
-import { parseJsonExactly } from "../db/exact-json";
 import type { CallerDb } from "../db/handles";
 import { type Sql, sql } from "../db/sql";
 
@@ -82,17 +81,7 @@ async function readSides<Row extends SideRow>(
   return { from: side(from), to: side(to) };
 }
 
-const side = <Row extends SideRow>(row: Row): DiffSide<Row> => ({
-  row,
-  document:
-    row.configName === null || row.params === null || row.url === null
-      ? null
-      : configDocument({
-          configName: row.configName,
-          params: parseJsonExactly(row.params) as Record<string, unknown>,
-          url: row.url,
-        }),
-});
+const side = <Row extends SideRow>(row: Row): DiffSide<Row> => ({ row, document: storedConfigDocument(row) });
 
 /** The config revisions of a diff, one round trip. */
 export const readConfigSides = (db: CallerDb, fromId: string, toId: string) => readSides(db, CONFIG_SIDES, fromId, toId);

@@ -2,6 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as z from "zod";
+import type { ProtectionRefusal } from "../core/protection.sql.ts";
 import { UnknownApiKeyError } from "../db/caller";
 import { isFenceTrip, isTransientD1Error } from "../db/d1";
 import { BucketMovedError } from "../db/fences";
@@ -106,7 +107,10 @@ export const configExists = () => new ApiError(400, "Config already exists.");
 export const configNameTaken = () =>
   new ApiError(400, "Config name already exists. Please use a different name or set overwrite to True.");
 
-/** A diff's revision (docs/CHANGE-REQUESTS.md §5): none of that id the caller can see, or the two of two organizations. */
+/**
+ * A diff's revision (docs/CHANGE-REQUESTS.md §5): none of that id the caller can see, or the two of two organizations;
+ * a change request's proposal (§3): no such revision of the app.
+ */
 export const revisionNotFound = () => new ApiError(404, "Revision not found");
 
 // The current API's (docs/CURRENT-SDK-API.md), in the platform's words, which its SDK shows as they are.
@@ -316,6 +320,17 @@ export const environmentProtected = (appId: string, environment: string) =>
 
 export const protectionBypassForbidden = () =>
   new ApiError(403, "Bypassing the protection of this environment is not allowed for your role.");
+
+/** A write a protected environment refused (src/core/protection.sql.ts): its 409, or the 403 of a bypass not allowed. */
+export const protectionRefused = ({
+  refusal,
+  appId,
+  environment,
+}: {
+  refusal: ProtectionRefusal;
+  appId: string;
+  environment: string;
+}) => (refusal === "protected" ? environmentProtected(appId, environment) : protectionBypassForbidden());
 
 export const staleConfig = (latest: number) =>
   new ApiError(409, `Config has changed: its latest version is ${latest}. Fetch it and commit on top of it.`);

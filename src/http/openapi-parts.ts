@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { BOOKMARK_HEADER } from "./d1-session";
-import { ApiError, badIdempotencyKey, CodedConflict, idempotencyKeyInFlight } from "./errors";
+import { ApiError, badIdempotencyKey, CodedConflict, environmentProtected, idempotencyKeyInFlight } from "./errors";
 import { REPLAYED_HEADER } from "./idempotency";
 import { REQUEST_ID_HEADER } from "./request-log";
 
@@ -94,6 +94,13 @@ export const EXAMPLE_IDS = {
   previousVariantRevision: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
   previousEnvironmentRevision: "01a2012d-8940-7219-9117-b691493353e2",
 } as const;
+
+/** What the 409 of a protected environment says in the document (with `environmentProtectedExample`). */
+export const PROTECTED =
+  "The environment is protected (GET /projects/{project_id}/environments/{environment_name}/protection): it changes " +
+  "only through an approved change request (POST /change-requests), or with a Protection-Bypass from a role allowed " +
+  "it; nothing was written";
+export const environmentProtectedExample = () => environmentProtected(EXAMPLE_IDS.app, "production");
 
 /** Request body examples, checked against the body schema's input type. */
 export type RequestExamples<Body> = Record<string, { summary: string; value: Body }>;

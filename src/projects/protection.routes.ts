@@ -91,8 +91,8 @@ export const protectionRoutes = [
         summary: "Replace an environment's protection settings in a project",
         description:
           "Replaces the settings whole: a setting left out takes its default. Owners and workspace admins only (a " +
-          "read-only key never). A change is recorded as `environment.protection_changed` with the settings before " +
-          "and after, in the same write; settings already so change nothing and record nothing.",
+          "read-only key never). A change is recorded in the audit log with the settings before and after, in the " +
+          "same write; settings already so change nothing and record nothing.",
         ok: { schema: ProtectionAnswer, description: "The settings now", example },
         errors: { 404: errorResponse("No such project visible to the caller, or no such environment name", notFound) },
       },

@@ -1,10 +1,21 @@
+import type { Context } from "hono";
+import { PROTECTED_ENVIRONMENT_NAMES } from "../core/protection.sql.ts";
 import { CALLER_KEY } from "../db/buckets";
-import { readAs } from "../http/d1-session";
-import { DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
+import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
+import { environmentNotFound } from "../http/errors";
+import { DEMO_IDS, EXAMPLE_IDS, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
+import { protectionOf } from "../projects/protection.routes";
+import { protectionChangeStatements, toProtection } from "../projects/protection.sql.ts";
 import { environmentIdOf } from "./environment-id";
-import { QueryEnvironmentsBody, type SimpleEnvironment, SimpleEnvironmentsAnswer } from "./environments.schemas";
-import { listProjectEnvironments, type ProjectEnvironmentRow } from "./environments.sql.ts";
+import {
+  QueryEnvironmentsBody,
+  type SimpleEnvironment,
+  SimpleEnvironmentAnswer,
+  SimpleEnvironmentParams,
+  SimpleEnvironmentsAnswer,
+} from "./environments.schemas";
+import { listProjectEnvironments, type ProjectEnvironmentRow, projectEnvironmentsStatement } from "./environments.sql.ts";
 
 /**
  * The project-wide environments of these rows (an app's environment each), one per name in the order first seen:
@@ -34,7 +45,7 @@ function toSimpleEnvironments(rows: ProjectEnvironmentRow[]): SimpleEnvironment[
       id: environmentIdOf(apps[0].projectId, name),
       slug: name,
       name,
-      flags: { is_guarded: false as const },
+      flags: { is_guarded: apps[0].guarded === 1 },
       data: { references },
       ...(latest
         ? {
@@ -112,5 +123,113 @@ export const environmentsQueryRoutes = [
       );
       return c.json({ count: environments.length, environments }, 200);
     },
+  ),
+];
+
+/** The key's project's environment of id `environmentId` (`toSimpleEnvironments`), or 404. */
+function environmentOf(rows: ProjectEnvironmentRow[], environmentId: string): SimpleEnvironment {
+  const found = toSimpleEnvironments(rows).find((environment) => environment.id === environmentId);
+  if (!found) throw environmentNotFound();
+  return found;
+}
+
+/**
+ * Guards (`protect`) or unguards the key's project's environment of id `environmentId`: its protection settings'
+ * `protected`, every other setting kept (a first guard: the defaults). The id is derived from the project and the
+ * name (environment-id.ts), so the key's project is read first: two round trips.
+ */
+async function guard<E extends CallerEnv>(c: Context<E>, environmentId: string, protect: boolean) {
+  const project = await readAs(c, [CALLER_KEY], (db) => listProjectEnvironments(db, null));
+  const { name } = environmentOf(project, environmentId);
+  const environment = PROTECTED_ENVIRONMENT_NAMES.find((known) => known === name);
+  if (!environment) throw environmentNotFound();
+  // Found: the project has rows, each of the key's project.
+  const { projectId } = project[0];
+  const change = {
+    protected: protect,
+    required_approvals: null,
+    allow_self_approval: null,
+    approver_roles: null,
+    bypass_roles: null,
+    request_ttl_days: null,
+  };
+  const rows = await writeAs(c, [projectId], async (db) => {
+    const { environments, ...changed } = await db.batch({
+      ...protectionChangeStatements(db, projectId, environment, change),
+      environments: projectEnvironmentsStatement(db, null),
+    });
+    protectionOf(toProtection(changed, { changing: true }));
+    return environments.results;
+  });
+  return { count: 1 as const, environment: environmentOf(rows, environmentId) };
+}
+
+const ENVIRONMENT_NOT_FOUND = errorResponse(
+  "No environment of that id in the key's project (the key's project has no app, or the id is another project's)",
+  environmentNotFound(),
+);
+
+const byId = {
+  schema: SimpleEnvironmentParams,
+  examples: globalThis.DOCUMENTATION && { environment_id: demoEnvironment.id },
+};
+
+const GUARD_DOC =
+  "Owners and workspace admins (others 403). Sets the protection settings' `protected` of the project's environment of " +
+  "that name (GET /projects/{project_id}/environments/{environment_name}/protection), keeping every other setting (a " +
+  "first guard takes the defaults), recorded in the audit log as a change of them; already so, it changes and " +
+  "records nothing. Answers the environment as now. Two round trips: the environment's id is the key's project's, read first.";
+
+/** One environment of the key's project by id, and guarding it (docs/CHANGE-REQUESTS.md §8). */
+export const environmentRoutes = [
+  route(
+    {
+      method: "get",
+      path: "/simple/environments/{environment_id}",
+      auth: "key",
+      params: byId,
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "getSimpleEnvironment",
+        tag: "Simple environments",
+        summary: "One environment of the key's project, by id",
+        description: "As POST /simple/environments/query answers it, with `flags.is_guarded` as now. Any role.",
+        ok: {
+          schema: SimpleEnvironmentAnswer,
+          description: "The environment",
+          example: { count: 1, environment: demoEnvironment },
+        },
+        errors: { 404: ENVIRONMENT_NOT_FOUND },
+      },
+    },
+    async (c) => {
+      const { environment_id } = c.req.valid("param");
+      const rows = await readAs(c, [CALLER_KEY], (db) => listProjectEnvironments(db, null));
+      return c.json({ count: 1 as const, environment: environmentOf(rows, environment_id) }, 200);
+    },
+  ),
+  ...(["guard", "unguard"] as const).map((action) =>
+    route(
+      {
+        method: "post",
+        path: `/simple/environments/{environment_id}/${action}`,
+        auth: "key",
+        write: true,
+        params: byId,
+        idempotencyKey: "validates",
+        doc: globalThis.DOCUMENTATION && {
+          operationId: action === "guard" ? "guardSimpleEnvironment" : "unguardSimpleEnvironment",
+          tag: "Simple environments",
+          summary: action === "guard" ? "Guard an environment: protect it" : "Unguard an environment: stop protecting it",
+          description: GUARD_DOC,
+          ok: {
+            schema: SimpleEnvironmentAnswer,
+            description: "The environment as now",
+            example: { count: 1, environment: { ...demoEnvironment, flags: { is_guarded: action === "guard" } } },
+          },
+          errors: { 404: ENVIRONMENT_NOT_FOUND },
+        },
+      },
+      async (c) => c.json(await guard(c, c.req.valid("param").environment_id, action === "guard"), 200),
+    ),
   ),
 ];

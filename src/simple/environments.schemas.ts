@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { currentRef } from "../http/current-api";
 import { documented, schemaName } from "../http/documentation";
-import { nameField } from "../http/fields";
+import { nameField, uuid } from "../http/fields";
 
 export const QueryEnvironmentsBody = z.object({
   environment: z
@@ -37,7 +37,15 @@ export const SimpleEnvironment = z
       .apply(documented(globalThis.DOCUMENTATION && { description: "The same for every read of this name in the project" })),
     slug: z.string(),
     name: z.string(),
-    flags: z.object({ is_guarded: z.literal(false) }),
+    flags: z.object({
+      is_guarded: z.boolean().apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description: "The project's environment of this name is protected: it changes through approved change requests",
+          },
+        ),
+      ),
+    }),
     data: z.object({
       references: z
         .record(
@@ -72,6 +80,16 @@ export const SimpleEnvironment = z
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "SimpleEnvironment"));
 export type SimpleEnvironment = z.infer<typeof SimpleEnvironment>;
+
+export const SimpleEnvironmentParams = z.object({
+  environment_id: uuid.apply(
+    documented(globalThis.DOCUMENTATION && { description: "An environment's id, as POST /simple/environments/query answers it" }),
+  ),
+});
+
+export const SimpleEnvironmentAnswer = z
+  .object({ count: z.literal(1), environment: SimpleEnvironment })
+  .apply(schemaName(globalThis.DOCUMENTATION && "SimpleEnvironmentAnswer"));
 
 export const SimpleEnvironmentsAnswer = z
   .object({ count: z.int(), environments: z.array(SimpleEnvironment) })

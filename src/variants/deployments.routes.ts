@@ -12,20 +12,19 @@ import {
   configNotFound,
   deploymentRevisionNotFound,
   environmentMovedOn,
-  environmentProtected,
   forbidden,
-  protectionBypassForbidden,
+  protectionRefused,
   variantArchived,
   variantNotFound,
   variantRemoved,
 } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
-  DEMO_CONFIG_PARAMS,
-  DEMO_IDS,
   EXAMPLE_IDS,
+  environmentProtectedExample,
   errorResponse,
   headerRef,
+  PROTECTED,
   responseRef,
   withKeyErrors,
 } from "../http/openapi-parts";
@@ -45,13 +44,6 @@ import {
 const CONDITIONS =
   "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +
   "environment's new ETag.";
-
-/** What the 409 of a protected environment says in the document (with `environmentProtectedExample`). */
-export const PROTECTED =
-  "The environment is protected (GET /projects/{project_id}/environments/{environment_name}/protection): it changes " +
-  "only through an approved change request (POST /change-requests), or with a Protection-Bypass from a role allowed " +
-  "it; nothing was written";
-export const environmentProtectedExample = () => environmentProtected(EXAMPLE_IDS.app, "production");
 
 /**
  * The 409 of a deployment of a revision whose variant was archived, or (`removable`) removed, and of a protected
@@ -127,10 +119,8 @@ function refusal(
       return variantArchived();
     case "not_found":
       return notFound(outcome.missing);
-    case "protected":
-      return environmentProtected(outcome.appId, outcome.environment);
-    case "bypass_forbidden":
-      return protectionBypassForbidden();
+    case "refused":
+      return protectionRefused(outcome);
   }
 }
 
@@ -153,40 +143,8 @@ export async function dryRun<E extends CallerEnv>(
   return { dry_run: true, app_id: outcome.appId, environment: outcome.environment, kind, ...outcome.preview };
 }
 
-/** The dry-run of a deploy of the demo config's revision 2 to staging, which runs its revision 1. */
-export const DRY_RUN_EXAMPLE: DryRunOutput = {
-  dry_run: true,
-  app_id: DEMO_IDS.app,
-  environment: "staging",
-  kind: "deploy",
-  next_environment_revision: 3,
-  current: {
-    environment_revision: 2,
-    variant_revision_id: EXAMPLE_IDS.previousVariantRevision,
-    config_name: "main",
-    revision: 1,
-  },
-  proposed: { variant_revision_id: EXAMPLE_IDS.variantRevision, config_name: "main", revision: 2 },
-  diff: {
-    identical: false,
-    coarse: false,
-    patch: [{ op: "replace", path: "/params/temperature", value: DEMO_CONFIG_PARAMS.temperature }],
-    changes: [{ path: "/params/temperature", op: "replace", from: 0.7, to: DEMO_CONFIG_PARAMS.temperature }],
-  },
-};
-
 /** `?dry_run`, on each deploy and revert. */
 export const dryRunQuery = { schema: DryRunQuery, examples: globalThis.DOCUMENTATION && { dry_run: "true" as const } };
-
-/** A deploy's or revert's 200: its own answer, or (`?dry_run=true`) the dry-run's. */
-export const orDryRun = <const Answer>(description: string, example: Answer) => ({
-  description: `${description}; with \`?dry_run=true\`, what it would change (nothing written) and the environment's current ETag`,
-  examples: {
-    done: { summary: description, value: example },
-    dryRun: { summary: "?dry_run=true", value: DRY_RUN_EXAMPLE },
-  },
-  headers: { ETag: headerRef("ETag") },
-});
 
 const environmentOrConfig = (missing: "app" | "config" | "environment") =>
   missing === "environment" ? appEnvironmentNotFound() : configNotFound();
@@ -235,7 +193,9 @@ export const deploymentsRoutes = [
           CONDITIONS,
         ok: {
           schema: z.union([ConfigOutput, DryRunOutput]),
-          ...orDryRun("The config as the environment now serves it", demoConfigIn("staging", 2)),
+          description: "The config as the environment now serves it",
+          example: demoConfigIn("staging", 2),
+          headers: { ETag: headerRef("ETag") },
         },
         errors: deploymentErrors("DeployTargetNotFound", { removable: true }),
       },
@@ -269,7 +229,12 @@ export const deploymentsRoutes = [
         tag: "Deployments",
         summary: "Deploy a variant's latest revision to an app's environment",
         description: `Deploys the variant's latest revision to its app's environment \`environment_name\`, as a new environment revision. ${CONDITIONS}`,
-        ok: { schema: z.union([z.null(), DryRunOutput]), ...orDryRun("Deployed", null) },
+        ok: {
+          schema: z.union([z.null(), DryRunOutput]),
+          description: "Deployed",
+          example: null,
+          headers: { ETag: headerRef("ETag") },
+        },
         errors: deploymentErrors("DeployVariantNotFound"),
       },
     },
@@ -309,7 +274,12 @@ export const deploymentsRoutes = [
         description:
           "A new revision of that revision's environment, deploying the same variant revision; the history keeps " +
           `both. No body. ${CONDITIONS}`,
-        ok: { schema: z.union([RevertOutput, DryRunOutput]), ...orDryRun("Reverted", REVERTED) },
+        ok: {
+          schema: z.union([RevertOutput, DryRunOutput]),
+          description: "Reverted",
+          example: REVERTED,
+          headers: { ETag: headerRef("ETag") },
+        },
         errors: deploymentErrors("DeploymentRevisionNotFound", { removable: true }),
       },
     },

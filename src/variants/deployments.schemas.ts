@@ -2,6 +2,7 @@ import * as z from "zod";
 import { DocumentDiffOutput } from "../diff/diff.schemas";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, queryFlag, uuid } from "../http/fields";
+import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
 import { applicationRef, environmentRef, ONCE_FIELDS_ARE_VALID, requireResolvableRefs, variantRef } from "./configs.schemas";
 
 /** `configs_deploy`: the variant revision the variant ref names (else the latest) to the environment ref's environment. */
@@ -67,13 +68,43 @@ export const DeploymentPreviewOutput = z.object({
   diff: DocumentDiffOutput,
 });
 
-export const DryRunOutput = z
-  .object({
-    dry_run: z.literal(true),
-    app_id: z.uuid(),
-    environment: z.string(),
-    kind: z.enum(["deploy", "revert"]),
-    ...DeploymentPreviewOutput.shape,
-  })
-  .apply(schemaName(globalThis.DOCUMENTATION && "DryRun"));
-export type DryRunOutput = z.infer<typeof DryRunOutput>;
+const DryRunObject = z.object({
+  dry_run: z.literal(true),
+  app_id: z.uuid(),
+  environment: z.string(),
+  kind: z.enum(["deploy", "revert"]),
+  ...DeploymentPreviewOutput.shape,
+});
+export type DryRunOutput = z.infer<typeof DryRunObject>;
+
+/** The dry-run of a deploy of the demo config's revision 2 to staging, which runs its revision 1. */
+export const DRY_RUN_EXAMPLE: DryRunOutput = {
+  dry_run: true,
+  app_id: DEMO_IDS.app,
+  environment: "staging",
+  kind: "deploy",
+  next_environment_revision: 3,
+  current: {
+    environment_revision: 2,
+    variant_revision_id: EXAMPLE_IDS.previousVariantRevision,
+    config_name: "main",
+    revision: 1,
+  },
+  proposed: { variant_revision_id: EXAMPLE_IDS.variantRevision, config_name: "main", revision: 2 },
+  diff: {
+    identical: false,
+    coarse: false,
+    patch: [{ op: "replace", path: "/params/temperature", value: DEMO_CONFIG_PARAMS.temperature }],
+    changes: [{ path: "/params/temperature", op: "replace", from: 0.7, to: DEMO_CONFIG_PARAMS.temperature }],
+  },
+};
+
+/** A deploy's or revert's answer to `?dry_run=true`, with the environment's current ETag. */
+export const DryRunOutput = DryRunObject.apply(
+  documented(
+    globalThis.DOCUMENTATION && {
+      description: "The answer to `?dry_run=true`: what the call would change; nothing was written",
+      examples: [DRY_RUN_EXAMPLE],
+    },
+  ),
+).apply(schemaName(globalThis.DOCUMENTATION && "DryRun"));

@@ -44,6 +44,11 @@ export const EVENT_TYPES = [
   "change_request.rejected",
   "change_request.rebased",
   "change_request.cancelled",
+  "change_request.scheduled",
+  "change_request.unscheduled",
+  "change_request.applied",
+  "change_request.failed",
+  "change_request.expired",
 ] as const;
 
 const url = z

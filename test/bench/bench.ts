@@ -43,7 +43,7 @@
  *   --code DIR          measure the service in DIR instead of this working tree, e.g. an older commit unpacked
  *                       with `git archive <commit> | tar -x -C DIR` (this tree's node_modules and floor are used)
  *   --base DIR          also measure the service in DIR (an older commit, say: `git archive <commit> | tar -x -C DIR`)
- *                       on the GET of a record, the config fetch and POST /apps, in the same rounds as the code under
+ *                       on the GET of a record, the config fetch, POST /apps and a deploy, in the same rounds as the code under
  *                       test, each scenario right after its twin: before and after in one run (its own wrangler dev,
  *                       its own copy of the data; this tree's node_modules) [BENCH_BASE] (default: none)
  *   --log-variants L    also measure the GET of a record on copies of the service that differ only in how the

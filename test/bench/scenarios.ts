@@ -10,6 +10,7 @@ import {
   type BenchData,
   type BenchKey,
   DEPLOY_APPS,
+  DIFF_CHANGES,
   EVENTS_PAGE,
   FULL_PROJECT_APPS,
   type HistoryTarget,
@@ -92,6 +93,21 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 function expectCreated(what: string, created: any, name: string): void {
   if (typeof created.app_id !== "string" || !UUID.test(created.app_id) || created.app_name !== name)
     throw new ScenarioError(`${what}: answered ${JSON.stringify(created)}`);
+}
+
+/** What bench-diff's revision 2 changes: DIFF_CHANGES weights, `revision` and `url`. */
+const DIFF_OPERATIONS = DIFF_CHANGES + 2;
+
+/** GET /diff/configs of bench-diff's two revisions: 200, every change listed (not coarse), one per patch operation. */
+function checkDiff(key: BenchKey, path: string) {
+  return async (base: string): Promise<CheckInfo> => {
+    const what = `GET ${path}`;
+    const response = await request(`${base}${path}`, { headers: authorization(key) });
+    const diff = expectJson(what, response);
+    if (diff.coarse !== false || diff.patch?.length !== DIFF_OPERATIONS || diff.changes?.length !== DIFF_OPERATIONS)
+      throw new ScenarioError(`${what}: expected ${DIFF_OPERATIONS} changes, got ${JSON.stringify(diff).slice(0, 300)}`);
+    return { bytes: response.bytes, gzipBytes: gzipSync(Buffer.from(response.text)).byteLength };
+  };
 }
 
 const getPath = (target: HistoryTarget) => `/apps/${target.appId}/revisions/${target.environment}`;
@@ -583,7 +599,8 @@ export type CoreScenarioId =
   | "deployQuiet"
   | "deployHooks"
   | "eventsFirst"
-  | "eventsDeep";
+  | "eventsDeep"
+  | "diff100k";
 /**
  * The reads held against the least possible read (BENCHMARKS.md round 15): each with the scenario of its bare handler
  * (test/bench/bare/), which sends the same requests with the same keys.
@@ -595,7 +612,7 @@ export const BARE_PAIRS = [
 ] as const;
 
 /** The scenarios `--base` runs on the other tree too, each right after its twin. */
-export const BASE_SCENARIOS = ["get", "fetch", "post"] as const;
+export const BASE_SCENARIOS = ["get", "fetch", "post", "deployQuiet"] as const;
 export type BaseScenarioId = `base:${(typeof BASE_SCENARIOS)[number]}`;
 
 /**
@@ -622,6 +639,7 @@ export function benchScenarios(
   serviceBase = "",
 ): Record<CoreScenarioId | BaseScenarioId, Scenario> & Record<`log:${string}`, Scenario> {
   const { receiver, delivers } = webhooks;
+  const diffPath = `/diff/configs?from=${data.diff.from}&to=${data.diff.to}`;
   const postBody = '{"app_name": "bench-[<id>]"}';
   const { get: reads, deploy: deploys, save } = data;
   // Every scenario, floors included, sends an Authorization header taken in turn from a pool of keys (the floor
@@ -854,7 +872,7 @@ export function benchScenarios(
       connections,
       check: checkCreate("/apps", k.full[0], "full"),
     },
-    deployQuiet: {
+    ...twin("deployQuiet", {
       label: `POST configs/deploy, no webhooks`,
       server: "service",
       method: "POST",
@@ -864,7 +882,7 @@ export function benchScenarios(
       perRequest: (n) => ({ body: quietBodies[n % DEPLOY_APPS] }),
       connections,
       check: checkDeploy("/variants/configs/deploy", k.quiet[0], data.webhooks.quiet[DEPLOY_APPS - 1], SMALL_HISTORY),
-    },
+    }),
     deployHooks: {
       label: `POST configs/deploy, ${WEBHOOKS} webhooks`,
       server: "service",
@@ -902,6 +920,16 @@ export function benchScenarios(
       keys: k.audit,
       connections,
       check: checkEvents(k.audit[0], data.audit.organizationId, AUDIT_EVENTS - AUDIT_DEEP + 1),
+    },
+    diff100k: {
+      label: `GET /diff/configs, two ~110 KB revisions, ${DIFF_OPERATIONS} changes`,
+      server: "service",
+      method: "GET",
+      path: diffPath,
+      headers: json,
+      keys: k.read,
+      connections,
+      check: checkDiff(k.read[0], diffPath),
     },
   };
 }

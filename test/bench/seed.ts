@@ -57,10 +57,15 @@ export const KEYS_PER_PROJECT = 128;
 /** Apps with a history (bench-get-20, bench-get-10000, the bench-deploy apps, bench-save-20), and their histories' entries in all. */
 export const HISTORY_APPS = 3 + DEPLOY_APPS;
 export const HISTORY_ENTRIES = SMALL_HISTORY + 2 * LARGE_HISTORY + DEPLOY_APPS * SMALL_HISTORY + SMALL_HISTORY;
+/** bench-diff, in the read project: config main at revisions 1 and 2, about 100 KB each, no deployment. */
+export const DIFF_APPS = 1;
+/** Entries of bench-diff's params (about 130 bytes each), and how many of them revision 2 changes (one place each). */
+const DIFF_ENTRIES = 750;
+export const DIFF_CHANGES = 300;
 /** Apps of the quiet and of the hooked organization (each: DEPLOY_APPS apps like the bench-deploy ones). */
 export const WEBHOOK_SCENARIO_APPS = 2 * DEPLOY_APPS;
 /** Every app, and every environment revision, at the start. */
-export const TOTAL_APPS = FULL_PROJECT_APPS + HISTORY_APPS + WEBHOOK_SCENARIO_APPS;
+export const TOTAL_APPS = FULL_PROJECT_APPS + HISTORY_APPS + WEBHOOK_SCENARIO_APPS + DIFF_APPS;
 export const TOTAL_HISTORY_ENTRIES = HISTORY_ENTRIES + WEBHOOK_SCENARIO_APPS * SMALL_HISTORY;
 /** Webhooks the hooked organization's deploys are delivered to. */
 export const WEBHOOKS = 3;
@@ -124,6 +129,8 @@ export interface BenchData {
   webhooks: { quiet: HistoryTarget[]; hooked: HistoryTarget[]; hookedOrganizationId: string };
   /** The audit organization and its AUDIT_EVENTS events (see `auditEventId`). */
   audit: { organizationId: string };
+  /** bench-diff's two config revisions, by id (GET /diff/configs). */
+  diff: { from: string; to: string };
   /** Checks run on each shard after loading it. */
   checks: Record<BenchShard, DataCheck[]>;
 }
@@ -196,6 +203,17 @@ export const paramsOf = (revision: number): Record<string, unknown> =>
   JSON.parse(PARAMS_TEMPLATE.replace("%d", String(revision)));
 const URL_TEMPLATE = "https://models.example.com/bench/main/%d";
 export const urlOf = (revision: number) => URL_TEMPLATE.replace("%d", String(revision));
+
+/**
+ * The SQL of bench-diff's params at revision 1 or 2 (too long for one statement as text): DIFF_ENTRIES prompts with a
+ * weight each, revision 2 changing DIFF_CHANGES weights; `revision` as in every bench params (the data check counts it).
+ */
+const diffParams = (revision: 1 | 2) => `(
+  WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${DIFF_ENTRIES - 1})
+  SELECT json_object('revision', ${revision}, 'model', 'gpt-4o-mini', 'entries', json_group_object(printf('entry-%04d', i),
+           json_object('prompt', printf('You are assistant %d. Answer in at most three sentences, citing the document you used.', i),
+                       'weight', CASE WHEN ${revision} = 2 AND i % 5 < 2 THEN i + 0.5 ELSE i END, 'tags', json_array('bench', 'diff'))))
+    FROM n)`;
 
 /**
  * A key prefix as made before buckets: 8 random characters. One that happens to read as bucketed (once in 14,444,
@@ -469,6 +487,18 @@ export function buildBenchData(): BenchData {
       userId,
     ),
   );
+  // bench-diff: revisions 1 and 2 made by the history's SQL, then given their large params. Revision 2 changes one
+  // place in DIFF_CHANGES of revision 1's entries, and its `revision` and url.
+  const DIFF_APP = 400_001;
+  const diff = { from: id("variantRevision", DIFF_APP * 1_000_000 + 1), to: id("variantRevision", DIFF_APP * 1_000_000 + 2) };
+  statements.push(
+    ...appsWithHistory(
+      { first: DIFF_APP, count: 1, projectId: readProject, name: "bench-diff", variantRevisions: 2, histories: {} },
+      userId,
+    ),
+    `UPDATE app_variant_revisions SET params = ${diffParams(1)} WHERE id = ${quote(diff.from)};`,
+    `UPDATE app_variant_revisions SET params = ${diffParams(2)} WHERE id = ${quote(diff.to)};`,
+  );
   const target = (appCounter: number, environment: "production" | "staging", revisions: number): HistoryTarget => ({
     appId: id("app", appCounter),
     environmentId: environmentId(appCounter, environment),
@@ -571,7 +601,7 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
     {
       what: "apps in the read project",
       sql: `SELECT COUNT(*) AS n FROM apps WHERE project_id = ${quote(readProject)}`,
-      expected: HISTORY_APPS,
+      expected: HISTORY_APPS + DIFF_APPS,
     },
     {
       what: "apps in the quiet and the hooked projects",
@@ -606,7 +636,8 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
       what: "variant revisions with params and url",
       sql: `SELECT COUNT(*) AS n FROM app_variant_revisions
              WHERE json_extract(params, '$.revision') = revision AND url = printf(${quote(URL_TEMPLATE)}, revision)`,
-      expected: SMALL_HISTORY + LARGE_HISTORY + (DEPLOY_APPS + WEBHOOK_SCENARIO_APPS) * SMALL_HISTORY + SMALL_HISTORY,
+      expected:
+        SMALL_HISTORY + LARGE_HISTORY + (DEPLOY_APPS + WEBHOOK_SCENARIO_APPS) * SMALL_HISTORY + SMALL_HISTORY + 2 * DIFF_APPS,
     },
     {
       // What the trigger of migrations/0004 left: each environment with a history at its last revision, pointing
@@ -651,6 +682,7 @@ SELECT ${sqlId("environment", `${environmentCounter(`${first} + i`, 0)} + j`)}, 
     save,
     webhooks,
     audit,
+    diff,
     checks: { SHARD_0: checks, SHARD_1: across.checks },
   };
 }

@@ -199,8 +199,29 @@ describe.skipIf(!world.hasChromium)("the console", () => {
         `{\n  "temperature": 0.7,\n  "seed": ${BIG}\n}`,
       ]);
       await checkPage(page, "revert-preview");
+      // Someone deploys to staging meanwhile: the revert, sent on the state previewed (If-Match), is refused (412).
+      const deployed = await api(worker, "POST", `${BASE_PATH}/variants/configs/deploy`, keys.editor, {
+        variant_ref: { slug: "main", version: 2 },
+        environment_ref: { slug: "staging" },
+        application_ref: { slug: "journey" },
+      });
+      expect(deployed.status).toBe(200);
+      const revert = page.waitForRequest((request) => request.url().endsWith("/revert"));
       await preview.getByRole("button", { name: "Revert to revision 1" }).click();
+      const stale = (await revert).headers()["if-match"];
+      const refusal = preview.getByRole("alert");
+      await refusal.waitFor(POLL);
+      const direct = await api(worker, "POST", new URL((await revert).url()).pathname, keys.editor, undefined, {
+        "If-Match": stale,
+      });
+      expect(direct.status).toBe(412);
+      expect(await refusal.textContent()).toBe(`412 ${direct.body.detail}`);
+      // Read again, previewed again, reverted.
+      await page.reload();
       await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["3", "2", "1"]);
+      await page.getByRole("button", { name: "Preview revert to 1" }).click();
+      await preview.getByRole("button", { name: "Revert to revision 1" }).click();
+      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["4", "3", "2", "1"]);
       await checkPage(page, "environment");
 
       // What the pages showed is what the API holds.
@@ -210,8 +231,9 @@ describe.skipIf(!world.hasChromium)("the console", () => {
         [1, "ed"],
         [2, "ed"],
         [3, "ed"],
+        [4, "ed"],
       ]);
-      expect(history.body.revisions[2].deployed_app_variant_revision).toBe(
+      expect(history.body.revisions[3].deployed_app_variant_revision).toBe(
         history.body.revisions[0].deployed_app_variant_revision,
       );
       expect(problems.pageErrors).toEqual([]);

@@ -251,6 +251,24 @@ describe("each command prints exactly one JSON object and exits 0", () => {
       deployed.map(({ revision_id }) => revision_id),
     );
   });
+  it("deploy to a protected environment: exit 1 naming the protection; --bypass-reason from a bypass role deploys", async () => {
+    const appId: string = (await api(worker, "POST", "/apps", made.aliceKey.key, { app_name: "guarded-target" })).body.app_id;
+    const settings = { protected: true, bypass_roles: ["owner"] };
+    const path = `/projects/${made.alice.project_id}/environments/production/protection`;
+    expect((await api(worker, "PUT", path, made.aliceKey.key, settings)).status).toBe(200);
+    const deploy = (...more: string[]) =>
+      admin(dir, "deploy", "--app", appId, "--env", "production", "--variant", "main", "--email", "alice@example.com", ...more);
+    const refused = await deploy();
+    expectCliError(refused, /environment production of app \S+ is protected: propose the change with POST \/change-requests/);
+    expect(refused.code).toBe(1);
+    expect(expectJsonObject(await deploy("--bypass-reason", "Hotfix 7"), DEPLOY_FIELDS).revision).toBe(1);
+    const bypassed = await api(worker, "GET", "/events?type=environment.protection_bypassed", made.aliceKey.key);
+    expect(bypassed.body.events.map((event: { data: object }) => event.data)).toEqual([
+      expect.objectContaining({ app_id: appId, environment: "production", reason: "Hotfix 7" }),
+    ]);
+    expect((await api(worker, "PUT", path, made.aliceKey.key, {})).status).toBe(200);
+  });
+
   it("variant commit --app --name --params: the config's next revisions, which deploy then ships", async () => {
     const created = await api(worker, "POST", "/apps", made.aliceKey.key, { app_name: "committed-from-cli" });
     const appId: string = created.body.app_id;

@@ -146,9 +146,28 @@ beforeAll(async () => {
   await ok("POST", "/environments/deploy", { environment_name: "staging", variant_id: kept.variant_id });
   await ok("DELETE", `/variants/${gone.variant_id}`);
   await ok("POST", `/applications/variants/${kept.variant_id}/archive`);
+  const [{ project }] = await queryShard<{ project: string }>(
+    dir,
+    "SHARD_1",
+    `SELECT id AS project FROM projects WHERE workspace_id = '${made.workspaces[0]}'`,
+  );
+  // Protection settings (a row of environment_protections), through the API as a tenant sets them.
+  const protectedBy = await api(worker, "PUT", `/projects/${project}/environments/development/protection`, key, {
+    required_approvals: 2,
+  });
+  expect(protectedBy.status, JSON.stringify(protectedBy.body)).toBe(200);
   await ok("POST", `/organizations/${organizationId}/workspaces/${made.workspaces[0]}/invite`, [
     { email: "invited@example.com", roles: ["viewer"] },
   ]);
+  // A change request of production, and a review of it.
+  const [{ deployed_app_variant_revision_id: proposed }] = await queryShard<{ deployed_app_variant_revision_id: string }>(
+    dir,
+    "SHARD_1",
+    `SELECT deployed_app_variant_revision_id FROM environments WHERE app_id = '${appId}' AND name = 'production'`,
+  );
+  const request = { app_id: appId, environment: "production", variant_revision_id: proposed, title: "Moved along" };
+  const changeRequest = await ok("POST", "/change-requests", request);
+  await ok("POST", `/change-requests/${changeRequest.id}/reviews`, { kind: "comment", comment: "Moves with its bucket." });
   // The collision a tenant builds on purpose (the README's demo: one key, organizations on both shards): the owner's key
   // uses one Idempotency-Key in the moving organization, then for another request in its own on SHARD_0 (one request
   // per key: a 422); and its claim of that key from the day before is still on SHARD_0, expired but not yet swept (the
@@ -180,7 +199,7 @@ describe("bucket move refuses, changing nothing", () => {
   it("every table of SHARD_1 holds rows of the organization", async () => {
     const counts = await Promise.all(tables.map(async (table) => [table, (await rowsOf("SHARD_1", table)).length > 0]));
     expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(tables.map((table) => [table, true])));
-    expect(tables).toHaveLength(19);
+    expect(tables).toHaveLength(22);
   });
 
   it("a destination that is the source or no shard, buckets of two shards or none, a move not recorded", async () => {

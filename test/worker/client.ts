@@ -151,6 +151,14 @@ export const changeRequests = {
   diff: (as: Credentials, id: string, extras?: Extras) => get(`/change-requests/${enc(id)}/diff`, as, extras),
 };
 
+/** Protection settings (docs/CHANGE-REQUESTS.md §1): /projects/{project_id}/environments/{environment_name}/protection. */
+export const protection = {
+  get: (as: Credentials, projectId: string, environment: string, extras?: Extras) =>
+    get(`/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, as, extras),
+  put: (as: Credentials, projectId: string, environment: string, body: unknown, extras: Extras = {}) =>
+    send("PUT", `/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, { ...extras, ...as, body }),
+};
+
 /** Diffs (docs/CHANGE-REQUESTS.md §5): GET /diff/configs (config revision ids), /diff/environments (environment revision ids). */
 export const diffs = {
   configs: (as: Credentials, query: { from?: string; to?: string }, extras?: Extras) =>
@@ -159,10 +167,11 @@ export const diffs = {
     get(withQuery("/diff/environments", query), as, extras),
 };
 
-/** Protection settings (docs/CHANGE-REQUESTS.md §1): /projects/{project_id}/environments/{environment_name}/protection. */
-export const protection = {
-  get: (as: Credentials, projectId: string, environment: string, extras?: Extras) =>
-    get(`/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, as, extras),
-  put: (as: Credentials, projectId: string, environment: string, body: unknown, extras: Extras = {}) =>
-    send("PUT", `/projects/${enc(projectId)}/environments/${enc(environment)}/protection`, { ...extras, ...as, body }),
+/** One environment of the key's project, and guarding it (docs/CHANGE-REQUESTS.md §8): /simple/environments/{id}. */
+export const simpleEnvironments = {
+  get: (as: Credentials, environmentId: string, extras?: Extras) => get(`/simple/environments/${enc(environmentId)}`, as, extras),
+  guard: (as: Credentials, environmentId: string, extras?: Extras) =>
+    post(`/simple/environments/${enc(environmentId)}/guard`, as, undefined, extras),
+  unguard: (as: Credentials, environmentId: string, extras?: Extras) =>
+    post(`/simple/environments/${enc(environmentId)}/unguard`, as, undefined, extras),
 };

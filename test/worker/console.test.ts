@@ -69,6 +69,14 @@ describe.each(["", "/api"])("GET %s/console", (basePath) => {
     }
   });
 
+  it("serves the production build, whatever NODE_ENV built it under (the tests set it to test): no Preact debug code", async () => {
+    const page = await (await get("/console")).text();
+    const script = builtFiles(page).find((file) => file.endsWith(".js")) ?? "";
+    const code = await (await get(`/console/${script.slice(2)}`)).text();
+    expect(code.length).toBeGreaterThan(10_000);
+    expect(code).not.toContain("__PREACT_DEVTOOLS__");
+  });
+
   it.each(["/console/assets/nope.js", "/console/assets/index.html"])(
     "answers 404 JSON for %s: only built files are served as files",
     async (path) => {

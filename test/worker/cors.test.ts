@@ -75,6 +75,7 @@ describe("CORS on (CORS_ORIGINS lists origins)", () => {
           "if-none-match",
           "if-match",
           "idempotency-key",
+          "protection-bypass",
         ]),
       );
       expect(listed(response.headers.get("Vary"))).toContain("origin");

@@ -68,6 +68,8 @@ describe("the OpenAPI document", () => {
 
 /** What was changed on purpose since the document of before, where (as `lost` names it), and why. */
 const ARCHIVED_NOT_DEPLOYED = "issue 25: an archived variant is not deployed again (409), on every deploy";
+const DRY_RUN = "issue 34: the answer, or with ?dry_run=true a DryRun (one of the two)";
+const PROTECTED_409 = "issue 34: also a protected environment's 409, whose detail is an object (Error or CodedConflictError)";
 const CHANGED: Record<string, string> = {
   "POST /variants/configs/deploy/responses/409/description": ARCHIVED_NOT_DEPLOYED,
   "POST /configs/deployment/{deployment_revision_id}/revert/responses/409/description": ARCHIVED_NOT_DEPLOYED,
@@ -85,6 +87,11 @@ const CHANGED: Record<string, string> = {
   "/components/responses/InvitationUnauthorized/content/application/json/examples/invitationNeedsInviteeKey":
     "issue 32: mail needs PUBLIC_BASE_URL too (the accept link's origin), which the message names",
   "/components/responses/TooManyRequests/description": "issue 32: also keyless invitation accepts, limited per client address",
+  "POST /variants/configs/deploy/responses/200/content/application/json/schema": DRY_RUN,
+  "POST /environments/deploy/responses/200/content/application/json/schema": DRY_RUN,
+  "POST /configs/deployment/{deployment_revision_id}/revert/responses/200/content/application/json/schema": DRY_RUN,
+  "POST /variants/configs/deploy/responses/409/content/application/json/schema": PROTECTED_409,
+  "POST /configs/deployment/{deployment_revision_id}/revert/responses/409/content/application/json/schema": PROTECTED_409,
 };
 
 /**

@@ -257,9 +257,10 @@ const ACCEPT = "POST /organizations/{org_id}/workspaces/{workspace_id}/invite/ac
 /** The accounts routes (docs/ACCOUNTS-API.md) and webhooks: they take no Idempotency-Key. */
 const isAccountsOperation = (operation: string) => /^\w+ \/(keys|profile|organizations|workspaces|webhooks)\b/.test(operation);
 
-/** Whether the operation takes an Idempotency-Key: every POST and PUT but those of accounts. */
+/** Whether the operation takes an Idempotency-Key: every POST and PUT but those of accounts, and a change request's edit. */
 const takesIdempotencyKey = (operation: string) =>
-  (operation.startsWith("POST ") || operation.startsWith("PUT ")) && !isAccountsOperation(operation);
+  (operation.startsWith("POST ") || operation.startsWith("PUT ") || operation.startsWith("PATCH /change-requests/")) &&
+  !isAccountsOperation(operation);
 
 describe("GET /openapi.json", () => {
   it("serves an OpenAPI 3.1 document without a key", async () => {
@@ -381,6 +382,7 @@ const TAG_NAMES = [
   "Configs",
   "Deployments",
   "Diffs",
+  "Protection",
   "Older SDK",
   "Simple applications",
   "Application variants",
@@ -561,7 +563,13 @@ describe("every route, as the document lists it", () => {
       }
       expect(headers.includes("IfMatch"), operation).toBe(at(`${operationPointer(operation)}/responses/412`) !== undefined);
     }
-    expect(keyedOperations().filter((operation) => at(`${operationPointer(operation)}/responses/412`))).toEqual(DEPLOYMENTS);
+    const conditional = keyedOperations().filter((operation) => at(`${operationPointer(operation)}/responses/412`));
+    const ofChangeRequests = (operation: string) => / \/change-requests\b/.test(operation);
+    expect(conditional.filter((operation) => !ofChangeRequests(operation))).toEqual(DEPLOYMENTS);
+    // Every write of a change request is conditional too: on the request's ETag (a create: on the environment's).
+    expect(conditional.filter(ofChangeRequests)).toEqual(
+      keyedOperations().filter((operation) => ofChangeRequests(operation) && !operation.startsWith("GET ")),
+    );
   });
 
   it("points every $ref at something in the document", () => {

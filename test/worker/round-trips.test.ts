@@ -1,3 +1,4 @@
+import { v5 as uuidv5 } from "uuid";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ROUTES } from "../../src/routes";
 import {
@@ -378,6 +379,32 @@ describe("D1 round trips per request", () => {
       status: 200,
       trips: 1,
     },
+    {
+      name: "configs/deploy?dry_run=true",
+      method: "POST",
+      path: () => "/variants/configs/deploy?dry_run=true",
+      key: ownKey,
+      body: mainTo("staging"),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "environments/deploy?dry_run=true",
+      method: "POST",
+      path: () => "/environments/deploy?dry_run=true",
+      key: ownKey,
+      body: () => ({ environment_name: "staging", variant_id: variantId }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "revert?dry_run=true",
+      method: "POST",
+      path: () => `/configs/deployment/${firstRevisionId}/revert?dry_run=true`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
   ];
 
   const errorPaths: Case[] = [
@@ -702,6 +729,19 @@ describe("D1 round trips per request", () => {
         environment_ref: { slug: "staging" },
       }),
       headers: () => ({ "If-Match": "*" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "deploy?dry_run=true",
+      method: "POST",
+      path: () => "/applications/revisions/deploy?dry_run=true",
+      key: ownKey,
+      body: () => ({
+        application_ref: { id: appId },
+        application_variant_ref: { slug: "main" },
+        environment_ref: { slug: "staging" },
+      }),
       status: 200,
       trips: 1,
     },
@@ -1136,6 +1176,168 @@ describe("D1 round trips of webhooks", () => {
   it.each(webhookPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
     expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
   });
+
+  const accountKey = () => account.key;
+  const protectionOf = (environment: string) => () => `/projects/${team.projectId}/environments/${environment}/protection`;
+  const teamDeploy = () => ({
+    application_ref: { id: teamAppId },
+    variant_ref: { slug: "main" },
+    environment_ref: { slug: "development" },
+  });
+  const simpleEnvironment =
+    (action = "") =>
+    () =>
+      `/simple/environments/${uuidv5("production", account.projectId)}${action}`;
+  /** Protection (docs/CHANGE-REQUESTS.md §1, §2, §8), in order: the settings, a deploy they refuse, or let through. */
+  const protectionPaths: Case[] = [
+    { name: "GET protection", method: "GET", path: protectionOf("production"), key: accountKey, status: 200, trips: 1 },
+    {
+      name: "PUT protection",
+      method: "PUT",
+      path: protectionOf("development"),
+      key: accountKey,
+      body: () => ({ protected: true, bypass_roles: ["owner"] }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "PUT protection, unchanged",
+      method: "PUT",
+      path: protectionOf("development"),
+      key: accountKey,
+      body: () => ({ protected: true, bypass_roles: ["owner"] }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "deploy, protected",
+      method: "POST",
+      path: () => "/variants/configs/deploy",
+      key: accountKey,
+      body: teamDeploy,
+      status: 409,
+      trips: 1,
+    },
+    {
+      name: "deploy, bypassed",
+      method: "POST",
+      path: () => "/variants/configs/deploy",
+      key: accountKey,
+      body: teamDeploy,
+      headers: () => ({ "Protection-Bypass": "counted" }),
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /simple/environments/{id}", method: "GET", path: simpleEnvironment(), key: accountKey, status: 200, trips: 1 },
+    // The environment's id is the key's project's (a name-based UUID): the project is read first.
+    { name: "guard", method: "POST", path: simpleEnvironment("/guard"), key: accountKey, status: 200, trips: 2 },
+    { name: "unguard", method: "POST", path: simpleEnvironment("/unguard"), key: accountKey, status: 200, trips: 2 },
+  ];
+
+  it.each(protectionPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+  });
+});
+
+describe("D1 round trips of change requests", () => {
+  let owner: Account;
+  let appId: string;
+  let proposed: string;
+  let requestId: string;
+  let draftId: string;
+  beforeAll(async () => {
+    owner = await createAccount(undefined, "SHARD_1");
+    appId = await createAppVia(owner.key, { app_name: "requested" });
+    await deploy(appId, "staging", "main", owner);
+    proposed = (await expectJson<{ deployed_app_variant_revision_id: string }>(await getRevisions(owner.key, appId, "staging")))
+      .deployed_app_variant_revision_id;
+    const made = (draft: boolean) =>
+      send("POST", "/change-requests", {
+        key: owner.key,
+        body: { app_id: appId, environment: "production", variant_revision_id: proposed, title: "Counted", draft },
+      });
+    requestId = (await expectJson<{ id: string }>(await made(false))).id;
+    draftId = (await expectJson<{ id: string }>(await made(true))).id;
+  });
+  const ownerKey = () => owner.key;
+  const inRequest = (path: string) => () => `/change-requests/${requestId}${path}`;
+  /** One case per route: each one round trip, a write with its Idempotency-Key too. */
+  const requestPaths: Case[] = [
+    {
+      name: "POST /change-requests, with an Idempotency-Key",
+      method: "POST",
+      path: () => "/change-requests",
+      key: ownerKey,
+      body: () => ({ app_id: appId, environment: "staging", variant_revision_id: proposed, title: "Keyed" }),
+      headers: () => keyed("change-request"),
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /change-requests/{id}", method: "GET", path: inRequest(""), key: ownerKey, status: 200, trips: 1 },
+    {
+      name: "GET /change-requests",
+      method: "GET",
+      path: () => `/change-requests?app_id=${appId}`,
+      key: ownerKey,
+      status: 200,
+      trips: 1,
+    },
+    { name: "GET /change-requests/{id}/diff", method: "GET", path: inRequest("/diff"), key: ownerKey, status: 200, trips: 1 },
+    {
+      name: "PATCH /change-requests/{id}",
+      method: "PATCH",
+      path: inRequest(""),
+      key: ownerKey,
+      body: () => ({ title: "Recounted" }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/reviews, with an Idempotency-Key",
+      method: "POST",
+      path: inRequest("/reviews"),
+      key: ownerKey,
+      body: () => ({ kind: "comment", comment: "Counted." }),
+      headers: () => keyed("review"),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/submit",
+      method: "POST",
+      path: () => `/change-requests/${draftId}/submit`,
+      key: ownerKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/rebase",
+      method: "POST",
+      path: inRequest("/rebase"),
+      key: ownerKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/cancel",
+      method: "POST",
+      path: inRequest("/cancel"),
+      key: ownerKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/cancel, refused (cancelled)",
+      method: "POST",
+      path: inRequest("/cancel"),
+      key: ownerKey,
+      status: 409,
+      trips: 1,
+    },
+  ];
+  it.each(requestPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
+  });
 });
 
 describe("diffs: one round trip", () => {
@@ -1175,6 +1377,79 @@ describe("diffs: one round trip", () => {
   ];
   it.each(diffPaths)("$name: $status in $trips round trip", async ({ method, path, key, status, trips }) => {
     expect(await roundTrips(method, path(), key())).toEqual({ status, trips });
+  });
+});
+
+describe("a change request's apply, schedule and unschedule: one round trip each", () => {
+  let requestId: string;
+  beforeAll(async () => {
+    const requestedAppId = await createAppVia(account.key, { app_name: "requested-counted" });
+    const { variantId: requestedVariant } = await deploy(requestedAppId, "development", "main", account);
+    const row = await databaseOf(requestedAppId)
+      .prepare("SELECT id FROM app_variant_revisions WHERE variant_id = ?")
+      .bind(requestedVariant)
+      .first<{ id: string }>();
+    const settings = { allow_self_approval: true };
+    const put = await send("PUT", `/projects/${account.projectId}/environments/staging/protection`, {
+      key: account.key,
+      body: settings,
+    });
+    expect(put.status).toBe(200);
+    const made = await send("POST", "/change-requests", {
+      key: account.key,
+      body: { app_id: requestedAppId, environment: "staging", variant_revision_id: String(row?.id), title: "Counted" },
+    });
+    requestId = (await expectJson<{ id: string }>(made)).id;
+    const approved = await send("POST", `/change-requests/${requestId}/reviews`, { key: account.key, body: { kind: "approve" } });
+    expect(approved.status).toBe(200);
+  });
+  const inADay = () => new Date(Date.now() + 86_400_000).toISOString();
+  const applyPaths: Case[] = [
+    {
+      name: "POST /change-requests/{id}/apply?dry_run=true",
+      method: "POST",
+      path: () => `/change-requests/${requestId}/apply?dry_run=true`,
+      key: () => account.key,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/schedule",
+      method: "POST",
+      path: () => `/change-requests/${requestId}/schedule`,
+      key: () => account.key,
+      body: () => ({ scheduled_at: inADay() }),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/unschedule",
+      method: "POST",
+      path: () => `/change-requests/${requestId}/unschedule`,
+      key: () => account.key,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/apply, with an Idempotency-Key",
+      method: "POST",
+      path: () => `/change-requests/${requestId}/apply`,
+      key: () => account.key,
+      headers: () => keyed("apply"),
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "POST /change-requests/{id}/apply, applied already",
+      method: "POST",
+      path: () => `/change-requests/${requestId}/apply`,
+      key: () => account.key,
+      status: 409,
+      trips: 1,
+    },
+  ];
+  it.each(applyPaths)("$name: $status in $trips round trip", async ({ method, path, key, body, headers, status, trips }) => {
+    expect(await roundTrips(method, path(), key(), body?.(), headers?.())).toEqual({ status, trips });
   });
 });
 

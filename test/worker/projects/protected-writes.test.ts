@@ -1,0 +1,250 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { current, deployments, protection, registry } from "../client";
+import {
+  type Account,
+  createAccount,
+  createAppVia,
+  createTeam,
+  deploy,
+  type Event,
+  expectError,
+  expectJson,
+  issueKey,
+  legacyConfig,
+  send,
+} from "../fixtures";
+import { Tracker } from "../harness";
+
+/*
+ * What a protected environment refuses (docs/CHANGE-REQUESTS.md §2): every direct write that makes a revision of it
+ * or removes it, for every role, owners included, with the 409 and nothing written; the same call on an unprotected
+ * environment goes through. The emergency bypass (Protection-Bypass) and its event.
+ */
+
+let owner: Account;
+let team: Awaited<ReturnType<typeof createTeam>>;
+let keys: Record<"owner" | "admin" | "editor" | "deployer", string>;
+let appId: string;
+let mainId: string;
+/** The revision production and staging each deployed first (`main` at its latest). */
+let deployed: Record<"production" | "staging", string>;
+
+const events = async (key: string, type: string) =>
+  (await expectJson<{ events: Event[] }>(await send("GET", `/events?type=${type}`, { key }))).events;
+
+beforeAll(async () => {
+  owner = await createAccount();
+  const [admin, editor, deployer] = await Promise.all([createAccount(), createAccount(), createAccount()]);
+  team = await createTeam(owner, [
+    [admin, "workspace_admin"],
+    [editor, "editor"],
+    [deployer, "deployment_manager"],
+  ]);
+  keys = {
+    owner: await issueKey(owner.userId, team.projectId),
+    admin: await issueKey(admin.userId, team.projectId),
+    editor: await issueKey(editor.userId, team.projectId),
+    deployer: await issueKey(deployer.userId, team.projectId),
+  };
+  appId = await createAppVia(keys.owner, { app_name: "guarded" });
+  mainId = await legacyConfig(keys.owner, appId, "main", { temperature: 0.2 });
+  deployed = {
+    production: (await deploy(appId, "production", "main", owner)).revisionId,
+    staging: (await deploy(appId, "staging", "main", owner)).revisionId,
+  };
+  await expectJson(await protection.put({ key: keys.owner }, team.projectId, "production", { protected: true }));
+});
+
+const refusal = (environment = "production", app = appId) => ({
+  detail: {
+    code: "environment_protected",
+    app_id: app,
+    environment,
+    message: `Environment '${environment}' is protected: propose the change with POST /change-requests.`,
+    change_request_route: "POST /change-requests",
+  },
+});
+
+/** Each direct deploy or revert, to `environment`, as the key's holder, with `headers`. */
+const DEPLOYS: Record<
+  string,
+  (key: string, environment: "production" | "staging", headers?: Record<string, string>) => Promise<Response>
+> = {
+  "POST /variants/configs/deploy": (key, environment, headers) =>
+    deployments.deployConfig(
+      { key },
+      { application_ref: { id: appId }, variant_ref: { slug: "main" }, environment_ref: { slug: environment } },
+      { headers },
+    ),
+  // The 2024 generated client's deploy.
+  "POST /environments/deploy": (key, environment, headers) =>
+    deployments.deployEnvironment({ key }, { environment_name: environment, variant_id: mainId }, { headers }),
+  "POST /configs/deployment/{id}/revert": (key, environment, headers) =>
+    deployments.revert({ key }, deployed[environment], { headers }),
+  // Today's SDK's DeploymentManager.deploy, as it sends it.
+  "POST /applications/revisions/deploy": (key, environment, headers) =>
+    current.deploy(
+      { key },
+      {
+        application_ref: { id: appId, slug: "guarded" },
+        application_variant_ref: { id: mainId, slug: "main" },
+        application_revision_ref: { version: "2" },
+        environment_ref: { slug: environment },
+      },
+      { headers },
+    ),
+};
+
+describe("a protected environment", () => {
+  it("refuses each direct deploy and revert with the 409, writing nothing and keeping no Idempotency-Key; staging takes the same call", async () => {
+    const tracker = await Tracker.start();
+    for (const [route, request] of Object.entries(DEPLOYS)) {
+      const headers = { "Idempotency-Key": `protected ${route}` };
+      const response = await request(keys.owner, "production", headers);
+      expect({ route, status: response.status, body: await response.json() }).toEqual({ route, status: 409, body: refusal() });
+      expect(await tracker.changes(), route).toEqual({});
+      // The key was kept for nothing: the same key on another request is that request's, not a 422.
+      await expectJson(await request(keys.owner, "staging", headers));
+      await tracker.changes();
+    }
+  });
+
+  it("refuses every role, owners included, and before If-Match: a stale ETag still gets the 409", async () => {
+    const tracker = await Tracker.start();
+    for (const key of [keys.admin, keys.editor, keys.deployer]) {
+      expect(await (await DEPLOYS["POST /variants/configs/deploy"](key, "production")).json()).toEqual(refusal());
+    }
+    const stale = { "If-Match": `"${"0".repeat(36)}.1"` };
+    expect(await (await DEPLOYS["POST /environments/deploy"](keys.owner, "production", stale)).json()).toEqual(refusal());
+    expect(await tracker.changes()).toEqual({});
+  });
+
+  it("refuses POST /configs when the save would deploy to production (overwrite, or params still {}); a new name passes", async () => {
+    await legacyConfig(keys.owner, appId, "empty");
+    const tracker = await Tracker.start();
+    const save = (config_name: string, overwrite: boolean) =>
+      registry.saveConfig({ key: keys.owner }, { base_id: appId, config_name, parameters: { t: 1 }, overwrite });
+    for (const [name, overwrite] of [
+      ["main", true],
+      ["empty", false],
+    ] as const) {
+      const response = await save(name, overwrite);
+      expect({ status: response.status, body: await response.json() }).toEqual({ status: 409, body: refusal() });
+    }
+    expect(await tracker.changes()).toEqual({});
+    // A taken name without overwrite is the save's own 400, as before; a new name deploys nothing and passes.
+    expect((await save("main", false)).status).toBe(400);
+    expect(await expectJson(await save("fresh", false))).toBeNull();
+  });
+
+  it("refuses DELETE /apps/{app_id} while a protected environment of it runs a config; an app whose runs none is deleted", async () => {
+    const tracker = await Tracker.start();
+    expect(await (await send("DELETE", `/apps/${appId}`, { key: keys.owner })).json()).toEqual(refusal());
+    expect(await tracker.changes()).toEqual({});
+    const idle = await createAppVia(keys.owner, { app_name: "idle" });
+    await deploy(idle, "staging", "main", owner);
+    expect(await expectJson(await send("DELETE", `/apps/${idle}`, { key: keys.owner }))).toBeNull();
+  });
+
+  it("lets the same calls through where production is not protected (another project)", async () => {
+    const other = await createAppVia(owner.key, { app_name: "free" });
+    const variantId = await legacyConfig(owner.key, other, "main", { t: 1 });
+    const first = await deploy(other, "production", "main", owner);
+    const as = { key: owner.key };
+    await expectJson(
+      await deployments.deployConfig(as, {
+        application_ref: { id: other },
+        variant_ref: { slug: "main" },
+        environment_ref: { slug: "production" },
+      }),
+    );
+    await expectJson(await deployments.deployEnvironment(as, { environment_name: "production", variant_id: variantId }));
+    await expectJson(await deployments.revert(as, first.revisionId));
+    await expectJson(
+      await current.deploy(as, {
+        application_ref: { id: other },
+        application_variant_ref: { id: variantId },
+        environment_ref: { slug: "production" },
+      }),
+    );
+    await expectJson(
+      await registry.saveConfig(as, { base_id: other, config_name: "main", parameters: { t: 2 }, overwrite: true }),
+    );
+    await expectJson(await send("DELETE", `/apps/${other}`, as));
+  });
+});
+
+describe("Protection-Bypass", () => {
+  const bypass = (reason: string) => ({ "Protection-Bypass": reason });
+
+  it("from a role in bypass_roles: deploys, with environment.protection_bypassed in the same write; another role 403; none: 409", async () => {
+    await expectJson(
+      await protection.put({ key: keys.owner }, team.projectId, "production", { protected: true, bypass_roles: ["owner"] }),
+    );
+    const tracker = await Tracker.start();
+    await expectError(
+      await DEPLOYS["POST /variants/configs/deploy"](keys.admin, "production", bypass("Hotfix")),
+      403,
+      "Bypassing the protection of this environment is not allowed for your role.",
+    );
+    expect(await (await DEPLOYS["POST /variants/configs/deploy"](keys.owner, "production")).json()).toEqual(refusal());
+    expect(await tracker.changes()).toEqual({});
+
+    const answer = await DEPLOYS["POST /applications/revisions/deploy"](
+      keys.owner,
+      "production",
+      bypass("Incident 4711: roll forward"),
+    );
+    await expectJson(answer);
+    // Ignored on an unprotected environment: a deploy, no bypass recorded.
+    await expectJson(await DEPLOYS["POST /environments/deploy"](keys.admin, "staging", bypass("not needed")));
+    const [bypassed, ...none] = await events(keys.owner, "environment.protection_bypassed");
+    expect(none).toEqual([]);
+    const [latestProduction] = (await events(keys.owner, "environment.deployed")).filter(
+      (event) => event.data.environment === "production",
+    );
+    expect(bypassed).toMatchObject({
+      project_id: team.projectId,
+      actor: { user_id: owner.userId },
+      data: {
+        app_id: appId,
+        app_name: "guarded",
+        environment: "production",
+        environment_revision_id: latestProduction.data.environment_revision_id,
+        reason: "Incident 4711: roll forward",
+      },
+    });
+    expect(Object.keys(bypassed.data).sort()).toEqual(["app_id", "app_name", "environment", "environment_revision_id", "reason"]);
+  });
+
+  it("422 at the header for a reason empty, too long or with a control character, before anything is written", async () => {
+    const tracker = await Tracker.start();
+    for (const reason of ["", "x".repeat(501), "tab\there"]) {
+      const response = await DEPLOYS["POST /variants/configs/deploy"](keys.owner, "production", bypass(reason));
+      expect(response.status, reason).toBe(422);
+      expect(((await response.json()) as { detail: { loc: string[] }[] }).detail.map((issue) => issue.loc)).toEqual([
+        ["header", "Protection-Bypass"],
+      ]);
+    }
+    expect(await tracker.changes()).toEqual({});
+    await expectJson(await DEPLOYS["POST /variants/configs/deploy"](keys.owner, "staging", bypass("x".repeat(500))));
+  });
+
+  it("deletes an app running configs in protected environments, one bypass event for each", async () => {
+    const doomed = await createAppVia(keys.owner, { app_name: "doomed" });
+    await legacyConfig(keys.owner, doomed, "main");
+    for (const environment of ["production", "staging"]) {
+      const body = { application_ref: { id: doomed }, variant_ref: { slug: "main" }, environment_ref: { slug: environment } };
+      await expectJson(await deployments.deployConfig({ key: keys.owner }, body, { headers: bypass("seed") }));
+    }
+    await expectJson(
+      await protection.put({ key: keys.owner }, team.projectId, "staging", { protected: true, bypass_roles: ["owner"] }),
+    );
+    expect(await (await send("DELETE", `/apps/${doomed}`, { key: keys.owner })).json()).toEqual(refusal("production", doomed));
+    expect(await expectJson(await send("DELETE", `/apps/${doomed}`, { key: keys.owner, headers: bypass("Retired") }))).toBeNull();
+    const recorded = (await events(keys.owner, "environment.protection_bypassed"))
+      .filter((event) => event.data.app_id === doomed && event.data.reason === "Retired")
+      .map((event) => event.data.environment);
+    expect(recorded.sort()).toEqual(["production", "staging"]);
+  });
+});
