@@ -200,7 +200,7 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       ]);
       await checkPage(page, "revert-preview");
       // Someone deploys to staging meanwhile: the revert, sent on the state previewed (If-Match), is refused (412).
-      const deployed = await api(worker, "POST", `${BASE_PATH}/variants/configs/deploy`, keys.editor, {
+      const deployed = await api(world.worker, "POST", `${BASE_PATH}/variants/configs/deploy`, keys.editor, {
         variant_ref: { slug: "main", version: 2 },
         environment_ref: { slug: "staging" },
         application_ref: { slug: "journey" },
@@ -211,7 +211,7 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       const stale = (await revert).headers()["if-match"];
       const refusal = preview.getByRole("alert");
       await refusal.waitFor(POLL);
-      const direct = await api(worker, "POST", new URL((await revert).url()).pathname, keys.editor, undefined, {
+      const direct = await api(world.worker, "POST", new URL((await revert).url()).pathname, keys.editor, undefined, {
         "If-Match": stale,
       });
       expect(direct.status).toBe(412);
