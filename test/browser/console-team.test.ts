@@ -227,7 +227,9 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
     const viewer = await signedIn(world, keys.viewer, `/console/change-requests/${proposed.body.id}`);
     try {
       const { page } = viewer;
-      await page.getByRole("button", { name: "Approve" }).click();
+      // By keyboard: the control focused, Enter.
+      await page.getByRole("button", { name: "Approve" }).focus();
+      await page.keyboard.press("Enter");
       const refused = page.locator("form[aria-label=Review] [role=alert]");
       await refused.waitFor(POLL);
       expect(await refused.textContent()).toBe(`Refused: 403 ${direct.body.detail}`);
