@@ -155,6 +155,9 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
         await newest.getByText("Data").click();
         const data = JSON.parse((await newest.locator("pre").textContent()) as string);
         expect(data).toMatchObject({ app_id: appId, environment: "production", change_request_id: requestId });
+        expect(await newest.getByRole("link", { name: "Its change request" }).getAttribute("href")).toBe(
+          `${BASE_PATH}/console/change-requests/${requestId}`,
+        );
         await checkPage(log, "activity");
         const logged = await read(keys.owner, `/events?organization_id=${DEMO_ORG}&app_id=${appId}&type=environment.deployed`);
         expect(logged.body.events.map((event: { data: { environment: string } }) => event.data.environment)).toEqual([

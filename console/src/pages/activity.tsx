@@ -130,6 +130,9 @@ export default function Activity({ params: { orgId }, query }: PageProps) {
                 <td>{event.actor.username ?? event.actor.api_key_prefix ?? "the service"}</td>
                 <td>{typeof event.data.app_name === "string" ? event.data.app_name : ""}</td>
                 <td>
+                  {typeof event.data.change_request_id === "string" && (
+                    <Link to={`/change-requests/${event.data.change_request_id}`}>Its change request</Link>
+                  )}
                   <details>
                     <summary>Data</summary>
                     <pre>{formatExact(exact ?? null)}</pre>
