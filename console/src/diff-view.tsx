@@ -3,16 +3,17 @@ import { answer, type Schemas } from "./api";
 import { ExactObject, type ExactValue, formatExact, parseExact } from "./exact-json";
 
 /*
- * A diff of the service (docs/CHANGE-REQUESTS.md §5) as a person reads it: each changed path with its values before
- * and after, numbers exactly as stored; the RFC 6902 patch one click away, copyable.
+ * A diff of the service (docs/CHANGE-REQUESTS.md §5) as a person reads it: the changed paths, highlighted by what
+ * happened to each, with their values before and after (numbers exactly as stored); the unchanged ones folded away;
+ * the RFC 6902 patch one click away, copyable.
  */
 
-export type Diff = Pick<Schemas["ConfigDiff"], "identical" | "coarse" | "patch" | "changes">;
+export type Diff = Pick<Schemas["DocumentDiff"], "identical" | "coarse" | "patch" | "changes">;
 
 type TextCall = Parameters<typeof answer<string>>[0];
 
 /**
- * An answer read twice from its text: typed, for its structure, and exact, for its values (JSON.parse would round
+ * An answer read twice from its text: typed, for its structure, and exactly, for its values (JSON.parse would round
  * 12345678901234567890). `call` must ask for `parseAs: "text"`.
  */
 export async function answerExact<T>(call: TextCall): Promise<{ data: T; exact: ExactObject }> {
@@ -20,7 +21,7 @@ export async function answerExact<T>(call: TextCall): Promise<{ data: T; exact: 
   return { data: JSON.parse(text) as T, exact: parseExact(text) as ExactObject };
 }
 
-/** A member of an exact object, by path of keys and indexes. */
+/** A member of an exact value, by its path of keys and indexes. */
 export function exactAt(value: ExactValue | undefined, ...path: (string | number)[]): ExactValue | undefined {
   let at = value;
   for (const step of path) {
@@ -32,14 +33,17 @@ export function exactAt(value: ExactValue | undefined, ...path: (string | number
 
 const OPS = { add: "added", remove: "removed", replace: "changed" } as const;
 
-/** `diff` (typed) with `exact`, the same diff read exactly; `label` names it for screen readers. */
+/** `diff` (typed), with `exact` the same diff read exactly; `label` names its table for screen readers. */
 export function DiffView({ diff, exact, label }: { diff: Diff; exact: ExactValue | undefined; label: string }) {
   const [copied, setCopied] = useState(false);
   if (diff.identical) return <p class="empty">No change: both sides are the same.</p>;
   const patch = formatExact(exactAt(exact, "patch") ?? null);
-  const shown = (index: number, side: "from" | "to") => {
-    const value = exactAt(exact, "changes", index, side);
-    return value === undefined || (value === null && diff.changes[index].op !== "replace") ? "" : formatExact(value);
+  // A side's value: none for the side an add or remove has not.
+  const value = (index: number, side: "from" | "to") => {
+    const op = diff.changes[index].op;
+    return (side === "from" && op === "add") || (side === "to" && op === "remove")
+      ? ""
+      : formatExact(exactAt(exact, "changes", index, side) ?? null);
   };
   return (
     <div class="diff">
@@ -63,22 +67,22 @@ export function DiffView({ diff, exact, label }: { diff: Diff; exact: ExactValue
                   <code>{change.path || "(the whole document)"}</code>
                 </th>
                 <td>{OPS[change.op]}</td>
-                {(["from", "to"] as const).map((side) => (
-                  <td key={side}>{shown(index, side) && <pre>{shown(index, side)}</pre>}</td>
-                ))}
+                <td>
+                  <pre>{value(index, "from")}</pre>
+                </td>
+                <td>
+                  <pre>{value(index, "to")}</pre>
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      <p class="help">Paths not listed are unchanged.</p>
       <details>
         <summary>RFC 6902 patch</summary>
-        <pre>{patch}</pre>
-        <button
-          type="button"
-          onClick={() => void navigator.clipboard.writeText(patch).then(() => setCopied(true))}
-          aria-live="polite"
-        >
+        <pre class="patch">{patch}</pre>
+        <button type="button" onClick={() => void navigator.clipboard.writeText(patch).then(() => setCopied(true))}>
           {copied ? "Copied" : "Copy the patch"}
         </button>
       </details>

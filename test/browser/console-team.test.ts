@@ -22,7 +22,7 @@ const read = (key: string, path: string) => api(world.worker, "GET", `${BASE_PAT
 describe.skipIf(!world.hasChromium)("the console, as a team", () => {
   it("protects production, proposes a deploy there, refuses the author's approval, applies it once approved, and finds it in the history and the audit log", async () => {
     // The owner protects production (protection settings: owners and workspace admins).
-    const owner = await signedIn(world, keys.owner, `/console/organizations/${DEMO_ORG}/protection`);
+    const owner = await signedIn(world, keys.owner, { path: `/console/organizations/${DEMO_ORG}/protection` });
     try {
       const production = owner.page.locator("form.card", { has: owner.page.getByRole("heading", { name: "production" }) });
       await production.getByLabel("Protected: changes only through an approved change request").check();
@@ -108,7 +108,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await checkPage(page, "change-request");
 
       // A second member approves, from a shared link to the request.
-      const kim = await signedIn(world, keys.extra[KIM], `/console/change-requests/${requestId}`);
+      const kim = await signedIn(world, keys.extra[KIM], { path: `/console/change-requests/${requestId}` });
       try {
         await kim.page.getByLabel("Comment (optional with an approval or a decline)").fill("Looks right");
         await kim.page.getByRole("button", { name: "Approve" }).click();
@@ -141,11 +141,9 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       const forbidden = await read(keys.editor, `/events?organization_id=${DEMO_ORG}`);
       expect(forbidden.status).toBe(403);
       await expect.poll(() => page.locator("main [role=alert]").textContent(), POLL).toBe(`403 ${forbidden.body.detail}`);
-      const auditor = await signedIn(
-        world,
-        keys.owner,
-        `/console/organizations/${DEMO_ORG}/activity?type=environment.deployed&app_id=${appId}`,
-      );
+      const auditor = await signedIn(world, keys.owner, {
+        path: `/console/organizations/${DEMO_ORG}/activity?type=environment.deployed&app_id=${appId}`,
+      });
       try {
         const log = auditor.page;
         await expect
@@ -227,7 +225,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
     const direct = await api(world.worker, "POST", reviews, keys.viewer, { kind: "approve" });
     expect(direct.status).toBe(403);
 
-    const viewer = await signedIn(world, keys.viewer, `/console/change-requests/${proposed.body.id}`);
+    const viewer = await signedIn(world, keys.viewer, { path: `/console/change-requests/${proposed.body.id}` });
     try {
       const { page } = viewer;
       // By keyboard: the control focused, Enter.
@@ -252,7 +250,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await viewer.close();
     }
 
-    const owner = await signedIn(world, keys.owner, `/console/organizations/${DEMO_ORG}/team`);
+    const owner = await signedIn(world, keys.owner, { path: `/console/organizations/${DEMO_ORG}/team` });
     const { page } = owner;
     page.on("dialog", (dialog) => void dialog.accept());
     try {
@@ -345,7 +343,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
     const refusal = await api(world.worker, "POST", `${BASE_PATH}/change-requests/${id}/apply?dry_run=true`, keys.editor);
     expect(refusal.body.detail.code).toBe("change_request_conflict");
 
-    const editor = await signedIn(world, keys.editor, `/console/change-requests/${id}`);
+    const editor = await signedIn(world, keys.editor, { path: `/console/change-requests/${id}` });
     const { page } = editor;
     try {
       const banner = page.locator(".error", { hasText: "Conflict:" });

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, BrowserContextOptions, Page } from "playwright-core";
 import { afterAll, beforeAll, expect } from "vitest";
 import { api, makeTempDir, removeTempDir, seedDemo } from "../cli/helpers";
 import { ROOT } from "../support/processes";
@@ -100,9 +100,13 @@ export async function checkPage(page: Page, name: string) {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
-/** The console opened at `path` and signed in with `key`. */
-export async function signedIn(world: ConsoleWorld, key: string, path = "/console") {
-  const opened = await openPage(world.browser, world.worker.url, `${BASE_PATH}${path}`);
+/** The console opened at `path` (its root unless said) in a context of `options`, and signed in with `key`. */
+export async function signedIn(
+  world: ConsoleWorld,
+  key: string,
+  { path = "/console", ...options }: BrowserContextOptions & { path?: string } = {},
+) {
+  const opened = await openPage(world.browser, world.worker.url, `${BASE_PATH}${path}`, options);
   await opened.page.getByLabel("API key").fill(key);
   await opened.page.getByRole("button", { name: "Sign in" }).click();
   await opened.page.getByRole("button", { name: "Sign out" }).waitFor(POLL);

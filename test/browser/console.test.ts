@@ -97,7 +97,8 @@ describe.skipIf(!world.hasChromium)("the console", () => {
     }
   });
   it("takes an editor from a new app through two commits, a deploy to staging and a previewed revert", async () => {
-    const opened = await signedIn(world, keys.editor);
+    // The patch is copied to the clipboard, which the page may write and the test read.
+    const opened = await signedIn(world, keys.editor, { permissions: ["clipboard-read", "clipboard-write"] });
     const { page, problems } = opened;
     try {
       // 1. Apps: create one; it is listed, and found by search.
@@ -156,7 +157,7 @@ describe.skipIf(!world.hasChromium)("the console", () => {
         await editor.fill(params);
         await page.getByLabel("Commit message").fill(message);
         await commit.click();
-        await page.getByText(`Revision ${sent.length}`, { exact: true }).waitFor(POLL); // the 422 counted in `sent`, and revision 1 made by the add
+        await page.locator(".revisions strong").getByText(`Revision ${sent.length}`, { exact: true }).waitFor(POLL); // the 422 counted in `sent`, and revision 1 made by the add
       }
       expect(sent.slice(1).map((body) => body.slice(0, body.indexOf(',"variant_ref"')))).toEqual([
         `{"params":{"temperature": 0.7, "seed": ${BIG}}`,
@@ -176,6 +177,29 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       );
       await checkPage(page, "variant");
 
+      // 4. Compare two revisions (the two newest, by default): from the diff API, each changed path with its values.
+      await page.getByRole("link", { name: "Compare them" }).click();
+      await page.getByRole("heading", { name: "Compare" }).waitFor(POLL);
+      const rows = () =>
+        page
+          .locator(".diff tbody tr")
+          .evaluateAll((trs) => trs.map((tr) => Array.from((tr as any).cells, (cell: any) => cell.textContent)));
+      await expect.poll(rows, POLL).toEqual([
+        ["/params/ratio", "added", "", "1.0"],
+        ["/params/temperature", "changed", "0.7", "0.2"],
+      ]);
+      expect(await page.locator(".sides").innerText()).toBe("From main revision 2\n\nTo main revision 3");
+      // The RFC 6902 patch one click away, values as stored, copied as shown.
+      await page.getByText("RFC 6902 patch").click();
+      const patch = `[\n  {\n    "op": "add",\n    "path": "/params/ratio",\n    "value": 1.0\n  },\n  {\n    "op": "replace",\n    "path": "/params/temperature",\n    "value": 0.2\n  }\n]`;
+      expect(await page.locator("pre.patch").textContent()).toBe(patch);
+      await page.getByRole("button", { name: "Copy the patch" }).click();
+      await page.getByRole("button", { name: "Copied" }).waitFor(POLL);
+      expect(await page.evaluate("navigator.clipboard.readText()")).toBe(patch);
+      await checkPage(page, "compare");
+      await page.goBack();
+      await page.getByRole("heading", { name: "Variant main" }).waitFor(POLL);
+
       // 2 again: deploy revision 2, then the latest, to staging.
       await page.getByRole("link", { name: "App journey" }).click();
       const staging = page.locator("section.card", { has: page.getByRole("heading", { name: "staging" }) });
@@ -192,11 +216,19 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       await page.getByRole("heading", { name: "History of staging" }).waitFor(POLL);
       await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["2", "1"]);
       await page.getByRole("button", { name: "Preview revert to 1" }).click();
+      // The preview is the API's dry-run: what would run, and what would change.
       const preview = page.getByRole("region", { name: "Preview of the revert to revision 1" });
-      await preview.locator("pre").first().waitFor(POLL);
-      expect(await preview.locator("pre").allTextContents()).toEqual([
-        `{\n  "temperature": 0.2,\n  "seed": ${BIG},\n  "ratio": 1.0\n}`,
-        `{\n  "temperature": 0.7,\n  "seed": ${BIG}\n}`,
+      await preview.locator(".diff").waitFor(POLL);
+      expect(await preview.locator("p").first().textContent()).toBe(
+        "Now main revision 3; after the revert, as revision 3: main revision 2.",
+      );
+      expect(
+        await preview
+          .locator(".diff tbody tr")
+          .evaluateAll((trs) => trs.map((tr) => Array.from((tr as any).cells, (cell: any) => cell.textContent))),
+      ).toEqual([
+        ["/params/ratio", "removed", "1.0", ""],
+        ["/params/temperature", "changed", "0.2", "0.7"],
       ]);
       await checkPage(page, "revert-preview");
       // Someone deploys to staging meanwhile: the revert, sent on the state previewed (If-Match), is refused (412).
@@ -255,8 +287,27 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       await page.getByRole("link", { name: "main" }).waitFor(POLL);
       expect(await controls()).toBe(0);
       await page.getByRole("link", { name: "History and revert" }).nth(1).click();
-      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["3", "2", "1"]);
+      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["4", "3", "2", "1"]);
       expect(await controls()).toBe(0);
+      // Comparing is reading: an environment's revision with its current one.
+      await page.getByRole("link", { name: "Compare 2 with current" }).click();
+      await expect
+        .poll(
+          () =>
+            page
+              .locator(".diff tbody tr")
+              .evaluateAll((trs) => trs.map((tr) => Array.from((tr as any).cells, (cell: any) => cell.textContent))),
+          POLL,
+        )
+        .toEqual([
+          ["/params/ratio", "removed", "1.0", ""],
+          ["/params/temperature", "changed", "0.2", "0.7"],
+        ]);
+      expect(await page.locator(".sides").innerText()).toBe(
+        "From staging revision 2 (main revision 3)\n\nTo staging revision 4 (main revision 2)",
+      );
+      await checkPage(page, "compare-environments");
+      await page.goBack();
       await page.goBack();
       await page.getByRole("link", { name: "main" }).click();
       await page.locator(".revisions summary").first().waitFor(POLL);

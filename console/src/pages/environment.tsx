@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { answer, answered, type Schemas } from "../api";
-import { type ExactObject, formatExact, parseExact } from "../exact-json";
+import { answerExact, DiffView, exactAt } from "../diff-view";
 import { Link, type PageProps } from "../router";
 import { type Permission, usePermissions, useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
@@ -59,7 +59,6 @@ export default function Environment({ params: { appId, environment } }: PageProp
                   ) : previewed === entry.id ? (
                     <RevertPreview
                       target={entry}
-                      current={current}
                       etag={etag}
                       permission={may?.("deploy") ?? { state: "hidden" }}
                       onDone={() => {
@@ -69,6 +68,7 @@ export default function Environment({ params: { appId, environment } }: PageProp
                     />
                   ) : (
                     <>
+                      <Link to={`/compare?environments=${entry.id},${current.id}`}>Compare {entry.revision} with current</Link>{" "}
                       <ActionButton permission={may?.("deploy") ?? { state: "hidden" }} onClick={() => setPreviewed(entry.id)}>
                         Preview revert to {entry.revision}
                       </ActionButton>
@@ -89,59 +89,51 @@ export default function Environment({ params: { appId, environment } }: PageProp
   );
 }
 
-/** What an environment revision deployed: its config's name and params, numbers as stored. */
-async function deployedConfig(api: ReturnType<typeof useSession>["api"], entry: Schemas["RevisionEntry"]) {
-  const text = await answer(
-    api.GET("/configs/deployment/{deployment_revision_id}", {
-      params: { path: { deployment_revision_id: entry.id } },
-      parseAs: "text",
-    }),
-  );
-  const config = parseExact(text) as ExactObject;
-  return { name: String(config.get("config_name")), params: formatExact(config.get("parameters") ?? null) };
-}
-
 function RevertPreview({
   target,
-  current,
   etag,
   permission,
   onDone,
 }: {
   target: Schemas["RevisionEntry"];
-  current: Schemas["RevisionEntry"];
   etag: string | undefined;
   permission: Permission;
   onDone: () => void;
 }) {
   const { api } = useSession();
-  const preview = useLoad(async () => Promise.all([deployedConfig(api, current), deployedConfig(api, target)]), [target.id]);
-  const action = useAction();
-  const revert = async () => {
-    const reverted = await action.run(() =>
-      answer(
+  // Sent on the state this page shows: a deploy made since refuses the preview and the revert alike (412).
+  const call = { params: { path: { deployment_revision_id: target.id }, header: etag ? { "If-Match": etag } : undefined } };
+  const preview = useLoad(
+    () =>
+      answerExact<Schemas["DryRun"]>(
         api.POST("/configs/deployment/{deployment_revision_id}/revert", {
-          params: { path: { deployment_revision_id: target.id }, header: etag ? { "If-Match": etag } : undefined },
+          params: { ...call.params, query: { dry_run: "true" } },
+          parseAs: "text",
         }),
       ),
-    );
+    [target.id],
+  );
+  const action = useAction();
+  const revert = async () => {
+    const reverted = await action.run(() => answer(api.POST("/configs/deployment/{deployment_revision_id}/revert", call)));
     if (reverted) onDone();
   };
   if (preview.loading) return <Loading label="Loading the preview" />;
   if (preview.error) return <ErrorNote error={preview.error} />;
-  const [now, then] = preview.data ?? [];
+  if (!preview.data) return null;
+  const { data, exact } = preview.data;
+  const now = data.current.config_name === null ? "nothing" : `${data.current.config_name} revision ${data.current.revision}`;
+  const then = `${data.proposed.config_name} revision ${data.proposed.revision}`;
   return (
     <section class="preview" aria-label={`Preview of the revert to revision ${target.revision}`}>
-      <div class="sides">
-        <div>
-          <h3>Now: {now?.name}</h3>
-          <pre>{now?.params}</pre>
-        </div>
-        <div>
-          <h3>After the revert: {then?.name}</h3>
-          <pre>{then?.params}</pre>
-        </div>
-      </div>
+      <p>
+        Now {now}; after the revert, as revision {data.next_environment_revision}: {then}.
+      </p>
+      <DiffView
+        diff={data.diff}
+        exact={exactAt(exact, "diff")}
+        label={`What the revert to revision ${target.revision} changes`}
+      />
       <ActionButton permission={permission} busy={action.busy} class="primary" onClick={revert}>
         {action.busy ? "Reverting…" : `Revert to revision ${target.revision}`}
       </ActionButton>

@@ -57,6 +57,7 @@ export default function Variant({ params: { variantId }, query }: PageProps) {
       <h1>Variant {variant.config_name}</h1>
       <CommitEditor variant={variant} latest={revisions[0]} permission={editPermission} onCommitted={loaded.reload} />
       <h2>Revisions, newest first</h2>
+      {revisions.length > 1 && <CompareRevisions key={revisions[0].meta.id} revisions={revisions} />}
       <Pager page={page} pages={pages} variantId={variantId} />
       <ol class="revisions" reversed start={revisions.length - (page - 1) * PAGE_SIZE}>
         {shown.map((revision) => (
@@ -65,6 +66,31 @@ export default function Variant({ params: { variantId }, query }: PageProps) {
       </ol>
       <Pager page={page} pages={pages} variantId={variantId} />
     </>
+  );
+}
+
+/** Any two revisions, compared on the Compare page. */
+function CompareRevisions({ revisions }: { revisions: Revision[] }) {
+  const [from, setFrom] = useState(revisions[1].meta.id);
+  const [to, setTo] = useState(revisions[0].meta.id);
+  const choose = (label: string, value: string, set: (id: string) => void) => (
+    <label>
+      {label}
+      <select value={value} onChange={(event) => set(event.currentTarget.value)}>
+        {revisions.map(({ meta }) => (
+          <option key={meta.id} value={meta.id}>
+            Revision {meta.revision}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+  return (
+    <div class="inline-form">
+      {choose("Compare", from, setFrom)}
+      {choose("with", to, setTo)}
+      <Link to={`/compare?configs=${from},${to}`}>Compare them</Link>
+    </div>
   );
 }
 
