@@ -1,10 +1,10 @@
 /**
  * The console's team journey (docs/CONSOLE.md "How it is tested", first bullet) in headless Chromium: an owner
- * protects production; an editor makes an app, commits two revisions, deploys to staging, is refused a direct deploy
- * to production and proposes it; the author's own approval is refused with the API's words; a second member approves;
- * the editor applies; the deploy is in production's history and in the audit log; a revert is proposed after its
- * preview. Then a viewer's refused action, and the team and webhooks pages. Every page checked by axe-core and kept
- * as a screenshot (test/browser/console-world.ts).
+ * protects production; an editor makes an app, commits two revisions, compares them, deploys to staging, is refused a
+ * direct deploy to production and proposes it; the author's own approval is refused with the API's words; a second
+ * member approves; the editor applies; the deploy is in production's history and in the audit log; a revert is
+ * proposed after its preview. Then a viewer's refused action, the team and webhooks pages, and a conflict rebased.
+ * Every page checked by axe-core and kept as a screenshot (test/browser/console-world.ts).
  */
 import { describe, expect, it } from "vitest";
 import { api } from "../cli/helpers";
@@ -20,7 +20,7 @@ const { keys } = world;
 const read = (key: string, path: string) => api(world.worker, "GET", `${BASE_PATH}${path}`, key);
 
 describe.skipIf(!world.hasChromium)("the console, as a team", () => {
-  it("protects production, proposes a deploy there, refuses the author's approval, applies it once approved, and finds it in the history and the audit log", async () => {
+  it("protects production, compares two revisions, proposes a deploy there, refuses the author's approval, applies it once approved, and finds it in the history and the audit log", async () => {
     // The owner protects production (protection settings: owners and workspace admins).
     const owner = await signedIn(world, keys.owner, { path: `/console/organizations/${DEMO_ORG}/protection` });
     try {
@@ -53,9 +53,16 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
         await page.getByLabel("Params (JSON)").fill(params);
         await page.getByLabel("Commit message").fill(`revision ${revision}`);
         await page.getByRole("button", { name: "Commit" }).click();
-        await page.getByText(`Revision ${revision}`, { exact: true }).waitFor(POLL);
+        await page.locator(".revisions strong").getByText(`Revision ${revision}`, { exact: true }).waitFor(POLL);
       }
       const appId = (await read(keys.editor, "/apps?app_name=team-app")).body[0].app_id as string;
+      // Compare them (the two newest, by default).
+      await page.getByRole("link", { name: "Compare them" }).click();
+      const compared = page.getByRole("table", { name: "From main revision 2 to main revision 3" });
+      await expect
+        .poll(() => compared.locator("tbody th, tbody td").allTextContents(), POLL)
+        .toEqual(["/params/temperature", "changed", "0.7", "0.2"]);
+      await page.goBack();
 
       // Staging takes a direct deploy; production, protected, refuses one with the API's message.
       await page.getByRole("link", { name: "App team-app" }).click();
