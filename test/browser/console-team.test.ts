@@ -321,7 +321,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
     }
   });
 
-  it("shows a conflict as the drift and the diff, refuses the apply in the API's words, rebases, schedules and unschedules", async () => {
+  it("shows a conflict as the drift and the diff, refuses the apply in the API's words, rebases, schedules and unschedules; a read-only key writes nothing", async () => {
     // The demo app's development runs main; a request to deploy experiment there, approved by the second member.
     const variants = await read(keys.editor, `/apps/${DEMO_APP_ID}/variants`);
     const variantId = (name: string) =>
@@ -410,6 +410,21 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       expect(editor.problems.offOrigin).toEqual([]);
     } finally {
       await editor.close();
+    }
+
+    // A read-only key sees the request, its diff and reviews, and no write control (copying the patch writes nothing).
+    const readOnly = await signedIn(world, keys.readOnly, { path: `/console/change-requests/${id}` });
+    try {
+      await readOnly.page.getByRole("heading", { name: "Reviews" }).waitFor(POLL);
+      const writes = readOnly.page.locator("main button:not(:text('Copy the patch')), main textarea, main input");
+      expect(await writes.count()).toBe(0);
+      await readOnly.page.goto(
+        `${world.worker.url}${BASE_PATH}/console/apps/${DEMO_APP_ID}/propose?variant_revision_id=${experiment.body[0].id}`,
+      );
+      await readOnly.page.getByText("This key is read-only: it proposes nothing.").waitFor(POLL);
+      expect(readOnly.problems).toEqual({ pageErrors: [], consoleErrors: [], offOrigin: [] });
+    } finally {
+      await readOnly.close();
     }
   });
 });

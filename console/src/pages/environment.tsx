@@ -72,11 +72,13 @@ export default function Environment({ params: { appId, environment } }: PageProp
                       <ActionButton permission={may?.("deploy") ?? { state: "hidden" }} onClick={() => setPreviewed(entry.id)}>
                         Preview revert to {entry.revision}
                       </ActionButton>
-                      <Link
-                        to={`/apps/${appId}/propose?environment=${encodeURIComponent(environment)}&revert_to_revision_id=${entry.id}`}
-                      >
-                        Propose a revert to {entry.revision}
-                      </Link>
+                      {may && may("deploy").state !== "hidden" && (
+                        <Link
+                          to={`/apps/${appId}/propose?environment=${encodeURIComponent(environment)}&revert_to_revision_id=${entry.id}`}
+                        >
+                          Propose a revert to {entry.revision}
+                        </Link>
+                      )}
                     </>
                   )}
                 </td>

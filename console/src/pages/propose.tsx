@@ -16,7 +16,7 @@ export const path = "/apps/:appId/propose";
 type Diff = Schemas["ConfigDiff"] | Schemas["EnvironmentDiff"];
 
 export default function Propose({ params: { appId }, query }: PageProps) {
-  const { api } = useSession();
+  const { api, readOnly } = useSession();
   const revertTo = query.get("revert_to_revision_id") ?? undefined;
   const variantRevisionId = revertTo ? undefined : (query.get("variant_revision_id") ?? undefined);
   const [environment, setEnvironment] = useState<EnvironmentName>(
@@ -77,6 +77,7 @@ export default function Propose({ params: { appId }, query }: PageProps) {
         <Link to={`/apps/${appId}`}>Back to the app</Link>
       </p>
     );
+  if (readOnly) return <p role="alert">This key is read-only: it proposes nothing.</p>;
   const { diff } = preview.data ?? {};
   const to = diff?.data.to;
   return (

@@ -145,9 +145,11 @@ function RevisionItem({
         <ActionButton permission={permission} busy={action.busy} onClick={fork}>
           {action.busy ? "Forking…" : `Fork revision ${meta.revision}`}
         </ActionButton>
-        <Link to={`/apps/${variant.app_id}/propose?variant_revision_id=${meta.id}`}>
-          Propose a deploy of revision {meta.revision}
-        </Link>
+        {permission.state !== "hidden" && (
+          <Link to={`/apps/${variant.app_id}/propose?variant_revision_id=${meta.id}`}>
+            Propose a deploy of revision {meta.revision}
+          </Link>
+        )}
         {action.error && <ErrorNote error={action.error} />}
       </details>
     </li>
