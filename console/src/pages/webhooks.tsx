@@ -33,7 +33,6 @@ export default function Webhooks({ params: { orgId } }: PageProps) {
 }
 
 function WebhookCard({ webhook, permission }: { webhook: Schemas["Webhook"]; permission: Permission }) {
-  const { api } = useSession();
   const [open, setOpen] = useState(false);
   const id = `webhook-${webhook.id}`;
   return (
@@ -54,20 +53,13 @@ function WebhookCard({ webhook, permission }: { webhook: Schemas["Webhook"]; per
       <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
         {open ? "Hide the deliveries" : "Show the deliveries"}
       </button>
-      {open && <Deliveries webhookId={webhook.id} api={api} permission={permission} />}
+      {open && <Deliveries webhookId={webhook.id} permission={permission} />}
     </section>
   );
 }
 
-function Deliveries({
-  webhookId,
-  api,
-  permission,
-}: {
-  webhookId: string;
-  api: ReturnType<typeof useSession>["api"];
-  permission: Permission;
-}) {
+function Deliveries({ webhookId, permission }: { webhookId: string; permission: Permission }) {
+  const { api } = useSession();
   const webhook = { webhook_id: webhookId };
   const page = useLoad(() => answer(api.GET("/webhooks/{webhook_id}/deliveries", { params: { path: webhook } })), [webhookId]);
   const action = useAction();
