@@ -3,6 +3,7 @@ import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { optionalApiKey, requireApiKey } from "./auth/require-api-key";
+import { consoleRoutes } from "./console/console.routes";
 import { bucketedSince } from "./db/buckets";
 import { shardMapIsValid } from "./db/pool";
 import { docsRoutes } from "./docs/docs.routes";
@@ -69,7 +70,10 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
   service.onError(handleError);
   service.notFound(notFound);
 
-  const base = service.basePath(basePath || "/").route("/docs", docsRoutes(basePath));
+  const base = service
+    .basePath(basePath || "/")
+    .route("/docs", docsRoutes(basePath))
+    .route("/console", consoleRoutes(basePath));
   // Account data under every first segment of a route that takes a key (unknown paths under it too).
   const keyed = ROUTES.filter(({ declaration }) => declaration.auth !== "none");
   for (const segment of new Set(keyed.map(({ declaration }) => declaration.path.split("/")[1])))

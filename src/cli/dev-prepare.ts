@@ -14,6 +14,8 @@ import { applyMigrations, migrationFailure, type PoolDatabase, pendingMigrations
 import { runCli } from "./run-cli";
 
 const USAGE = "Usage: npm run dev [-- wrangler dev's options]";
+/** Where `wrangler dev` serves by default, as the `dev` script's PUBLIC_BASE_URL says. */
+const LOCAL_ORIGIN = "http://localhost:8787";
 /** Where wrangler keeps the local databases (`wrangler dev`, `wrangler d1 --local`, getPlatformProxy). */
 const LOCAL_STATE = resolve(import.meta.dirname, "../../.wrangler/state");
 
@@ -70,6 +72,10 @@ async function main(): Promise<undefined> {
   } finally {
     await opened.close();
   }
+  // Before wrangler's own "Ready on": where to go next, the console beside the API.
+  process.stderr.write(
+    `serving: the API at ${LOCAL_ORIGIN} (reference: ${LOCAL_ORIGIN}/docs), the console at ${LOCAL_ORIGIN}/console\n`,
+  );
   return undefined;
 }
 

@@ -5,52 +5,31 @@
  * origin is refused and recorded, as with no network. A screenshot of the operation answered is kept under
  * .artifacts/docs/ (docs-root.png, docs-api.png).
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { delimiter, join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTempDir, removeTempDir, seedDemo } from "../cli/helpers";
 import { ROOT } from "../support/processes";
 import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
+import { chromiumOrSkip, DEMO_APP_ID, DEMO_KEY, launchChromium, openPage as openOffline, POLL } from "./browser";
 
-// The README's demo values, written out as it documents them.
-const DEMO_KEY = "localdev.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-const DEMO_APP_ID = "00000000-0000-7000-8000-000000000005";
 const REVISIONS = "/apps/{app_id}/revisions/{environment_name}";
-// The page renders and answers in well under a second on a quiet machine; CI runs this beside the rest of the suite.
-const POLL = { timeout: 30_000 };
 
 const SCREENSHOTS = join(ROOT, ".artifacts", "docs");
 
-/** CHROMIUM_PATH, or the first Chromium or Chrome on PATH. */
-function findChromium(): string | undefined {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  const names = ["chromium", "chromium-browser", "google-chrome"];
-  const dirs = (process.env.PATH ?? "").split(delimiter).filter(Boolean);
-  return names.flatMap((name) => dirs.map((dir) => join(dir, name))).find((path) => existsSync(path));
-}
-
-const executablePath = findChromium();
-// CI (.ci/run installs Chromium and sets CI) must run this test; a newcomer's machine without a browser skips it.
-const skip = !executablePath && !process.env.CI;
-if (skip) {
-  console.warn("SKIPPED test/browser/docs.test.ts: no Chromium found (apt-get install chromium, or set CHROMIUM_PATH)");
-}
+const hasChromium = chromiumOrSkip("test/browser/docs.test.ts");
 
 let dir: string;
 let browser: Browser;
 
-it.skipIf(skip)("finds Chromium to run in (CI installs Debian's)", () => {
-  expect(executablePath, "no Chromium found: apt-get install chromium, or set CHROMIUM_PATH").toBeDefined();
-});
-
 beforeAll(async () => {
-  if (!executablePath) return;
+  if (!hasChromium) return;
   dir = await makeTempDir("docs");
   await applyMigrations(dir);
   const seeded = await seedDemo("--persist-to", dir);
   expect(seeded.code, seeded.stderr).toBe(0);
-  browser = await chromium.launch({ executablePath });
+  browser = await launchChromium();
   mkdirSync(SCREENSHOTS, { recursive: true });
 });
 
@@ -59,24 +38,7 @@ afterAll(async () => {
   await removeTempDir(dir);
 });
 
-/** The page at `path`, with what it did that it should not: scripts' errors, CSP refusals, requests off the origin. */
-async function openPage(origin: string, path: string) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-  const page = await context.newPage();
-  const problems = { pageErrors: [] as string[], consoleErrors: [] as string[], offOrigin: [] as string[] };
-  page.on("pageerror", (error) => problems.pageErrors.push(error.message));
-  page.on("console", (message) => {
-    if (message.type() === "error") problems.consoleErrors.push(message.text());
-  });
-  await context.route("**/*", (route) => {
-    const url = route.request().url();
-    if (url.startsWith(`${origin}/`) || url.startsWith("data:")) return route.continue();
-    problems.offOrigin.push(url);
-    return route.abort("internetdisconnected");
-  });
-  const response = await page.goto(`${origin}${path}`);
-  return { page, response, problems, close: () => context.close() };
-}
+const openPage = (origin: string, path: string) => openOffline(browser, origin, path);
 
 /** Authorize: the demo key into the ApiKey scheme's field, as a person pastes it. */
 async function enterKey(page: Page, key: string) {
@@ -87,7 +49,7 @@ async function enterKey(page: Page, key: string) {
   await dialog.locator("button.btn-done").click();
 }
 
-describe.skipIf(!executablePath).each([
+describe.skipIf(!hasChromium).each([
   { basePath: "", name: "root" },
   { basePath: "/api", name: "api" },
 ])("/docs with BASE_PATH=$basePath", ({ basePath, name }) => {

@@ -30,9 +30,13 @@ afterAll(async () => {
 async function prepare() {
   await closeDatabases(); // the copy's databases, which the preparation opens itself
   const result = await run(TSX, ["src/cli/dev-prepare.ts"], { cwd: copy, timeoutMs: 90_000 });
-  const lines = result.stderr.split("\n").filter((line) => /^(migrat|demo data|directory filled|error:)/.test(line));
+  const lines = result.stderr.split("\n").filter((line) => /^(migrat|demo data|directory filled|serving|error:)/.test(line));
   return { code: result.code, lines, output: result.stderr };
 }
+
+// The addresses `npm run dev` serves at, the console's beside the API's.
+const SERVING =
+  "serving: the API at http://localhost:8787 (reference: http://localhost:8787/docs), the console at http://localhost:8787/console";
 
 const state = () => join(copy, ".wrangler", "state");
 const PROBE = "SELECT name FROM sqlite_master WHERE name = 'dev_prepare_probe'";
@@ -46,6 +50,7 @@ describe("npm run dev's preparation", () => {
       "migrated DIRECTORY, SHARD_0, SHARD_1",
       "demo data seeded: user, key, app, config main, config experiment, 5 deployments, second organization",
       "directory filled: 1 users, 2 memberships added",
+      SERVING,
     ]);
     expect(await queryShard(state(), "SHARD_0", "SELECT username FROM users")).toEqual([{ username: "demo" }]);
   });
@@ -57,6 +62,7 @@ describe("npm run dev's preparation", () => {
       "migrations: nothing pending",
       "demo data already present",
       "directory filled: 0 users, 0 memberships added",
+      SERVING,
     ]);
   });
 
@@ -69,6 +75,7 @@ describe("npm run dev's preparation", () => {
       "migrated SHARD_0, SHARD_1",
       "demo data already present",
       "directory filled: 0 users, 0 memberships added",
+      SERVING,
     ]);
     expect([
       await queryShard(state(), "SHARD_0", PROBE),

@@ -1,0 +1,51 @@
+import { render } from "preact";
+import { Link, matchPage, useLocation } from "./router";
+import { SessionGate, useSession } from "./session";
+import "./style.css";
+
+function Shell() {
+  const session = useSession();
+  const { path, query } = useLocation();
+  const found = matchPage(path);
+  // The organization of the page's path, else the first: its change requests, activity and team.
+  const orgId = /^\/organizations\/([^/]+)/.exec(path)?.[1] ?? session.organizations[0]?.id;
+  return (
+    <>
+      <header class="top">
+        <Link to="/" class="brand">
+          App Management Service
+        </Link>
+        {orgId && (
+          <nav aria-label="Organization" class="sections">
+            <Link to={`/organizations/${orgId}/change-requests`}>Change requests</Link>
+            <Link to={`/organizations/${orgId}/activity`}>Activity</Link>
+            <Link to={`/organizations/${orgId}/team`}>Team</Link>
+          </nav>
+        )}
+        <span class="who">
+          {session.profile.username}
+          {session.readOnly && <span class="badge">read-only key</span>}
+        </span>
+        <button type="button" onClick={session.signOut}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        {found ? (
+          <found.Page key={path} params={found.params} query={query} />
+        ) : (
+          <p role="alert">
+            No page here. <Link to="/">Go to the apps</Link>
+          </p>
+        )}
+      </main>
+    </>
+  );
+}
+
+render(
+  <SessionGate>
+    <Shell />
+  </SessionGate>,
+  document.getElementById("console") as HTMLElement,
+);

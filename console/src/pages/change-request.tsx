@@ -1,0 +1,310 @@
+import { useState } from "preact/hooks";
+import { answer, answered, type Schemas } from "../api";
+import { answerExact, DiffView } from "../diff-view";
+import { Link, type PageProps } from "../router";
+import { type Permission, usePermissions, useSession } from "../session";
+import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
+import { type ChangeRequestState, proposalOf } from "./change-requests";
+
+/**
+ * 6. A change request: what it would change (its diff; after a conflict, the drift too), its reviews, its approvals
+ * against the required number, and the actions its state allows. Every action is sent with the request's ETag as
+ * If-Match, so that one taken on a state the page no longer shows is refused (412) with the API's message. Approve and
+ * decline are offered to every role that writes: who may approve is the environment's setting at that moment, and the
+ * API's refusal (the author's own approval, a role not among the approvers) is shown as it words it.
+ */
+export const path = "/change-requests/:id";
+
+type ChangeRequest = Schemas["ChangeRequest"];
+type Action = "submit" | "apply" | "unschedule" | "rebase" | "cancel";
+
+// docs/CHANGE-REQUESTS.md §3's table: the states each action starts from.
+const ACTIONS_FROM: Record<Action | "schedule" | "review", ChangeRequestState[]> = {
+  submit: ["draft"],
+  review: ["open", "approved"],
+  apply: ["approved"],
+  schedule: ["approved"],
+  unschedule: ["scheduled"],
+  rebase: ["open", "approved", "scheduled", "failed"],
+  cancel: ["draft", "open", "approved", "scheduled", "failed"],
+};
+
+export default function ChangeRequestPage({ params: { id } }: PageProps) {
+  const { api, profile, readOnly } = useSession();
+  const request = { params: { path: { change_request_id: id } } };
+  const loaded = useLoad(async () => {
+    const { data, response } = await answered(api.GET("/change-requests/{change_request_id}", request));
+    const [diff, environment, protection] = await Promise.all([
+      answerExact<Schemas["ChangeRequestDiff"]>(
+        api.GET("/change-requests/{change_request_id}/diff", { ...request, parseAs: "text" }),
+      ),
+      answer(
+        api.GET("/apps/{app_id}/revisions/{environment_name}", {
+          params: { path: { app_id: data.app_id, environment_name: data.environment } },
+        }),
+      ),
+      answer(
+        api.GET("/projects/{project_id}/environments/{environment_name}/protection", {
+          params: { path: { project_id: data.project_id, environment_name: data.environment } },
+        }),
+      ),
+    ]);
+    return { request: data, etag: response.headers.get("ETag") ?? undefined, diff, environment, protection };
+  }, [id]);
+  const may = usePermissions(loaded.data?.environment.organization_id);
+
+  if (loaded.loading && !loaded.data) return <Loading label="Loading the change request" />;
+  if (loaded.error) return <ErrorNote error={loaded.error} />;
+  if (!loaded.data || !may) return <Loading label="Loading your role" />;
+  const { request: cr, etag, diff, protection } = loaded.data;
+  const byAuthor = cr.author.user_id === profile.id;
+  const propose = may("deploy");
+  // Submit: its author; rebase and cancel: its author, an owner or a workspace admin.
+  const submit: Permission = byAuthor ? propose : { state: "disabled", reason: "Only its author may submit it" };
+  const asAdmin = may("manage");
+  const manage: Permission = byAuthor
+    ? propose
+    : asAdmin.state === "disabled"
+      ? { state: "disabled", reason: "Only its author, an owner or a workspace admin may rebase or cancel it" }
+      : asAdmin;
+  const headers = { header: etag ? { "If-Match": etag } : undefined };
+  // A moved environment is a conflict while the request may still be applied; after, it is history.
+  const conflict = !diff.data.base_is_current && ACTIONS_FROM.rebase.includes(cr.state);
+  const environmentLink = `/apps/${cr.app_id}/environments/${encodeURIComponent(cr.environment)}`;
+
+  return (
+    <>
+      <nav aria-label="Breadcrumb">
+        <Link to={`/organizations/${loaded.data.environment.organization_id}/change-requests?project_id=${cr.project_id}`}>
+          Change requests
+        </Link>
+      </nav>
+      <h1>
+        {cr.title} <span class={`state state-${cr.state}`}>{cr.state}</span>
+      </h1>
+      <dl class="facts">
+        <dt>Proposes</dt>
+        <dd>
+          {proposalOf(cr)} in <Link to={environmentLink}>{cr.environment}</Link> of{" "}
+          <Link to={`/apps/${cr.app_id}`}>{cr.app_name}</Link>
+        </dd>
+        <dt>Approvals</dt>
+        <dd>
+          {cr.approvals} of {cr.approvals_required} required
+          {protection.protected ? ` (${cr.environment} is protected)` : ""}
+        </dd>
+        <dt>Author</dt>
+        <dd>
+          {cr.author.username}, <Time at={cr.created_at} />
+        </dd>
+        <dt>Version</dt>
+        <dd>{cr.version}</dd>
+        {cr.scheduled_at && (
+          <>
+            <dt>Scheduled for</dt>
+            <dd>
+              <Time at={cr.scheduled_at} />
+            </dd>
+          </>
+        )}
+        {cr.applied && (
+          <>
+            <dt>Applied</dt>
+            <dd>
+              <Time at={cr.applied.at} /> by {cr.applied.by?.username ?? "the scheduler"}, as revision{" "}
+              {cr.applied.environment_revision} of <Link to={environmentLink}>{cr.environment}</Link>
+            </dd>
+          </>
+        )}
+        {cr.failure && (
+          <>
+            <dt>Failed</dt>
+            <dd>
+              <Time at={cr.failure.at} />: {cr.failure.reason.replaceAll("_", " ")}
+            </dd>
+          </>
+        )}
+        <dt>Expires</dt>
+        <dd>
+          <Time at={cr.expires_at} />
+        </dd>
+      </dl>
+      {cr.description && <p class="description">{cr.description}</p>}
+
+      <Actions cr={cr} headers={headers} propose={propose} submit={submit} manage={manage} onDone={loaded.reload} />
+
+      <h2>What it would change in {cr.environment} now</h2>
+      {conflict && (
+        <div class="error" role="alert">
+          <strong>Conflict: </strong>
+          {cr.environment} changed since this request was made (revision {diff.data.base.environment_revision} then,{" "}
+          {diff.data.current.environment_revision} now); applying it is refused until it is rebased on {cr.environment} as it is
+          now.
+        </div>
+      )}
+      <DiffView diff={diff.data.diff} exact={diff.exact.get("diff")} label={`From ${cr.environment} now to the proposal`} />
+      {conflict && (
+        <>
+          <h3>What changed in {cr.environment} since the request was made (the drift)</h3>
+          <DiffView diff={diff.data.drift} exact={diff.exact.get("drift")} label={`${cr.environment}: from the base to now`} />
+        </>
+      )}
+
+      <h2>Reviews</h2>
+      {cr.reviews.length === 0 && <p class="empty">No review yet.</p>}
+      <ol class="reviews">
+        {cr.reviews.map((review) => (
+          <li key={review.id} class={review.stale ? "stale" : undefined}>
+            <strong>{review.reviewer.username}</strong> {REVIEW_WORDS[review.kind]} version {review.version}
+            {review.stale && " (stale: the proposal changed since, so it counts for nothing)"}, <Time at={review.created_at} />
+            {review.comment && <blockquote>{review.comment}</blockquote>}
+          </li>
+        ))}
+      </ol>
+      {ACTIONS_FROM.review.includes(cr.state) && (
+        <ReviewForm
+          cr={cr}
+          headers={headers}
+          approve={readOnly ? { state: "hidden" } : { state: "allowed" }}
+          comment={propose}
+          onDone={loaded.reload}
+        />
+      )}
+    </>
+  );
+}
+
+const REVIEW_WORDS = { approve: "approved", decline: "declined", comment: "commented on" } as const;
+
+type Headers = { header: { "If-Match": string } | undefined };
+
+function Actions({
+  cr,
+  headers,
+  propose,
+  submit,
+  manage,
+  onDone,
+}: {
+  cr: ChangeRequest;
+  headers: Headers;
+  propose: Permission;
+  submit: Permission;
+  manage: Permission;
+  onDone: () => void;
+}) {
+  const { api } = useSession();
+  const action = useAction();
+  const [when, setWhen] = useState("");
+  const path = { change_request_id: cr.id };
+  const act = async (name: Action) => {
+    const done = await action.run(() =>
+      answer(api.POST(`/change-requests/{change_request_id}/${name}`, { params: { path, ...headers } })),
+    );
+    if (done) onDone();
+  };
+  const schedule = async () => {
+    const done = await action.run(() =>
+      answer(
+        api.POST("/change-requests/{change_request_id}/schedule", {
+          params: { path, ...headers },
+          body: { scheduled_at: new Date(when).toISOString() },
+        }),
+      ),
+    );
+    if (done) onDone();
+  };
+  const button = (name: Action, label: string, permission: Permission, className?: string) =>
+    ACTIONS_FROM[name].includes(cr.state) && (
+      <ActionButton permission={permission} busy={action.busy} class={className} onClick={() => void act(name)}>
+        {label}
+      </ActionButton>
+    );
+  return (
+    <fieldset class="actions">
+      <legend class="visually-hidden">Actions</legend>
+      {button("submit", "Submit for review", submit, "primary")}
+      {button("apply", `Apply to ${cr.environment}`, propose, "primary")}
+      {button("unschedule", "Unschedule", propose)}
+      {button("rebase", `Rebase on ${cr.environment} now`, manage)}
+      {button("cancel", "Cancel the request", manage, "danger")}
+      {ACTIONS_FROM.schedule.includes(cr.state) && propose.state !== "hidden" && (
+        <form
+          class="inline-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void schedule();
+          }}
+        >
+          <label>
+            Apply at (your time zone)
+            <input type="datetime-local" required value={when} onInput={(event) => setWhen(event.currentTarget.value)} />
+          </label>
+          <ActionButton type="submit" permission={propose} busy={action.busy}>
+            Schedule
+          </ActionButton>
+        </form>
+      )}
+      {action.busy && <Loading label="Sending" />}
+      {action.error && <ErrorNote error={action.error} prefix="Refused" />}
+    </fieldset>
+  );
+}
+
+function ReviewForm({
+  cr,
+  headers,
+  approve,
+  comment,
+  onDone,
+}: {
+  cr: ChangeRequest;
+  headers: Headers;
+  approve: Permission;
+  comment: Permission;
+  onDone: () => void;
+}) {
+  const { api } = useSession();
+  const action = useAction();
+  const [text, setText] = useState("");
+  if (approve.state === "hidden") return null;
+  const review = async (kind: "approve" | "decline" | "comment") => {
+    const done = await action.run(() =>
+      answer(
+        api.POST("/change-requests/{change_request_id}/reviews", {
+          params: { path: { change_request_id: cr.id }, ...headers },
+          // Bound to the version shown: a review of a proposal changed since is refused (409 stale_version).
+          body: { kind, version: cr.version, ...(text.trim() ? { comment: text.trim() } : {}) },
+        }),
+      ),
+    );
+    if (done) {
+      setText("");
+      onDone();
+    }
+  };
+  return (
+    <form class="stack" aria-label="Review" onSubmit={(event) => event.preventDefault()}>
+      <label>
+        Comment (optional with an approval or a decline)
+        <textarea value={text} rows={3} maxLength={5000} onInput={(event) => setText(event.currentTarget.value)} />
+      </label>
+      <div class="row">
+        <ActionButton permission={approve} busy={action.busy} class="primary" onClick={() => void review("approve")}>
+          Approve
+        </ActionButton>
+        <ActionButton permission={approve} busy={action.busy} class="danger" onClick={() => void review("decline")}>
+          Decline
+        </ActionButton>
+        <ActionButton
+          permission={text.trim() ? comment : { state: "disabled", reason: "Write a comment first" }}
+          busy={action.busy}
+          onClick={() => void review("comment")}
+        >
+          Comment
+        </ActionButton>
+      </div>
+      {action.error && <ErrorNote error={action.error} prefix="Refused" />}
+    </form>
+  );
+}

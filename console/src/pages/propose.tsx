@@ -1,0 +1,147 @@
+import { useState } from "preact/hooks";
+import { answer, answered, type Schemas } from "../api";
+import { answerExact, DiffView } from "../diff-view";
+import { Link, navigate, type PageProps } from "../router";
+import { usePermissions, useSession } from "../session";
+import { ActionButton, ErrorNote, Loading, useAction, useLoad } from "../ui";
+import { ENVIRONMENTS, type EnvironmentName } from "./change-requests";
+
+/**
+ * 6. Proposing a change request: a deploy of a config revision (`?variant_revision_id=`), or a revert of an
+ * environment to an earlier revision of it (`?environment=&revert_to_revision_id=`), after a preview of what it would
+ * change there now.
+ */
+export const path = "/apps/:appId/propose";
+
+type Diff = Schemas["ConfigDiff"] | Schemas["EnvironmentDiff"];
+
+export default function Propose({ params: { appId }, query }: PageProps) {
+  const { api, readOnly } = useSession();
+  const revertTo = query.get("revert_to_revision_id") ?? undefined;
+  const variantRevisionId = revertTo ? undefined : (query.get("variant_revision_id") ?? undefined);
+  const [environment, setEnvironment] = useState<EnvironmentName>(
+    (query.get("environment") as EnvironmentName | null) ?? "production",
+  );
+  const preview = useLoad(async () => {
+    const { data: history, response } = await answered(
+      api.GET("/apps/{app_id}/revisions/{environment_name}", {
+        params: { path: { app_id: appId, environment_name: environment } },
+      }),
+    );
+    const etag = response.headers.get("ETag") ?? undefined;
+    const current = history.revisions[history.revisions.length - 1];
+    const diff = revertTo
+      ? current &&
+        (await answerExact<Diff>(
+          api.GET("/diff/environments", { params: { query: { from: current.id, to: revertTo } }, parseAs: "text" }),
+        ))
+      : history.deployed_app_variant_revision_id && variantRevisionId
+        ? await answerExact<Diff>(
+            api.GET("/diff/configs", {
+              params: { query: { from: history.deployed_app_variant_revision_id, to: variantRevisionId } },
+              parseAs: "text",
+            }),
+          )
+        : undefined;
+    return { history, etag, diff };
+  }, [appId, environment, revertTo, variantRevisionId]);
+  const may = usePermissions(preview.data?.history.organization_id);
+  const [title, setTitle] = useState("");
+  const [description, setDescription] = useState("");
+  const [draft, setDraft] = useState(false);
+  const action = useAction();
+
+  const propose = () =>
+    action.run(async () => {
+      const created = await answer(
+        api.POST("/change-requests", {
+          body: {
+            app_id: appId,
+            environment,
+            ...(revertTo ? { revert_to_revision_id: revertTo } : { variant_revision_id: variantRevisionId }),
+            title,
+            description,
+            draft,
+          },
+          // The environment as previewed: if it moved since, the API refuses (412) rather than base it elsewhere.
+          params: { header: preview.data?.etag ? { "If-Match": preview.data.etag } : undefined },
+        }),
+      );
+      navigate(`/change-requests/${created.id}`);
+    });
+
+  if (!revertTo && !variantRevisionId)
+    return (
+      <p role="alert">
+        Nothing to propose: open this page from a revision of a variant or of an environment.{" "}
+        <Link to={`/apps/${appId}`}>Back to the app</Link>
+      </p>
+    );
+  if (readOnly) return <p role="alert">This key is read-only: it proposes nothing.</p>;
+  const { diff } = preview.data ?? {};
+  const to = diff?.data.to;
+  return (
+    <>
+      <nav aria-label="Breadcrumb">
+        <Link to={`/apps/${appId}`}>The app</Link>
+      </nav>
+      <h1>{revertTo ? `Propose a revert of ${environment}` : "Propose a deploy"}</h1>
+      <form
+        class="stack"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void propose();
+        }}
+      >
+        {!revertTo && (
+          <label>
+            Environment
+            <select value={environment} onChange={(event) => setEnvironment(event.currentTarget.value as EnvironmentName)}>
+              {ENVIRONMENTS.map((name) => (
+                <option key={name} value={name}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <label>
+          Title
+          <input value={title} required maxLength={200} onInput={(event) => setTitle(event.currentTarget.value)} />
+        </label>
+        <label>
+          Description (optional)
+          <textarea
+            value={description}
+            maxLength={10000}
+            rows={3}
+            onInput={(event) => setDescription(event.currentTarget.value)}
+          />
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={draft} onChange={(event) => setDraft(event.currentTarget.checked)} />
+          Save as a draft (submit it for review later)
+        </label>
+        <section aria-labelledby="preview-title">
+          <h2 id="preview-title">
+            Preview: {environment} now
+            {to ? ` → ${to.config_name ?? "nothing"} revision ${to.revision ?? 0}` : ""}
+          </h2>
+          {preview.loading && <Loading label="Loading the preview" />}
+          {preview.error && <ErrorNote error={preview.error} />}
+          {preview.data && !diff && <p class="empty">Nothing runs in {environment} yet: the whole config would be deployed.</p>}
+          {diff && <DiffView diff={diff.data} exact={diff.exact} label={`What the proposal would change in ${environment}`} />}
+        </section>
+        <ActionButton
+          type="submit"
+          class="primary"
+          permission={may?.("deploy") ?? { state: "hidden" }}
+          busy={action.busy || preview.loading}
+        >
+          {action.busy ? "Proposing…" : draft ? "Save the draft" : "Propose"}
+        </ActionButton>
+        {action.error && <ErrorNote error={action.error} prefix="Refused" />}
+      </form>
+    </>
+  );
+}
