@@ -84,13 +84,14 @@ describe("npm run dev's preparation", () => {
     ]).toEqual([[{ name: "dev_prepare_probe" }], [{ name: "dev_prepare_probe" }], []]);
   });
 
-  it("a migration that fails stops the start, saying which database, and seeds nothing", async () => {
-    // A table the directory already has: its migration fails.
+  it("a migration that fails stops the start, tried once more alone, saying which database, and seeds nothing", async () => {
+    // A table the directory already has: its migration fails, in parallel and again alone.
     await writeFile(join(copy, "migrations-directory", "9999_broken.sql"), "CREATE TABLE memberships (x);\n");
     const { code, lines } = await prepare();
     expect(code).toBe(1);
     expect(lines).toEqual([
       "migrating DIRECTORY (in parallel)",
+      "migrating DIRECTORY again, alone (it failed in parallel)",
       "error: migrating DIRECTORY failed (wrangler exited 1); run the command again once the cause is fixed (migrations already applied are skipped)",
     ]);
   });

@@ -32,11 +32,15 @@ const REVISIONS = "/apps/{app_id}/revisions/{environment_name}";
 const UNKNOWN_ID = "01900000-0000-7000-8000-000000000000";
 
 // Every route the service serves, from its router (middleware, method ALL, left out): the document must list these
-// and no other. /docs is this document as a page (docs.test.ts), not an operation of it.
+// and no other. /docs is this document as a page (docs.test.ts), and /console a client of the API (console.test.ts):
+// pages, not operations of it.
+const PAGES = ["/docs", "/console"];
 const SERVED_ROUTES = [
   ...new Set(
     createService({ basePath: "", corsOrigins: [] })
-      .routes.filter(({ method, path }) => method !== "ALL" && path !== "/docs" && !path.startsWith("/docs/"))
+      .routes.filter(
+        ({ method, path }) => method !== "ALL" && !PAGES.some((page) => path === page || path.startsWith(`${page}/`)),
+      )
       .map(({ method, path }) => `${method} ${path.replace(/:(\w+)/g, "{$1}")}`),
   ),
 ];
