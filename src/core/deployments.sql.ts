@@ -146,7 +146,8 @@ export function deploymentStatements(
       target.variant === null ? (target.environment?.id ?? null) : null,
       null,
     ),
-    bypassEvent: bypassEvent(db, ids.environmentRevisionId, { bypassReason }),
+    // Only a bypass can record one: the batch of every other deploy is a statement shorter.
+    ...(bypassReason === null ? {} : { bypassEvent: bypassEvent(db, ids.environmentRevisionId, { bypassReason }) }),
     deployed: configStatement(db, environmentRevisionRefs(ids.environmentRevisionId)),
   };
 }
