@@ -1,7 +1,10 @@
 import { type ComponentChildren, createContext } from "preact";
 import { useContext, useEffect, useState } from "preact/hooks";
 import { type Api, ApiError, answer, createApi, keyPrefix, type Schemas } from "./api";
-import { ErrorNote, Loading } from "./ui";
+import { ErrorNote, Loading, type Permission } from "./ui";
+
+// The pages ask the session what they may do: its answer's type with it.
+export type { Permission };
 
 /*
  * Signing in: the key is checked with GET /profile and kept in the tab's sessionStorage only (gone when the tab
@@ -111,9 +114,6 @@ const WHAT_RIGHTS_DO: Record<Right, string> = {
   deploy: "deploy or revert",
   manage: "manage the team, webhooks or protection",
 };
-
-/** Whether a right's controls show: "hidden" for a read-only key; else the reason they are disabled, or "allowed". */
-export type Permission = { state: "allowed" } | { state: "hidden" } | { state: "disabled"; reason: string };
 
 /** What the session may do in an organization (undefined while its role loads, or with no organization known). */
 export function usePermissions(orgId: string | null | undefined): ((right: Right) => Permission) | undefined {

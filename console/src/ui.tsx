@@ -1,7 +1,6 @@
 import type { ButtonHTMLAttributes, ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError } from "./api";
-import type { Permission } from "./session";
 
 /** Data loaded by `load`, again when `deps` change or on `reload()`; its error as an ApiError. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
@@ -54,6 +53,9 @@ export function Time({ at }: { at: string | null | undefined }) {
     </time>
   );
 }
+
+/** Whether a right's controls show: "hidden" for a read-only key; else the reason they are disabled, or "allowed". */
+export type Permission = { state: "allowed" } | { state: "hidden" } | { state: "disabled"; reason: string };
 
 type ButtonProps = ButtonHTMLAttributes & { permission?: Permission; busy?: boolean; children: ComponentChildren };
 

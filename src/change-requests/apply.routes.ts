@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import * as z from "zod";
 import { deploymentPreview } from "../core/deployment-preview.sql.ts";
-import { parseJsonExactly } from "../db/exact-json";
+import { storedConfigDocument } from "../core/diff";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import { documented } from "../http/documentation";
 import {
@@ -18,6 +18,7 @@ import { route } from "../http/route";
 import { dryRunQuery } from "../variants/deployments.routes";
 import { DRY_RUN_EXAMPLE, DryRunOutput } from "../variants/deployments.schemas";
 import { type ApplyOutcome, type ApplyPreview, applyChangeRequest, type DiffSides, previewApply } from "./apply.sql.ts";
+import { changeRequestETag, toChangeRequestDiff } from "./change-requests.answers";
 import {
   ACTION_DESCRIPTION,
   act,
@@ -29,13 +30,7 @@ import {
   ETAG_HEADER,
   requestPath,
 } from "./change-requests.routes";
-import {
-  ChangeRequest,
-  changeRequestETag,
-  DEMO_CHANGE_REQUEST,
-  expectedWrites,
-  toChangeRequestDiff,
-} from "./change-requests.schemas";
+import { ChangeRequest, DEMO_CHANGE_REQUEST, expectedWrites } from "./change-requests.schemas";
 import type { DiffSideRow } from "./change-requests.sql.ts";
 
 /** How far ahead a request may be scheduled (§3). */
@@ -78,9 +73,10 @@ function applyRefusal(outcome: Exclude<ApplyOutcome | ApplyPreview, { outcome: "
 }
 
 /** A side of a request's diff as what an environment runs, or would (null: nothing). */
-function deployedOf({ variantRevisionId, configName, revision, params, url }: DiffSideRow) {
-  if (variantRevisionId === null || configName === null || revision === null || params === null || url === null) return null;
-  const document = { config_name: configName, params: parseJsonExactly(params) as Record<string, unknown>, url };
+function deployedOf(side: DiffSideRow) {
+  const { variantRevisionId, configName, revision } = side;
+  const document = storedConfigDocument(side);
+  if (variantRevisionId === null || configName === null || revision === null || document === null) return null;
   return { variantRevisionId, configName, revision, document };
 }
 

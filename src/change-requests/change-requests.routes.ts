@@ -19,22 +19,19 @@ import {
 import { settleClaim } from "../http/idempotency";
 import { codedConflictResponse, DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef } from "../http/openapi-parts";
 import { route } from "../http/route";
+import { changeRequestETag, toChangeRequest, toChangeRequestDiff, toChangeRequestSummary } from "./change-requests.answers";
 import {
   ChangeRequest,
   ChangeRequestDiff,
   ChangeRequestPage,
   ChangeRequestParams,
   CreateChangeRequestBody,
-  changeRequestETag,
   DEMO_CHANGE_REQUEST,
   EditChangeRequestBody,
   expectedWrites,
   ListChangeRequestsQuery,
   REVIEWS_MAX,
   ReviewBody,
-  toChangeRequest,
-  toChangeRequestDiff,
-  toChangeRequestSummary,
   UNFINISHED_MAX,
 } from "./change-requests.schemas";
 import {

@@ -1,10 +1,7 @@
 import * as z from "zod";
-import { type ConfigDocument, diffDocuments } from "../core/diff";
-import { parseJsonExactly } from "../db/exact-json";
 import { documented, schemaName } from "../http/documentation";
 import { storableText, uuid } from "../http/fields";
 import { DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
-import type { ChangeRequestRow, DiffSideRow, ReviewRow } from "./change-requests.sql.ts";
 
 /** The states a request is read in (docs/CHANGE-REQUESTS.md §3): `approved` and `expired` as read, the others stored. */
 export const CHANGE_REQUEST_STATES = [
@@ -251,85 +248,6 @@ export const ChangeRequestPage = z.object({
     ),
 });
 
-const userOf = (id: string | null, username: string | null) =>
-  id === null || username === null ? null : { user_id: id, username };
-
-/** The answer for a request's row (as read: its state, its approvals counted) without its reviews. */
-export function toChangeRequestSummary(row: ChangeRequestRow): ChangeRequestSummary {
-  return {
-    id: row.id,
-    app_id: row.appId,
-    app_name: row.appName,
-    environment: row.environment,
-    project_id: row.projectId,
-    kind: row.kind,
-    variant_revision_id: row.variantRevisionId,
-    config_name: row.configName,
-    revision: row.revision,
-    revert_to_revision_id: row.revertToRevisionId,
-    base: {
-      environment_revision: row.baseEnvironmentRevision,
-      environment_revision_id: row.baseEnvironmentRevisionId,
-      variant_revision_id: row.baseVariantRevisionId,
-    },
-    title: row.title,
-    description: row.description,
-    state: row.readState,
-    version: row.version,
-    approvals: row.approvals,
-    approvals_required: row.requiredApprovals,
-    author: { user_id: row.authorId, username: row.authorUsername },
-    scheduled_at: row.scheduledAt,
-    expires_at: row.expiresAt,
-    applied:
-      row.appliedAt === null
-        ? null
-        : {
-            at: row.appliedAt,
-            by: userOf(row.appliedBy, row.appliedByUsername),
-            environment_revision: row.appliedEnvironmentRevision,
-            environment_revision_id: row.appliedEnvironmentRevisionId,
-            scheduled: row.appliedScheduled === 1,
-          },
-    failure:
-      row.failedAt === null || row.failureReason === null
-        ? null
-        : {
-            at: row.failedAt,
-            reason: row.failureReason,
-            detail: row.failureDetail === null ? null : JSON.parse(row.failureDetail),
-          },
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-  };
-}
-
-/** The whole answer: the request and its reviews, oldest first, those of an earlier version `stale`. */
-export function toChangeRequest(row: ChangeRequestRow, reviews: ReviewRow[]): ChangeRequest {
-  const { scheduled_at, expires_at, applied, failure, created_at, updated_at, ...head } = toChangeRequestSummary(row);
-  return {
-    ...head,
-    reviews: reviews.map((review) => ({
-      id: review.id,
-      kind: review.kind,
-      comment: review.comment,
-      version: review.version,
-      stale: review.version !== row.version,
-      reviewer: {
-        user_id: review.reviewerId,
-        username: review.reviewerUsername,
-      },
-      created_at: review.createdAt,
-    })),
-    scheduled_at,
-    expires_at,
-    applied,
-    failure,
-    created_at,
-    updated_at,
-  };
-}
-
 const ConfigDocumentSchema = z
   .object({
     config_name: z.string(),
@@ -403,50 +321,6 @@ export const ChangeRequestDiff = z
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "ChangeRequestDiff"));
 export type ChangeRequestDiff = z.output<typeof ChangeRequestDiff>;
-
-const documentOf = (side: DiffSideRow): ConfigDocument | null =>
-  side.configName === null || side.params === null || side.url === null
-    ? null
-    : {
-        config_name: side.configName,
-        params: parseJsonExactly(side.params) as Record<string, unknown>,
-        url: side.url,
-      };
-
-const environmentSide = (side: DiffSideRow) => ({
-  environment_revision: side.environmentRevision ?? 0,
-  environment_revision_id: side.environmentRevisionId,
-  variant_revision_id: side.variantRevisionId,
-  config_name: side.configName,
-  revision: side.revision,
-  document: documentOf(side),
-});
-
-/**
- * A request's diff from its sides: `diff` what applying it would change now (current to proposed), `drift` how the
- * environment moved since its base (base to current).
- */
-export function toChangeRequestDiff(sides: Record<DiffSideRow["side"], DiffSideRow>): ChangeRequestDiff {
-  const base = environmentSide(sides.base);
-  const current = environmentSide(sides.current);
-  const proposed = documentOf(sides.proposed);
-  return {
-    base,
-    current,
-    proposed: {
-      variant_revision_id: sides.proposed.variantRevisionId ?? "",
-      config_name: sides.proposed.configName ?? "",
-      revision: sides.proposed.revision ?? 0,
-      document: proposed,
-    },
-    base_is_current: base.environment_revision === current.environment_revision,
-    diff: diffDocuments(current.document, proposed),
-    drift: diffDocuments(base.document, current.document),
-  };
-}
-
-/** A request's ETag: its id and write count, which every write bumps. */
-export const changeRequestETag = (row: Pick<ChangeRequestRow, "id" | "writes">) => `"${row.id}.${row.writes}"`;
 
 const ETAG = /^"([0-9a-f-]{36})\.([1-9][0-9]{0,8})"$/;
 
