@@ -38,7 +38,6 @@ export async function saveConfig(
       environment: null,
     }),
     overwrite: save.overwrite ? 1 : 0,
-    change_request_id: null,
     bypass_reason: bypassReason,
   };
   const batch = await batchClaimed(db, claim, revisionId, {
