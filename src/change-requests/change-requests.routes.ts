@@ -44,6 +44,7 @@ import {
   readDiffSides,
   type WriteOutcome,
 } from "./change-requests.sql.ts";
+import { approvalUnbound } from "./errors";
 
 /** Answers a write's outcome: the request with its ETag, or the error that says why nothing was written. */
 export function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutcome): ChangeRequestRead {
@@ -148,7 +149,12 @@ export async function act<E extends CallerEnv>(
   input: ActionInput,
 ) {
   const expected = expectedWrites(c.req.header("If-Match"), id);
-  return answered(c, await writeAs(c, [id], (db) => actOnChangeRequest(db, id, input, expected, who.claim)));
+  // An approve names what it approves (§3). Naming neither version nor ETag, it is checked as an If-Match no state
+  // matches (a write count of 0): every other refusal comes first, and where that would answer 412 this one is 428.
+  const unbound = input.action === "approve" && input.review.version === undefined && expected === null;
+  const outcome = await writeAs(c, [id], (db) => actOnChangeRequest(db, id, input, unbound ? 0 : expected, who.claim));
+  if (unbound && outcome.outcome === "moved_on") throw approvalUnbound();
+  return answered(c, outcome);
 }
 
 const demoDocument = (temperature: number) => ({
@@ -426,8 +432,9 @@ export const changeRequestsRoutes = [
           "While open or approved. `approve` and `decline`: a role the environment's protection settings name as " +
           "approvers, not the author (owners included) unless those settings allow self-approval; a decline rejects " +
           "the request. `comment`: any role that may propose. `version`, if given, must be the current one (else a " +
-          "409, `stale version`); else the review binds " +
-          `to it. A user's approval counts once. At most ${REVIEWS_MAX} reviews. ${ACTION_DESCRIPTION}`,
+          "409, `stale version`); else the review binds to it. An approve must name what it approves, `version` or " +
+          "If-Match with the request's ETag, else 428 (judged after every other refusal). " +
+          `A user's approval counts once. At most ${REVIEWS_MAX} reviews. ${ACTION_DESCRIPTION}`,
         ok: {
           schema: ChangeRequest,
           description: "The request now",
@@ -444,6 +451,7 @@ export const changeRequestsRoutes = [
             forbidden: forbidden(),
             selfApproval: selfApproval(),
           }),
+          428: errorResponse("An approve naming neither `version` nor If-Match: nothing written", approvalUnbound()),
         },
       },
     },

@@ -78,7 +78,7 @@ export const EditChangeRequestBody = z
 export type EditChangeRequestBody = z.output<typeof EditChangeRequestBody>;
 
 export const ReviewBody = z
-  .object({
+  .strictObject({
     kind: z.enum(["approve", "decline", "comment"]),
     comment: storableText("comment").max(COMMENT_MAX).nullable().optional(),
     version: z
@@ -88,7 +88,8 @@ export const ReviewBody = z
       .apply(
         documented(
           globalThis.DOCUMENTATION && {
-            description: "The version reviewed: else the current one; another is refused (409)",
+            description:
+              "The version reviewed: another is refused (409); else the current one. An approve names it, or sends If-Match (else 428)",
           },
         ),
       ),

@@ -229,7 +229,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
     });
     expect(proposed.status, JSON.stringify(proposed.body)).toBe(200);
     const reviews = `${BASE_PATH}/change-requests/${proposed.body.id}/reviews`;
-    const direct = await api(world.worker, "POST", reviews, keys.viewer, { kind: "approve" });
+    const direct = await api(world.worker, "POST", reviews, keys.viewer, { kind: "approve", version: 1 });
     expect(direct.status).toBe(403);
 
     const viewer = await signedIn(world, keys.viewer, { path: `/console/change-requests/${proposed.body.id}` });
@@ -337,6 +337,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
     const id = proposed.body.id as string;
     const approved = await api(world.worker, "POST", `${BASE_PATH}/change-requests/${id}/reviews`, keys.extra[KIM], {
       kind: "approve",
+      version: 1,
     });
     expect(approved.body.state).toBe("approved");
     // Development moves on: main's first revision deployed directly.
@@ -389,6 +390,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       // Approved again, scheduled for tomorrow, unscheduled.
       const again = await api(world.worker, "POST", `${BASE_PATH}/change-requests/${id}/reviews`, keys.extra[KIM], {
         kind: "approve",
+        version: 2,
       });
       expect(again.body.state).toBe("approved");
       await page.reload();

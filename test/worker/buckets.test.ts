@@ -289,7 +289,7 @@ describe("an organization in a bucket other than 0", () => {
     const request = (await call("POST /change-requests", "/change-requests", proposal)) as unknown as { id: string };
     const inRequest = `/change-requests/${request.id}`;
     await call("PATCH /change-requests/{change_request_id}", inRequest, { title: "walked again" });
-    await call("POST /change-requests/{change_request_id}/reviews", `${inRequest}/reviews`, { kind: "approve" });
+    await call("POST /change-requests/{change_request_id}/reviews", `${inRequest}/reviews`, { kind: "approve", version: 1 });
     const soon = { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() };
     await call("POST /change-requests/{change_request_id}/schedule", `${inRequest}/schedule`, soon);
     await call("POST /change-requests/{change_request_id}/unschedule", `${inRequest}/unschedule`);

@@ -16,8 +16,8 @@ beforeAll(async () => {
   expect((await protection.put({ key: t.owner.teamKey }, t.team.projectId, "production", settings)).status).toBe(200);
 });
 
-const approve = async (key: string, id: string) =>
-  expectJson<ChangeRequest>(await changeRequests.review({ key }, id, { kind: "approve" }));
+const approve = async (key: string, id: string, version = 1) =>
+  expectJson<ChangeRequest>(await changeRequests.review({ key }, id, { kind: "approve", version }));
 
 const apply = (key: string, id: string, headers: Record<string, string> = {}) =>
   changeRequests.act({ key }, id, "apply", undefined, { headers });
@@ -198,7 +198,7 @@ describe("apply", () => {
 
     const rebased = await expectJson<ChangeRequest>(await changeRequests.act({ key: t.editor.teamKey }, request.id, "rebase"));
     expect(rebased).toMatchObject({ state: "open", version: 2, approvals: 0 });
-    await approve(t.approver.teamKey, request.id);
+    await approve(t.approver.teamKey, request.id, 2);
     const applied = await expectJson<ChangeRequest>(await apply(t.editor.teamKey, request.id));
     expect(applied.applied).toMatchObject({ environment_revision: moved.revision + 1 });
     expect((await history("staging")).at(-1)).toMatchObject({ deployed_app_variant_revision: t.otherRevision });

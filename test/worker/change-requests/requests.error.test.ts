@@ -138,7 +138,7 @@ describe("states and versions: 409, nothing written", () => {
     await writesNothing(async () => {
       for (const response of [
         await changeRequests.edit({ key: t.editor.teamKey }, made.id, { title: "x" }),
-        await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve" }),
+        await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve", version: 1 }),
         await changeRequests.act({ key: t.editor.teamKey }, made.id, "rebase"),
         await changeRequests.act({ key: t.editor.teamKey }, made.id, "cancel"),
       ]) {
@@ -155,7 +155,7 @@ describe("states and versions: 409, nothing written", () => {
       .run();
     expect((await readRequest(t.viewer.teamKey, made.id)).request.state).toBe("expired");
     await writesNothing(async () => {
-      await expectConflict(await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve" }), {
+      await expectConflict(await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve", version: 1 }), {
         code: "invalid_state",
         state: "expired",
       });
@@ -281,7 +281,7 @@ describe("200 reviews a request at most", () => {
       ),
     );
     await writesNothing(async () => {
-      await expectConflict(await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve" }), {
+      await expectConflict(await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve", version: 1 }), {
         code: "too_many_reviews",
         limit: 200,
       });

@@ -23,7 +23,7 @@ beforeAll(async () => {
   await setProtection(t.owner.teamKey, t.team.projectId, "production", { required_approvals: 2 });
 });
 
-const approve = async (key: string, id: string, version?: number) =>
+const approve = async (key: string, id: string, version = 1) =>
   expectJson<ChangeRequest>(await changeRequests.review({ key }, id, { kind: "approve", version }));
 
 describe("a change request, made and read", () => {

@@ -19,10 +19,10 @@ const SELF = "You cannot approve your own change request.";
 describe("self-approval", () => {
   it("is refused for every role, an owner's included, approve and decline alike; nothing is written", async () => {
     const made = await propose(t.owner.teamKey, t.appId, "production", t.mainRevision);
-    await expectError(await changeRequests.review({ key: t.owner.teamKey }, made.id, { kind: "approve" }), 403, SELF);
+    await expectError(await changeRequests.review({ key: t.owner.teamKey }, made.id, { kind: "approve", version: 1 }), 403, SELF);
     await expectError(await changeRequests.review({ key: t.owner.teamKey }, made.id, { kind: "decline" }), 403, SELF);
     const byManager = await propose(t.approver.teamKey, t.appId, "production", t.mainRevision);
-    await expectError(await changeRequests.review({ key: t.approver.teamKey }, byManager.id, { kind: "approve" }), 403, SELF);
+    await expectError(await changeRequests.review({ key: t.approver.teamKey }, byManager.id, { kind: "approve", version: 1 }), 403, SELF);
     expect((await readRequest(t.viewer.teamKey, made.id)).request).toEqual(made);
     // The author may still comment.
     const commented = await changeRequests.review({ key: t.owner.teamKey }, made.id, { kind: "comment", comment: "Note." });
@@ -33,7 +33,7 @@ describe("self-approval", () => {
     await setProtection(t.owner.teamKey, t.team.projectId, "staging", { allow_self_approval: true });
     const made = await propose(t.owner.teamKey, t.appId, "staging", t.otherRevision);
     const approved = await expectJson<ChangeRequest>(
-      await changeRequests.review({ key: t.owner.teamKey }, made.id, { kind: "approve" }),
+      await changeRequests.review({ key: t.owner.teamKey }, made.id, { kind: "approve", version: 1 }),
     );
     expect(approved).toMatchObject({ state: "approved", approvals: 1 });
     await setProtection(t.owner.teamKey, t.team.projectId, "staging", {});
@@ -44,9 +44,9 @@ describe("self-approval", () => {
 describe("roles", () => {
   it("approving takes a role of approver_roles: an editor's approval is refused, until the settings name editors", async () => {
     const made = await propose(t.owner.teamKey, t.appId, "production", t.mainRevision);
-    await expectError(await changeRequests.review({ key: t.editor.teamKey }, made.id, { kind: "approve" }), 403, FORBIDDEN);
+    await expectError(await changeRequests.review({ key: t.editor.teamKey }, made.id, { kind: "approve", version: 1 }), 403, FORBIDDEN);
     await setProtection(t.owner.teamKey, t.team.projectId, "production", { approver_roles: ["editor"] });
-    const approved = await changeRequests.review({ key: t.editor.teamKey }, made.id, { kind: "approve" });
+    const approved = await changeRequests.review({ key: t.editor.teamKey }, made.id, { kind: "approve", version: 1 });
     await setProtection(t.owner.teamKey, t.team.projectId, "production", {});
     expect(await expectJson<ChangeRequest>(approved)).toMatchObject({ state: "approved" });
   });
@@ -66,7 +66,7 @@ describe("roles", () => {
         FORBIDDEN,
       );
       await expectError(await changeRequests.review({ key }, made.id, { kind: "comment", comment: "x" }), 403, FORBIDDEN);
-      await expectError(await changeRequests.review({ key }, made.id, { kind: "approve" }), 403, FORBIDDEN);
+      await expectError(await changeRequests.review({ key }, made.id, { kind: "approve", version: 1 }), 403, FORBIDDEN);
       await expectError(await changeRequests.act({ key }, made.id, "cancel"), 403, FORBIDDEN);
     }
     // The author's own read-only key may not edit it either.
@@ -96,7 +96,7 @@ describe("other organizations", () => {
       await changeRequests.get(as, made.id),
       await changeRequests.diff(as, made.id),
       await changeRequests.edit(as, made.id, { title: "x" }),
-      await changeRequests.review(as, made.id, { kind: "approve" }),
+      await changeRequests.review(as, made.id, { kind: "approve", version: 1 }),
       await changeRequests.review(as, made.id, { kind: "comment", comment: "x" }),
       await changeRequests.act(as, made.id, "submit"),
       await changeRequests.act(as, made.id, "rebase"),

@@ -29,7 +29,7 @@ for (const shard of ["SHARD_0", "SHARD_1"] as const) {
     /** A request for `environment` (one approval by default), approved, then scheduled in an hour by `by`. */
     async function scheduled(environment: string, revision: string, by = t.approver) {
       const made = await propose(t.editor.teamKey, t.appId, environment, revision);
-      await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve" });
+      await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve", version: 1 });
       return expectJson<ChangeRequest>(await schedule(by.teamKey, made.id, inAnHour()));
     }
 
@@ -49,7 +49,7 @@ for (const shard of ["SHARD_0", "SHARD_1"] as const) {
           },
         },
       ]);
-      await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve" });
+      await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve", version: 1 });
       for (const at of ["2020-01-01T00:00:00Z", new Date(Date.now() + 91 * 86_400_000).toISOString(), "tomorrow"]) {
         const refused = await schedule(t.editor.teamKey, made.id, at);
         expect([
@@ -130,7 +130,7 @@ for (const shard of ["SHARD_0", "SHARD_1"] as const) {
 
       // Then rebased, approved again and applied.
       await changeRequests.act({ key: t.editor.teamKey }, conflicting.id, "rebase");
-      await changeRequests.review({ key: t.approver.teamKey }, conflicting.id, { kind: "approve" });
+      await changeRequests.review({ key: t.approver.teamKey }, conflicting.id, { kind: "approve", version: 2 });
       const applied = await changeRequests.act({ key: t.editor.teamKey }, conflicting.id, "apply");
       expect(applied.status).toBe(200);
     });
