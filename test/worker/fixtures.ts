@@ -1,4 +1,4 @@
-import { createExecutionContext } from "cloudflare:test";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Revision } from "../../src/applications/revisions.schemas";
@@ -262,6 +262,8 @@ export interface RequestOptions {
   bindings?: Partial<Env>;
   /** The URL's origin in place of BASE_URL: on Cloudflare a request's URL has the Host header's host, which any client sets. */
   origin?: string;
+  /** Answered once the work the Worker goes on with after its answer (waitUntil) is done too. */
+  settled?: boolean;
 }
 
 /**
@@ -284,7 +286,10 @@ export async function send(method: string, path: string, options: RequestOptions
     unknown,
     IncomingRequestCfProperties
   >;
-  return await worker.fetch(request, { ...env, ...options.bindings }, createExecutionContext());
+  const context = createExecutionContext();
+  const response = await worker.fetch(request, { ...env, ...options.bindings }, context);
+  if (options.settled) await waitOnExecutionContext(context);
+  return response;
 }
 
 export const postApp = (key: string, body: unknown, options: Omit<RequestOptions, "key" | "body"> = {}) =>
