@@ -1400,7 +1400,10 @@ describe("a change request's apply, schedule and unschedule: one round trip each
       body: { app_id: requestedAppId, environment: "staging", variant_revision_id: String(row?.id), title: "Counted" },
     });
     requestId = (await expectJson<{ id: string }>(made)).id;
-    const approved = await send("POST", `/change-requests/${requestId}/reviews`, { key: account.key, body: { kind: "approve", version: 1 } });
+    const approved = await send("POST", `/change-requests/${requestId}/reviews`, {
+      key: account.key,
+      body: { kind: "approve", version: 1 },
+    });
     expect(approved.status).toBe(200);
   });
   const inADay = () => new Date(Date.now() + 86_400_000).toISOString();

@@ -1,15 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { applicationVariants } from "../client";
-import {
-  createAccount,
-  createAppVia,
-  createTeam,
-  expectError,
-  expectJson,
-  FORBIDDEN,
-  issueKey,
-  markKeyUsed,
-} from "../fixtures";
+import { createAccount, createAppVia, createTeam, expectError, expectJson, FORBIDDEN, issueKey, markKeyUsed } from "../fixtures";
 import { Tracker } from "../harness";
 
 /*

@@ -3,15 +3,7 @@ import { changeRequests } from "../client";
 import { addMember, createAccount, expectError, expectJson, FORBIDDEN, issueKey, markKeyUsed, newId, send } from "../fixtures";
 import { Tracker } from "../harness";
 import { bucketFor, databaseOf } from "../pool";
-import {
-  type ChangeRequest,
-  changeRole,
-  propose,
-  type RequestsTeam,
-  readRequest,
-  requestEvents,
-  requestsTeam,
-} from "./setup";
+import { type ChangeRequest, changeRole, propose, type RequestsTeam, readRequest, requestEvents, requestsTeam } from "./setup";
 
 /*
  * Governance of change requests (docs/CHANGE-REQUESTS.md §3): an approve names what it approves (else 428, after every
@@ -102,7 +94,11 @@ describe("an approve names what it approves", () => {
     await expectError(await approveUnbound(t.approver.teamKey, newId(bucketFor(t.appId))), 404, "Change request not found");
     await expectError(await approveUnbound(t.viewer.teamKey, made.id), 403, FORBIDDEN);
     await expectError(await approveUnbound(t.editor.teamKey, byApprover.id), 403, FORBIDDEN);
-    await expectError(await approveUnbound(t.approver.teamKey, byApprover.id), 403, "You cannot approve your own change request.");
+    await expectError(
+      await approveUnbound(t.approver.teamKey, byApprover.id),
+      403,
+      "You cannot approve your own change request.",
+    );
     expect(await answerOf(await approveUnbound(t.approver.teamKey, cancelled.id))).toEqual([
       409,
       {
@@ -233,7 +229,12 @@ describe("a scheduled request whose proposal changes", () => {
     const [event] = (await requestEvents(t.owner.teamKey, t.appId)).filter(
       (one) => one.data.change_request_id === made.id && one.type === "change_request.edited",
     );
-    expect(event.data).toMatchObject({ previous_state: "scheduled", state: "open", changed: ["proposal"], approvals_reset: true });
+    expect(event.data).toMatchObject({
+      previous_state: "scheduled",
+      state: "open",
+      changed: ["proposal"],
+      approvals_reset: true,
+    });
   });
 });
 

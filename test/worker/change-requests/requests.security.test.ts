@@ -22,7 +22,11 @@ describe("self-approval", () => {
     await expectError(await changeRequests.review({ key: t.owner.teamKey }, made.id, { kind: "approve", version: 1 }), 403, SELF);
     await expectError(await changeRequests.review({ key: t.owner.teamKey }, made.id, { kind: "decline" }), 403, SELF);
     const byManager = await propose(t.approver.teamKey, t.appId, "production", t.mainRevision);
-    await expectError(await changeRequests.review({ key: t.approver.teamKey }, byManager.id, { kind: "approve", version: 1 }), 403, SELF);
+    await expectError(
+      await changeRequests.review({ key: t.approver.teamKey }, byManager.id, { kind: "approve", version: 1 }),
+      403,
+      SELF,
+    );
     expect((await readRequest(t.viewer.teamKey, made.id)).request).toEqual(made);
     // The author may still comment.
     const commented = await changeRequests.review({ key: t.owner.teamKey }, made.id, { kind: "comment", comment: "Note." });
@@ -44,7 +48,11 @@ describe("self-approval", () => {
 describe("roles", () => {
   it("approving takes a role of approver_roles: an editor's approval is refused, until the settings name editors", async () => {
     const made = await propose(t.owner.teamKey, t.appId, "production", t.mainRevision);
-    await expectError(await changeRequests.review({ key: t.editor.teamKey }, made.id, { kind: "approve", version: 1 }), 403, FORBIDDEN);
+    await expectError(
+      await changeRequests.review({ key: t.editor.teamKey }, made.id, { kind: "approve", version: 1 }),
+      403,
+      FORBIDDEN,
+    );
     await setProtection(t.owner.teamKey, t.team.projectId, "production", { approver_roles: ["editor"] });
     const approved = await changeRequests.review({ key: t.editor.teamKey }, made.id, { kind: "approve", version: 1 });
     await setProtection(t.owner.teamKey, t.team.projectId, "production", {});
