@@ -1,18 +1,9 @@
 import * as z from "zod";
 import { commitConfig, configRefOrder } from "../core/configs.sql.ts";
 import { isUniqueViolation } from "../db/d1";
+import { variantRemoved } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
-import {
-  applicationRevisionNotFound,
-  applicationVariantNotFound,
-  deployRefsMissing,
-  environmentRevisionNotFound,
-  environmentRunsNothing,
-  forbidden,
-  idempotencyKeyInFlight,
-  slugTaken,
-  variantRemoved,
-} from "../http/errors";
+import { forbidden, idempotencyKeyInFlight, slugTaken } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
   DEMO_CONFIG_PARAMS,
@@ -32,6 +23,13 @@ import { route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { deploy, dryRun, dryRunQuery } from "../variants/deployments.routes";
 import { DryRunOutput } from "../variants/deployments.schemas";
+import {
+  applicationRevisionNotFound,
+  applicationVariantNotFound,
+  deployRefsMissing,
+  environmentRevisionNotFound,
+  environmentRunsNothing,
+} from "./errors";
 import {
   CommitRevisionBody,
   CommitRevisionShape,

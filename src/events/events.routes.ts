@@ -1,8 +1,9 @@
 import type * as z from "zod";
 import { readAs } from "../http/d1-session";
-import { forbidden, organizationNotFound } from "../http/errors";
+import { forbidden } from "../http/errors";
 import { DEMO_IDS, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
+import { organizationNotFound } from "../organizations/errors";
 import { type EventBody, EventPage, ListEventsQuery } from "./events.schemas";
 import { listEvents } from "./events.sql.ts";
 

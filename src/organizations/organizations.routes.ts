@@ -6,11 +6,16 @@ import { Caller } from "../db/caller";
 import { placementBuckets, shardNameOf } from "../db/pool";
 import type { Role } from "../db/roles";
 import { mergedOldestFirst, readAs, readOnEveryShard, writeAs } from "../http/d1-session";
+import { type ApiError, forbidden, unauthorized, validationFailed } from "../http/errors";
+import { DEMO_IDS, errorResponse, responseRef } from "../http/openapi-parts";
+import { requestBucket } from "../http/request-bucket";
+import { type RouteEnv, route, type SharedResponses } from "../http/route";
+import { workspaceNotFound } from "../workspaces/errors";
+import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/workspaces.routes";
+import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
 import {
-  type ApiError,
   alreadyMember,
   emailBeingClaimed,
-  forbidden,
   invitationExpired,
   invitationForAnotherEmail,
   invitationForNewAccount,
@@ -22,15 +27,7 @@ import {
   invitationUsed,
   organizationNotFound,
   projectNotInWorkspace,
-  unauthorized,
-  validationFailed,
-  workspaceNotFound,
-} from "../http/errors";
-import { DEMO_IDS, errorResponse, responseRef } from "../http/openapi-parts";
-import { requestBucket } from "../http/request-bucket";
-import { type RouteEnv, route, type SharedResponses } from "../http/route";
-import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/workspaces.routes";
-import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
+} from "./errors";
 import { mailInvitation, tokenDelivery } from "./invitation-mail";
 import { type AcceptVerdict, acceptInvitation, type InviteVerdict, issueInvitation } from "./invitations.sql.ts";
 import { inviteeOf, settleClaim } from "./invitee-claim";

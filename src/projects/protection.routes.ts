@@ -1,8 +1,10 @@
 import { PROTECTED_ENVIRONMENT_NAMES, type ProtectedEnvironmentName } from "../core/protection.sql.ts";
+import { environmentNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
-import { type ApiError, environmentNotFound, forbidden, projectNotFound } from "../http/errors";
+import { type ApiError, forbidden } from "../http/errors";
 import { DEMO_IDS, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
+import { projectNotFound } from "./errors";
 import { PROTECTION_EXAMPLE, ProtectionAnswer, ProtectionBody, ProtectionParams } from "./protection.schemas";
 import { changeProtection, type Protection, type ProtectionOutcome, readProtection, withDefaults } from "./protection.sql.ts";
 

@@ -5,19 +5,16 @@ import { previewDeployment } from "../core/deployment-preview.sql.ts";
 import { type DeploymentOutcome, type DeploymentTarget, deployConfig } from "../core/deployments.sql.ts";
 import { environmentETag, expectedState } from "../core/environment-etag";
 import type { IdempotencyClaim } from "../db/idempotency";
-import { type CallerEnv, writeAs } from "../http/d1-session";
 import {
-  type ApiError,
   appEnvironmentNotFound,
   configNotFound,
-  deploymentRevisionNotFound,
   environmentMovedOn,
-  forbidden,
   protectionRefused,
-  variantArchived,
   variantNotFound,
   variantRemoved,
-} from "../http/errors";
+} from "../http/core-errors";
+import { type CallerEnv, writeAs } from "../http/d1-session";
+import { type ApiError, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
   EXAMPLE_IDS,
@@ -40,6 +37,7 @@ import {
   RevertOutput,
   RevertParams,
 } from "./deployments.schemas";
+import { deploymentRevisionNotFound, variantArchived } from "./errors";
 
 const CONDITIONS =
   "With If-Match, only if the environment is still in that state (else 412, nothing written); answers the " +

@@ -1,8 +1,9 @@
 import * as z from "zod";
 import { writeAs } from "../http/d1-session";
-import { type ApiError, forbidden, lastOwner, memberNotFound, workspaceNotFound } from "../http/errors";
+import { type ApiError, forbidden } from "../http/errors";
 import { DEMO_IDS, errorResponse, responseRef } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
+import { lastOwner, memberNotFound, workspaceNotFound } from "./errors";
 import { changeMemberRole, type MemberVerdict, removeMember } from "./members.sql.ts";
 import { ALL_ROLES, PERMISSIONS, ROLE_DESCRIPTIONS } from "./roles";
 import {

@@ -1,0 +1,3 @@
+import { ApiError } from "../http/errors";
+
+export const projectNotFound = () => new ApiError(404, "Project not found");
