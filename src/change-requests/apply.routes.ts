@@ -7,7 +7,7 @@ import { documented } from "../http/documentation";
 import { forbidden } from "../http/errors";
 import { codedConflictResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
-import { dryRunQuery } from "../variants/deployments.routes";
+import { dryRunQuery } from "../variants/deploy";
 import { DRY_RUN_EXAMPLE, DryRunOutput } from "../variants/deployments.schemas";
 import { type ApplyOutcome, type ApplyPreview, applyChangeRequest, type DiffSides, previewApply } from "./apply.sql.ts";
 import { changeRequestETag, toChangeRequestDiff } from "./change-requests.answers";

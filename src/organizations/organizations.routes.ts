@@ -10,8 +10,8 @@ import { type ApiError, forbidden, unauthorized, validationFailed } from "../htt
 import { DEMO_IDS, errorResponse, responseRef } from "../http/openapi-parts";
 import { requestBucket } from "../http/request-bucket";
 import { type RouteEnv, route, type SharedResponses } from "../http/route";
+import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/documentation";
 import { workspaceNotFound } from "../workspaces/errors";
-import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/workspaces.routes";
 import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
 import {
   alreadyMember,

@@ -5,7 +5,7 @@ import { environmentNotFound } from "../http/core-errors";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import { DEMO_IDS, EXAMPLE_IDS, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
-import { protectionOf } from "../projects/protection.routes";
+import { protectionOf } from "../projects/errors";
 import { protectionChangeStatements, toProtection } from "../projects/protection.sql.ts";
 import { environmentIdOf } from "./environment-id";
 import {

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { newId } from "../db/buckets";
 import type { AdminRefusal } from "../db/roles";
-import { deployedExample } from "../events/events.routes";
+import { deployedExample } from "../events/examples";
 import { appNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
 import { type ApiError, forbidden, validationFailed } from "../http/errors";

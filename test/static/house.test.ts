@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -8,6 +8,22 @@ import { describe, expect, it } from "vitest";
  */
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
+
+/** Every source file under src/ (but declaration files), as a path relative to the root, with its text. */
+function sources(): Map<string, string> {
+  return new Map(
+    readdirSync(path.join(ROOT, "src"), { recursive: true, encoding: "utf8" })
+      .filter((file) => /\.tsx?$/.test(file) && !file.endsWith(".d.ts"))
+      .map((file) => [path.join("src", file), readFileSync(path.join(ROOT, "src", file), "utf8")]),
+  );
+}
+
+/** The src/ files a module imports (relative imports only), as paths relative to the root, without extension. */
+function importsOf(file: string, text: string): string[] {
+  return [...text.matchAll(/^(?:import|export)\b[^;]*?\bfrom "(\.[^"]+)";/gm)].map(([, specifier]) =>
+    path.join(path.dirname(file), specifier).replace(/\.tsx?$/, ""),
+  );
+}
 
 /** The names a module exports by declaration (`export const x`, `export class X`, ...). */
 const exportsOf = (text: string) =>
@@ -42,5 +58,18 @@ describe("errors", () => {
         "handleError",
       ]),
     );
+  });
+});
+
+describe("routes files", () => {
+  it("no *.routes.ts imports another folder's *.routes.ts: what several share lives in a module of its own", () => {
+    const crossings = [...sources()]
+      .filter(([file]) => file.endsWith(".routes.ts"))
+      .flatMap(([file, text]) =>
+        importsOf(file, text)
+          .filter((imported) => imported.endsWith(".routes") && path.dirname(imported) !== path.dirname(file))
+          .map((imported) => `${file} imports ${imported}.ts`),
+      );
+    expect(crossings).toEqual([]);
   });
 });
