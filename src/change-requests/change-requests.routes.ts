@@ -7,6 +7,7 @@ import { type ApiError, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import { codedConflictResponse, DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef } from "../http/openapi-parts";
 import { route } from "../http/route";
+import { type ActionInput, actOnChangeRequest } from "./actions.sql.ts";
 import { changeRequestETag, toChangeRequest, toChangeRequestDiff, toChangeRequestSummary } from "./change-requests.answers";
 import {
   ChangeRequest,
@@ -23,8 +24,6 @@ import {
   UNFINISHED_MAX,
 } from "./change-requests.schemas";
 import {
-  type ActionInput,
-  actOnChangeRequest,
   type ChangeRequestRead,
   createChangeRequest,
   listChangeRequests,
