@@ -1,8 +1,8 @@
 import * as z from "zod";
+import { environmentMovedOn } from "./http/core-errors";
 import { BOOKMARK_HEADER } from "./http/d1-session";
 import { type Documentation, SCHEMA_NAMES } from "./http/documentation";
 import {
-  environmentMovedOn,
   forbidden,
   idempotencyKeyReused,
   payloadTooLarge,

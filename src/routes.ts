@@ -9,6 +9,7 @@ import { diffRoutes } from "./diff/diff.routes";
 import { eventsRoutes } from "./events/events.routes";
 import type { Route, SharedResponses } from "./http/route";
 import { keysRoutes, profileRoutes } from "./keys/keys.routes";
+import { invitationsRoutes } from "./organizations/invitations.routes";
 import { organizationsResponses, organizationsRoutes } from "./organizations/organizations.routes";
 import { protectionRoutes } from "./projects/protection.routes";
 import { serviceRoutes } from "./service.routes";
@@ -52,6 +53,7 @@ export const ROUTES: readonly Route[] = [
   ...keysRoutes,
   ...profileRoutes,
   ...organizationsRoutes,
+  ...invitationsRoutes,
   ...workspacesRoutes,
   ...protectionRoutes,
   ...eventsRoutes,

@@ -1,18 +1,9 @@
 import * as z from "zod";
 import { commitConfig, configRefOrder } from "../core/configs.sql.ts";
 import { isUniqueViolation } from "../db/d1";
+import { variantRemoved } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
-import {
-  applicationRevisionNotFound,
-  applicationVariantNotFound,
-  deployRefsMissing,
-  environmentRevisionNotFound,
-  environmentRunsNothing,
-  forbidden,
-  idempotencyKeyInFlight,
-  slugTaken,
-  variantRemoved,
-} from "../http/errors";
+import { forbidden, idempotencyKeyInFlight, slugTaken } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
   DEMO_CONFIG_PARAMS,
@@ -30,8 +21,16 @@ import {
 } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
-import { deploy, dryRun, dryRunQuery } from "../variants/deployments.routes";
+import { deploy, dryRun, dryRunQuery } from "../variants/deploy";
 import { DryRunOutput } from "../variants/deployments.schemas";
+import {
+  applicationRevisionNotFound,
+  applicationVariantNotFound,
+  deployRefsMissing,
+  environmentRevisionNotFound,
+  environmentRunsNothing,
+} from "./errors";
+import { demoRevision } from "./examples";
 import {
   CommitRevisionBody,
   CommitRevisionShape,
@@ -41,33 +40,11 @@ import {
   LogRevisionsShape,
   RetrieveRevisionBody,
   RetrieveRevisionShape,
-  type Revision,
   RevisionAnswer,
   RevisionsAnswer,
   toRevision,
 } from "./revisions.schemas";
 import { logRevisions, retrieveRevision } from "./revisions.sql.ts";
-
-/** The demo app's config `main` at revision 2, as the current API shows it. */
-export const demoRevision = {
-  id: EXAMPLE_IDS.variantRevision,
-  slug: "3f9a0c12d4e5",
-  version: "2",
-  message: "Lower the temperature",
-  data: { parameters: DEMO_CONFIG_PARAMS, url: "" },
-  application_id: DEMO_IDS.app,
-  application_slug: "demo-app",
-  application_variant_id: EXAMPLE_IDS.variant,
-  application_variant_slug: "main",
-  variant_id: EXAMPLE_IDS.variant,
-  variant_slug: "main",
-  artifact_id: DEMO_IDS.app,
-  artifact_slug: "demo-app",
-  created_at: "2026-11-22T02:54:51.236Z",
-  created_by_id: DEMO_IDS.user,
-  updated_by: "demo@example.com",
-  updated_by_id: DEMO_IDS.user,
-} satisfies Revision;
 
 const demoApp = { slug: "demo-app" };
 

@@ -1,9 +1,10 @@
 import * as z from "zod";
 import { CALLER_KEY } from "../db/buckets";
 import { isUniqueViolation } from "../db/d1";
+import { appNotFound, variantNotFound } from "../http/core-errors";
 import { NOTHING, Nothing, slugTakenResponse } from "../http/current-api";
 import { mergedOldestFirst, readAs, readOnShardsOf, writeAs } from "../http/d1-session";
-import { appNotFound, forbidden, slugTaken, variantNotFound } from "../http/errors";
+import { forbidden, slugTaken } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import { DEMO_IDS, EXAMPLE_IDS, responseRef } from "../http/openapi-parts";
 import { route } from "../http/route";

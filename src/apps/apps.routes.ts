@@ -1,8 +1,9 @@
 import * as z from "zod";
 import { isUniqueViolation } from "../db/d1";
 import type { WriteOutcome } from "../db/visibility";
+import { appNotFound, protectionRefused } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
-import { appNameTaken, appNotFound, forbidden, protectionRefused } from "../http/errors";
+import { forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
 import {
@@ -17,6 +18,7 @@ import { route, type SharedResponses } from "../http/route";
 import { AppListItem, CreateAppBody, CreateAppOutput, ListAppsQuery, toAppListItem, UpdateAppBody } from "./apps.schemas";
 import { createAppAsCaller, deleteApp, findCreateRefusal, listApps, renameApp, targetOrder } from "./apps.sql.ts";
 import { createRefusedError } from "./create-refusal";
+import { appNameTaken } from "./errors";
 
 /** A name taken in the project fails the write with D1's UNIQUE error on `apps`: a 409. */
 async function unlessNameTaken<T>(write: Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { environmentETag } from "../core/environment-etag";
+import { appEnvironmentNotFound, appNotFound } from "../http/core-errors";
 import { readAs } from "../http/d1-session";
-import { appEnvironmentNotFound, appNotFound } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { bodilessResponse, DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef, responseRef } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";

@@ -4,18 +4,10 @@ import { deploymentPreview } from "../core/deployment-preview.sql.ts";
 import { storedConfigDocument } from "../core/diff";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import { documented } from "../http/documentation";
-import {
-  changeRequestConflict,
-  changeRequestMovedOn,
-  changeRequestNotFound,
-  forbidden,
-  invalidState,
-  notApproved,
-  revisionUnavailable,
-} from "../http/errors";
+import { forbidden } from "../http/errors";
 import { codedConflictResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
-import { dryRunQuery } from "../variants/deployments.routes";
+import { dryRunQuery } from "../variants/deploy";
 import { DRY_RUN_EXAMPLE, DryRunOutput } from "../variants/deployments.schemas";
 import { type ApplyOutcome, type ApplyPreview, applyChangeRequest, type DiffSides, previewApply } from "./apply.sql.ts";
 import { changeRequestETag, toChangeRequestDiff } from "./change-requests.answers";
@@ -32,6 +24,14 @@ import {
 } from "./change-requests.routes";
 import { ChangeRequest, DEMO_CHANGE_REQUEST, expectedWrites } from "./change-requests.schemas";
 import type { DiffSideRow } from "./change-requests.sql.ts";
+import {
+  changeRequestConflict,
+  changeRequestMovedOn,
+  changeRequestNotFound,
+  invalidState,
+  notApproved,
+  revisionUnavailable,
+} from "./errors";
 
 /** How far ahead a request may be scheduled (§3). */
 export const SCHEDULE_MAX_DAYS = 90;

@@ -1,24 +1,13 @@
 import type { Context } from "hono";
 import { expectedState } from "../core/environment-etag";
 import type { IdempotencyClaim } from "../db/idempotency";
+import { appNotFound, environmentMovedOn, revisionNotFound } from "../http/core-errors";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
-import {
-  type ApiError,
-  appNotFound,
-  changeRequestMovedOn,
-  changeRequestNotFound,
-  environmentMovedOn,
-  forbidden,
-  invalidState,
-  revisionNotFound,
-  selfApproval,
-  staleVersion,
-  tooManyOpen,
-  tooManyReviews,
-} from "../http/errors";
+import { type ApiError, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import { codedConflictResponse, DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef } from "../http/openapi-parts";
 import { route } from "../http/route";
+import { type ActionInput, actOnChangeRequest } from "./actions.sql.ts";
 import { changeRequestETag, toChangeRequest, toChangeRequestDiff, toChangeRequestSummary } from "./change-requests.answers";
 import {
   ChangeRequest,
@@ -35,8 +24,6 @@ import {
   UNFINISHED_MAX,
 } from "./change-requests.schemas";
 import {
-  type ActionInput,
-  actOnChangeRequest,
   type ChangeRequestRead,
   createChangeRequest,
   listChangeRequests,
@@ -44,7 +31,16 @@ import {
   readDiffSides,
   type WriteOutcome,
 } from "./change-requests.sql.ts";
-import { approvalUnbound } from "./errors";
+import {
+  approvalUnbound,
+  changeRequestMovedOn,
+  changeRequestNotFound,
+  invalidState,
+  selfApproval,
+  staleVersion,
+  tooManyOpen,
+  tooManyReviews,
+} from "./errors";
 
 /** Answers a write's outcome: the request with its ETag, or the error that says why nothing was written. */
 export function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutcome): ChangeRequestRead {

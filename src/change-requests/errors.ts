@@ -1,5 +1,73 @@
 import { ApiError } from "../http/errors";
 
+// Change requests (docs/CHANGE-REQUESTS.md §3).
+export const changeRequestNotFound = () => new ApiError(404, "Change request not found");
+
+export const selfApproval = () => new ApiError(403, "You cannot approve your own change request.");
+
+/** A request's action its state forbids (an expired request's too: it reads `expired`). */
+export const invalidState = (state: string) =>
+  new ApiError(409, {
+    code: "invalid_state",
+    message: `This change request is ${state}: this action is not allowed now.`,
+    state,
+  });
+
+export const staleVersion = (version: number) =>
+  new ApiError(409, {
+    code: "stale_version",
+    message: `This change request is at version ${version} now: review that version.`,
+    version,
+  });
+
+export const tooManyOpen = (limit: number) =>
+  new ApiError(409, {
+    code: "too_many_open",
+    message: `This app environment has ${limit} unfinished change requests, the most it may have: finish or cancel one first.`,
+    limit,
+  });
+
+export const tooManyReviews = (limit: number) =>
+  new ApiError(409, {
+    code: "too_many_reviews",
+    message: `This change request has ${limit} reviews, the most it may have.`,
+    limit,
+  });
+
+/** An apply of a request without the approvals its settings require now. */
+export const notApproved = (approvals: number, approvalsRequired: number) =>
+  new ApiError(409, {
+    code: "not_approved",
+    message: `This change request has ${approvals} of the ${approvalsRequired} approvals it needs.`,
+    approvals,
+    approvals_required: approvalsRequired,
+  });
+
+/** An apply of a request whose config revision can no longer be deployed. */
+export const revisionUnavailable = (removed: boolean) =>
+  new ApiError(409, {
+    code: "revision_unavailable",
+    message: removed
+      ? "The config revision this change request deploys belongs to a removed config: propose another one (PATCH)."
+      : "The config revision this change request deploys belongs to an archived config: unarchive it, or propose another one (PATCH).",
+  });
+
+/**
+ * An apply of a request whose environment moved on since its base: what it is now (`current`), what applying would
+ * change (`diff`, current to proposed) and what changed since the base (`drift`).
+ */
+export const changeRequestConflict = (sides: { base: object; current: object; diff: object; drift: object }) =>
+  new ApiError(409, {
+    code: "change_request_conflict",
+    message:
+      "The environment has changed since this change request's base: nothing was written. Rebase it " +
+      "(POST /change-requests/{id}/rebase), have it approved again, then apply it.",
+    ...sides,
+  });
+
+export const changeRequestMovedOn = () =>
+  new ApiError(412, "The change request has changed since the ETag given in If-Match: read it again, then retry");
+
 /** An approve naming neither the version it approves nor the request's ETag (docs/CHANGE-REQUESTS.md §3). */
 export const approvalUnbound = () =>
   new ApiError(

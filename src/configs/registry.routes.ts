@@ -2,8 +2,9 @@ import * as z from "zod";
 import { appIsVisible } from "../apps/apps.sql.ts";
 import { type ConfigRefs, configRefOrder, environmentRevisionRefs, fetchConfig } from "../core/configs.sql.ts";
 import { BASE_NAME } from "../core/variant-names";
+import { appNotFound, configNotFound, protectionRefused } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
-import { appNotFound, configArchived, configNameTaken, configNotFound, forbidden, protectionRefused } from "../http/errors";
+import { forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
   DEMO_CONFIG_PARAMS,
@@ -18,6 +19,7 @@ import {
 import { route, type SharedResponses } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "../variants/configs.schemas";
+import { configArchived, configNameTaken } from "./errors";
 import {
   Base,
   DeploymentRevisionParams,

@@ -1,7 +1,7 @@
 import type * as z from "zod";
 import { diffDocuments } from "../core/diff";
+import { revisionNotFound } from "../http/core-errors";
 import { readAs } from "../http/d1-session";
-import { revisionNotFound } from "../http/errors";
 import { DEMO_CONFIG_PARAMS, EXAMPLE_IDS, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { ConfigDiffOutput, DiffQuery, EnvironmentDiffOutput } from "./diff.schemas";

@@ -1,6 +1,7 @@
 import * as z from "zod";
+import { environmentProtected } from "./core-errors";
 import { BOOKMARK_HEADER } from "./d1-session";
-import { ApiError, badIdempotencyKey, CodedConflict, environmentProtected, idempotencyKeyInFlight } from "./errors";
+import { ApiError, badIdempotencyKey, CodedConflict, idempotencyKeyInFlight } from "./errors";
 import { REPLAYED_HEADER } from "./idempotency";
 import { REQUEST_ID_HEADER } from "./request-log";
 

@@ -5,7 +5,7 @@ import { claimEmail, confirmClaim, type EmailHolder, emailHolder, hasLapsed, rel
 import { shardOf } from "../db/pool";
 import { sql } from "../db/sql";
 import { type CallerEnv, readAs } from "../http/d1-session";
-import { emailBeingClaimed } from "../http/errors";
+import { emailBeingClaimed } from "./errors";
 import { invitationByToken, type NewInvitee } from "./invitations.sql.ts";
 
 type Target = { organizationId: string; workspaceId: string };

@@ -1,10 +1,12 @@
 import { PROTECTED_ENVIRONMENT_NAMES, type ProtectedEnvironmentName } from "../core/protection.sql.ts";
+import { environmentNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
-import { type ApiError, environmentNotFound, forbidden, projectNotFound } from "../http/errors";
+import type { ApiError } from "../http/errors";
 import { DEMO_IDS, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
+import { projectNotFound, protectionOf } from "./errors";
 import { PROTECTION_EXAMPLE, ProtectionAnswer, ProtectionBody, ProtectionParams } from "./protection.schemas";
-import { changeProtection, type Protection, type ProtectionOutcome, readProtection, withDefaults } from "./protection.sql.ts";
+import { changeProtection, readProtection, withDefaults } from "./protection.sql.ts";
 
 const PATH = "/projects/{project_id}/environments/{environment_name}/protection";
 
@@ -13,12 +15,6 @@ function environmentOf(name: string): ProtectedEnvironmentName {
   const found = PROTECTED_ENVIRONMENT_NAMES.find((known) => known === name);
   if (!found) throw environmentNotFound();
   return found;
-}
-
-/** The settings an outcome found, or the error that says why none were. */
-export function protectionOf(outcome: ProtectionOutcome): Protection {
-  if (outcome.outcome !== "done") throw outcome.outcome === "not_found" ? projectNotFound() : forbidden();
-  return outcome.protection;
 }
 
 const example = {

@@ -1,11 +1,11 @@
 import type { Context } from "hono";
 import { PROTECTED_ENVIRONMENT_NAMES } from "../core/protection.sql.ts";
 import { CALLER_KEY } from "../db/buckets";
+import { environmentNotFound } from "../http/core-errors";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
-import { environmentNotFound } from "../http/errors";
 import { DEMO_IDS, EXAMPLE_IDS, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
-import { protectionOf } from "../projects/protection.routes";
+import { protectionOf } from "../projects/errors";
 import { protectionChangeStatements, toProtection } from "../projects/protection.sql.ts";
 import { environmentIdOf } from "./environment-id";
 import {

@@ -1,8 +1,9 @@
 import type { Context } from "hono";
 import type * as z from "zod";
 import { addConfig, type ConfigWrite, commitConfig, configRefOrder, fetchConfig, forkConfig } from "../core/configs.sql.ts";
+import { configNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
-import { configExists, configNotFound, forbidden, payloadTooLarge, staleConfig } from "../http/errors";
+import { forbidden, payloadTooLarge } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
   DEMO_CONFIG_PARAMS,
@@ -25,6 +26,7 @@ import {
   toConfigOutput,
   toConfigRefs,
 } from "./configs.schemas";
+import { configExists, staleConfig } from "./errors";
 
 // The flat commit body: CommitConfigBody unwraps `{"config": {...}}` before validating with it.
 const CommitConfig = CommitConfigBody.out;

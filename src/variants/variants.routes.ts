@@ -1,22 +1,15 @@
 import * as z from "zod";
 import { addConfig, commitConfig, configRefOrder } from "../core/configs.sql.ts";
+import { appEnvironmentNotFound, appNotFound, variantNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
-import {
-  appEnvironmentNotFound,
-  appNotFound,
-  configExists,
-  forbidden,
-  nothingDeployed,
-  variantNotFound,
-  variantRevisionNotFound,
-  variantStillDeployed,
-} from "../http/errors";
+import { forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
 import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS, errorResponse, responseRef, withKeyErrors } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "./configs.schemas";
+import { configExists, nothingDeployed, variantRevisionNotFound, variantStillDeployed } from "./errors";
 import {
   AddVariantFromBaseBody,
   AppVariant,

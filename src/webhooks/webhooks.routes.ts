@@ -1,25 +1,17 @@
 import * as z from "zod";
 import { newId } from "../db/buckets";
 import type { AdminRefusal } from "../db/roles";
-import { deployedExample } from "../events/events.routes";
+import { deployedExample } from "../events/examples";
+import { appNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
-import {
-  type ApiError,
-  appNotFound,
-  deliveryNotFound,
-  forbidden,
-  organizationNotFound,
-  validationFailed,
-  webhookDisabled,
-  webhookLimitReached,
-  webhookNotFound,
-  webhooksNotSetUp,
-} from "../http/errors";
+import { type ApiError, forbidden, validationFailed } from "../http/errors";
 import { handOff } from "../http/hand-off";
 import { DEMO_IDS, errorResponse, schemaRef, tagged } from "../http/openapi-parts";
 import { requestBucket } from "../http/request-bucket";
 import { route } from "../http/route";
+import { organizationNotFound } from "../organizations/errors";
 import { sendTestEvent } from "./delivery";
+import { deliveryNotFound, webhookDisabled, webhookLimitReached, webhookNotFound, webhooksNotSetUp } from "./errors";
 import { allowsLocalTargets, canSealSecrets, sealSecret } from "./secret-box";
 import { newWebhookSecret } from "./signing";
 import { webhookUrl } from "./target-url";

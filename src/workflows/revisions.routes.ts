@@ -1,4 +1,4 @@
-import { demoRevision } from "../applications/revisions.routes";
+import { demoRevision } from "../applications/examples";
 import {
   RetrieveWorkflowRevisionBody,
   RetrieveWorkflowRevisionShape,

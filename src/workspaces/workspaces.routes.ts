@@ -1,10 +1,12 @@
 import * as z from "zod";
 import { writeAs } from "../http/d1-session";
-import { type ApiError, forbidden, lastOwner, memberNotFound, workspaceNotFound } from "../http/errors";
-import { DEMO_IDS, errorResponse, responseRef } from "../http/openapi-parts";
+import { type ApiError, forbidden } from "../http/errors";
+import { errorResponse, responseRef } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
+import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "./documentation";
+import { lastOwner, memberNotFound, workspaceNotFound } from "./errors";
 import { changeMemberRole, type MemberVerdict, removeMember } from "./members.sql.ts";
-import { ALL_ROLES, PERMISSIONS, ROLE_DESCRIPTIONS } from "./roles";
+import { ALL_ROLES, PERMISSIONS } from "./roles";
 import {
   AssignRoleBody,
   Member,
@@ -14,41 +16,7 @@ import {
   UnassignRoleQuery,
   Workspace,
   WorkspaceIdParams,
-  type WorkspaceMember,
 } from "./workspaces.schemas";
-
-/** Where roles apply, said once for every route that reads or changes members. */
-export const PER_ORGANIZATION =
-  "Members and roles are per organization: every workspace of an organization has the organization's members, each " +
-  "in their one role there.";
-
-/** Who may administer an organization's members, invitations and workspaces. */
-export const ADMINS_ONLY = "Owners and workspace admins only (403 for any other role, and for a read-only key).";
-
-// Ids the examples make up: an organization made through the API, and a workspace of it.
-export const EXAMPLE_ACCOUNT_IDS = {
-  organization: "01a2012e-1c4a-7d2b-9e31-6f0a2b3c4d5e",
-  workspace: "01a2012e-1c4b-7f10-8a4b-2d6e8f0a1c3e",
-  project: "01a2012e-1c4b-7f10-8a4b-2d6e8f0a1c40",
-  invitee: "01a2012e-3a77-7c02-b5d1-04e6a9c3f218",
-} as const;
-
-const demoOwner = {
-  user: { id: DEMO_IDS.user, email: "demo@example.com", username: "demo" },
-  roles: [{ role_name: "owner", role_description: ROLE_DESCRIPTIONS.owner }],
-} satisfies z.output<typeof WorkspaceMember>;
-
-export const demoWorkspace = {
-  id: EXAMPLE_ACCOUNT_IDS.workspace,
-  name: "Production",
-  description: "",
-  type: null,
-  organization: EXAMPLE_ACCOUNT_IDS.organization,
-  default_project_id: EXAMPLE_ACCOUNT_IDS.project,
-  created_at: "2026-11-23T09:16:40.502Z",
-  updated_at: "2026-11-23T09:16:40.502Z",
-  members: [demoOwner],
-} satisfies z.output<typeof Workspace>;
 
 const INVITEE = "new.person@example.com";
 

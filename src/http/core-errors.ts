@@ -1,0 +1,55 @@
+import type { ProtectionRefusal } from "../core/protection.sql.ts";
+import { ApiError } from "./errors";
+
+/*
+ * The errors of the core's resources (apps, variants, configs, revisions, protected environments), which several URL
+ * folders answer. A feature's own errors live in its folder (src/change-requests/errors.ts, ...); these sit in http/, not
+ * in core/, as core/ sits below http/ and throws nothing: its outcomes are turned into these above it.
+ */
+
+export const appEnvironmentNotFound = () => new ApiError(404, "App environment not found");
+
+export const appNotFound = () => new ApiError(404, "App not found");
+
+export const variantNotFound = () => new ApiError(404, "Variant not found");
+
+// The platform's own messages, which its SDK shows as they are.
+export const configNotFound = () => new ApiError(404, "Config not found.");
+
+/**
+ * A diff's revision (docs/CHANGE-REQUESTS.md §5): none of that id the caller can see, or the two of two organizations;
+ * a change request's proposal (§3): no such revision of the app.
+ */
+export const revisionNotFound = () => new ApiError(404, "Revision not found");
+
+export const variantRemoved = () =>
+  new ApiError(409, "This revision belongs to a removed variant, which cannot be deployed again: deploy another config");
+
+export const environmentNotFound = () => new ApiError(404, "Environment not found");
+
+export const environmentMovedOn = () =>
+  new ApiError(412, "The environment has changed since the ETag given in If-Match: read it again, then retry");
+
+/** A direct write to a protected environment (docs/CHANGE-REQUESTS.md §2): it goes through a change request. */
+export const environmentProtected = (appId: string, environment: string) =>
+  new ApiError(409, {
+    code: "environment_protected",
+    app_id: appId,
+    environment,
+    message: `Environment '${environment}' is protected: propose the change with POST /change-requests.`,
+    change_request_route: "POST /change-requests",
+  });
+
+export const protectionBypassForbidden = () =>
+  new ApiError(403, "Bypassing the protection of this environment is not allowed for your role.");
+
+/** A write a protected environment refused (src/core/protection.sql.ts): its 409, or the 403 of a bypass not allowed. */
+export const protectionRefused = ({
+  refusal,
+  appId,
+  environment,
+}: {
+  refusal: ProtectionRefusal;
+  appId: string;
+  environment: string;
+}) => (refusal === "protected" ? environmentProtected(appId, environment) : protectionBypassForbidden());
