@@ -18,6 +18,7 @@ export const serviceRoutes = [
     {
       method: "get",
       path: "/health",
+      roundTrips: globalThis.ROUTE_FACTS && { cases: [{ name: "GET /health", path: "/health", key: "none", trips: 0 }] },
       auth: "none",
       doc: globalThis.DOCUMENTATION && {
         operationId: "health",
@@ -38,6 +39,9 @@ export const serviceRoutes = [
     {
       method: "get",
       path: "/openapi.json",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET /openapi.json", path: "/openapi.json", key: "none", trips: 0 }],
+      },
       auth: "none",
       doc: globalThis.DOCUMENTATION && {
         operationId: "openApiDocument",

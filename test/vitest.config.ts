@@ -24,6 +24,9 @@ export default defineConfig(async () => {
   const openApiDocuments = JSON.parse(
     execFileSync("npx", ["tsx", "test/support/openapi-documents.ts"], { cwd: root, encoding: "utf8", maxBuffer: 1 << 26 }),
   );
+  // Every route's round-trip budget, for round-trips.test.ts and buckets.test.ts: built in Node too, as the facts only
+  // the tests read are left out of the Worker (wrangler.toml [define]).
+  const routeFacts = JSON.parse(execFileSync("npx", ["tsx", "test/support/route-facts.ts"], { cwd: root, encoding: "utf8" }));
   return {
     root,
     test: {
@@ -76,7 +79,7 @@ export default defineConfig(async () => {
             testTimeout: 60_000,
             hookTimeout: 60_000,
             setupFiles: ["test/worker/apply-migrations.ts"],
-            provide: { openApiDocuments },
+            provide: { openApiDocuments, routeFacts },
             globalSetup: ["test/worker/webhook-receiver.ts"],
           },
         },

@@ -56,6 +56,29 @@ export const revisionsRoutes = [
     {
       method: "post",
       path: "/applications/revisions/retrieve",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "retrieve by environment",
+            path: "/applications/revisions/retrieve",
+            body: { resolve: true, environment_ref: { slug: "production", version: "2" }, key: "counted.revision" },
+            trips: 1,
+          },
+          {
+            name: "retrieve by environment, running nothing",
+            path: "/applications/revisions/retrieve",
+            body: { environment_ref: { slug: "production", version: "99" }, key: "counted.revision" },
+            status: 404,
+            trips: 1,
+          },
+          {
+            name: "retrieve by variant",
+            path: "/applications/revisions/retrieve",
+            body: { application_ref: { slug: "counted" }, application_variant_ref: { slug: "main" } },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       body: {
         schema: RetrieveRevisionBody,
@@ -129,6 +152,27 @@ export const revisionsRoutes = [
     {
       method: "post",
       path: "/applications/revisions/commit",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "commit with an Idempotency-Key",
+            path: "/applications/revisions/commit",
+            body: {
+              application_revision: { application_variant_id: "{variantId}", data: { parameters: { t: 1 } }, message: "m" },
+            },
+            headers: { "Idempotency-Key": "round-trips-current-commit" },
+            trips: 1,
+          },
+          {
+            name: "commit to a variant the key cannot see",
+            path: "/applications/revisions/commit",
+            key: "viewer",
+            body: { application_revision: { application_variant_id: "{variantId}", data: { parameters: {} } } },
+            status: 404,
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       body: {
@@ -216,6 +260,16 @@ export const revisionsRoutes = [
     {
       method: "post",
       path: "/applications/revisions/log",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "log, a page",
+            path: "/applications/revisions/log",
+            body: { application_revisions: { application_variant_id: "{variantId}" }, windowing: { limit: 2 } },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       body: {
         schema: LogRevisionsBody,
@@ -269,6 +323,38 @@ export const revisionsRoutes = [
     {
       method: "post",
       path: "/applications/revisions/deploy",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "deploy with If-Match: *",
+            path: "/applications/revisions/deploy",
+            body: {
+              application_ref: { id: "{appId}" },
+              application_variant_ref: { slug: "main" },
+              environment_ref: { slug: "staging" },
+            },
+            headers: { "If-Match": "*" },
+            trips: 1,
+          },
+          {
+            name: "deploy?dry_run=true",
+            path: "/applications/revisions/deploy?dry_run=true",
+            body: {
+              application_ref: { id: "{appId}" },
+              application_variant_ref: { slug: "main" },
+              environment_ref: { slug: "staging" },
+            },
+            trips: 1,
+          },
+          {
+            name: "deploy to no environment",
+            path: "/applications/revisions/deploy",
+            body: { application_ref: { id: "{appId}" }, environment_ref: { slug: "qa" } },
+            status: 404,
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       body: {

@@ -63,6 +63,27 @@ const archiveRoute = (archive: boolean) =>
     {
       method: "post",
       path: archive ? "/applications/variants/{variant_id}/archive" : "/applications/variants/{variant_id}/unarchive",
+      roundTrips:
+        globalThis.ROUTE_FACTS &&
+        (archive
+          ? {
+              cases: [
+                {
+                  name: "POST /applications/variants/{id}/archive",
+                  path: "/applications/variants/{simpleVariantId}/archive",
+                  trips: 1,
+                },
+              ],
+            }
+          : {
+              cases: [
+                {
+                  name: "POST /applications/variants/{id}/unarchive",
+                  path: "/applications/variants/{simpleVariantId}/unarchive",
+                  trips: 1,
+                },
+              ],
+            }),
       auth: "key",
       write: true,
       params: variantPath,
@@ -102,6 +123,23 @@ export const applicationVariantsRoutes = [
     {
       method: "post",
       path: "/applications/variants",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST /applications/variants/",
+            path: "/applications/variants/",
+            body: { application_variant: { application_id: "{simpleAppId}", slug: "another-variant" } },
+            trips: 1,
+          },
+          {
+            name: "POST /applications/variants/, a slug taken",
+            path: "/applications/variants/",
+            body: { application_variant: { application_id: "{simpleAppId}", slug: "counted-variant" } },
+            status: 409,
+            trips: 2,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       idempotencyKey: "replays",
@@ -153,6 +191,16 @@ export const applicationVariantsRoutes = [
     {
       method: "post",
       path: "/applications/variants/query",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST /applications/variants/query",
+            path: "/applications/variants/query",
+            body: { application_refs: [{ id: "{simpleAppId}" }], application_variant: { slug: "counted-variant" } },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       idempotencyKey: "validates",
       body: {
@@ -210,6 +258,9 @@ export const applicationVariantsRoutes = [
     {
       method: "get",
       path: "/applications/variants/{variant_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET /applications/variants/{id}", path: "/applications/variants/{simpleVariantId}", trips: 1 }],
+      },
       auth: "key",
       params: variantPath,
       doc: globalThis.DOCUMENTATION && {

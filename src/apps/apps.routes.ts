@@ -46,6 +46,12 @@ export const appsRoutes = [
     {
       method: "get",
       path: "/apps",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "GET /apps", path: "/apps", trips: 1 },
+          { name: "GET /apps?app_name", path: "/apps?app_name=counted", trips: 1 },
+        ],
+      },
       auth: "key",
       query: {
         schema: ListAppsQuery,
@@ -76,6 +82,72 @@ export const appsRoutes = [
     {
       method: "post",
       path: "/apps",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "POST into the key's project", path: "/apps", body: { app_name: "one-trip" }, trips: 1 },
+          {
+            name: "POST into an organization",
+            path: "/apps",
+            body: { app_name: "org-trip", organization_id: "{team.organizationId}" },
+            trips: 1,
+          },
+          {
+            name: "POST with an Idempotency-Key (its claim in the same batch)",
+            path: "/apps",
+            body: { app_name: "keyed-trip" },
+            headers: { "Idempotency-Key": "round-trips-fresh" },
+            trips: 1,
+          },
+          { name: "POST, invalid body, live key", path: "/apps", body: { app_name: "" }, status: 422, trips: 1 },
+          {
+            name: "POST, invalid body, key not live",
+            path: "/apps",
+            key: "wrongKey",
+            body: { app_name: "" },
+            status: 401,
+            trips: 2,
+          },
+          { name: "POST, key not live", path: "/apps", key: "wrongKey", body: { app_name: "nope" }, status: 401, trips: 2 },
+          { name: "POST, name taken", path: "/apps", body: { app_name: "counted" }, status: 409, trips: 1 },
+          {
+            name: "POST, viewer of the target",
+            path: "/apps",
+            key: "viewer",
+            body: { app_name: "v", organization_id: "{team.organizationId}" },
+            status: 403,
+            trips: 2,
+          },
+          {
+            name: "POST, unknown project",
+            path: "/apps",
+            body: { app_name: "x", project_id: "{unknownId}" },
+            status: 403,
+            trips: 2,
+          },
+          {
+            name: "POST, a replay of an Idempotency-Key (its first answer read back)",
+            path: "/apps",
+            body: { app_name: "keyed" },
+            headers: { "Idempotency-Key": "round-trips-taken" },
+            trips: 2,
+          },
+          {
+            name: "POST, an Idempotency-Key used for another request",
+            path: "/apps",
+            body: { app_name: "not-keyed" },
+            headers: { "Idempotency-Key": "round-trips-taken" },
+            status: 422,
+            trips: 2,
+          },
+          {
+            name: "POST /apps, three webhooks subscribed",
+            path: "/apps",
+            key: "owner",
+            body: { app_name: "announced" },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       idempotencyKey: "replays",
@@ -124,6 +196,12 @@ export const appsRoutes = [
     {
       method: "patch",
       path: "/apps/{app_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "PATCH /apps/{id}", path: "/apps/{renamedId}", body: { app_name: "renamed" }, trips: 1 },
+          { name: "PATCH to a taken name", path: "/apps/{appId}", body: { app_name: "renamed" }, status: 409, trips: 1 },
+        ],
+      },
       auth: "key",
       write: true,
       params: appPath,
@@ -156,6 +234,7 @@ export const appsRoutes = [
     {
       method: "delete",
       path: "/apps/{app_id}",
+      roundTrips: globalThis.ROUTE_FACTS && { cases: [{ name: "DELETE /apps/{id}", path: "/apps/{deletedId}", trips: 1 }] },
       auth: "key",
       write: true,
       params: appPath,

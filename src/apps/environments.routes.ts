@@ -51,6 +51,28 @@ export const environmentsRoutes = [
     {
       method: "get",
       path: "/apps/{app_id}/revisions/{environment_name}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "GET (five revisions)", path: "/apps/{appId}/revisions/production", trips: 1 },
+          {
+            name: "GET, malformed key (no lookup)",
+            path: "/apps/{appId}/revisions/production",
+            key: "nonsense",
+            status: 401,
+            trips: 0,
+          },
+          { name: "GET, key not live", path: "/apps/{appId}/revisions/production", key: "wrongKey", status: 401, trips: 2 },
+          { name: "GET, unknown environment", path: "/apps/{appId}/revisions/qa", status: 404, trips: 1 },
+          { name: "GET, invalid path, live key", path: "/apps/not-a-uuid/revisions/x", status: 422, trips: 1 },
+          {
+            name: "GET, invalid path, key not live",
+            path: "/apps/not-a-uuid/revisions/x",
+            key: "wrongKey",
+            status: 401,
+            trips: 2,
+          },
+        ],
+      },
       auth: "key",
       params: {
         schema: EnvironmentRevisionsParams,
@@ -90,6 +112,9 @@ export const environmentsRoutes = [
     {
       method: "get",
       path: "/apps/{app_id}/environments",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET environments", path: "/apps/{appId}/environments", trips: 1 }],
+      },
       auth: "key",
       params: { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app } },
       doc: globalThis.DOCUMENTATION && {

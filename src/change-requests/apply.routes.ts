@@ -126,6 +126,27 @@ export const applyRoutes = [
     {
       method: "post",
       path: "/change-requests/{change_request_id}/apply",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST /change-requests/{id}/apply?dry_run=true",
+            path: "/change-requests/{applyRequestId}/apply?dry_run=true",
+            trips: 1,
+          },
+          {
+            name: "POST /change-requests/{id}/apply, with an Idempotency-Key",
+            path: "/change-requests/{applyRequestId}/apply",
+            headers: { "Idempotency-Key": "round-trips-apply" },
+            trips: 1,
+          },
+          {
+            name: "POST /change-requests/{id}/apply, applied already",
+            path: "/change-requests/{applyRequestId}/apply",
+            status: 409,
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       params: requestPath,
@@ -184,6 +205,16 @@ export const applyRoutes = [
     {
       method: "post",
       path: "/change-requests/{change_request_id}/schedule",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST /change-requests/{id}/schedule",
+            path: "/change-requests/{scheduledRequestId}/schedule",
+            body: { scheduled_at: "{inADay}" },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       params: requestPath,
@@ -219,10 +250,18 @@ export const applyRoutes = [
       return c.json(answer(await act(c, c.var, change_request_id, { action: "schedule", scheduledAt })), 200);
     },
   ),
-  actionRoute("unschedule", {
-    operationId: "unscheduleChangeRequest",
-    summary: "Unschedule a scheduled change request",
-    description:
-      "Any proposer: it is open again, and reads approved while its approvals still count; it expires as it would have.",
-  }),
+  actionRoute(
+    "unschedule",
+    {
+      operationId: "unscheduleChangeRequest",
+      summary: "Unschedule a scheduled change request",
+      description:
+        "Any proposer: it is open again, and reads approved while its approvals still count; it expires as it would have.",
+    },
+    globalThis.ROUTE_FACTS && {
+      cases: [
+        { name: "POST /change-requests/{id}/unschedule", path: "/change-requests/{scheduledRequestId}/unschedule", trips: 1 },
+      ],
+    },
+  ),
 ];

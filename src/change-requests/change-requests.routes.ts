@@ -6,7 +6,7 @@ import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import { type ApiError, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import { codedConflictResponse, DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef } from "../http/openapi-parts";
-import { route } from "../http/route";
+import { type RouteDeclaration, route } from "../http/route";
 import { type ActionInput, actOnChangeRequest } from "./actions.sql.ts";
 import { changeRequestETag, toChangeRequest, toChangeRequestDiff, toChangeRequestSummary } from "./change-requests.answers";
 import {
@@ -102,11 +102,13 @@ export const ACTION_DESCRIPTION =
 export function actionRoute(
   action: "submit" | "rebase" | "cancel" | "unschedule",
   doc: { operationId: string; summary: string; description: string },
+  roundTrips: RouteDeclaration["roundTrips"],
 ) {
   return route(
     {
       method: "post",
       path: `/change-requests/{change_request_id}/${action}`,
+      roundTrips,
       auth: "key",
       write: true,
       params: requestPath,
@@ -198,6 +200,18 @@ export const changeRequestsRoutes = [
     {
       method: "post",
       path: "/change-requests",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST /change-requests, with an Idempotency-Key",
+            path: "/change-requests",
+            key: "requester",
+            body: { app_id: "{requestedAppId}", environment: "staging", variant_revision_id: "{proposed}", title: "Keyed" },
+            headers: { "Idempotency-Key": "round-trips-change-request" },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       idempotencyKey: "replays",
@@ -263,6 +277,9 @@ export const changeRequestsRoutes = [
     {
       method: "get",
       path: "/change-requests",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET /change-requests", path: "/change-requests?app_id={requestedAppId}", key: "requester", trips: 1 }],
+      },
       auth: "key",
       query: {
         schema: ListChangeRequestsQuery,
@@ -306,6 +323,9 @@ export const changeRequestsRoutes = [
     {
       method: "get",
       path: "/change-requests/{change_request_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET /change-requests/{id}", path: "/change-requests/{requestId}", key: "requester", trips: 1 }],
+      },
       auth: "key",
       params: requestPath,
       doc: globalThis.DOCUMENTATION && {
@@ -338,6 +358,17 @@ export const changeRequestsRoutes = [
     {
       method: "patch",
       path: "/change-requests/{change_request_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "PATCH /change-requests/{id}",
+            path: "/change-requests/{requestId}",
+            key: "requester",
+            body: { title: "Recounted" },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       params: requestPath,
@@ -388,15 +419,35 @@ export const changeRequestsRoutes = [
       );
     },
   ),
-  actionRoute("submit", {
-    operationId: "submitChangeRequest",
-    summary: "Submit a draft change request",
-    description: "Its author only: the draft is open for review.",
-  }),
+  actionRoute(
+    "submit",
+    {
+      operationId: "submitChangeRequest",
+      summary: "Submit a draft change request",
+      description: "Its author only: the draft is open for review.",
+    },
+    globalThis.ROUTE_FACTS && {
+      cases: [
+        { name: "POST /change-requests/{id}/submit", path: "/change-requests/{draftId}/submit", key: "requester", trips: 1 },
+      ],
+    },
+  ),
   route(
     {
       method: "post",
       path: "/change-requests/{change_request_id}/reviews",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST /change-requests/{id}/reviews, with an Idempotency-Key",
+            path: "/change-requests/{requestId}/reviews",
+            key: "requester",
+            body: { kind: "comment", comment: "Counted." },
+            headers: { "Idempotency-Key": "round-trips-review" },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       params: requestPath,
@@ -457,17 +508,30 @@ export const changeRequestsRoutes = [
       return c.json(answer(await act(c, c.var, c.req.valid("param").change_request_id, input)), 200);
     },
   ),
-  actionRoute("rebase", {
-    operationId: "rebaseChangeRequest",
-    summary: "Rebase a change request on the environment now",
-    description:
-      "Its author, an owner or a workspace admin; while open, approved, scheduled or failed. The base becomes the " +
-      "environment now, `version` is bumped (approvals reset), the request is open again and its expiry renewed.",
-  }),
+  actionRoute(
+    "rebase",
+    {
+      operationId: "rebaseChangeRequest",
+      summary: "Rebase a change request on the environment now",
+      description:
+        "Its author, an owner or a workspace admin; while open, approved, scheduled or failed. The base becomes the " +
+        "environment now, `version` is bumped (approvals reset), the request is open again and its expiry renewed.",
+    },
+    globalThis.ROUTE_FACTS && {
+      cases: [
+        { name: "POST /change-requests/{id}/rebase", path: "/change-requests/{requestId}/rebase", key: "requester", trips: 1 },
+      ],
+    },
+  ),
   route(
     {
       method: "get",
       path: "/change-requests/{change_request_id}/diff",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "GET /change-requests/{id}/diff", path: "/change-requests/{requestId}/diff", key: "requester", trips: 1 },
+        ],
+      },
       auth: "key",
       params: requestPath,
       doc: globalThis.DOCUMENTATION && {
@@ -490,11 +554,26 @@ export const changeRequestsRoutes = [
       return c.json(toChangeRequestDiff(sides), 200);
     },
   ),
-  actionRoute("cancel", {
-    operationId: "cancelChangeRequest",
-    summary: "Cancel a change request",
-    description: "Its author, an owner or a workspace admin; unless applied, rejected, cancelled or expired.",
-  }),
+  actionRoute(
+    "cancel",
+    {
+      operationId: "cancelChangeRequest",
+      summary: "Cancel a change request",
+      description: "Its author, an owner or a workspace admin; unless applied, rejected, cancelled or expired.",
+    },
+    globalThis.ROUTE_FACTS && {
+      cases: [
+        { name: "POST /change-requests/{id}/cancel", path: "/change-requests/{requestId}/cancel", key: "requester", trips: 1 },
+        {
+          name: "POST /change-requests/{id}/cancel, refused (cancelled)",
+          path: "/change-requests/{requestId}/cancel",
+          key: "requester",
+          status: 409,
+          trips: 1,
+        },
+      ],
+    },
+  ),
 ];
 
 function toExampleSummary() {

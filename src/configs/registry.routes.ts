@@ -51,6 +51,13 @@ export const registryRoutes = [
     {
       method: "get",
       path: "/configs",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "GET /configs by environment", path: "/configs?base_id={appId}&environment_name=production", trips: 1 },
+          { name: "GET /configs by name", path: "/configs?base_id={appId}&config_name=main", trips: 1 },
+          { name: "GET /configs, nothing deployed", path: "/configs?base_id={appId}&environment_name=qa", status: 404, trips: 1 },
+        ],
+      },
       auth: "key",
       query: {
         schema: GetConfigQuery,
@@ -88,6 +95,36 @@ export const registryRoutes = [
     {
       method: "post",
       path: "/configs",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST /configs, a new name",
+            path: "/configs",
+            body: { base_id: "{appId}", config_name: "saved", parameters: { n: 1 }, overwrite: false },
+            trips: 1,
+          },
+          {
+            name: "POST /configs, overwrite (commit and deploy)",
+            path: "/configs",
+            body: { base_id: "{appId}", config_name: "main", parameters: { n: 1 }, overwrite: true },
+            trips: 1,
+          },
+          {
+            name: "POST /configs with an Idempotency-Key",
+            path: "/configs",
+            body: { base_id: "{appId}", config_name: "main", parameters: { n: 1 }, overwrite: true },
+            headers: { "Idempotency-Key": "round-trips-save" },
+            trips: 1,
+          },
+          {
+            name: "POST /configs, name taken",
+            path: "/configs",
+            body: { base_id: "{appId}", config_name: "saved", parameters: { n: 1 }, overwrite: false },
+            status: 400,
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       body: {
@@ -161,6 +198,9 @@ export const registryRoutes = [
     {
       method: "get",
       path: "/configs/deployment/{deployment_revision_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET /configs/deployment/{id}", path: "/configs/deployment/{firstRevisionId}", trips: 1 }],
+      },
       auth: "key",
       params: {
         schema: DeploymentRevisionParams,
@@ -193,6 +233,7 @@ export const basesRoutes = [
     {
       method: "get",
       path: "/bases",
+      roundTrips: globalThis.ROUTE_FACTS && { cases: [{ name: "GET /bases", path: "/bases?app_id={appId}", trips: 1 }] },
       auth: "key",
       query: { schema: ListBasesQuery, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, base_name: "app" } },
       doc: globalThis.DOCUMENTATION && {

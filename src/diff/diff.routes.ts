@@ -32,6 +32,9 @@ export const diffRoutes = [
     {
       method: "get",
       path: "/diff/configs",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET /diff/configs", path: "/diff/configs?from={configRevisionId}&to={configRevisionId}", trips: 1 }],
+      },
       auth: "key",
       query: {
         schema: DiffQuery,
@@ -73,6 +76,17 @@ export const diffRoutes = [
     {
       method: "get",
       path: "/diff/environments",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "GET /diff/environments", path: "/diff/environments?from={firstRevisionId}&to={firstRevisionId}", trips: 1 },
+          {
+            name: "GET /diff/environments, an unknown revision",
+            path: "/diff/environments?from={firstRevisionId}&to={unknownId}",
+            status: 404,
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       query: {
         schema: DiffQuery,

@@ -14,6 +14,7 @@ export const eventsRoutes = [
     {
       method: "get",
       path: "/events",
+      roundTrips: globalThis.ROUTE_FACTS && { cases: [{ name: "GET /events", path: "/events?type=app.&limit=5", trips: 1 }] },
       auth: "key",
       query: {
         schema: ListEventsQuery,

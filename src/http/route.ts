@@ -11,12 +11,14 @@ import { idempotent } from "./idempotency";
 import type { TAGS } from "./openapi-parts";
 import { protectionBypass } from "./protection-bypass";
 import type { RequestCaller } from "./request-caller";
+import type { RoundTrips, TestFact } from "./route-facts";
 import { jsonBody, validate } from "./validation";
 
 /**
  * One route, declared once: what the router mounts (its middleware chain, in the order below) and what the OpenAPI
  * document says of it (src/openapi.ts) both come from here. Its `doc`, its examples and a body's `documentedAs` are the
- * text a reader sees (Documentation: the Worker has none of it); everything else is read by both.
+ * text a reader sees (Documentation: the Worker has none of it); its `roundTrips` are the tests' (TestFact: nor that);
+ * everything else is read by both.
  */
 export interface RouteDeclaration<
   Params extends z.ZodObject | undefined = z.ZodObject | undefined,
@@ -27,6 +29,8 @@ export interface RouteDeclaration<
   method: "get" | "post" | "put" | "patch" | "delete";
   /** The full path as OpenAPI writes it (`/apps/{app_id}`), under BASE_PATH. */
   path: `/${string}`;
+  /** Its D1 round trips, case by case (src/http/route-facts.ts): a fact for the tests, none in the Worker. */
+  roundTrips: TestFact<RoundTrips>;
   /** Who may call it: an API key (401 without one), nobody in particular, or either (the key checked when sent). */
   auth: "key" | "none" | "optional";
   /** The role rule of a write (owner, workspace_admin or editor; deploys also deployment_manager): others get a 403. */

@@ -37,6 +37,7 @@ export const keysRoutes = [
     {
       method: "get",
       path: "/keys",
+      roundTrips: globalThis.ROUTE_FACTS && { everyShard: true, cases: [{ name: "GET /keys", path: "/keys", trips: 3 }] },
       auth: "key",
       doc: globalThis.DOCUMENTATION && {
         operationId: "listApiKeys",
@@ -59,6 +60,9 @@ export const keysRoutes = [
     {
       method: "post",
       path: "/keys",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "POST /keys", path: "/keys?workspace_id={org.workspaceId}", trips: 1 }],
+      },
       auth: "key",
       query: {
         schema: CreateKeyQuery,
@@ -106,6 +110,12 @@ export const keysRoutes = [
     {
       method: "delete",
       path: "/keys/{key_prefix}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "DELETE /keys/{prefix}", path: "/keys/{spareKeyPrefix}", trips: 1 },
+          { name: "DELETE /keys/{prefix}, unknown", path: "/keys/{unknownPrefix}", status: 404, trips: 1 },
+        ],
+      },
       auth: "key",
       params: keyPrefixPath,
       doc: globalThis.DOCUMENTATION && {
@@ -140,6 +150,9 @@ export const keysRoutes = [
     {
       method: "get",
       path: "/keys/{key_prefix}/validate",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET /keys/{prefix}/validate", path: "/keys/{unknownPrefix}/validate", trips: 1 }],
+      },
       auth: "key",
       params: keyPrefixPath,
       doc: globalThis.DOCUMENTATION && {
@@ -174,6 +187,7 @@ export const profileRoutes = [
     {
       method: "get",
       path: "/profile",
+      roundTrips: globalThis.ROUTE_FACTS && { cases: [{ name: "GET /profile", path: "/profile", trips: 1 }] },
       auth: "key",
       query: { schema: ProfileQuery, examples: globalThis.DOCUMENTATION && { user_id: DEMO_IDS.user } },
       doc: globalThis.DOCUMENTATION && {

@@ -95,6 +95,16 @@ export const invitationsRoutes = [
     {
       method: "post",
       path: "/organizations/{org_id}/workspaces/{workspace_id}/invite",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST .../invite",
+            path: "/organizations/{org.organizationId}/workspaces/{org.workspaceId}/invite",
+            body: [{ email: "counted-2@example.com", roles: ["viewer"] }],
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       params: workspacePath,
       body: {
@@ -140,6 +150,16 @@ export const invitationsRoutes = [
     {
       method: "post",
       path: "/organizations/{org_id}/workspaces/{workspace_id}/invite/resend",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST .../invite/resend",
+            path: "/organizations/{org.organizationId}/workspaces/{org.workspaceId}/invite/resend",
+            body: { email: "counted-2@example.com" },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       params: workspacePath,
       body: {
@@ -184,6 +204,25 @@ export const invitationsRoutes = [
     {
       method: "post",
       path: "/organizations/{org_id}/workspaces/{workspace_id}/invite/accept",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST .../invite/accept, a new email without a key",
+            path: "/organizations/{org.organizationId}/workspaces/{org.workspaceId}/invite/accept?project_id={newcomer.project_id}",
+            key: "none",
+            body: { token: "{newcomer.token}" },
+            trips: 4,
+          },
+          {
+            name: "POST .../invite/accept, a used token",
+            path: "/organizations/{org.organizationId}/workspaces/{org.workspaceId}/invite/accept?project_id={newcomer.project_id}",
+            key: "none",
+            body: { token: "{newcomer.token}" },
+            status: 409,
+            trips: 3,
+          },
+        ],
+      },
       auth: "optional",
       params: workspacePath,
       query: { schema: AcceptQuery, examples: globalThis.DOCUMENTATION && { project_id: EXAMPLE_ACCOUNT_IDS.project } },

@@ -80,6 +80,10 @@ export const organizationsRoutes = [
     {
       method: "get",
       path: "/organizations",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        everyShard: true,
+        cases: [{ name: "GET /organizations", path: "/organizations", trips: 3 }],
+      },
       auth: "key",
       doc: globalThis.DOCUMENTATION && {
         operationId: "listOrganizations",
@@ -102,6 +106,11 @@ export const organizationsRoutes = [
     {
       method: "post",
       path: "/organizations",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "POST /organizations", path: "/organizations", body: { name: "another", owner: "{account.userId}" }, trips: 1 },
+        ],
+      },
       auth: "key",
       body: {
         schema: CreateOrganizationBody,
@@ -139,6 +148,10 @@ export const organizationsRoutes = [
     {
       method: "get",
       path: "/organizations/own",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        everyShard: true,
+        cases: [{ name: "GET /organizations/own", path: "/organizations/own", trips: 3 }],
+      },
       auth: "key",
       doc: globalThis.DOCUMENTATION && {
         operationId: "getOwnOrganization",
@@ -167,6 +180,9 @@ export const organizationsRoutes = [
     {
       method: "get",
       path: "/organizations/{org_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET /organizations/{id}", path: "/organizations/{org.organizationId}", trips: 1 }],
+      },
       auth: "key",
       params: organizationPath,
       doc: globalThis.DOCUMENTATION && {
@@ -206,6 +222,19 @@ export const organizationsRoutes = [
     {
       method: "put",
       path: "/organizations/{org_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "PUT /organizations/{id}", path: "/organizations/{org.organizationId}", body: { name: "renamed" }, trips: 1 },
+          {
+            name: "PUT /organizations/{id}, not a member",
+            path: "/organizations/{org.organizationId}",
+            key: "viewer",
+            body: { name: "x" },
+            status: 404,
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       params: organizationPath,
       body: {
@@ -244,6 +273,11 @@ export const organizationsRoutes = [
     {
       method: "post",
       path: "/organizations/{org_id}/workspaces",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "POST .../workspaces", path: "/organizations/{org.organizationId}/workspaces", body: { name: "w2" }, trips: 1 },
+        ],
+      },
       auth: "key",
       params: organizationPath,
       body: {
@@ -275,6 +309,16 @@ export const organizationsRoutes = [
     {
       method: "put",
       path: "/organizations/{org_id}/workspaces/{workspace_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "PUT .../workspaces/{id}",
+            path: "/organizations/{org.organizationId}/workspaces/{org.workspaceId}",
+            body: { description: "d" },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       params: workspacePath,
       body: {

@@ -40,6 +40,9 @@ export const protectionRoutes = [
     {
       method: "get",
       path: PATH,
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET protection", path: "/projects/{team.projectId}/environments/production/protection", trips: 1 }],
+      },
       auth: "key",
       params: PARAMS,
       doc: globalThis.DOCUMENTATION && {
@@ -66,6 +69,22 @@ export const protectionRoutes = [
     {
       method: "put",
       path: PATH,
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "PUT protection",
+            path: "/projects/{team.projectId}/environments/staging/protection",
+            body: { protected: true, bypass_roles: ["owner"] },
+            trips: 1,
+          },
+          {
+            name: "PUT protection, unchanged",
+            path: "/projects/{team.projectId}/environments/staging/protection",
+            body: { protected: true, bypass_roles: ["owner"] },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       params: PARAMS,

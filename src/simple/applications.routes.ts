@@ -77,6 +77,36 @@ const archiveRoute = (archive: boolean) =>
     {
       method: "post",
       path: archive ? "/simple/applications/{application_id}/archive" : "/simple/applications/{application_id}/unarchive",
+      roundTrips:
+        globalThis.ROUTE_FACTS &&
+        (archive
+          ? {
+              cases: [
+                { name: "POST /simple/applications/{id}/archive", path: "/simple/applications/{simpleAppId}/archive", trips: 1 },
+                {
+                  name: "POST /simple/applications/{id}/archive, a viewer",
+                  path: "/simple/applications/{teamAppId}/archive",
+                  key: "viewer",
+                  status: 403,
+                  trips: 1,
+                },
+                {
+                  name: "POST /simple/applications/{id}/archive, absent",
+                  path: "/simple/applications/{unknownId}/archive",
+                  status: 404,
+                  trips: 1,
+                },
+              ],
+            }
+          : {
+              cases: [
+                {
+                  name: "POST /simple/applications/{id}/unarchive",
+                  path: "/simple/applications/{simpleAppId}/unarchive",
+                  trips: 1,
+                },
+              ],
+            }),
       auth: "key",
       write: true,
       params: applicationPath,
@@ -110,6 +140,23 @@ export const simpleApplicationsRoutes = [
     {
       method: "post",
       path: "/simple/applications",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST /simple/applications/",
+            path: "/simple/applications/",
+            body: { application: { slug: "current-new", name: "current-new" } },
+            trips: 1,
+          },
+          {
+            name: "POST /simple/applications/, a name taken",
+            path: "/simple/applications/",
+            body: { application: { slug: "counted", name: "counted" } },
+            status: 409,
+            trips: 2,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       idempotencyKey: "replays",
@@ -157,6 +204,9 @@ export const simpleApplicationsRoutes = [
     {
       method: "post",
       path: "/simple/applications/query",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "POST /simple/applications/query", path: "/simple/applications/query", body: {}, trips: 1 }],
+      },
       auth: "key",
       idempotencyKey: "validates",
       body: {
@@ -202,6 +252,12 @@ export const simpleApplicationsRoutes = [
     {
       method: "get",
       path: "/simple/applications/{application_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "GET /simple/applications/{id}", path: "/simple/applications/{simpleAppId}", trips: 1 },
+          { name: "GET /simple/applications/{id}, absent", path: "/simple/applications/{unknownId}", trips: 1 },
+        ],
+      },
       auth: "key",
       params: applicationPath,
       doc: globalThis.DOCUMENTATION && {
@@ -231,6 +287,23 @@ export const simpleApplicationsRoutes = [
     {
       method: "put",
       path: "/simple/applications/{application_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "PUT /simple/applications/{id}",
+            path: "/simple/applications/{simpleAppId}",
+            body: { application: { id: "{simpleAppId}", slug: "current-renamed", name: "current-renamed" } },
+            trips: 1,
+          },
+          {
+            name: "PUT /simple/applications/{id}, a name taken",
+            path: "/simple/applications/{simpleAppId}",
+            body: { application: { slug: "counted", name: "counted" } },
+            status: 409,
+            trips: 2,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       params: applicationPath,

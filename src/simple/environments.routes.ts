@@ -85,6 +85,16 @@ export const environmentsQueryRoutes = [
     {
       method: "post",
       path: "/simple/environments/query",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "environments query",
+            path: "/simple/environments/query",
+            body: { environment: { slug: "production" } },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       body: {
         schema: QueryEnvironmentsBody,
@@ -186,6 +196,9 @@ export const environmentRoutes = [
     {
       method: "get",
       path: "/simple/environments/{environment_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET /simple/environments/{id}", path: "/simple/environments/{environmentOf.production}", trips: 1 }],
+      },
       auth: "key",
       params: byId,
       doc: globalThis.DOCUMENTATION && {
@@ -212,6 +225,11 @@ export const environmentRoutes = [
       {
         method: "post",
         path: `/simple/environments/{environment_id}/${action}`,
+        roundTrips:
+          globalThis.ROUTE_FACTS &&
+          (action === "guard"
+            ? { cases: [{ name: "guard", path: "/simple/environments/{environmentOf.production}/guard", trips: 2 }] }
+            : { cases: [{ name: "unguard", path: "/simple/environments/{environmentOf.production}/unguard", trips: 2 }] }),
         auth: "key",
         write: true,
         params: byId,

@@ -110,6 +110,29 @@ export const configsRoutes = [
     {
       method: "post",
       path: "/variants/configs/fetch",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "configs/fetch by variant",
+            path: "/variants/configs/fetch",
+            body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "main" } },
+            trips: 1,
+          },
+          {
+            name: "configs/fetch by environment",
+            path: "/variants/configs/fetch",
+            body: { application_ref: { slug: "counted" }, environment_ref: { slug: "production" } },
+            trips: 1,
+          },
+          {
+            name: "configs/fetch, nothing there",
+            path: "/variants/configs/fetch",
+            body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "absent" } },
+            status: 404,
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       body: { schema: FetchConfigBody, id: "FetchConfig", examples: globalThis.DOCUMENTATION && fetchExamples },
       idempotencyKey: "validates",
@@ -136,6 +159,23 @@ export const configsRoutes = [
     {
       method: "post",
       path: "/variants/configs/add",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "configs/add",
+            path: "/variants/configs/add",
+            body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "added" } },
+            trips: 1,
+          },
+          {
+            name: "configs/add, existing",
+            path: "/variants/configs/add",
+            body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "main" } },
+            status: 400,
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       body: {
@@ -174,6 +214,31 @@ export const configsRoutes = [
     {
       method: "post",
       path: "/variants/configs/commit",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "configs/commit",
+            path: "/variants/configs/commit",
+            body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "main" }, params: { a: 1 } },
+            trips: 1,
+          },
+          {
+            name: "configs/commit, stale version",
+            path: "/variants/configs/commit",
+            body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "main", version: 1 }, params: {} },
+            status: 409,
+            trips: 1,
+          },
+          {
+            name: "configs/commit by a viewer",
+            path: "/variants/configs/commit",
+            key: "viewer",
+            body: { application_ref: { id: "{teamAppId}" }, variant_ref: { slug: "main" }, params: {} },
+            status: 403,
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       body: {
@@ -230,6 +295,16 @@ export const configsRoutes = [
     {
       method: "post",
       path: "/variants/configs/fork",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "configs/fork",
+            path: "/variants/configs/fork",
+            body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "main" } },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       body: { schema: FetchConfigBody, id: "FetchConfig", examples: globalThis.DOCUMENTATION && fetchExamples },

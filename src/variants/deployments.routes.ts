@@ -75,6 +75,59 @@ export const deploymentsRoutes = [
     {
       method: "post",
       path: "/variants/configs/deploy",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "configs/deploy",
+            path: "/variants/configs/deploy",
+            body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "main" }, environment_ref: { slug: "staging" } },
+            trips: 1,
+          },
+          {
+            name: "configs/deploy with If-Match: * and an Idempotency-Key",
+            path: "/variants/configs/deploy",
+            body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "main" }, environment_ref: { slug: "development" } },
+            headers: { "If-Match": "*", "Idempotency-Key": "round-trips-deploy" },
+            trips: 1,
+          },
+          {
+            name: "configs/deploy?dry_run=true",
+            path: "/variants/configs/deploy?dry_run=true",
+            body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "main" }, environment_ref: { slug: "staging" } },
+            trips: 1,
+          },
+          {
+            name: "configs/deploy, If-Match of an earlier state",
+            path: "/variants/configs/deploy",
+            body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "main" }, environment_ref: { slug: "production" } },
+            headers: { "If-Match": "{staleETag}" },
+            status: 412,
+            trips: 1,
+          },
+          {
+            name: "deploy, protected",
+            path: "/variants/configs/deploy",
+            body: {
+              application_ref: { id: "{teamAppId}" },
+              variant_ref: { slug: "main" },
+              environment_ref: { slug: "development" },
+            },
+            status: 409,
+            trips: 1,
+          },
+          {
+            name: "deploy, bypassed",
+            path: "/variants/configs/deploy",
+            body: {
+              application_ref: { id: "{teamAppId}" },
+              variant_ref: { slug: "main" },
+              environment_ref: { slug: "development" },
+            },
+            headers: { "Protection-Bypass": "counted" },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       body: {
@@ -127,6 +180,22 @@ export const deploymentsRoutes = [
     {
       method: "post",
       path: "/environments/deploy",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "environments/deploy",
+            path: "/environments/deploy",
+            body: { environment_name: "staging", variant_id: "{variantId}" },
+            trips: 1,
+          },
+          {
+            name: "environments/deploy?dry_run=true",
+            path: "/environments/deploy?dry_run=true",
+            body: { environment_name: "staging", variant_id: "{variantId}" },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       body: {
@@ -173,6 +242,12 @@ export const deploymentsRoutes = [
     {
       method: "post",
       path: "/configs/deployment/{deployment_revision_id}/revert",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "revert", path: "/configs/deployment/{firstRevisionId}/revert", trips: 1 },
+          { name: "revert?dry_run=true", path: "/configs/deployment/{firstRevisionId}/revert?dry_run=true", trips: 1 },
+        ],
+      },
       auth: "key",
       write: true,
       params: {

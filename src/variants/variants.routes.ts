@@ -67,6 +67,11 @@ export const appVariantsRoutes = [
     {
       method: "get",
       path: "/apps/get_variant_by_env",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "GET get_variant_by_env", path: "/apps/get_variant_by_env?app_id={appId}&environment=production", trips: 1 },
+        ],
+      },
       auth: "key",
       query: {
         schema: VariantByEnvironmentQuery,
@@ -97,6 +102,9 @@ export const appVariantsRoutes = [
     {
       method: "get",
       path: "/apps/{app_id}/variants",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET an app's variants", path: "/apps/{appId}/variants", trips: 1 }],
+      },
       auth: "key",
       params: { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app } },
       doc: globalThis.DOCUMENTATION && {
@@ -123,6 +131,16 @@ export const variantsRoutes = [
     {
       method: "post",
       path: "/variants/from-base",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST /variants/from-base",
+            path: "/variants/from-base",
+            body: { base_id: "{appId}", new_variant_name: "v", new_config_name: "based", parameters: { n: 1 } },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       body: {
@@ -186,6 +204,16 @@ export const variantsRoutes = [
     {
       method: "put",
       path: "/variants/{variant_id}/parameters",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "PUT /variants/{id}/parameters",
+            path: "/variants/{variantId}/parameters",
+            body: { parameters: { n: 2 } },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       write: true,
       params: variantPath,
@@ -231,6 +259,12 @@ export const variantsRoutes = [
     {
       method: "delete",
       path: "/variants/{variant_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "DELETE /variants/{id}", path: "/variants/{removableId}", trips: 1 },
+          { name: "DELETE /variants/{id}, deployed", path: "/variants/{variantId}", status: 409, trips: 1 },
+        ],
+      },
       auth: "key",
       write: true,
       params: variantPath,
@@ -267,6 +301,7 @@ export const variantsRoutes = [
     {
       method: "get",
       path: "/variants/{variant_id}",
+      roundTrips: globalThis.ROUTE_FACTS && { cases: [{ name: "GET a variant", path: "/variants/{variantId}", trips: 1 }] },
       auth: "key",
       params: variantPath,
       doc: globalThis.DOCUMENTATION && {
@@ -291,6 +326,9 @@ export const variantsRoutes = [
     {
       method: "get",
       path: "/variants/{variant_id}/revisions",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET its revisions", path: "/variants/{variantId}/revisions", trips: 1 }],
+      },
       auth: "key",
       params: variantPath,
       doc: globalThis.DOCUMENTATION && {
@@ -313,6 +351,9 @@ export const variantsRoutes = [
     {
       method: "get",
       path: "/variants/{variant_id}/revisions/{revision_number}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET one revision", path: "/variants/{variantId}/revisions/1", trips: 1 }],
+      },
       auth: "key",
       params: {
         schema: VariantRevisionParams,

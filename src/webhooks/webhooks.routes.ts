@@ -104,6 +104,17 @@ export const webhooksRoutes = [
     {
       method: "post",
       path: "/webhooks",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST /webhooks",
+            path: "/webhooks",
+            key: "owner",
+            body: { url: "{newInbox}", events: ["app.created"] },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       body: {
         schema: CreateWebhookBody,
@@ -167,6 +178,7 @@ export const webhooksRoutes = [
     {
       method: "get",
       path: "/webhooks",
+      roundTrips: globalThis.ROUTE_FACTS && { cases: [{ name: "GET /webhooks", path: "/webhooks", key: "owner", trips: 1 }] },
       auth: "key",
       query: { schema: ListWebhooksQuery, examples: globalThis.DOCUMENTATION && { organization_id: DEMO_IDS.organization } },
       doc: globalThis.DOCUMENTATION && {
@@ -192,6 +204,9 @@ export const webhooksRoutes = [
     {
       method: "get",
       path: "/webhooks/{webhook_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET /webhooks/{id}", path: "/webhooks/{hookId}", key: "owner", trips: 1 }],
+      },
       auth: "key",
       params: webhookPath,
       doc: globalThis.DOCUMENTATION && {
@@ -213,6 +228,11 @@ export const webhooksRoutes = [
     {
       method: "patch",
       path: "/webhooks/{webhook_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          { name: "PATCH /webhooks/{id}", path: "/webhooks/{hookId}", key: "owner", body: { description: "patched" }, trips: 1 },
+        ],
+      },
       auth: "key",
       params: webhookPath,
       body: {
@@ -254,6 +274,9 @@ export const webhooksRoutes = [
     {
       method: "delete",
       path: "/webhooks/{webhook_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "DELETE /webhooks/{id}", path: "/webhooks/{spareHookId}", key: "owner", trips: 1 }],
+      },
       auth: "key",
       params: webhookPath,
       doc: globalThis.DOCUMENTATION && {
@@ -276,6 +299,9 @@ export const webhooksRoutes = [
     {
       method: "post",
       path: "/webhooks/{webhook_id}/rotate-secret",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "POST /webhooks/{id}/rotate-secret", path: "/webhooks/{hookId}/rotate-secret", key: "owner", trips: 1 }],
+      },
       auth: "key",
       params: webhookPath,
       doc: globalThis.DOCUMENTATION && {
@@ -307,6 +333,9 @@ export const webhooksRoutes = [
     {
       method: "post",
       path: "/webhooks/{webhook_id}/test",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "POST /webhooks/{id}/test", path: "/webhooks/{hookId}/test", key: "owner", trips: 1 }],
+      },
       auth: "key",
       params: webhookPath,
       doc: globalThis.DOCUMENTATION && {
@@ -352,6 +381,9 @@ export const webhooksRoutes = [
     {
       method: "get",
       path: "/webhooks/{webhook_id}/deliveries",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET /webhooks/{id}/deliveries", path: "/webhooks/{hookId}/deliveries", key: "owner", trips: 1 }],
+      },
       auth: "key",
       params: webhookPath,
       query: {
@@ -385,6 +417,16 @@ export const webhooksRoutes = [
     {
       method: "get",
       path: "/webhooks/{webhook_id}/deliveries/{delivery_id}",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "GET /webhooks/{id}/deliveries/{id}",
+            path: "/webhooks/{hookId}/deliveries/{deliveryId}",
+            key: "owner",
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       params: {
         schema: DeliveryParams,
@@ -432,6 +474,16 @@ export const webhooksRoutes = [
     {
       method: "post",
       path: "/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST /webhooks/{id}/deliveries/{id}/redeliver",
+            path: "/webhooks/{hookId}/deliveries/{deliveryId}/redeliver",
+            key: "owner",
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       params: {
         schema: DeliveryParams,

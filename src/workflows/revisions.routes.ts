@@ -28,6 +28,16 @@ export const workflowsRoutes = [
     {
       method: "post",
       path: "/workflows/revisions/retrieve",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "workflows retrieve",
+            path: "/workflows/revisions/retrieve",
+            body: { workflow_ref: { id: "{appId}" }, workflow_variant_ref: { id: "{variantId}" } },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       body: {
         schema: RetrieveWorkflowRevisionBody,

@@ -66,6 +66,7 @@ export const workspacesRoutes = [
     {
       method: "get",
       path: "/workspaces/roles",
+      roundTrips: globalThis.ROUTE_FACTS && { cases: [{ name: "GET /workspaces/roles", path: "/workspaces/roles", trips: 1 }] },
       auth: "key",
       doc: globalThis.DOCUMENTATION && {
         operationId: "getAllWorkspaceRoles",
@@ -86,6 +87,9 @@ export const workspacesRoutes = [
     {
       method: "get",
       path: "/workspaces/permissions",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [{ name: "GET /workspaces/permissions", path: "/workspaces/permissions", trips: 1 }],
+      },
       auth: "key",
       doc: globalThis.DOCUMENTATION && {
         operationId: "getAllWorkspacePermissions",
@@ -103,6 +107,16 @@ export const workspacesRoutes = [
     {
       method: "post",
       path: "/workspaces/{workspace_id}/roles",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST /workspaces/{id}/roles",
+            path: "/workspaces/{org.workspaceId}/roles",
+            body: { email: "{memberEmail}", organization_id: "{org.organizationId}", role: "deployment_manager" },
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       params: {
         schema: WorkspaceIdParams,
@@ -142,6 +156,15 @@ export const workspacesRoutes = [
     {
       method: "delete",
       path: "/workspaces/{workspace_id}/roles",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "DELETE /workspaces/{id}/roles",
+            path: "/workspaces/{org.workspaceId}/roles?email={memberEmail}&org_id={org.organizationId}&role=deployment_manager",
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       params: {
         schema: WorkspaceIdParams,
@@ -183,6 +206,15 @@ export const workspacesRoutes = [
     {
       method: "delete",
       path: "/workspaces/{workspace_id}/users",
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "DELETE /workspaces/{id}/users",
+            path: "/workspaces/{org.workspaceId}/users?email={leaverEmail}&org_id={org.organizationId}",
+            trips: 1,
+          },
+        ],
+      },
       auth: "key",
       params: {
         schema: WorkspaceIdParams,
