@@ -4,7 +4,6 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import {
   A_NEW_ID,
-  type Account,
   BUCKETS,
   bucketOfId,
   bucketOfPrefix,
@@ -21,7 +20,8 @@ import {
   send,
 } from "./fixtures";
 import { databaseOf } from "./pool";
-import { newInbox, received, settledDeliveries, subscribe } from "./webhooks/webhook-fixtures";
+import { makeRouteWorld, type RouteWorld, requestOf, routeFacts } from "./route-world";
+import { received } from "./webhooks/webhook-fixtures";
 
 /** docs/SHARDING.md §2: the buckets every id, key prefix and invitation token carries. */
 
@@ -148,208 +148,82 @@ describe("BUCKETED_SINCE", () => {
 /** A response's JSON, expecting a 200. */
 const ok = <T = Record<string, unknown>>(response: Promise<Response>) => response.then((answer) => expectJson<T>(answer));
 
-describe("an organization in a bucket other than 0", () => {
-  let owner: Account;
-  let organizationId: string;
-  let workspaceId: string;
-  let placed: number;
-  /** Every operation of the document that is not a GET, with what this walk sent it (`${METHOD} ${path}`). */
-  const walked = new Set<string>();
-  let key: string;
-  let hookInbox: string;
-
-  /** Sends as the organization's key, recording the operation walked. */
-  const call = (operation: string, path: string, body?: unknown, headers?: Record<string, string>) => {
-    walked.add(operation);
-    return ok(send(operation.split(" ")[0], path, { key, body, headers }));
-  };
-
+/**
+ * The walk of every write (every operation but a GET) in organizations of buckets other than 0: each write route's
+ * round-trip cases (src/http/route-facts.ts), in the router's order, against the world round-trips.test.ts counts them in
+ * (test/worker/route-world.ts), whose organizations are all on SHARD_1 (buckets 512 to 1023). Every id they mint, every
+ * key prefix and every invitation token carries the bucket of the organization it belongs to.
+ */
+describe("organizations in buckets other than 0", () => {
+  let world: RouteWorld;
+  /** Each write's answers of its 2xx cases, by operation. */
+  const answers = new Map<string, unknown[]>();
   beforeAll(async () => {
-    owner = await createAccount();
-    // A bucket at random: 0 once in 1,024; another organization then.
-    for (let attempt = 0; attempt < 5 && !placed; attempt++) {
-      const made = await ok<{ id: string; workspaces: string[] }>(
-        send("POST", "/organizations", { key: owner.key, body: { name: `placed ${attempt}`, owner: owner.userId } }),
-      );
-      [organizationId, workspaceId, placed] = [made.id, made.workspaces[0], bucketOf(made.id)];
-    }
-    walked.add("POST /organizations");
-    expect(placed).toBeGreaterThan(0);
-    walked.add("POST /keys");
-    key = await ok<string>(send("POST", `/keys?workspace_id=${workspaceId}`, { key: owner.key }));
+    world = await makeRouteWorld();
   });
 
-  it("every write of the OpenAPI document mints ids in the organization's bucket, and its row says so", async () => {
-    expect(bucketOfPrefix(prefixOf(key))).toBe(placed);
-    hookInbox = newInbox();
-    const hook = await subscribe(key, { organization_id: organizationId, url: hookInbox, events: ["*"] });
-    walked.add("POST /webhooks");
+  const writes = routeFacts().filter(({ operation }) => !operation.startsWith("GET "));
+  describe.each(writes)("$operation", ({ operation, roundTrips }) => {
+    it.each((roundTrips?.cases ?? []).map((walked) => ({ status: 200, ...walked })))("$name: $status", async (walked) => {
+      const { path, key, body, headers } = requestOf(world, walked);
+      const response = await send(operation.split(" ")[0], path, { key, body, headers });
+      expect(response.status).toBe(walked.status);
+      const text = await response.text();
+      if (response.ok) answers.set(operation, [...(answers.get(operation) ?? []), text ? JSON.parse(text) : null]);
+    });
+  });
 
-    // Apps, configs and deployments (the key's project is the organization's default one).
-    const { app_id: appId } = await call("POST /apps", "/apps", { app_name: "walked" }, { "Idempotency-Key": "walk" });
-    const throwaway = await call("POST /apps", "/apps", { app_name: "throwaway", organization_id: organizationId });
-    await call("PATCH /apps/{app_id}", `/apps/${appId}`, { app_name: "walked" });
-    await call("DELETE /apps/{app_id}", `/apps/${throwaway.app_id}`);
-    const main = { application_ref: { id: appId }, variant_ref: { slug: "main" } };
-    await call("POST /variants/configs/add", "/variants/configs/add", main);
-    await call("POST /variants/configs/commit", "/variants/configs/commit", { ...main, params: { a: 1 } });
-    await call("POST /variants/configs/fetch", "/variants/configs/fetch", main);
-    await call("POST /variants/configs/fork", "/variants/configs/fork", main);
-    const deployed = await call("POST /variants/configs/deploy", "/variants/configs/deploy", {
-      ...main,
-      environment_ref: { slug: "production" },
-    });
-    const deployedRevision = (deployed.environment_ref as { id: string }).id;
-    const based = { base_id: appId, new_variant_name: "v", parameters: { n: 1 } };
-    const kept = await call("POST /variants/from-base", "/variants/from-base", { ...based, new_config_name: "kept" });
-    const removable = await call("POST /variants/from-base", "/variants/from-base", { ...based, new_config_name: "gone" });
-    await call("PUT /variants/{variant_id}/parameters", `/variants/${kept.variant_id}/parameters`, { parameters: { n: 2 } });
-    await call("DELETE /variants/{variant_id}", `/variants/${removable.variant_id}`);
-    await call("POST /environments/deploy", "/environments/deploy", { environment_name: "staging", variant_id: kept.variant_id });
-    await call("POST /configs/deployment/{deployment_revision_id}/revert", `/configs/deployment/${deployedRevision}/revert`);
-    const saved = { base_id: appId, parameters: { n: 3 } };
-    await call("POST /configs", "/configs", { ...saved, config_name: "saved", overwrite: false });
-    await call("POST /configs", "/configs", { ...saved, config_name: "main", overwrite: true });
-
-    // Today's SDK.
-    const simple = { application: { slug: "walked-current", name: "walked-current" } };
-    const { application } = await call("POST /simple/applications", "/simple/applications/", simple);
-    const simpleId = (application as { id: string }).id;
-    const simplePath = `/simple/applications/${simpleId}`;
-    await call("POST /simple/applications/query", "/simple/applications/query", {});
-    await call("PUT /simple/applications/{application_id}", simplePath, {
-      application: { slug: "walked-renamed", name: "walked-renamed" },
-    });
-    await call("POST /simple/applications/{application_id}/archive", `${simplePath}/archive`);
-    await call("POST /simple/applications/{application_id}/unarchive", `${simplePath}/unarchive`);
-    const variantBody = { application_variant: { application_id: simpleId, slug: "walked-variant" } };
-    const { application_variant } = await call("POST /applications/variants", "/applications/variants/", variantBody);
-    const variantId = (application_variant as { id: string }).id;
-    await call("POST /applications/variants/query", "/applications/variants/query", { application_refs: [{ id: simpleId }] });
-    await call("POST /applications/variants/{variant_id}/archive", `/applications/variants/${variantId}/archive`);
-    await call("POST /applications/variants/{variant_id}/unarchive", `/applications/variants/${variantId}/unarchive`);
-    await call("POST /applications/revisions/commit", "/applications/revisions/commit", {
-      application_revision: { application_variant_id: variantId, data: { parameters: { t: 1 } }, message: "m" },
-    });
-    await call("POST /applications/revisions/retrieve", "/applications/revisions/retrieve", {
-      application_ref: { id: appId },
-      application_variant_ref: { slug: "main" },
-    });
-    await call("POST /applications/revisions/log", "/applications/revisions/log", {
-      application_revisions: { application_variant_id: variantId },
-    });
-    await call("POST /applications/revisions/deploy", "/applications/revisions/deploy", {
-      application_ref: { id: appId },
-      application_variant_ref: { slug: "main" },
-      environment_ref: { slug: "development" },
-    });
-    await call("POST /workflows/revisions/retrieve", "/workflows/revisions/retrieve", {
-      workflow_ref: { id: appId },
-      workflow_variant_ref: { id: kept.variant_id },
-    });
-    const { environments } = await call("POST /simple/environments/query", "/simple/environments/query", {
-      environment: { slug: "staging" },
-    });
-    const staging = (environments as { id: string }[])[0].id;
-    await call("POST /simple/environments/{environment_id}/guard", `/simple/environments/${staging}/guard`);
-    await call("POST /simple/environments/{environment_id}/unguard", `/simple/environments/${staging}/unguard`);
-
-    // The organization, its workspaces, invitations (new users, with their first keys) and members.
-    const inOrganization = `/organizations/${organizationId}`;
-    const inWorkspace = `${inOrganization}/workspaces/${workspaceId}`;
-    await call("PUT /organizations/{org_id}", inOrganization, { name: "walked" });
-    await call("POST /organizations/{org_id}/workspaces", `${inOrganization}/workspaces`, { name: "second" });
-    await call("PUT /organizations/{org_id}/workspaces/{workspace_id}", inWorkspace, { description: "walked" });
-    const invitee = `walked-${crypto.randomUUID()}@example.com`;
-    const leaver = `leaver-${crypto.randomUUID()}@example.com`;
-    const invite = "POST /organizations/{org_id}/workspaces/{workspace_id}/invite";
-    const first = await call(invite, `${inWorkspace}/invite`, [{ email: invitee, roles: ["editor"] }]);
-    const resent = await call(`${invite}/resend`, `${inWorkspace}/invite/resend`, { email: invitee });
-    const toLeave = await call(invite, `${inWorkspace}/invite`, [{ email: leaver, roles: ["viewer"] }]);
-    const tokens = [first, resent, toLeave].map((invitation) => (invitation as unknown as IssuedInvitation).token);
-    expect(tokens.map(bucketOfToken)).toEqual([placed, placed, placed]);
-    const newUsers: string[] = [];
-    for (const token of tokens.slice(1)) {
-      walked.add(`${invite}/accept`);
-      const joined = await ok<{ user_id: string; api_key: string }>(
-        send("POST", `${inWorkspace}/invite/accept?project_id=${first.project_id}`, { authorization: "", body: { token } }),
-      );
-      expect([bucketOf(joined.user_id), bucketOfPrefix(prefixOf(joined.api_key))]).toEqual([placed, placed]);
-      newUsers.push(joined.user_id);
-    }
-    // Change requests (the owner approves their own: the settings allow it here), and the protection they read.
-    const settings = `/projects/${first.project_id}/environments/staging/protection`;
-    await call("PUT /projects/{project_id}/environments/{environment_name}/protection", settings, { allow_self_approval: true });
-    const proposal = {
-      app_id: appId,
-      environment: "staging",
-      variant_revision_id: (deployed.variant_ref as { id: string }).id,
-      title: "walked",
-    };
-    const request = (await call("POST /change-requests", "/change-requests", proposal)) as unknown as { id: string };
-    const inRequest = `/change-requests/${request.id}`;
-    await call("PATCH /change-requests/{change_request_id}", inRequest, { title: "walked again" });
-    await call("POST /change-requests/{change_request_id}/reviews", `${inRequest}/reviews`, { kind: "approve", version: 1 });
-    const soon = { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() };
-    await call("POST /change-requests/{change_request_id}/schedule", `${inRequest}/schedule`, soon);
-    await call("POST /change-requests/{change_request_id}/unschedule", `${inRequest}/unschedule`);
-    await call("POST /change-requests/{change_request_id}/apply", `${inRequest}/apply`);
-    const draft = (await call("POST /change-requests", "/change-requests", { ...proposal, draft: true })) as unknown as {
-      id: string;
-    };
-    for (const action of ["submit", "rebase", "cancel"]) {
-      await call(`POST /change-requests/{change_request_id}/${action}`, `/change-requests/${draft.id}/${action}`);
-    }
-
-    const member = { email: invitee, organization_id: organizationId, role: "deployment_manager" };
-    await call("POST /workspaces/{workspace_id}/roles", `/workspaces/${workspaceId}/roles`, member);
-    const unassign = `email=${invitee}&org_id=${organizationId}&role=deployment_manager`;
-    await call("DELETE /workspaces/{workspace_id}/roles", `/workspaces/${workspaceId}/roles?${unassign}`);
-    await call(
-      "DELETE /workspaces/{workspace_id}/users",
-      `/workspaces/${workspaceId}/users?email=${leaver}&org_id=${organizationId}`,
-    );
-    const spare = await ok<string>(send("POST", `/keys?workspace_id=${workspaceId}`, { key }));
-    expect(bucketOfPrefix(prefixOf(spare))).toBe(placed);
-    await call("DELETE /keys/{key_prefix}", `/keys/${prefixOf(spare)}`);
-
-    // Webhooks: the deliveries of all the above, and a test event (recorded nowhere, but an event id all the same).
-    const inHook = `/webhooks/${hook.id}`;
-    await call("PATCH /webhooks/{webhook_id}", inHook, { description: "walked" });
-    await call("POST /webhooks/{webhook_id}/rotate-secret", `${inHook}/rotate-secret`);
-    await call("POST /webhooks/{webhook_id}/test", `${inHook}/test`);
-    const testEvent = (await received(hookInbox)).map(({ body }) => JSON.parse(body)).find(({ type }) => type === "webhook.test");
-    expect(bucketOf(testEvent.data.id)).toBe(placed);
-    const [delivery] = await settledDeliveries(key, hook.id);
-    await call("POST /webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", `${inHook}/deliveries/${delivery.id}/redeliver`);
-    const other = await subscribe(key, { organization_id: organizationId, url: newInbox(), events: ["app.created"] });
-    await call("DELETE /webhooks/{webhook_id}", `/webhooks/${other.id}`);
-
+  it("every write of the OpenAPI document was walked, with a case that answered 2xx", async () => {
     const document = await ok<{ paths: Record<string, Record<string, unknown>> }>(send("GET", "/openapi.json"));
-    const writes = Object.entries(document.paths).flatMap(([path, item]) =>
+    const documented = Object.entries(document.paths).flatMap(([path, item]) =>
       Object.keys(item)
         .filter((method) => ["post", "put", "patch", "delete"].includes(method))
         .map((method) => `${method.toUpperCase()} ${path.replace(/\/$/, "")}`),
     );
-    expect([...walked].sort()).toEqual(writes.sort());
+    expect([...answers.keys()].sort()).toEqual(documented.sort());
+  });
 
-    const rows = await organizationRows(organizationId, newUsers);
-    expect(new Set(rows.map(({ source }) => source))).toEqual(new Set(Object.keys(ORGANIZATION_ROWS)));
-    const strays = rows.filter(
-      ({ source, value }) => (source === "api_keys.prefix" ? bucketOfPrefix(value) : bucketOf(value)) !== placed,
+  it("every id they minted is in its organization's bucket, as are the keys and invitation tokens they answered", async () => {
+    const organizationId = world.values["org.organizationId"];
+    const placed = bucketOf(organizationId);
+    const invite = "POST /organizations/{org_id}/workspaces/{workspace_id}/invite";
+    const answered = (operation: string) => answers.get(operation) ?? [];
+    // The key made in the organization's workspace, the invitations' tokens, and the users (with their first keys) who
+    // accepted them.
+    const [key] = answered("POST /keys") as string[];
+    expect(bucketOfPrefix(prefixOf(key))).toBe(placed);
+    const tokens = [...answered(invite), ...answered(`${invite}/resend`)].map((issued) => (issued as IssuedInvitation).token);
+    expect(tokens.map(bucketOfToken)).toEqual(tokens.map(() => placed));
+    const joined = answered(`${invite}/accept`) as { user_id: string; api_key: string }[];
+    expect(joined.map((user) => [bucketOf(user.user_id), bucketOfPrefix(prefixOf(user.api_key))])).toEqual(
+      joined.map(() => [placed, placed]),
     );
-    expect(strays).toEqual([]);
-    const stored = await databaseOf(organizationId)
-      .prepare("SELECT bucket FROM organizations WHERE id = ?")
-      .bind(organizationId)
-      .first();
-    expect(stored).toEqual({ bucket: bucketOf(organizationId) });
+    // The test event, recorded nowhere, has an event id all the same.
+    const testEvent = (await received(world.values.hookInbox))
+      .map(({ body }) => JSON.parse(body))
+      .find(({ type }) => type === "webhook.test");
+    expect(bucketOf(testEvent.data.id)).toBe(bucketOf(world.values["owner.organizationId"]));
+
+    const sources = new Set<string>();
+    for (const id of world.organizationIds) {
+      expect(bucketOf(id)).toBeGreaterThan(0);
+      const rows = await organizationRows(id, id === organizationId ? joined.map((user) => user.user_id) : []);
+      for (const { source } of rows) sources.add(source);
+      const strays = rows.filter(
+        ({ source, value }) => (source === "api_keys.prefix" ? bucketOfPrefix(value) : bucketOf(value)) !== bucketOf(id),
+      );
+      expect(strays).toEqual([]);
+      const stored = await databaseOf(id).prepare("SELECT bucket FROM organizations WHERE id = ?").bind(id).first();
+      expect(stored).toEqual({ bucket: bucketOf(id) });
+    }
+    expect(sources).toEqual(new Set(Object.keys(ORGANIZATION_ROWS)));
   });
 
   it("ids the API answers stay UUIDv7 (as clients validate them), in the bucket, and in the order they were made", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 20; i++)
-      ids.push((await ok(send("POST", "/apps", { key, body: { app_name: `burst-${i}` } }))).app_id as string);
+      ids.push((await ok(send("POST", "/apps", { key: world.keys.account, body: { app_name: `burst-${i}` } }))).app_id as string);
+    const placed = bucketOf(world.account.organizationId);
     for (const id of ids) expect([z.uuid().safeParse(id).success, id, bucketOf(id)]).toEqual([true, A_NEW_ID, placed]);
     expect([...ids].sort()).toEqual(ids);
   });
@@ -357,7 +231,7 @@ describe("an organization in a bucket other than 0", () => {
 
 /**
  * The id-like values of every row of an organization (docs/SHARDING.md §1's paths), by `source` (table.column): made
- * by the walk above, through its requests only. Deliveries are made by SQL (UUIDv4) and reached through their webhook.
+ * by the world and the walk above. Deliveries are made by SQL (UUIDv4) and reached through their webhook.
  */
 const ORGANIZATION_ROWS: Record<string, string> = {
   "organizations.id": "SELECT id FROM organizations WHERE id = ?1",

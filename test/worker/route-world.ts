@@ -110,7 +110,8 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
 
   // Webhooks: three subscribed, one to delete, and a delivery settled.
   const owner = await createAccount(undefined, "SHARD_1");
-  const hooks = await Promise.all([1, 2, 3].map(() => subscribe(owner.key, { url: newInbox(), events: ["*"] })));
+  const inboxes = [newInbox(), newInbox(), newInbox()];
+  const hooks = await Promise.all(inboxes.map((url) => subscribe(owner.key, { url, events: ["*"] })));
   await createAppVia(owner.key, { app_name: "heard" });
   const deliveryId = (await settledDeliveries(owner.key, hooks[0].id))[0].id;
 
@@ -174,6 +175,7 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
     },
     values: {
       "account.userId": account.userId,
+      "owner.organizationId": owner.organizationId,
       "team.organizationId": team.organizationId,
       "team.projectId": team.projectId,
       "org.organizationId": org.organizationId,
@@ -196,6 +198,7 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
       simpleAppId,
       simpleVariantId,
       hookId: hooks[0].id,
+      hookInbox: inboxes[0],
       spareHookId: hooks[2].id,
       deliveryId,
       requestedAppId,
