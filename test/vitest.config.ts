@@ -9,7 +9,8 @@ const root = path.resolve(import.meta.dirname, "..");
  * Requests per fuzz property (test/worker/fuzz-support.ts's RUNS; pure properties take a multiple of it): FUZZ_RUNS
  * from the environment, else the everyday sample `npm test` and CI run: 500, which keeps `bash .ci/run` within ten
  * minutes on two cores with room for more tests; each property still checks that its sample met every answer it must
- * see (a 412, a reused Idempotency-Key ...: 300 missed one). `npm run test:deep` (and the scheduled workflow,
+ * see (a 412, a kept and a reused Idempotency-Key ...), which the generators lean toward (test/worker/fuzz-posts.ts's
+ * key and If-Match plans). `npm run test:deep` (and the scheduled workflow,
  * .github/workflows/deep-tests.yml) runs every property at full strength: 5000.
  */
 const FUZZ_RUNS = process.env.FUZZ_RUNS ?? "500";
