@@ -17,8 +17,8 @@ import { databaseOf } from "./pool";
  * a seed alone the whole run repeats. A failure worth keeping becomes a named test ("cases found by fuzzing").
  *
  * RUNS, the requests of the longest properties (the others run a share of it), is the environment variable FUZZ_RUNS
- * (test/vitest.config.ts passes it in as a binding): 1000 for `npm test` and CI, sized to CI's ten minutes; 5000 for
- * `npm run test:deep` (the scheduled workflow). One file at another count:
+ * (test/vitest.config.ts passes it in as a binding): 500 for `npm test` and CI, an everyday sample sized to CI's ten
+ * minutes; 5000, full strength, for `npm run test:deep` (the scheduled workflow). One file at another count:
  * `FUZZ_RUNS=5000 npx vitest run --config test/vitest.config.ts --project worker test/worker/fuzz-apps.test.ts`.
  */
 export const RUNS = fuzzRuns(env.FUZZ_RUNS);
