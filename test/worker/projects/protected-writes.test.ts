@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { configs, current, deployments, protection, registry, simpleApplications } from "../client";
+import { applicationVariants, configs, current, deployments, protection, registry, simpleApplications } from "../client";
 import {
   type Account,
   type ConfigOutput,
@@ -288,22 +288,26 @@ describe("a write that changes what a protected environment answers, without dep
 
   /** Per write: an app whose protected production runs `main`, and one whose production runs nothing (staging does). */
   const apps: Record<string, { guarded: App; idle: App }> = {};
+  /** An app whose protected production runs `main` (`variantId`), for the writes that leave its answer as it is. */
+  let steady: App & { variantId: string };
+
+  /** A new app of the team's project named `name`, its config `main` deployed to production (with a bypass). */
+  const runningApp = async (name: string) => {
+    const id = await createAppVia(keys.owner, { app_name: name });
+    const variantId = await legacyConfig(keys.owner, id, "main", { temperature: 0.3 });
+    const body = { application_ref: { id }, variant_ref: { slug: "main" }, environment_ref: { slug: "production" } };
+    await expectJson(await deployments.deployConfig({ key: keys.owner }, body, { headers: bypass("setting up") }));
+    return { id, name, variantId };
+  };
 
   beforeAll(async () => {
     await expectJson(
       await protection.put({ key: keys.owner }, team.projectId, "production", { protected: true, bypass_roles: ["owner"] }),
     );
     await expectJson(await protection.put({ key: keys.owner }, team.projectId, "staging", { protected: false }));
+    steady = await runningApp("steady");
     for (const [index, path] of Object.keys(WRITES).entries()) {
-      const guarded = { id: "", name: `answered-${index}` };
-      guarded.id = await createAppVia(keys.owner, { app_name: guarded.name });
-      await legacyConfig(keys.owner, guarded.id, "main", { temperature: 0.3 });
-      const body = {
-        application_ref: { id: guarded.id },
-        variant_ref: { slug: "main" },
-        environment_ref: { slug: "production" },
-      };
-      await expectJson(await deployments.deployConfig({ key: keys.owner }, body, { headers: bypass("setting up") }));
+      const guarded = await runningApp(`answered-${index}`);
       const idle = { id: "", name: `staged-${index}` };
       idle.id = await createAppVia(keys.owner, { app_name: idle.name });
       await deploy(idle.id, "staging", "main", owner);
@@ -366,4 +370,26 @@ describe("a write that changes what a protected environment answers, without dep
       await expectJson(await write(keys.editor, idle));
     },
   );
+
+  it("lets through what leaves production's answer as it is: its variant archived or committed to, the app renamed to its own name or unarchived while live; the variant it runs is never removed, bypass or not", async () => {
+    const before = await productionAnswer(steady);
+    await expectError(
+      await registry.removeVariant({ key: keys.owner }, steady.variantId, { headers: bypass("Not a protection matter") }),
+      409,
+      "Variant is deployed to production: deploy another variant there first, then remove this one",
+    );
+    await expectJson(await applicationVariants.archive({ key: keys.editor }, steady.variantId));
+    expect(await productionAnswer(steady)).toEqual(before);
+    await expectJson(await applicationVariants.unarchive({ key: keys.editor }, steady.variantId));
+    const commit = { application_ref: { id: steady.id }, variant_ref: { slug: "main" }, params: { temperature: 0.9 } };
+    await expectJson(await configs.call({ key: keys.editor }, "commit", commit));
+    expect(await productionAnswer(steady)).toEqual(before);
+
+    // A write that changes nothing changes no answer: it passes, and writes nothing.
+    const tracker = await Tracker.start();
+    await expectJson(await send("PATCH", `/apps/${steady.id}`, { key: keys.editor, body: { app_name: steady.name } }));
+    await expectJson(await simpleApplications.unarchive({ key: keys.editor }, steady.id));
+    expect(await tracker.changes()).toEqual({});
+    expect(await productionAnswer(steady)).toEqual(before);
+  });
 });
