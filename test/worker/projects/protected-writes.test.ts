@@ -231,6 +231,30 @@ describe("Protection-Bypass", () => {
     await expectJson(await DEPLOYS["POST /variants/configs/deploy"](keys.owner, "staging", bypass("x".repeat(500))));
   });
 
+  it("422 at the header for a reason that is not UTF-8, before anything is written; UTF-8 text is recorded as sent", async () => {
+    const tracker = await Tracker.start();
+    // The bytes "caf\xe9" as the runtime hands them (it decodes a header as UTF-8, U+FFFD for what is not): the README's
+    // protection walk-through sends them as bytes, through wrangler dev.
+    const response = await DEPLOYS["POST /variants/configs/deploy"](keys.owner, "production", bypass("caf\uFFFD"));
+    expect({ status: response.status, body: await response.json() }).toEqual({
+      status: 422,
+      body: {
+        detail: [
+          {
+            loc: ["header", "Protection-Bypass"],
+            msg: "Value error, Protection-Bypass must be UTF-8 text: bytes that are not UTF-8 are refused (U+FFFD too)",
+            type: "value_error",
+          },
+        ],
+      },
+    });
+    expect(await tracker.changes()).toEqual({});
+
+    await expectJson(await DEPLOYS["POST /variants/configs/deploy"](keys.owner, "production", bypass("café ☕ 4712")));
+    const reasons = (await events(keys.owner, "environment.protection_bypassed")).map((event) => event.data.reason);
+    expect(reasons).toContain("café ☕ 4712");
+  });
+
   it("deletes an app running configs in protected environments, one bypass event for each", async () => {
     const doomed = await createAppVia(keys.owner, { app_name: "doomed" });
     await legacyConfig(keys.owner, doomed, "main");
