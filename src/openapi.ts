@@ -251,10 +251,10 @@ export function openApiDocument(
           in: "header",
           required: false,
           description:
-            "An emergency bypass of a protected environment's 409, with its reason: 1 to 500 printable characters, " +
-            "else 422. From a role the environment's protection settings let bypass it, the write goes on and the " +
-            "audit log records the bypass with the reason (its event in the same write); from another role, 403. " +
-            "Ignored where the environment is not protected.",
+            "An emergency bypass of a protected environment's 409, with its reason: 1 to 500 printable characters of " +
+            "UTF-8 text (bytes that are not UTF-8, and U+FFFD, are refused), else 422. From a role the environment's " +
+            "protection settings let bypass it, the write goes on and the audit log records the bypass with the reason " +
+            "(its event in the same write); from another role, 403. Ignored where the environment is not protected.",
           schema: { type: "string", pattern: PROTECTION_BYPASS_PATTERN.source, examples: ["Hotfix for incident 4711"] },
         },
         IfNoneMatch: {

@@ -1,6 +1,6 @@
 import * as z from "zod";
+import type { GatedOutcome } from "../core/app-protection.sql.ts";
 import { isUniqueViolation } from "../db/d1";
-import type { WriteOutcome } from "../db/visibility";
 import { appNotFound, protectionRefused } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
 import { forbidden } from "../http/errors";
@@ -29,7 +29,9 @@ async function unlessNameTaken<T>(write: Promise<T>): Promise<T> {
   }
 }
 
-function assertDone(outcome: WriteOutcome): void {
+/** A write's answer when it did nothing: 404, 403, or a protected environment's refusal. */
+function assertDone(outcome: GatedOutcome): void {
+  if (typeof outcome === "object") throw protectionRefused(outcome);
   if (outcome === "not_found") throw appNotFound();
   if (outcome === "forbidden") throw forbidden();
 }
@@ -127,6 +129,7 @@ export const appsRoutes = [
       auth: "key",
       write: true,
       params: appPath,
+      protectionBypass: true,
       body: {
         schema: UpdateAppBody,
         id: "UpdateApp",
@@ -142,13 +145,24 @@ export const appsRoutes = [
           description: "The app was renamed",
           example: { app_id: DEMO_IDS.app, app_name: "renamed-app" } satisfies CreateAppOutput,
         },
-        errors: { 404: responseRef("AppNotFound"), 409: responseRef("AppNameTaken") },
+        errors: {
+          404: responseRef("AppNotFound"),
+          409: errorResponse(
+            `${NAME_TAKEN}. Or: a protected environment of the app runs a config, whose answers a new name changes ` +
+              `(\`application_ref.slug\`, lookups by name). ${PROTECTED}`,
+            {
+              appNameTaken: appNameTaken(),
+              environmentProtected: environmentProtectedExample(),
+            },
+          ),
+        },
       },
     },
     async (c) => {
       const { app_id } = c.req.valid("param");
       const { app_name } = c.req.valid("json");
-      assertDone(await writeAs(c, [app_id], (db) => unlessNameTaken(renameApp(db, app_id, app_name))));
+      const bypassReason = c.var.bypassReason ?? null;
+      assertDone(await writeAs(c, [app_id], (db) => unlessNameTaken(renameApp(db, app_id, app_name, bypassReason))));
       return c.json({ app_id, app_name } satisfies CreateAppOutput, 200);
     },
   ),
@@ -176,9 +190,7 @@ export const appsRoutes = [
     },
     async (c) => {
       const { app_id } = c.req.valid("param");
-      const deleted = await writeAs(c, [app_id], (db) => deleteApp(db, app_id, c.var.bypassReason ?? null));
-      if (typeof deleted === "object") throw protectionRefused(deleted);
-      assertDone(deleted);
+      assertDone(await writeAs(c, [app_id], (db) => deleteApp(db, app_id, c.var.bypassReason ?? null)));
       return c.json(null, 200);
     },
   ),

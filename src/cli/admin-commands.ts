@@ -369,7 +369,7 @@ const COMMANDS: Record<string, Command> = {
     };
     const bypassReason = options["bypass-reason"] ?? null;
     if (bypassReason !== null && !PROTECTION_BYPASS_PATTERN.test(bypassReason)) {
-      throw new UsageError("--bypass-reason must be 1 to 500 printable characters");
+      throw new UsageError("--bypass-reason must be 1 to 500 printable characters of UTF-8 text");
     }
     const deployOnce = () => deployConfig(caller, target, null, null, { bypassReason });
     let deployed = await deployOnce();

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { documented, schemaName } from "./documentation";
-import { idempotencyKeyInFlight, SlugConflict, slugTaken } from "./errors";
+import { type ApiError, idempotencyKeyInFlight, SlugConflict, slugTaken } from "./errors";
 import { nameField, newNameField, uuid } from "./fields";
 import { IDEMPOTENCY_KEY_ERRORS, jsonResponse, schemaRef } from "./openapi-parts";
 
@@ -79,18 +79,26 @@ export const SlugConflictError = z
 
 /**
  * A write's 409: a slug taken (`description` says where), the platform's shape, as taken by a live one and by an
- * archived one; or the service's for an Idempotency-Key still being answered.
+ * archived one; or the service's for an Idempotency-Key still being answered; or the write's `coded` refusals (a
+ * protected environment's, a CodedConflictError).
  */
-export const slugTakenResponse = (description: string, slug: string) =>
+export const slugTakenResponse = (description: string, slug: string, coded: Record<string, ApiError> = {}) =>
   jsonResponse(
     `${description}. Or: ${IDEMPOTENCY_KEY_ERRORS[409].description}`,
-    { oneOf: [schemaRef("SlugConflictError"), schemaRef("Error")] },
+    {
+      oneOf: [
+        schemaRef("SlugConflictError"),
+        schemaRef("Error"),
+        ...(Object.keys(coded).length > 0 ? [schemaRef("CodedConflictError")] : []),
+      ],
+    },
     {
       examples: Object.fromEntries(
         Object.entries({
           slugTaken: slugTaken(slug, false),
           slugTakenByArchived: slugTaken(slug, true),
           idempotencyKeyInFlight: idempotencyKeyInFlight(),
+          ...coded,
         }).map(([name, error]) => [name, { summary: error.message, value: { detail: error.detail } }]),
       ),
     },

@@ -70,6 +70,8 @@ describe("the OpenAPI document", () => {
 const ARCHIVED_NOT_DEPLOYED = "issue 25: an archived variant is not deployed again (409), on every deploy";
 const DRY_RUN = "issue 34: the answer, or with ?dry_run=true a DryRun (one of the two)";
 const PROTECTED_409 = "issue 34: also a protected environment's 409, whose detail is an object (Error or CodedConflictError)";
+const RENAME_PROTECTED =
+  "issue 38: a rename changes what a protected environment answers: also its 409 (was AppNameTaken's alone)";
 const CHANGED: Record<string, string> = {
   "POST /variants/configs/deploy/responses/409/description": ARCHIVED_NOT_DEPLOYED,
   "POST /configs/deployment/{deployment_revision_id}/revert/responses/409/description": ARCHIVED_NOT_DEPLOYED,
@@ -92,6 +94,7 @@ const CHANGED: Record<string, string> = {
   "POST /configs/deployment/{deployment_revision_id}/revert/responses/200/content/application/json/schema": DRY_RUN,
   "POST /variants/configs/deploy/responses/409/content/application/json/schema": PROTECTED_409,
   "POST /configs/deployment/{deployment_revision_id}/revert/responses/409/content/application/json/schema": PROTECTED_409,
+  "PATCH /apps/{app_id}/responses/409": RENAME_PROTECTED,
 };
 
 /**

@@ -1184,6 +1184,8 @@ describe("D1 round trips of webhooks", () => {
     variant_ref: { slug: "main" },
     environment_ref: { slug: "development" },
   });
+  const teamApp = (action: string) => () => (action === "" ? `/apps/${teamAppId}` : `/simple/applications/${teamAppId}${action}`);
+  const teamRename = () => ({ app_name: "team-renamed" });
   const simpleEnvironment =
     (action = "") =>
     () =>
@@ -1224,6 +1226,28 @@ describe("D1 round trips of webhooks", () => {
       path: () => "/variants/configs/deploy",
       key: accountKey,
       body: teamDeploy,
+      headers: () => ({ "Protection-Bypass": "counted" }),
+      status: 200,
+      trips: 1,
+    },
+    // An app write that changes what a protected environment answers: its gate in the write's own batch.
+    { name: "rename, protected", method: "PATCH", path: teamApp(""), key: accountKey, body: teamRename, status: 409, trips: 1 },
+    {
+      name: "rename, bypassed",
+      method: "PATCH",
+      path: teamApp(""),
+      key: accountKey,
+      body: teamRename,
+      headers: () => ({ "Protection-Bypass": "counted" }),
+      status: 200,
+      trips: 1,
+    },
+    { name: "archive, protected", method: "POST", path: teamApp("/archive"), key: accountKey, status: 409, trips: 1 },
+    {
+      name: "archive, bypassed",
+      method: "POST",
+      path: teamApp("/archive"),
+      key: accountKey,
       headers: () => ({ "Protection-Bypass": "counted" }),
       status: 200,
       trips: 1,
