@@ -7,7 +7,7 @@ const appName = newNameField("app_name").apply(
   documented(
     globalThis.DOCUMENTATION && {
       description:
-        "Not blank, no control characters; no invisible, formatting or bidi characters, fillers, spaces other than U+0020, " +
+        "Not blank, no control characters or line breaks; no invisible, formatting or bidi characters, fillers, spaces other than U+0020, " +
         "private-use or unassigned code points; a visible character, not a combining mark first; one script, or Latin with " +
         "Han and Hiragana/Katakana, Bopomofo or Hangul. Stored NFC-normalised, unique per project",
     },
