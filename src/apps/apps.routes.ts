@@ -2,8 +2,8 @@ import * as z from "zod";
 import { isUniqueViolation } from "../db/d1";
 import type { WriteOutcome } from "../db/visibility";
 import { readAs, writeAs } from "../http/d1-session";
-import { appNameTaken, appNotFound, forbidden, protectionRefused } from "../http/errors";
 import { dryRunQueryOf } from "../http/dry-run";
+import { appNameTaken, appNotFound, forbidden, protectionRefused } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
 import {

@@ -89,7 +89,9 @@ export const DeleteAppDryRun = z
   })
   .apply(
     documented(
-      globalThis.DOCUMENTATION && { description: "The answer to `?dry_run=true`: what the delete would remove; nothing was written" },
+      globalThis.DOCUMENTATION && {
+        description: "The answer to `?dry_run=true`: what the delete would remove; nothing was written",
+      },
     ),
   )
   .apply(schemaName(globalThis.DOCUMENTATION && "DeleteAppDryRun"));

@@ -377,13 +377,22 @@ export type DeletionPreview =
   | Exclude<DeleteOutcome, "done">;
 
 /** `deleteApp`'s dry-run: its facts, read as it reads them, with what it would remove; nothing written. */
-export async function previewAppDeletion(db: CallerWriteDb, appId: string, bypassReason: string | null): Promise<DeletionPreview> {
+export async function previewAppDeletion(
+  db: CallerWriteDb,
+  appId: string,
+  bypassReason: string | null,
+): Promise<DeletionPreview> {
   const { facts } = await db.batch({ facts: db.statement(DELETION_PREVIEW, { app_id: appId, bypass_reason: bypassReason }) });
   const found = facts.results[0];
   if (!found) return "not_found";
   if (!WRITER_ROLES.includes(found.role)) return "forbidden";
   if (found.refusal && found.environment) return { refusal: found.refusal, appId, environment: found.environment };
-  return { outcome: "preview", name: found.name, configs: found.configs, running: JSON.parse(found.running) as RunningEnvironment[] };
+  return {
+    outcome: "preview",
+    name: found.name,
+    configs: found.configs,
+    running: JSON.parse(found.running) as RunningEnvironment[],
+  };
 }
 
 const VISIBLE_APP = sql(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT id FROM app`);

@@ -147,7 +147,8 @@ export const registryRoutes = [
           `written. ${BASE_ID} Answers null.`,
         ok: {
           schema: z.union([z.null(), SaveConfigDryRun]),
-          description: "Saved (and deployed to production, when it overwrote a config); with `?dry_run=true`, what it would write",
+          description:
+            "Saved (and deployed to production, when it overwrote a config); with `?dry_run=true`, what it would write",
           examples: {
             saved: { summary: "Saved", value: null },
             dryRun: {

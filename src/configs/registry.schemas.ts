@@ -108,14 +108,17 @@ export const SaveConfigDryRun = z
       .apply(
         documented(
           globalThis.DOCUMENTATION && {
-            description: "The deploy to production that follows an overwrite (from what production runs now); null for a new config",
+            description:
+              "The deploy to production that follows an overwrite (from what production runs now); null for a new config",
           },
         ),
       ),
   })
   .apply(
     documented(
-      globalThis.DOCUMENTATION && { description: "The answer to `?dry_run=true`: what the save would write; nothing was written" },
+      globalThis.DOCUMENTATION && {
+        description: "The answer to `?dry_run=true`: what the save would write; nothing was written",
+      },
     ),
   )
   .apply(schemaName(globalThis.DOCUMENTATION && "SaveConfigDryRun"));

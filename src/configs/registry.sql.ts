@@ -141,7 +141,12 @@ export interface SavePreview {
   deploy: {
     environment: "production";
     next_environment_revision: number;
-    current: { environment_revision: number; variant_revision_id: string | null; config_name: string | null; revision: number | null };
+    current: {
+      environment_revision: number;
+      variant_revision_id: string | null;
+      config_name: string | null;
+      revision: number | null;
+    };
     diff: DocumentDiff;
   } | null;
 }
@@ -172,7 +177,11 @@ export async function previewSave(
   if (found.latest === null) return { outcome: "preview", revision: 1, deploy: null };
   if (!found.overwrites) return { outcome: "exists" };
   if (found.refusal) return { outcome: "refused", refusal: found.refusal, appId: save.appId, environment: "production" };
-  const current = storedConfigDocument({ configName: found.currentConfigName, params: found.currentParams, url: found.currentUrl });
+  const current = storedConfigDocument({
+    configName: found.currentConfigName,
+    params: found.currentParams,
+    url: found.currentUrl,
+  });
   // The revision's document as it would be stored, and read back.
   const proposed = storedConfigDocument({
     configName: save.configName,

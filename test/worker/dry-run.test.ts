@@ -378,6 +378,31 @@ describe("the dry-runs of a delete and of a save that deploys, past a protected 
     expect(changes(before, await snapshot())).toEqual({});
   });
 
+  it("DELETE /variants/{variant_id}?dry_run=true: what the removal would remove, or the 409 of a config that runs", async () => {
+    const body = { base_id: appId, new_variant_name: "v", new_config_name: "dry-removable", parameters: { n: 1 } };
+    const { variant_id } = await expectJson<{ variant_id: string }>(await request("POST", "/variants/from-base", { body }));
+    const path = `/variants/${variant_id}`;
+    const before = await snapshot();
+    expect(await expectJson(await request("DELETE", `${path}?dry_run=true`, {}))).toEqual({
+      dry_run: true,
+      variant_id,
+      app_id: appId,
+      config_name: "dry-removable",
+      kind: "delete",
+      revisions: 1,
+    });
+    const viewer = await answerOf(await request("DELETE", `${path}?dry_run=true`, { key: keys.viewerKey }));
+    expect(viewer).toEqual(await answerOf(await request("DELETE", path, { key: keys.viewerKey })));
+    expect(viewer.status).toBe(403);
+    expect(changes(before, await snapshot())).toEqual({});
+    expect(await expectJson(await request("DELETE", path, {}))).toBeNull();
+    // main runs in staging: refused as the removal is.
+    const running = `/variants/${variantId}`;
+    const dry = await answerOf(await request("DELETE", `${running}?dry_run=true`, {}));
+    expect(dry).toEqual(await answerOf(await request("DELETE", running, {})));
+    expect(dry.status).toBe(409);
+  });
+
   const save = (overwrite: boolean): Call => ({
     path: "/configs",
     body: { base_id: appId, config_name: "main", parameters: SECOND, overwrite },
