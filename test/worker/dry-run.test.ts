@@ -403,6 +403,28 @@ describe("the dry-runs of a delete and of a save that deploys, past a protected 
     expect(dry.status).toBe(409);
   });
 
+  it("DELETE /webhooks/{webhook_id}?dry_run=true: the webhook it would delete, as GET answers it; nothing written", async () => {
+    const hook = await subscribe(keys.ownerKey, {
+      organization_id: keys.team.organizationId,
+      url: newInbox(),
+      events: ["app.created"],
+    });
+    const path = `/webhooks/${hook.id}`;
+    const webhook = await expectJson(await request("GET", path, {}));
+    const before = await snapshot();
+    expect(await expectJson(await request("DELETE", `${path}?dry_run=true`, {}))).toEqual({
+      dry_run: true,
+      kind: "delete",
+      webhook,
+    });
+    const viewer = await answerOf(await request("DELETE", `${path}?dry_run=true`, { key: keys.viewerKey }));
+    expect(viewer).toEqual(await answerOf(await request("DELETE", path, { key: keys.viewerKey })));
+    expect(viewer.status).toBe(403);
+    expect(changes(before, await snapshot())).toEqual({});
+    expect(await expectJson(await request("DELETE", path, {}))).toBeNull();
+    expect((await request("DELETE", `${path}?dry_run=true`, {})).status).toBe(404);
+  });
+
   const save = (overwrite: boolean): Call => ({
     path: "/configs",
     body: { base_id: appId, config_name: "main", parameters: SECOND, overwrite },

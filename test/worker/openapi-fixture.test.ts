@@ -96,6 +96,7 @@ const CHANGED: Record<string, string> = {
   "DELETE /apps/{app_id}/responses/200": "issue 38: null, or with ?dry_run=true a DeleteAppDryRun (one of the two)",
   "POST /configs/responses/200": "issue 38: null, or with ?dry_run=true a SaveConfigDryRun (one of the two)",
   "DELETE /variants/{variant_id}/responses/200": "issue 38: null, or with ?dry_run=true a RemoveVariantDryRun (one of the two)",
+  "DELETE /webhooks/{webhook_id}/responses/200": "issue 38: null, or with ?dry_run=true a DeleteWebhookDryRun (one of the two)",
   "/components/schemas/CreateApp/properties/app_name/description": LINE_BREAKS,
   "/components/schemas/UpdateApp/properties/app_name/description": LINE_BREAKS,
   "GET /apps/{app_id}/revisions/{environment_name}/parameters/path environment_name/description": LINE_BREAKS,
