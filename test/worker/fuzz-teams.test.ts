@@ -246,7 +246,8 @@ const roleOf = (value: unknown): Role | undefined =>
 
 /** A name (of an organization or workspace): 1 to 255 characters, no control character or line break, valid Unicode. */
 function nameValidity(value: unknown): boolean | undefined {
-  if (typeof value !== "string" || value === "" || /[\p{Cc}\u2028\u2029]/u.test(value) || LONE_SURROGATE.test(value)) return false;
+  if (typeof value !== "string" || value === "" || /[\p{Cc}\u2028\u2029]/u.test(value) || LONE_SURROGATE.test(value))
+    return false;
   if ([...value].length > 255) return false;
   return value.length <= 255 ? true : undefined; // code points or UTF-16 units: the contract does not say
 }

@@ -50,7 +50,11 @@ describe("SQL in app_name", () => {
         expect(response.status).toBe(422);
         const { detail } = await expectCleanError(response, payload);
         expect(detail).toEqual([
-          { loc: ["body", "app_name"], msg: "Value error, app_name must not contain control characters or line breaks", type: "value_error" },
+          {
+            loc: ["body", "app_name"],
+            msg: "Value error, app_name must not contain control characters or line breaks",
+            type: "value_error",
+          },
         ]);
         expect(changed).toEqual({});
         return;
