@@ -3,6 +3,7 @@ import type { GatedOutcome } from "../core/app-protection.sql.ts";
 import { isUniqueViolation } from "../db/d1";
 import { appNotFound, protectionRefused } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
+import { dryRunQueryOf } from "../http/dry-run";
 import { forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
@@ -15,8 +16,24 @@ import {
   withKeyErrors,
 } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
-import { AppListItem, CreateAppBody, CreateAppOutput, ListAppsQuery, toAppListItem, UpdateAppBody } from "./apps.schemas";
-import { createAppAsCaller, deleteApp, findCreateRefusal, listApps, renameApp, targetOrder } from "./apps.sql.ts";
+import {
+  AppListItem,
+  CreateAppBody,
+  CreateAppOutput,
+  DeleteAppDryRun,
+  ListAppsQuery,
+  toAppListItem,
+  UpdateAppBody,
+} from "./apps.schemas";
+import {
+  createAppAsCaller,
+  deleteApp,
+  findCreateRefusal,
+  listApps,
+  previewAppDeletion,
+  renameApp,
+  targetOrder,
+} from "./apps.sql.ts";
 import { createRefusedError } from "./create-refusal";
 import { appNameTaken } from "./errors";
 
@@ -173,13 +190,34 @@ export const appsRoutes = [
       auth: "key",
       write: true,
       params: appPath,
+      query: dryRunQueryOf("answer what the delete would remove (the app's configs, what its environments run)"),
       protectionBypass: true,
       doc: globalThis.DOCUMENTATION && {
         operationId: "removeApp",
         tag: "Apps",
         summary: "Delete an app and everything under it",
         description: "Its environments and their history, its variants and their revisions are deleted with it, all at once.",
-        ok: { schema: z.null(), description: "The app is gone", example: null },
+        ok: {
+          schema: z.union([z.null(), DeleteAppDryRun]),
+          description: "The app is gone; with `?dry_run=true`, what deleting it would remove",
+          examples: {
+            deleted: { summary: "Deleted", value: null },
+            dryRun: {
+              summary: "?dry_run=true",
+              value: {
+                dry_run: true,
+                app_id: DEMO_IDS.app,
+                app_name: "demo-app",
+                kind: "delete",
+                configs: 1,
+                environments: [
+                  { environment: "production", environment_revision: 2, config_name: "main", revision: 2, protected: false },
+                  { environment: "staging", environment_revision: 1, config_name: "main", revision: 1, protected: false },
+                ],
+              },
+            },
+          },
+        },
         errors: {
           404: responseRef("AppNotFound"),
           409: errorResponse(`A protected environment of the app runs a config. ${PROTECTED}`, {
@@ -190,6 +228,14 @@ export const appsRoutes = [
     },
     async (c) => {
       const { app_id } = c.req.valid("param");
+      if (c.req.valid("query").dry_run) {
+        const preview = await writeAs(c, [app_id], (db) => previewAppDeletion(db, app_id, c.var.bypassReason ?? null));
+        if (preview === "not_found") throw appNotFound();
+        if (preview === "forbidden") throw forbidden();
+        if ("refusal" in preview) throw protectionRefused(preview);
+        const { name, configs, running } = preview;
+        return c.json({ dry_run: true, app_id, app_name: name, kind: "delete", configs, environments: running } as const, 200);
+      }
       assertDone(await writeAs(c, [app_id], (db) => deleteApp(db, app_id, c.var.bypassReason ?? null)));
       return c.json(null, 200);
     },

@@ -7,7 +7,7 @@ const appName = newNameField("app_name").apply(
   documented(
     globalThis.DOCUMENTATION && {
       description:
-        "Not blank, no control characters; no invisible, formatting or bidi characters, fillers, spaces other than U+0020, " +
+        "Not blank, no control characters or line breaks; no invisible, formatting or bidi characters, fillers, spaces other than U+0020, " +
         "private-use or unassigned code points; a visible character, not a combining mark first; one script, or Latin with " +
         "Han and Hiragana/Katakana, Bopomofo or Hangul. Stored NFC-normalised, unique per project",
     },
@@ -60,3 +60,39 @@ export const toAppListItem = (app: AppSummary): AppListItem => ({
   app_name: app.name,
   updated_at: app.updatedAt,
 });
+
+/** DELETE /apps/{app_id}?dry_run=true: what the delete would remove; nothing was written. */
+export const DeleteAppDryRun = z
+  .object({
+    dry_run: z.literal(true),
+    app_id: z.uuid(),
+    app_name: z.string(),
+    kind: z.literal("delete"),
+    configs: z.int().apply(documented(globalThis.DOCUMENTATION && { description: "The configs deleted with the app" })),
+    environments: z
+      .array(
+        z.object({
+          environment: z.string(),
+          environment_revision: z.int(),
+          config_name: z.string(),
+          revision: z.int(),
+          protected: z.boolean(),
+        }),
+      )
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description: "The environments that run a config (which revision), and would serve nothing once it is deleted",
+          },
+        ),
+      ),
+  })
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "The answer to `?dry_run=true`: what the delete would remove; nothing was written",
+      },
+    ),
+  )
+  .apply(schemaName(globalThis.DOCUMENTATION && "DeleteAppDryRun"));
+export type DeleteAppDryRun = z.infer<typeof DeleteAppDryRun>;

@@ -15,7 +15,7 @@ import type { Queryable } from "../db/d1";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
-import { type Role, WRITER_ROLES_SQL } from "../db/roles";
+import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
 import { batch, type Sql, type Statement, sql, type Values } from "../db/sql";
 import { APP_BY_ID_CTE } from "../db/visibility";
 import { DEFAULT_ENVIRONMENTS } from "./environments.sql.ts";
@@ -318,6 +318,60 @@ export async function deleteApp(db: CallerWriteDb, appId: string, bypassReason: 
     deleted: db.statement(DELETE_APP, values),
   });
   return gatedOutcome(facts, deleted, appId);
+}
+
+/** What a delete would stop serving: an environment of the app that runs a config. */
+export interface RunningEnvironment {
+  environment: string;
+  environment_revision: number;
+  config_name: string;
+  revision: number;
+  protected: boolean;
+}
+
+// The delete's own facts, with what it would remove: the app's name, its configs, what its environments run.
+const DELETION_PREVIEW = sql<
+  GateFacts & {
+    name: string;
+    configs: number;
+    running: string;
+  }
+>(
+  `WITH ${DELETE_CTES}
+   SELECT app.role, app_gate.refusal, app_gate.environment, a.name,
+          (SELECT COUNT(*) FROM app_variants WHERE app_id = a.id AND removed_at IS NULL) AS configs,
+          (SELECT json_group_array(json_object('environment', name, 'environment_revision', revision, 'config_name', config_name,
+                                               'revision', config_revision, 'protected', json(guarded)))
+             FROM (SELECT e.name, e.revision, COALESCE(v.removed_name, v.name) AS config_name, vr.revision AS config_revision,
+                          CASE WHEN e.name IN (SELECT name FROM guarded) THEN 'true' ELSE 'false' END AS guarded
+                     FROM environments e JOIN app_variant_revisions vr ON vr.id = e.deployed_app_variant_revision_id
+                     JOIN app_variants v ON v.id = vr.variant_id
+                    WHERE e.app_id = a.id ORDER BY e.name)) AS running
+     FROM app JOIN apps a ON a.id = app.id, app_gate`,
+);
+
+/** What deleting the app would remove, or why the delete would do nothing (as `deleteApp` says): one read. */
+export type DeletionPreview =
+  | { outcome: "preview"; name: string; configs: number; running: RunningEnvironment[] }
+  | Exclude<GatedOutcome, "done">;
+
+/** `deleteApp`'s dry-run: its facts, read as it reads them, with what it would remove; nothing written. */
+export async function previewAppDeletion(
+  db: CallerWriteDb,
+  appId: string,
+  bypassReason: string | null,
+): Promise<DeletionPreview> {
+  const { facts } = await db.batch({ facts: db.statement(DELETION_PREVIEW, { app_id: appId, bypass_reason: bypassReason }) });
+  const found = facts.results[0];
+  if (!found) return "not_found";
+  if (!WRITER_ROLES.includes(found.role)) return "forbidden";
+  if (found.refusal && found.environment) return { refusal: found.refusal, appId, environment: found.environment };
+  return {
+    outcome: "preview",
+    name: found.name,
+    configs: found.configs,
+    running: JSON.parse(found.running) as RunningEnvironment[],
+  };
 }
 
 const VISIBLE_APP = sql(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT id FROM app`);

@@ -9,7 +9,7 @@ export const EnvironmentRevisionsParams = z.object({
   environment_name: nameField("environment_name").apply(
     documented(
       globalThis.DOCUMENTATION && {
-        description: "Matched exactly (case-sensitive); no control characters",
+        description: "Matched exactly (case-sensitive); no control characters or line breaks",
       },
     ),
   ),

@@ -3,6 +3,7 @@ import type { Config } from "../core/configs.sql.ts";
 import { BASE_NAME } from "../core/variant-names";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
+import { DeploymentPreviewOutput } from "../variants/deployments.schemas";
 import { parametersField } from "../variants/variants.schemas";
 
 const baseId = uuid.apply(
@@ -87,3 +88,37 @@ export const Base = z
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "Base"));
 export type Base = z.infer<typeof Base>;
+
+/** POST /configs?dry_run=true: the revision a save would make, and its deploy to production; nothing was written. */
+export const SaveConfigDryRun = z
+  .object({
+    dry_run: z.literal(true),
+    app_id: z.uuid(),
+    config_name: z.string(),
+    kind: z.literal("save"),
+    revision: z.int().apply(documented(globalThis.DOCUMENTATION && { description: "The config revision the save would make" })),
+    deploy: z
+      .object({
+        environment: z.literal("production"),
+        next_environment_revision: DeploymentPreviewOutput.shape.next_environment_revision,
+        current: DeploymentPreviewOutput.shape.current,
+        diff: DeploymentPreviewOutput.shape.diff,
+      })
+      .nullable()
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description:
+              "The deploy to production that follows an overwrite (from what production runs now); null for a new config",
+          },
+        ),
+      ),
+  })
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "The answer to `?dry_run=true`: what the save would write; nothing was written",
+      },
+    ),
+  )
+  .apply(schemaName(globalThis.DOCUMENTATION && "SaveConfigDryRun"));

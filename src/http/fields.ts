@@ -2,7 +2,8 @@ import * as z from "zod";
 import { documented } from "./documentation";
 import { newNameRefusal } from "./names";
 
-const NO_CONTROL_CHARACTERS = /^\P{Cc}*$/u;
+// U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR break lines as \n does (in a mail's subject, in a log line).
+const NO_CONTROLS_OR_LINE_BREAKS = /^[^\p{Cc}\u2028\u2029]*$/u;
 // A JSON escape can carry half of a surrogate pair, which is not text: it cannot be stored as UTF-8.
 const LONE_SURROGATE = /\p{Cs}/u;
 
@@ -19,13 +20,14 @@ export const queryFlag = z
 export const AppParams = z.object({ app_id: uuid });
 
 /**
- * A name as clients send it: 1 to 255 code points (as pydantic counts), no control characters, valid Unicode.
+ * A name as clients send it: 1 to 255 code points (as pydantic counts), no control characters or line breaks, valid
+ * Unicode.
  * `nfc`: names that look the same are the same name (stored normalised), and a blank name is refused.
  */
 export function nameField(field: string, { nfc = false } = {}) {
   const name = (nfc ? z.string().normalize("NFC") : z.string()).min(1, { abort: true }).max(255, { abort: true });
   return (nfc ? name.refine((value) => value.trim() !== "", `${field} must not be blank`) : name)
-    .refine((value) => NO_CONTROL_CHARACTERS.test(value), `${field} must not contain control characters`)
+    .refine((value) => NO_CONTROLS_OR_LINE_BREAKS.test(value), `${field} must not contain control characters or line breaks`)
     .refine((value) => !LONE_SURROGATE.test(value), `${field} must be valid Unicode (no unpaired surrogates)`);
 }
 

@@ -11,7 +11,7 @@ import { idempotent } from "./idempotency";
 import type { TAGS } from "./openapi-parts";
 import { protectionBypass } from "./protection-bypass";
 import type { RequestCaller } from "./request-caller";
-import { jsonBody, validate } from "./validation";
+import { jsonBody, noDryRun, validate } from "./validation";
 
 /**
  * One route, declared once: what the router mounts (its middleware chain, in the order below) and what the OpenAPI
@@ -33,7 +33,11 @@ export interface RouteDeclaration<
   write?: boolean;
   /** Path parameters, with the example of each. */
   params?: { schema: NonNullable<Params>; examples: Documentation<Required<z.input<NonNullable<Params>>>> };
-  /** Query parameters, with the example of each (an optional one's goes in its schema, see parametersOf). */
+  /**
+   * Query parameters, with the example of each (an optional one's goes in its schema, see parametersOf). A write whose
+   * query declares `dry_run` answers `?dry_run=true` with what it would do, writing nothing; every other write refuses
+   * `dry_run` (422), so that none ignores it and writes (`takesDryRun`).
+   */
   query?: { schema: NonNullable<Query>; examples: Documentation<Required<z.input<NonNullable<Query>>>> };
   /**
    * A JSON body: the schema it is validated with, which the document names `id` (or `component` under that name, where
@@ -146,16 +150,18 @@ const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMAR
  */
 export type AuthMiddleware = Record<RouteDeclaration["auth"], MiddlewareHandler[]>;
 
+/** Whether the route answers `?dry_run=true` with what it would do: its query declares `dry_run`. */
+export const takesDryRun = ({ query }: RouteDeclaration) => query !== undefined && "dry_run" in query.schema.shape;
+
 /**
- * The route's middleware: the key, the body guard, the Idempotency-Key, the validators (Protection-Bypass's last),
+ * The route's middleware: the key, a write's refusal of a `dry_run` it does not take, the body guard, the Idempotency-Key, the validators (Protection-Bypass's last),
  * then If-None-Match.
  */
-function middlewareOf(
-  { auth, body, idempotencyKey, params, query, protectionBypass: bypass, ifNoneMatch }: RouteDeclaration,
-  authMiddleware: AuthMiddleware,
-): MiddlewareHandler[] {
+function middlewareOf(declaration: RouteDeclaration, authMiddleware: AuthMiddleware): MiddlewareHandler[] {
+  const { method, auth, body, idempotencyKey, params, query, protectionBypass: bypass, ifNoneMatch } = declaration;
   return [
     ...authMiddleware[auth],
+    ...(method !== "get" && !takesDryRun(declaration) ? [noDryRun] : []),
     ...(body ? jsonBody(body.maxBytes) : []),
     ...(idempotencyKey ? [idempotent] : []),
     ...(params ? [validate("param", params.schema)] : []),

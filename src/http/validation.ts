@@ -91,6 +91,23 @@ export const validate = <Target extends "json" | "param" | "query", Schema exten
     }
   });
 
+/**
+ * Refuses `?dry_run` (any value) on a write that has no dry-run (src/http/route.ts `takesDryRun`): a caller who asks
+ * for one must never get the write instead.
+ */
+export const noDryRun = createMiddleware(async (c, next) => {
+  if (c.req.queries("dry_run") !== undefined) {
+    throw validationFailed([
+      {
+        loc: ["query", "dry_run"],
+        msg: "Extra inputs are not permitted: this operation has no dry-run (nothing was written)",
+        type: "extra_forbidden",
+      },
+    ]);
+  }
+  await next();
+});
+
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 

@@ -2,6 +2,7 @@ import * as z from "zod";
 import { addConfig, commitConfig, configRefOrder } from "../core/configs.sql.ts";
 import { appEnvironmentNotFound, appNotFound, variantNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
+import { dryRunQueryOf } from "../http/dry-run";
 import { forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
@@ -15,6 +16,7 @@ import {
   AppVariant,
   AppVariantRevision,
   configAsAppVariant,
+  RemoveVariantDryRun,
   toAppVariant,
   toAppVariantRevision,
   UpdateVariantParametersBody,
@@ -22,7 +24,14 @@ import {
   VariantParams,
   VariantRevisionParams,
 } from "./variants.schemas";
-import { getVariant, getVariantDeployedTo, listAppVariants, listVariantRevisions, removeVariant } from "./variants.sql.ts";
+import {
+  getVariant,
+  getVariantDeployedTo,
+  listAppVariants,
+  listVariantRevisions,
+  previewVariantRemoval,
+  removeVariant,
+} from "./variants.sql.ts";
 
 const demoVariant = {
   app_id: DEMO_IDS.app,
@@ -234,6 +243,7 @@ export const variantsRoutes = [
       auth: "key",
       write: true,
       params: variantPath,
+      query: dryRunQueryOf("answer what the removal would remove (the config's name, its revisions)"),
       doc: globalThis.DOCUMENTATION && {
         operationId: "removeVariant",
         tag: "Variants",
@@ -244,7 +254,24 @@ export const variantsRoutes = [
           "/variants/configs/fetch with `variant_ref.id`, GET /configs/deployment/{deployment_revision_id}) but are " +
           "never deployed again (deploying one is a 409). While an environment runs one of its revisions, the variant is not removed " +
           "(409): deploy another variant there first. The platform removed it, history and all, without that check.",
-        ok: { schema: z.null(), description: "The variant is removed", example: null },
+        ok: {
+          schema: z.union([z.null(), RemoveVariantDryRun]),
+          description: "The variant is removed; with `?dry_run=true`, what removing it would remove",
+          examples: {
+            removed: { summary: "Removed", value: null },
+            dryRun: {
+              summary: "?dry_run=true",
+              value: {
+                dry_run: true,
+                variant_id: EXAMPLE_IDS.variant,
+                app_id: DEMO_IDS.app,
+                config_name: "support",
+                kind: "delete",
+                revisions: 2,
+              },
+            },
+          },
+        },
         errors: {
           404: responseRef("VariantNotFound"),
           409: errorResponse(
@@ -256,6 +283,14 @@ export const variantsRoutes = [
     },
     async (c) => {
       const { variant_id } = c.req.valid("param");
+      if (c.req.valid("query").dry_run) {
+        const preview = await writeAs(c, [variant_id], (db) => previewVariantRemoval(db, variant_id));
+        if (preview === "not_found") throw variantNotFound();
+        if (preview === "forbidden") throw forbidden();
+        if (!("outcome" in preview)) throw variantStillDeployed(preview.deployedTo);
+        const { appId, name, revisions } = preview;
+        return c.json({ dry_run: true, variant_id, app_id: appId, config_name: name, kind: "delete", revisions } as const, 200);
+      }
       const removed = await writeAs(c, [variant_id], (db) => removeVariant(db, variant_id));
       if (removed === "not_found") throw variantNotFound();
       if (removed === "forbidden") throw forbidden();

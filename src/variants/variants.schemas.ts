@@ -157,3 +157,24 @@ export const configAsAppVariant = (config: Config): AppVariant =>
     updatedAt: config.revisionCreatedAt,
     modifiedById: config.revisionModifiedById,
   });
+
+/** DELETE /variants/{variant_id}?dry_run=true: what the removal would remove; nothing was written. */
+export const RemoveVariantDryRun = z
+  .object({
+    dry_run: z.literal(true),
+    variant_id: z.uuid(),
+    app_id: z.uuid(),
+    config_name: z.string(),
+    kind: z.literal("delete"),
+    revisions: z
+      .int()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Its revisions, which stay readable by their ids" })),
+  })
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "The answer to `?dry_run=true`: what the removal would remove; nothing was written",
+      },
+    ),
+  )
+  .apply(schemaName(globalThis.DOCUMENTATION && "RemoveVariantDryRun"));

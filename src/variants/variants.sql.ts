@@ -4,7 +4,7 @@ import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { parseJsonExactly } from "../db/exact-json";
 import type { CallerDb, CallerWriteDb } from "../db/handles";
-import { type Role, WRITER_ROLES_SQL } from "../db/roles";
+import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
 import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, refusal } from "../db/visibility";
 
@@ -175,4 +175,26 @@ export async function removeVariant(db: CallerWriteDb, variantId: string): Promi
   const found = facts.results[0];
   const deployedTo = found ? (JSON.parse(found.deployedTo) as string[]) : [];
   return deployedTo.length > 0 && refusal(facts) !== "forbidden" ? { deployedTo } : refusal(facts);
+}
+
+// The removal's own facts, with what it would remove.
+const REMOVAL_PREVIEW = sql<{ role: Role; deployedTo: string; appId: string; name: string; revisions: number }>(
+  `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
+   SELECT app.role, (SELECT json_group_array(name) FROM (SELECT name FROM environments WHERE deployed_app_variant_id = :variant_id
+                                                         ORDER BY rowid)) AS deployedTo,
+          v.app_id AS appId, v.name, (SELECT COUNT(*) FROM app_variant_revisions WHERE variant_id = v.id) AS revisions
+     FROM app JOIN app_variants v ON v.id = :variant_id AND v.removed_at IS NULL`,
+);
+
+/** `removeVariant`'s dry-run: its facts judged as it judges them, with what it would remove; one read, nothing written. */
+export async function previewVariantRemoval(
+  db: CallerWriteDb,
+  variantId: string,
+): Promise<{ outcome: "preview"; appId: string; name: string; revisions: number } | Exclude<RemoveOutcome, "done">> {
+  const { facts } = await db.batch({ facts: db.statement(REMOVAL_PREVIEW, { variant_id: variantId }) });
+  const found = facts.results[0];
+  if (!found || !WRITER_ROLES.includes(found.role)) return refusal(facts);
+  const deployedTo = JSON.parse(found.deployedTo) as string[];
+  if (deployedTo.length > 0) return { deployedTo };
+  return { outcome: "preview", appId: found.appId, name: found.name, revisions: found.revisions };
 }

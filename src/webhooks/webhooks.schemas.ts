@@ -230,3 +230,16 @@ export const WebhookPayload = z
     data: EventBody,
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "WebhookPayload"));
+
+/** DELETE /webhooks/{webhook_id}?dry_run=true: the webhook the delete would remove; nothing was written. */
+export const DeleteWebhookDryRun = z
+  .object({ dry_run: z.literal(true), kind: z.literal("delete"), webhook: WebhookBody })
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description:
+          "The answer to `?dry_run=true`: the webhook the delete would remove (its deliveries with it); nothing was written",
+      },
+    ),
+  )
+  .apply(schemaName(globalThis.DOCUMENTATION && "DeleteWebhookDryRun"));

@@ -215,6 +215,18 @@ export async function deleteWebhook(db: CallerWriteDb, id: string): Promise<{ ou
   return adminRefusal(scope) ?? { outcome: "done" };
 }
 
+/** `deleteWebhook`'s dry-run: its refusal, or the webhook it would delete; one read, nothing written. */
+export async function previewWebhookDeletion(
+  db: CallerWriteDb,
+  id: string,
+): Promise<{ outcome: "preview"; webhook: Webhook } | AdminRefusal> {
+  const { scope, webhook } = await db.batch({
+    scope: hookRole(db, id),
+    webhook: db.statement(WEBHOOK, { webhook_id: id }),
+  });
+  return adminRefusal(scope) ?? { outcome: "preview", webhook: toWebhook(webhook.results[0]) };
+}
+
 const ROTATE_SECRET = sql(
   `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
    UPDATE webhooks SET previous_secret = secret, secret = :secret,

@@ -86,7 +86,7 @@ type Loc = (string | number)[];
 /** A slug that names an app or a config: a name (NFC); a blank one: no claim. */
 const nameSlugValidity = (value: string): boolean | undefined => {
   const name = value.normalize("NFC");
-  if (/\p{Cc}/u.test(name) || hasLoneSurrogate(name) || !lengthWithin(name)) return false;
+  if (/[\p{Cc}\u2028\u2029]/u.test(name) || hasLoneSurrogate(name) || !lengthWithin(name)) return false;
   return name.trim() === "" ? undefined : true;
 };
 

@@ -115,7 +115,7 @@ export const hasLoneSurrogate = (text: string) => LONE_SURROGATE.test(text);
 export function nameIsValid(value: unknown): boolean {
   if (typeof value !== "string") return false;
   const name = value.normalize("NFC");
-  if (name.trim() === "" || /\p{Cc}/u.test(name) || hasLoneSurrogate(name)) return false;
+  if (name.trim() === "" || /[\p{Cc}\u2028\u2029]/u.test(name) || hasLoneSurrogate(name)) return false;
   return lengthWithin(name);
 }
 
@@ -164,9 +164,9 @@ export function newNameValidity(name: string): boolean | undefined {
 export const newNameIsValid = (value: unknown): boolean | undefined =>
   nameIsValid(value) ? newNameValidity((value as string).normalize("NFC")) : false;
 
-/** What environment_name must be: 1-255 characters, no control characters. */
+/** What environment_name must be: 1-255 characters, no control characters or line breaks. */
 export const environmentNameIsValid = (name: string): boolean =>
-  /\p{Cc}/u.test(name) || hasLoneSurrogate(name) ? false : lengthWithin(name);
+  /[\p{Cc}\u2028\u2029]/u.test(name) || hasLoneSurrogate(name) ? false : lengthWithin(name);
 
 /**
  * Compares two strings through their JSON form, which escapes lone surrogates: a failure message holding a raw lone
