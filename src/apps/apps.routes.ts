@@ -34,7 +34,7 @@ import {
   renameApp,
   targetOrder,
 } from "./apps.sql.ts";
-import { createRefusedError } from "./create-refusal";
+import { createRefusedError, refusalAcrossShards } from "./create-refusal";
 import { appNameTaken } from "./errors";
 
 /** A name taken in the project fails the write with D1's UNIQUE error on `apps`: a 409. */
@@ -130,9 +130,10 @@ export const appsRoutes = [
       };
       const created = await writeAs(c, targetOrder(target), async (db) => {
         const outcome = await unlessNameTaken(createAppAsCaller(db, body.app_name, target, c.var.claim));
-        // Refused by the database: one more round trip, on this error path only, to tell the client why.
-        if (outcome.outcome === "refused") throw createRefusedError(await findCreateRefusal(db, target), target);
-        return outcome;
+        // Refused by the database: one more round trip (and one per id of another shard), on this error path only, to tell
+        // the client why.
+        if (outcome.outcome !== "refused") return outcome;
+        throw createRefusedError(await refusalAcrossShards(c, await findCreateRefusal(db, target), target), target);
       });
       settleClaim(c, created);
       // 200, not 201: existing clients of this API expect 200.

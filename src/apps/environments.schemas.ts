@@ -85,20 +85,19 @@ export const toEnvironmentOutput = (environment: Environment): EnvironmentOutput
   workspace_id: environment.workspaceId,
 });
 
-export const toEnvironmentRevisions = (environment: Environment, revisions: EnvironmentRevision[]): EnvironmentRevisions => {
+/** One revision of an environment's history, as the record lists it. */
+export const toRevisionEntry = (revision: EnvironmentRevision): RevisionEntry => ({
+  id: revision.id,
+  revision: revision.revision,
+  modified_by: revision.modifiedBy,
+  deployed_app_variant_revision: revision.variantRevisionId,
+  deployment: revision.deploymentId,
+  created_at: revision.createdAt,
+});
+
+/** The record of an environment with its history's entries (`toRevisionEntry`). */
+export const toEnvironmentRevisions = (environment: Environment, revisions: RevisionEntry[]): EnvironmentRevisions => {
   const { organization_id, workspace_id, ...output } = toEnvironmentOutput(environment);
-  return {
-    ...output,
-    // In SPEC 2.3's order, which existing clients have seen on the wire.
-    revisions: revisions.map((revision) => ({
-      id: revision.id,
-      revision: revision.revision,
-      modified_by: revision.modifiedBy,
-      deployed_app_variant_revision: revision.variantRevisionId,
-      deployment: revision.deploymentId,
-      created_at: revision.createdAt,
-    })),
-    organization_id,
-    workspace_id,
-  };
+  // In SPEC 2.3's order, which existing clients have seen on the wire.
+  return { ...output, revisions, organization_id, workspace_id };
 };

@@ -147,7 +147,7 @@ async function ensureDemoApp(db: D1Database): Promise<string[]> {
   }
   let recorded = 0;
   for (const environment of new Set(DEMO_DEPLOYMENTS.map(([name]) => name))) {
-    recorded += (await readEnvironmentRevisions(demo, DEMO.appId, environment))?.revisions.length ?? 0;
+    recorded += (await readEnvironmentRevisions(demo, DEMO.appId, environment))?.environment.revision ?? 0;
   }
   for (const [environmentName, configName] of DEMO_DEPLOYMENTS.slice(recorded)) {
     const variant = { slug: configName, version: null, id: null };

@@ -7,6 +7,7 @@ import { forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
 import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS, errorResponse, responseRef, withKeyErrors } from "../http/openapi-parts";
+import { pagedJson } from "../http/paged-json";
 import { route, type SharedResponses } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "./configs.schemas";
@@ -27,10 +28,12 @@ import {
 import {
   getVariant,
   getVariantDeployedTo,
+  getVariantRevision,
   listAppVariants,
   listVariantRevisions,
   previewVariantRemoval,
   removeVariant,
+  VARIANT_REVISIONS_PAGE_ROWS,
 } from "./variants.sql.ts";
 
 const demoVariant = {
@@ -332,7 +335,11 @@ export const variantsRoutes = [
         operationId: "getVariantRevisions",
         tag: "Variants",
         summary: "List a variant's revisions",
-        description: REMOVED,
+        description:
+          `${REMOVED} A history of up to ${VARIANT_REVISIONS_PAGE_ROWS} revisions is read in one round trip; a longer one ` +
+          `streams, read ${VARIANT_REVISIONS_PAGE_ROWS} revisions at a time as the client takes the body: one more round ` +
+          "trip per page, never the whole history held at once. The list is the one the first page's read saw: " +
+          "revisions committed meanwhile are not in it.",
         ok: { schema: z.array(AppVariantRevision), description: "Every revision, by number ascending", example: [demoRevision] },
         errors: { 404: responseRef("VariantNotFound") },
       },
@@ -341,7 +348,7 @@ export const variantsRoutes = [
       const { variant_id } = c.req.valid("param");
       const revisions = await readAs(c, [variant_id], (db) => listVariantRevisions(db, variant_id));
       if (!revisions) throw variantNotFound();
-      return c.json(revisions.map(toAppVariantRevision), 200);
+      return pagedJson(c, revisions, toAppVariantRevision, (items) => items);
     },
   ),
   route(
@@ -366,10 +373,10 @@ export const variantsRoutes = [
     },
     async (c) => {
       const { variant_id, revision_number } = c.req.valid("param");
-      const revisions = await readAs(c, [variant_id], (db) => listVariantRevisions(db, variant_id, revision_number));
-      if (!revisions) throw variantNotFound();
-      if (revisions.length === 0) throw variantRevisionNotFound();
-      return c.json(toAppVariantRevision(revisions[0]), 200);
+      const revision = await readAs(c, [variant_id], (db) => getVariantRevision(db, variant_id, revision_number));
+      if (revision === "variant_not_found") throw variantNotFound();
+      if (!revision) throw variantRevisionNotFound();
+      return c.json(toAppVariantRevision(revision), 200);
     },
   ),
 ];
