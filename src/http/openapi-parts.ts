@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { BOOKMARK_HEADER } from "./d1-session";
 import { ApiError, badIdempotencyKey, CodedConflict, environmentProtected, idempotencyKeyInFlight } from "./errors";
 import { REPLAYED_HEADER } from "./idempotency";
@@ -160,7 +160,7 @@ export const jsonRequestBody = (schema: object, examples: RequestExamples<unknow
  * The path or query parameters of a zod object schema a route validates with, as clients send them
  * (z.toJSONSchema), each with its example (an optional one's in its schema).
  */
-export function parametersOf<Schema extends z.ZodObject>(
+export function parametersOf<Schema extends z.ZodMiniObject>(
   where: "path" | "query",
   schema: Schema,
   examples: Required<z.input<Schema>>,
