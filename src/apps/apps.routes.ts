@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { isUniqueViolation } from "../db/d1";
 import type { WriteOutcome } from "../db/visibility";
 import { readAs, writeAs } from "../http/d1-session";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { environmentETag } from "../core/environment-etag";
 import { readAs } from "../http/d1-session";
 import { appEnvironmentNotFound, appNotFound } from "../http/errors";

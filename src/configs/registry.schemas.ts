@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { Config } from "../core/configs.sql.ts";
 import { BASE_NAME } from "../core/variant-names";
 import { documented, schemaName } from "../http/documentation";
@@ -13,17 +13,19 @@ const baseId = uuid.apply(
 export const GetConfigQuery = z
   .object({
     base_id: baseId,
-    environment_name: nameField("environment_name")
-      .optional()
+    environment_name: z
+      .optional(nameField("environment_name"))
       .apply(documented(globalThis.DOCUMENTATION && { description: "What this environment runs (wins over config_name)" })),
-    config_name: nameField("config_name", { nfc: true })
-      .optional()
+    config_name: z
+      .optional(nameField("config_name", { nfc: true }))
       .apply(documented(globalThis.DOCUMENTATION && { description: "This config's latest revision" })),
   })
-  .refine((query) => query.environment_name !== undefined || query.config_name !== undefined, {
-    message: "environment_name or config_name is required",
-    path: ["environment_name"],
-  });
+  .check(
+    z.refine((query) => query.environment_name !== undefined || query.config_name !== undefined, {
+      message: "environment_name or config_name is required",
+      path: ["environment_name"],
+    }),
+  );
 
 /** `save_config`. */
 export const SaveConfigBody = z.object({
@@ -51,8 +53,7 @@ export const DeploymentRevisionParams = z.object({
 export const ListBasesQuery = z.object({
   app_id: uuid,
   base_name: z
-    .string()
-    .optional()
+    .optional(z.string())
     .apply(documented(globalThis.DOCUMENTATION && { description: `Only the base of this name: "${BASE_NAME}" is the only one` })),
 });
 

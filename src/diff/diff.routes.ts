@@ -1,4 +1,4 @@
-import type * as z from "zod";
+import type * as z from "zod/mini";
 import { diffDocuments } from "../core/diff";
 import { readAs } from "../http/d1-session";
 import { revisionNotFound } from "../http/errors";
