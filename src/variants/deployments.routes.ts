@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import * as z from "zod";
+import * as z from "zod/mini";
 import { type Config, configRefOrder } from "../core/configs.sql.ts";
 import { previewDeployment } from "../core/deployment-preview.sql.ts";
 import { type DeploymentOutcome, type DeploymentTarget, deployConfig } from "../core/deployments.sql.ts";
