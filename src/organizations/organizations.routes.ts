@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import * as z from "zod";
+import * as z from "zod/mini";
 import { generateApiKey, hashApiKey, hashInvitationToken } from "../auth/api-keys";
 import { bucketedSince, CALLER_KEY, newId, newInvitationToken, newOrganizationBucket } from "../db/buckets";
 import { Caller } from "../db/caller";
