@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { commitConfig, configRefOrder } from "../core/configs.sql.ts";
 import { isUniqueViolation } from "../db/d1";
 import { variantRemoved } from "../http/core-errors";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { GatedOutcome } from "../core/app-protection.sql.ts";
 import { isUniqueViolation } from "../db/d1";
 import { appNotFound, protectionRefused } from "../http/core-errors";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
 import type { AppSummary } from "./apps.sql.ts";
@@ -16,20 +16,20 @@ const appName = newNameField("app_name").apply(
 
 export const CreateAppBody = z.object({
   app_name: appName,
-  project_id: uuid.nullish(),
-  workspace_id: uuid.nullish(),
-  organization_id: uuid.nullish(),
+  project_id: z.nullish(uuid),
+  workspace_id: z.nullish(uuid),
+  organization_id: z.nullish(uuid),
 });
 export type CreateAppBody = z.infer<typeof CreateAppBody>;
 
 export const UpdateAppBody = z.object({ app_name: appName });
 
 export const ListAppsQuery = z.object({
-  app_name: nameField("app_name", { nfc: true })
-    .optional()
+  app_name: z
+    .optional(nameField("app_name", { nfc: true }))
     .apply(documented(globalThis.DOCUMENTATION && { description: "Only the app of this name (exact)" })),
-  workspace_id: uuid
-    .optional()
+  workspace_id: z
+    .optional(uuid)
     .apply(documented(globalThis.DOCUMENTATION && { description: "The apps of this workspace's default project" })),
 });
 

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { environmentETag } from "../core/environment-etag";
 import { appEnvironmentNotFound, appNotFound } from "../http/core-errors";
 import { readAs } from "../http/d1-session";

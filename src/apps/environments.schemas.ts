@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { variantName } from "../core/variant-names";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
@@ -21,12 +21,12 @@ export const EnvironmentRevisionsParams = z.object({
 export const RevisionEntry = z
   .object({
     id: z.uuid(),
-    revision: z.int().min(1),
+    revision: z.int().check(z.gte(1)),
     modified_by: z
       .string()
       .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who recorded the deployment" })),
-    deployed_app_variant_revision: z.uuid().nullable(),
-    deployment: z.uuid().nullable(),
+    deployed_app_variant_revision: z.nullable(z.uuid()),
+    deployment: z.nullable(z.uuid()),
     created_at: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "RFC 3339 UTC with milliseconds" })),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "RevisionEntry"));
@@ -38,12 +38,11 @@ export const EnvironmentOutput = z
     name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "Environment name" })),
     app_id: z.uuid(),
     project_id: z.uuid(),
-    deployed_app_variant_id: z.uuid().nullable(),
+    deployed_app_variant_id: z.nullable(z.uuid()),
     deployed_variant_name: z
-      .string()
-      .nullable()
+      .nullable(z.string())
       .apply(documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>` of the deployed variant" })),
-    deployed_app_variant_revision_id: z.uuid().nullable(),
+    deployed_app_variant_revision_id: z.nullable(z.uuid()),
     deployed_variant_archived: z.boolean().apply(
       documented(
         globalThis.DOCUMENTATION && {
@@ -54,22 +53,22 @@ export const EnvironmentOutput = z
       ),
     ),
     revision: z
-      .int()
-      .min(0)
-      .nullable()
+      .nullable(z.int().check(z.gte(0)))
       .apply(documented(globalThis.DOCUMENTATION && { description: "Current revision; 0 before the first deployment" })),
-    organization_id: z.uuid().nullable(),
-    workspace_id: z.uuid().nullable(),
+    organization_id: z.nullable(z.uuid()),
+    workspace_id: z.nullable(z.uuid()),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "EnvironmentOutput"));
 export type EnvironmentOutput = z.infer<typeof EnvironmentOutput>;
 
 /** An environment with its whole history (SPEC 2.3). */
-export const EnvironmentRevisions = EnvironmentOutput.extend({
-  revisions: z
-    .array(RevisionEntry)
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Every revision, oldest first" })),
-}).apply(schemaName(globalThis.DOCUMENTATION && "EnvironmentRevisions"));
+export const EnvironmentRevisions = z
+  .extend(EnvironmentOutput, {
+    revisions: z
+      .array(RevisionEntry)
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Every revision, oldest first" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "EnvironmentRevisions"));
 export type EnvironmentRevisions = z.infer<typeof EnvironmentRevisions>;
 
 export const toEnvironmentOutput = (environment: Environment): EnvironmentOutput => ({

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { appIsVisible } from "../apps/apps.sql.ts";
 import { type ConfigRefs, configRefOrder, environmentRevisionRefs, fetchConfig } from "../core/configs.sql.ts";
 import { BASE_NAME } from "../core/variant-names";

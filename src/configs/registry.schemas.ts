@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { Config } from "../core/configs.sql.ts";
 import { BASE_NAME } from "../core/variant-names";
 import { documented, schemaName } from "../http/documentation";
@@ -14,17 +14,19 @@ const baseId = uuid.apply(
 export const GetConfigQuery = z
   .object({
     base_id: baseId,
-    environment_name: nameField("environment_name")
-      .optional()
+    environment_name: z
+      .optional(nameField("environment_name"))
       .apply(documented(globalThis.DOCUMENTATION && { description: "What this environment runs (wins over config_name)" })),
-    config_name: nameField("config_name", { nfc: true })
-      .optional()
+    config_name: z
+      .optional(nameField("config_name", { nfc: true }))
       .apply(documented(globalThis.DOCUMENTATION && { description: "This config's latest revision" })),
   })
-  .refine((query) => query.environment_name !== undefined || query.config_name !== undefined, {
-    message: "environment_name or config_name is required",
-    path: ["environment_name"],
-  });
+  .check(
+    z.refine((query) => query.environment_name !== undefined || query.config_name !== undefined, {
+      message: "environment_name or config_name is required",
+      path: ["environment_name"],
+    }),
+  );
 
 /** `save_config`. */
 export const SaveConfigBody = z.object({
@@ -52,8 +54,7 @@ export const DeploymentRevisionParams = z.object({
 export const ListBasesQuery = z.object({
   app_id: uuid,
   base_name: z
-    .string()
-    .optional()
+    .optional(z.string())
     .apply(documented(globalThis.DOCUMENTATION && { description: `Only the base of this name: "${BASE_NAME}" is the only one` })),
 });
 
@@ -98,13 +99,14 @@ export const SaveConfigDryRun = z
     kind: z.literal("save"),
     revision: z.int().apply(documented(globalThis.DOCUMENTATION && { description: "The config revision the save would make" })),
     deploy: z
-      .object({
-        environment: z.literal("production"),
-        next_environment_revision: DeploymentPreviewOutput.shape.next_environment_revision,
-        current: DeploymentPreviewOutput.shape.current,
-        diff: DeploymentPreviewOutput.shape.diff,
-      })
-      .nullable()
+      .nullable(
+        z.object({
+          environment: z.literal("production"),
+          next_environment_revision: DeploymentPreviewOutput.shape.next_environment_revision,
+          current: DeploymentPreviewOutput.shape.current,
+          diff: DeploymentPreviewOutput.shape.diff,
+        }),
+      )
       .apply(
         documented(
           globalThis.DOCUMENTATION && {

@@ -2,7 +2,7 @@ import type { Handler, Hono, MiddlewareHandler, TypedResponse } from "hono";
 import { etag, RETAINED_304_HEADERS } from "hono/etag";
 import type { StatusCode } from "hono/utils/http-status";
 import type { JSONParsed } from "hono/utils/types";
-import type * as z from "zod";
+import type * as z from "zod/mini";
 import type { IdempotencyClaim } from "../db/idempotency";
 import type { AppEnv } from "../types";
 import { BOOKMARK_HEADER } from "./d1-session";
@@ -19,10 +19,10 @@ import { jsonBody, noDryRun, validate } from "./validation";
  * text a reader sees (Documentation: the Worker has none of it); everything else is read by both.
  */
 export interface RouteDeclaration<
-  Params extends z.ZodObject | undefined = z.ZodObject | undefined,
-  Query extends z.ZodObject | undefined = z.ZodObject | undefined,
-  Body extends z.ZodType | undefined = z.ZodType | undefined,
-  Answer extends z.ZodType | undefined = z.ZodType | undefined,
+  Params extends z.ZodMiniObject | undefined = z.ZodMiniObject | undefined,
+  Query extends z.ZodMiniObject | undefined = z.ZodMiniObject | undefined,
+  Body extends z.ZodMiniType | undefined = z.ZodMiniType | undefined,
+  Answer extends z.ZodMiniType | undefined = z.ZodMiniType | undefined,
 > {
   method: "get" | "post" | "put" | "patch" | "delete";
   /** The full path as OpenAPI writes it (`/apps/{app_id}`), under BASE_PATH. */
@@ -46,7 +46,7 @@ export interface RouteDeclaration<
   body?: {
     schema: NonNullable<Body>;
     id: string;
-    component?: z.ZodType;
+    component?: z.ZodMiniType;
     documentedAs?: Documentation<object>;
     examples: Documentation<Record<string, { summary: string; value: z.input<NonNullable<Body>> }>>;
     maxBytes?: number;
@@ -82,12 +82,12 @@ type AsWritten<T> = T extends readonly (infer Item)[]
  * The 200 of a route: the schema of its JSON body, which types the handler's answer (the document refers to it by its
  * name, src/http/documentation.ts `named`, or shows it whole); its description, example(s) and headers.
  */
-export type Ok<Answer extends z.ZodType | undefined> = {
+export type Ok<Answer extends z.ZodMiniType | undefined> = {
   description: string;
   headers?: Record<string, object>;
   /** The JSON Schema the document shows in place of the schema's own, where zod would write it otherwise. */
   documentedAs?: object;
-} & (Answer extends z.ZodType
+} & (Answer extends z.ZodMiniType
   ? {
       schema: Answer;
       example?: AsWritten<z.output<Answer>>;
@@ -96,12 +96,12 @@ export type Ok<Answer extends z.ZodType | undefined> = {
   : { schema?: undefined; example?: unknown; examples?: undefined });
 
 /** What the handler of a route with this answer returns: c.json of the answer's output (or a Response, without one). */
-type AnswerOf<Answer> = Answer extends z.ZodType
+type AnswerOf<Answer> = Answer extends z.ZodMiniType
   ? TypedResponse<AsWritten<JSONParsed<z.output<Answer>>>, StatusCode, "json">
   : Response;
 
-type Output<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.output<Schema> } : object;
-type InputOf<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.input<Schema> } : object;
+type Output<Key extends string, Schema> = Schema extends z.ZodMiniType ? { [K in Key]: z.output<Schema> } : object;
+type InputOf<Key extends string, Schema> = Schema extends z.ZodMiniType ? { [K in Key]: z.input<Schema> } : object;
 
 /**
  * What the handler of a route reads from `c.var`: the caller (src/http/d1-session.ts's way to D1) on a route that
@@ -128,10 +128,10 @@ export interface Route {
 
 /** A route: its declaration and the handler that answers it. */
 export function route<
-  Params extends z.ZodObject | undefined = undefined,
-  Query extends z.ZodObject | undefined = undefined,
-  Body extends z.ZodType | undefined = undefined,
-  Answer extends z.ZodType | undefined = undefined,
+  Params extends z.ZodMiniObject | undefined = undefined,
+  Query extends z.ZodMiniObject | undefined = undefined,
+  Body extends z.ZodMiniType | undefined = undefined,
+  Answer extends z.ZodMiniType | undefined = undefined,
   Auth extends RouteDeclaration["auth"] = RouteDeclaration["auth"],
 >(
   declaration: RouteDeclaration<Params, Query, Body, Answer> & { auth: Auth },

@@ -2,7 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
-import type * as z from "zod";
+import type * as z from "zod/mini";
 import { payloadTooLarge, unsupportedMediaType, type ValidationIssue, validationFailed } from "./errors";
 
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -83,7 +83,10 @@ function valueAt(input: unknown, path: PropertyKey[]): unknown {
 const LOCATIONS: Partial<Record<keyof ValidationTargets, Location>> = { json: "body", param: "path", query: "query" };
 
 /** zod-validator bound to the service's 422 shape. */
-export const validate = <Target extends "json" | "param" | "query", Schema extends z.ZodType>(target: Target, schema: Schema) =>
+export const validate = <Target extends "json" | "param" | "query", Schema extends z.ZodMiniType>(
+  target: Target,
+  schema: Schema,
+) =>
   zValidator(target, schema, (result) => {
     if (!result.success) {
       const location = LOCATIONS[target] ?? "body";

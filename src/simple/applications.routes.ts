@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import * as z from "zod";
+import * as z from "zod/mini";
 import { CALLER_KEY } from "../db/buckets";
 import { isUniqueViolation } from "../db/d1";
 import { appNotFound, protectionRefused } from "../http/core-errors";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { addConfig, commitConfig, configRefOrder } from "../core/configs.sql.ts";
 import { appEnvironmentNotFound, appNotFound, variantNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { newId } from "../db/buckets";
 import type { AdminRefusal } from "../db/roles";
 import { deployedExample } from "../events/examples";
