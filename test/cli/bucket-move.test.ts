@@ -82,11 +82,58 @@ async function expectCliWritesRefused(): Promise<void> {
 }
 const moves = () => queryDirectory(dir, "SELECT bucket_from, bucket_to, source, destination, state FROM bucket_moves");
 
-/** Sends as the organization's key; its answer must be 200. */
-async function ok(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, headers?: Record<string, string>) {
-  const answer = await api(worker, method, path, key, body, headers);
+type Method = "GET" | "POST" | "PUT" | "DELETE";
+/** Sends as `as`; its answer must be 200. */
+async function okAs(as: string, method: Method, path: string, body?: unknown, headers?: Record<string, string>) {
+  const answer = await api(worker, method, path, as, body, headers);
   expect(answer.status, `${method} ${path}: ${JSON.stringify(answer.body)}`).toBe(200);
   return answer.body;
+}
+/** Sends as the moving organization's key; its answer must be 200. */
+const ok = (method: Method, path: string, body?: unknown, headers?: Record<string, string>) =>
+  okAs(key, method, path, body, headers);
+
+/**
+ * Gives the organization rows in every table, through the API with `as`, a key acting in it by default: a webhook
+ * hearing deploys (a delivery and its attempt), an app with variants, revisions, environments and deployments (one
+ * variant deployed, then replaced and removed; one archived while deployed), an Idempotency-Key claim, protection
+ * settings, an invitation, a change request and a review of it. Its app's id.
+ */
+async function fillEveryTable(as: string, organization: string, shard: string): Promise<string> {
+  const [{ workspace, project }] = await queryShard<{ workspace: string; project: string }>(
+    dir,
+    shard,
+    `SELECT w.id AS workspace, p.id AS project FROM workspaces w JOIN projects p ON p.workspace_id = w.id
+      WHERE w.organization_id = '${organization}' ORDER BY p.id LIMIT 1`,
+  );
+  const { port } = receiver.address() as AddressInfo;
+  const hook = { url: `http://127.0.0.1:${port}/hook`, events: ["environment.deployed"], organization_id: organization };
+  await okAs(as, "POST", "/webhooks", hook);
+  const app = (await okAs(as, "POST", "/apps", { app_name: "moving" }, { "Idempotency-Key": "first" })).app_id;
+  const main = { application_ref: { id: app }, variant_ref: { slug: "main" } };
+  await okAs(as, "POST", "/variants/configs/add", main);
+  await okAs(as, "POST", "/variants/configs/commit", { ...main, params: { a: 1 } });
+  await okAs(as, "POST", "/variants/configs/deploy", { ...main, environment_ref: { slug: "production" } });
+  const based = { base_id: app, new_variant_name: "v", parameters: { n: 1 } };
+  const gone = await okAs(as, "POST", "/variants/from-base", { ...based, new_config_name: "gone" });
+  const kept = await okAs(as, "POST", "/variants/from-base", { ...based, new_config_name: "kept" });
+  await okAs(as, "POST", "/environments/deploy", { environment_name: "staging", variant_id: gone.variant_id });
+  await okAs(as, "POST", "/environments/deploy", { environment_name: "staging", variant_id: kept.variant_id });
+  await okAs(as, "DELETE", `/variants/${gone.variant_id}`);
+  await okAs(as, "POST", `/applications/variants/${kept.variant_id}/archive`);
+  await okAs(as, "PUT", `/projects/${project}/environments/development/protection`, { required_approvals: 2 });
+  await okAs(as, "POST", `/organizations/${organization}/workspaces/${workspace}/invite`, [
+    { email: "invited@example.com", roles: ["viewer"] },
+  ]);
+  const [{ deployed_app_variant_revision_id: proposed }] = await queryShard<{ deployed_app_variant_revision_id: string }>(
+    dir,
+    shard,
+    `SELECT deployed_app_variant_revision_id FROM environments WHERE app_id = '${app}' AND name = 'production'`,
+  );
+  const request = { app_id: app, environment: "production", variant_revision_id: proposed, title: "Moved along" };
+  const changeRequest = await okAs(as, "POST", "/change-requests", request);
+  await okAs(as, "POST", `/change-requests/${changeRequest.id}/reviews`, { kind: "comment", comment: "Moves with its bucket." });
+  return app;
 }
 
 const sleep = (ms: number) => new Promise((resolveLater) => setTimeout(resolveLater, ms));
@@ -128,46 +175,10 @@ beforeAll(async () => {
   ].join(" ");
   key = (await api(worker, "POST", `/keys?workspace_id=${made.workspaces[0]}`, ownerKey)).body;
 
-  // Rows in every table: a webhook hearing deploys (a delivery and its attempt), an app with variants, revisions,
-  // environments and deployments (one variant deployed, then replaced and removed; one archived while deployed), an
-  // Idempotency-Key claim, an invitation.
-  const { port } = receiver.address() as AddressInfo;
-  const hook = { url: `http://127.0.0.1:${port}/hook`, events: ["environment.deployed"], organization_id: organizationId };
-  await ok("POST", "/webhooks", hook);
-  appId = (await ok("POST", "/apps", { app_name: "moving" }, { "Idempotency-Key": "first" })).app_id;
-  const main = { application_ref: { id: appId }, variant_ref: { slug: "main" } };
-  await ok("POST", "/variants/configs/add", main);
-  await ok("POST", "/variants/configs/commit", { ...main, params: { a: 1 } });
-  await ok("POST", "/variants/configs/deploy", { ...main, environment_ref: { slug: "production" } });
-  const based = { base_id: appId, new_variant_name: "v", parameters: { n: 1 } };
-  const gone = await ok("POST", "/variants/from-base", { ...based, new_config_name: "gone" });
-  const kept = await ok("POST", "/variants/from-base", { ...based, new_config_name: "kept" });
-  await ok("POST", "/environments/deploy", { environment_name: "staging", variant_id: gone.variant_id });
-  await ok("POST", "/environments/deploy", { environment_name: "staging", variant_id: kept.variant_id });
-  await ok("DELETE", `/variants/${gone.variant_id}`);
-  await ok("POST", `/applications/variants/${kept.variant_id}/archive`);
-  const [{ project }] = await queryShard<{ project: string }>(
-    dir,
-    "SHARD_1",
-    `SELECT id AS project FROM projects WHERE workspace_id = '${made.workspaces[0]}'`,
-  );
-  // Protection settings (a row of environment_protections), through the API as a tenant sets them.
-  const protectedBy = await api(worker, "PUT", `/projects/${project}/environments/development/protection`, key, {
-    required_approvals: 2,
-  });
-  expect(protectedBy.status, JSON.stringify(protectedBy.body)).toBe(200);
-  await ok("POST", `/organizations/${organizationId}/workspaces/${made.workspaces[0]}/invite`, [
-    { email: "invited@example.com", roles: ["viewer"] },
-  ]);
-  // A change request of production, and a review of it.
-  const [{ deployed_app_variant_revision_id: proposed }] = await queryShard<{ deployed_app_variant_revision_id: string }>(
-    dir,
-    "SHARD_1",
-    `SELECT deployed_app_variant_revision_id FROM environments WHERE app_id = '${appId}' AND name = 'production'`,
-  );
-  const request = { app_id: appId, environment: "production", variant_revision_id: proposed, title: "Moved along" };
-  const changeRequest = await ok("POST", "/change-requests", request);
-  await ok("POST", `/change-requests/${changeRequest.id}/reviews`, { kind: "comment", comment: "Moves with its bucket." });
+  // Rows in every table, of the moving organization on SHARD_1 and of the mover's own on SHARD_0 (the destination):
+  // each shard mints its own keys where it does (webhook attempts' once had a rowid), and the move must not meet them.
+  appId = await fillEveryTable(key, organizationId, "SHARD_1");
+  await fillEveryTable(ownerKey, personalOrganizationId, "SHARD_0");
   // The collision a tenant builds on purpose (the README's demo: one key, organizations on both shards): the owner's key
   // uses one Idempotency-Key in the moving organization, then for another request in its own on SHARD_0 (one request
   // per key: a 422); and its claim of that key from the day before is still on SHARD_0, expired but not yet swept (the
@@ -184,9 +195,13 @@ beforeAll(async () => {
     `INSERT INTO idempotency_keys (key_hash, idempotency_key, fingerprint, result_id, bucket, expires_at)
      VALUES ('${await hashApiKey(ownerKey)}', 'across', 'POST /apps yesterday', 'yesterday', ${ownBucket}, '2000-01-01T00:00:00.000Z')`,
   );
-  await until("the deploy's delivery to be attempted", async () => (await rowsOf("SHARD_1", "webhook_attempts")).length > 0);
+  for (const shard of ["SHARD_0", "SHARD_1"])
+    await until(
+      `the deploys' deliveries to be attempted on ${shard}`,
+      async () => (await rowsOf(shard, "webhook_attempts")).length > 0,
+    );
   tables = (await queryShard<{ name: string }>(dir, "SHARD_1", TABLES)).map(({ name }) => name);
-});
+}, 300_000); // two organizations' rows in every table, through wrangler dev
 
 afterAll(async () => {
   await closeDatabases();
@@ -196,9 +211,11 @@ afterAll(async () => {
 });
 
 describe("bucket move refuses, changing nothing", () => {
-  it("every table of SHARD_1 holds rows of the organization", async () => {
-    const counts = await Promise.all(tables.map(async (table) => [table, (await rowsOf("SHARD_1", table)).length > 0]));
-    expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(tables.map((table) => [table, true])));
+  it("every table holds rows on both shards: the moving organization's on SHARD_1, others' on SHARD_0", async () => {
+    for (const shard of ["SHARD_1", "SHARD_0"]) {
+      const counts = await Promise.all(tables.map(async (table) => [table, (await rowsOf(shard, table)).length > 0]));
+      expect(Object.fromEntries(counts), shard).toEqual(Object.fromEntries(tables.map((table) => [table, true])));
+    }
     expect(tables).toHaveLength(22);
   });
 
