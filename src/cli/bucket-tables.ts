@@ -7,7 +7,8 @@
  * read as `t.*` and written by position (`value ->> N`, the table's column order), so verify, which hashes `t.*` as read
  * on both shards, also catches a column this module would not copy. Rows are copied as they are, keys included: every
  * key of a table copied is global (a UUID, or made of them), never one a shard mints (a rowid; migrations/0016), which
- * would meet the destination's own rows under the same key.
+ * would meet the destination's own rows under the same key. The one rowid read, environments' (their order), is
+ * not copied but kept: they are copied in its order.
  */
 import { createHash } from "node:crypto";
 import type { ShardName } from "../db/pool";
@@ -224,7 +225,11 @@ const TABLES: BucketTable[] = [
   },
   {
     name: "environments",
-    select: sql(`SELECT t.* FROM ${FROM.environments} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
+    // In the order they were made, their rowid's, which lists of an app's environments follow (ORDER BY e.rowid): copied
+    // in it, they keep it on the destination, whose own rowids they get; verify reads both shards in it. A page goes on
+    // after the rowid of the last row of the one before, on each shard its own.
+    select: sql(`SELECT t.* FROM ${FROM.environments} WHERE ${IN_BUCKETS}
+      AND t.rowid > coalesce((SELECT rowid FROM environments WHERE id = :after_0), 0) ORDER BY t.rowid LIMIT :page_rows`),
     keyset: BY_TEXT_ID,
     // id, app_id, name, revision (0), deployed_app_variant_id and _revision_id (none), created_at: its revisions move it.
     insert: sql(

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../src/auth/api-keys";
 import { configuredBucketedSince } from "../../src/cli/database";
-import { bucketOfId } from "../../src/db/buckets";
+import { bucketOfId, newId } from "../../src/db/buckets";
 import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
 import { admin, api, closeDatabases, expectCliError, makeTempDir, queryDirectory, queryShard, removeTempDir } from "./helpers";
 
@@ -30,6 +30,10 @@ let appId: string;
 /** The owner's key, homed on SHARD_0 (their own organization's), and its request kept in the moving organization. */
 let ownerKey: string;
 let keptAcross: { app_id: string };
+/** An app of the moving organization whose environments' ids sort otherwise than they were made (as legacy ids may). */
+const unordered = { appId: "", environments: ["development", "staging", "production"] };
+const environmentsInOrder = (shard: string) =>
+  queryShard<{ name: string }>(dir, shard, `SELECT name FROM environments WHERE app_id = '${unordered.appId}' ORDER BY rowid`);
 const ACROSS = { "Idempotency-Key": "across" };
 const acrossRequest = () => ({ app_name: "kept-across", organization_id: organizationId });
 /** Every table of a shard with rows of the organization (all but the fences'). */
@@ -138,10 +142,10 @@ async function fillEveryTable(as: string, organization: string, shard: string): 
 
 const sleep = (ms: number) => new Promise((resolveLater) => setTimeout(resolveLater, ms));
 
-/** Waits (at most 20 s) until `done` holds. */
+/** Waits (at most 60 s: a request may take seconds on a loaded machine) until `done` holds. */
 async function until(what: string, done: () => boolean | Promise<boolean>): Promise<void> {
-  for (let waited = 0; !(await done()); waited += 100) {
-    if (waited > 20_000) throw new Error(`waited 20 s for ${what}`);
+  for (const deadline = Date.now() + 60_000; !(await done()); ) {
+    if (Date.now() > deadline) throw new Error(`waited 60 s for ${what}`);
     await sleep(100);
   }
 }
@@ -179,6 +183,23 @@ beforeAll(async () => {
   // each shard mints its own keys where it does (webhook attempts' once had a rowid), and the move must not meet them.
   appId = await fillEveryTable(key, organizationId, "SHARD_1");
   await fillEveryTable(ownerKey, personalOrganizationId, "SHARD_0");
+  // Lists of an app's environments follow the order they were made in (their rowid), not their ids'.
+  const [{ project, user }] = await queryShard<{ project: string; user: string }>(
+    dir,
+    "SHARD_1",
+    `SELECT project_id AS project, created_by AS user FROM apps WHERE id = '${appId}'`,
+  );
+  unordered.appId = newId(bucket);
+  const descendingIds = unordered.environments.map(() => newId(bucket)).reverse();
+  await queryShard(
+    dir,
+    "SHARD_1",
+    `INSERT INTO apps (id, project_id, name, created_by) VALUES ('${unordered.appId}', '${project}', 'unordered', '${user}')`,
+    ...unordered.environments.map(
+      (name, i) => `INSERT INTO environments (id, app_id, name) VALUES ('${descendingIds[i]}', '${unordered.appId}', '${name}')`,
+    ),
+  );
+  expect((await environmentsInOrder("SHARD_1")).map(({ name }) => name)).toEqual(unordered.environments);
   // The collision a tenant builds on purpose (the README's demo: one key, organizations on both shards): the owner's key
   // uses one Idempotency-Key in the moving organization, then for another request in its own on SHARD_0 (one request
   // per key: a 422); and its claim of that key from the day before is still on SHARD_0, expired but not yet swept (the
@@ -371,6 +392,8 @@ describe("a bucket moved while its organization is written to", () => {
     for (const table of tables) {
       expect(destination[table], table).toEqual([...new Set([...destinationBefore[table], ...source[table]])].sort());
     }
+    // The environments keep the order they were made in (what lists of them follow), not their ids'.
+    expect((await environmentsInOrder("SHARD_0")).map(({ name }) => name)).toEqual(unordered.environments);
     expect([await fences("SHARD_0"), await fences("SHARD_1")]).toEqual([
       [{ bucket, state: "incoming" }],
       [{ bucket, state: "moving" }],
