@@ -45,7 +45,7 @@ interface Start {
  * `npm run dev -- --port P --ip 127.0.0.1` in the copy until it serves or exits (at most 240 s on a loaded machine);
  * while it serves, `whileServing` runs; then it is stopped.
  */
-async function start(whileServing: (port: number) => Promise<void> = async () => {}): Promise<Start> {
+async function start(whileServing: (port: number, output: () => string) => Promise<void> = async () => {}): Promise<Start> {
   await closeDatabases(); // the copy's databases, which the start opens itself
   const [port, inspector] = [await freePort(), await freePort()];
   const args = ["src/cli/dev.ts", "--port", `${port}`, "--ip", "127.0.0.1", "--inspector-port", `${inspector}`];
@@ -64,7 +64,7 @@ async function start(whileServing: (port: number) => Promise<void> = async () =>
       if (Date.now() > deadline) throw new Error(`npm run dev neither served nor exited:\n${output}`);
       const health = await fetch(`http://127.0.0.1:${port}/health`).catch(() => null);
       if (health?.status === 200) {
-        await whileServing(port);
+        await whileServing(port, () => output);
         break;
       }
       await new Promise((wait) => setTimeout(wait, 200));
@@ -85,84 +85,103 @@ const serving = (port: number) =>
 const state = () => join(copy, ".wrangler", "state");
 const PROBE = "SELECT name FROM sqlite_master WHERE name = 'dev_prepare_probe'";
 
+// A start may take minutes on a loaded machine (start's own bound: 240 s).
+const START_TIMEOUT = 300_000;
+
 describe("npm run dev", () => {
-  it("a first start migrates the directory and the shards in one runtime, with no fatal error, seeds the demo, and serves", async () => {
-    const { code, lines, output, port } = await start();
-    expect(code, output).toBeNull();
-    expect(lines).toEqual([
-      "migrating DIRECTORY, SHARD_0, SHARD_1",
-      "migrated DIRECTORY, SHARD_0, SHARD_1",
-      "demo data seeded: user, key, app, config main, config experiment, 5 deployments, second organization",
-      "directory filled: 1 users, 2 memberships added",
-      serving(port),
-    ]);
-    expect(output.split("\n").filter((line) => FATAL.test(line))).toEqual([]);
-    expect(await queryShard(state(), "SHARD_0", "SELECT username FROM users")).toEqual([{ username: "demo" }]);
-  });
+  it(
+    "a first start migrates the directory and the shards in one runtime, with no fatal error, seeds the demo, and serves",
+    async () => {
+      const { code, lines, output, port } = await start();
+      expect(code, output).toBeNull();
+      expect(lines).toEqual([
+        "migrating DIRECTORY, SHARD_0, SHARD_1",
+        "migrated DIRECTORY, SHARD_0, SHARD_1",
+        "demo data seeded: user, key, app, config main, config experiment, 5 deployments, second organization",
+        "directory filled: 1 users, 2 memberships added",
+        serving(port),
+      ]);
+      expect(output.split("\n").filter((line) => FATAL.test(line))).toEqual([]);
+      expect(await queryShard(state(), "SHARD_0", "SELECT username FROM users")).toEqual([{ username: "demo" }]);
+    },
+    START_TIMEOUT,
+  );
 
-  it("a start with nothing to do applies no migration and seeds nothing; its invitation links name the port it serves on", async () => {
-    let mail = "";
-    const { code, lines, output, port } = await start(async (port) => {
-      const invite = await fetch(
-        `http://127.0.0.1:${port}/organizations/${DEMO_ORGANIZATION_ID}/workspaces/${DEMO_WORKSPACE_ID}/invite`,
-        {
-          method: "POST",
-          headers: { Authorization: `ApiKey ${DEMO_KEY}`, "Content-Type": "application/json" },
-          body: JSON.stringify([{ email: "invited@example.com", roles: ["viewer"] }]),
-        },
+  it(
+    "a start with nothing to do applies no migration and seeds nothing; its invitation links name the port it serves on",
+    async () => {
+      let mail = "";
+      const { code, lines, output, port } = await start(async (port, printed) => {
+        const invite = await fetch(
+          `http://127.0.0.1:${port}/organizations/${DEMO_ORGANIZATION_ID}/workspaces/${DEMO_WORKSPACE_ID}/invite`,
+          {
+            method: "POST",
+            headers: { Authorization: `ApiKey ${DEMO_KEY}`, "Content-Type": "application/json" },
+            body: JSON.stringify([{ email: "invited@example.com", roles: ["viewer"] }]),
+          },
+        );
+        expect(invite.status, await invite.text()).toBe(200);
+        // wrangler dev writes each mail to a file and logs its path.
+        const MAILED = /send_email binding called[^\n]*\n\s*(\S+\.eml)/;
+        for (let waited = 0; !MAILED.test(printed()) && waited < 10_000; waited += 100)
+          await new Promise((wait) => setTimeout(wait, 100));
+        const [, file] = MAILED.exec(printed()) ?? [];
+        // The mail is quoted-printable: soft line breaks joined, "=" restored.
+        mail = (await readFile(file, "utf8")).replace(/=\r?\n/g, "").replace(/=3D/g, "=");
+      });
+      expect(code, output).toBeNull();
+      expect(lines).toEqual([
+        "migrations: nothing pending",
+        "demo data already present",
+        "directory filled: 0 users, 0 memberships added",
+        serving(port),
+      ]);
+      const links = mail.match(/https?:\/\/[^\s'/]+\/organizations\/[^\s']+/g);
+      expect(new Set(links)).toEqual(
+        new Set([
+          `http://127.0.0.1:${port}/organizations/${DEMO_ORGANIZATION_ID}/workspaces/${DEMO_WORKSPACE_ID}/invite/accept?project_id=00000000-0000-7000-8000-000000000004`,
+        ]),
       );
-      expect(invite.status, await invite.text()).toBe(200);
-      // wrangler dev writes each mail to a file and logs its path.
-      const MAILED = /send_email binding called[^\n]*\n\s*(\S+\.eml)/;
-      for (let waited = 0; !MAILED.test(output) && waited < 10_000; waited += 100)
-        await new Promise((wait) => setTimeout(wait, 100));
-      const [, file] = MAILED.exec(output) ?? [];
-      // The mail is quoted-printable: soft line breaks joined, "=" restored.
-      mail = (await readFile(file, "utf8")).replace(/=\r?\n/g, "").replace(/=3D/g, "=");
-    });
-    expect(code, output).toBeNull();
-    expect(lines).toEqual([
-      "migrations: nothing pending",
-      "demo data already present",
-      "directory filled: 0 users, 0 memberships added",
-      serving(port),
-    ]);
-    const links = mail.match(/https?:\/\/[^\s'/]+\/organizations\/[^\s']+/g);
-    expect(new Set(links)).toEqual(
-      new Set([
-        `http://127.0.0.1:${port}/organizations/${DEMO_ORGANIZATION_ID}/workspaces/${DEMO_WORKSPACE_ID}/invite/accept?project_id=00000000-0000-7000-8000-000000000004`,
-      ]),
-    );
-  });
+    },
+    START_TIMEOUT,
+  );
 
-  it("a new migration of the shards is applied to the shards alone", async () => {
-    await writeFile(join(copy, "migrations", "9999_dev_prepare_probe.sql"), "CREATE TABLE dev_prepare_probe (x);\n");
-    const { code, lines, output, port } = await start();
-    expect(code, output).toBeNull();
-    expect(lines).toEqual([
-      "migrating SHARD_0, SHARD_1",
-      "migrated SHARD_0, SHARD_1",
-      "demo data already present",
-      "directory filled: 0 users, 0 memberships added",
-      serving(port),
-    ]);
-    expect([
-      await queryShard(state(), "SHARD_0", PROBE),
-      await queryShard(state(), "SHARD_1", PROBE),
-      await queryDirectory(state(), PROBE),
-    ]).toEqual([[{ name: "dev_prepare_probe" }], [{ name: "dev_prepare_probe" }], []]);
-  });
+  it(
+    "a new migration of the shards is applied to the shards alone",
+    async () => {
+      await writeFile(join(copy, "migrations", "9999_dev_prepare_probe.sql"), "CREATE TABLE dev_prepare_probe (x);\n");
+      const { code, lines, output, port } = await start();
+      expect(code, output).toBeNull();
+      expect(lines).toEqual([
+        "migrating SHARD_0, SHARD_1",
+        "migrated SHARD_0, SHARD_1",
+        "demo data already present",
+        "directory filled: 0 users, 0 memberships added",
+        serving(port),
+      ]);
+      expect([
+        await queryShard(state(), "SHARD_0", PROBE),
+        await queryShard(state(), "SHARD_1", PROBE),
+        await queryDirectory(state(), PROBE),
+      ]).toEqual([[{ name: "dev_prepare_probe" }], [{ name: "dev_prepare_probe" }], []]);
+    },
+    START_TIMEOUT,
+  );
 
-  it("a migration that fails stops the start, saying which database and which migration, and seeds nothing", async () => {
-    // A table the directory already has: its migration fails.
-    await writeFile(join(copy, "migrations-directory", "9999_broken.sql"), "CREATE TABLE memberships (x);\n");
-    const { code, lines } = await start();
-    expect(code).toBe(1);
-    expect(lines).toEqual([
-      "migrating DIRECTORY",
-      expect.stringMatching(
-        /^error: migrating DIRECTORY failed \(9999_broken\.sql: .*table memberships already exists.*\); run the command again once the cause is fixed \(migrations already applied are skipped\)$/,
-      ),
-    ]);
-  });
+  it(
+    "a migration that fails stops the start, saying which database and which migration, and seeds nothing",
+    async () => {
+      // A table the directory already has: its migration fails.
+      await writeFile(join(copy, "migrations-directory", "9999_broken.sql"), "CREATE TABLE memberships (x);\n");
+      const { code, lines } = await start();
+      expect(code).toBe(1);
+      expect(lines).toEqual([
+        "migrating DIRECTORY",
+        expect.stringMatching(
+          /^error: migrating DIRECTORY failed \(9999_broken\.sql: .*table memberships already exists.*\); run the command again once the cause is fixed \(migrations already applied are skipped\)$/,
+        ),
+      ]);
+    },
+    START_TIMEOUT,
+  );
 });

@@ -279,7 +279,7 @@ describe("the documented demo values, with wrangler dev serving the seeded folde
 
   it("a start after the demo app was deleted and production protected: the app made again, up to the refused deployment", async () => {
     expect((await api(worker, "DELETE", `/apps/${DEMO_APP_ID}`, DEMO_KEY)).status).toBe(200);
-    const protection = { required_approvals: 1 };
+    const protection = { protected: true };
     const protectedBy = await api(
       worker,
       "PUT",
@@ -314,5 +314,5 @@ describe("the documented demo values, with wrangler dev serving the seeded folde
       { name: "production", revision: 0 },
       { name: "staging", revision: 1 },
     ]);
-  });
+  }, 300_000); // two seeds beside wrangler dev
 });
