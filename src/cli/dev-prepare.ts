@@ -10,6 +10,17 @@ import { openPool } from "./database";
 import { seedDemo } from "./demo-data";
 import { applyLocally, migrationFailure, pendingMigrations, poolDatabases } from "./migrations";
 
+/**
+ * wrangler dev's --var values under `npm run dev`, serving at `origin`: webhooks to local addresses, invitations mailed
+ * (to a file) with accept links at `origin`, and their tokens answered too.
+ */
+export const devVars = (origin: string) => ({
+  WEBHOOKS_ALLOW_LOCAL: "true",
+  INVITATION_EMAIL_FROM: "invitations@localhost",
+  PUBLIC_BASE_URL: origin,
+  INVITATION_TOKEN_IN_ANSWER: "true",
+});
+
 /** Migrates the local pool (`.wrangler/state`) where it lacks migrations, then seeds the demo; says what it did on stderr. */
 export async function prepareLocalPool(): Promise<void> {
   const opened = await openPool({});

@@ -6,18 +6,11 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { prepareLocalPool } from "./dev-prepare";
+import { devVars, prepareLocalPool } from "./dev-prepare";
 import { runCli, UsageError } from "./run-cli";
 
 const USAGE = "Usage: npm run dev [-- wrangler dev's options, e.g. --port 8788]";
 const WRANGLER = resolve(import.meta.dirname, "../../node_modules/.bin/wrangler");
-
-/** wrangler dev's --var values of a local run: webhooks to local addresses, invitations mailed (to a file) and answered. */
-const LOCAL_VARS = {
-  WEBHOOKS_ALLOW_LOCAL: "true",
-  INVITATION_EMAIL_FROM: "invitations@localhost",
-  INVITATION_TOKEN_IN_ANSWER: "true",
-};
 
 /** The origin `wrangler dev` serves at with these options of its own (the rest are left to it). */
 function servedOrigin(args: string[]): string {
@@ -38,10 +31,7 @@ function servedOrigin(args: string[]): string {
 
 /** wrangler dev with the local vars and `args`, this process's streams, until it exits: its exit code (0 once stopped). */
 function serve(origin: string, args: string[]): Promise<number> {
-  const vars = Object.entries({ ...LOCAL_VARS, PUBLIC_BASE_URL: origin }).flatMap(([name, value]) => [
-    "--var",
-    `${name}:${value}`,
-  ]);
+  const vars = Object.entries(devVars(origin)).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
   const child = spawn(WRANGLER, ["dev", ...vars, ...args], {
     stdio: "inherit",
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },

@@ -23,7 +23,8 @@ export interface PoolDatabase {
 /** The D1 databases of wrangler.toml in the order they are migrated one after another: the directory, then the rest as declared. */
 export async function poolDatabases(): Promise<PoolDatabase[]> {
   const { unstable_readConfig } = await import("wrangler");
-  const databases = unstable_readConfig({ config: CONFIG_PATH }).d1_databases.map((database) => ({
+  const declared: { binding: string; migrations_dir?: string }[] = unstable_readConfig({ config: CONFIG_PATH }).d1_databases;
+  const databases: PoolDatabase[] = declared.map((database) => ({
     binding: database.binding,
     migrationsDir: resolve(ROOT, database.migrations_dir ?? "migrations"),
   }));
