@@ -121,13 +121,13 @@ describe("npm run dev", () => {
           },
         );
         expect(invite.status, await invite.text()).toBe(200);
-        // wrangler dev writes each mail to a file and logs its path.
-        const MAILED = /send_email binding called[^\n]*\n\s*(\S+\.eml)/;
+        // wrangler dev writes each mail's text to a file and logs its path.
+        const MAILED = /send_email binding called[\s\S]*?Text: (\S+\.txt)/;
         for (let waited = 0; !MAILED.test(printed()) && waited < 10_000; waited += 100)
           await new Promise((wait) => setTimeout(wait, 100));
         const [, file] = MAILED.exec(printed()) ?? [];
-        // The mail is quoted-printable: soft line breaks joined, "=" restored.
-        mail = (await readFile(file, "utf8")).replace(/=\r?\n/g, "").replace(/=3D/g, "=");
+        expect(file, printed()).toBeDefined();
+        mail = await readFile(file, "utf8");
       });
       expect(code, output).toBeNull();
       expect(lines).toEqual([
