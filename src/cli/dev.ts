@@ -32,9 +32,12 @@ function servedOrigin(args: string[]): string {
 /** wrangler dev with the local vars and `args`, this process's streams, until it exits: its exit code (0 once stopped). */
 function serve(origin: string, args: string[]): Promise<number> {
   const vars = Object.entries(devVars(origin)).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+  // Without what src/cli/database.ts set for the preparation's own runtime (errors only, out of the dev registry):
+  // wrangler dev logs as it does by default (its "Ready on", requests, mails' files) and registers itself.
+  const { WRANGLER_LOG, WRANGLER_REGISTRY_PATH, ...env } = process.env;
   const child = spawn(WRANGLER, ["dev", ...vars, ...args], {
     stdio: "inherit",
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+    env: { ...env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
   });
   // Ctrl-C reaches wrangler too (one process group): this process waits for it to stop. A signal sent to this process
   // alone is passed on.
