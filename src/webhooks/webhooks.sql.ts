@@ -343,7 +343,7 @@ const ATTEMPTS = sql<Attempt>(
   `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
    SELECT t.attempted_at, t.status_code, t.duration_ms, t.response_excerpt, t.error
      FROM webhook_attempts t JOIN webhook_deliveries d ON d.id = t.delivery_id
-    WHERE d.id = :delivery_id AND d.webhook_id = (SELECT id FROM hook WHERE read_role IN ${ADMIN_ROLES_SQL}) ORDER BY t.id`,
+    WHERE d.id = :delivery_id AND d.webhook_id = (SELECT id FROM hook WHERE read_role IN ${ADMIN_ROLES_SQL}) ORDER BY t.attempt`,
 );
 
 /** One delivery and its attempts, oldest first. */
