@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { environmentMovedOn } from "./http/core-errors";
 import { BOOKMARK_HEADER } from "./http/d1-session";
 import { type Documentation, SCHEMA_NAMES } from "./http/documentation";
@@ -55,11 +55,11 @@ function textOf<Text>(text: Documentation<Text>): Text {
 const PAYLOAD_TOO_LARGE = { [MAX_BODY_BYTES]: "PayloadTooLarge", [MAX_CONFIG_BODY_BYTES]: "ConfigPayloadTooLarge" } as const;
 
 /** The JSON Schema of each answer, by its zod schema: see answerSchemas. */
-type AnswerSchemas = Map<z.ZodType, object>;
+type AnswerSchemas = Map<z.ZodMiniType, object>;
 
 /** A route's 200: its answer's schema as the document shows it, with the description, example(s) and headers. */
 function okResponse(declaration: RouteDeclaration, answers: AnswerSchemas) {
-  const { description, headers, documentedAs, schema, ...examples } = textOf(declaration.doc).ok as Ok<z.ZodType>;
+  const { description, headers, documentedAs, schema, ...examples } = textOf(declaration.doc).ok as Ok<z.ZodMiniType>;
   const shown = documentedAs ?? answers.get(schema);
   if (!shown) throw new Error(`OpenAPI: ${declaration.method} ${declaration.path} declares no answer schema`);
   return jsonResponse(description, shown, examples, headers);
@@ -124,7 +124,7 @@ function pathsOf(routes: readonly Route[], answers: AnswerSchemas) {
 }
 
 /** The schemas by id, with `$ref`s into the document's components and no per-schema `$schema`/`$id`. */
-function componentSchemas(schemas: Record<string, z.ZodType>, io: "input" | "output") {
+function componentSchemas(schemas: Record<string, z.ZodMiniType>, io: "input" | "output") {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(schemas)) registry.add(schema, { id });
   const converted = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}` }).schemas;
@@ -140,7 +140,7 @@ function responseSchemas(routes: readonly Route[]) {
   const names = [...SCHEMA_NAMES.values()];
   const twice = names.find((name, index) => names.indexOf(name) !== index);
   if (twice) throw new Error(`OpenAPI: two response schemas are named ${twice}`);
-  const unnamed = new Map<z.ZodType, string>();
+  const unnamed = new Map<z.ZodMiniType, string>();
   for (const { declaration } of routes) {
     const { schema } = textOf(declaration.doc).ok;
     if (schema && !SCHEMA_NAMES.has(schema) && !unnamed.has(schema)) unnamed.set(schema, `answer ${unnamed.size}`);
@@ -150,8 +150,8 @@ function responseSchemas(routes: readonly Route[]) {
     "output",
   );
   const answers: AnswerSchemas = new Map([
-    ...[...SCHEMA_NAMES].map(([schema, name]): [z.ZodType, object] => [schema, schemaRef(name)]),
-    ...[...unnamed].map(([schema, id]): [z.ZodType, object] => [schema, converted[id]]),
+    ...[...SCHEMA_NAMES].map(([schema, name]): [z.ZodMiniType, object] => [schema, schemaRef(name)]),
+    ...[...unnamed].map(([schema, id]): [z.ZodMiniType, object] => [schema, converted[id]]),
   ]);
   const named = Object.fromEntries(names.map((name) => [name, converted[name]]));
   return { named, answers };
@@ -251,10 +251,10 @@ export function openApiDocument(
           in: "header",
           required: false,
           description:
-            "An emergency bypass of a protected environment's 409, with its reason: 1 to 500 printable characters, " +
-            "else 422. From a role the environment's protection settings let bypass it, the write goes on and the " +
-            "audit log records the bypass with the reason (its event in the same write); from another role, 403. " +
-            "Ignored where the environment is not protected.",
+            "An emergency bypass of a protected environment's 409, with its reason: 1 to 500 printable characters of " +
+            "UTF-8 text (bytes that are not UTF-8, and U+FFFD, are refused), else 422. From a role the environment's " +
+            "protection settings let bypass it, the write goes on and the audit log records the bypass with the reason " +
+            "(its event in the same write); from another role, 403. Ignored where the environment is not protected.",
           schema: { type: "string", pattern: PROTECTION_BYPASS_PATTERN.source, examples: ["Hotfix for incident 4711"] },
         },
         IfNoneMatch: {

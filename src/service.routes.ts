@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { route } from "./http/route";
 
 /** The document per BASE_PATH, read from the static assets on its first request, then kept for the isolate. */

@@ -31,7 +31,12 @@ function Shell() {
         </button>
       </header>
       <main>
-        {found ? (
+        {found === "malformed" ? (
+          <p role="alert">
+            This link is malformed: a part of its address is not a valid escape (a % not followed by two hex digits of UTF-8). It
+            may have been cut short or mistyped. <Link to="/">Go to the apps</Link>
+          </p>
+        ) : found ? (
           <found.Page key={path} params={found.params} query={query} />
         ) : (
           <p role="alert">

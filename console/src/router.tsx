@@ -22,15 +22,29 @@ const PAGES = Object.values(import.meta.glob<PageModule>("./pages/*.tsx", { eage
   pattern: new RegExp(`^${page.path.replace(/:(\w+)/g, "(?<$1>[^/]+)")}/?$`),
 }));
 
-/** The page answering `path` (under the console's root), with its decoded parameters. */
-export function matchPage(path: string): { Page: ComponentType<PageProps>; params: Record<string, string> } | undefined {
+/** A path parameter decoded; null for a malformed escape (`%` not followed by UTF-8 in hex), which decodes to nothing. */
+function decoded(value: string): string | null {
+  try {
+    return decodeURIComponent(value);
+  } catch (error) {
+    if (error instanceof URIError) return null;
+    throw error;
+  }
+}
+
+/**
+ * The page answering `path` (under the console's root), with its decoded parameters; "malformed" when a parameter has
+ * a malformed escape (a link cut short or mistyped).
+ */
+export function matchPage(
+  path: string,
+): { Page: ComponentType<PageProps>; params: Record<string, string> } | "malformed" | undefined {
   for (const { page, pattern } of PAGES) {
     const match = pattern.exec(path);
-    if (match)
-      return {
-        Page: page.default,
-        params: Object.fromEntries(Object.entries(match.groups ?? {}).map(([name, value]) => [name, decodeURIComponent(value)])),
-      };
+    if (!match) continue;
+    const params = Object.entries(match.groups ?? {}).map(([name, value]) => [name, decoded(value)] as const);
+    if (params.some(([, value]) => value === null)) return "malformed";
+    return { Page: page.default, params: Object.fromEntries(params) as Record<string, string> };
   }
   return undefined;
 }

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { commitConfig, configRefOrder } from "../core/configs.sql.ts";
 import { isUniqueViolation } from "../db/d1";
 import { variantRemoved } from "../http/core-errors";
@@ -77,6 +77,19 @@ export const revisionsRoutes = [
             body: { application_ref: { slug: "counted" }, application_variant_ref: { slug: "main" } },
             trips: 1,
           },
+          {
+            name: "retrieve by an app ref alone (the app found or not in the same batch)",
+            path: "/applications/revisions/retrieve",
+            body: { resolve: true, application_ref: { slug: "counted" }, application_variant_ref: null },
+            trips: 1,
+          },
+          {
+            name: "retrieve by an app ref alone naming no app",
+            path: "/applications/revisions/retrieve",
+            body: { resolve: true, application_ref: { slug: "no-such-app" } },
+            status: 404,
+            trips: 1,
+          },
         ],
       },
       auth: "key",
@@ -118,7 +131,9 @@ export const revisionsRoutes = [
           "`application_revision_ref.version` (none: the latest); or `application_revision_ref.id`. By environment: " +
           "`environment_ref` and `key` (`<app name>.revision`): what that app's environment runs, or ran at its revision " +
           '`environment_ref.version` (the numbers of GET /apps/{app_id}/revisions/{environment_name}). Nothing found: 200 `{"count": 0}`, ' +
-          "but a 404 by environment, or by an app ref alone (where the SDK would go on with an empty config). " +
+          "but a 404 by environment, or by an app ref alone naming no app (where the SDK would go on with an empty config); " +
+          "an app ref alone naming an app whose oldest variant has no revision (or that has no variant) answers " +
+          '`{"count": 0}`, as the platform does. ' +
           ONE_ROUND_TRIP,
         ok: {
           schema: RevisionAnswer,
@@ -131,7 +146,7 @@ export const revisionsRoutes = [
         errors: {
           404: errorResponse(
             "By environment: no such app, environment or environment revision visible to the caller, or it runs nothing " +
-              "(revision 0). By an app ref alone: no such app, or its oldest variant has no revision",
+              "(revision 0). By an app ref alone: no such app visible to the caller",
             { runsNothing: environmentRunsNothing(), appRevisionNotFound: applicationRevisionNotFound() },
           ),
         },
@@ -140,11 +155,12 @@ export const revisionsRoutes = [
     async (c) => {
       const lookup = c.req.valid("json");
       const config = await readAs(c, configRefOrder(lookup.refs), (db) => retrieveRevision(db, lookup));
-      if (config) return c.json({ count: 1, application_revision: toRevision(config) }, 200);
-      // Where the SDK would go on with an empty config, a 404 it raises: by environment as the platform answers; an
-      // app ref alone finds nothing where the platform answers {count: 0} (docs/CURRENT-SDK-API.md).
+      if (typeof config === "object") return c.json({ count: 1, application_revision: toRevision(config) }, 200);
+      // Where the SDK would go on with an empty config for what does not exist, a 404 it raises: by environment as the
+      // platform answers; an app ref alone naming no app, where the platform answers {count: 0}. An app that exists
+      // with nothing committed answers {count: 0}, as the platform does: the SDK's empty config (docs/CURRENT-SDK-API.md).
       if (lookup.by === "environment") throw environmentRunsNothing();
-      if (lookup.by === "app") throw applicationRevisionNotFound();
+      if (config === "no_app") throw applicationRevisionNotFound();
       return c.json({ count: 0 }, 200);
     },
   ),

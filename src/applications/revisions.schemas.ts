@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { Config, ConfigRefs } from "../core/configs.sql.ts";
 import { type CurrentRef, currentRef, wrappedIn } from "../http/current-api";
 import { documented, schemaName } from "../http/documentation";
@@ -12,8 +12,7 @@ const KEY_SUFFIX = ".revision";
 const retrieveShape = (names: { artifact: string; variant: string; revision: string }) =>
   z.object({
     resolve: z
-      .boolean()
-      .nullish()
+      .nullish(z.boolean())
       .apply(documented(globalThis.DOCUMENTATION && { description: "Ignored: references are always resolved" })),
     [names.artifact]: currentRef("The app's name"),
     [names.variant]: currentRef("The variant's name (config name)").apply(
@@ -33,8 +32,8 @@ const retrieveShape = (names: { artifact: string; variant: string; revision: str
         },
       ),
     ),
-    key: nameField("key", { nfc: true })
-      .nullish()
+    key: z
+      .nullish(nameField("key", { nfc: true }))
       .apply(documented(globalThis.DOCUMENTATION && { description: 'With `environment_ref`: "<app name>.revision"' })),
   });
 
@@ -94,14 +93,17 @@ function lookupOf(
 
 /** A retrieve body as an API names it: validated, then turned into its lookup. */
 const retrieveBody = (names: { artifact: string; variant: string; revision: string }) =>
-  retrieveShape(names).transform((body, context): RevisionLookup => {
-    const lookup = lookupOf(body as RetrieveInput, names);
-    if ("problem" in lookup) {
-      context.addIssue({ code: "custom", path: [lookup.at], message: lookup.problem });
-      return z.NEVER;
-    }
-    return lookup;
-  });
+  z.pipe(
+    retrieveShape(names),
+    z.transform((body, context): RevisionLookup => {
+      const lookup = lookupOf(body as RetrieveInput, names);
+      if ("problem" in lookup) {
+        context.issues.push({ code: "custom", path: [lookup.at], message: lookup.problem, input: context.value });
+        return z.NEVER;
+      }
+      return lookup;
+    }),
+  );
 
 export const APPLICATION_NAMES = {
   artifact: "application_ref",
@@ -133,8 +135,8 @@ const RevisionDataShape = z.object({
       },
     ),
   ),
-  url: httpUrlOrEmpty("url")
-    .nullish()
+  url: z
+    .nullish(httpUrlOrEmpty("url"))
     .apply(documented(globalThis.DOCUMENTATION && { description: "Replaces the url; omitted or null: the latest's is kept" })),
 });
 
@@ -142,37 +144,42 @@ const RevisionDataShape = z.object({
  * `data`, its keys checked as sent (a parsed copy would have lost a `__proto__` key on the way); documented as its
  * shape (a preprocess is, where a pipe would be documented as its input).
  */
-const RevisionData = z.preprocess((data, context) => {
-  if (typeof data !== "object" || data === null) return data;
-  for (const key of Object.keys(data)) {
-    if (!DATA_KEYS.includes(key)) {
-      context.addIssue({ code: "custom", path: [key], message: `data takes only ${DATA_KEYS.join(", ")}; "${key}" is refused` });
+const RevisionData = z.pipe(
+  z.transform((data, context) => {
+    if (typeof data !== "object" || data === null) return data;
+    for (const key of Object.keys(data)) {
+      if (!DATA_KEYS.includes(key)) {
+        context.issues.push({
+          code: "custom",
+          path: [key],
+          message: `data takes only ${DATA_KEYS.join(", ")}; "${key}" is refused`,
+          input: context.value,
+        });
+      }
     }
-  }
-  return data;
-}, RevisionDataShape);
+    return data;
+  }),
+  RevisionDataShape,
+);
 
 /** The platform's slug rule, which a commit's own revision slug follows. */
 const SLUG = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
 
 export const CommitRevision = z.object({
-  application_id: uuid
-    .nullish()
+  application_id: z
+    .nullish(uuid)
     .apply(documented(globalThis.DOCUMENTATION && { description: "The app (when given, the variant's own)" })),
   application_variant_id: uuid,
   slug: z
-    .string()
-    .max(64)
-    .regex(SLUG, "slug must match ^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
-    .nullish()
+    .nullish(z.string().check(z.maxLength(64), z.regex(SLUG, "slug must match ^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")))
     .apply(
       documented(
         globalThis.DOCUMENTATION && { description: "The revision's slug, unique in the project; none: 12 hex digits are made" },
       ),
     ),
   data: RevisionData,
-  message: commitMessage("message")
-    .nullish()
+  message: z
+    .nullish(commitMessage("message"))
     .apply(documented(globalThis.DOCUMENTATION && { description: "The commit message, shown by both APIs' revision reads" })),
 });
 export const CommitRevisionShape = z.object({ application_revision: CommitRevision });
@@ -180,15 +187,15 @@ export const CommitRevisionBody = wrappedIn("application_revision", CommitRevisi
 
 export const LogRevisionsShape = z.object({
   application_revisions: z.object({
-    application_id: uuid.nullish(),
+    application_id: z.nullish(uuid),
     application_variant_id: uuid,
   }),
-  windowing: z
-    .object({
-      limit: z.int().min(1).max(1000).nullish(),
-      next: uuid.nullish().apply(documented(globalThis.DOCUMENTATION && { description: "The cursor an earlier page answered" })),
-    })
-    .nullish(),
+  windowing: z.nullish(
+    z.object({
+      limit: z.nullish(z.int().check(z.gte(1), z.lte(1000))),
+      next: z.nullish(uuid).apply(documented(globalThis.DOCUMENTATION && { description: "The cursor an earlier page answered" })),
+    }),
+  ),
 });
 export const LogRevisionsBody = wrappedIn("application_revisions", LogRevisionsShape);
 
@@ -217,10 +224,7 @@ const revisionFields = {
   id: z.uuid(),
   slug: z.string(),
   version: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The revision number, as a string" })),
-  message: z
-    .string()
-    .optional()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Left out when none" })),
+  message: z.optional(z.string()).apply(documented(globalThis.DOCUMENTATION && { description: "Left out when none" })),
   data: RevisionDataOutput,
   variant_id: z.uuid(),
   variant_slug: z.string(),
@@ -257,18 +261,17 @@ export const WorkflowRevision = z
 export type WorkflowRevision = z.infer<typeof WorkflowRevision>;
 
 export const RevisionAnswer = z
-  .object({ count: z.literal([0, 1]), application_revision: Revision.optional() })
+  .object({ count: z.literal([0, 1]), application_revision: z.optional(Revision) })
   .apply(schemaName(globalThis.DOCUMENTATION && "RevisionAnswer"));
 export const WorkflowRevisionAnswer = z
-  .object({ count: z.literal([0, 1]), workflow_revision: WorkflowRevision.optional() })
+  .object({ count: z.literal([0, 1]), workflow_revision: z.optional(WorkflowRevision) })
   .apply(schemaName(globalThis.DOCUMENTATION && "WorkflowRevisionAnswer"));
 export const RevisionsAnswer = z
   .object({
     count: z.int(),
     application_revisions: z.array(Revision),
     windowing: z
-      .object({ limit: z.int(), next: z.uuid() })
-      .optional()
+      .optional(z.object({ limit: z.int(), next: z.uuid() }))
       .apply(documented(globalThis.DOCUMENTATION && { description: "When more follow: send it back to read the next page" })),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "RevisionsAnswer"));

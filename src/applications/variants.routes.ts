@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { CALLER_KEY } from "../db/buckets";
 import { isUniqueViolation } from "../db/d1";
 import { appNotFound, variantNotFound } from "../http/core-errors";

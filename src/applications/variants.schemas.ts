@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { exactObject, listedRef, MAX_REFS, newSlugField, withoutNulls } from "../http/current-api";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
@@ -8,18 +8,20 @@ export const AddApplicationVariantBody = exactObject({
   application_variant: exactObject({
     application_id: uuid,
     slug: newSlugField("slug"),
-    name: z.string().nullish(),
-  }).refine((variant) => variant.name == null || variant.name === variant.slug, {
-    message: "name must be the slug: a variant's slug and name are its one config name here (docs/CURRENT-SDK-API.md)",
-    path: ["name"],
-  }),
+    name: z.nullish(z.string()),
+  }).check(
+    z.refine((variant) => variant.name == null || variant.name === variant.slug, {
+      message: "name must be the slug: a variant's slug and name are its one config name here (docs/CURRENT-SDK-API.md)",
+      path: ["name"],
+    }),
+  ),
 });
 
 export const QueryApplicationVariantsBody = exactObject({
-  application_refs: z.array(listedRef("application")).max(MAX_REFS).nullish(),
-  application_variant: exactObject({ slug: nameField("slug", { nfc: true }).nullish() }).nullish(),
-  application_variant_refs: z.array(listedRef("variant")).max(MAX_REFS).nullish(),
-  include_archived: z.boolean().nullish(),
+  application_refs: z.nullish(z.array(listedRef("application")).check(z.maxLength(MAX_REFS))),
+  application_variant: z.nullish(exactObject({ slug: z.nullish(nameField("slug", { nfc: true })) })),
+  application_variant_refs: z.nullish(z.array(listedRef("variant")).check(z.maxLength(MAX_REFS))),
+  include_archived: z.nullish(z.boolean()),
 });
 
 export const ApplicationVariantParams = z.object({ variant_id: uuid });
@@ -37,8 +39,7 @@ export const ApplicationVariant = z
     artifact_slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "As `application_slug`" })),
     created_at: z.iso.datetime(),
     created_by_id: z
-      .uuid()
-      .optional()
+      .optional(z.uuid())
       .apply(
         documented(globalThis.DOCUMENTATION && { description: "Who committed its revision 1; absent before its first commit" }),
       ),
@@ -47,9 +48,8 @@ export const ApplicationVariant = z
       .apply(
         documented(globalThis.DOCUMENTATION && { description: "When its latest revision was committed, else when it was made" }),
       ),
-    deleted_at: z.iso
-      .datetime()
-      .optional()
+    deleted_at: z
+      .optional(z.iso.datetime())
       .apply(
         documented(
           globalThis.DOCUMENTATION && { description: "When it was archived (the platform's name); absent while it is not" },
@@ -64,7 +64,7 @@ export const ApplicationVariantResponse = z
   .apply(schemaName(globalThis.DOCUMENTATION && "ApplicationVariantResponse"));
 export const ApplicationVariantsResponse = z
   .object({
-    count: z.int().min(0),
+    count: z.int().check(z.gte(0)),
     application_variants: z.array(ApplicationVariant),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "ApplicationVariantsResponse"));

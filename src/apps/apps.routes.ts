@@ -1,8 +1,9 @@
-import * as z from "zod";
+import * as z from "zod/mini";
+import type { GatedOutcome } from "../core/app-protection.sql.ts";
 import { isUniqueViolation } from "../db/d1";
-import type { WriteOutcome } from "../db/visibility";
 import { appNotFound, protectionRefused } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
+import { dryRunQueryOf } from "../http/dry-run";
 import { forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
@@ -15,9 +16,25 @@ import {
   withKeyErrors,
 } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
-import { AppListItem, CreateAppBody, CreateAppOutput, ListAppsQuery, toAppListItem, UpdateAppBody } from "./apps.schemas";
-import { createAppAsCaller, deleteApp, findCreateRefusal, listApps, renameApp, targetOrder } from "./apps.sql.ts";
-import { createRefusedError } from "./create-refusal";
+import {
+  AppListItem,
+  CreateAppBody,
+  CreateAppOutput,
+  DeleteAppDryRun,
+  ListAppsQuery,
+  toAppListItem,
+  UpdateAppBody,
+} from "./apps.schemas";
+import {
+  createAppAsCaller,
+  deleteApp,
+  findCreateRefusal,
+  listApps,
+  previewAppDeletion,
+  renameApp,
+  targetOrder,
+} from "./apps.sql.ts";
+import { createRefusedError, refusalAcrossShards } from "./create-refusal";
 import { appNameTaken } from "./errors";
 
 /** A name taken in the project fails the write with D1's UNIQUE error on `apps`: a 409. */
@@ -29,7 +46,9 @@ async function unlessNameTaken<T>(write: Promise<T>): Promise<T> {
   }
 }
 
-function assertDone(outcome: WriteOutcome): void {
+/** A write's answer when it did nothing: 404, 403, or a protected environment's refusal. */
+function assertDone(outcome: GatedOutcome): void {
+  if (typeof outcome === "object") throw protectionRefused(outcome);
   if (outcome === "not_found") throw appNotFound();
   if (outcome === "forbidden") throw forbidden();
 }
@@ -183,9 +202,10 @@ export const appsRoutes = [
       };
       const created = await writeAs(c, targetOrder(target), async (db) => {
         const outcome = await unlessNameTaken(createAppAsCaller(db, body.app_name, target, c.var.claim));
-        // Refused by the database: one more round trip, on this error path only, to tell the client why.
-        if (outcome.outcome === "refused") throw createRefusedError(await findCreateRefusal(db, target), target);
-        return outcome;
+        // Refused by the database: one more round trip (and one per id of another shard), on this error path only, to tell
+        // the client why.
+        if (outcome.outcome !== "refused") return outcome;
+        throw createRefusedError(await refusalAcrossShards(c, await findCreateRefusal(db, target), target), target);
       });
       settleClaim(c, created);
       // 200, not 201: existing clients of this API expect 200.
@@ -200,11 +220,21 @@ export const appsRoutes = [
         cases: [
           { name: "PATCH /apps/{id}", path: "/apps/{renamedId}", body: { app_name: "renamed" }, trips: 1 },
           { name: "PATCH to a taken name", path: "/apps/{appId}", body: { app_name: "renamed" }, status: 409, trips: 1 },
+          // An app write that changes what a protected environment answers: its gate in the write's own batch.
+          { name: "rename, protected", path: "/apps/{teamAppId}", body: { app_name: "team-renamed" }, status: 409, trips: 1 },
+          {
+            name: "rename, bypassed",
+            path: "/apps/{teamAppId}",
+            body: { app_name: "team-renamed" },
+            headers: { "Protection-Bypass": "counted" },
+            trips: 1,
+          },
         ],
       },
       auth: "key",
       write: true,
       params: appPath,
+      protectionBypass: true,
       body: {
         schema: UpdateAppBody,
         id: "UpdateApp",
@@ -220,13 +250,24 @@ export const appsRoutes = [
           description: "The app was renamed",
           example: { app_id: DEMO_IDS.app, app_name: "renamed-app" } satisfies CreateAppOutput,
         },
-        errors: { 404: responseRef("AppNotFound"), 409: responseRef("AppNameTaken") },
+        errors: {
+          404: responseRef("AppNotFound"),
+          409: errorResponse(
+            `${NAME_TAKEN}. Or: a protected environment of the app runs a config, whose answers a new name changes ` +
+              `(\`application_ref.slug\`, lookups by name). ${PROTECTED}`,
+            {
+              appNameTaken: appNameTaken(),
+              environmentProtected: environmentProtectedExample(),
+            },
+          ),
+        },
       },
     },
     async (c) => {
       const { app_id } = c.req.valid("param");
       const { app_name } = c.req.valid("json");
-      assertDone(await writeAs(c, [app_id], (db) => unlessNameTaken(renameApp(db, app_id, app_name))));
+      const bypassReason = c.var.bypassReason ?? null;
+      assertDone(await writeAs(c, [app_id], (db) => unlessNameTaken(renameApp(db, app_id, app_name, bypassReason))));
       return c.json({ app_id, app_name } satisfies CreateAppOutput, 200);
     },
   ),
@@ -238,13 +279,34 @@ export const appsRoutes = [
       auth: "key",
       write: true,
       params: appPath,
+      query: dryRunQueryOf("answer what the delete would remove (the app's configs, what its environments run)"),
       protectionBypass: true,
       doc: globalThis.DOCUMENTATION && {
         operationId: "removeApp",
         tag: "Apps",
         summary: "Delete an app and everything under it",
         description: "Its environments and their history, its variants and their revisions are deleted with it, all at once.",
-        ok: { schema: z.null(), description: "The app is gone", example: null },
+        ok: {
+          schema: z.union([z.null(), DeleteAppDryRun]),
+          description: "The app is gone; with `?dry_run=true`, what deleting it would remove",
+          examples: {
+            deleted: { summary: "Deleted", value: null },
+            dryRun: {
+              summary: "?dry_run=true",
+              value: {
+                dry_run: true,
+                app_id: DEMO_IDS.app,
+                app_name: "demo-app",
+                kind: "delete",
+                configs: 1,
+                environments: [
+                  { environment: "production", environment_revision: 2, config_name: "main", revision: 2, protected: false },
+                  { environment: "staging", environment_revision: 1, config_name: "main", revision: 1, protected: false },
+                ],
+              },
+            },
+          },
+        },
         errors: {
           404: responseRef("AppNotFound"),
           409: errorResponse(`A protected environment of the app runs a config. ${PROTECTED}`, {
@@ -255,9 +317,15 @@ export const appsRoutes = [
     },
     async (c) => {
       const { app_id } = c.req.valid("param");
-      const deleted = await writeAs(c, [app_id], (db) => deleteApp(db, app_id, c.var.bypassReason ?? null));
-      if (typeof deleted === "object") throw protectionRefused(deleted);
-      assertDone(deleted);
+      if (c.req.valid("query").dry_run) {
+        const preview = await writeAs(c, [app_id], (db) => previewAppDeletion(db, app_id, c.var.bypassReason ?? null));
+        if (preview === "not_found") throw appNotFound();
+        if (preview === "forbidden") throw forbidden();
+        if ("refusal" in preview) throw protectionRefused(preview);
+        const { name, configs, running } = preview;
+        return c.json({ dry_run: true, app_id, app_name: name, kind: "delete", configs, environments: running } as const, 200);
+      }
+      assertDone(await writeAs(c, [app_id], (db) => deleteApp(db, app_id, c.var.bypassReason ?? null)));
       return c.json(null, 200);
     },
   ),

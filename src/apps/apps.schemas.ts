@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
 import type { AppSummary } from "./apps.sql.ts";
@@ -7,7 +7,7 @@ const appName = newNameField("app_name").apply(
   documented(
     globalThis.DOCUMENTATION && {
       description:
-        "Not blank, no control characters; no invisible, formatting or bidi characters, fillers, spaces other than U+0020, " +
+        "Not blank, no control characters or line breaks; no invisible, formatting or bidi characters, fillers, spaces other than U+0020, " +
         "private-use or unassigned code points; a visible character, not a combining mark first; one script, or Latin with " +
         "Han and Hiragana/Katakana, Bopomofo or Hangul. Stored NFC-normalised, unique per project",
     },
@@ -16,20 +16,20 @@ const appName = newNameField("app_name").apply(
 
 export const CreateAppBody = z.object({
   app_name: appName,
-  project_id: uuid.nullish(),
-  workspace_id: uuid.nullish(),
-  organization_id: uuid.nullish(),
+  project_id: z.nullish(uuid),
+  workspace_id: z.nullish(uuid),
+  organization_id: z.nullish(uuid),
 });
 export type CreateAppBody = z.infer<typeof CreateAppBody>;
 
 export const UpdateAppBody = z.object({ app_name: appName });
 
 export const ListAppsQuery = z.object({
-  app_name: nameField("app_name", { nfc: true })
-    .optional()
+  app_name: z
+    .optional(nameField("app_name", { nfc: true }))
     .apply(documented(globalThis.DOCUMENTATION && { description: "Only the app of this name (exact)" })),
-  workspace_id: uuid
-    .optional()
+  workspace_id: z
+    .optional(uuid)
     .apply(documented(globalThis.DOCUMENTATION && { description: "The apps of this workspace's default project" })),
 });
 
@@ -60,3 +60,39 @@ export const toAppListItem = (app: AppSummary): AppListItem => ({
   app_name: app.name,
   updated_at: app.updatedAt,
 });
+
+/** DELETE /apps/{app_id}?dry_run=true: what the delete would remove; nothing was written. */
+export const DeleteAppDryRun = z
+  .object({
+    dry_run: z.literal(true),
+    app_id: z.uuid(),
+    app_name: z.string(),
+    kind: z.literal("delete"),
+    configs: z.int().apply(documented(globalThis.DOCUMENTATION && { description: "The configs deleted with the app" })),
+    environments: z
+      .array(
+        z.object({
+          environment: z.string(),
+          environment_revision: z.int(),
+          config_name: z.string(),
+          revision: z.int(),
+          protected: z.boolean(),
+        }),
+      )
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description: "The environments that run a config (which revision), and would serve nothing once it is deleted",
+          },
+        ),
+      ),
+  })
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "The answer to `?dry_run=true`: what the delete would remove; nothing was written",
+      },
+    ),
+  )
+  .apply(schemaName(globalThis.DOCUMENTATION && "DeleteAppDryRun"));
+export type DeleteAppDryRun = z.infer<typeof DeleteAppDryRun>;

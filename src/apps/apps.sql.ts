@@ -1,5 +1,14 @@
+import {
+  APP_GATE_CTES,
+  type GatedOutcome,
+  type GateFacts,
+  gatedOutcome,
+  gateStatements,
+  INSERT_BYPASS_EVENTS,
+  MAY_WRITE_APP,
+  SELECT_GATE_FACTS,
+} from "../core/app-protection.sql.ts";
 import { APP_PLACE } from "../core/change-events.sql.ts";
-import type { ProtectionRefusal } from "../core/protection.sql.ts";
 import { type BucketRef, newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import type { Queryable } from "../db/d1";
@@ -8,7 +17,7 @@ import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
 import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
 import { batch, type Sql, type Statement, sql, type Values } from "../db/sql";
-import { APP_BY_ID_CTE, type WriteOutcome, writeOutcome } from "../db/visibility";
+import { APP_BY_ID_CTE } from "../db/visibility";
 import { DEFAULT_ENVIRONMENTS } from "./environments.sql.ts";
 
 export interface NewApp {
@@ -228,116 +237,141 @@ const APPS = sql<AppSummary>(
 
 export const APP_ROLE = sql(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT role FROM app`);
 
+/** A rename's gate (src/core/app-protection.sql.ts): it changes the app when the name differs. */
+const RENAME_CTES = `${CALLER_CTE}, ${APP_BY_ID_CTE}, change AS (SELECT name <> :name AS changes FROM app), ${APP_GATE_CTES}`;
+const RENAME_GATE = {
+  facts: sql<GateFacts>(`WITH ${RENAME_CTES} ${SELECT_GATE_FACTS}`),
+  bypassed: sql(`WITH ${RENAME_CTES} ${INSERT_BYPASS_EVENTS}`),
+};
+
 // Before the update, which it is conditioned like: the name it had. A rename refused by the database (a name
 // taken) fails the batch, this event with it.
 const APP_RENAMED = sql(
-  `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} ${INSERT_EVENT}
+  `WITH ${RENAME_CTES} ${INSERT_EVENT}
    SELECT :event_id, 'app.renamed', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
           json_object('app_id', a.id, 'app_name', :name, 'previous_app_name', a.name)
      FROM app JOIN apps a ON a.id = app.id ${APP_PLACE}
-    WHERE app.role IN ${WRITER_ROLES_SQL} AND a.name <> :name ${EVENT_HANDOFF}`,
+    WHERE ${MAY_WRITE_APP} AND a.name <> :name ${EVENT_HANDOFF}`,
 );
 
 // A rename to the name the app has changes nothing: not even updated_at.
 const RENAME_APP = sql(
-  `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}
+  `WITH ${RENAME_CTES}
    UPDATE apps SET name = :name, updated_at = CASE WHEN name = :name THEN updated_at ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END
-    WHERE id = (SELECT id FROM app WHERE role IN ${WRITER_ROLES_SQL}) RETURNING id`,
+    WHERE id = (SELECT id FROM app) AND ${MAY_WRITE_APP} RETURNING id`,
 );
 
 /**
- * Renames the app, behind the key check and the caller's role, in one round trip. A name taken in the project
- * fails with D1's UNIQUE error on `apps`, which only a caller allowed to rename can reach.
+ * Renames the app, behind the key check, the caller's role and the app's protected environments (a new name changes
+ * what each answers: src/core/app-protection.sql.ts), in one round trip. A name taken in the project fails with
+ * D1's UNIQUE error on `apps`, which only a caller allowed to rename can reach.
  */
-export async function renameApp(db: CallerWriteDb, appId: string, name: string): Promise<WriteOutcome> {
-  const { role, renamed } = await db.batch(renameStatements(db, appId, name));
-  return writeOutcome(role, renamed);
+export async function renameApp(
+  db: CallerWriteDb,
+  appId: string,
+  name: string,
+  bypassReason: string | null,
+): Promise<GatedOutcome> {
+  const { facts, renamed } = await db.batch(renameStatements(db, appId, name, bypassReason));
+  return gatedOutcome(facts, renamed, appId);
 }
 
-/** The statements of `renameApp`: `role`, its event, and `renamed` (RETURNING the id when the caller may rename). */
-export const renameStatements = (db: CallerWriteDb, appId: string, name: string) => ({
-  role: db.statement(APP_ROLE, { app_id: appId }),
-  event: db.statement(APP_RENAMED, { app_id: appId, name, event_id: newId(db.bucket) }),
-  renamed: db.statement(RENAME_APP, { app_id: appId, name }),
-});
-
 /**
- * After APP_BY_ID_CTE: `guarded`, the app's protected environments that run a config (a delete would remove what they
- * run: docs/CHANGE-REQUESTS.md §2), with their current revision; and `deletion_gate`, one row: `refusal` null when
- * the delete may go on, else `protected` (no :bypass_reason) or `bypass_forbidden` (the caller's role is not in
- * every such environment's `bypass_roles`), and `environment`, the first such environment's name.
+ * The statements of `renameApp`: `facts` (read by `gatedOutcome`), the bypass's and the rename's events, and
+ * `renamed` (RETURNING the id when the caller may rename).
  */
-const DELETION_GATE_CTES = `guarded AS (
-  SELECT e.name, er.id AS environment_revision_id, ep.bypass_roles
-    FROM environments e
-    JOIN environment_protections ep ON ep.project_id = (SELECT project_id FROM app) AND ep.environment = e.name AND ep.protected = 1
-    JOIN environment_revisions er ON er.environment_id = e.id AND er.revision = e.revision
-   WHERE e.app_id = (SELECT id FROM app) AND e.deployed_app_variant_revision_id IS NOT NULL),
-deletion_gate AS (
-  SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM guarded) THEN NULL
-              WHEN :bypass_reason IS NULL THEN 'protected'
-              WHEN EXISTS (SELECT 1 FROM guarded WHERE (SELECT role FROM app) NOT IN (SELECT value FROM json_each(guarded.bypass_roles)))
-              THEN 'bypass_forbidden' END AS refusal,
-         (SELECT name FROM guarded ORDER BY name LIMIT 1) AS environment)`;
+export const renameStatements = (db: CallerWriteDb, appId: string, name: string, bypassReason: string | null) => {
+  const values = { app_id: appId, name, bypass_reason: bypassReason };
+  return {
+    ...gateStatements(db, RENAME_GATE, values),
+    event: db.statement(APP_RENAMED, { ...values, event_id: newId(db.bucket) }),
+    renamed: db.statement(RENAME_APP, values),
+  };
+};
 
-/** Whether a delete may go on: the caller may write to the app, and its protected environments let it. */
-const MAY_DELETE = `(SELECT role FROM app) IN ${WRITER_ROLES_SQL} AND (SELECT refusal FROM deletion_gate) IS NULL`;
-
-const DELETION_FACTS = sql<{ role: Role; refusal: ProtectionRefusal | null; environment: string | null }>(
-  `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}, ${DELETION_GATE_CTES}
-   SELECT app.role, deletion_gate.refusal, deletion_gate.environment FROM app, deletion_gate`,
-);
+/** A delete's gate: it always changes the app. */
+const DELETE_CTES = `${CALLER_CTE}, ${APP_BY_ID_CTE}, change AS (SELECT 1 AS changes), ${APP_GATE_CTES}`;
+const DELETE_GATE = {
+  facts: sql<GateFacts>(`WITH ${DELETE_CTES} ${SELECT_GATE_FACTS}`),
+  bypassed: sql(`WITH ${DELETE_CTES} ${INSERT_BYPASS_EVENTS}`),
+};
 
 // Before the delete, which it is conditioned like: afterwards there is no app to name.
 const APP_DELETED = sql(
-  `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}, ${DELETION_GATE_CTES} ${INSERT_EVENT}
+  `WITH ${DELETE_CTES} ${INSERT_EVENT}
    SELECT :event_id, 'app.deleted', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object('app_id', a.id, 'app_name', a.name)
-     FROM app JOIN apps a ON a.id = app.id ${APP_PLACE} WHERE ${MAY_DELETE} ${EVENT_HANDOFF}`,
+     FROM app JOIN apps a ON a.id = app.id ${APP_PLACE} WHERE ${MAY_WRITE_APP} ${EVENT_HANDOFF}`,
 );
 
-// A bypassed delete: one event per protected environment it removed (an id bound for each name an app's environment
-// has), naming the revision that environment was at.
-const DELETION_BYPASSED = sql(
-  `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}, ${DELETION_GATE_CTES} ${INSERT_EVENT}
-   SELECT CASE guarded.name WHEN 'development' THEN :development_event_id WHEN 'staging' THEN :staging_event_id
-                            ELSE :production_event_id END,
-          'environment.protection_bypassed', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
-          json_object('app_id', a.id, 'app_name', a.name, 'environment', guarded.name,
-                      'environment_revision_id', guarded.environment_revision_id, 'reason', :bypass_reason)
-     FROM app JOIN apps a ON a.id = app.id ${APP_PLACE} JOIN guarded WHERE ${MAY_DELETE} ${EVENT_HANDOFF}`,
-);
-
-const DELETE_APP = sql(
-  `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}, ${DELETION_GATE_CTES}
-   DELETE FROM apps WHERE id = (SELECT id FROM app) AND ${MAY_DELETE} RETURNING id`,
-);
-
-/** What a delete did, or why it did nothing: as WriteOutcome, or a protected environment's refusal. */
-export type DeleteOutcome = WriteOutcome | { refusal: ProtectionRefusal; appId: string; environment: string };
+const DELETE_APP = sql(`WITH ${DELETE_CTES} DELETE FROM apps WHERE id = (SELECT id FROM app) AND ${MAY_WRITE_APP} RETURNING id`);
 
 /**
  * Deletes the app and everything under it (environments and their history, variants and their revisions,
  * deployments: the schema's ON DELETE CASCADE), in one statement, so in one transaction; refused while a protected
  * environment of it runs a config, unless bypassed (`bypassReason`, from a role in its `bypass_roles`).
  */
-export async function deleteApp(db: CallerWriteDb, appId: string, bypassReason: string | null = null): Promise<DeleteOutcome> {
+export async function deleteApp(db: CallerWriteDb, appId: string, bypassReason: string | null = null): Promise<GatedOutcome> {
   const values = { app_id: appId, bypass_reason: bypassReason };
   const { facts, deleted } = await db.batch({
-    facts: db.statement(DELETION_FACTS, values),
+    ...gateStatements(db, DELETE_GATE, values),
     event: db.statement(APP_DELETED, { ...values, event_id: newId(db.bucket) }),
-    bypassed: db.statement(DELETION_BYPASSED, {
-      ...values,
-      development_event_id: newId(db.bucket),
-      staging_event_id: newId(db.bucket),
-      production_event_id: newId(db.bucket),
-    }),
     deleted: db.statement(DELETE_APP, values),
   });
-  const found = facts.results[0];
-  if (deleted.results.length === 0 && found?.refusal && found.environment && WRITER_ROLES.includes(found.role)) {
-    return { refusal: found.refusal, appId, environment: found.environment };
+  return gatedOutcome(facts, deleted, appId);
+}
+
+/** What a delete would stop serving: an environment of the app that runs a config. */
+export interface RunningEnvironment {
+  environment: string;
+  environment_revision: number;
+  config_name: string;
+  revision: number;
+  protected: boolean;
+}
+
+// The delete's own facts, with what it would remove: the app's name, its configs, what its environments run.
+const DELETION_PREVIEW = sql<
+  GateFacts & {
+    name: string;
+    configs: number;
+    running: string;
   }
-  return writeOutcome(facts, deleted);
+>(
+  `WITH ${DELETE_CTES}
+   SELECT app.role, app_gate.refusal, app_gate.environment, a.name,
+          (SELECT COUNT(*) FROM app_variants WHERE app_id = a.id AND removed_at IS NULL) AS configs,
+          (SELECT json_group_array(json_object('environment', name, 'environment_revision', revision, 'config_name', config_name,
+                                               'revision', config_revision, 'protected', json(guarded)))
+             FROM (SELECT e.name, e.revision, COALESCE(v.removed_name, v.name) AS config_name, vr.revision AS config_revision,
+                          CASE WHEN e.name IN (SELECT name FROM guarded) THEN 'true' ELSE 'false' END AS guarded
+                     FROM environments e JOIN app_variant_revisions vr ON vr.id = e.deployed_app_variant_revision_id
+                     JOIN app_variants v ON v.id = vr.variant_id
+                    WHERE e.app_id = a.id ORDER BY e.name)) AS running
+     FROM app JOIN apps a ON a.id = app.id, app_gate`,
+);
+
+/** What deleting the app would remove, or why the delete would do nothing (as `deleteApp` says): one read. */
+export type DeletionPreview =
+  | { outcome: "preview"; name: string; configs: number; running: RunningEnvironment[] }
+  | Exclude<GatedOutcome, "done">;
+
+/** `deleteApp`'s dry-run: its facts, read as it reads them, with what it would remove; nothing written. */
+export async function previewAppDeletion(
+  db: CallerWriteDb,
+  appId: string,
+  bypassReason: string | null,
+): Promise<DeletionPreview> {
+  const { facts } = await db.batch({ facts: db.statement(DELETION_PREVIEW, { app_id: appId, bypass_reason: bypassReason }) });
+  const found = facts.results[0];
+  if (!found) return "not_found";
+  if (!WRITER_ROLES.includes(found.role)) return "forbidden";
+  if (found.refusal && found.environment) return { refusal: found.refusal, appId, environment: found.environment };
+  return {
+    outcome: "preview",
+    name: found.name,
+    configs: found.configs,
+    running: JSON.parse(found.running) as RunningEnvironment[],
+  };
 }
 
 const VISIBLE_APP = sql(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT id FROM app`);

@@ -1,5 +1,10 @@
+import type { Context } from "hono";
+import type { BucketRef } from "../db/buckets";
+import { shardNameOf } from "../db/pool";
+import { type CallerEnv, readAs } from "../http/d1-session";
 import { type ApiError, forbidden, validationFailed } from "../http/errors";
-import type { AppTarget, CreateRefusal } from "./apps.sql.ts";
+import { requestBucket } from "../http/request-bucket";
+import { type AppTarget, type CreateRefusal, findCreateRefusal, targetOrder } from "./apps.sql.ts";
 
 // The target's ids in the order that decides it: the first one given names the target.
 const TARGET_FIELDS = [
@@ -26,4 +31,26 @@ export function createRefusedError(refusal: CreateRefusal, target: AppTarget): A
       type: "value_error",
     })),
   );
+}
+
+/**
+ * The refusal as the caller's organizations on every shard see it: an id of another shard than the target's is not
+ * seen where the create ran, so each such id not seen there is looked for on its own shard (on this error path only),
+ * and an id of the caller's that disagrees with the target is told as when both live on one shard (422, not 403).
+ */
+export async function refusalAcrossShards<E extends CallerEnv>(
+  c: Context<E>,
+  refusal: CreateRefusal,
+  target: AppTarget,
+): Promise<CreateRefusal> {
+  const shardOf = (refs: BucketRef[]) => shardNameOf(c.env, requestBucket(c, refs));
+  const targetShard = shardOf(targetOrder(target));
+  const visible = { ...refusal.visible };
+  for (const [, key, kind] of TARGET_FIELDS) {
+    const id = target[key];
+    if (id === null || visible[kind] || shardOf([id]) === targetShard) continue;
+    const alone = { projectId: null, workspaceId: null, organizationId: null, [key]: id };
+    visible[kind] = (await readAs(c, [id], (db) => findCreateRefusal(db, alone))).visible[kind];
+  }
+  return { ...refusal, visible };
 }

@@ -1,9 +1,10 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { environmentETag } from "../core/environment-etag";
 import { appEnvironmentNotFound, appNotFound } from "../http/core-errors";
 import { readAs } from "../http/d1-session";
 import { AppParams } from "../http/fields";
 import { bodilessResponse, DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef, responseRef } from "../http/openapi-parts";
+import { pagedJson } from "../http/paged-json";
 import { route, type SharedResponses } from "../http/route";
 import {
   EnvironmentOutput,
@@ -11,8 +12,9 @@ import {
   EnvironmentRevisionsParams,
   toEnvironmentOutput,
   toEnvironmentRevisions,
+  toRevisionEntry,
 } from "./environments.schemas";
-import { listEnvironments, readEnvironmentRevisions } from "./environments.sql.ts";
+import { ENVIRONMENT_REVISIONS_PAGE_ROWS, listEnvironments, readEnvironmentRevisions } from "./environments.sql.ts";
 
 const demoEnvironment = {
   name: "development",
@@ -86,7 +88,10 @@ export const environmentsRoutes = [
         description:
           "`revisions` lists every revision oldest first. HEAD is answered like GET, without a body. The ETag names the " +
           "record's state: If-None-Match with it gets a 304 while the record is unchanged, If-Match with it makes a " +
-          "deploy or revert conditional on it.",
+          `deploy or revert conditional on it. A history of up to ${ENVIRONMENT_REVISIONS_PAGE_ROWS} revisions is read ` +
+          `in one round trip; a longer one streams, read ${ENVIRONMENT_REVISIONS_PAGE_ROWS} revisions at a time as the ` +
+          "client takes the body: one more round trip per page, never the whole history held at once. The body is the " +
+          "record its ETag names: revisions deployed meanwhile are not in it.",
         ok: {
           schema: EnvironmentRevisions,
           description: "The environment's record",
@@ -105,7 +110,7 @@ export const environmentsRoutes = [
       if (!found) throw appEnvironmentNotFound();
       const { id: environmentId, revision, deployedVariantArchived } = found.environment;
       c.header("ETag", environmentETag({ environmentId, revision }, deployedVariantArchived === 1));
-      return c.json(toEnvironmentRevisions(found.environment, found.revisions), 200);
+      return pagedJson(c, found.revisions, toRevisionEntry, (entries) => toEnvironmentRevisions(found.environment, entries));
     },
   ),
   route(

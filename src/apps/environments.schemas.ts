@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { variantName } from "../core/variant-names";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
@@ -9,7 +9,7 @@ export const EnvironmentRevisionsParams = z.object({
   environment_name: nameField("environment_name").apply(
     documented(
       globalThis.DOCUMENTATION && {
-        description: "Matched exactly (case-sensitive); no control characters",
+        description: "Matched exactly (case-sensitive); no control characters or line breaks",
       },
     ),
   ),
@@ -21,12 +21,12 @@ export const EnvironmentRevisionsParams = z.object({
 export const RevisionEntry = z
   .object({
     id: z.uuid(),
-    revision: z.int().min(1),
+    revision: z.int().check(z.gte(1)),
     modified_by: z
       .string()
       .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who recorded the deployment" })),
-    deployed_app_variant_revision: z.uuid().nullable(),
-    deployment: z.uuid().nullable(),
+    deployed_app_variant_revision: z.nullable(z.uuid()),
+    deployment: z.nullable(z.uuid()),
     created_at: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "RFC 3339 UTC with milliseconds" })),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "RevisionEntry"));
@@ -38,12 +38,11 @@ export const EnvironmentOutput = z
     name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "Environment name" })),
     app_id: z.uuid(),
     project_id: z.uuid(),
-    deployed_app_variant_id: z.uuid().nullable(),
+    deployed_app_variant_id: z.nullable(z.uuid()),
     deployed_variant_name: z
-      .string()
-      .nullable()
+      .nullable(z.string())
       .apply(documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>` of the deployed variant" })),
-    deployed_app_variant_revision_id: z.uuid().nullable(),
+    deployed_app_variant_revision_id: z.nullable(z.uuid()),
     deployed_variant_archived: z.boolean().apply(
       documented(
         globalThis.DOCUMENTATION && {
@@ -54,22 +53,22 @@ export const EnvironmentOutput = z
       ),
     ),
     revision: z
-      .int()
-      .min(0)
-      .nullable()
+      .nullable(z.int().check(z.gte(0)))
       .apply(documented(globalThis.DOCUMENTATION && { description: "Current revision; 0 before the first deployment" })),
-    organization_id: z.uuid().nullable(),
-    workspace_id: z.uuid().nullable(),
+    organization_id: z.nullable(z.uuid()),
+    workspace_id: z.nullable(z.uuid()),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "EnvironmentOutput"));
 export type EnvironmentOutput = z.infer<typeof EnvironmentOutput>;
 
 /** An environment with its whole history (SPEC 2.3). */
-export const EnvironmentRevisions = EnvironmentOutput.extend({
-  revisions: z
-    .array(RevisionEntry)
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Every revision, oldest first" })),
-}).apply(schemaName(globalThis.DOCUMENTATION && "EnvironmentRevisions"));
+export const EnvironmentRevisions = z
+  .extend(EnvironmentOutput, {
+    revisions: z
+      .array(RevisionEntry)
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Every revision, oldest first" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "EnvironmentRevisions"));
 export type EnvironmentRevisions = z.infer<typeof EnvironmentRevisions>;
 
 export const toEnvironmentOutput = (environment: Environment): EnvironmentOutput => ({
@@ -85,20 +84,19 @@ export const toEnvironmentOutput = (environment: Environment): EnvironmentOutput
   workspace_id: environment.workspaceId,
 });
 
-export const toEnvironmentRevisions = (environment: Environment, revisions: EnvironmentRevision[]): EnvironmentRevisions => {
+/** One revision of an environment's history, as the record lists it. */
+export const toRevisionEntry = (revision: EnvironmentRevision): RevisionEntry => ({
+  id: revision.id,
+  revision: revision.revision,
+  modified_by: revision.modifiedBy,
+  deployed_app_variant_revision: revision.variantRevisionId,
+  deployment: revision.deploymentId,
+  created_at: revision.createdAt,
+});
+
+/** The record of an environment with its history's entries (`toRevisionEntry`). */
+export const toEnvironmentRevisions = (environment: Environment, revisions: RevisionEntry[]): EnvironmentRevisions => {
   const { organization_id, workspace_id, ...output } = toEnvironmentOutput(environment);
-  return {
-    ...output,
-    // In SPEC 2.3's order, which existing clients have seen on the wire.
-    revisions: revisions.map((revision) => ({
-      id: revision.id,
-      revision: revision.revision,
-      modified_by: revision.modifiedBy,
-      deployed_app_variant_revision: revision.variantRevisionId,
-      deployment: revision.deploymentId,
-      created_at: revision.createdAt,
-    })),
-    organization_id,
-    workspace_id,
-  };
+  // In SPEC 2.3's order, which existing clients have seen on the wire.
+  return { ...output, revisions, organization_id, workspace_id };
 };

@@ -1,5 +1,6 @@
 import { CALLER_CTE } from "../db/caller";
 import type { CallerDb } from "../db/handles";
+import type { PagedList } from "../db/paged-list";
 import { sql } from "../db/sql";
 import { APP_BY_ID_CTE } from "../db/visibility";
 
@@ -56,6 +57,7 @@ const ENVIRONMENT = sql<Environment>(
      FROM environment LEFT JOIN app_variants v ON v.id = environment.deployed_app_variant_id`,
 );
 
+/** Revisions of the environment after :after and up to :last (null: the latest), oldest first, at most :page_rows. */
 const ENVIRONMENT_REVISIONS = sql<EnvironmentRevision>(
   `WITH ${CALLER_CTE}, ${VISIBLE_ENVIRONMENT_CTE}
    SELECT r.id, r.revision, u.username AS modifiedBy, r.deployed_app_variant_revision_id AS variantRevisionId,
@@ -63,27 +65,42 @@ const ENVIRONMENT_REVISIONS = sql<EnvironmentRevision>(
      FROM environment
      JOIN environment_revisions r ON r.environment_id = environment.id
      JOIN users u ON u.id = r.modified_by
-    ORDER BY r.revision`,
+    WHERE r.revision > :after AND (:last IS NULL OR r.revision <= :last)
+    ORDER BY r.revision
+    LIMIT :page_rows`,
 );
 
+/** Revisions per page of an environment's history: about 250 bytes each in the answer, some 125 KB a page. */
+export const ENVIRONMENT_REVISIONS_PAGE_ROWS = 500;
+
 /**
- * One environment of one app and its whole history, oldest first, behind the key check: one round trip. Null
- * when the environment does not exist or the caller is not a member of the app's organization (the two are not
- * told apart). Revisions come back as rows, not as one JSON string: D1 caps a string at 2 MB, which a long
- * history exceeds.
+ * One environment of one app and its history, oldest first, in pages (PagedList): the first beside the record, behind
+ * the key check (one round trip for a history of up to a page), each other a query of its own, up to the revision the
+ * record had then (its ETag's). Null when the environment does not exist or the caller is not a member of the app's
+ * organization (the two are not told apart). Revisions come back as rows, not as one JSON string: D1 caps a string at
+ * 2 MB, which a long history exceeds.
  */
 export async function readEnvironmentRevisions(
   db: CallerDb,
   appId: string,
   environmentName: string,
-): Promise<{ environment: Environment; revisions: EnvironmentRevision[] } | null> {
-  const values = { app_id: appId, environment_name: environmentName };
+): Promise<{ environment: Environment; revisions: PagedList<EnvironmentRevision> } | null> {
+  const values = { app_id: appId, environment_name: environmentName, page_rows: ENVIRONMENT_REVISIONS_PAGE_ROWS };
   const { environment, revisions } = await db.batch({
     environment: db.statement(ENVIRONMENT, values),
-    revisions: db.statement(ENVIRONMENT_REVISIONS, values),
+    revisions: db.statement(ENVIRONMENT_REVISIONS, { ...values, after: 0, last: null }),
   });
   const found = environment.results[0];
-  return found ? { environment: found, revisions: revisions.results } : null;
+  if (!found) return null;
+  const page = (after: number) => db.statement(ENVIRONMENT_REVISIONS, { ...values, after, last: found.revision });
+  return {
+    environment: found,
+    revisions: {
+      first: revisions.results,
+      endsWith: (row) => row.revision >= found.revision,
+      after: async (row) => (await db.batch({ revisions: page(row.revision) })).revisions.results,
+    },
+  };
 }
 
 const ENVIRONMENTS = sql<Environment>(

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import * as z from "zod";
+import * as z from "zod/mini";
 import { deploymentPreview } from "../core/deployment-preview.sql.ts";
 import { storedConfigDocument } from "../core/diff";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
@@ -38,15 +38,18 @@ export const SCHEDULE_MAX_DAYS = 90;
 const DAY_MS = 86_400_000;
 
 export const ScheduleBody = z.object({
-  scheduled_at: z.iso
-    .datetime({ offset: true, abort: true })
-    .refine((at) => Date.parse(at) > Date.now(), "scheduled_at must be in the future")
-    .refine(
-      (at) => Date.parse(at) <= Date.now() + SCHEDULE_MAX_DAYS * DAY_MS,
-      `scheduled_at must be within ${SCHEDULE_MAX_DAYS} days`,
+  scheduled_at: z
+    .pipe(
+      z.iso.datetime({ offset: true, abort: true }).check(
+        z.refine((at) => Date.parse(at) > Date.now(), "scheduled_at must be in the future"),
+        z.refine(
+          (at) => Date.parse(at) <= Date.now() + SCHEDULE_MAX_DAYS * DAY_MS,
+          `scheduled_at must be within ${SCHEDULE_MAX_DAYS} days`,
+        ),
+      ),
+      // Stored as the cron compares it: UTC, milliseconds, `Z`.
+      z.transform((at) => new Date(at).toISOString()),
     )
-    // Stored as the cron compares it: UTC, milliseconds, `Z`.
-    .transform((at) => new Date(at).toISOString())
     .apply(documented(globalThis.DOCUMENTATION && { description: "When to apply it: in the future, within 90 days" })),
 });
 

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { documented, schemaName } from "../http/documentation";
 import { storableText, uuid } from "../http/fields";
 import { DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
@@ -26,11 +26,12 @@ export const UNFINISHED_MAX = 50;
 /** Reviews of one request. */
 export const REVIEWS_MAX = 200;
 
-const title = storableText("title")
-  .min(1)
-  .max(TITLE_MAX)
-  .refine((value) => value.trim() !== "", "title must not be blank");
-const description = storableText("description").max(DESCRIPTION_MAX);
+const title = storableText("title").check(
+  z.minLength(1),
+  z.maxLength(TITLE_MAX),
+  z.refine((value) => value.trim() !== "", "title must not be blank"),
+);
+const description = storableText("description").check(z.maxLength(DESCRIPTION_MAX));
 const environment = z.enum(["development", "staging", "production"]);
 
 const oneProposal = (body: { variant_revision_id?: string; revert_to_revision_id?: string }) =>
@@ -40,14 +41,14 @@ export const CreateChangeRequestBody = z
   .object({
     app_id: uuid,
     environment,
-    variant_revision_id: uuid.optional().apply(
+    variant_revision_id: z.optional(uuid).apply(
       documented(
         globalThis.DOCUMENTATION && {
           description: "A config revision of the app to deploy",
         },
       ),
     ),
-    revert_to_revision_id: uuid.optional().apply(
+    revert_to_revision_id: z.optional(uuid).apply(
       documented(
         globalThis.DOCUMENTATION && {
           description: "A revision of the environment to deploy again",
@@ -55,61 +56,61 @@ export const CreateChangeRequestBody = z
       ),
     ),
     title,
-    description: description.optional(),
-    draft: z
-      .boolean()
-      .optional()
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Default false: open" })),
+    description: z.optional(description),
+    draft: z.optional(z.boolean()).apply(documented(globalThis.DOCUMENTATION && { description: "Default false: open" })),
   })
-  .refine((body) => oneProposal(body) && (body.variant_revision_id ?? body.revert_to_revision_id) !== undefined, {
-    message: "exactly one of variant_revision_id and revert_to_revision_id is required",
-  });
+  .check(
+    z.refine((body) => oneProposal(body) && (body.variant_revision_id ?? body.revert_to_revision_id) !== undefined, {
+      message: "exactly one of variant_revision_id and revert_to_revision_id is required",
+    }),
+  );
 export type CreateChangeRequestBody = z.output<typeof CreateChangeRequestBody>;
 
 export const EditChangeRequestBody = z
   .object({
-    title: title.optional(),
-    description: description.optional(),
-    variant_revision_id: uuid.optional(),
-    revert_to_revision_id: uuid.optional(),
+    title: z.optional(title),
+    description: z.optional(description),
+    variant_revision_id: z.optional(uuid),
+    revert_to_revision_id: z.optional(uuid),
   })
-  .refine(oneProposal, { message: "at most one of variant_revision_id and revert_to_revision_id" })
-  .refine((body) => Object.values(body).some((value) => value !== undefined), { message: "nothing to change" });
+  .check(
+    z.refine(oneProposal, { message: "at most one of variant_revision_id and revert_to_revision_id" }),
+    z.refine((body) => Object.values(body).some((value) => value !== undefined), { message: "nothing to change" }),
+  );
 export type EditChangeRequestBody = z.output<typeof EditChangeRequestBody>;
 
 export const ReviewBody = z
   .strictObject({
     kind: z.enum(["approve", "decline", "comment"]),
-    comment: storableText("comment").max(COMMENT_MAX).nullable().optional(),
-    version: z
-      .int()
-      .min(1)
-      .optional()
-      .apply(
-        documented(
-          globalThis.DOCUMENTATION && {
-            description:
-              "The version reviewed: another is refused (409); else the current one. An approve names it, or sends If-Match (else 428)",
-          },
-        ),
+    comment: z.optional(z.nullable(storableText("comment").check(z.maxLength(COMMENT_MAX)))),
+    version: z.optional(z.int().check(z.gte(1))).apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description:
+            "The version reviewed: another is refused (409); else the current one. An approve names it, or sends If-Match (else 428)",
+        },
       ),
+    ),
   })
-  .refine((body) => body.kind !== "comment" || (body.comment ?? "") !== "", {
-    message: "a comment review needs a comment",
-    path: ["comment"],
-  });
+  .check(
+    z.refine((body) => body.kind !== "comment" || (body.comment ?? "") !== "", {
+      message: "a comment review needs a comment",
+      path: ["comment"],
+    }),
+  );
 export type ReviewBody = z.output<typeof ReviewBody>;
 
 export const ChangeRequestParams = z.object({ change_request_id: uuid });
 
 const stateFilter = z.enum(CHANGE_REQUEST_STATES);
 export const ListChangeRequestsQuery = z.object({
-  app_id: uuid.optional(),
-  environment: environment.optional(),
+  app_id: z.optional(uuid),
+  environment: z.optional(environment),
   state: z
-    .union([stateFilter, z.array(stateFilter)])
-    .optional()
-    .transform((states) => (states === undefined ? [] : [...new Set([states].flat())]))
+    .pipe(
+      z.optional(z.union([stateFilter, z.array(stateFilter)])),
+      z.transform((states) => (states === undefined ? [] : [...new Set([states].flat())])),
+    )
     .apply(
       documented(
         globalThis.DOCUMENTATION && {
@@ -117,22 +118,22 @@ export const ListChangeRequestsQuery = z.object({
         },
       ),
     ),
-  author: uuid.optional().apply(documented(globalThis.DOCUMENTATION && { description: "The author's user id" })),
-  project_id: uuid.optional().apply(
+  author: z.optional(uuid).apply(documented(globalThis.DOCUMENTATION && { description: "The author's user id" })),
+  project_id: z.optional(uuid).apply(
     documented(
       globalThis.DOCUMENTATION && {
         description: "Default: the key's project (unless app_id is given)",
       },
     ),
   ),
-  cursor: uuid.optional().apply(
+  cursor: z.optional(uuid).apply(
     documented(
       globalThis.DOCUMENTATION && {
         description: "next_cursor of the previous page",
       },
     ),
   ),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(200)), 50),
 });
 export type ListChangeRequestsQuery = z.output<typeof ListChangeRequestsQuery>;
 
@@ -143,8 +144,8 @@ const User = z.object({ user_id: z.uuid(), username: z.string() });
 const Base = z
   .object({
     environment_revision: z.int(),
-    environment_revision_id: z.uuid().nullable(),
-    variant_revision_id: z.uuid().nullable(),
+    environment_revision_id: z.nullable(z.uuid()),
+    variant_revision_id: z.nullable(z.uuid()),
   })
   .apply(
     documented(
@@ -157,7 +158,7 @@ const Base = z
 export const Review = z.object({
   id: z.uuid(),
   kind: z.enum(["approve", "decline", "comment"]),
-  comment: z.string().nullable(),
+  comment: z.nullable(z.string()),
   version: z.int(),
   stale: z.boolean().apply(
     documented(
@@ -180,7 +181,7 @@ const ChangeRequestFields = {
   variant_revision_id: z.uuid(),
   config_name: z.string(),
   revision: z.int(),
-  revert_to_revision_id: z.uuid().nullable(),
+  revert_to_revision_id: z.nullable(z.uuid()),
   base: Base,
   title: z.string(),
   description: z.string(),
@@ -198,24 +199,24 @@ const ChangeRequestFields = {
 };
 
 const ChangeRequestTail = {
-  scheduled_at: z.iso.datetime().nullable(),
+  scheduled_at: z.nullable(z.iso.datetime()),
   expires_at: z.iso.datetime(),
-  applied: z
-    .object({
+  applied: z.nullable(
+    z.object({
       at: z.iso.datetime(),
-      by: User.nullable(),
-      environment_revision: z.int().nullable(),
-      environment_revision_id: z.uuid().nullable(),
+      by: z.nullable(User),
+      environment_revision: z.nullable(z.int()),
+      environment_revision_id: z.nullable(z.uuid()),
       scheduled: z.boolean(),
-    })
-    .nullable(),
-  failure: z
-    .object({
+    }),
+  ),
+  failure: z.nullable(
+    z.object({
       at: z.iso.datetime(),
       reason: z.enum(["conflict", "not_approved", "revision_unavailable", "scheduler_removed"]),
       detail: z.unknown(),
-    })
-    .nullable(),
+    }),
+  ),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 };
@@ -237,25 +238,23 @@ export type ChangeRequestSummary = z.output<typeof ChangeRequestSummary>;
 
 export const ChangeRequestPage = z.object({
   change_requests: z.array(ChangeRequestSummary),
-  next_cursor: z
-    .uuid()
-    .nullable()
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description: "Pass as `cursor` for the next page; null: the last page",
-        },
-      ),
+  next_cursor: z.nullable(z.uuid()).apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "Pass as `cursor` for the next page; null: the last page",
+      },
     ),
+  ),
 });
 
 const ConfigDocumentSchema = z
-  .object({
-    config_name: z.string(),
-    params: z.record(z.string(), z.unknown()),
-    url: z.string(),
-  })
-  .nullable()
+  .nullable(
+    z.object({
+      config_name: z.string(),
+      params: z.record(z.string(), z.unknown()),
+      url: z.string(),
+    }),
+  )
   .apply(
     documented(
       globalThis.DOCUMENTATION && {
@@ -266,17 +265,17 @@ const ConfigDocumentSchema = z
 
 const EnvironmentSide = z.object({
   environment_revision: z.int(),
-  environment_revision_id: z.uuid().nullable(),
-  variant_revision_id: z.uuid().nullable(),
-  config_name: z.string().nullable(),
-  revision: z.int().nullable(),
+  environment_revision_id: z.nullable(z.uuid()),
+  variant_revision_id: z.nullable(z.uuid()),
+  config_name: z.nullable(z.string()),
+  revision: z.nullable(z.int()),
   document: ConfigDocumentSchema,
 });
 
 const Operation = z.object({
   op: z.enum(["add", "remove", "replace"]),
   path: z.string(),
-  value: z.unknown().optional(),
+  value: z.optional(z.unknown()),
 });
 
 /** A diff's answer (docs/CHANGE-REQUESTS.md §5's `identical`, `coarse`, `patch`, `changes`). */

@@ -4,7 +4,7 @@
  * the CLI tests call `runAdmin` in their own process.
  */
 import { parseArgs } from "node:util";
-import * as z from "zod";
+import * as z from "zod/mini";
 import { findAppCreator } from "../apps/apps.sql.ts";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import { addConfig, commitConfig, type Ref } from "../core/configs.sql.ts";
@@ -221,7 +221,7 @@ async function keepingAnOwner<T>(change: Promise<T>, what: string): Promise<T> {
 }
 
 /** `variant commit`'s params and url, by the rules of HTTP's configs/commit. */
-const CommitOptions = z.object({ params: jsonObject("--params"), url: httpUrlOrEmpty("--url").optional() });
+const CommitOptions = z.object({ params: jsonObject("--params"), url: z.optional(httpUrlOrEmpty("--url")) });
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const USERNAME = /^[A-Za-z0-9._-]{1,64}$/;
@@ -369,7 +369,7 @@ const COMMANDS: Record<string, Command> = {
     };
     const bypassReason = options["bypass-reason"] ?? null;
     if (bypassReason !== null && !PROTECTION_BYPASS_PATTERN.test(bypassReason)) {
-      throw new UsageError("--bypass-reason must be 1 to 500 printable characters");
+      throw new UsageError("--bypass-reason must be 1 to 500 printable characters of UTF-8 text");
     }
     const deployOnce = () => deployConfig(caller, target, null, null, { bypassReason });
     let deployed = await deployOnce();

@@ -7,7 +7,7 @@ import { createApp, findAppCreator } from "../apps/apps.sql.ts";
 import { readEnvironmentRevisions } from "../apps/environments.sql.ts";
 import { hashApiKey, parseApiKey } from "../auth/api-keys";
 import { addConfig, commitConfig, fetchConfig } from "../core/configs.sql.ts";
-import { deployConfig } from "../core/deployments.sql.ts";
+import { type DeploymentOutcome, deployConfig } from "../core/deployments.sql.ts";
 import {
   createApiKey,
   createOrganizationCopyingOwner,
@@ -129,14 +129,39 @@ async function ensureSecondOrganization(db: D1Database, pool: DatabasePool): Pro
   return true;
 }
 
-/** Creates the demo app if missing, its configs, then whatever demo deployments its history does not have yet. */
-async function ensureDemoApp(db: D1Database): Promise<string[]> {
+/** What a demo step did, and what it left undone because the data is no longer as the seed made it (`skipped`). */
+interface Seeded {
+  done: string[];
+  skipped: string[];
+}
+
+/** Why a demo deployment was not made, as the seed says it. */
+const DEPLOY_REFUSED: Partial<Record<Exclude<DeploymentOutcome["outcome"], "done">, string>> = {
+  refused: "the environment is protected: a change request deploys there",
+  archived: "its config is archived",
+  removed: "its config is removed",
+  forbidden: "the demo user may no longer deploy",
+  not_found: "its config or environment is gone",
+};
+
+/**
+ * Creates the demo app if missing, its configs, then whatever demo deployments its history does not have yet. What the
+ * demo's owner has changed since is theirs: a demo app deleted is made again, but where its name is taken now, or a
+ * deployment is refused (production protected, a config archived), the seed stops there and says so; a start never
+ * fails on what the seed would redo.
+ */
+async function ensureDemoApp(db: D1Database): Promise<Seeded> {
   const done: string[] = [];
   const demo = operatorDb(db, DEMO.userId);
   const application = { id: DEMO.appId, slug: null, version: null };
   if (!(await findAppCreator(db, DEMO.appId))) {
     const app = { projectId: DEMO.projectId, name: DEMO.appName, createdBy: DEMO.userId };
-    await createApp(db, app, LEGACY_BUCKET, DEMO.appId);
+    try {
+      await createApp(db, app, LEGACY_BUCKET, DEMO.appId);
+    } catch (error) {
+      if (!isUniqueViolation(error, "apps")) throw error;
+      return { done, skipped: [`the demo app (another app is named ${DEMO.appName} in the demo project)`] };
+    }
     done.push("app");
   }
   for (const [name, params] of DEMO_CONFIGS) {
@@ -147,29 +172,36 @@ async function ensureDemoApp(db: D1Database): Promise<string[]> {
   }
   let recorded = 0;
   for (const environment of new Set(DEMO_DEPLOYMENTS.map(([name]) => name))) {
-    recorded += (await readEnvironmentRevisions(demo, DEMO.appId, environment))?.revisions.length ?? 0;
+    recorded += (await readEnvironmentRevisions(demo, DEMO.appId, environment))?.environment.revision ?? 0;
   }
+  let deployed = 0;
   for (const [environmentName, configName] of DEMO_DEPLOYMENTS.slice(recorded)) {
     const variant = { slug: configName, version: null, id: null };
     const environment = { slug: environmentName, version: null, id: null };
-    const deployed = await deployConfig(demo, { application, variant, environment });
-    if (deployed.outcome !== "done") throw new Error(`the demo deployment to ${environmentName} failed: ${deployed.outcome}`);
+    const { outcome } = await deployConfig(demo, { application, variant, environment });
+    if (outcome !== "done") {
+      const why = DEPLOY_REFUSED[outcome];
+      if (!why) throw new Error(`the demo deployment to ${environmentName} failed: ${outcome}`);
+      if (deployed > 0) done.push(`${deployed} deployments`);
+      return { done, skipped: [`the deployment of ${configName} to ${environmentName} and those after it (${why})`] };
+    }
+    deployed += 1;
   }
-  if (recorded < DEMO_DEPLOYMENTS.length) done.push(`${DEMO_DEPLOYMENTS.length - recorded} deployments`);
-  return done;
+  if (deployed > 0) done.push(`${deployed} deployments`);
+  return { done, skipped: [] };
 }
 
-/** Seeds what the demo data lacks, then fills the directory: the lines that say what it did. */
+/** Seeds what the demo data lacks, then fills the directory: the lines that say what it did, and what it left undone. */
 export async function seedDemo({ db, pool }: OpenDatabase): Promise<string[]> {
-  const done = [
-    ...((await retryTransient(() => ensureDemoUser(db))) ? ["user"] : []),
-    ...((await retryTransient(() => ensureDemoKey(db))) ? ["key"] : []),
-    ...(await retryTransient(() => ensureDemoApp(db))),
-    ...((await retryTransient(() => ensureSecondOrganization(db, pool))) ? ["second organization"] : []),
-  ];
+  const user = await retryTransient(() => ensureDemoUser(db));
+  const key = await retryTransient(() => ensureDemoKey(db));
+  const app = await retryTransient(() => ensureDemoApp(db));
+  const second = await retryTransient(() => ensureSecondOrganization(db, pool));
+  const done = [...(user ? ["user"] : []), ...(key ? ["key"] : []), ...app.done, ...(second ? ["second organization"] : [])];
   const { users_added, memberships_added } = await fillDirectory(pool);
   return [
     done.length ? `demo data seeded: ${done.join(", ")}` : "demo data already present",
+    ...app.skipped.map((what) => `demo data not redone: ${what}`),
     `directory filled: ${users_added} users, ${memberships_added} memberships added`,
   ];
 }

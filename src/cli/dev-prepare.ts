@@ -1,82 +1,52 @@
 /**
- * `npm run dev`'s first step: the local pool migrated and the demo seeded, in one process (one local runtime), so that a
- * start with nothing to do costs one look: which migrations each database lacks (wrangler's own record of them) and
- * whether the demo data is there. Pending migrations are applied by `wrangler d1 migrations apply`, the databases that
- * lack any in parallel (locally, nothing orders them: the directory goes first only for a deployed pool, `npm run
- * db:migrate -- --remote`), and the runtime is opened again to seed. With no local state at all, the look is skipped:
- * everything is pending.
+ * `npm run dev`'s first step (src/cli/dev.ts): the local pool migrated and the demo seeded, in one process and one local
+ * runtime, so that a start with nothing to do costs one look (which migrations each database lacks, by wrangler's own
+ * record of them, and whether the demo data is there), and a first start opens no other runtime: the migrations
+ * pending are applied there, one database after another, as `wrangler d1 migrations apply --local` would. (A
+ * `wrangler d1 migrations apply` per database, in parallel, each starting a runtime of its own on the one local state
+ * folder, found its files locked on a loaded machine: SQLITE_BUSY and "The Workers runtime failed to start".)
  */
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
-import { type OpenDatabase, openDatabase, openPool } from "./database";
+import { openPool } from "./database";
 import { seedDemo } from "./demo-data";
-import { applyMigrations, migrationFailure, type PoolDatabase, pendingMigrations, poolDatabases } from "./migrations";
-import { runCli } from "./run-cli";
-
-const USAGE = "Usage: npm run dev [-- wrangler dev's options]";
-/** Where `wrangler dev` serves by default, as the `dev` script's PUBLIC_BASE_URL says. */
-const LOCAL_ORIGIN = "http://localhost:8787";
-/** Where wrangler keeps the local databases (`wrangler dev`, `wrangler d1 --local`, getPlatformProxy). */
-const LOCAL_STATE = resolve(import.meta.dirname, "../../.wrangler/state");
-
-/** The bindings of `databases` whose database in `opened` lacks migrations. */
-async function lackingMigrations(opened: OpenDatabase, databases: PoolDatabase[]): Promise<string[]> {
-  const env = opened.pool.env as unknown as Record<string, D1Database>;
-  const lacking = await Promise.all(databases.map((database) => pendingMigrations(env[database.binding], database)));
-  return databases.filter((_, i) => lacking[i].length > 0).map(({ binding }) => binding);
-}
+import { applyLocally, migrationFailure, pendingMigrations, poolDatabases } from "./migrations";
 
 /**
- * Applies the migrations of `bindings`, in parallel, each by its own `wrangler d1 migrations apply`; those that failed,
- * once more one after another: on a loaded machine the parallel runtimes can find a local file locked (SQLITE_BUSY),
- * and a migration that failed was applied not at all (each is one transaction with its record), so it can be run again.
+ * wrangler dev's --var values under `npm run dev`, serving at `origin`: webhooks to local addresses, invitations mailed
+ * (to a file) with accept links at `origin`, and their tokens answered too.
  */
-async function migrate(bindings: string[]): Promise<void> {
-  process.stderr.write(`migrating ${bindings.join(", ")} (in parallel)\n`);
-  const codes = await Promise.all(bindings.map((binding) => applyMigrations(binding, ["--local"])));
-  const failed = bindings.filter((_, i) => codes[i] !== 0);
-  for (const [i, binding] of failed.entries()) {
-    process.stderr.write(`migrating ${binding} again, alone (it failed in parallel)\n`);
-    const code = await applyMigrations(binding, ["--local"]);
-    if (code !== 0) throw migrationFailure(binding, code, failed.slice(i + 1));
-  }
-  process.stderr.write(`migrated ${bindings.join(", ")}\n`);
-}
+export const devVars = (origin: string) => ({
+  WEBHOOKS_ALLOW_LOCAL: "true",
+  INVITATION_EMAIL_FROM: "invitations@localhost",
+  PUBLIC_BASE_URL: origin,
+  INVITATION_TOKEN_IN_ANSWER: "true",
+});
 
-/** The local pool opened, the migrations its databases lack applied first. */
-async function migratedPool(databases: PoolDatabase[]): Promise<OpenDatabase> {
-  // No local state yet (a fresh clone, or after `rm -rf .wrangler`): every database lacks every migration, and no
-  // runtime need be opened to learn it.
-  let lacking = databases.map(({ binding }) => binding);
-  if (existsSync(LOCAL_STATE)) {
-    const pool = await openPool({});
-    lacking = await lackingMigrations(pool, databases).catch(async (error) => {
-      await pool.close();
-      throw error;
-    });
+/** Migrates the local pool (`.wrangler/state`) where it lacks migrations, then seeds the demo; says what it did on stderr. */
+export async function prepareLocalPool(): Promise<void> {
+  const opened = await openPool({});
+  try {
+    const env = opened.pool.env as unknown as Record<string, D1Database>;
+    const databases = await poolDatabases();
+    const pending = await Promise.all(databases.map((database) => pendingMigrations(env[database.binding], database)));
+    const lacking = databases.filter((_, i) => pending[i].length > 0);
     if (lacking.length === 0) {
       process.stderr.write("migrations: nothing pending\n");
-      return pool;
+    } else {
+      const bindings = lacking.map(({ binding }) => binding).join(", ");
+      process.stderr.write(`migrating ${bindings}\n`);
+      for (const [i, database] of lacking.entries()) {
+        const failed = await applyLocally(env[database.binding], database, pending[databases.indexOf(database)]);
+        if (failed)
+          throw migrationFailure(
+            database.binding,
+            failed,
+            lacking.slice(i + 1).map(({ binding }) => binding),
+          );
+      }
+      process.stderr.write(`migrated ${bindings}\n`);
     }
-    // wrangler opens the same files: the runtime is closed while it migrates, and opened again after.
-    await pool.close();
-  }
-  await migrate(lacking);
-  return openDatabase({});
-}
-
-async function main(): Promise<undefined> {
-  const opened = await migratedPool(await poolDatabases());
-  try {
     for (const line of await seedDemo(opened)) process.stderr.write(`${line}\n`);
   } finally {
     await opened.close();
   }
-  // Before wrangler's own "Ready on": where to go next, the console beside the API.
-  process.stderr.write(
-    `serving: the API at ${LOCAL_ORIGIN} (reference: ${LOCAL_ORIGIN}/docs), the console at ${LOCAL_ORIGIN}/console\n`,
-  );
-  return undefined;
 }
-
-runCli(main, USAGE);

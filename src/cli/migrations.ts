@@ -1,10 +1,12 @@
 /**
  * The pool's migrations (docs/SHARDING.md §4): which D1 databases wrangler.toml declares, with their migrations folders,
- * what each local database still lacks, and `wrangler d1 migrations apply`, which applies them (the only thing that
- * writes migrations: this module reads wrangler's own record of them, `d1_migrations`, and never writes it).
+ * what each local database still lacks, and two ways to apply them: `wrangler d1 migrations apply`, and, for a local
+ * database already open in this process's runtime, `applyLocally`, which does what that command does locally (each file
+ * split into statements and run with its record in wrangler's own `d1_migrations`, in one batch), so that wrangler
+ * reads the record as its own.
  */
 import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -21,7 +23,8 @@ export interface PoolDatabase {
 /** The D1 databases of wrangler.toml in the order they are migrated one after another: the directory, then the rest as declared. */
 export async function poolDatabases(): Promise<PoolDatabase[]> {
   const { unstable_readConfig } = await import("wrangler");
-  const databases = unstable_readConfig({ config: CONFIG_PATH }).d1_databases.map((database) => ({
+  const declared: { binding: string; migrations_dir?: string }[] = unstable_readConfig({ config: CONFIG_PATH }).d1_databases;
+  const databases: PoolDatabase[] = declared.map((database) => ({
     binding: database.binding,
     migrationsDir: resolve(ROOT, database.migrations_dir ?? "migrations"),
   }));
@@ -48,7 +51,7 @@ export async function pendingMigrations(db: D1Database, database: PoolDatabase):
   return migrationFiles(database.migrationsDir).filter((name) => !applied.has(name));
 }
 
-/** `wrangler d1 migrations apply <binding> <where...>` with this process's streams: its exit code. */
+/** `wrangler d1 migrations apply <binding> <where...>` (the deployed pool's: --remote) with this process's streams: its exit code. */
 export function applyMigrations(binding: string, where: string[]): Promise<number> {
   return new Promise((resolveExit, reject) => {
     const child = spawn(WRANGLER, ["d1", "migrations", "apply", binding, ...where], {
@@ -61,11 +64,38 @@ export function applyMigrations(binding: string, where: string[]): Promise<numbe
   });
 }
 
-/** The error of a binding whose migrations failed, naming what was not attempted, and how to resume. */
-export function migrationFailure(binding: string, code: number, notAttempted: string[]): Error {
+/** The error of a binding whose migrations failed (`why`), naming what was not attempted, and how to resume. */
+export function migrationFailure(binding: string, why: string, notAttempted: string[]): Error {
   return new Error(
-    `migrating ${binding} failed (wrangler exited ${code})` +
+    `migrating ${binding} failed (${why})` +
       (notAttempted.length ? `; not attempted: ${notAttempted.join(", ")}` : "") +
       "; run the command again once the cause is fixed (migrations already applied are skipped)",
   );
+}
+
+// wrangler's record of the migrations applied (`wrangler d1 migrations apply`'s own statement).
+const RECORD_TABLE = `CREATE TABLE IF NOT EXISTS d1_migrations(
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  name       TEXT UNIQUE,
+  applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL
+)`;
+const RECORD = "INSERT INTO d1_migrations (name) VALUES (?1)";
+
+/**
+ * Applies `pending` (migration files of `database`, in order) to its local `db`, as `wrangler d1 migrations apply
+ * --local` does: each file's statements and its record in one batch, so a migration that fails leaves nothing of itself.
+ * Stops at the first that fails: what failed, as migrationFailure's `why`; null once all are applied.
+ */
+export async function applyLocally(db: D1Database, database: PoolDatabase, pending: string[]): Promise<string | null> {
+  const { unstable_splitSqlQuery } = await import("wrangler");
+  await db.prepare(RECORD_TABLE).run();
+  for (const name of pending) {
+    const statements = unstable_splitSqlQuery(readFileSync(resolve(database.migrationsDir, name), "utf8"));
+    try {
+      await db.batch([...statements.map((statement) => db.prepare(statement)), db.prepare(RECORD).bind(name)]);
+    } catch (error) {
+      return `${name}: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+  return null;
 }

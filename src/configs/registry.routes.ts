@@ -1,9 +1,10 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { appIsVisible } from "../apps/apps.sql.ts";
 import { type ConfigRefs, configRefOrder, environmentRevisionRefs, fetchConfig } from "../core/configs.sql.ts";
 import { BASE_NAME } from "../core/variant-names";
 import { appNotFound, configNotFound, protectionRefused } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
+import { dryRunQueryOf } from "../http/dry-run";
 import { forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
@@ -27,9 +28,10 @@ import {
   ListBasesQuery,
   RegistryConfig,
   SaveConfigBody,
+  SaveConfigDryRun,
   toRegistryConfig,
 } from "./registry.schemas";
-import { saveConfig } from "./registry.sql.ts";
+import { previewSave, type SaveOutcome, saveConfig } from "./registry.sql.ts";
 
 const BASE_ID = "`base_id` is the app's id: every app has one base, named `app`, whose id is its own.";
 
@@ -43,6 +45,22 @@ function registryRefs(query: { base_id: string; environment_name?: string; confi
   return query.environment_name !== undefined
     ? { application, variant: null, environment: { slug: query.environment_name, version: null, id: null } }
     : { application, variant: { slug: query.config_name ?? null, version: null, id: null }, environment: null };
+}
+
+/** The error of a save that wrote nothing, or of its dry-run. */
+function saveRefusal(outcome: Exclude<SaveOutcome, { outcome: "done" | "key_reused" }>) {
+  switch (outcome.outcome) {
+    case "not_found":
+      return appNotFound();
+    case "forbidden":
+      return forbidden();
+    case "exists":
+      return configNameTaken();
+    case "archived":
+      return configArchived();
+    case "refused":
+      return protectionRefused(outcome);
+  }
 }
 
 /** Routes under /configs: the registry as the platform's older SDK reads and saves it. */
@@ -154,6 +172,7 @@ export const registryRoutes = [
       },
       idempotencyKey: "replays",
       protectionBypass: true,
+      query: dryRunQueryOf("answer the config revision the save would make and, for an overwrite, its deploy to production"),
       doc: globalThis.DOCUMENTATION && {
         operationId: "saveConfig",
         tag: "Older SDK",
@@ -165,7 +184,40 @@ export const registryRoutes = [
           "deployment is a normal entry of production's history (GET /apps/{app_id}/revisions/production), which may " +
           "be reverted like any other. Else 400, and nothing is " +
           `written. ${BASE_ID} Answers null.`,
-        ok: { schema: z.null(), description: "Saved (and deployed to production, when it overwrote a config)", example: null },
+        ok: {
+          schema: z.union([z.null(), SaveConfigDryRun]),
+          description:
+            "Saved (and deployed to production, when it overwrote a config); with `?dry_run=true`, what it would write",
+          examples: {
+            saved: { summary: "Saved", value: null },
+            dryRun: {
+              summary: "?dry_run=true, an overwrite",
+              value: {
+                dry_run: true,
+                app_id: DEMO_IDS.app,
+                config_name: "main",
+                kind: "save",
+                revision: 3,
+                deploy: {
+                  environment: "production",
+                  next_environment_revision: 3,
+                  current: {
+                    environment_revision: 2,
+                    variant_revision_id: EXAMPLE_IDS.variantRevision,
+                    config_name: "main",
+                    revision: 2,
+                  },
+                  diff: {
+                    identical: false,
+                    coarse: false,
+                    patch: [{ op: "replace", path: "/params/temperature", value: 0.7 }],
+                    changes: [{ path: "/params/temperature", op: "replace", from: DEMO_CONFIG_PARAMS.temperature, to: 0.7 }],
+                  },
+                },
+              },
+            },
+          },
+        },
         errors: {
           400: withKeyErrors(
             400,
@@ -184,13 +236,15 @@ export const registryRoutes = [
     async (c) => {
       const { base_id, config_name, overwrite } = c.req.valid("json");
       const save = { appId: base_id, configName: config_name, params: parametersAsSent(await c.req.text()), overwrite };
+      if (c.req.valid("query").dry_run) {
+        const preview = await writeAs(c, [save.appId], (db) => previewSave(db, save, c.var.bypassReason ?? null));
+        if (preview.outcome !== "preview") throw saveRefusal(preview);
+        const { revision, deploy } = preview;
+        return c.json({ dry_run: true, app_id: base_id, config_name, kind: "save", revision, deploy } as const, 200);
+      }
       const saved = await writeAs(c, [save.appId], (db) => saveConfig(db, save, c.var.claim, c.var.bypassReason ?? null));
       settleClaim(c, saved);
-      if (saved.outcome === "not_found") throw appNotFound();
-      if (saved.outcome === "forbidden") throw forbidden();
-      if (saved.outcome === "exists") throw configNameTaken();
-      if (saved.outcome === "archived") throw configArchived();
-      if (saved.outcome === "refused") throw protectionRefused(saved);
+      if (saved.outcome !== "done" && saved.outcome !== "key_reused") throw saveRefusal(saved);
       return c.json(null, 200);
     },
   ),

@@ -1,8 +1,9 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { Config } from "../core/configs.sql.ts";
 import { BASE_NAME } from "../core/variant-names";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
+import { DeploymentPreviewOutput } from "../variants/deployments.schemas";
 import { parametersField } from "../variants/variants.schemas";
 
 const baseId = uuid.apply(
@@ -13,17 +14,19 @@ const baseId = uuid.apply(
 export const GetConfigQuery = z
   .object({
     base_id: baseId,
-    environment_name: nameField("environment_name")
-      .optional()
+    environment_name: z
+      .optional(nameField("environment_name"))
       .apply(documented(globalThis.DOCUMENTATION && { description: "What this environment runs (wins over config_name)" })),
-    config_name: nameField("config_name", { nfc: true })
-      .optional()
+    config_name: z
+      .optional(nameField("config_name", { nfc: true }))
       .apply(documented(globalThis.DOCUMENTATION && { description: "This config's latest revision" })),
   })
-  .refine((query) => query.environment_name !== undefined || query.config_name !== undefined, {
-    message: "environment_name or config_name is required",
-    path: ["environment_name"],
-  });
+  .check(
+    z.refine((query) => query.environment_name !== undefined || query.config_name !== undefined, {
+      message: "environment_name or config_name is required",
+      path: ["environment_name"],
+    }),
+  );
 
 /** `save_config`. */
 export const SaveConfigBody = z.object({
@@ -51,8 +54,7 @@ export const DeploymentRevisionParams = z.object({
 export const ListBasesQuery = z.object({
   app_id: uuid,
   base_name: z
-    .string()
-    .optional()
+    .optional(z.string())
     .apply(documented(globalThis.DOCUMENTATION && { description: `Only the base of this name: "${BASE_NAME}" is the only one` })),
 });
 
@@ -87,3 +89,38 @@ export const Base = z
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "Base"));
 export type Base = z.infer<typeof Base>;
+
+/** POST /configs?dry_run=true: the revision a save would make, and its deploy to production; nothing was written. */
+export const SaveConfigDryRun = z
+  .object({
+    dry_run: z.literal(true),
+    app_id: z.uuid(),
+    config_name: z.string(),
+    kind: z.literal("save"),
+    revision: z.int().apply(documented(globalThis.DOCUMENTATION && { description: "The config revision the save would make" })),
+    deploy: z
+      .nullable(
+        z.object({
+          environment: z.literal("production"),
+          next_environment_revision: DeploymentPreviewOutput.shape.next_environment_revision,
+          current: DeploymentPreviewOutput.shape.current,
+          diff: DeploymentPreviewOutput.shape.diff,
+        }),
+      )
+      .apply(
+        documented(
+          globalThis.DOCUMENTATION && {
+            description:
+              "The deploy to production that follows an overwrite (from what production runs now); null for a new config",
+          },
+        ),
+      ),
+  })
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "The answer to `?dry_run=true`: what the save would write; nothing was written",
+      },
+    ),
+  )
+  .apply(schemaName(globalThis.DOCUMENTATION && "SaveConfigDryRun"));

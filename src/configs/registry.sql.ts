@@ -1,6 +1,7 @@
 import { revisionEvent } from "../core/change-events.sql.ts";
 import { COMMIT_CTES, refValues } from "../core/configs.sql.ts";
 import { deploymentStatements, newDeploymentIds } from "../core/deployments.sql.ts";
+import { type DocumentDiff, diffDocuments, storedConfigDocument } from "../core/diff";
 import { GATE_OPEN, PROTECTION_GATE_CTE, type ProtectionRefusal } from "../core/protection.sql.ts";
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
@@ -105,3 +106,101 @@ const SAVE_REVISION = sql(
      FROM variant LEFT JOIN latest
     WHERE (SELECT role FROM app) IN ${WRITER_ROLES_SQL} AND (latest.revision IS NULL OR (${OVERWRITES} AND ${GATE_OPEN}))`,
 );
+
+// The save's own facts (ROLE's), with what it would go over and what production runs now.
+const SAVE_PREVIEW = sql<{
+  role: Role;
+  archived: number;
+  refusal: ProtectionRefusal | null;
+  variantId: string | null;
+  latest: number | null;
+  latestUrl: string | null;
+  overwrites: number;
+  environmentRevision: number;
+  currentRevisionId: string | null;
+  currentConfigName: string | null;
+  currentRevision: number | null;
+  currentParams: string | null;
+  currentUrl: string | null;
+}>(
+  `WITH ${CALLER_CTE}, ${COMMIT_CTES}, ${PRODUCTION}, ${PROTECTION_GATE_CTE}
+   SELECT app.role, ${ARCHIVED_OF_THAT_NAME} AS archived, CASE WHEN ${OVERWRITES} THEN (SELECT refusal FROM gate) END AS refusal,
+          (SELECT id FROM variant) AS variantId, (SELECT revision FROM latest) AS latest, (SELECT url FROM latest) AS latestUrl,
+          ${OVERWRITES} AS overwrites, e.revision AS environmentRevision,
+          cur.id AS currentRevisionId, COALESCE(cv.removed_name, cv.name) AS currentConfigName, cur.revision AS currentRevision,
+          cur.params AS currentParams, cur.url AS currentUrl
+     FROM app JOIN environments e ON e.app_id = app.id AND e.name = 'production'
+     LEFT JOIN app_variant_revisions cur ON cur.id = e.deployed_app_variant_revision_id
+     LEFT JOIN app_variants cv ON cv.id = cur.variant_id`,
+);
+
+/** What a save would do: make a config's revision (`revision`), and deploy it to production (`deploy`), or not. */
+export interface SavePreview {
+  outcome: "preview";
+  revision: number;
+  deploy: {
+    environment: "production";
+    next_environment_revision: number;
+    current: {
+      environment_revision: number;
+      variant_revision_id: string | null;
+      config_name: string | null;
+      revision: number | null;
+    };
+    diff: DocumentDiff;
+  } | null;
+}
+
+/**
+ * `saveConfig`'s dry-run: its facts read as it reads them and judged in its order, with what production runs now and
+ * the diff the deploy would make; one read, nothing written.
+ */
+export async function previewSave(
+  db: CallerWriteDb,
+  save: { appId: string; configName: string; params: Record<string, unknown>; overwrite: boolean },
+  bypassReason: string | null,
+): Promise<SavePreview | Exclude<SaveOutcome, { outcome: "done" | "key_reused" }>> {
+  const values = {
+    ...refValues({
+      application: { slug: null, version: null, id: save.appId },
+      variant: { slug: save.configName, version: null, id: null },
+      environment: null,
+    }),
+    overwrite: save.overwrite ? 1 : 0,
+    bypass_reason: bypassReason,
+  };
+  const { facts } = await db.batch({ facts: db.statement(SAVE_PREVIEW, values) });
+  const found = facts.results[0];
+  if (!found) return { outcome: "not_found" };
+  if (!WRITER_ROLES.includes(found.role)) return { outcome: "forbidden" };
+  if (found.archived) return { outcome: "archived" };
+  if (found.latest === null) return { outcome: "preview", revision: 1, deploy: null };
+  if (!found.overwrites) return { outcome: "exists" };
+  if (found.refusal) return { outcome: "refused", refusal: found.refusal, appId: save.appId, environment: "production" };
+  const current = storedConfigDocument({
+    configName: found.currentConfigName,
+    params: found.currentParams,
+    url: found.currentUrl,
+  });
+  // The revision's document as it would be stored, and read back.
+  const proposed = storedConfigDocument({
+    configName: save.configName,
+    params: JSON.stringify(save.params),
+    url: found.latestUrl ?? "",
+  });
+  return {
+    outcome: "preview",
+    revision: found.latest + 1,
+    deploy: {
+      environment: "production",
+      next_environment_revision: found.environmentRevision + 1,
+      current: {
+        environment_revision: found.environmentRevision,
+        variant_revision_id: found.currentRevisionId,
+        config_name: found.currentConfigName,
+        revision: found.currentRevision,
+      },
+      diff: diffDocuments(current, proposed),
+    },
+  };
+}

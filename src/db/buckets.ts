@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
-import * as z from "zod";
+import * as z from "zod/mini";
 
 /**
  * Buckets (docs/SHARDING.md §2): every organization is in one of 1,024, chosen when it is made and never changed, and

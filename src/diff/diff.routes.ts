@@ -1,4 +1,4 @@
-import type * as z from "zod";
+import type * as z from "zod/mini";
 import { diffDocuments } from "../core/diff";
 import { revisionNotFound } from "../http/core-errors";
 import { readAs } from "../http/d1-session";

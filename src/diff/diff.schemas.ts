@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { documented, schemaName } from "../http/documentation";
 import { uuid } from "../http/fields";
 
@@ -10,10 +10,7 @@ export const DiffQuery = z.object({
 const PatchOperationOutput = z.object({
   op: z.enum(["add", "remove", "replace"]),
   path: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "An RFC 6901 JSON Pointer" })),
-  value: z
-    .unknown()
-    .optional()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Absent for a remove" })),
+  value: z.optional(z.unknown()).apply(documented(globalThis.DOCUMENTATION && { description: "Absent for a remove" })),
 });
 
 const ChangeOutput = z.object({
@@ -56,10 +53,9 @@ export const ConfigDiffOutput = z
 const EnvironmentSide = z
   .object({
     id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "The environment revision's id" })),
-    config_name: z.string().nullable(),
+    config_name: z.nullable(z.string()),
     revision: z
-      .int()
-      .nullable()
+      .nullable(z.int())
       .apply(
         documented(globalThis.DOCUMENTATION && { description: "The config revision deployed; null (with config_name) for none" }),
       ),

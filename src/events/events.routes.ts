@@ -1,4 +1,4 @@
-import type * as z from "zod";
+import type * as z from "zod/mini";
 import { readAs } from "../http/d1-session";
 import { forbidden } from "../http/errors";
 import { DEMO_IDS, errorResponse } from "../http/openapi-parts";

@@ -1,33 +1,40 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { documented, schemaName } from "../http/documentation";
 import { uuid } from "../http/fields";
 
-const typeName = z.string().regex(/^[a-z_]+(\.[a-z_]*)?$/, "type must be an event type (app.created) or a family (app.)");
+const typeName = z
+  .string()
+  .check(z.regex(/^[a-z_]+(\.[a-z_]*)?$/, "type must be an event type (app.created) or a family (app.)"));
 
 /** `GET /events`: the audit log's filters and page. */
 export const ListEventsQuery = z.object({
-  organization_id: uuid
-    .optional()
+  organization_id: z
+    .optional(uuid)
     .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
-  app_id: uuid.optional(),
+  app_id: z.optional(uuid),
   type: z
-    .union([typeName, z.array(typeName)])
-    .optional()
-    .transform((types) => (types === undefined ? [] : [types].flat()))
+    .pipe(
+      z.optional(z.union([typeName, z.array(typeName)])),
+      z.transform((types) => (types === undefined ? [] : [types].flat())),
+    )
     .apply(
       documented(globalThis.DOCUMENTATION && { description: "Repeatable; a family such as `environment.` matches its types" }),
     ),
-  actor: uuid.optional().apply(documented(globalThis.DOCUMENTATION && { description: "The acting user's id" })),
-  since: z.iso
-    .datetime({ offset: true })
-    .transform((at) => new Date(at).toISOString())
-    .optional(),
-  until: z.iso
-    .datetime({ offset: true })
-    .transform((at) => new Date(at).toISOString())
-    .optional(),
-  cursor: uuid.optional().apply(documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  actor: z.optional(uuid).apply(documented(globalThis.DOCUMENTATION && { description: "The acting user's id" })),
+  since: z.optional(
+    z.pipe(
+      z.iso.datetime({ offset: true }),
+      z.transform((at) => new Date(at).toISOString()),
+    ),
+  ),
+  until: z.optional(
+    z.pipe(
+      z.iso.datetime({ offset: true }),
+      z.transform((at) => new Date(at).toISOString()),
+    ),
+  ),
+  cursor: z.optional(uuid).apply(documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(200)), 50),
 });
 
 // Response bodies.
@@ -37,14 +44,13 @@ export const EventBody = z.object({
   type: z.string(),
   occurred_at: z.iso.datetime(),
   organization_id: z.uuid(),
-  workspace_id: z.uuid().nullable(),
-  project_id: z.uuid().nullable(),
+  workspace_id: z.nullable(z.uuid()),
+  project_id: z.nullable(z.uuid()),
   actor: z.object({
-    user_id: z.uuid().nullable(),
-    username: z.string().nullable(),
+    user_id: z.nullable(z.uuid()),
+    username: z.nullable(z.string()),
     api_key_prefix: z
-      .string()
-      .nullable()
+      .nullable(z.string())
       .apply(
         documented(
           globalThis.DOCUMENTATION && { description: "Null for a change an operator made without a key; never a key's secret" },
@@ -58,8 +64,7 @@ export const EventPage = z
   .object({
     events: z.array(EventBody),
     next_cursor: z
-      .uuid()
-      .nullable()
+      .nullable(z.uuid())
       .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "EventPage"));

@@ -1,4 +1,4 @@
-import type * as z from "zod";
+import type * as z from "zod/mini";
 import { DEMO_IDS } from "../http/openapi-parts";
 import type { EventBody } from "./events.schemas";
 

@@ -1,6 +1,6 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { documented, schemaName } from "./documentation";
-import { idempotencyKeyInFlight, SlugConflict, slugTaken } from "./errors";
+import { type ApiError, idempotencyKeyInFlight, SlugConflict, slugTaken } from "./errors";
 import { nameField, newNameField, uuid } from "./fields";
 import { IDEMPOTENCY_KEY_ERRORS, jsonResponse, schemaRef } from "./openapi-parts";
 
@@ -15,9 +15,11 @@ export const SLUG_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
 /** A new slug: a new legacy name (src/http/fields.ts) that also keeps to the platform's slug rule. */
 export const newSlugField = (field: string) =>
   newNameField(field)
-    .refine(
-      (value) => SLUG_PATTERN.test(value),
-      `${field} must match ${SLUG_PATTERN.source}: letters, digits, "_", "-" and "." (not first)`,
+    .check(
+      z.refine(
+        (value) => SLUG_PATTERN.test(value),
+        `${field} must match ${SLUG_PATTERN.source}: letters, digits, "_", "-" and "." (not first)`,
+      ),
     )
     .apply(
       documented(
@@ -33,7 +35,7 @@ const quoted = (keys: readonly PropertyKey[]) => keys.map((key) => `"${String(ke
  * An object taking only the keys of `shape`: any other (a wrong wrapper key such as `app` for `application`, a field
  * this service does not keep) is a 422 naming it and the keys it takes, so that nothing sent is silently dropped.
  */
-export const exactObject = <Shape extends z.ZodRawShape>(shape: Shape) =>
+export const exactObject = <Shape extends z.core.$ZodShape>(shape: Shape) =>
   z.strictObject(shape, {
     error: (issue) =>
       issue.code === "unrecognized_keys"
@@ -46,15 +48,16 @@ export const exactObject = <Shape extends z.ZodRawShape>(shape: Shape) =>
  * slug (a null key is absent); a version names nothing here, so only a null one is taken.
  */
 export const listedRef = (what: string) =>
-  exactObject({
-    id: uuid.nullish().apply(documented(globalThis.DOCUMENTATION && { description: `The ${what}'s id` })),
-    slug: nameField("slug", { nfc: true })
-      .nullish()
-      .apply(documented(globalThis.DOCUMENTATION && { description: `The ${what}'s slug` })),
-    version: z.null().optional(),
-  })
-    .refine((ref) => ref.id != null || ref.slug != null, `a ${what} ref needs an id or a slug`)
-    .transform((ref) => ({ id: ref.id ?? null, slug: ref.slug ?? null }));
+  z.pipe(
+    exactObject({
+      id: z.nullish(uuid).apply(documented(globalThis.DOCUMENTATION && { description: `The ${what}'s id` })),
+      slug: z
+        .nullish(nameField("slug", { nfc: true }))
+        .apply(documented(globalThis.DOCUMENTATION && { description: `The ${what}'s slug` })),
+      version: z.optional(z.null()),
+    }).check(z.refine((ref) => ref.id != null || ref.slug != null, `a ${what} ref needs an id or a slug`)),
+    z.transform((ref) => ({ id: ref.id ?? null, slug: ref.slug ?? null })),
+  );
 export type ListedRef = { id: string | null; slug: string | null };
 
 /** At most this many refs in a query's list. */
@@ -79,18 +82,26 @@ export const SlugConflictError = z
 
 /**
  * A write's 409: a slug taken (`description` says where), the platform's shape, as taken by a live one and by an
- * archived one; or the service's for an Idempotency-Key still being answered.
+ * archived one; or the service's for an Idempotency-Key still being answered; or the write's `coded` refusals (a
+ * protected environment's, a CodedConflictError).
  */
-export const slugTakenResponse = (description: string, slug: string) =>
+export const slugTakenResponse = (description: string, slug: string, coded: Record<string, ApiError> = {}) =>
   jsonResponse(
     `${description}. Or: ${IDEMPOTENCY_KEY_ERRORS[409].description}`,
-    { oneOf: [schemaRef("SlugConflictError"), schemaRef("Error")] },
+    {
+      oneOf: [
+        schemaRef("SlugConflictError"),
+        schemaRef("Error"),
+        ...(Object.keys(coded).length > 0 ? [schemaRef("CodedConflictError")] : []),
+      ],
+    },
     {
       examples: Object.fromEntries(
         Object.entries({
           slugTaken: slugTaken(slug, false),
           slugTakenByArchived: slugTaken(slug, true),
           idempotencyKeyInFlight: idempotencyKeyInFlight(),
+          ...coded,
         }).map(([name, error]) => [name, { summary: error.message, value: { detail: error.detail } }]),
       ),
     },
@@ -111,31 +122,40 @@ const MAX_VERSION = 999_999_999;
 
 /** A revision number as the SDK sends it, a string of digits ("3"); an integer is taken too. "1.5", "-1", "abc": 422. */
 export const versionField = z
-  .union([z.string(), z.number()])
-  .refine(
-    (value) =>
-      typeof value === "string" ? /^[0-9]{1,9}$/.test(value) : Number.isInteger(value) && value >= 0 && value <= MAX_VERSION,
-    'version must be a revision number: digits only, such as "3"',
+  .pipe(
+    z
+      .union([z.string(), z.number()])
+      .check(
+        z.refine(
+          (value) =>
+            typeof value === "string"
+              ? /^[0-9]{1,9}$/.test(value)
+              : Number.isInteger(value) && value >= 0 && value <= MAX_VERSION,
+          'version must be a revision number: digits only, such as "3"',
+        ),
+      ),
+    z.transform(Number),
   )
-  .transform(Number)
   .apply(documented(globalThis.DOCUMENTATION && { type: "string", description: 'A revision number, as a string: "3"' }));
 
 /** A ref whose slug is a name of this kind (described for the document). */
 export const currentRef = (described: string) =>
-  z
-    .object({
-      id: uuid.nullish(),
-      slug: nameField("slug", { nfc: true })
-        .nullish()
-        .apply(documented(globalThis.DOCUMENTATION && { description: described })),
-      version: versionField.nullish(),
-    })
-    .nullish()
-    .transform((value): CurrentRef | null =>
+  z.pipe(
+    z.nullish(
+      z.object({
+        id: z.nullish(uuid),
+        slug: z
+          .nullish(nameField("slug", { nfc: true }))
+          .apply(documented(globalThis.DOCUMENTATION && { description: described })),
+        version: z.nullish(versionField),
+      }),
+    ),
+    z.transform((value): CurrentRef | null =>
       value && (value.id != null || value.slug != null || value.version != null)
         ? { id: value.id ?? null, slug: value.slug ?? null, version: value.version ?? null }
         : null,
-    );
+    ),
+  );
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -144,16 +164,18 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * A body whose payload sits under one key (`{"application_revision": {...}}`): a body without that key is a 422 that
  * names it, and names the keys sent instead (the platform's own docs show a wrong one). `shape` validates the rest.
  */
-export const wrappedIn = <Shape extends z.ZodType>(key: string, shape: Shape) =>
-  z
-    .unknown()
-    .superRefine((body, context) => {
-      if (!isObject(body) || key in body) return;
-      const sent = Object.keys(body);
-      context.addIssue({
-        code: "custom",
-        path: [key],
-        message: `the body's key is "${key}"${sent.length > 0 ? `, not ${sent.map((name) => `"${name}"`).join(", ")}` : ""}`,
-      });
-    })
-    .pipe(shape);
+export const wrappedIn = <Shape extends z.ZodMiniType>(key: string, shape: Shape) =>
+  z.pipe(
+    z.unknown().check(
+      z.superRefine((body, context) => {
+        if (!isObject(body) || key in body) return;
+        const sent = Object.keys(body);
+        context.addIssue({
+          code: "custom",
+          path: [key],
+          message: `the body's key is "${key}"${sent.length > 0 ? `, not ${sent.map((name) => `"${name}"`).join(", ")}` : ""}`,
+        });
+      }),
+    ),
+    shape,
+  );

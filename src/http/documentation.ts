@@ -1,4 +1,4 @@
-import type * as z from "zod";
+import * as z from "zod/mini";
 
 declare global {
   /**
@@ -15,15 +15,19 @@ export type Documentation<Text> = Text | false | undefined;
 
 /**
  * A schema's JSON Schema keywords for the document, as `.apply(documented(globalThis.DOCUMENTATION && { ... }))`:
- * the copy with them that `.meta` makes; in the Worker, the schema itself.
+ * a copy with them in zod's global registry (what classic zod's `.meta` makes); in the Worker, the schema itself.
  */
 export const documented =
   (meta: Documentation<z.core.GlobalMeta>) =>
-  <Schema extends z.ZodType>(schema: Schema): Schema =>
-    meta ? schema.meta(meta) : schema;
+  <Schema extends z.ZodMiniType>(schema: Schema): Schema => {
+    if (!meta) return schema;
+    const copy = schema.clone();
+    z.globalRegistry.add(copy, meta);
+    return copy;
+  };
 
 /** The names under which the document shows response schemas once (components/schemas) and refers to them. */
-export const SCHEMA_NAMES = new Map<z.ZodType, string>();
+export const SCHEMA_NAMES = new Map<z.ZodMiniType, string>();
 
 /**
  * Names a response schema in the document, as `.apply(schemaName(globalThis.DOCUMENTATION && "Name"))`: every answer and
@@ -31,7 +35,7 @@ export const SCHEMA_NAMES = new Map<z.ZodType, string>();
  */
 export const schemaName =
   (name: Documentation<string>) =>
-  <Schema extends z.ZodType>(schema: Schema): Schema => {
+  <Schema extends z.ZodMiniType>(schema: Schema): Schema => {
     if (name) SCHEMA_NAMES.set(schema, name);
     return schema;
   };

@@ -1,7 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import * as z from "zod";
+import * as z from "zod/mini";
 import { UnknownApiKeyError } from "../db/caller";
 import { isFenceTrip, isTransientD1Error } from "../db/d1";
 import { BucketMovedError } from "../db/fences";

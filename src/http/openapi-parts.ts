@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { environmentProtected } from "./core-errors";
 import { BOOKMARK_HEADER } from "./d1-session";
 import { ApiError, badIdempotencyKey, CodedConflict, idempotencyKeyInFlight } from "./errors";
@@ -161,7 +161,7 @@ export const jsonRequestBody = (schema: object, examples: RequestExamples<unknow
  * The path or query parameters of a zod object schema a route validates with, as clients send them
  * (z.toJSONSchema), each with its example (an optional one's in its schema).
  */
-export function parametersOf<Schema extends z.ZodObject>(
+export function parametersOf<Schema extends z.ZodMiniObject>(
   where: "path" | "query",
   schema: Schema,
   examples: Required<z.input<Schema>>,

@@ -2,7 +2,7 @@ import type { Handler, Hono, MiddlewareHandler, TypedResponse } from "hono";
 import { etag, RETAINED_304_HEADERS } from "hono/etag";
 import type { StatusCode } from "hono/utils/http-status";
 import type { JSONParsed } from "hono/utils/types";
-import type * as z from "zod";
+import type * as z from "zod/mini";
 import type { IdempotencyClaim } from "../db/idempotency";
 import type { AppEnv } from "../types";
 import { BOOKMARK_HEADER } from "./d1-session";
@@ -12,7 +12,7 @@ import type { TAGS } from "./openapi-parts";
 import { protectionBypass } from "./protection-bypass";
 import type { RequestCaller } from "./request-caller";
 import type { RoundTrips, TestFact } from "./route-facts";
-import { jsonBody, validate } from "./validation";
+import { jsonBody, noDryRun, validate } from "./validation";
 
 /**
  * One route, declared once: what the router mounts (its middleware chain, in the order below) and what the OpenAPI
@@ -21,10 +21,10 @@ import { jsonBody, validate } from "./validation";
  * everything else is read by both.
  */
 export interface RouteDeclaration<
-  Params extends z.ZodObject | undefined = z.ZodObject | undefined,
-  Query extends z.ZodObject | undefined = z.ZodObject | undefined,
-  Body extends z.ZodType | undefined = z.ZodType | undefined,
-  Answer extends z.ZodType | undefined = z.ZodType | undefined,
+  Params extends z.ZodMiniObject | undefined = z.ZodMiniObject | undefined,
+  Query extends z.ZodMiniObject | undefined = z.ZodMiniObject | undefined,
+  Body extends z.ZodMiniType | undefined = z.ZodMiniType | undefined,
+  Answer extends z.ZodMiniType | undefined = z.ZodMiniType | undefined,
 > {
   method: "get" | "post" | "put" | "patch" | "delete";
   /** The full path as OpenAPI writes it (`/apps/{app_id}`), under BASE_PATH. */
@@ -37,7 +37,11 @@ export interface RouteDeclaration<
   write?: boolean;
   /** Path parameters, with the example of each. */
   params?: { schema: NonNullable<Params>; examples: Documentation<Required<z.input<NonNullable<Params>>>> };
-  /** Query parameters, with the example of each (an optional one's goes in its schema, see parametersOf). */
+  /**
+   * Query parameters, with the example of each (an optional one's goes in its schema, see parametersOf). A write whose
+   * query declares `dry_run` answers `?dry_run=true` with what it would do, writing nothing; every other write refuses
+   * `dry_run` (422), so that none ignores it and writes (`takesDryRun`).
+   */
   query?: { schema: NonNullable<Query>; examples: Documentation<Required<z.input<NonNullable<Query>>>> };
   /**
    * A JSON body: the schema it is validated with, which the document names `id` (or `component` under that name, where
@@ -46,7 +50,7 @@ export interface RouteDeclaration<
   body?: {
     schema: NonNullable<Body>;
     id: string;
-    component?: z.ZodType;
+    component?: z.ZodMiniType;
     documentedAs?: Documentation<object>;
     examples: Documentation<Record<string, { summary: string; value: z.input<NonNullable<Body>> }>>;
     maxBytes?: number;
@@ -82,12 +86,12 @@ type AsWritten<T> = T extends readonly (infer Item)[]
  * The 200 of a route: the schema of its JSON body, which types the handler's answer (the document refers to it by its
  * name, src/http/documentation.ts `named`, or shows it whole); its description, example(s) and headers.
  */
-export type Ok<Answer extends z.ZodType | undefined> = {
+export type Ok<Answer extends z.ZodMiniType | undefined> = {
   description: string;
   headers?: Record<string, object>;
   /** The JSON Schema the document shows in place of the schema's own, where zod would write it otherwise. */
   documentedAs?: object;
-} & (Answer extends z.ZodType
+} & (Answer extends z.ZodMiniType
   ? {
       schema: Answer;
       example?: AsWritten<z.output<Answer>>;
@@ -96,12 +100,12 @@ export type Ok<Answer extends z.ZodType | undefined> = {
   : { schema?: undefined; example?: unknown; examples?: undefined });
 
 /** What the handler of a route with this answer returns: c.json of the answer's output (or a Response, without one). */
-type AnswerOf<Answer> = Answer extends z.ZodType
+type AnswerOf<Answer> = Answer extends z.ZodMiniType
   ? TypedResponse<AsWritten<JSONParsed<z.output<Answer>>>, StatusCode, "json">
   : Response;
 
-type Output<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.output<Schema> } : object;
-type InputOf<Key extends string, Schema> = Schema extends z.ZodType ? { [K in Key]: z.input<Schema> } : object;
+type Output<Key extends string, Schema> = Schema extends z.ZodMiniType ? { [K in Key]: z.output<Schema> } : object;
+type InputOf<Key extends string, Schema> = Schema extends z.ZodMiniType ? { [K in Key]: z.input<Schema> } : object;
 
 /**
  * What the handler of a route reads from `c.var`: the caller (src/http/d1-session.ts's way to D1) on a route that
@@ -128,10 +132,10 @@ export interface Route {
 
 /** A route: its declaration and the handler that answers it. */
 export function route<
-  Params extends z.ZodObject | undefined = undefined,
-  Query extends z.ZodObject | undefined = undefined,
-  Body extends z.ZodType | undefined = undefined,
-  Answer extends z.ZodType | undefined = undefined,
+  Params extends z.ZodMiniObject | undefined = undefined,
+  Query extends z.ZodMiniObject | undefined = undefined,
+  Body extends z.ZodMiniType | undefined = undefined,
+  Answer extends z.ZodMiniType | undefined = undefined,
   Auth extends RouteDeclaration["auth"] = RouteDeclaration["auth"],
 >(
   declaration: RouteDeclaration<Params, Query, Body, Answer> & { auth: Auth },
@@ -150,16 +154,18 @@ const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMAR
  */
 export type AuthMiddleware = Record<RouteDeclaration["auth"], MiddlewareHandler[]>;
 
+/** Whether the route answers `?dry_run=true` with what it would do: its query declares `dry_run`. */
+export const takesDryRun = ({ query }: RouteDeclaration) => query !== undefined && "dry_run" in query.schema.shape;
+
 /**
- * The route's middleware: the key, the body guard, the Idempotency-Key, the validators (Protection-Bypass's last),
+ * The route's middleware: the key, a write's refusal of a `dry_run` it does not take, the body guard, the Idempotency-Key, the validators (Protection-Bypass's last),
  * then If-None-Match.
  */
-function middlewareOf(
-  { auth, body, idempotencyKey, params, query, protectionBypass: bypass, ifNoneMatch }: RouteDeclaration,
-  authMiddleware: AuthMiddleware,
-): MiddlewareHandler[] {
+function middlewareOf(declaration: RouteDeclaration, authMiddleware: AuthMiddleware): MiddlewareHandler[] {
+  const { method, auth, body, idempotencyKey, params, query, protectionBypass: bypass, ifNoneMatch } = declaration;
   return [
     ...authMiddleware[auth],
+    ...(method !== "get" && !takesDryRun(declaration) ? [noDryRun] : []),
     ...(body ? jsonBody(body.maxBytes) : []),
     ...(idempotencyKey ? [idempotent] : []),
     ...(params ? [validate("param", params.schema)] : []),

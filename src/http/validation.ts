@@ -2,7 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
-import type * as z from "zod";
+import type * as z from "zod/mini";
 import { payloadTooLarge, unsupportedMediaType, type ValidationIssue, validationFailed } from "./errors";
 
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -83,13 +83,33 @@ function valueAt(input: unknown, path: PropertyKey[]): unknown {
 const LOCATIONS: Partial<Record<keyof ValidationTargets, Location>> = { json: "body", param: "path", query: "query" };
 
 /** zod-validator bound to the service's 422 shape. */
-export const validate = <Target extends "json" | "param" | "query", Schema extends z.ZodType>(target: Target, schema: Schema) =>
+export const validate = <Target extends "json" | "param" | "query", Schema extends z.ZodMiniType>(
+  target: Target,
+  schema: Schema,
+) =>
   zValidator(target, schema, (result) => {
     if (!result.success) {
       const location = LOCATIONS[target] ?? "body";
       throw validationFailed(result.error.issues.map((issue) => toValidationIssue(location, issue, result.data)));
     }
   });
+
+/**
+ * Refuses `?dry_run` (any value) on a write that has no dry-run (src/http/route.ts `takesDryRun`): a caller who asks
+ * for one must never get the write instead.
+ */
+export const noDryRun = createMiddleware(async (c, next) => {
+  if (c.req.queries("dry_run") !== undefined) {
+    throw validationFailed([
+      {
+        loc: ["query", "dry_run"],
+        msg: "Extra inputs are not permitted: this operation has no dry-run (nothing was written)",
+        type: "extra_forbidden",
+      },
+    ]);
+  }
+  await next();
+});
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });

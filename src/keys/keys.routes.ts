@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import { CALLER_KEY } from "../db/buckets";
 import { mergedOldestFirst, readAs, readOnEveryShard, writeAs } from "../http/d1-session";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { documented, schemaName } from "../http/documentation";
 import { queryFlag, uuid } from "../http/fields";
 
@@ -17,21 +17,25 @@ export const CreateKeyQuery = z.object({
       },
     ),
   ),
-  expiration_date: z.iso
-    .datetime({ offset: true })
-    .refine((value) => Date.parse(value) > Date.now(), {
-      message: "expiration_date must be in the future",
-      when: (payload) => payload.issues.length === 0,
-    })
-    .transform((value) => new Date(value).toISOString())
-    .optional()
+  expiration_date: z
+    .optional(
+      z.pipe(
+        z.iso.datetime({ offset: true }).check(
+          z.refine((value) => Date.parse(value) > Date.now(), {
+            message: "expiration_date must be in the future",
+            when: (payload) => payload.issues.length === 0,
+          }),
+        ),
+        z.transform((value) => new Date(value).toISOString()),
+      ),
+    )
     .apply(documented(globalThis.DOCUMENTATION && { description: "When the key stops working (RFC 3339); none: never" })),
 });
 
 export const KeyPrefixParams = z.object({
   key_prefix: z
     .string()
-    .max(64)
+    .check(z.maxLength(64))
     .apply(documented(globalThis.DOCUMENTATION && { description: "The key's prefix: the 8 characters before its dot" })),
 });
 
@@ -41,11 +45,10 @@ export const ApiKeyListItem = z
   .object({
     prefix: z.string(),
     created_at: z.iso.datetime(),
-    last_used_at: z.iso
-      .datetime()
-      .nullable()
+    last_used_at: z
+      .nullable(z.iso.datetime())
       .apply(documented(globalThis.DOCUMENTATION && { description: "To the hour: a key's use is recorded at most hourly" })),
-    expiration_date: z.iso.datetime().nullable(),
+    expiration_date: z.nullable(z.iso.datetime()),
     read_only: z.boolean(),
     project_id: z.uuid(),
     workspace_id: z.uuid(),
@@ -63,8 +66,8 @@ export const DeletedApiKey = z
   .apply(schemaName(globalThis.DOCUMENTATION && "DeletedApiKey"));
 
 export const ProfileQuery = z.object({
-  user_id: uuid
-    .optional()
+  user_id: z
+    .optional(uuid)
     .apply(documented(globalThis.DOCUMENTATION && { description: "Only the caller's own id: any other is 404" })),
 });
 

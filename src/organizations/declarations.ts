@@ -1,4 +1,4 @@
-import type * as z from "zod";
+import type * as z from "zod/mini";
 import { forbidden } from "../http/errors";
 import { errorResponse } from "../http/openapi-parts";
 import { EXAMPLE_ACCOUNT_IDS } from "../workspaces/documentation";

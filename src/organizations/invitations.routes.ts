@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type * as z from "zod";
+import type * as z from "zod/mini";
 import { generateApiKey, hashApiKey, hashInvitationToken } from "../auth/api-keys";
 import { newId, newInvitationToken } from "../db/buckets";
 import { Caller } from "../db/caller";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { bucketedSince, CALLER_KEY, newOrganizationBucket } from "../db/buckets";
 import { placementBuckets, shardNameOf } from "../db/pool";
 import { mergedOldestFirst, readAs, readOnEveryShard, writeAs } from "../http/d1-session";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { ROLES } from "../db/roles";
 import { documented, schemaName } from "../http/documentation";
 import { emailField, nameField, storableText, uuid } from "../http/fields";
@@ -6,39 +6,37 @@ import { roleField } from "../workspaces/roles";
 import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
 import type { OrganizationDetails } from "./organizations.sql.ts";
 
-const description = storableText("description").max(2000);
+const description = storableText("description").check(z.maxLength(2000));
 const type = storableText("type")
-  .max(64)
+  .check(z.maxLength(64))
   .apply(documented(globalThis.DOCUMENTATION && { description: "Kept and answered as given" }));
 const updatedAt = z
-  .unknown()
-  .optional()
+  .optional(z.unknown())
   .apply(documented(globalThis.DOCUMENTATION && { description: "Sent by the client; ignored (the service keeps its own)" }));
 
 export const CreateOrganizationBody = z.object({
   name: nameField("name"),
   owner: z
     .string()
-    .trim()
-    .min(1)
+    .check(z.trim(), z.minLength(1))
     .apply(documented(globalThis.DOCUMENTATION && { description: "The caller's own user id or email: the caller is the owner" })),
-  description: description.optional(),
-  type: type.optional(),
+  description: z.optional(description),
+  type: z.optional(type),
 });
 
 export const UpdateOrganizationBody = z
   .object({
-    name: nameField("name").optional(),
-    description: description.optional(),
-    type: type.optional(),
+    name: z.optional(nameField("name")),
+    description: z.optional(description),
+    type: z.optional(type),
     updated_at: updatedAt,
   })
   .apply(documented(globalThis.DOCUMENTATION && { description: "The fields to change; those left out keep their value" }));
 
 export const CreateWorkspaceBody = z.object({
   name: nameField("name"),
-  description: description.optional(),
-  type: type.optional(),
+  description: z.optional(description),
+  type: z.optional(type),
 });
 
 // The same fields, as its own schema (`.meta` copies it): the OpenAPI document names each body once.
@@ -56,8 +54,8 @@ export const WorkspaceParams = z.object({ org_id: uuid, workspace_id: uuid });
 
 /** `invite_user_to_workspace`: a JSON array of exactly one invitation, of exactly one role. */
 export const InviteBody = z
-  .array(z.object({ email: emailField, roles: z.array(roleField).length(1, "roles must hold exactly one role") }))
-  .length(1, "the body must be an array of exactly one invitation");
+  .array(z.object({ email: emailField, roles: z.array(roleField).check(z.length(1, "roles must hold exactly one role")) }))
+  .check(z.length(1, "the body must be an array of exactly one invitation"));
 
 export const ResendBody = z.object({ email: emailField });
 
@@ -67,7 +65,7 @@ export const AcceptQuery = z.object({
   ),
 });
 
-export const AcceptBody = z.object({ token: z.string().min(1).max(256) });
+export const AcceptBody = z.object({ token: z.string().check(z.minLength(1), z.maxLength(256)) });
 
 // Response bodies.
 
@@ -76,7 +74,7 @@ export const Organization = z
     id: z.uuid(),
     name: z.string(),
     description: z.string(),
-    type: z.string().nullable(),
+    type: z.nullable(z.string()),
     owner: z
       .uuid()
       .apply(
@@ -97,22 +95,24 @@ export const Organization = z
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "Organization"));
 
-export const OrganizationDetailsBody = Organization.extend({
-  workspaces: z.array(Workspace),
-  invitations: z
-    .array(
-      z.object({
-        email: z.string(),
-        role: z.enum(ROLES),
-        workspace_id: z.uuid(),
-        created_at: z.iso.datetime(),
-        expires_at: z.iso.datetime(),
-      }),
-    )
-    .apply(
-      documented(globalThis.DOCUMENTATION && { description: "Open invitations; shown to owners and workspace admins only" }),
-    ),
-}).apply(schemaName(globalThis.DOCUMENTATION && "OrganizationDetails"));
+export const OrganizationDetailsBody = z
+  .extend(Organization, {
+    workspaces: z.array(Workspace),
+    invitations: z
+      .array(
+        z.object({
+          email: z.string(),
+          role: z.enum(ROLES),
+          workspace_id: z.uuid(),
+          created_at: z.iso.datetime(),
+          expires_at: z.iso.datetime(),
+        }),
+      )
+      .apply(
+        documented(globalThis.DOCUMENTATION && { description: "Open invitations; shown to owners and workspace admins only" }),
+      ),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "OrganizationDetails"));
 
 export const toOrganizationDetails = ({ organization, workspaces, members, invitations }: OrganizationDetails) => ({
   ...organization,
@@ -128,18 +128,15 @@ export const Invitation = z
   .object({
     email: z.string(),
     role: z.enum(ROLES),
-    token: z
-      .string()
-      .optional()
-      .apply(
-        documented(
-          globalThis.DOCUMENTATION && {
-            description:
-              "Where invitations are not mailed: the token, shown this once, for the inviter to pass on. Where they are, it " +
-              "is absent: the token goes to the invited email only",
-          },
-        ),
+    token: z.optional(z.string()).apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description:
+            "Where invitations are not mailed: the token, shown this once, for the inviter to pass on. Where they are, it " +
+            "is absent: the token goes to the invited email only",
+        },
       ),
+    ),
     organization_id: z.uuid(),
     workspace_id: z.uuid(),
     project_id: z
@@ -158,8 +155,7 @@ export const AcceptedInvitation = z
     workspace_id: z.uuid(),
     project_id: z.uuid(),
     api_key: z
-      .string()
-      .optional()
+      .optional(z.string())
       .apply(
         documented(
           globalThis.DOCUMENTATION && { description: "A new user's first key, shown this once (absent for an existing user)" },

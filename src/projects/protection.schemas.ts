@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { APPROVER_ROLES, BYPASS_ROLES, PROTECTED_ENVIRONMENT_NAMES, PROTECTION_DEFAULTS } from "../core/protection.sql.ts";
 import type { Role } from "../db/roles";
 import { documented, schemaName } from "../http/documentation";
@@ -15,7 +15,7 @@ export const ProtectionParams = z.object({
 const roleList = <R extends readonly [Role, ...Role[]]>(roles: R, description: string) =>
   z
     .array(z.enum(roles))
-    .max(10)
+    .check(z.maxLength(10))
     .apply(documented(globalThis.DOCUMENTATION && { description }));
 
 const settingsShape = {
@@ -28,32 +28,30 @@ const settingsShape = {
       },
     ),
   ),
-  required_approvals: z.int().min(1).max(10),
+  required_approvals: z.int().check(z.gte(1), z.lte(10)),
   allow_self_approval: z
     .boolean()
     .apply(documented(globalThis.DOCUMENTATION && { description: "Whether a request's author may approve it: owners too" })),
-  approver_roles: roleList(APPROVER_ROLES, "The roles whose approvals count").min(1),
+  approver_roles: roleList(APPROVER_ROLES, "The roles whose approvals count").check(z.minLength(1)),
   bypass_roles: roleList(BYPASS_ROLES, "The roles that may bypass the protection with a Protection-Bypass header"),
   request_ttl_days: z
     .int()
-    .min(1)
-    .max(90)
+    .check(z.gte(1), z.lte(90))
     .apply(documented(globalThis.DOCUMENTATION && { description: "Days a change request stays open after its last change" })),
 };
 
 /** PUT's body: the settings, every one optional (left out: its default); nothing else. */
-export const ProtectionBody = z.strictObject(settingsShape).partial();
+export const ProtectionBody = z.partial(z.strictObject(settingsShape));
 
 export const ProtectionAnswer = z
   .object({
     project_id: z.uuid(),
     environment: z.enum(PROTECTED_ENVIRONMENT_NAMES),
     ...settingsShape,
-    updated_at: z.iso
-      .datetime()
-      .nullable()
+    updated_at: z
+      .nullable(z.iso.datetime())
       .apply(documented(globalThis.DOCUMENTATION && { description: "Null while every setting is at its default, never set" })),
-    updated_by: z.object({ user_id: z.uuid(), username: z.string() }).nullable(),
+    updated_by: z.nullable(z.object({ user_id: z.uuid(), username: z.string() })),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "Protection"));
 

@@ -1,13 +1,13 @@
 import type { Context } from "hono";
-import * as z from "zod";
+import * as z from "zod/mini";
 import { CALLER_KEY } from "../db/buckets";
 import { isUniqueViolation } from "../db/d1";
-import { appNotFound } from "../http/core-errors";
+import { appNotFound, protectionRefused } from "../http/core-errors";
 import { NOTHING, Nothing, slugTakenResponse } from "../http/current-api";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import { forbidden, slugTaken, validationFailed } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { DEMO_IDS, responseRef } from "../http/openapi-parts";
+import { codedConflictResponse, DEMO_IDS, environmentProtectedExample, PROTECTED, responseRef } from "../http/openapi-parts";
 import { route } from "../http/route";
 import {
   CreateSimpleApplicationBody,
@@ -65,12 +65,18 @@ async function slugTakenError<E extends CallerEnv>(c: Context<E>, name: string, 
   return slugTaken(name, await readAs(c, [appId], (db) => nameTakenByArchivedApp(db, name, appId)));
 }
 
-/** The app a write answers, or the error of a write that found nothing it may change. */
+/** The app a write answers, or the error of a write that found nothing it may change, or that was refused. */
 function written({ outcome, app }: SimpleWrite) {
+  if (typeof outcome === "object") throw protectionRefused(outcome);
   if (outcome === "forbidden") throw forbidden();
   if (outcome === "not_found" || !app) throw appNotFound();
   return one(toSimpleApplication(app));
 }
+
+/** Why an app write may be refused: it changes what the app's environments answer (src/core/app-protection.sql.ts). */
+const GATED =
+  "It changes what the app's environments answer: refused while a protected environment of the app runs a config, " +
+  "as a deploy to it is (409), unless with a Protection-Bypass from a role allowed it.";
 
 const archiveRoute = (archive: boolean) =>
   route(
@@ -96,6 +102,14 @@ const archiveRoute = (archive: boolean) =>
                   status: 404,
                   trips: 1,
                 },
+                // An app write that changes what a protected environment answers: its gate in the write's own batch.
+                { name: "archive, protected", path: "/simple/applications/{teamAppId}/archive", status: 409, trips: 1 },
+                {
+                  name: "archive, bypassed",
+                  path: "/simple/applications/{teamAppId}/archive",
+                  headers: { "Protection-Bypass": "counted" },
+                  trips: 1,
+                },
               ],
             }
           : {
@@ -111,6 +125,7 @@ const archiveRoute = (archive: boolean) =>
       write: true,
       params: applicationPath,
       idempotencyKey: "validates",
+      protectionBypass: true,
       doc: globalThis.DOCUMENTATION && {
         operationId: archive ? "archiveSimpleApplication" : "unarchiveSimpleApplication",
         tag: "Simple applications",
@@ -118,19 +133,28 @@ const archiveRoute = (archive: boolean) =>
         description: archive
           ? "The app leaves app lists and lookups by name, in both APIs; its id still resolves, its name stays taken, and " +
             "its variants, environments and history stay as they are. Archiving an archived app changes nothing and " +
-            "records no event. The Idempotency-Key is checked, not stored: archiving again is harmless."
-          : "The app is back in lists and lookups by name. Unarchiving an app that is not archived changes nothing.",
+            `records no event. The Idempotency-Key is checked, not stored: archiving again is harmless. ${GATED}`
+          : `The app is back in lists and lookups by name. Unarchiving an app that is not archived changes nothing. ${GATED}`,
         ok: {
           schema: SimpleApplicationResponse,
           description: archive ? "The app, archived (`deleted_at`)" : "The app, no longer archived",
           example: one(archive ? { ...demoApplication, deleted_at: "2026-11-22T03:20:00.000Z" } : demoApplication),
         },
-        errors: { 404: responseRef("AppNotFound") },
+        errors: {
+          404: responseRef("AppNotFound"),
+          409: codedConflictResponse(`A protected environment of the app runs a config. ${PROTECTED}`, {
+            environmentProtected: environmentProtectedExample(),
+          }),
+        },
       },
     },
     async (c) => {
       const { application_id } = c.req.valid("param");
-      return c.json(written(await writeAs(c, [application_id], (db) => setSimpleAppArchived(db, application_id, archive))), 200);
+      const bypassReason = c.var.bypassReason ?? null;
+      const archived = await writeAs(c, [application_id], (db) =>
+        setSimpleAppArchived(db, application_id, archive, bypassReason),
+      );
+      return c.json(written(archived), 200);
     },
   );
 
@@ -182,7 +206,7 @@ export const simpleApplicationsRoutes = [
           "a trailing slash.",
         ok: { schema: SimpleApplicationResponse, description: "The new app", example: one(newApplication) },
         errors: {
-          409: slugTakenResponse(SLUG_TAKEN, "my-app"),
+          409: slugTakenResponse(SLUG_TAKEN, "my-app", { environmentProtected: environmentProtectedExample() }),
         },
       },
     },
@@ -308,6 +332,7 @@ export const simpleApplicationsRoutes = [
       write: true,
       params: applicationPath,
       idempotencyKey: "validates",
+      protectionBypass: true,
       body: {
         schema: EditSimpleApplicationBody,
         id: "EditSimpleApplication",
@@ -325,7 +350,7 @@ export const simpleApplicationsRoutes = [
         description:
           "Renames the app to `name` (`slug`, if given, must be the same), by the rules and with the checks of PATCH " +
           "/apps/{app_id}. The same name again changes nothing and records no event. The Idempotency-Key is checked, " +
-          "not stored: a rename repeated is the same rename.",
+          `not stored: a rename repeated is the same rename. ${GATED}`,
         ok: {
           schema: SimpleApplicationResponse,
           description: "The app, renamed",
@@ -333,7 +358,7 @@ export const simpleApplicationsRoutes = [
         },
         errors: {
           404: responseRef("AppNotFound"),
-          409: slugTakenResponse(SLUG_TAKEN, "my-app"),
+          409: slugTakenResponse(SLUG_TAKEN, "my-app", { environmentProtected: environmentProtectedExample() }),
         },
       },
     },
@@ -346,7 +371,9 @@ export const simpleApplicationsRoutes = [
         ]);
       }
       try {
-        return c.json(written(await writeAs(c, [application_id], (db) => renameSimpleApp(db, application_id, name))), 200);
+        const bypassReason = c.var.bypassReason ?? null;
+        const renamed = await writeAs(c, [application_id], (db) => renameSimpleApp(db, application_id, name, bypassReason));
+        return c.json(written(renamed), 200);
       } catch (error) {
         if (isUniqueViolation(error, "apps")) throw await slugTakenError(c, name, application_id);
         throw error;

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { exactObject, listedRef, MAX_REFS, newSlugField, withoutNulls } from "../http/current-api";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
@@ -6,9 +6,11 @@ import type { SimpleAppRow } from "./applications.sql.ts";
 
 /** The platform's app flags, as its SDK sends them (`is_chat`, `is_custom`, ...): accepted, not kept (see the route). */
 const flags = z
-  .record(z.string().max(64), z.boolean())
-  .refine((value) => Object.keys(value).length <= 16, "flags takes at most 16 flags")
-  .optional()
+  .optional(
+    z
+      .record(z.string().check(z.maxLength(64)), z.boolean())
+      .check(z.refine((value) => Object.keys(value).length <= 16, "flags takes at most 16 flags")),
+  )
   .apply(
     documented(
       globalThis.DOCUMENTATION && {
@@ -27,26 +29,28 @@ const SAME_AS_SLUG = {
 export const CreateSimpleApplicationBody = exactObject({
   application: exactObject({
     slug: newSlugField("slug"),
-    name: z.string().nullish(),
+    name: z.nullish(z.string()),
     flags,
-  }).refine(sameAsSlug, SAME_AS_SLUG),
+  }).check(z.refine(sameAsSlug, SAME_AS_SLUG)),
 });
 
 export const EditSimpleApplicationBody = exactObject({
   application: exactObject({
-    id: uuid.nullish().apply(documented(globalThis.DOCUMENTATION && { description: "If given, the id of the path" })),
-    slug: z.string().nullish(),
+    id: z.nullish(uuid).apply(documented(globalThis.DOCUMENTATION && { description: "If given, the id of the path" })),
+    slug: z.nullish(z.string()),
     name: newNameField("name"),
     flags,
-  }).refine(sameAsSlug, { ...SAME_AS_SLUG, path: ["slug"] }),
+  }).check(z.refine(sameAsSlug, { ...SAME_AS_SLUG, path: ["slug"] })),
 });
 
 export const QuerySimpleApplicationsBody = exactObject({
-  application: exactObject({
-    slug: nameField("slug", { nfc: true }).nullish(),
-  }).nullish(),
-  application_refs: z.array(listedRef("application")).max(MAX_REFS).nullish(),
-  include_archived: z.boolean().nullish(),
+  application: z.nullish(
+    exactObject({
+      slug: z.nullish(nameField("slug", { nfc: true })),
+    }),
+  ),
+  application_refs: z.nullish(z.array(listedRef("application")).check(z.maxLength(MAX_REFS))),
+  include_archived: z.nullish(z.boolean()),
 });
 
 export const SimpleApplicationParams = z.object({ application_id: uuid });
@@ -62,9 +66,8 @@ export const SimpleApplication = z
     updated_at: z.iso
       .datetime()
       .apply(documented(globalThis.DOCUMENTATION && { description: "When the app was last renamed, else created" })),
-    deleted_at: z.iso
-      .datetime()
-      .optional()
+    deleted_at: z
+      .optional(z.iso.datetime())
       .apply(
         documented(
           globalThis.DOCUMENTATION && { description: "When the app was archived (the platform's name); absent while it is not" },
@@ -73,12 +76,10 @@ export const SimpleApplication = z
     created_by_id: z.uuid(),
     flags: z.object({}),
     variant_id: z
-      .uuid()
-      .optional()
+      .optional(z.uuid())
       .apply(documented(globalThis.DOCUMENTATION && { description: "Its oldest variant in lists; absent when it has none" })),
     revision_id: z
-      .uuid()
-      .optional()
+      .optional(z.uuid())
       .apply(
         documented(globalThis.DOCUMENTATION && { description: "That variant's latest revision; absent before its first commit" }),
       ),
@@ -90,7 +91,7 @@ export const SimpleApplicationResponse = z
   .object({ count: z.literal(1), application: SimpleApplication })
   .apply(schemaName(globalThis.DOCUMENTATION && "SimpleApplicationResponse"));
 export const SimpleApplicationsResponse = z
-  .object({ count: z.int().min(0), applications: z.array(SimpleApplication) })
+  .object({ count: z.int().check(z.gte(0)), applications: z.array(SimpleApplication) })
   .apply(schemaName(globalThis.DOCUMENTATION && "SimpleApplicationsResponse"));
 
 export const toSimpleApplication = (app: SimpleAppRow): SimpleApplication =>

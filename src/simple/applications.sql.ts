@@ -1,4 +1,14 @@
-import { APP_ROLE, createAppStatements, KEY_PROJECT, renameStatements } from "../apps/apps.sql.ts";
+import { createAppStatements, KEY_PROJECT, renameStatements } from "../apps/apps.sql.ts";
+import {
+  APP_GATE_CTES,
+  type GatedOutcome,
+  type GateFacts,
+  gatedOutcome,
+  gateStatements,
+  INSERT_BYPASS_EVENTS,
+  MAY_WRITE_APP,
+  SELECT_GATE_FACTS,
+} from "../core/app-protection.sql.ts";
 import { APP_PLACE } from "../core/change-events.sql.ts";
 import { NAMED_BY_REFS } from "../core/refs.sql.ts";
 import { newId } from "../db/buckets";
@@ -6,9 +16,8 @@ import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
-import { WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
-import { APP_BY_ID_CTE, type WriteOutcome, writeOutcome } from "../db/visibility";
+import { APP_BY_ID_CTE } from "../db/visibility";
 import type { ListedRef } from "../http/current-api";
 
 /** An app as the current API shows it (a SimpleApplication: docs/CURRENT-SDK-API.md). */
@@ -123,44 +132,72 @@ export async function nameTakenByArchivedApp(db: CallerDb, name: string, appId: 
   return namesake.results[0]?.archived === 1;
 }
 
-/** What a write on one app did: its outcome, and the app as it is after it (null: not found). */
+/** What a write on one app did: its outcome (a protected environment's refusal too), and the app as it is after it. */
 export interface SimpleWrite {
-  outcome: WriteOutcome;
+  outcome: GatedOutcome;
   app: SimpleAppRow | null;
 }
 
-/** Renames app `appId` to `name` (POST /apps's rules, checked by the route; the same write as PATCH /apps/{app_id}). */
-export async function renameSimpleApp(db: CallerWriteDb, appId: string, name: string): Promise<SimpleWrite> {
-  const { role, renamed, app } = await db.batch({ ...renameStatements(db, appId, name), app: simpleApp(db, appId) });
-  return { outcome: writeOutcome(role, renamed), app: app.results[0] ?? null };
+/**
+ * Renames app `appId` to `name` (POST /apps's rules, checked by the route; the same write as PATCH /apps/{app_id},
+ * gated alike by the app's protected environments).
+ */
+export async function renameSimpleApp(
+  db: CallerWriteDb,
+  appId: string,
+  name: string,
+  bypassReason: string | null,
+): Promise<SimpleWrite> {
+  const { facts, renamed, app } = await db.batch({
+    ...renameStatements(db, appId, name, bypassReason),
+    app: simpleApp(db, appId),
+  });
+  return { outcome: gatedOutcome(facts, renamed, appId), app: app.results[0] ?? null };
 }
+
+/**
+ * An archive's (or an unarchive's) gate (src/core/app-protection.sql.ts): it changes the app when the app is not
+ * already so, and with it what a lookup by name finds.
+ */
+const ARCHIVE_CTES = `${CALLER_CTE}, ${APP_BY_ID_CTE},
+  change AS (SELECT (archived_at IS NULL) = (:archive = 1) AS changes FROM apps WHERE id = (SELECT id FROM app)), ${APP_GATE_CTES}`;
+const ARCHIVE_GATE = {
+  facts: sql<GateFacts>(`WITH ${ARCHIVE_CTES} ${SELECT_GATE_FACTS}`),
+  bypassed: sql(`WITH ${ARCHIVE_CTES} ${INSERT_BYPASS_EVENTS}`),
+};
 
 // Before the change, which it is conditioned like: an archive of an archived app (or the reverse) changes nothing.
 const ARCHIVE_EVENT = sql(
-  `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} ${INSERT_EVENT}
+  `WITH ${ARCHIVE_CTES} ${INSERT_EVENT}
    SELECT :event_id, CASE WHEN :archive = 1 THEN 'app.archived' ELSE 'app.unarchived' END, w.organization_id, w.id, p.id, a.id,
           ${EVENT_ACTOR}, json_object('app_id', a.id, 'app_name', a.name)
      FROM app JOIN apps a ON a.id = app.id ${APP_PLACE}
-    WHERE app.role IN ${WRITER_ROLES_SQL} AND (a.archived_at IS NULL) = (:archive = 1) ${EVENT_HANDOFF}`,
+    WHERE ${MAY_WRITE_APP} AND (a.archived_at IS NULL) = (:archive = 1) ${EVENT_HANDOFF}`,
 );
 
 const SET_ARCHIVED = sql(
-  `WITH ${CALLER_CTE}, ${APP_BY_ID_CTE}
+  `WITH ${ARCHIVE_CTES}
    UPDATE apps SET archived_at = CASE WHEN :archive = 0 THEN NULL ELSE COALESCE(archived_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) END
-    WHERE id = (SELECT id FROM app WHERE role IN ${WRITER_ROLES_SQL}) RETURNING id`,
+    WHERE id = (SELECT id FROM app) AND ${MAY_WRITE_APP} RETURNING id`,
 );
 
 /**
  * Archives app `appId` (`archive`), or unarchives it: one batch with its event, when it changes. An archived app
  * leaves lists and lookups by name; its name stays taken, its id resolves, and everything under it stays as it is.
+ * Either changes what the app's environments answer by name: gated as a deploy (`bypassReason`).
  */
-export async function setSimpleAppArchived(db: CallerWriteDb, appId: string, archive: boolean): Promise<SimpleWrite> {
-  const values = { app_id: appId, archive: archive ? 1 : 0 };
-  const { role, changed, app } = await db.batch({
-    role: db.statement(APP_ROLE, values),
+export async function setSimpleAppArchived(
+  db: CallerWriteDb,
+  appId: string,
+  archive: boolean,
+  bypassReason: string | null,
+): Promise<SimpleWrite> {
+  const values = { app_id: appId, archive: archive ? 1 : 0, bypass_reason: bypassReason };
+  const { facts, changed, app } = await db.batch({
+    ...gateStatements(db, ARCHIVE_GATE, values),
     event: db.statement(ARCHIVE_EVENT, { ...values, event_id: newId(db.bucket) }),
     changed: db.statement(SET_ARCHIVED, values),
     app: simpleApp(db, appId),
   });
-  return { outcome: writeOutcome(role, changed), app: app.results[0] ?? null };
+  return { outcome: gatedOutcome(facts, changed, appId), app: app.results[0] ?? null };
 }

@@ -1,30 +1,25 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { currentRef } from "../http/current-api";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
 
 export const QueryEnvironmentsBody = z.object({
-  environment: z
-    .object({
-      slug: nameField("slug")
-        .nullish()
+  environment: z.nullish(
+    z.object({
+      slug: z
+        .nullish(nameField("slug"))
         .apply(documented(globalThis.DOCUMENTATION && { description: "Only the environment of this name" })),
-    })
-    .nullish(),
-  environment_refs: z
-    .array(currentRef("An environment's name"))
-    .max(100)
-    .nullish()
-    .apply(
-      documented(
-        globalThis.DOCUMENTATION && {
-          description: "Only environments one of these names (`slug`) or is (`id`); `version` is ignored",
-        },
-      ),
+    }),
+  ),
+  environment_refs: z.nullish(z.array(currentRef("An environment's name")).check(z.maxLength(100))).apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "Only environments one of these names (`slug`) or is (`id`); `version` is ignored",
+      },
     ),
+  ),
   include_archived: z
-    .boolean()
-    .nullish()
+    .nullish(z.boolean())
     .apply(documented(globalThis.DOCUMENTATION && { description: "Ignored: archived apps are left out of `references`" })),
 });
 
@@ -53,7 +48,7 @@ export const SimpleEnvironment = z
           z.object({
             application: Reference,
             application_variant: Reference,
-            application_revision: Reference.extend({ version: z.string() }),
+            application_revision: z.extend(Reference, { version: z.string() }),
           }),
         )
         .apply(
@@ -64,19 +59,16 @@ export const SimpleEnvironment = z
           ),
         ),
     }),
-    version: z
-      .string()
-      .optional()
-      .apply(
-        documented(
-          globalThis.DOCUMENTATION && {
-            description: "The environment revision of the latest deployment of this name in the project (left out before any)",
-          },
-        ),
+    version: z.optional(z.string()).apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "The environment revision of the latest deployment of this name in the project (left out before any)",
+        },
       ),
+    ),
     created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime().optional(),
-    updated_by_id: z.uuid().optional(),
+    updated_at: z.optional(z.iso.datetime()),
+    updated_by_id: z.optional(z.uuid()),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "SimpleEnvironment"));
 export type SimpleEnvironment = z.infer<typeof SimpleEnvironment>;

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type * as z from "zod";
+import type * as z from "zod/mini";
 import { addConfig, type ConfigWrite, commitConfig, configRefOrder, fetchConfig, forkConfig } from "../core/configs.sql.ts";
 import { configNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
@@ -29,7 +29,7 @@ import {
 import { configExists, staleConfig } from "./errors";
 
 // The flat commit body: CommitConfigBody unwraps `{"config": {...}}` before validating with it.
-const CommitConfig = CommitConfigBody.out;
+const CommitConfig = CommitConfigBody.def.out;
 
 const demoApp = { slug: "demo-app" };
 const lifecycle = {

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { Config, ConfigRefs, Ref } from "../core/configs.sql.ts";
 import { parseJsonExactly } from "../db/exact-json";
 import { documented, schemaName } from "../http/documentation";
@@ -9,6 +9,7 @@ import {
   jsonObject,
   MAX_JSON_DEPTH,
   nameField,
+  narrowedBy,
   nestsDeeperThan,
   newNameField,
   uuid,
@@ -18,14 +19,12 @@ import {
  * A reference `{slug, version, id}`, every key optional (missing = null); one whose three values are all null
  * counts as absent (null). Unknown keys are ignored, and so is `commit_message` but where a commit stores it.
  */
-const refShape = (slug: z.ZodType<string>, id: string) => ({
-  slug: slug.nullish(),
+const refShape = (slug: z.ZodMiniType<string>, id: string) => ({
+  slug: z.nullish(slug),
   version: z
-    .int()
-    .min(0)
-    .nullish()
+    .nullish(z.int().check(z.gte(0)))
     .apply(documented(globalThis.DOCUMENTATION && { description: '0 is version 0 (not "latest")' })),
-  id: uuid.nullish().apply(documented(globalThis.DOCUMENTATION && { description: id })),
+  id: z.nullish(uuid).apply(documented(globalThis.DOCUMENTATION && { description: id })),
 });
 
 type RefInput = { slug?: string | null; version?: number | null; id?: string | null } | null | undefined;
@@ -35,7 +34,7 @@ const toRef = (value: RefInput): Ref | null =>
     ? { slug: value.slug ?? null, version: value.version ?? null, id: value.id ?? null }
     : null;
 
-const ref = (slug: z.ZodType<string>, id: string) => z.object(refShape(slug, id)).nullish().transform(toRef);
+const ref = (slug: z.ZodMiniType<string>, id: string) => z.pipe(z.nullish(z.object(refShape(slug, id))), z.transform(toRef));
 
 export const applicationRef = ref(
   nameField("slug", { nfc: true }).apply(documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
@@ -46,18 +45,20 @@ const variantSlug = nameField("slug", { nfc: true }).apply(
 );
 export const variantRef = ref(variantSlug, "A variant revision's id");
 /** The variant ref of a legacy commit, with the message the commit stores (`commit_message`, as the platform's clients send it). */
-const committedVariantRef = z
-  .object({
-    ...refShape(variantSlug, "A variant revision's id"),
-    commit_message: commitMessage("commit_message")
-      .nullish()
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Stored with the new revision" })),
-  })
-  .nullish()
-  .transform((value) => {
+const committedVariantRef = z.pipe(
+  z.nullish(
+    z.object({
+      ...refShape(variantSlug, "A variant revision's id"),
+      commit_message: z
+        .nullish(commitMessage("commit_message"))
+        .apply(documented(globalThis.DOCUMENTATION && { description: "Stored with the new revision" })),
+    }),
+  ),
+  z.transform((value) => {
     const found = toRef(value);
     return found && { ...found, message: value?.commit_message ?? null };
-  });
+  }),
+);
 
 export const environmentRef = ref(
   nameField("slug").apply(documented(globalThis.DOCUMENTATION && { description: "The environment's name" })),
@@ -103,7 +104,7 @@ export const requireResolvableRefs =
 
 export const FetchConfigBody = z
   .object({ variant_ref: variantRef, environment_ref: environmentRef, application_ref: applicationRef })
-  .superRefine(requireResolvableRefs({ readsEnvironmentRef: true }), ONCE_FIELDS_ARE_VALID);
+  .check(z.superRefine(requireResolvableRefs({ readsEnvironmentRef: true }), ONCE_FIELDS_ARE_VALID));
 
 export const AddConfigBody = z.object({
   variant_ref: z
@@ -113,7 +114,7 @@ export const AddConfigBody = z.object({
       ),
     })
     .apply(documented(globalThis.DOCUMENTATION && { description: "Only `slug` is used" })),
-  application_ref: applicationRef.refine((value) => value !== null, "application_ref needs a slug or an id"),
+  application_ref: narrowedBy(applicationRef, (value) => value !== null, "application_ref needs a slug or an id"),
 });
 
 export const CommitConfig = z
@@ -125,30 +126,25 @@ export const CommitConfig = z
         },
       ),
     ),
-    url: httpUrlOrEmpty("url")
-      .nullish()
-      .apply(
-        documented(
-          globalThis.DOCUMENTATION && {
-            description: 'Replaces the url: "" or an absolute http(s) URL; omitted or null: the latest\'s is kept',
-          },
-        ),
+    url: z.nullish(httpUrlOrEmpty("url")).apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: 'Replaces the url: "" or an absolute http(s) URL; omitted or null: the latest\'s is kept',
+        },
       ),
+    ),
     application_ref: applicationRef,
-    variant_ref: committedVariantRef.refine((value) => value !== null, "variant_ref needs a slug or an id"),
-    service_ref: z
-      .unknown()
-      .optional()
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
+    variant_ref: narrowedBy(committedVariantRef, (value) => value !== null, "variant_ref needs a slug or an id"),
+    service_ref: z.optional(z.unknown()).apply(documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
     environment_ref: environmentRef.apply(documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
   })
-  .superRefine(requireResolvableRefs({ readsEnvironmentRef: false }), ONCE_FIELDS_ARE_VALID);
+  .check(z.superRefine(requireResolvableRefs({ readsEnvironmentRef: false }), ONCE_FIELDS_ARE_VALID));
 
 const unwrap = (body: unknown) =>
   typeof body === "object" && body !== null && "config" in body && !("params" in body) ? body.config : body;
 
 /** The commit body, flat or wrapped as `{"config": {...}}` (as later clients send it). */
-export const CommitConfigBody = z.preprocess(unwrap, CommitConfig);
+export const CommitConfigBody = z.pipe(z.transform(unwrap), CommitConfig);
 
 /**
  * How deep a body whose params are read as sent may nest anywhere: its params are bounded by validation, but a field
@@ -184,7 +180,7 @@ export const toConfigRefs = (body: Refs): ConfigRefs => ({
 
 // Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
 
-const ReferenceOutput = z.object({ slug: z.string(), version: z.int().nullable(), id: z.uuid() });
+const ReferenceOutput = z.object({ slug: z.string(), version: z.nullable(z.int()), id: z.uuid() });
 
 const Lifecycle = z.object({
   created_at: z.iso.datetime(),
@@ -205,7 +201,7 @@ export const ConfigOutput = z
     variant_ref: ReferenceOutput.apply(
       documented(globalThis.DOCUMENTATION && { description: "slug: the config name; version and id: the variant revision's" }),
     ),
-    environment_ref: ReferenceOutput.nullable().apply(
+    environment_ref: z.nullable(ReferenceOutput).apply(
       documented(
         globalThis.DOCUMENTATION && {
           description: "When reached through an environment: its name, and the environment revision's number and id",
@@ -215,9 +211,9 @@ export const ConfigOutput = z
     variant_lifecycle: Lifecycle.apply(
       documented(globalThis.DOCUMENTATION && { description: "When and by whom the variant revision was committed" }),
     ),
-    environment_lifecycle: Lifecycle.nullable().apply(
-      documented(globalThis.DOCUMENTATION && { description: "When and by whom the environment revision was made" }),
-    ),
+    environment_lifecycle: z
+      .nullable(Lifecycle)
+      .apply(documented(globalThis.DOCUMENTATION && { description: "When and by whom the environment revision was made" })),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "ConfigOutput"));
 export type ConfigOutput = z.infer<typeof ConfigOutput>;

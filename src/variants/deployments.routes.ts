@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { appEnvironmentNotFound, configNotFound, variantNotFound, variantRemoved } from "../http/core-errors";
 import {
   EXAMPLE_IDS,

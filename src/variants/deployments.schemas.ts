@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { DocumentDiffOutput } from "../diff/diff.schemas";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, queryFlag, uuid } from "../http/fields";
@@ -8,13 +8,13 @@ import { applicationRef, environmentRef, ONCE_FIELDS_ARE_VALID, requireResolvabl
 /** `configs_deploy`: the variant revision the variant ref names (else the latest) to the environment ref's environment. */
 export const DeployConfigBody = z
   .object({
-    variant_ref: variantRef.refine((value) => value !== null, "variant_ref needs a slug or an id"),
+    variant_ref: variantRef.check(z.refine((value) => value !== null, "variant_ref needs a slug or an id")),
     environment_ref: environmentRef
-      .refine((value) => value !== null, "environment_ref needs a slug (or an environment revision's id)")
+      .check(z.refine((value) => value !== null, "environment_ref needs a slug (or an environment revision's id)"))
       .apply(documented(globalThis.DOCUMENTATION && { description: "The environment to deploy to, by name" })),
     application_ref: applicationRef,
   })
-  .superRefine(requireResolvableRefs({ readsEnvironmentRef: true }), ONCE_FIELDS_ARE_VALID);
+  .check(z.superRefine(requireResolvableRefs({ readsEnvironmentRef: true }), ONCE_FIELDS_ARE_VALID));
 
 /** `deploy_to_environment`: the variant's latest revision. */
 export const DeployToEnvironmentBody = z.object({
@@ -55,9 +55,9 @@ export const DeploymentPreviewOutput = z.object({
   current: z
     .object({
       environment_revision: z.int(),
-      variant_revision_id: z.uuid().nullable(),
-      config_name: z.string().nullable(),
-      revision: z.int().nullable(),
+      variant_revision_id: z.nullable(z.uuid()),
+      config_name: z.nullable(z.string()),
+      revision: z.nullable(z.int()),
     })
     .apply(
       documented(

@@ -1,11 +1,13 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { addConfig, commitConfig, configRefOrder } from "../core/configs.sql.ts";
 import { appEnvironmentNotFound, appNotFound, variantNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
+import { dryRunQueryOf } from "../http/dry-run";
 import { forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
 import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS, errorResponse, responseRef, withKeyErrors } from "../http/openapi-parts";
+import { pagedJson } from "../http/paged-json";
 import { route, type SharedResponses } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "./configs.schemas";
@@ -15,6 +17,7 @@ import {
   AppVariant,
   AppVariantRevision,
   configAsAppVariant,
+  RemoveVariantDryRun,
   toAppVariant,
   toAppVariantRevision,
   UpdateVariantParametersBody,
@@ -22,7 +25,16 @@ import {
   VariantParams,
   VariantRevisionParams,
 } from "./variants.schemas";
-import { getVariant, getVariantDeployedTo, listAppVariants, listVariantRevisions, removeVariant } from "./variants.sql.ts";
+import {
+  getVariant,
+  getVariantDeployedTo,
+  getVariantRevision,
+  listAppVariants,
+  listVariantRevisions,
+  previewVariantRemoval,
+  removeVariant,
+  VARIANT_REVISIONS_PAGE_ROWS,
+} from "./variants.sql.ts";
 
 const demoVariant = {
   app_id: DEMO_IDS.app,
@@ -268,6 +280,7 @@ export const variantsRoutes = [
       auth: "key",
       write: true,
       params: variantPath,
+      query: dryRunQueryOf("answer what the removal would remove (the config's name, its revisions)"),
       doc: globalThis.DOCUMENTATION && {
         operationId: "removeVariant",
         tag: "Variants",
@@ -278,7 +291,24 @@ export const variantsRoutes = [
           "/variants/configs/fetch with `variant_ref.id`, GET /configs/deployment/{deployment_revision_id}) but are " +
           "never deployed again (deploying one is a 409). While an environment runs one of its revisions, the variant is not removed " +
           "(409): deploy another variant there first. The platform removed it, history and all, without that check.",
-        ok: { schema: z.null(), description: "The variant is removed", example: null },
+        ok: {
+          schema: z.union([z.null(), RemoveVariantDryRun]),
+          description: "The variant is removed; with `?dry_run=true`, what removing it would remove",
+          examples: {
+            removed: { summary: "Removed", value: null },
+            dryRun: {
+              summary: "?dry_run=true",
+              value: {
+                dry_run: true,
+                variant_id: EXAMPLE_IDS.variant,
+                app_id: DEMO_IDS.app,
+                config_name: "support",
+                kind: "delete",
+                revisions: 2,
+              },
+            },
+          },
+        },
         errors: {
           404: responseRef("VariantNotFound"),
           409: errorResponse(
@@ -290,6 +320,14 @@ export const variantsRoutes = [
     },
     async (c) => {
       const { variant_id } = c.req.valid("param");
+      if (c.req.valid("query").dry_run) {
+        const preview = await writeAs(c, [variant_id], (db) => previewVariantRemoval(db, variant_id));
+        if (preview === "not_found") throw variantNotFound();
+        if (preview === "forbidden") throw forbidden();
+        if (!("outcome" in preview)) throw variantStillDeployed(preview.deployedTo);
+        const { appId, name, revisions } = preview;
+        return c.json({ dry_run: true, variant_id, app_id: appId, config_name: name, kind: "delete", revisions } as const, 200);
+      }
       const removed = await writeAs(c, [variant_id], (db) => removeVariant(db, variant_id));
       if (removed === "not_found") throw variantNotFound();
       if (removed === "forbidden") throw forbidden();
@@ -335,7 +373,11 @@ export const variantsRoutes = [
         operationId: "getVariantRevisions",
         tag: "Variants",
         summary: "List a variant's revisions",
-        description: REMOVED,
+        description:
+          `${REMOVED} A history of up to ${VARIANT_REVISIONS_PAGE_ROWS} revisions is read in one round trip; a longer one ` +
+          `streams, read ${VARIANT_REVISIONS_PAGE_ROWS} revisions at a time as the client takes the body: one more round ` +
+          "trip per page, never the whole history held at once. The list is the one the first page's read saw: " +
+          "revisions committed meanwhile are not in it.",
         ok: { schema: z.array(AppVariantRevision), description: "Every revision, by number ascending", example: [demoRevision] },
         errors: { 404: responseRef("VariantNotFound") },
       },
@@ -344,7 +386,7 @@ export const variantsRoutes = [
       const { variant_id } = c.req.valid("param");
       const revisions = await readAs(c, [variant_id], (db) => listVariantRevisions(db, variant_id));
       if (!revisions) throw variantNotFound();
-      return c.json(revisions.map(toAppVariantRevision), 200);
+      return pagedJson(c, revisions, toAppVariantRevision, (items) => items);
     },
   ),
   route(
@@ -372,10 +414,10 @@ export const variantsRoutes = [
     },
     async (c) => {
       const { variant_id, revision_number } = c.req.valid("param");
-      const revisions = await readAs(c, [variant_id], (db) => listVariantRevisions(db, variant_id, revision_number));
-      if (!revisions) throw variantNotFound();
-      if (revisions.length === 0) throw variantRevisionNotFound();
-      return c.json(toAppVariantRevision(revisions[0]), 200);
+      const revision = await readAs(c, [variant_id], (db) => getVariantRevision(db, variant_id, revision_number));
+      if (revision === "variant_not_found") throw variantNotFound();
+      if (!revision) throw variantRevisionNotFound();
+      return c.json(toAppVariantRevision(revision), 200);
     },
   ),
 ];

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { Config } from "../core/configs.sql.ts";
 import { BASE_NAME, variantName } from "../core/variant-names";
 import { documented, schemaName } from "../http/documentation";
@@ -36,8 +36,7 @@ export const AddVariantFromBaseBody = z.object({
     ),
   ),
   new_variant_name: z
-    .string()
-    .optional()
+    .optional(z.string())
     .apply(
       documented(
         globalThis.DOCUMENTATION && { description: "Accepted and ignored: a variant's name is always `app.<new_config_name>`" },
@@ -54,8 +53,8 @@ export const UpdateVariantParametersBody = z.object({
   parameters: parametersField.apply(
     documented(globalThis.DOCUMENTATION && { description: "The next revision's params: they replace the latest's (no merge)" }),
   ),
-  commit_message: commitMessage("commit_message")
-    .nullish()
+  commit_message: z
+    .nullish(commitMessage("commit_message"))
     .apply(documented(globalThis.DOCUMENTATION && { description: "Stored with the new revision" })),
 });
 
@@ -80,7 +79,7 @@ export const AppVariant = z
     config_name: z.string(),
     revision: z
       .int()
-      .min(1)
+      .check(z.gte(1))
       .apply(documented(globalThis.DOCUMENTATION && { description: "The latest revision" })),
     parameters: params.apply(documented(globalThis.DOCUMENTATION && { description: "The latest revision's params" })),
     uri: z.null(),
@@ -97,22 +96,19 @@ export type AppVariant = z.infer<typeof AppVariant>;
 export const AppVariantRevision = z
   .object({
     id: z.uuid(),
-    revision: z.int().min(1),
+    revision: z.int().check(z.gte(1)),
     modified_by: z
       .string()
       .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who committed the revision" })),
     config: z.object({ config_name: z.string(), parameters: params }),
     created_at: z.iso.datetime(),
-    commit_message: z
-      .string()
-      .nullable()
-      .apply(
-        documented(
-          globalThis.DOCUMENTATION && {
-            description: "The message it was committed with (`variant_ref.commit_message`, or the current API's `message`)",
-          },
-        ),
+    commit_message: z.nullable(z.string()).apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description: "The message it was committed with (`variant_ref.commit_message`, or the current API's `message`)",
+        },
       ),
+    ),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "AppVariantRevision"));
 export type AppVariantRevision = z.infer<typeof AppVariantRevision>;
@@ -157,3 +153,24 @@ export const configAsAppVariant = (config: Config): AppVariant =>
     updatedAt: config.revisionCreatedAt,
     modifiedById: config.revisionModifiedById,
   });
+
+/** DELETE /variants/{variant_id}?dry_run=true: what the removal would remove; nothing was written. */
+export const RemoveVariantDryRun = z
+  .object({
+    dry_run: z.literal(true),
+    variant_id: z.uuid(),
+    app_id: z.uuid(),
+    config_name: z.string(),
+    kind: z.literal("delete"),
+    revisions: z
+      .int()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Its revisions, which stay readable by their ids" })),
+  })
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "The answer to `?dry_run=true`: what the removal would remove; nothing was written",
+      },
+    ),
+  )
+  .apply(schemaName(globalThis.DOCUMENTATION && "RemoveVariantDryRun"));

@@ -4,7 +4,8 @@ import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { parseJsonExactly } from "../db/exact-json";
 import type { CallerDb, CallerWriteDb } from "../db/handles";
-import { type Role, WRITER_ROLES_SQL } from "../db/roles";
+import type { PagedList } from "../db/paged-list";
+import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
 import { sql } from "../db/sql";
 import { APP_BY_ID_CTE, APP_OF_VARIANT_CTE, refusal } from "../db/visibility";
 
@@ -99,36 +100,76 @@ export async function getVariantDeployedTo(
   return { environmentFound: environment.results.length > 0, variant: variants.results.map(withParams)[0] ?? null };
 }
 
-const LIVE_VARIANT = sql(
+/** The variant, live and visible to the caller, with its last revision's number: the bound of its list's pages. */
+const LIVE_VARIANT = sql<{ lastRevision: number | null }>(
   `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
-   SELECT v.id FROM app JOIN app_variants v ON v.app_id = app.id AND v.id = :variant_id AND v.removed_at IS NULL`,
+   SELECT (SELECT MAX(revision) FROM app_variant_revisions WHERE variant_id = v.id) AS lastRevision
+     FROM app JOIN app_variants v ON v.app_id = app.id AND v.id = :variant_id AND v.removed_at IS NULL`,
 );
+/**
+ * Revisions of variant :variant_id visible to the caller, by number, after :after and up to :last (null: the latest),
+ * or revision :revision alone; at most :page_rows. Whether the variant is live is LIVE_VARIANT's to say, in the batch
+ * of the first page: a later page goes on with the list that batch saw.
+ */
 const VARIANT_REVISIONS = sql<Row<VariantRevision>>(
   `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
    SELECT r.id, r.revision, v.name AS configName, r.params, u.username AS modifiedBy, r.created_at AS createdAt,
           r.message AS commitMessage
      FROM app
-     JOIN app_variants v ON v.app_id = app.id AND v.id = :variant_id AND v.removed_at IS NULL
+     JOIN app_variants v ON v.app_id = app.id AND v.id = :variant_id
      JOIN app_variant_revisions r ON r.variant_id = v.id
      JOIN users u ON u.id = r.modified_by
-    WHERE :revision IS NULL OR r.revision = :revision
-    ORDER BY r.revision`,
+    WHERE (:revision IS NULL OR r.revision = :revision) AND r.revision > :after AND (:last IS NULL OR r.revision <= :last)
+    ORDER BY r.revision
+    LIMIT :page_rows`,
 );
 
 /**
- * The revisions of variant :variant_id by number ascending, or only revision `revision`; null when the variant is
- * not visible to the caller or was removed (its revisions stay readable by their ids, as environment histories show them).
+ * Revisions per page of a variant's list: a config's params are at most 256 KB (MAX_CONFIG_BODY_BYTES), so a page
+ * holds at most about 13 MB of them, whatever the history's length.
  */
-export async function listVariantRevisions(
-  db: CallerDb,
-  variantId: string,
-  revision: number | null = null,
-): Promise<VariantRevision[] | null> {
+export const VARIANT_REVISIONS_PAGE_ROWS = 50;
+
+/**
+ * The revisions of variant :variant_id by number ascending, in pages (PagedList): the first beside the variant's check
+ * (one round trip for a history of up to a page), each other a query of its own. Null when the variant is not
+ * visible to the caller or was removed (its revisions stay readable by their ids, as environment histories show them).
+ */
+export async function listVariantRevisions(db: CallerDb, variantId: string): Promise<PagedList<VariantRevision> | null> {
+  const page = (after: number, last: number | null) =>
+    db.statement(VARIANT_REVISIONS, {
+      variant_id: variantId,
+      revision: null,
+      after,
+      last,
+      page_rows: VARIANT_REVISIONS_PAGE_ROWS,
+    });
   const { variant, revisions } = await db.batch({
     variant: db.statement(LIVE_VARIANT, { variant_id: variantId }),
-    revisions: db.statement(VARIANT_REVISIONS, { variant_id: variantId, revision }),
+    revisions: page(0, null),
   });
-  return variant.results.length > 0 ? revisions.results.map(withParams) : null;
+  const found = variant.results[0];
+  if (!found) return null;
+  const last = found.lastRevision ?? 0;
+  return {
+    first: revisions.results.map(withParams),
+    endsWith: (row) => row.revision >= last,
+    after: async (row) => (await db.batch({ revisions: page(row.revision, last) })).revisions.results.map(withParams),
+  };
+}
+
+/** Revision :revision of variant :variant_id; "variant_not_found" when the variant is not visible or was removed. */
+export async function getVariantRevision(
+  db: CallerDb,
+  variantId: string,
+  revision: number,
+): Promise<VariantRevision | null | "variant_not_found"> {
+  const { variant, revisions } = await db.batch({
+    variant: db.statement(LIVE_VARIANT, { variant_id: variantId }),
+    revisions: db.statement(VARIANT_REVISIONS, { variant_id: variantId, revision, after: 0, last: null, page_rows: 1 }),
+  });
+  if (variant.results.length === 0) return "variant_not_found";
+  return revisions.results.map(withParams)[0] ?? null;
 }
 
 /** What a removal did: removed, nothing the caller can see, read-only access, or where the variant still runs. */
@@ -175,4 +216,26 @@ export async function removeVariant(db: CallerWriteDb, variantId: string): Promi
   const found = facts.results[0];
   const deployedTo = found ? (JSON.parse(found.deployedTo) as string[]) : [];
   return deployedTo.length > 0 && refusal(facts) !== "forbidden" ? { deployedTo } : refusal(facts);
+}
+
+// The removal's own facts, with what it would remove.
+const REMOVAL_PREVIEW = sql<{ role: Role; deployedTo: string; appId: string; name: string; revisions: number }>(
+  `WITH ${CALLER_CTE}, ${APP_OF_VARIANT_CTE}
+   SELECT app.role, (SELECT json_group_array(name) FROM (SELECT name FROM environments WHERE deployed_app_variant_id = :variant_id
+                                                         ORDER BY rowid)) AS deployedTo,
+          v.app_id AS appId, v.name, (SELECT COUNT(*) FROM app_variant_revisions WHERE variant_id = v.id) AS revisions
+     FROM app JOIN app_variants v ON v.id = :variant_id AND v.removed_at IS NULL`,
+);
+
+/** `removeVariant`'s dry-run: its facts judged as it judges them, with what it would remove; one read, nothing written. */
+export async function previewVariantRemoval(
+  db: CallerWriteDb,
+  variantId: string,
+): Promise<{ outcome: "preview"; appId: string; name: string; revisions: number } | Exclude<RemoveOutcome, "done">> {
+  const { facts } = await db.batch({ facts: db.statement(REMOVAL_PREVIEW, { variant_id: variantId }) });
+  const found = facts.results[0];
+  if (!found || !WRITER_ROLES.includes(found.role)) return refusal(facts);
+  const deployedTo = JSON.parse(found.deployedTo) as string[];
+  if (deployedTo.length > 0) return { deployedTo };
+  return { outcome: "preview", appId: found.appId, name: found.name, revisions: found.revisions };
 }

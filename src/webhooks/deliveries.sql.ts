@@ -152,8 +152,9 @@ const DISABLE_REASON = `CASE WHEN failed_events >= 20 THEN 'deliveries of 20 eve
 const WEBHOOK_UNFENCED = `(SELECT organization_id FROM webhooks WHERE id = :webhook_id) NOT IN (${FENCED_ORGANIZATIONS})`;
 
 const INSERT_ATTEMPT = sql(
-  `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_excerpt, error)
-   SELECT :delivery_id, :attempted_at, :status_code, :duration_ms, :response_excerpt, :error WHERE ${WEBHOOK_UNFENCED}`,
+  `INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
+   SELECT :delivery_id, (SELECT coalesce(max(attempt), 0) + 1 FROM webhook_attempts WHERE delivery_id = :delivery_id),
+          :attempted_at, :status_code, :duration_ms, :response_excerpt, :error WHERE ${WEBHOOK_UNFENCED}`,
 );
 const SETTLE_DELIVERY = sql(
   `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = :attempted_at, last_status_code = :status_code,

@@ -1,9 +1,10 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { newId } from "../db/buckets";
 import type { AdminRefusal } from "../db/roles";
 import { deployedExample } from "../events/examples";
 import { appNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
+import { dryRunQueryOf } from "../http/dry-run";
 import { type ApiError, forbidden, validationFailed } from "../http/errors";
 import { handOff } from "../http/hand-off";
 import { DEMO_IDS, errorResponse, schemaRef, tagged } from "../http/openapi-parts";
@@ -19,6 +20,7 @@ import {
   AttemptBody,
   CreatedWebhookBody,
   CreateWebhookBody,
+  DeleteWebhookDryRun,
   DeliveryBody,
   DeliveryPage,
   DeliveryParams,
@@ -38,6 +40,7 @@ import {
   getWebhook,
   listDeliveries,
   listWebhooks,
+  previewWebhookDeletion,
   redeliver,
   rotateWebhookSecret,
   updateWebhook,
@@ -279,17 +282,30 @@ export const webhooksRoutes = [
       },
       auth: "key",
       params: webhookPath,
+      query: dryRunQueryOf("answer the webhook the delete would remove"),
       doc: globalThis.DOCUMENTATION && {
         operationId: "deleteWebhook",
         tag: "Webhooks",
         summary: "Delete a webhook, its deliveries and their attempts",
         description: WHO,
-        ok: { schema: z.null(), description: "Deleted", example: null },
+        ok: {
+          schema: z.union([z.null(), DeleteWebhookDryRun]),
+          description: "Deleted; with `?dry_run=true`, the webhook the delete would remove",
+          examples: {
+            deleted: { summary: "Deleted", value: null },
+            dryRun: { summary: "?dry_run=true", value: { dry_run: true, kind: "delete", webhook: chat } },
+          },
+        },
         errors: refusals,
       },
     },
     async (c) => {
       const { webhook_id } = c.req.valid("param");
+      if (c.req.valid("query").dry_run) {
+        const preview = await writeAs(c, [webhook_id], (db) => previewWebhookDeletion(db, webhook_id));
+        if (preview.outcome !== "preview") refused(preview.outcome, webhookNotFound);
+        return c.json({ dry_run: true, kind: "delete", webhook: preview.webhook } as const, 200);
+      }
       const deleted = await writeAs(c, [webhook_id], (db) => deleteWebhook(db, webhook_id));
       if (deleted.outcome !== "done") refused(deleted.outcome, webhookNotFound);
       return c.json(null, 200);

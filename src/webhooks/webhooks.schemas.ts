@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { EventBody } from "../events/events.schemas";
 import { documented, schemaName } from "../http/documentation";
 import { storableText, uuid } from "../http/fields";
@@ -53,7 +53,7 @@ export const EVENT_TYPES = [
 
 const url = z
   .string()
-  .max(MAX_URL_LENGTH)
+  .check(z.maxLength(MAX_URL_LENGTH))
   .apply(
     documented(
       globalThis.DOCUMENTATION && {
@@ -65,44 +65,43 @@ const url = z
     ),
   );
 const events = z
-  .array(z.enum([...EVENT_TYPES, "*"]))
-  .min(1)
-  .max(EVENT_TYPES.length + 1)
-  .transform((types) => (types.includes("*") ? ["*"] : [...new Set(types)]))
+  .pipe(
+    z.array(z.enum([...EVENT_TYPES, "*"])).check(z.minLength(1), z.maxLength(EVENT_TYPES.length + 1)),
+    z.transform((types) => (types.includes("*") ? ["*"] : [...new Set(types)])),
+  )
   .apply(documented(globalThis.DOCUMENTATION && { description: 'Event types, or ["*"] for every type' }));
-const appId = uuid
-  .nullable()
+const appId = z
+  .nullable(uuid)
   .apply(
     documented(globalThis.DOCUMENTATION && { description: "Only this app's events (null: every event of the organization)" }),
   );
-const description = storableText("description").max(2000).nullable();
+const description = z.nullable(storableText("description").check(z.maxLength(2000)));
 
 export const CreateWebhookBody = z.object({
   url,
   events,
-  app_id: appId.optional(),
-  description: description.optional(),
-  organization_id: uuid
-    .optional()
+  app_id: z.optional(appId),
+  description: z.optional(description),
+  organization_id: z
+    .optional(uuid)
     .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
 });
 
 export const UpdateWebhookBody = z
   .object({
-    url: url.optional(),
-    events: events.optional(),
-    app_id: appId.optional(),
-    description: description.optional(),
+    url: z.optional(url),
+    events: z.optional(events),
+    app_id: z.optional(appId),
+    description: z.optional(description),
     enabled: z
-      .boolean()
-      .optional()
+      .optional(z.boolean())
       .apply(documented(globalThis.DOCUMENTATION && { description: "true on a disabled webhook clears its failure count" })),
   })
   .apply(documented(globalThis.DOCUMENTATION && { description: "The fields to change; those left out keep their value" }));
 
 export const ListWebhooksQuery = z.object({
-  organization_id: uuid
-    .optional()
+  organization_id: z
+    .optional(uuid)
     .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
 });
 
@@ -111,9 +110,9 @@ export const WebhookParams = z.object({ webhook_id: uuid });
 export const DeliveryParams = z.object({ webhook_id: uuid, delivery_id: uuid });
 
 export const ListDeliveriesQuery = z.object({
-  status: z.enum(["pending", "succeeded", "failed"]).optional(),
-  cursor: uuid.optional().apply(documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  status: z.optional(z.enum(["pending", "succeeded", "failed"])),
+  cursor: z.optional(uuid).apply(documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(200)), 50),
 });
 
 // Response bodies.
@@ -124,23 +123,24 @@ export const WebhookBody = z
     organization_id: z.uuid(),
     url: z.string(),
     events: z.array(z.string()),
-    app_id: z.uuid().nullable(),
-    description: z.string().nullable(),
+    app_id: z.nullable(z.uuid()),
+    description: z.nullable(z.string()),
     enabled: z.boolean(),
     disabled_reason: z
-      .string()
-      .nullable()
+      .nullable(z.string())
       .apply(documented(globalThis.DOCUMENTATION && { description: "Why the service disabled it; null otherwise" })),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "Webhook"));
 
-export const CreatedWebhookBody = WebhookBody.extend({
-  secret: z
-    .string()
-    .apply(documented(globalThis.DOCUMENTATION && { description: "`whsec_` + base64 of 32 random bytes: shown this once" })),
-}).apply(schemaName(globalThis.DOCUMENTATION && "CreatedWebhook"));
+export const CreatedWebhookBody = z
+  .extend(WebhookBody, {
+    secret: z
+      .string()
+      .apply(documented(globalThis.DOCUMENTATION && { description: "`whsec_` + base64 of 32 random bytes: shown this once" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "CreatedWebhook"));
 
 export const WebhookSecretBody = z
   .object({
@@ -157,8 +157,7 @@ export const WebhookSecretBody = z
 export const AttemptBody = z
   .object({
     status_code: z
-      .int()
-      .nullable()
+      .nullable(z.int())
       .apply(documented(globalThis.DOCUMENTATION && { description: "Null: no answer (see error)" })),
     duration_ms: z
       .int()
@@ -166,20 +165,16 @@ export const AttemptBody = z
         documented(globalThis.DOCUMENTATION && { description: "10000 when the URL could not be reached, whatever the cause" }),
       ),
     response_excerpt: z
-      .string()
-      .nullable()
+      .nullable(z.string())
       .apply(documented(globalThis.DOCUMENTATION && { description: "The first 1 KiB of the response body" })),
-    error: z
-      .string()
-      .nullable()
-      .apply(
-        documented(
-          globalThis.DOCUMENTATION && {
-            description:
-              'Null on a 2xx; "HTTP <status>"; "could not reach the URL" (refused, no TLS, no answer in time...); "could not sign the event"',
-          },
-        ),
+    error: z.nullable(z.string()).apply(
+      documented(
+        globalThis.DOCUMENTATION && {
+          description:
+            'Null on a 2xx; "HTTP <status>"; "could not reach the URL" (refused, no TLS, no answer in time...); "could not sign the event"',
+        },
       ),
+    ),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "WebhookAttempt"));
 
@@ -190,12 +185,11 @@ export const DeliveryBody = z
     event_type: z.string(),
     status: z.enum(["pending", "succeeded", "failed"]),
     attempts: z.int(),
-    last_attempt_at: z.iso.datetime().nullable(),
-    last_status_code: z.int().nullable(),
-    last_error: z.string().nullable(),
-    next_attempt_at: z.iso
-      .datetime()
-      .nullable()
+    last_attempt_at: z.nullable(z.iso.datetime()),
+    last_status_code: z.nullable(z.int()),
+    last_error: z.nullable(z.string()),
+    next_attempt_at: z
+      .nullable(z.iso.datetime())
       .apply(documented(globalThis.DOCUMENTATION && { description: "When pending: when the next attempt is due" })),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "Delivery"));
@@ -204,17 +198,18 @@ export const DeliveryPage = z
   .object({
     deliveries: z.array(DeliveryBody),
     next_cursor: z
-      .uuid()
-      .nullable()
+      .nullable(z.uuid())
       .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "DeliveryPage"));
 
-export const DeliveryWithAttempts = DeliveryBody.extend({
-  attempt_log: z
-    .array(AttemptBody.extend({ attempted_at: z.iso.datetime() }))
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Oldest first" })),
-}).apply(schemaName(globalThis.DOCUMENTATION && "DeliveryWithAttempts"));
+export const DeliveryWithAttempts = z
+  .extend(DeliveryBody, {
+    attempt_log: z
+      .array(z.extend(AttemptBody, { attempted_at: z.iso.datetime() }))
+      .apply(documented(globalThis.DOCUMENTATION && { description: "Oldest first" })),
+  })
+  .apply(schemaName(globalThis.DOCUMENTATION && "DeliveryWithAttempts"));
 
 /** The body a receiver gets: Standard Webhooks' envelope around the event (as GET /events shows it). */
 export const WebhookPayload = z
@@ -230,3 +225,16 @@ export const WebhookPayload = z
     data: EventBody,
   })
   .apply(schemaName(globalThis.DOCUMENTATION && "WebhookPayload"));
+
+/** DELETE /webhooks/{webhook_id}?dry_run=true: the webhook the delete would remove; nothing was written. */
+export const DeleteWebhookDryRun = z
+  .object({ dry_run: z.literal(true), kind: z.literal("delete"), webhook: WebhookBody })
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description:
+          "The answer to `?dry_run=true`: the webhook the delete would remove (its deliveries with it); nothing was written",
+      },
+    ),
+  )
+  .apply(schemaName(globalThis.DOCUMENTATION && "DeleteWebhookDryRun"));

@@ -215,6 +215,18 @@ export async function deleteWebhook(db: CallerWriteDb, id: string): Promise<{ ou
   return adminRefusal(scope) ?? { outcome: "done" };
 }
 
+/** `deleteWebhook`'s dry-run: its refusal, or the webhook it would delete; one read, nothing written. */
+export async function previewWebhookDeletion(
+  db: CallerWriteDb,
+  id: string,
+): Promise<{ outcome: "preview"; webhook: Webhook } | AdminRefusal> {
+  const { scope, webhook } = await db.batch({
+    scope: hookRole(db, id),
+    webhook: db.statement(WEBHOOK, { webhook_id: id }),
+  });
+  return adminRefusal(scope) ?? { outcome: "preview", webhook: toWebhook(webhook.results[0]) };
+}
+
 const ROTATE_SECRET = sql(
   `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
    UPDATE webhooks SET previous_secret = secret, secret = :secret,
@@ -331,7 +343,7 @@ const ATTEMPTS = sql<Attempt>(
   `WITH ${CALLER_CTE}, ${HOOK_SCOPE}
    SELECT t.attempted_at, t.status_code, t.duration_ms, t.response_excerpt, t.error
      FROM webhook_attempts t JOIN webhook_deliveries d ON d.id = t.delivery_id
-    WHERE d.id = :delivery_id AND d.webhook_id = (SELECT id FROM hook WHERE read_role IN ${ADMIN_ROLES_SQL}) ORDER BY t.id`,
+    WHERE d.id = :delivery_id AND d.webhook_id = (SELECT id FROM hook WHERE read_role IN ${ADMIN_ROLES_SQL}) ORDER BY t.attempt`,
 );
 
 /** One delivery and its attempts, oldest first. */

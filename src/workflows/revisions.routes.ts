@@ -71,7 +71,7 @@ export const workflowsRoutes = [
     async (c) => {
       const lookup = c.req.valid("json");
       const config = await readAs(c, configRefOrder(lookup.refs), (db) => retrieveRevision(db, lookup));
-      return c.json(config ? { count: 1, workflow_revision: toWorkflowRevision(config) } : { count: 0 }, 200);
+      return c.json(typeof config === "object" ? { count: 1, workflow_revision: toWorkflowRevision(config) } : { count: 0 }, 200);
     },
   ),
 ];

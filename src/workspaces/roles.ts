@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { ROLE_SYNONYMS, ROLES, type Role, roleNamed } from "../db/roles";
 import { documented } from "../http/documentation";
 
@@ -57,9 +57,12 @@ export const ALL_ROLES = ROLES.map(describeRole);
 
 /** A role as requests name it: one of ROLES, or a synonym (`admin`). */
 export const roleField = z
-  .string()
-  .refine((name) => roleNamed(name) !== null, {
-    message: `role must be one of ${ROLES.join(", ")} (or admin, for workspace_admin)`,
-  })
-  .transform((name) => roleNamed(name) as Role)
+  .pipe(
+    z.string().check(
+      z.refine((name) => roleNamed(name) !== null, {
+        message: `role must be one of ${ROLES.join(", ")} (or admin, for workspace_admin)`,
+      }),
+    ),
+    z.transform((name) => roleNamed(name) as Role),
+  )
   .apply(documented(globalThis.DOCUMENTATION && { type: "string", enum: [...ROLES, ...Object.keys(ROLE_SYNONYMS)] }));

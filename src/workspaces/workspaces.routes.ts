@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { writeAs } from "../http/d1-session";
 import { type ApiError, forbidden } from "../http/errors";
 import { errorResponse, responseRef } from "../http/openapi-parts";

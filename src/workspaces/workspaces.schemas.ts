@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { ROLES } from "../db/roles";
 import { documented, schemaName } from "../http/documentation";
 import { emailField, uuid } from "../http/fields";
@@ -51,7 +51,7 @@ export const Workspace = z
     id: z.uuid(),
     name: z.string(),
     description: z.string(),
-    type: z.string().nullable(),
+    type: z.nullable(z.string()),
     organization: z.uuid(),
     default_project_id: z
       .uuid()

@@ -32,8 +32,9 @@ const ACROSS_PAIRS = [
   { label: "GET of a record, key on the other shard / on the same shard", across: "getAcross", same: "get" },
   { label: "config fetch, key on the other shard / on the same shard", across: "fetchAcross", same: "fetch" },
 ] as const;
-// The budget for the whole surface (issue 16: under 100 KiB gzip; it was 64 while the surface was smaller).
-const BUNDLE_TARGET_KIB = 100;
+// The budget for the whole surface: 95 KiB gzip since issue 38, leaving room for the next issues (100 since issue 16,
+// 64 while the surface was smaller).
+const BUNDLE_TARGET_KIB = 95;
 
 export const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
 export const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;

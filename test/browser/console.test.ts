@@ -96,6 +96,22 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       await opened.close();
     }
   });
+  it("shows a deep link with a malformed escape as such, with a way home, not a blank page", async () => {
+    const opened = await signedIn(world, keys.viewer, { path: "/console/apps/%E0%A4%A" });
+    const { page, problems } = opened;
+    try {
+      const alert = page.getByRole("alert");
+      await alert.waitFor(POLL);
+      expect(await alert.textContent()).toMatch(/^This link is malformed: /);
+      await checkPage(page, "malformed-link");
+      await page.getByRole("link", { name: "Go to the apps" }).click();
+      await page.getByRole("heading", { name: "Apps" }).waitFor(POLL);
+      expect(problems).toEqual({ pageErrors: [], consoleErrors: [], offOrigin: [] });
+    } finally {
+      await opened.close();
+    }
+  });
+
   it("takes an editor from a new app through two commits, a deploy to staging and a previewed revert", async () => {
     // The patch is copied to the clipboard, which the page may write and the test read.
     const opened = await signedIn(world, keys.editor, { permissions: ["clipboard-read", "clipboard-write"] });

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../src/auth/api-keys";
 import { configuredBucketedSince } from "../../src/cli/database";
-import { bucketOfId } from "../../src/db/buckets";
+import { bucketOfId, newId } from "../../src/db/buckets";
 import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
 import { admin, api, closeDatabases, expectCliError, makeTempDir, queryDirectory, queryShard, removeTempDir } from "./helpers";
 
@@ -30,6 +30,10 @@ let appId: string;
 /** The owner's key, homed on SHARD_0 (their own organization's), and its request kept in the moving organization. */
 let ownerKey: string;
 let keptAcross: { app_id: string };
+/** An app of the moving organization whose environments' ids sort otherwise than they were made (as legacy ids may). */
+const unordered = { appId: "", environments: ["development", "staging", "production"] };
+const environmentsInOrder = (shard: string) =>
+  queryShard<{ name: string }>(dir, shard, `SELECT name FROM environments WHERE app_id = '${unordered.appId}' ORDER BY rowid`);
 const ACROSS = { "Idempotency-Key": "across" };
 const acrossRequest = () => ({ app_name: "kept-across", organization_id: organizationId });
 /** Every table of a shard with rows of the organization (all but the fences'). */
@@ -82,19 +86,66 @@ async function expectCliWritesRefused(): Promise<void> {
 }
 const moves = () => queryDirectory(dir, "SELECT bucket_from, bucket_to, source, destination, state FROM bucket_moves");
 
-/** Sends as the organization's key; its answer must be 200. */
-async function ok(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, headers?: Record<string, string>) {
-  const answer = await api(worker, method, path, key, body, headers);
+type Method = "GET" | "POST" | "PUT" | "DELETE";
+/** Sends as `as`; its answer must be 200. */
+async function okAs(as: string, method: Method, path: string, body?: unknown, headers?: Record<string, string>) {
+  const answer = await api(worker, method, path, as, body, headers);
   expect(answer.status, `${method} ${path}: ${JSON.stringify(answer.body)}`).toBe(200);
   return answer.body;
+}
+/** Sends as the moving organization's key; its answer must be 200. */
+const ok = (method: Method, path: string, body?: unknown, headers?: Record<string, string>) =>
+  okAs(key, method, path, body, headers);
+
+/**
+ * Gives the organization rows in every table, through the API with `as`, a key acting in it by default: a webhook
+ * hearing deploys (a delivery and its attempt), an app with variants, revisions, environments and deployments (one
+ * variant deployed, then replaced and removed; one archived while deployed), an Idempotency-Key claim, protection
+ * settings, an invitation, a change request and a review of it. Its app's id.
+ */
+async function fillEveryTable(as: string, organization: string, shard: string): Promise<string> {
+  const [{ workspace, project }] = await queryShard<{ workspace: string; project: string }>(
+    dir,
+    shard,
+    `SELECT w.id AS workspace, p.id AS project FROM workspaces w JOIN projects p ON p.workspace_id = w.id
+      WHERE w.organization_id = '${organization}' ORDER BY p.id LIMIT 1`,
+  );
+  const { port } = receiver.address() as AddressInfo;
+  const hook = { url: `http://127.0.0.1:${port}/hook`, events: ["environment.deployed"], organization_id: organization };
+  await okAs(as, "POST", "/webhooks", hook);
+  const app = (await okAs(as, "POST", "/apps", { app_name: "moving" }, { "Idempotency-Key": "first" })).app_id;
+  const main = { application_ref: { id: app }, variant_ref: { slug: "main" } };
+  await okAs(as, "POST", "/variants/configs/add", main);
+  await okAs(as, "POST", "/variants/configs/commit", { ...main, params: { a: 1 } });
+  await okAs(as, "POST", "/variants/configs/deploy", { ...main, environment_ref: { slug: "production" } });
+  const based = { base_id: app, new_variant_name: "v", parameters: { n: 1 } };
+  const gone = await okAs(as, "POST", "/variants/from-base", { ...based, new_config_name: "gone" });
+  const kept = await okAs(as, "POST", "/variants/from-base", { ...based, new_config_name: "kept" });
+  await okAs(as, "POST", "/environments/deploy", { environment_name: "staging", variant_id: gone.variant_id });
+  await okAs(as, "POST", "/environments/deploy", { environment_name: "staging", variant_id: kept.variant_id });
+  await okAs(as, "DELETE", `/variants/${gone.variant_id}`);
+  await okAs(as, "POST", `/applications/variants/${kept.variant_id}/archive`);
+  await okAs(as, "PUT", `/projects/${project}/environments/development/protection`, { required_approvals: 2 });
+  await okAs(as, "POST", `/organizations/${organization}/workspaces/${workspace}/invite`, [
+    { email: "invited@example.com", roles: ["viewer"] },
+  ]);
+  const [{ deployed_app_variant_revision_id: proposed }] = await queryShard<{ deployed_app_variant_revision_id: string }>(
+    dir,
+    shard,
+    `SELECT deployed_app_variant_revision_id FROM environments WHERE app_id = '${app}' AND name = 'production'`,
+  );
+  const request = { app_id: app, environment: "production", variant_revision_id: proposed, title: "Moved along" };
+  const changeRequest = await okAs(as, "POST", "/change-requests", request);
+  await okAs(as, "POST", `/change-requests/${changeRequest.id}/reviews`, { kind: "comment", comment: "Moves with its bucket." });
+  return app;
 }
 
 const sleep = (ms: number) => new Promise((resolveLater) => setTimeout(resolveLater, ms));
 
-/** Waits (at most 20 s) until `done` holds. */
+/** Waits (at most 60 s: a request may take seconds on a loaded machine) until `done` holds. */
 async function until(what: string, done: () => boolean | Promise<boolean>): Promise<void> {
-  for (let waited = 0; !(await done()); waited += 100) {
-    if (waited > 20_000) throw new Error(`waited 20 s for ${what}`);
+  for (const deadline = Date.now() + 60_000; !(await done()); ) {
+    if (Date.now() > deadline) throw new Error(`waited 60 s for ${what}`);
     await sleep(100);
   }
 }
@@ -128,46 +179,27 @@ beforeAll(async () => {
   ].join(" ");
   key = (await api(worker, "POST", `/keys?workspace_id=${made.workspaces[0]}`, ownerKey)).body;
 
-  // Rows in every table: a webhook hearing deploys (a delivery and its attempt), an app with variants, revisions,
-  // environments and deployments (one variant deployed, then replaced and removed; one archived while deployed), an
-  // Idempotency-Key claim, an invitation.
-  const { port } = receiver.address() as AddressInfo;
-  const hook = { url: `http://127.0.0.1:${port}/hook`, events: ["environment.deployed"], organization_id: organizationId };
-  await ok("POST", "/webhooks", hook);
-  appId = (await ok("POST", "/apps", { app_name: "moving" }, { "Idempotency-Key": "first" })).app_id;
-  const main = { application_ref: { id: appId }, variant_ref: { slug: "main" } };
-  await ok("POST", "/variants/configs/add", main);
-  await ok("POST", "/variants/configs/commit", { ...main, params: { a: 1 } });
-  await ok("POST", "/variants/configs/deploy", { ...main, environment_ref: { slug: "production" } });
-  const based = { base_id: appId, new_variant_name: "v", parameters: { n: 1 } };
-  const gone = await ok("POST", "/variants/from-base", { ...based, new_config_name: "gone" });
-  const kept = await ok("POST", "/variants/from-base", { ...based, new_config_name: "kept" });
-  await ok("POST", "/environments/deploy", { environment_name: "staging", variant_id: gone.variant_id });
-  await ok("POST", "/environments/deploy", { environment_name: "staging", variant_id: kept.variant_id });
-  await ok("DELETE", `/variants/${gone.variant_id}`);
-  await ok("POST", `/applications/variants/${kept.variant_id}/archive`);
-  const [{ project }] = await queryShard<{ project: string }>(
+  // Rows in every table, of the moving organization on SHARD_1 and of the mover's own on SHARD_0 (the destination):
+  // each shard mints its own keys where it does (webhook attempts' once had a rowid), and the move must not meet them.
+  appId = await fillEveryTable(key, organizationId, "SHARD_1");
+  await fillEveryTable(ownerKey, personalOrganizationId, "SHARD_0");
+  // Lists of an app's environments follow the order they were made in (their rowid), not their ids'.
+  const [{ project, user }] = await queryShard<{ project: string; user: string }>(
     dir,
     "SHARD_1",
-    `SELECT id AS project FROM projects WHERE workspace_id = '${made.workspaces[0]}'`,
+    `SELECT project_id AS project, created_by AS user FROM apps WHERE id = '${appId}'`,
   );
-  // Protection settings (a row of environment_protections), through the API as a tenant sets them.
-  const protectedBy = await api(worker, "PUT", `/projects/${project}/environments/development/protection`, key, {
-    required_approvals: 2,
-  });
-  expect(protectedBy.status, JSON.stringify(protectedBy.body)).toBe(200);
-  await ok("POST", `/organizations/${organizationId}/workspaces/${made.workspaces[0]}/invite`, [
-    { email: "invited@example.com", roles: ["viewer"] },
-  ]);
-  // A change request of production, and a review of it.
-  const [{ deployed_app_variant_revision_id: proposed }] = await queryShard<{ deployed_app_variant_revision_id: string }>(
+  unordered.appId = newId(bucket);
+  const descendingIds = unordered.environments.map(() => newId(bucket)).reverse();
+  await queryShard(
     dir,
     "SHARD_1",
-    `SELECT deployed_app_variant_revision_id FROM environments WHERE app_id = '${appId}' AND name = 'production'`,
+    `INSERT INTO apps (id, project_id, name, created_by) VALUES ('${unordered.appId}', '${project}', 'unordered', '${user}')`,
+    ...unordered.environments.map(
+      (name, i) => `INSERT INTO environments (id, app_id, name) VALUES ('${descendingIds[i]}', '${unordered.appId}', '${name}')`,
+    ),
   );
-  const request = { app_id: appId, environment: "production", variant_revision_id: proposed, title: "Moved along" };
-  const changeRequest = await ok("POST", "/change-requests", request);
-  await ok("POST", `/change-requests/${changeRequest.id}/reviews`, { kind: "comment", comment: "Moves with its bucket." });
+  expect((await environmentsInOrder("SHARD_1")).map(({ name }) => name)).toEqual(unordered.environments);
   // The collision a tenant builds on purpose (the README's demo: one key, organizations on both shards): the owner's key
   // uses one Idempotency-Key in the moving organization, then for another request in its own on SHARD_0 (one request
   // per key: a 422); and its claim of that key from the day before is still on SHARD_0, expired but not yet swept (the
@@ -184,9 +216,13 @@ beforeAll(async () => {
     `INSERT INTO idempotency_keys (key_hash, idempotency_key, fingerprint, result_id, bucket, expires_at)
      VALUES ('${await hashApiKey(ownerKey)}', 'across', 'POST /apps yesterday', 'yesterday', ${ownBucket}, '2000-01-01T00:00:00.000Z')`,
   );
-  await until("the deploy's delivery to be attempted", async () => (await rowsOf("SHARD_1", "webhook_attempts")).length > 0);
+  for (const shard of ["SHARD_0", "SHARD_1"])
+    await until(
+      `the deploys' deliveries to be attempted on ${shard}`,
+      async () => (await rowsOf(shard, "webhook_attempts")).length > 0,
+    );
   tables = (await queryShard<{ name: string }>(dir, "SHARD_1", TABLES)).map(({ name }) => name);
-});
+}, 300_000); // two organizations' rows in every table, through wrangler dev
 
 afterAll(async () => {
   await closeDatabases();
@@ -196,9 +232,11 @@ afterAll(async () => {
 });
 
 describe("bucket move refuses, changing nothing", () => {
-  it("every table of SHARD_1 holds rows of the organization", async () => {
-    const counts = await Promise.all(tables.map(async (table) => [table, (await rowsOf("SHARD_1", table)).length > 0]));
-    expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(tables.map((table) => [table, true])));
+  it("every table holds rows on both shards: the moving organization's on SHARD_1, others' on SHARD_0", async () => {
+    for (const shard of ["SHARD_1", "SHARD_0"]) {
+      const counts = await Promise.all(tables.map(async (table) => [table, (await rowsOf(shard, table)).length > 0]));
+      expect(Object.fromEntries(counts), shard).toEqual(Object.fromEntries(tables.map((table) => [table, true])));
+    }
     expect(tables).toHaveLength(22);
   });
 
@@ -354,6 +392,8 @@ describe("a bucket moved while its organization is written to", () => {
     for (const table of tables) {
       expect(destination[table], table).toEqual([...new Set([...destinationBefore[table], ...source[table]])].sort());
     }
+    // The environments keep the order they were made in (what lists of them follow), not their ids'.
+    expect((await environmentsInOrder("SHARD_0")).map(({ name }) => name)).toEqual(unordered.environments);
     expect([await fences("SHARD_0"), await fences("SHARD_1")]).toEqual([
       [{ bucket, state: "incoming" }],
       [{ bucket, state: "moving" }],

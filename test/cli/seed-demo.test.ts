@@ -69,6 +69,9 @@ const SECOND_SHARD_COUNTS = {
   events: 0,
 };
 
+/** The lines the seed writes itself (wrangler's own output aside). */
+const seedLines = (result: RunResult) => result.stderr.split("\n").filter((line) => /^(demo data|directory filled)/.test(line));
+
 let dir: string;
 let worker: DevServer;
 let firstRun: RunResult;
@@ -273,4 +276,43 @@ describe("the documented demo values, with wrangler dev serving the seeded folde
     );
     expect(row).toEqual({ project_id: DEMO_PROJECT_ID, created_by: DEMO_USER_ID });
   });
+
+  it("a start after the demo app was deleted and production protected: the app made again, up to the refused deployment", async () => {
+    expect((await api(worker, "DELETE", `/apps/${DEMO_APP_ID}`, DEMO_KEY)).status).toBe(200);
+    const protection = { protected: true };
+    const protectedBy = await api(
+      worker,
+      "PUT",
+      `/projects/${DEMO_PROJECT_ID}/environments/production/protection`,
+      DEMO_KEY,
+      protection,
+    );
+    expect(protectedBy.status, JSON.stringify(protectedBy.body)).toBe(200);
+    const refused =
+      "demo data not redone: the deployment of main to production and those after it (the environment is protected: a change request deploys there)";
+
+    const first = await seedDemo("--persist-to", dir);
+    expect([first.code, seedLines(first)]).toEqual([
+      0,
+      [
+        "demo data seeded: app, config main, config experiment, 4 deployments",
+        refused,
+        "directory filled: 0 users, 0 memberships added",
+      ],
+    ]);
+    const again = await seedDemo("--persist-to", dir);
+    expect([again.code, seedLines(again)]).toEqual([
+      0,
+      ["demo data already present", refused, "directory filled: 0 users, 0 memberships added"],
+    ]);
+    const environments = await query(
+      dir,
+      `SELECT name, revision FROM environments WHERE app_id = '${DEMO_APP_ID}' ORDER BY name`,
+    );
+    expect(environments).toEqual([
+      { name: "development", revision: 3 },
+      { name: "production", revision: 0 },
+      { name: "staging", revision: 1 },
+    ]);
+  }, 300_000); // two seeds beside wrangler dev
 });

@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { devVars } from "../../src/cli/dev-prepare";
 import { ROOT, run } from "../support/processes";
 import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
 import { makeTempDir, removeTempDir, seedDemo } from "./helpers";
@@ -62,12 +63,6 @@ async function runnableScript(document: string, base: string): Promise<string> {
   return blocks.join("\n").replaceAll(DOCUMENTED_BASE, base);
 }
 
-/** The vars `npm run dev` gives wrangler dev (`--var NAME:VALUE` in package.json's dev script). */
-async function devVars(): Promise<Record<string, string>> {
-  const { scripts } = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8"));
-  return Object.fromEntries([...scripts.dev.matchAll(/--var (\w+):(\S+)/g)].map((match) => [match[1], match[2]]));
-}
-
 let dir: string;
 let worker: DevServer;
 let scratch: string;
@@ -78,7 +73,7 @@ beforeAll(async () => {
   await applyMigrations(dir);
   const seeded = await seedDemo("--persist-to", dir);
   if (seeded.code !== 0) throw new Error(`the demo seed failed:\n${seeded.stderr}`);
-  worker = await startDev({ name: "walkthroughs", persistTo: dir, readyPath: "/health", vars: await devVars() });
+  worker = await startDev({ name: "walkthroughs", persistTo: dir, readyPath: "/health", vars: devVars(DOCUMENTED_BASE) });
 });
 
 afterAll(async () => {

@@ -6,8 +6,9 @@ import { describe, expect, it } from "vitest";
 /*
  * How SQL text is built in src/, checked on the syntax tree (TypeScript's compiler API): every `sql(text)` (the
  * named-parameter statements of src/db/sql.ts), every `.prepare(text)` and D1's `.exec(text)` takes constant text,
- * so that request values can reach SQL only as bound parameters. The one exception is src/db/sql.ts's own
- * `.prepare(this.text)`, the text `sql()` compiled from constant text; nothing else makes an `Sql` (`new Sql`).
+ * so that request values can reach SQL only as bound parameters. The exceptions: src/db/sql.ts's own
+ * `.prepare(this.text)`, the text `sql()` compiled from constant text (nothing else makes an `Sql`: `new Sql`), and
+ * src/cli/migrations.ts's `.prepare(statement)`, a statement of the repository's migration files, applied locally.
  * Constant text is a string literal, a template whose every interpolation is constant text, or a name (`X`, `X.y`,
  * `X["y"]`) resolving to a `const` whose value is constant text. Objects read through a property must be declared
  * `as const`, so that the compiler refuses any write to them.
@@ -17,6 +18,8 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 
 /** The module whose `Sql` compiles named parameters; its `.prepare(this.text)` prepares only what `sql()` compiled. */
 const SQL_MODULE = "src/db/sql.ts";
+/** The module applying migrations locally; its `.prepare(statement)` prepares a statement of a migration file. */
+const MIGRATIONS_MODULE = "src/cli/migrations.ts";
 
 /** Every src/**\/*.ts but declaration files: absolute path to text. */
 function sourcesOfSrc(): Record<string, string> {
@@ -153,7 +156,11 @@ function sqlProblems(files: Record<string, string>): { problems: string[]; calls
       if (isSqlCall) {
         calls += 1;
         const [argument, ...more] = node.arguments;
-        const compiled = inSqlModule && method === "prepare" && argument?.getText() === "this.text";
+        const compiled =
+          (inSqlModule && method === "prepare" && argument?.getText() === "this.text") ||
+          (path.relative(ROOT, file.fileName) === MIGRATIONS_MODULE &&
+            method === "prepare" &&
+            argument?.getText() === "statement");
         const reason =
           argument === undefined || more.length > 0 || ts.isSpreadElement(argument)
             ? "not exactly one argument"

@@ -2,7 +2,9 @@
  * wrangler as the CLI tests and the bench run it: its d1 commands on a --persist-to folder, and `wrangler dev` on
  * free loopback ports until stopped, from the repository or from a copy of it.
  */
-import { cpSync, symlinkSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 import {
   freePort,
@@ -33,14 +35,56 @@ export async function wrangler(args: string[], what: string, options: SpawnOptio
 
 /**
  * Migrates every database of the pool (the directory, then each shard) kept in `dir`: `npm run db:migrate --
- * --persist-to dir`, run from `options.cwd` (default the repository).
+ * --persist-to dir`, run from `options.cwd` (default the repository). From the repository, a copy of the folder
+ * `migratedTemplate` migrated once for these migrations, wrangler.toml and lockfile: the same files a migration writes,
+ * without its processes per call (tsx, then a wrangler and a workerd per database), which cost a CLI or browser test
+ * file seconds each. test/cli/migrate-pool.test.ts runs the migration itself.
  */
 export async function applyMigrations(dir: string, options: SpawnOptions = {}): Promise<void> {
+  if (options.cwd !== undefined && options.cwd !== ROOT) return migrate(dir, options);
+  cpSync(await migratedTemplate(), dir, { recursive: true });
+}
+
+async function migrate(dir: string, options: SpawnOptions & { timeoutMs?: number }): Promise<void> {
   const args = ["src/cli/migrate-pool.ts", "--persist-to", dir];
   const result = await run(TSX, args, options);
   if (result.code !== 0) {
     throw new HarnessError(`migrating the pool failed (tsx ${args.join(" ")}, exit ${result.code}):\n${result.stderr}`);
   }
+}
+
+/** What a migrated folder is made from: the migrations, the pool (wrangler.toml) and wrangler itself (the lockfile). */
+function migrationInputsDigest(): string {
+  const hash = createHash("sha256");
+  const files = ["migrations", "migrations-directory"].flatMap((folder) =>
+    readdirSync(join(ROOT, folder))
+      .sort()
+      .map((name) => join(folder, name)),
+  );
+  for (const file of [...files, "wrangler.toml", "package-lock.json"]) hash.update(file).update(readFileSync(join(ROOT, file)));
+  return hash.digest("hex").slice(0, 16);
+}
+
+/**
+ * The folder every database of the pool was migrated in, for these inputs: made once (the cli and browser projects'
+ * globalSetup, test/support/migrated-pool.ts, makes it before their first file), migrated aside, then renamed into
+ * place, so that no file copies half a migration.
+ */
+export async function migratedTemplate(): Promise<string> {
+  const template = join(tmpdir(), `app-management-migrated-${migrationInputsDigest()}`);
+  if (existsSync(template)) return template;
+  const aside = mkdtempSync(`${template}-`);
+  try {
+    // Once per run, before any test: on two busy cores three migrations may outlast `run`'s two minutes.
+    await migrate(aside, { timeoutMs: 600_000 });
+    renameSync(aside, template);
+  } catch (error) {
+    if (!existsSync(template)) throw error;
+    // Another project's setup renamed its own first: the same files.
+  } finally {
+    rmSync(aside, { recursive: true, force: true });
+  }
+  return template;
 }
 
 /**

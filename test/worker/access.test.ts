@@ -733,7 +733,7 @@ describe("choosing the target project", () => {
     expect(await countRows("apps")).toBe(before);
   });
 
-  it("answers 403 when the ids are of organizations on two shards: the others are not found on the first's", async () => {
+  it("answers the documented 422 when the ids are of the caller's organizations on two shards, as on one", async () => {
     const otherShard = allShardNames().find((shard) => shard !== shardNameFor(owner.organizationId));
     const elsewhere = await createTeam(owner, [], otherShard);
     const before = await countRows("apps");
@@ -742,7 +742,18 @@ describe("choosing the target project", () => {
       project_id: elsewhere.projectId,
       organization_id: owner.organizationId,
     });
-    await expectError(response, 403, FORBIDDEN);
+    expect({ status: response.status, body: await response.json() }).toEqual({
+      status: 422,
+      body: {
+        detail: [
+          {
+            loc: ["body", "organization_id"],
+            msg: "Value error, organization_id does not contain the target project",
+            type: "value_error",
+          },
+        ],
+      },
+    });
     expect(await countRows("apps")).toBe(before);
   });
 

@@ -1,17 +1,24 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { takesDryRun } from "../../src/http/route";
+import { ROUTES } from "../../src/routes";
 import {
   type Account,
   addMember,
   createAccount,
   createAppVia,
+  createOrganizationVia,
   createTeamWithKeys,
   expectJson,
   getRevisions,
+  type IssuedInvitation,
+  invite,
   issueKey,
+  joinAsNewUser,
   send,
 } from "./fixtures";
-import { rowCounts } from "./harness";
+import { changes, fingerprint, rowCounts, snapshot } from "./harness";
 import { databaseOf } from "./pool";
+import { newInbox, subscribe } from "./webhooks/webhook-fixtures";
 
 /*
  * `?dry_run=true` on the four deploy and revert routes (docs/CHANGE-REQUESTS.md §6): the answer the call would give,
@@ -281,4 +288,416 @@ describe("a dry-run's refusals: the call's own, nothing written", () => {
     }
     expect(await rowCounts()).toEqual(before);
   });
+});
+
+describe("the dry-runs of a delete and of a save that deploys, past a protected production", () => {
+  const bypass = { "Protection-Bypass": "hotfix" };
+  const request = (method: string, path: string, options: { key?: string; body?: unknown; headers?: Record<string, string> }) =>
+    send(method, path, { key: options.key ?? keys.ownerKey, body: options.body, headers: options.headers });
+
+  it("DELETE /apps/{app_id}?dry_run=true: what the delete would remove, with the owner's bypass; nothing written", async () => {
+    const doomed = await createAppVia(keys.ownerKey, { app_name: "dry-doomed" });
+    const main = { application_ref: { id: doomed }, variant_ref: { slug: "main" } };
+    await expectJson(await request("POST", "/variants/configs/add", { body: main }));
+    await expectJson(await request("POST", "/variants/configs/commit", { body: { ...main, params: FIRST } }));
+    for (const environment of ["staging", "production"]) {
+      const body = { ...main, environment_ref: { slug: environment } };
+      await expectJson(await request("POST", "/variants/configs/deploy", { body, headers: bypass }));
+    }
+    const path = `/apps/${doomed}`;
+    const before = await snapshot();
+    // Refused as the delete would be: production is protected, and an editor may not bypass it.
+    for (const [options, status] of [
+      [{}, 409],
+      [{ key: editorKey, headers: bypass }, 403],
+    ] as const) {
+      const dry = await answerOf(await request("DELETE", `${path}?dry_run=true`, options));
+      expect(dry).toEqual(await answerOf(await request("DELETE", path, options)));
+      expect(dry.status).toBe(status);
+    }
+    const dry = await request("DELETE", `${path}?dry_run=true`, { headers: bypass });
+    expect(await expectJson(dry)).toEqual({
+      dry_run: true,
+      app_id: doomed,
+      app_name: "dry-doomed",
+      kind: "delete",
+      configs: 1,
+      environments: [
+        // Revision 2: the add made revision 1 ({}), the commit revision 2.
+        { environment: "production", environment_revision: 1, config_name: "main", revision: 2, protected: true },
+        { environment: "staging", environment_revision: 1, config_name: "main", revision: 2, protected: false },
+      ],
+    });
+    expect(changes(before, await snapshot())).toEqual({});
+    // The delete then does what its dry-run said.
+    expect(await expectJson(await request("DELETE", path, { headers: bypass }))).toBeNull();
+    expect(await answerOf(await request("DELETE", `${path}?dry_run=true`, { headers: bypass }))).toMatchObject({ status: 404 });
+  });
+
+  it("POST /configs?dry_run=true: the revision an overwrite would make and its deploy to production; nothing written", async () => {
+    const production = await record("production");
+    const [running] = production.revisions.slice(-1);
+    const save = { base_id: appId, config_name: "main", parameters: { ...FIRST, temperature: 0.5 }, overwrite: true };
+    const before = await snapshot();
+    const dry = await request("POST", "/configs?dry_run=true", { body: save, headers: bypass });
+    expect(await expectJson(dry)).toEqual({
+      dry_run: true,
+      app_id: appId,
+      config_name: "main",
+      kind: "save",
+      revision: committed[1].version + 1,
+      deploy: {
+        environment: "production",
+        next_environment_revision: running.revision + 1,
+        current: { environment_revision: running.revision, ...revision(0) },
+        diff: temperature(FIRST.temperature, 0.5),
+      },
+    });
+    expect(changes(before, await snapshot())).toEqual({});
+    // The save then does what its dry-run said: main's next revision, deployed to production.
+    expect(await expectJson(await request("POST", "/configs", { body: save, headers: bypass }))).toBeNull();
+    const after = (await record("production")).revisions.slice(-1)[0];
+    const stored = await databaseOf(appId)
+      .prepare("SELECT revision FROM app_variant_revisions WHERE id = ?")
+      .bind(after.deployed_app_variant_revision)
+      .first<{ revision: number }>();
+    expect([after.revision, stored?.revision]).toEqual([running.revision + 1, committed[1].version + 1]);
+  });
+
+  it("POST /configs?dry_run=true of a new config: its revision 1, no deploy", async () => {
+    const before = await snapshot();
+    const save = { base_id: appId, config_name: "dry-fresh", parameters: SECOND, overwrite: false };
+    expect(await expectJson(await request("POST", "/configs?dry_run=true", { body: save }))).toEqual({
+      dry_run: true,
+      app_id: appId,
+      config_name: "dry-fresh",
+      kind: "save",
+      revision: 1,
+      deploy: null,
+    });
+    expect(changes(before, await snapshot())).toEqual({});
+  });
+
+  it("DELETE /variants/{variant_id}?dry_run=true: what the removal would remove, or the 409 of a config that runs", async () => {
+    const body = { base_id: appId, new_variant_name: "v", new_config_name: "dry-removable", parameters: { n: 1 } };
+    const { variant_id } = await expectJson<{ variant_id: string }>(await request("POST", "/variants/from-base", { body }));
+    const path = `/variants/${variant_id}`;
+    const before = await snapshot();
+    expect(await expectJson(await request("DELETE", `${path}?dry_run=true`, {}))).toEqual({
+      dry_run: true,
+      variant_id,
+      app_id: appId,
+      config_name: "dry-removable",
+      kind: "delete",
+      revisions: 1,
+    });
+    const viewer = await answerOf(await request("DELETE", `${path}?dry_run=true`, { key: keys.viewerKey }));
+    expect(viewer).toEqual(await answerOf(await request("DELETE", path, { key: keys.viewerKey })));
+    expect(viewer.status).toBe(403);
+    expect(changes(before, await snapshot())).toEqual({});
+    expect(await expectJson(await request("DELETE", path, {}))).toBeNull();
+    // main runs in staging: refused as the removal is.
+    const running = `/variants/${variantId}`;
+    const dry = await answerOf(await request("DELETE", `${running}?dry_run=true`, {}));
+    expect(dry).toEqual(await answerOf(await request("DELETE", running, {})));
+    expect(dry.status).toBe(409);
+  });
+
+  it("DELETE /webhooks/{webhook_id}?dry_run=true: the webhook it would delete, as GET answers it; nothing written", async () => {
+    const hook = await subscribe(keys.ownerKey, {
+      organization_id: keys.team.organizationId,
+      url: newInbox(),
+      events: ["app.created"],
+    });
+    const path = `/webhooks/${hook.id}`;
+    const webhook = await expectJson(await request("GET", path, {}));
+    const before = await snapshot();
+    expect(await expectJson(await request("DELETE", `${path}?dry_run=true`, {}))).toEqual({
+      dry_run: true,
+      kind: "delete",
+      webhook,
+    });
+    const viewer = await answerOf(await request("DELETE", `${path}?dry_run=true`, { key: keys.viewerKey }));
+    expect(viewer).toEqual(await answerOf(await request("DELETE", path, { key: keys.viewerKey })));
+    expect(viewer.status).toBe(403);
+    expect(changes(before, await snapshot())).toEqual({});
+    expect(await expectJson(await request("DELETE", path, {}))).toBeNull();
+    expect((await request("DELETE", `${path}?dry_run=true`, {})).status).toBe(404);
+  });
+
+  const save = (overwrite: boolean): Call => ({
+    path: "/configs",
+    body: { base_id: appId, config_name: "main", parameters: SECOND, overwrite },
+  });
+  it.each<[string, () => Call, number]>([
+    ["an overwrite of a protected production, without a bypass", () => save(true), 409],
+    ["a bypass by a role not allowed it", () => ({ ...save(true), key: editorKey, headers: bypass }), 403],
+    ["a viewer", () => ({ ...save(true), key: keys.viewerKey, headers: bypass }), 403],
+    ["a name taken, without overwrite", () => save(false), 400],
+    ["no such app", () => ({ path: "/configs", body: { ...(save(true).body as object), base_id: committed[0].id } }), 404],
+  ])("POST /configs?dry_run=true refused as the save is: %s", async (_name, call, status) => {
+    const before = await rowCounts();
+    const dry = await answerOf(await post(call(), "true"));
+    expect(await rowCounts()).toEqual(before);
+    expect(dry).toEqual(await answerOf(await post(call(), null)));
+    expect(await rowCounts()).toEqual(before);
+    expect(dry.status).toBe(status);
+  });
+});
+
+/*
+ * Every write the route declarations make (src/routes.ts ROUTES, each method but GET) either answers `?dry_run=true`
+ * with what it would do (its query declares dry_run: src/http/route.ts takesDryRun) or refuses dry_run with a 422
+ * naming it: sent in each form, to a request the call itself would take, nothing is written either way.
+ */
+describe("?dry_run on every write of the route declarations", () => {
+  const WRITES = ROUTES.map((route) => route.declaration).filter((declaration) => declaration.method !== "get");
+  const operation = ({ method, path }: { method: string; path: string }) => `${method.toUpperCase()} ${path}`;
+  let app: { id: string; deletable: string; kept: string; simple: string; simpleVariant: string; staging: string };
+  let organization: { id: string; workspace: string; hook: string };
+  let people: { invited: string; member: string; token: string; project: string; spareKey: string; request: string };
+
+  beforeAll(async () => {
+    const key = keys.ownerKey;
+    const deletable = await createAppVia(key, { app_name: "dry-deletable" });
+    const based = { base_id: appId, new_variant_name: "v", parameters: { n: 1 } };
+    const kept = await expectJson<{ variant_id: string }>(
+      await send("POST", "/variants/from-base", { key, body: { ...based, new_config_name: "dry-kept" } }),
+    );
+    const simple = await expectJson<{ application: { id: string } }>(
+      await send("POST", "/simple/applications/", { key, body: { application: { slug: "dry-simple", name: "dry-simple" } } }),
+    );
+    const variantBody = { application_variant: { application_id: simple.application.id, slug: "dry-variant" } };
+    const simpleVariant = await expectJson<{ application_variant: { id: string } }>(
+      await send("POST", "/applications/variants/", { key, body: variantBody }),
+    );
+    const environments = await expectJson<{ environments: { id: string }[] }>(
+      await send("POST", "/simple/environments/query", { key, body: { environment: { slug: "staging" } } }),
+    );
+    app = {
+      id: appId,
+      deletable,
+      kept: kept.variant_id,
+      simple: simple.application.id,
+      simpleVariant: simpleVariant.application_variant.id,
+      staging: environments.environments[0].id,
+    };
+    // The webhooks in an organization of their own, subscribed to nothing this walk does: no delivery runs meanwhile.
+    const other = await createOrganizationVia(key);
+    const hook = await subscribe(key, { organization_id: other.organizationId, url: newInbox(), events: ["app.created"] });
+    organization = { id: other.organizationId, workspace: other.workspaceId, hook: hook.id };
+    const { organizationId, workspaceId, projectId } = keys.team;
+    const invitation = await expectJson<IssuedInvitation>(
+      await invite(key, organizationId, workspaceId, `dry-${crypto.randomUUID()}@example.com`, "editor"),
+    );
+    const member = await joinAsNewUser(key, organizationId, workspaceId, "viewer");
+    // A request the owner may apply: development's settings let its author approve it.
+    await expectJson(
+      await send("PUT", `/projects/${projectId}/environments/development/protection`, {
+        key,
+        body: { allow_self_approval: true },
+      }),
+    );
+    const request = await expectJson<{ id: string }>(
+      await send("POST", "/change-requests", {
+        key,
+        body: { app_id: appId, environment: "development", variant_revision_id: committed[0].id, title: "dry" },
+      }),
+    );
+    await expectJson(await send("POST", `/change-requests/${request.id}/reviews`, { key, body: { kind: "approve" } }));
+    people = {
+      invited: invitation.email,
+      member: member.email,
+      token: invitation.token,
+      project: invitation.project_id,
+      spareKey: (await issueKey(owner.userId, projectId)).split(".")[0],
+      request: request.id,
+    };
+  });
+
+  /** Each write, as a request the call itself would take from the team's owner (path, body). */
+  const REQUESTS: Record<string, () => Call> = {
+    "POST /variants/configs/deploy": () => configDeploy(1, "staging"),
+    "POST /environments/deploy": () => environmentDeploy("staging"),
+    "POST /configs/deployment/{deployment_revision_id}/revert": () => revert(stagingFirstId),
+    "POST /apps": () => ({ path: "/apps", body: { app_name: "dry-new" } }),
+    "PATCH /apps/{app_id}": () => ({ path: `/apps/${app.id}`, body: { app_name: "dry-renamed" } }),
+    "DELETE /apps/{app_id}": () => ({ path: `/apps/${app.deletable}` }),
+    "POST /variants/configs/fetch": () => ({ path: "/variants/configs/fetch", body: { application_ref: { id: app.id } } }),
+    "POST /variants/configs/add": () => ({
+      path: "/variants/configs/add",
+      body: { application_ref: { id: app.id }, variant_ref: { slug: "dry-added" } },
+    }),
+    "POST /variants/configs/commit": () => ({
+      path: "/variants/configs/commit",
+      body: { application_ref: { id: app.id }, variant_ref: { slug: "main" }, params: { n: 2 } },
+    }),
+    "POST /variants/configs/fork": () => ({
+      path: "/variants/configs/fork",
+      body: { application_ref: { id: app.id }, variant_ref: { slug: "main" } },
+    }),
+    "POST /variants/from-base": () => ({
+      path: "/variants/from-base",
+      body: { base_id: app.id, new_variant_name: "v", new_config_name: "dry-based", parameters: {} },
+    }),
+    "PUT /variants/{variant_id}/parameters": () => ({ path: `/variants/${app.kept}/parameters`, body: { parameters: { n: 3 } } }),
+    "DELETE /variants/{variant_id}": () => ({ path: `/variants/${app.kept}` }),
+    // Production is protected: an overwrite deploys there, with the bypass the owner may give.
+    "POST /configs": () => ({
+      path: "/configs",
+      body: { base_id: app.id, config_name: "main", parameters: { n: 4 }, overwrite: true },
+      headers: { "Protection-Bypass": "dry" },
+    }),
+    "POST /simple/applications": () => ({
+      path: "/simple/applications/",
+      body: { application: { slug: "dry-simple-2", name: "dry-simple-2" } },
+    }),
+    "POST /simple/applications/query": () => ({ path: "/simple/applications/query", body: {} }),
+    "PUT /simple/applications/{application_id}": () => ({
+      path: `/simple/applications/${app.simple}`,
+      body: { application: { slug: "dry-renamed-simple", name: "dry-renamed-simple" } },
+    }),
+    "POST /simple/applications/{application_id}/archive": () => ({ path: `/simple/applications/${app.simple}/archive` }),
+    "POST /simple/applications/{application_id}/unarchive": () => ({ path: `/simple/applications/${app.simple}/unarchive` }),
+    "POST /applications/variants": () => ({
+      path: "/applications/variants/",
+      body: { application_variant: { application_id: app.simple, slug: "dry-variant-2" } },
+    }),
+    "POST /applications/variants/query": () => ({
+      path: "/applications/variants/query",
+      body: { application_refs: [{ id: app.simple }] },
+    }),
+    "POST /applications/variants/{variant_id}/archive": () => ({ path: `/applications/variants/${app.simpleVariant}/archive` }),
+    "POST /applications/variants/{variant_id}/unarchive": () => ({
+      path: `/applications/variants/${app.simpleVariant}/unarchive`,
+    }),
+    "POST /keys": () => ({ path: `/keys?workspace_id=${keys.team.workspaceId}` }),
+    "DELETE /keys/{key_prefix}": () => ({ path: `/keys/${people.spareKey}` }),
+    "POST /organizations": () => ({ path: "/organizations", body: { name: "dry", owner: owner.userId } }),
+    "PUT /organizations/{org_id}": () => ({ path: `/organizations/${organization.id}`, body: { name: "dry" } }),
+    "POST /organizations/{org_id}/workspaces": () => ({
+      path: `/organizations/${organization.id}/workspaces`,
+      body: { name: "dry" },
+    }),
+    "PUT /organizations/{org_id}/workspaces/{workspace_id}": () => ({
+      path: `/organizations/${organization.id}/workspaces/${organization.workspace}`,
+      body: { description: "dry" },
+    }),
+    "POST /organizations/{org_id}/workspaces/{workspace_id}/invite": () => ({
+      path: `/organizations/${keys.team.organizationId}/workspaces/${keys.team.workspaceId}/invite`,
+      body: [{ email: "dry-invitee@example.com", roles: ["editor"] }],
+    }),
+    "POST /organizations/{org_id}/workspaces/{workspace_id}/invite/resend": () => ({
+      path: `/organizations/${keys.team.organizationId}/workspaces/${keys.team.workspaceId}/invite/resend`,
+      body: { email: people.invited },
+    }),
+    "POST /organizations/{org_id}/workspaces/{workspace_id}/invite/accept": () => ({
+      path: `/organizations/${keys.team.organizationId}/workspaces/${keys.team.workspaceId}/invite/accept?project_id=${people.project}`,
+      body: { token: people.token },
+      key: "",
+    }),
+    "POST /workspaces/{workspace_id}/roles": () => ({
+      path: `/workspaces/${keys.team.workspaceId}/roles`,
+      body: { email: people.member, organization_id: keys.team.organizationId, role: "editor" },
+    }),
+    "DELETE /workspaces/{workspace_id}/roles": () => ({
+      path: `/workspaces/${keys.team.workspaceId}/roles?email=${people.member}&org_id=${keys.team.organizationId}&role=viewer`,
+    }),
+    "DELETE /workspaces/{workspace_id}/users": () => ({
+      path: `/workspaces/${keys.team.workspaceId}/users?email=${people.member}&org_id=${keys.team.organizationId}`,
+    }),
+    "PUT /projects/{project_id}/environments/{environment_name}/protection": () => ({
+      path: `/projects/${keys.team.projectId}/environments/staging/protection`,
+      body: { protected: true },
+    }),
+    "POST /webhooks": () => ({
+      path: "/webhooks",
+      body: { organization_id: organization.id, url: newInbox(), events: ["app.created"] },
+    }),
+    "PATCH /webhooks/{webhook_id}": () => ({ path: `/webhooks/${organization.hook}`, body: { description: "dry" } }),
+    "DELETE /webhooks/{webhook_id}": () => ({ path: `/webhooks/${organization.hook}` }),
+    "POST /webhooks/{webhook_id}/rotate-secret": () => ({ path: `/webhooks/${organization.hook}/rotate-secret` }),
+    "POST /webhooks/{webhook_id}/test": () => ({ path: `/webhooks/${organization.hook}/test` }),
+    // No delivery runs in this walk: the refusal comes before the delivery is looked up.
+    "POST /webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": () => ({
+      path: `/webhooks/${organization.hook}/deliveries/${crypto.randomUUID()}/redeliver`,
+    }),
+    "POST /applications/revisions/retrieve": () => ({
+      path: "/applications/revisions/retrieve",
+      body: { application_ref: { id: app.id }, application_variant_ref: { slug: "main" } },
+    }),
+    "POST /applications/revisions/commit": () => ({
+      path: "/applications/revisions/commit",
+      body: { application_revision: { application_variant_id: app.simpleVariant, data: { parameters: { t: 1 } }, message: "m" } },
+    }),
+    "POST /applications/revisions/log": () => ({
+      path: "/applications/revisions/log",
+      body: { application_revisions: { application_variant_id: app.simpleVariant } },
+    }),
+    "POST /applications/revisions/deploy": () => currentDeploy(1, "staging"),
+    "POST /workflows/revisions/retrieve": () => ({
+      path: "/workflows/revisions/retrieve",
+      body: { workflow_ref: { id: app.id }, workflow_variant_ref: { id: app.kept } },
+    }),
+    "POST /simple/environments/query": () => ({ path: "/simple/environments/query", body: { environment: { slug: "staging" } } }),
+    "POST /simple/environments/{environment_id}/guard": () => ({ path: `/simple/environments/${app.staging}/guard` }),
+    "POST /simple/environments/{environment_id}/unguard": () => ({ path: `/simple/environments/${app.staging}/unguard` }),
+    "POST /change-requests": () => ({
+      path: "/change-requests",
+      body: { app_id: app.id, environment: "staging", variant_revision_id: committed[1].id, title: "dry" },
+    }),
+    "PATCH /change-requests/{change_request_id}": () => ({ path: `/change-requests/${people.request}`, body: { title: "dry" } }),
+    "POST /change-requests/{change_request_id}/submit": () => ({ path: `/change-requests/${people.request}/submit` }),
+    "POST /change-requests/{change_request_id}/reviews": () => ({
+      path: `/change-requests/${people.request}/reviews`,
+      body: { kind: "comment", comment: "dry" },
+    }),
+    "POST /change-requests/{change_request_id}/rebase": () => ({ path: `/change-requests/${people.request}/rebase` }),
+    "POST /change-requests/{change_request_id}/cancel": () => ({ path: `/change-requests/${people.request}/cancel` }),
+    "POST /change-requests/{change_request_id}/apply": () => ({ path: `/change-requests/${people.request}/apply` }),
+    "POST /change-requests/{change_request_id}/schedule": () => ({
+      path: `/change-requests/${people.request}/schedule`,
+      body: { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() },
+    }),
+    "POST /change-requests/{change_request_id}/unschedule": () => ({ path: `/change-requests/${people.request}/unschedule` }),
+  };
+
+  it("has a request for each write the declarations make, and for nothing else", () => {
+    expect(Object.keys(REQUESTS).sort()).toEqual(WRITES.map(operation).sort());
+  });
+
+  const withDryRun = (path: string, value: string) => `${path}${path.includes("?") ? "&" : "?"}dry_run=${value}`;
+  const refused = {
+    detail: [
+      {
+        loc: ["query", "dry_run"],
+        msg: "Extra inputs are not permitted: this operation has no dry-run (nothing was written)",
+        type: "extra_forbidden",
+      },
+    ],
+  };
+  const invalid = { detail: [{ loc: ["query", "dry_run"], msg: expect.any(String), type: expect.any(String) }] };
+
+  it.each(WRITES.map((declaration) => [operation(declaration), declaration] as const))(
+    "%s: honours dry_run as its declaration says, writing nothing",
+    async (name, declaration) => {
+      const { path, body, key, headers } = REQUESTS[name]();
+      const method = declaration.method.toUpperCase();
+      const forms = takesDryRun(declaration) ? ["true", "1"] : ["true", "1", "false", ""];
+      for (const value of forms) {
+        const before = await fingerprint();
+        const answer = await answerOf(
+          await send(
+            method,
+            withDryRun(path, value),
+            key === "" ? { authorization: "", body } : { key: key ?? keys.ownerKey, body, headers },
+          ),
+        );
+        expect(await fingerprint(), `${name} with dry_run=${value} wrote`).toBe(before);
+        if (!takesDryRun(declaration)) expect(answer, `dry_run=${value}`).toEqual({ status: 422, body: refused });
+        else if (value === "true") expect(answer, `dry_run=${value}`).toMatchObject({ status: 200, body: { dry_run: true } });
+        else expect(answer, `dry_run=${value}`).toEqual({ status: 422, body: invalid });
+      }
+    },
+  );
 });

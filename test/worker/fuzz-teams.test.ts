@@ -244,9 +244,10 @@ function emailValidity(value: unknown): boolean | undefined {
 const roleOf = (value: unknown): Role | undefined =>
   value === "admin" ? "workspace_admin" : ROLES.includes(value as Role) ? (value as Role) : undefined;
 
-/** A name (of an organization or workspace): 1 to 255 characters, no control character, valid Unicode. */
+/** A name (of an organization or workspace): 1 to 255 characters, no control character or line break, valid Unicode. */
 function nameValidity(value: unknown): boolean | undefined {
-  if (typeof value !== "string" || value === "" || /\p{Cc}/u.test(value) || LONE_SURROGATE.test(value)) return false;
+  if (typeof value !== "string" || value === "" || /[\p{Cc}\u2028\u2029]/u.test(value) || LONE_SURROGATE.test(value))
+    return false;
   if ([...value].length > 255) return false;
   return value.length <= 255 ? true : undefined; // code points or UTF-16 units: the contract does not say
 }

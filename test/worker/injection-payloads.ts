@@ -60,9 +60,9 @@ export const PAYLOADS = [
 export const HEADER_PAYLOADS = PAYLOADS.filter((payload) => !/[^\x20-\xff]/.test(payload));
 
 /** What a payload is as a name or an environment name: accepted unless blank or holding a control character. */
-export const isAcceptableName = (value: string) => value.trim() !== "" && !/\p{Cc}/u.test(value);
+export const isAcceptableName = (value: string) => value.trim() !== "" && !/[\p{Cc}\u2028\u2029]/u.test(value);
 /** What a payload is as an environment's name: accepted unless it holds a control character. */
-export const environmentName = (payload: string) => !/\p{Cc}/u.test(payload);
+export const environmentName = (payload: string) => !/[\p{Cc}\u2028\u2029]/u.test(payload);
 
 /** Text that must never reach a client: SQL, SQLite/D1 internals, stack traces, table names. */
 const INTERNALS =

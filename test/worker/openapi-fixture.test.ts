@@ -69,7 +69,10 @@ describe("the OpenAPI document", () => {
 /** What was changed on purpose since the document of before, where (as `lost` names it), and why. */
 const ARCHIVED_NOT_DEPLOYED = "issue 25: an archived variant is not deployed again (409), on every deploy";
 const DRY_RUN = "issue 34: the answer, or with ?dry_run=true a DryRun (one of the two)";
+const LINE_BREAKS = "issue 38: U+2028 and U+2029 refused in names as line breaks";
 const PROTECTED_409 = "issue 34: also a protected environment's 409, whose detail is an object (Error or CodedConflictError)";
+const RENAME_PROTECTED =
+  "issue 38: a rename changes what a protected environment answers: also its 409 (was AppNameTaken's alone)";
 const CHANGED: Record<string, string> = {
   "POST /variants/configs/deploy/responses/409/description": ARCHIVED_NOT_DEPLOYED,
   "POST /configs/deployment/{deployment_revision_id}/revert/responses/409/description": ARCHIVED_NOT_DEPLOYED,
@@ -92,6 +95,15 @@ const CHANGED: Record<string, string> = {
   "POST /configs/deployment/{deployment_revision_id}/revert/responses/200/content/application/json/schema": DRY_RUN,
   "POST /variants/configs/deploy/responses/409/content/application/json/schema": PROTECTED_409,
   "POST /configs/deployment/{deployment_revision_id}/revert/responses/409/content/application/json/schema": PROTECTED_409,
+  "PATCH /apps/{app_id}/responses/409": RENAME_PROTECTED,
+  "DELETE /apps/{app_id}/responses/200": "issue 38: null, or with ?dry_run=true a DeleteAppDryRun (one of the two)",
+  "POST /configs/responses/200": "issue 38: null, or with ?dry_run=true a SaveConfigDryRun (one of the two)",
+  "DELETE /variants/{variant_id}/responses/200": "issue 38: null, or with ?dry_run=true a RemoveVariantDryRun (one of the two)",
+  "DELETE /webhooks/{webhook_id}/responses/200": "issue 38: null, or with ?dry_run=true a DeleteWebhookDryRun (one of the two)",
+  "/components/schemas/CreateApp/properties/app_name/description": LINE_BREAKS,
+  "/components/schemas/UpdateApp/properties/app_name/description": LINE_BREAKS,
+  "GET /apps/{app_id}/revisions/{environment_name}/parameters/path environment_name/description": LINE_BREAKS,
+  "GET /apps/{app_id}/revisions/{environment_name}/parameters/path environment_name/schema/description": LINE_BREAKS,
 };
 
 /**

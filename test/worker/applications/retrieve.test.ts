@@ -147,10 +147,39 @@ describe("ConfigManager.get_from_registry by variant, then the workflow fallback
     });
   });
 
-  it("an app ref alone that finds nothing is a 404 the SDK raises, not {count: 0} it would run as an empty config", async () => {
+  it("an app ref alone naming no app is a 404 the SDK raises, not {count: 0} it would run as an empty config", async () => {
+    for (const application_ref of [{ slug: "typo" }, { id: crypto.randomUUID() }]) {
+      await expectError(
+        await current.retrieve({ key: account.key }, { resolve: true, application_ref }),
+        404,
+        "Application revision not found.",
+      );
+    }
+  });
+
+  it("get_from_registry(app_slug=...) of an app with nothing committed: {count: 0} through both calls, the SDK's empty config", async () => {
     const bare = await createAppVia(account.key, { app_name: "registry-bare" });
-    await expectJson(await applicationVariants.add(account, { application_variant: { application_id: bare, slug: "draft" } }));
-    for (const application_ref of [{ slug: "typo" }, { id: crypto.randomUUID() }, { slug: "registry-bare" }, { id: bare }]) {
+    const drafted = await createAppVia(account.key, { app_name: "registry-drafted" });
+    await expectJson(await applicationVariants.add(account, { application_variant: { application_id: drafted, slug: "draft" } }));
+    for (const slug of ["registry-bare", "registry-drafted"]) {
+      // Exactly what the SDK sends: its refs not given are null; then its fallback, nulls left out.
+      const sent = { resolve: true, application_ref: { slug }, application_variant_ref: null, application_revision_ref: null };
+      expect(await expectJson(await current.retrieve({ key: account.key }, sent))).toEqual({ count: 0 });
+      const fallback = await current.retrieveWorkflow({ key: account.key }, { resolve: true, workflow_ref: { slug } });
+      expect(await expectJson(fallback)).toEqual({ count: 0 });
+    }
+    for (const id of [bare, drafted]) {
+      expect(await expectJson(await current.retrieve({ key: account.key }, { resolve: true, application_ref: { id } }))).toEqual({
+        count: 0,
+      });
+    }
+  });
+
+  it("an app ref alone naming another organization's app is the 404 of an app that does not exist", async () => {
+    const stranger = await createAccount();
+    await createAppVia(stranger.key, { app_name: "registry-theirs" });
+    const theirs = await createAppVia(stranger.key, { app_name: "registry-theirs-by-id" });
+    for (const application_ref of [{ slug: "registry-theirs" }, { id: theirs }]) {
       await expectError(
         await current.retrieve({ key: account.key }, { resolve: true, application_ref }),
         404,

@@ -5,13 +5,15 @@ import {
   createAccount,
   createAppVia,
   createLayeredTeam,
+  createTeam,
+  FORBIDDEN,
   getRevisions,
   issueKey,
   type LayeredWorkspace,
   postApp,
   send,
 } from "../fixtures";
-import { countOnShards, databaseOf } from "../pool";
+import { countOnShards, databaseOf, shardNameFor } from "../pool";
 
 let account: Account;
 beforeAll(async () => {
@@ -136,6 +138,61 @@ describe("POST /apps into a workspace or an organization", () => {
   it("with organization_id: its default workspace's default project", async () => {
     const appId = await createAppVia(account.key, { app_name: "in-organization", organization_id: layered.organizationId });
     await expectInDefaultProject(appId, layered.defaultWorkspace);
+  });
+});
+
+describe("POST /apps naming ids of two of the caller's organizations", () => {
+  // The caller's own organization and key on SHARD_0; two teams of theirs, one on each shard; a stranger's on SHARD_1.
+  let owner: Account;
+  let near: Awaited<ReturnType<typeof createTeam>>;
+  let far: Awaited<ReturnType<typeof createTeam>>;
+  let strangers: Awaited<ReturnType<typeof createTeam>>;
+  beforeAll(async () => {
+    owner = await createAccount(undefined, "SHARD_0");
+    near = await createTeam(owner, [], "SHARD_0");
+    far = await createTeam(owner, [], "SHARD_1");
+    strangers = await createTeam(await createAccount(undefined, "SHARD_1"), [], "SHARD_1");
+    expect([owner.projectId, near.organizationId, far.organizationId].map(shardNameFor)).toEqual([
+      "SHARD_0",
+      "SHARD_0",
+      "SHARD_1",
+    ]);
+  });
+
+  const disagreeing = (field: string, target: string) => ({
+    detail: [{ loc: ["body", field], msg: `Value error, ${field} does not contain the target ${target}`, type: "value_error" }],
+  });
+
+  /** The answer to a create naming these ids, and that it made nothing on any shard. */
+  async function refused(app_name: string, ids: Record<string, string>) {
+    const response = await postApp(owner.key, { app_name, ...ids });
+    expect(await countOnShards("SELECT COUNT(*) AS n FROM apps WHERE name = ?", app_name)).toBe(0);
+    return { status: response.status, body: await response.json() };
+  }
+
+  it("an organization or workspace that does not contain the target project: 422 naming it, whichever shard it is on", async () => {
+    for (const [i, other] of [near, far].entries()) {
+      expect(await refused(`apart-${i}`, { project_id: owner.projectId, organization_id: other.organizationId })).toEqual({
+        status: 422,
+        body: disagreeing("organization_id", "project"),
+      });
+      expect(await refused(`apart-w-${i}`, { project_id: owner.projectId, workspace_id: other.workspaceId })).toEqual({
+        status: 422,
+        body: disagreeing("workspace_id", "project"),
+      });
+      // The target on the other shard, the id that disagrees on the caller's own.
+      expect(await refused(`apart-r-${i}`, { project_id: other.projectId, organization_id: owner.organizationId })).toEqual({
+        status: 422,
+        body: disagreeing("organization_id", "project"),
+      });
+    }
+  });
+
+  it("an organization of another shard the caller is not a member of stays a 403, as on one shard", async () => {
+    expect(await refused("theirs", { project_id: owner.projectId, organization_id: strangers.organizationId })).toEqual({
+      status: 403,
+      body: { detail: FORBIDDEN },
+    });
   });
 });
 

@@ -82,7 +82,11 @@ describe("POST /apps", () => {
     });
     expect(await expectJson(await postApp(account.key, { app_name: "a\u200b\n" }), 422)).toEqual({
       detail: [
-        { loc: ["body", "app_name"], msg: "Value error, app_name must not contain control characters", type: "value_error" },
+        {
+          loc: ["body", "app_name"],
+          msg: "Value error, app_name must not contain control characters or line breaks",
+          type: "value_error",
+        },
       ],
     });
   });

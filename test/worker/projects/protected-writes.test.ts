@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { current, deployments, protection, registry } from "../client";
+import { applicationVariants, configs, current, deployments, protection, registry, simpleApplications } from "../client";
 import {
   type Account,
+  type ConfigOutput,
   createAccount,
   createAppVia,
   createTeam,
@@ -230,6 +231,30 @@ describe("Protection-Bypass", () => {
     await expectJson(await DEPLOYS["POST /variants/configs/deploy"](keys.owner, "staging", bypass("x".repeat(500))));
   });
 
+  it("422 at the header for a reason that is not UTF-8, before anything is written; UTF-8 text is recorded as sent", async () => {
+    const tracker = await Tracker.start();
+    // The bytes "caf\xe9" as the runtime hands them (it decodes a header as UTF-8, U+FFFD for what is not): the README's
+    // protection walk-through sends them as bytes, through wrangler dev.
+    const response = await DEPLOYS["POST /variants/configs/deploy"](keys.owner, "production", bypass("caf\uFFFD"));
+    expect({ status: response.status, body: await response.json() }).toEqual({
+      status: 422,
+      body: {
+        detail: [
+          {
+            loc: ["header", "Protection-Bypass"],
+            msg: "Value error, Protection-Bypass must be UTF-8 text: bytes that are not UTF-8 are refused (U+FFFD too)",
+            type: "value_error",
+          },
+        ],
+      },
+    });
+    expect(await tracker.changes()).toEqual({});
+
+    await expectJson(await DEPLOYS["POST /variants/configs/deploy"](keys.owner, "production", bypass("café ☕ 4712")));
+    const reasons = (await events(keys.owner, "environment.protection_bypassed")).map((event) => event.data.reason);
+    expect(reasons).toContain("café ☕ 4712");
+  });
+
   it("deletes an app running configs in protected environments, one bypass event for each", async () => {
     const doomed = await createAppVia(keys.owner, { app_name: "doomed" });
     await legacyConfig(keys.owner, doomed, "main");
@@ -246,5 +271,149 @@ describe("Protection-Bypass", () => {
       .filter((event) => event.data.app_id === doomed && event.data.reason === "Retired")
       .map((event) => event.data.environment);
     expect(recorded.sort()).toEqual(["production", "staging"]);
+  });
+});
+
+/*
+ * The writes that change what a protected environment answers without deploying to it (docs/CHANGE-REQUESTS.md §2):
+ * the app's name is every fetch's `application_ref.slug`, and a lookup by name finds neither an archived app nor an
+ * app under its old name. Each is held to a deploy's rule.
+ */
+describe("a write that changes what a protected environment answers, without deploying to it", () => {
+  const bypass = (reason: string) => ({ "Protection-Bypass": reason });
+  type App = { id: string; name: string };
+
+  /** What production answers for the app, fetched by name as a client reads it when it starts. */
+  const productionAnswer = async (app: App) => {
+    const response = await configs.call({ key: keys.owner }, "fetch", {
+      application_ref: { slug: app.name },
+      environment_ref: { slug: "production" },
+    });
+    return { status: response.status, body: await response.json() };
+  };
+
+  /** Each app write, as the key's holder, with `headers`; a rename's new name is the app's with a suffix. */
+  const WRITES: Record<string, (key: string, app: App, headers?: Record<string, string>) => Promise<Response>> = {
+    "PATCH /apps/{app_id}": (key, app, headers) =>
+      send("PATCH", `/apps/${app.id}`, { key, headers, body: { app_name: `${app.name}-renamed` } }),
+    // Today's SDK's AppManager.update.
+    "PUT /simple/applications/{id}": (key, app, headers) =>
+      simpleApplications.edit(
+        { key },
+        app.id,
+        { application: { id: app.id, slug: `${app.name}-x`, name: `${app.name}-x` } },
+        { headers },
+      ),
+    // Today's SDK's AppManager.delete.
+    "POST /simple/applications/{id}/archive": (key, app, headers) => simpleApplications.archive({ key }, app.id, { headers }),
+    "POST /simple/applications/{id}/unarchive": (key, app, headers) => simpleApplications.unarchive({ key }, app.id, { headers }),
+    "DELETE /apps/{app_id}": (key, app, headers) => send("DELETE", `/apps/${app.id}`, { key, headers }),
+  };
+
+  /** Per write: an app whose protected production runs `main`, and one whose production runs nothing (staging does). */
+  const apps: Record<string, { guarded: App; idle: App }> = {};
+  /** An app whose protected production runs `main` (`variantId`), for the writes that leave its answer as it is. */
+  let steady: App & { variantId: string };
+
+  /** A new app of the team's project named `name`, its config `main` deployed to production (with a bypass). */
+  const runningApp = async (name: string) => {
+    const id = await createAppVia(keys.owner, { app_name: name });
+    const variantId = await legacyConfig(keys.owner, id, "main", { temperature: 0.3 });
+    const body = { application_ref: { id }, variant_ref: { slug: "main" }, environment_ref: { slug: "production" } };
+    await expectJson(await deployments.deployConfig({ key: keys.owner }, body, { headers: bypass("setting up") }));
+    return { id, name, variantId };
+  };
+
+  beforeAll(async () => {
+    await expectJson(
+      await protection.put({ key: keys.owner }, team.projectId, "production", { protected: true, bypass_roles: ["owner"] }),
+    );
+    await expectJson(await protection.put({ key: keys.owner }, team.projectId, "staging", { protected: false }));
+    steady = await runningApp("steady");
+    for (const [index, path] of Object.keys(WRITES).entries()) {
+      const guarded = await runningApp(`answered-${index}`);
+      const idle = { id: "", name: `staged-${index}` };
+      idle.id = await createAppVia(keys.owner, { app_name: idle.name });
+      await deploy(idle.id, "staging", "main", owner);
+      if (path.endsWith("/unarchive")) {
+        for (const app of [guarded, idle]) {
+          await expectJson(await simpleApplications.archive({ key: keys.owner }, app.id, { headers: bypass("setting up") }));
+        }
+      }
+      apps[path] = { guarded, idle };
+    }
+  });
+
+  it.each(Object.keys(WRITES))(
+    "%s: 409 for every role, nothing written, production answering as before; a bypass writes it with its event; an app whose protected environments run nothing takes it",
+    async (path) => {
+      const write = WRITES[path];
+      const { guarded, idle } = apps[path];
+      const before = await productionAnswer(guarded);
+      // By id, which finds an archived app too: the revision production is at.
+      const runs = await expectJson<ConfigOutput>(
+        await configs.call({ key: keys.owner }, "fetch", {
+          application_ref: { id: guarded.id },
+          environment_ref: { slug: "production" },
+        }),
+      );
+      const tracker = await Tracker.start();
+      const headers = { "Idempotency-Key": `answer ${path}` };
+      for (const key of [keys.editor, keys.admin, keys.owner]) {
+        const response = await write(key, guarded, headers);
+        expect({ status: response.status, body: await response.json() }).toEqual({
+          status: 409,
+          body: refusal("production", guarded.id),
+        });
+      }
+      await expectError(
+        await write(keys.admin, guarded, { ...headers, ...bypass("Not mine to bypass") }),
+        403,
+        "Bypassing the protection of this environment is not allowed for your role.",
+      );
+      expect(await tracker.changes()).toEqual({});
+      expect(await productionAnswer(guarded)).toEqual(before);
+
+      // The Idempotency-Key kept nothing: the same key with a bypass is answered as a request of its own.
+      await expectJson(await write(keys.owner, guarded, { ...headers, ...bypass(`Retiring ${path}`) }));
+      expect(await productionAnswer(guarded)).not.toEqual(before);
+      const recorded = (await events(keys.owner, "environment.protection_bypassed")).filter(
+        (event) => event.data.reason === `Retiring ${path}`,
+      );
+      expect(recorded.map((event) => event.data)).toEqual([
+        {
+          app_id: guarded.id,
+          app_name: guarded.name,
+          environment: "production",
+          environment_revision_id: runs.environment_ref?.id,
+          reason: `Retiring ${path}`,
+        },
+      ]);
+
+      // Production runs nothing there, staging is not protected: the editor's write goes through, no bypass needed.
+      await expectJson(await write(keys.editor, idle));
+    },
+  );
+
+  it("lets through what leaves production's answer as it is: its variant archived or committed to, the app renamed to its own name or unarchived while live; the variant it runs is never removed, bypass or not", async () => {
+    const before = await productionAnswer(steady);
+    await expectError(
+      await registry.removeVariant({ key: keys.owner }, steady.variantId, { headers: bypass("Not a protection matter") }),
+      409,
+      "Variant is deployed to production: deploy another variant there first, then remove this one",
+    );
+    await expectJson(await applicationVariants.archive({ key: keys.editor }, steady.variantId));
+    expect(await productionAnswer(steady)).toEqual(before);
+    await expectJson(await applicationVariants.unarchive({ key: keys.editor }, steady.variantId));
+    const commit = { application_ref: { id: steady.id }, variant_ref: { slug: "main" }, params: { temperature: 0.9 } };
+    await expectJson(await configs.call({ key: keys.editor }, "commit", commit));
+    expect(await productionAnswer(steady)).toEqual(before);
+
+    // A write that changes nothing changes no answer: it passes, and writes nothing.
+    const tracker = await Tracker.start();
+    await expectJson(await send("PATCH", `/apps/${steady.id}`, { key: keys.editor, body: { app_name: steady.name } }));
+    await expectJson(await simpleApplications.unarchive({ key: keys.editor }, steady.id));
+    expect(await tracker.changes()).toEqual({});
+    expect(await productionAnswer(steady)).toEqual(before);
   });
 });
