@@ -1,5 +1,6 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import path from "node:path";
+import { promisify } from "node:util";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
@@ -16,6 +17,9 @@ const root = path.resolve(import.meta.dirname, "..");
 const FUZZ_RUNS = process.env.FUZZ_RUNS ?? "500";
 
 export default defineConfig(async () => {
+  // Every route's round-trip budget, for round-trips.test.ts and buckets.test.ts: built in Node, as the facts only the
+  // tests read are left out of the Worker (wrangler.toml [define]); in a process of its own while the rest is made.
+  const routeFacts = promisify(execFile)("npx", ["tsx", "test/support/route-facts.ts"], { cwd: root, maxBuffer: 1 << 26 });
   // The static assets the Worker serves (wrangler.toml [assets]): the OpenAPI document and Swagger UI's files.
   execFileSync("npx", ["tsx", "src/cli/build-assets.ts"], { cwd: root, stdio: "inherit" });
   // The pool's two schemas: the directory's, and every shard's (test/worker/apply-migrations.ts).
@@ -26,9 +30,6 @@ export default defineConfig(async () => {
   const openApiDocuments = JSON.parse(
     execFileSync("npx", ["tsx", "test/support/openapi-documents.ts"], { cwd: root, encoding: "utf8", maxBuffer: 1 << 26 }),
   );
-  // Every route's round-trip budget, for round-trips.test.ts and buckets.test.ts: built in Node too, as the facts only
-  // the tests read are left out of the Worker (wrangler.toml [define]).
-  const routeFacts = JSON.parse(execFileSync("npx", ["tsx", "test/support/route-facts.ts"], { cwd: root, encoding: "utf8" }));
   return {
     root,
     test: {
@@ -81,7 +82,7 @@ export default defineConfig(async () => {
             testTimeout: 60_000,
             hookTimeout: 60_000,
             setupFiles: ["test/worker/apply-migrations.ts"],
-            provide: { openApiDocuments, routeFacts },
+            provide: { openApiDocuments, routeFacts: JSON.parse((await routeFacts).stdout) },
             globalSetup: ["test/worker/webhook-receiver.ts"],
           },
         },
