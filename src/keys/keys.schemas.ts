@@ -65,6 +65,18 @@ export const DeletedApiKey = z
   .object({ prefix: z.string(), revoked_at: z.iso.datetime() })
   .apply(schemaName(globalThis.DOCUMENTATION && "DeletedApiKey"));
 
+/** DELETE /keys/{key_prefix}?dry_run=true: the key the delete would revoke; nothing was written. */
+export const DeleteApiKeyDryRun = z
+  .object({ dry_run: z.literal(true), kind: z.literal("delete"), key: ApiKeyListItem })
+  .apply(
+    documented(
+      globalThis.DOCUMENTATION && {
+        description: "The answer to `?dry_run=true`: the key the delete would revoke, as GET /keys lists it; nothing was written",
+      },
+    ),
+  )
+  .apply(schemaName(globalThis.DOCUMENTATION && "DeleteApiKeyDryRun"));
+
 export const ProfileQuery = z.object({
   user_id: z
     .optional(uuid)
