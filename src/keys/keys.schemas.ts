@@ -81,6 +81,18 @@ export const DeletedApiKey = /* @__PURE__ */ z
   .object({ prefix: z.string(), revoked_at: z.iso.datetime() })
   .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "DeletedApiKey"));
 
+/** DELETE /keys/{key_prefix}?dry_run=true: the key the delete would revoke; nothing was written. */
+export const DeleteApiKeyDryRun = /* @__PURE__ */ z
+  .object({ dry_run: z.literal(true), kind: z.literal("delete"), key: ApiKeyListItem })
+  .apply(
+    /* @__PURE__ */ documented(
+      globalThis.DOCUMENTATION && {
+        description: "The answer to `?dry_run=true`: the key the delete would revoke, as GET /keys lists it; nothing was written",
+      },
+    ),
+  )
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "DeleteApiKeyDryRun"));
+
 export const ProfileQuery = /* @__PURE__ */ z.object({
   user_id: z
     .optional(uuid)

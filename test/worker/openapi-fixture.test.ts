@@ -100,6 +100,12 @@ const CHANGED: Record<string, string> = {
   "POST /configs/responses/200": "issue 38: null, or with ?dry_run=true a SaveConfigDryRun (one of the two)",
   "DELETE /variants/{variant_id}/responses/200": "issue 38: null, or with ?dry_run=true a RemoveVariantDryRun (one of the two)",
   "DELETE /webhooks/{webhook_id}/responses/200": "issue 38: null, or with ?dry_run=true a DeleteWebhookDryRun (one of the two)",
+  "DELETE /keys/{key_prefix}/responses/200":
+    "issue 38: the key revoked, or with ?dry_run=true a DeleteApiKeyDryRun (one of the two)",
+  "DELETE /workspaces/{workspace_id}/roles/responses/200":
+    "issue 38: the member, or with ?dry_run=true a MemberDryRun (one of the two)",
+  "DELETE /workspaces/{workspace_id}/users/responses/200":
+    "issue 38: the workspace, or with ?dry_run=true a MemberDryRun (one of the two)",
   "/components/schemas/CreateApp/properties/app_name/description": LINE_BREAKS,
   "/components/schemas/UpdateApp/properties/app_name/description": LINE_BREAKS,
   "GET /apps/{app_id}/revisions/{environment_name}/parameters/path environment_name/description": LINE_BREAKS,

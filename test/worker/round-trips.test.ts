@@ -805,6 +805,14 @@ describe("D1 round trips per request", () => {
       trips: 1,
     },
     {
+      name: "DELETE /keys/{prefix}?dry_run=true",
+      method: "DELETE",
+      path: () => `/keys/${spareKey.split(".")[0]}?dry_run=true`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
       name: "DELETE /keys/{prefix}",
       method: "DELETE",
       path: () => `/keys/${spareKey.split(".")[0]}`,
@@ -934,10 +942,27 @@ describe("D1 round trips per request", () => {
       trips: 1,
     },
     {
+      name: "DELETE /workspaces/{id}/roles?dry_run=true",
+      method: "DELETE",
+      path: () =>
+        `/workspaces/${org.workspaceId}/roles?email=${memberEmail}&org_id=${org.organizationId}&role=deployment_manager&dry_run=true`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
       name: "DELETE /workspaces/{id}/roles",
       method: "DELETE",
       path: () =>
         `/workspaces/${org.workspaceId}/roles?email=${memberEmail}&org_id=${org.organizationId}&role=deployment_manager`,
+      key: ownKey,
+      status: 200,
+      trips: 1,
+    },
+    {
+      name: "DELETE /workspaces/{id}/users?dry_run=true",
+      method: "DELETE",
+      path: () => `/workspaces/${org.workspaceId}/users?email=${leaverEmail}&org_id=${org.organizationId}&dry_run=true`,
       key: ownKey,
       status: 200,
       trips: 1,
