@@ -73,7 +73,10 @@ const LINE_BREAKS = "issue 38: U+2028 and U+2029 refused in names as line breaks
 const PROTECTED_409 = "issue 34: also a protected environment's 409, whose detail is an object (Error or CodedConflictError)";
 const RENAME_PROTECTED =
   "issue 38: a rename changes what a protected environment answers: also its 409 (was AppNameTaken's alone)";
+const STREAMED = "issue 38: the description says a long history is read in pages, one round trip each";
 const CHANGED: Record<string, string> = {
+  "GET /apps/{app_id}/revisions/{environment_name}/description": STREAMED,
+  "GET /variants/{variant_id}/revisions/description": STREAMED,
   "POST /variants/configs/deploy/responses/409/description": ARCHIVED_NOT_DEPLOYED,
   "POST /configs/deployment/{deployment_revision_id}/revert/responses/409/description": ARCHIVED_NOT_DEPLOYED,
   "POST /environments/deploy/responses/409": `${ARCHIVED_NOT_DEPLOYED} (before: the Idempotency-Key's 409 alone)`,
