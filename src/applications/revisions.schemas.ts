@@ -116,10 +116,10 @@ export const WORKFLOW_NAMES = {
   revision: "workflow_revision_ref",
 } as const;
 
-export const RetrieveRevisionBody = retrieveBody(APPLICATION_NAMES);
-export const RetrieveRevisionShape = retrieveShape(APPLICATION_NAMES);
-export const RetrieveWorkflowRevisionBody = retrieveBody(WORKFLOW_NAMES);
-export const RetrieveWorkflowRevisionShape = retrieveShape(WORKFLOW_NAMES);
+export const RetrieveRevisionBody = /* @__PURE__ */ retrieveBody(APPLICATION_NAMES);
+export const RetrieveRevisionShape = /* @__PURE__ */ retrieveShape(APPLICATION_NAMES);
+export const RetrieveWorkflowRevisionBody = /* @__PURE__ */ retrieveBody(WORKFLOW_NAMES);
+export const RetrieveWorkflowRevisionShape = /* @__PURE__ */ retrieveShape(WORKFLOW_NAMES);
 
 /**
  * The keys a revision's `data` may have; any other is refused (nothing is silently dropped), `uri` too: the platform
@@ -127,9 +127,9 @@ export const RetrieveWorkflowRevisionShape = retrieveShape(WORKFLOW_NAMES);
  */
 const DATA_KEYS = ["parameters", "url"];
 
-const RevisionDataShape = z.object({
+const RevisionDataShape = /* @__PURE__ */ z.object({
   parameters: jsonObject("parameters").apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: `The revision's params: they replace the latest's (no merge); at most ${MAX_JSON_DEPTH} levels deep`,
       },
@@ -137,14 +137,18 @@ const RevisionDataShape = z.object({
   ),
   url: z
     .nullish(httpUrlOrEmpty("url"))
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Replaces the url; omitted or null: the latest's is kept" })),
+    .apply(
+      /* @__PURE__ */ documented(
+        globalThis.DOCUMENTATION && { description: "Replaces the url; omitted or null: the latest's is kept" },
+      ),
+    ),
 });
 
 /**
  * `data`, its keys checked as sent (a parsed copy would have lost a `__proto__` key on the way); documented as its
  * shape (a preprocess is, where a pipe would be documented as its input).
  */
-const RevisionData = z.pipe(
+const RevisionData = /* @__PURE__ */ z.pipe(
   z.transform((data, context) => {
     if (typeof data !== "object" || data === null) return data;
     for (const key of Object.keys(data)) {
@@ -165,27 +169,31 @@ const RevisionData = z.pipe(
 /** The platform's slug rule, which a commit's own revision slug follows. */
 const SLUG = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
 
-export const CommitRevision = z.object({
+export const CommitRevision = /* @__PURE__ */ z.object({
   application_id: z
     .nullish(uuid)
-    .apply(documented(globalThis.DOCUMENTATION && { description: "The app (when given, the variant's own)" })),
+    .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The app (when given, the variant's own)" })),
   application_variant_id: uuid,
   slug: z
     .nullish(z.string().check(z.maxLength(64), z.regex(SLUG, "slug must match ^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")))
     .apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && { description: "The revision's slug, unique in the project; none: 12 hex digits are made" },
       ),
     ),
   data: RevisionData,
   message: z
     .nullish(commitMessage("message"))
-    .apply(documented(globalThis.DOCUMENTATION && { description: "The commit message, shown by both APIs' revision reads" })),
+    .apply(
+      /* @__PURE__ */ documented(
+        globalThis.DOCUMENTATION && { description: "The commit message, shown by both APIs' revision reads" },
+      ),
+    ),
 });
-export const CommitRevisionShape = z.object({ application_revision: CommitRevision });
-export const CommitRevisionBody = wrappedIn("application_revision", CommitRevisionShape);
+export const CommitRevisionShape = /* @__PURE__ */ z.object({ application_revision: CommitRevision });
+export const CommitRevisionBody = /* @__PURE__ */ wrappedIn("application_revision", CommitRevisionShape);
 
-export const LogRevisionsShape = z.object({
+export const LogRevisionsShape = /* @__PURE__ */ z.object({
   application_revisions: z.object({
     application_id: z.nullish(uuid),
     application_variant_id: uuid,
@@ -193,20 +201,24 @@ export const LogRevisionsShape = z.object({
   windowing: z.nullish(
     z.object({
       limit: z.nullish(z.int().check(z.gte(1), z.lte(1000))),
-      next: z.nullish(uuid).apply(documented(globalThis.DOCUMENTATION && { description: "The cursor an earlier page answered" })),
+      next: z
+        .nullish(uuid)
+        .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The cursor an earlier page answered" })),
     }),
   ),
 });
-export const LogRevisionsBody = wrappedIn("application_revisions", LogRevisionsShape);
+export const LogRevisionsBody = /* @__PURE__ */ wrappedIn("application_revisions", LogRevisionsShape);
 
 /** A deploy body; the refs it must have are checked by the route (400, as the platform answers). */
-export const DeployRevisionBody = z.object({
+export const DeployRevisionBody = /* @__PURE__ */ z.object({
   application_ref: currentRef("The app's name"),
   application_variant_ref: currentRef("The variant's name (config name)").apply(
-    documented(globalThis.DOCUMENTATION && { description: "`id`: the variant's id; none: the app's oldest variant" }),
+    /* @__PURE__ */ documented(
+      globalThis.DOCUMENTATION && { description: "`id`: the variant's id; none: the app's oldest variant" },
+    ),
   ),
   application_revision_ref: currentRef("Ignored").apply(
-    documented(globalThis.DOCUMENTATION && { description: "`version` (none: the latest) or `id`" }),
+    /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "`version` (none: the latest) or `id`" }),
   ),
   environment_ref: currentRef("The environment's name"),
 });
@@ -218,7 +230,7 @@ export const committedParameters = (text: string) =>
 
 // Response bodies.
 
-const RevisionDataOutput = z.object({ parameters: z.record(z.string(), z.unknown()), url: z.string() });
+const RevisionDataOutput = /* @__PURE__ */ z.object({ parameters: z.record(z.string(), z.unknown()), url: z.string() });
 
 const revisionFields = {
   id: z.uuid(),
@@ -237,7 +249,7 @@ const revisionFields = {
 };
 
 /** An application revision: a variant revision of an app, in the current API's names. */
-export const Revision = z
+export const Revision = /* @__PURE__ */ z
   .object({
     ...revisionFields,
     application_id: z.uuid(),
@@ -245,11 +257,11 @@ export const Revision = z
     application_variant_id: z.uuid(),
     application_variant_slug: z.string(),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "Revision"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "Revision"));
 export type Revision = z.infer<typeof Revision>;
 
 /** The same revision, as a workflow revision. */
-export const WorkflowRevision = z
+export const WorkflowRevision = /* @__PURE__ */ z
   .object({
     ...revisionFields,
     workflow_id: z.uuid(),
@@ -257,31 +269,35 @@ export const WorkflowRevision = z
     workflow_variant_id: z.uuid(),
     workflow_variant_slug: z.string(),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "WorkflowRevision"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "WorkflowRevision"));
 export type WorkflowRevision = z.infer<typeof WorkflowRevision>;
 
-export const RevisionAnswer = z
+export const RevisionAnswer = /* @__PURE__ */ z
   .object({ count: z.literal([0, 1]), application_revision: z.optional(Revision) })
-  .apply(schemaName(globalThis.DOCUMENTATION && "RevisionAnswer"));
-export const WorkflowRevisionAnswer = z
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "RevisionAnswer"));
+export const WorkflowRevisionAnswer = /* @__PURE__ */ z
   .object({ count: z.literal([0, 1]), workflow_revision: z.optional(WorkflowRevision) })
-  .apply(schemaName(globalThis.DOCUMENTATION && "WorkflowRevisionAnswer"));
-export const RevisionsAnswer = z
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "WorkflowRevisionAnswer"));
+export const RevisionsAnswer = /* @__PURE__ */ z
   .object({
     count: z.int(),
     application_revisions: z.array(Revision),
     windowing: z
       .optional(z.object({ limit: z.int(), next: z.uuid() }))
-      .apply(documented(globalThis.DOCUMENTATION && { description: "When more follow: send it back to read the next page" })),
+      .apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "When more follow: send it back to read the next page" },
+        ),
+      ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "RevisionsAnswer"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "RevisionsAnswer"));
 
 /** The detail of the 409 of a slug taken in the project, in the platform's shape. */
-export const SlugConflict = z
+export const SlugConflict = /* @__PURE__ */ z
   .object({
     detail: z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) }),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "SlugConflict"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "SlugConflict"));
 
 /** What both shapes of a revision share, from the config. */
 const common = (config: Config) => ({

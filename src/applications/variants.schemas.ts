@@ -4,7 +4,7 @@ import { documented, schemaName } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
 import type { VariantRow } from "./variants.sql.ts";
 
-export const AddApplicationVariantBody = exactObject({
+export const AddApplicationVariantBody = /* @__PURE__ */ exactObject({
   application_variant: exactObject({
     application_id: uuid,
     slug: newSlugField("slug"),
@@ -17,57 +17,63 @@ export const AddApplicationVariantBody = exactObject({
   ),
 });
 
-export const QueryApplicationVariantsBody = exactObject({
+export const QueryApplicationVariantsBody = /* @__PURE__ */ exactObject({
   application_refs: z.nullish(z.array(listedRef("application")).check(z.maxLength(MAX_REFS))),
   application_variant: z.nullish(exactObject({ slug: z.nullish(nameField("slug", { nfc: true })) })),
   application_variant_refs: z.nullish(z.array(listedRef("variant")).check(z.maxLength(MAX_REFS))),
   include_archived: z.nullish(z.boolean()),
 });
 
-export const ApplicationVariantParams = z.object({ variant_id: uuid });
+export const ApplicationVariantParams = /* @__PURE__ */ z.object({ variant_id: uuid });
 
 // Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
 
-export const ApplicationVariant = z
+export const ApplicationVariant = /* @__PURE__ */ z
   .object({
     id: z.uuid(),
-    slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The variant's config name" })),
-    name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The config name, as `slug`" })),
+    slug: z.string().apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The variant's config name" })),
+    name: z.string().apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The config name, as `slug`" })),
     application_id: z.uuid(),
-    application_slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
-    artifact_id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "As `application_id`" })),
-    artifact_slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "As `application_slug`" })),
+    application_slug: z.string().apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
+    artifact_id: z.uuid().apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "As `application_id`" })),
+    artifact_slug: z
+      .string()
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "As `application_slug`" })),
     created_at: z.iso.datetime(),
     created_by_id: z
       .optional(z.uuid())
       .apply(
-        documented(globalThis.DOCUMENTATION && { description: "Who committed its revision 1; absent before its first commit" }),
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "Who committed its revision 1; absent before its first commit" },
+        ),
       ),
     updated_at: z.iso
       .datetime()
       .apply(
-        documented(globalThis.DOCUMENTATION && { description: "When its latest revision was committed, else when it was made" }),
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "When its latest revision was committed, else when it was made" },
+        ),
       ),
     deleted_at: z
       .optional(z.iso.datetime())
       .apply(
-        documented(
+        /* @__PURE__ */ documented(
           globalThis.DOCUMENTATION && { description: "When it was archived (the platform's name); absent while it is not" },
         ),
       ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "ApplicationVariant"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "ApplicationVariant"));
 export type ApplicationVariant = z.infer<typeof ApplicationVariant>;
 
-export const ApplicationVariantResponse = z
+export const ApplicationVariantResponse = /* @__PURE__ */ z
   .object({ count: z.literal(1), application_variant: ApplicationVariant })
-  .apply(schemaName(globalThis.DOCUMENTATION && "ApplicationVariantResponse"));
-export const ApplicationVariantsResponse = z
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "ApplicationVariantResponse"));
+export const ApplicationVariantsResponse = /* @__PURE__ */ z
   .object({
     count: z.int().check(z.gte(0)),
     application_variants: z.array(ApplicationVariant),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "ApplicationVariantsResponse"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "ApplicationVariantsResponse"));
 
 export const toApplicationVariant = (variant: VariantRow): ApplicationVariant =>
   withoutNulls({

@@ -3,8 +3,8 @@ import { documented, schemaName } from "../http/documentation";
 import { nameField, newNameField, uuid } from "../http/fields";
 import type { AppSummary } from "./apps.sql.ts";
 
-const appName = newNameField("app_name").apply(
-  documented(
+const appName = /* @__PURE__ */ newNameField("app_name").apply(
+  /* @__PURE__ */ documented(
     globalThis.DOCUMENTATION && {
       description:
         "Not blank, no control characters or line breaks; no invisible, formatting or bidi characters, fillers, spaces other than U+0020, " +
@@ -14,7 +14,7 @@ const appName = newNameField("app_name").apply(
   ),
 );
 
-export const CreateAppBody = z.object({
+export const CreateAppBody = /* @__PURE__ */ z.object({
   app_name: appName,
   project_id: z.nullish(uuid),
   workspace_id: z.nullish(uuid),
@@ -22,37 +22,41 @@ export const CreateAppBody = z.object({
 });
 export type CreateAppBody = z.infer<typeof CreateAppBody>;
 
-export const UpdateAppBody = z.object({ app_name: appName });
+export const UpdateAppBody = /* @__PURE__ */ z.object({ app_name: appName });
 
-export const ListAppsQuery = z.object({
+export const ListAppsQuery = /* @__PURE__ */ z.object({
   app_name: z
     .optional(nameField("app_name", { nfc: true }))
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Only the app of this name (exact)" })),
+    .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Only the app of this name (exact)" })),
   workspace_id: z
     .optional(uuid)
-    .apply(documented(globalThis.DOCUMENTATION && { description: "The apps of this workspace's default project" })),
+    .apply(
+      /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The apps of this workspace's default project" }),
+    ),
 });
 
 // Response bodies are the typed shapes of what the routes answer, and the source of the OpenAPI document, whose
 // test checks real responses against them; nothing parses them at run time.
 
-export const CreateAppOutput = z
+export const CreateAppOutput = /* @__PURE__ */ z
   .object({
     app_id: z.uuid(),
     app_name: z.string(),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "CreateAppOutput"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "CreateAppOutput"));
 export type CreateAppOutput = z.infer<typeof CreateAppOutput>;
 
-export const AppListItem = z
+export const AppListItem = /* @__PURE__ */ z
   .object({
     app_id: z.uuid(),
     app_name: z.string(),
     updated_at: z.iso
       .datetime()
-      .apply(documented(globalThis.DOCUMENTATION && { description: "When the app was last renamed, else created" })),
+      .apply(
+        /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "When the app was last renamed, else created" }),
+      ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "AppListItem"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "AppListItem"));
 export type AppListItem = z.infer<typeof AppListItem>;
 
 export const toAppListItem = (app: AppSummary): AppListItem => ({
@@ -62,13 +66,15 @@ export const toAppListItem = (app: AppSummary): AppListItem => ({
 });
 
 /** DELETE /apps/{app_id}?dry_run=true: what the delete would remove; nothing was written. */
-export const DeleteAppDryRun = z
+export const DeleteAppDryRun = /* @__PURE__ */ z
   .object({
     dry_run: z.literal(true),
     app_id: z.uuid(),
     app_name: z.string(),
     kind: z.literal("delete"),
-    configs: z.int().apply(documented(globalThis.DOCUMENTATION && { description: "The configs deleted with the app" })),
+    configs: z
+      .int()
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The configs deleted with the app" })),
     environments: z
       .array(
         z.object({
@@ -80,7 +86,7 @@ export const DeleteAppDryRun = z
         }),
       )
       .apply(
-        documented(
+        /* @__PURE__ */ documented(
           globalThis.DOCUMENTATION && {
             description: "The environments that run a config (which revision), and would serve nothing once it is deleted",
           },
@@ -88,11 +94,11 @@ export const DeleteAppDryRun = z
       ),
   })
   .apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "The answer to `?dry_run=true`: what the delete would remove; nothing was written",
       },
     ),
   )
-  .apply(schemaName(globalThis.DOCUMENTATION && "DeleteAppDryRun"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "DeleteAppDryRun"));
 export type DeleteAppDryRun = z.infer<typeof DeleteAppDryRun>;

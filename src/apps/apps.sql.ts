@@ -27,7 +27,7 @@ export interface NewApp {
 }
 
 // Guarded so that, in a batch whose app insert was refused, nothing is written.
-const INSERT_ENVIRONMENT = sql(
+const INSERT_ENVIRONMENT = /* @__PURE__ */ sql(
   "INSERT INTO environments (id, app_id, name) SELECT :environment_id, :app_id, :name WHERE EXISTS (SELECT 1 FROM apps WHERE id = :app_id)",
 );
 
@@ -47,7 +47,9 @@ function environmentInserts(
   return inserts;
 }
 
-const INSERT_APP = sql("INSERT INTO apps (id, project_id, name, created_by) VALUES (:app_id, :project_id, :name, :created_by)");
+const INSERT_APP = /* @__PURE__ */ sql(
+  "INSERT INTO apps (id, project_id, name, created_by) VALUES (:app_id, :project_id, :name, :created_by)",
+);
 
 /**
  * Creates the app and its environments in one batch (one transaction), so an app never exists without them.
@@ -66,7 +68,9 @@ export function findAppCreator(db: Queryable, appId: string): Promise<{ id: stri
   return APP_CREATOR.bind(db, { app_id: appId }).first();
 }
 
-const APP_CREATOR = sql("SELECT u.id, u.email FROM apps a JOIN users u ON u.id = a.created_by WHERE a.id = :app_id");
+const APP_CREATOR = /* @__PURE__ */ sql(
+  "SELECT u.id, u.email FROM apps a JOIN users u ON u.id = a.created_by WHERE a.id = :app_id",
+);
 
 /** Where a request asks for an app to be created; every id optional. */
 export interface AppTarget {
@@ -99,7 +103,7 @@ const targetValues = (target: AppTarget) => ({
   organization_id: target.organizationId,
 });
 
-const CREATE_APP = sql(
+const CREATE_APP = /* @__PURE__ */ sql(
   `WITH ${CALLER_CTE}, ${TARGET_PROJECT_CTE}
    INSERT INTO apps (id, project_id, name, created_by)
    SELECT :app_id, target.project_id, :name, caller.user_id
@@ -112,7 +116,7 @@ const CREATE_APP = sql(
 );
 
 // The app's id is new: it exists only if this batch made it.
-const APP_CREATED = sql(
+const APP_CREATED = /* @__PURE__ */ sql(
   `WITH ${CALLER_CTE} ${INSERT_EVENT}
    SELECT :event_id, 'app.created', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object('app_id', a.id, 'app_name', a.name)
      FROM apps a ${APP_PLACE} WHERE a.id = :app_id ${EVENT_HANDOFF}`,
@@ -172,7 +176,7 @@ const VISIBLE_WORKSPACE = `EXISTS (SELECT 1 FROM workspaces w
   JOIN membership m ON m.organization_id = w.organization_id WHERE w.id = :workspace_id)`;
 const VISIBLE_ORGANIZATION = `EXISTS (SELECT 1 FROM membership m WHERE m.organization_id = :organization_id)`;
 
-const CREATE_REFUSAL = sql<{
+const CREATE_REFUSAL = /* @__PURE__ */ sql<{
   project: number;
   workspace: number;
   organization: number;
@@ -222,7 +226,7 @@ export async function listApps(db: CallerDb, filter: { name: string | null; work
   return apps.results;
 }
 
-const APPS = sql<AppSummary>(
+const APPS = /* @__PURE__ */ sql<AppSummary>(
   `WITH ${CALLER_CTE},
    project AS (
      SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
@@ -235,18 +239,18 @@ const APPS = sql<AppSummary>(
     ORDER BY a.created_at, a.id`,
 );
 
-export const APP_ROLE = sql(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT role FROM app`);
+export const APP_ROLE = /* @__PURE__ */ sql(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT role FROM app`);
 
 /** A rename's gate (src/core/app-protection.sql.ts): it changes the app when the name differs. */
 const RENAME_CTES = `${CALLER_CTE}, ${APP_BY_ID_CTE}, change AS (SELECT name <> :name AS changes FROM app), ${APP_GATE_CTES}`;
 const RENAME_GATE = {
-  facts: sql<GateFacts>(`WITH ${RENAME_CTES} ${SELECT_GATE_FACTS}`),
-  bypassed: sql(`WITH ${RENAME_CTES} ${INSERT_BYPASS_EVENTS}`),
+  facts: /* @__PURE__ */ sql<GateFacts>(`WITH ${RENAME_CTES} ${SELECT_GATE_FACTS}`),
+  bypassed: /* @__PURE__ */ sql(`WITH ${RENAME_CTES} ${INSERT_BYPASS_EVENTS}`),
 };
 
 // Before the update, which it is conditioned like: the name it had. A rename refused by the database (a name
 // taken) fails the batch, this event with it.
-const APP_RENAMED = sql(
+const APP_RENAMED = /* @__PURE__ */ sql(
   `WITH ${RENAME_CTES} ${INSERT_EVENT}
    SELECT :event_id, 'app.renamed', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
           json_object('app_id', a.id, 'app_name', :name, 'previous_app_name', a.name)
@@ -255,7 +259,7 @@ const APP_RENAMED = sql(
 );
 
 // A rename to the name the app has changes nothing: not even updated_at.
-const RENAME_APP = sql(
+const RENAME_APP = /* @__PURE__ */ sql(
   `WITH ${RENAME_CTES}
    UPDATE apps SET name = :name, updated_at = CASE WHEN name = :name THEN updated_at ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END
     WHERE id = (SELECT id FROM app) AND ${MAY_WRITE_APP} RETURNING id`,
@@ -292,18 +296,20 @@ export const renameStatements = (db: CallerWriteDb, appId: string, name: string,
 /** A delete's gate: it always changes the app. */
 const DELETE_CTES = `${CALLER_CTE}, ${APP_BY_ID_CTE}, change AS (SELECT 1 AS changes), ${APP_GATE_CTES}`;
 const DELETE_GATE = {
-  facts: sql<GateFacts>(`WITH ${DELETE_CTES} ${SELECT_GATE_FACTS}`),
-  bypassed: sql(`WITH ${DELETE_CTES} ${INSERT_BYPASS_EVENTS}`),
+  facts: /* @__PURE__ */ sql<GateFacts>(`WITH ${DELETE_CTES} ${SELECT_GATE_FACTS}`),
+  bypassed: /* @__PURE__ */ sql(`WITH ${DELETE_CTES} ${INSERT_BYPASS_EVENTS}`),
 };
 
 // Before the delete, which it is conditioned like: afterwards there is no app to name.
-const APP_DELETED = sql(
+const APP_DELETED = /* @__PURE__ */ sql(
   `WITH ${DELETE_CTES} ${INSERT_EVENT}
    SELECT :event_id, 'app.deleted', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR}, json_object('app_id', a.id, 'app_name', a.name)
      FROM app JOIN apps a ON a.id = app.id ${APP_PLACE} WHERE ${MAY_WRITE_APP} ${EVENT_HANDOFF}`,
 );
 
-const DELETE_APP = sql(`WITH ${DELETE_CTES} DELETE FROM apps WHERE id = (SELECT id FROM app) AND ${MAY_WRITE_APP} RETURNING id`);
+const DELETE_APP = /* @__PURE__ */ sql(
+  `WITH ${DELETE_CTES} DELETE FROM apps WHERE id = (SELECT id FROM app) AND ${MAY_WRITE_APP} RETURNING id`,
+);
 
 /**
  * Deletes the app and everything under it (environments and their history, variants and their revisions,
@@ -330,7 +336,7 @@ export interface RunningEnvironment {
 }
 
 // The delete's own facts, with what it would remove: the app's name, its configs, what its environments run.
-const DELETION_PREVIEW = sql<
+const DELETION_PREVIEW = /* @__PURE__ */ sql<
   GateFacts & {
     name: string;
     configs: number;
@@ -374,7 +380,7 @@ export async function previewAppDeletion(
   };
 }
 
-const VISIBLE_APP = sql(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT id FROM app`);
+const VISIBLE_APP = /* @__PURE__ */ sql(`WITH ${CALLER_CTE}, ${APP_BY_ID_CTE} SELECT id FROM app`);
 
 /** Whether app :app_id exists and the caller may see it: one round trip. */
 export async function appIsVisible(db: CallerDb, appId: string): Promise<boolean> {

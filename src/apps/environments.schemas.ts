@@ -4,10 +4,10 @@ import { documented, schemaName } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
 import type { Environment, EnvironmentRevision } from "./environments.sql.ts";
 
-export const EnvironmentRevisionsParams = z.object({
+export const EnvironmentRevisionsParams = /* @__PURE__ */ z.object({
   app_id: uuid,
   environment_name: nameField("environment_name").apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "Matched exactly (case-sensitive); no control characters or line breaks",
       },
@@ -18,33 +18,37 @@ export const EnvironmentRevisionsParams = z.object({
 // Response bodies (SPEC 2.3 and 2.4): the typed shapes of what the routes answer, and the source of the OpenAPI
 // document, whose test checks real responses against them; nothing parses them at run time.
 
-export const RevisionEntry = z
+export const RevisionEntry = /* @__PURE__ */ z
   .object({
     id: z.uuid(),
     revision: z.int().check(z.gte(1)),
     modified_by: z
       .string()
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Username of who recorded the deployment" })),
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Username of who recorded the deployment" })),
     deployed_app_variant_revision: z.nullable(z.uuid()),
     deployment: z.nullable(z.uuid()),
-    created_at: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "RFC 3339 UTC with milliseconds" })),
+    created_at: z.iso
+      .datetime()
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "RFC 3339 UTC with milliseconds" })),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "RevisionEntry"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "RevisionEntry"));
 export type RevisionEntry = z.infer<typeof RevisionEntry>;
 
 /** An environment as `GET /apps/{app_id}/environments` lists it (the platform's EnvironmentOutput). */
-export const EnvironmentOutput = z
+export const EnvironmentOutput = /* @__PURE__ */ z
   .object({
-    name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "Environment name" })),
+    name: z.string().apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Environment name" })),
     app_id: z.uuid(),
     project_id: z.uuid(),
     deployed_app_variant_id: z.nullable(z.uuid()),
     deployed_variant_name: z
       .nullable(z.string())
-      .apply(documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>` of the deployed variant" })),
+      .apply(
+        /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "`app.<config_name>` of the deployed variant" }),
+      ),
     deployed_app_variant_revision_id: z.nullable(z.uuid()),
     deployed_variant_archived: z.boolean().apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description:
             "Whether the deployed variant is archived: the environment keeps running it until its next deploy, but it is " +
@@ -54,21 +58,25 @@ export const EnvironmentOutput = z
     ),
     revision: z
       .nullable(z.int().check(z.gte(0)))
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Current revision; 0 before the first deployment" })),
+      .apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "Current revision; 0 before the first deployment" },
+        ),
+      ),
     organization_id: z.nullable(z.uuid()),
     workspace_id: z.nullable(z.uuid()),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "EnvironmentOutput"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "EnvironmentOutput"));
 export type EnvironmentOutput = z.infer<typeof EnvironmentOutput>;
 
 /** An environment with its whole history (SPEC 2.3). */
-export const EnvironmentRevisions = z
+export const EnvironmentRevisions = /* @__PURE__ */ z
   .extend(EnvironmentOutput, {
     revisions: z
       .array(RevisionEntry)
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Every revision, oldest first" })),
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Every revision, oldest first" })),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "EnvironmentRevisions"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "EnvironmentRevisions"));
 export type EnvironmentRevisions = z.infer<typeof EnvironmentRevisions>;
 
 export const toEnvironmentOutput = (environment: Environment): EnvironmentOutput => ({

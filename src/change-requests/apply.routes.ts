@@ -37,7 +37,7 @@ import {
 export const SCHEDULE_MAX_DAYS = 90;
 const DAY_MS = 86_400_000;
 
-export const ScheduleBody = z.object({
+export const ScheduleBody = /* @__PURE__ */ z.object({
   scheduled_at: z
     .pipe(
       z.iso.datetime({ offset: true, abort: true }).check(
@@ -50,7 +50,9 @@ export const ScheduleBody = z.object({
       // Stored as the cron compares it: UTC, milliseconds, `Z`.
       z.transform((at) => new Date(at).toISOString()),
     )
-    .apply(documented(globalThis.DOCUMENTATION && { description: "When to apply it: in the future, within 90 days" })),
+    .apply(
+      /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "When to apply it: in the future, within 90 days" }),
+    ),
 });
 
 /** The errors of an apply that wrote nothing, or of its dry-run. */

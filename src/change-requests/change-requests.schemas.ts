@@ -26,30 +26,30 @@ export const UNFINISHED_MAX = 50;
 /** Reviews of one request. */
 export const REVIEWS_MAX = 200;
 
-const title = storableText("title").check(
+const title = /* @__PURE__ */ storableText("title").check(
   z.minLength(1),
   z.maxLength(TITLE_MAX),
   z.refine((value) => value.trim() !== "", "title must not be blank"),
 );
-const description = storableText("description").check(z.maxLength(DESCRIPTION_MAX));
-const environment = z.enum(["development", "staging", "production"]);
+const description = /* @__PURE__ */ storableText("description").check(z.maxLength(DESCRIPTION_MAX));
+const environment = /* @__PURE__ */ z.enum(["development", "staging", "production"]);
 
 const oneProposal = (body: { variant_revision_id?: string; revert_to_revision_id?: string }) =>
   body.variant_revision_id === undefined || body.revert_to_revision_id === undefined;
 
-export const CreateChangeRequestBody = z
+export const CreateChangeRequestBody = /* @__PURE__ */ z
   .object({
     app_id: uuid,
     environment,
     variant_revision_id: z.optional(uuid).apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description: "A config revision of the app to deploy",
         },
       ),
     ),
     revert_to_revision_id: z.optional(uuid).apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description: "A revision of the environment to deploy again",
         },
@@ -57,7 +57,9 @@ export const CreateChangeRequestBody = z
     ),
     title,
     description: z.optional(description),
-    draft: z.optional(z.boolean()).apply(documented(globalThis.DOCUMENTATION && { description: "Default false: open" })),
+    draft: z
+      .optional(z.boolean())
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Default false: open" })),
   })
   .check(
     z.refine((body) => oneProposal(body) && (body.variant_revision_id ?? body.revert_to_revision_id) !== undefined, {
@@ -66,7 +68,7 @@ export const CreateChangeRequestBody = z
   );
 export type CreateChangeRequestBody = z.output<typeof CreateChangeRequestBody>;
 
-export const EditChangeRequestBody = z
+export const EditChangeRequestBody = /* @__PURE__ */ z
   .object({
     title: z.optional(title),
     description: z.optional(description),
@@ -79,12 +81,12 @@ export const EditChangeRequestBody = z
   );
 export type EditChangeRequestBody = z.output<typeof EditChangeRequestBody>;
 
-export const ReviewBody = z
+export const ReviewBody = /* @__PURE__ */ z
   .strictObject({
     kind: z.enum(["approve", "decline", "comment"]),
     comment: z.optional(z.nullable(storableText("comment").check(z.maxLength(COMMENT_MAX)))),
     version: z.optional(z.int().check(z.gte(1))).apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description:
             "The version reviewed: another is refused (409); else the current one. An approve names it, or sends If-Match (else 428)",
@@ -100,10 +102,10 @@ export const ReviewBody = z
   );
 export type ReviewBody = z.output<typeof ReviewBody>;
 
-export const ChangeRequestParams = z.object({ change_request_id: uuid });
+export const ChangeRequestParams = /* @__PURE__ */ z.object({ change_request_id: uuid });
 
-const stateFilter = z.enum(CHANGE_REQUEST_STATES);
-export const ListChangeRequestsQuery = z.object({
+const stateFilter = /* @__PURE__ */ z.enum(CHANGE_REQUEST_STATES);
+export const ListChangeRequestsQuery = /* @__PURE__ */ z.object({
   app_id: z.optional(uuid),
   environment: z.optional(environment),
   state: z
@@ -112,22 +114,22 @@ export const ListChangeRequestsQuery = z.object({
       z.transform((states) => (states === undefined ? [] : [...new Set([states].flat())])),
     )
     .apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description: "Repeatable: requests in any of these states (as read)",
         },
       ),
     ),
-  author: z.optional(uuid).apply(documented(globalThis.DOCUMENTATION && { description: "The author's user id" })),
+  author: z.optional(uuid).apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The author's user id" })),
   project_id: z.optional(uuid).apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "Default: the key's project (unless app_id is given)",
       },
     ),
   ),
   cursor: z.optional(uuid).apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "next_cursor of the previous page",
       },
@@ -139,29 +141,29 @@ export type ListChangeRequestsQuery = z.output<typeof ListChangeRequestsQuery>;
 
 // Answers.
 
-const User = z.object({ user_id: z.uuid(), username: z.string() });
+const User = /* @__PURE__ */ z.object({ user_id: z.uuid(), username: z.string() });
 
-const Base = z
+const Base = /* @__PURE__ */ z
   .object({
     environment_revision: z.int(),
     environment_revision_id: z.nullable(z.uuid()),
     variant_revision_id: z.nullable(z.uuid()),
   })
   .apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "The environment when the request was made or last rebased (revision 0 and null ids: nothing deployed)",
       },
     ),
   );
 
-export const Review = z.object({
+export const Review = /* @__PURE__ */ z.object({
   id: z.uuid(),
   kind: z.enum(["approve", "decline", "comment"]),
   comment: z.nullable(z.string()),
   version: z.int(),
   stale: z.boolean().apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "Made on an earlier version: counts for nothing",
       },
@@ -221,25 +223,25 @@ const ChangeRequestTail = {
   updated_at: z.iso.datetime(),
 };
 
-export const ChangeRequest = z
+export const ChangeRequest = /* @__PURE__ */ z
   .object({
     ...ChangeRequestFields,
     reviews: z.array(Review),
     ...ChangeRequestTail,
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "ChangeRequest"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "ChangeRequest"));
 export type ChangeRequest = z.output<typeof ChangeRequest>;
 
 /** A request as a list shows it: without its reviews. */
-export const ChangeRequestSummary = z
+export const ChangeRequestSummary = /* @__PURE__ */ z
   .object({ ...ChangeRequestFields, ...ChangeRequestTail })
-  .apply(schemaName(globalThis.DOCUMENTATION && "ChangeRequestSummary"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "ChangeRequestSummary"));
 export type ChangeRequestSummary = z.output<typeof ChangeRequestSummary>;
 
-export const ChangeRequestPage = z.object({
+export const ChangeRequestPage = /* @__PURE__ */ z.object({
   change_requests: z.array(ChangeRequestSummary),
   next_cursor: z.nullable(z.uuid()).apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "Pass as `cursor` for the next page; null: the last page",
       },
@@ -247,7 +249,7 @@ export const ChangeRequestPage = z.object({
   ),
 });
 
-const ConfigDocumentSchema = z
+const ConfigDocumentSchema = /* @__PURE__ */ z
   .nullable(
     z.object({
       config_name: z.string(),
@@ -256,14 +258,14 @@ const ConfigDocumentSchema = z
     }),
   )
   .apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "What the revision deploys (null: nothing deployed)",
       },
     ),
   );
 
-const EnvironmentSide = z.object({
+const EnvironmentSide = /* @__PURE__ */ z.object({
   environment_revision: z.int(),
   environment_revision_id: z.nullable(z.uuid()),
   variant_revision_id: z.nullable(z.uuid()),
@@ -272,14 +274,14 @@ const EnvironmentSide = z.object({
   document: ConfigDocumentSchema,
 });
 
-const Operation = z.object({
+const Operation = /* @__PURE__ */ z.object({
   op: z.enum(["add", "remove", "replace"]),
   path: z.string(),
   value: z.optional(z.unknown()),
 });
 
 /** A diff's answer (docs/CHANGE-REQUESTS.md §5's `identical`, `coarse`, `patch`, `changes`). */
-export const DocumentDiffSchema = z.object({
+export const DocumentDiffSchema = /* @__PURE__ */ z.object({
   identical: z.boolean(),
   coarse: z.boolean(),
   patch: z.array(Operation),
@@ -293,16 +295,18 @@ export const DocumentDiffSchema = z.object({
   ),
 });
 
-export const ChangeRequestDiff = z
+export const ChangeRequestDiff = /* @__PURE__ */ z
   .object({
     base: EnvironmentSide.apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description: "The environment at the request's base",
         },
       ),
     ),
-    current: EnvironmentSide.apply(documented(globalThis.DOCUMENTATION && { description: "The environment now" })),
+    current: EnvironmentSide.apply(
+      /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The environment now" }),
+    ),
     proposed: z.object({
       variant_revision_id: z.uuid(),
       config_name: z.string(),
@@ -310,16 +314,20 @@ export const ChangeRequestDiff = z
       document: ConfigDocumentSchema,
     }),
     base_is_current: z.boolean().apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description: "The environment has not changed since the base",
         },
       ),
     ),
-    diff: DocumentDiffSchema.apply(documented(globalThis.DOCUMENTATION && { description: "From current to proposed" })),
-    drift: DocumentDiffSchema.apply(documented(globalThis.DOCUMENTATION && { description: "From base to current" })),
+    diff: DocumentDiffSchema.apply(
+      /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "From current to proposed" }),
+    ),
+    drift: DocumentDiffSchema.apply(
+      /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "From base to current" }),
+    ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "ChangeRequestDiff"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "ChangeRequestDiff"));
 export type ChangeRequestDiff = z.output<typeof ChangeRequestDiff>;
 
 const ETAG = /^"([0-9a-f-]{36})\.([1-9][0-9]{0,8})"$/;

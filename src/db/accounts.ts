@@ -17,7 +17,7 @@ export function findApiKeyOwner(db: Queryable, prefix: string): Promise<{ userId
   return KEY_OWNER.bind(db, { prefix }).first();
 }
 
-const KEY_OWNER = sql("SELECT user_id AS userId FROM api_keys WHERE prefix = :prefix");
+const KEY_OWNER = /* @__PURE__ */ sql("SELECT user_id AS userId FROM api_keys WHERE prefix = :prefix");
 
 /** A user's row: the same on every shard that holds it (docs/SHARDING.md §1: none of it ever changes). */
 export interface User {
@@ -31,7 +31,7 @@ export function findUserByEmail(db: Queryable, email: string): Promise<User | nu
   return USER_BY_EMAIL.bind(db, { email }).first<User>();
 }
 
-const USER_BY_EMAIL = sql("SELECT id, username, email, created_at FROM users WHERE email = :email");
+const USER_BY_EMAIL = /* @__PURE__ */ sql("SELECT id, username, email, created_at FROM users WHERE email = :email");
 
 /** An organization's bucket (docs/SHARDING.md §2), which its ids carry, and the ids of its default workspace and project. */
 export interface OrganizationIds {
@@ -55,19 +55,19 @@ export const newAccountIds = (bucket: number): OrganizationIds & { userId: strin
   ...newOrganizationIds(bucket),
 });
 
-const INSERT_ORGANIZATION = sql(
+const INSERT_ORGANIZATION = /* @__PURE__ */ sql(
   "INSERT INTO organizations (id, name, is_personal, bucket) VALUES (:organization_id, :name, :is_personal, :bucket)",
 );
-const INSERT_OWNER = sql(
+const INSERT_OWNER = /* @__PURE__ */ sql(
   "INSERT INTO organization_members (organization_id, user_id, role) VALUES (:organization_id, :owner_id, 'owner')",
 );
-const INSERT_WORKSPACE = sql(
+const INSERT_WORKSPACE = /* @__PURE__ */ sql(
   "INSERT INTO workspaces (id, organization_id, name, is_default) VALUES (:workspace_id, :organization_id, 'Default', 1)",
 );
-const INSERT_PROJECT = sql(
+const INSERT_PROJECT = /* @__PURE__ */ sql(
   "INSERT INTO projects (id, workspace_id, name, is_default) VALUES (:project_id, :workspace_id, 'Default', 1)",
 );
-const INSERT_USER = sql(
+const INSERT_USER = /* @__PURE__ */ sql(
   `INSERT INTO users (id, username, email, created_at)
    VALUES (:user_id, :username, :email, COALESCE(:created_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))`,
 );
@@ -113,7 +113,7 @@ export async function createUser(
   return ids;
 }
 
-const COPY_USER = sql(
+const COPY_USER = /* @__PURE__ */ sql(
   "INSERT OR IGNORE INTO users (id, username, email, created_at) VALUES (:id, :username, :email, :created_at)",
 );
 
@@ -163,7 +163,7 @@ export async function findOrganizationBucket(
   return (await ORGANIZATION_BUCKET.bind(db, values).first<{ bucket: number }>())?.bucket ?? null;
 }
 
-const ORGANIZATION_BUCKET = sql<{ bucket: number }>(
+const ORGANIZATION_BUCKET = /* @__PURE__ */ sql<{ bucket: number }>(
   `SELECT bucket FROM organizations WHERE id = COALESCE(:organization_id, (
      SELECT w.organization_id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
       WHERE p.id = COALESCE(:project_id, (SELECT project_id FROM apps WHERE id = :app_id),
@@ -176,7 +176,7 @@ export interface OrganizationRef {
   bucket: number;
 }
 
-const UPSERT_MEMBER = sql(
+const UPSERT_MEMBER = /* @__PURE__ */ sql(
   `INSERT INTO organization_members (organization_id, user_id, role) VALUES (:organization_id, :user_id, :role)
    ON CONFLICT (organization_id, user_id) DO UPDATE SET role = excluded.role`,
 );
@@ -206,7 +206,7 @@ export async function addOrganizationMember(db: Queryable, organization: Organiz
 }
 
 // Before the upsert, which it is conditioned like: it reads the role the member had.
-const MEMBER_ADDED = sql(
+const MEMBER_ADDED = /* @__PURE__ */ sql(
   `${INSERT_EVENT}
    SELECT :event_id, CASE WHEN m.role IS NULL THEN 'member.joined' ELSE 'member.role_changed' END, o.id, w.id, NULL, NULL,
           ${OPERATOR_ACTOR},
@@ -219,13 +219,13 @@ const MEMBER_ADDED = sql(
     WHERE o.id = :organization_id AND m.role IS NOT :role`,
 );
 
-const PROJECT_OF_MEMBER = sql<{ id: string }>(
+const PROJECT_OF_MEMBER = /* @__PURE__ */ sql<{ id: string }>(
   `SELECT p.id FROM projects p
      JOIN workspaces w ON w.id = p.workspace_id
      JOIN organization_members m ON m.organization_id = w.organization_id AND m.user_id = :user_id
     WHERE p.id = :project_id`,
 );
-const PERSONAL_PROJECT = sql<{ id: string }>(
+const PERSONAL_PROJECT = /* @__PURE__ */ sql<{ id: string }>(
   `SELECT p.id FROM organizations o
      JOIN organization_members m ON m.organization_id = o.id AND m.user_id = :user_id AND m.role = 'owner'
      JOIN workspaces w ON w.organization_id = o.id AND w.is_default = 1
@@ -250,7 +250,7 @@ export interface NewApiKey {
   expiresAt: string | null;
 }
 
-const INSERT_API_KEY = sql(
+const INSERT_API_KEY = /* @__PURE__ */ sql(
   `INSERT INTO api_keys (id, prefix, key_hash, user_id, project_id, expires_at)
    VALUES (:key_id, :prefix, :key_hash, :user_id, :project_id, :expires_at)`,
 );
@@ -289,15 +289,17 @@ export async function createApiKeyAsOperator(db: Queryable, key: NewApiKey): Pro
   });
 }
 
-const KEY_CREATED = sql(`${INSERT_EVENT} SELECT :event_id, 'api_key.created', ${KEY_EVENT_COLUMNS} WHERE k.id = :key_id`);
+const KEY_CREATED = /* @__PURE__ */ sql(
+  `${INSERT_EVENT} SELECT :event_id, 'api_key.created', ${KEY_EVENT_COLUMNS} WHERE k.id = :key_id`,
+);
 
-const REVOKE_KEY = sql<{ prefix: string; revoked_at: string }>(
+const REVOKE_KEY = /* @__PURE__ */ sql<{ prefix: string; revoked_at: string }>(
   `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
     WHERE prefix = :prefix RETURNING prefix, revoked_at`,
 );
 
 // Before the update, which it is conditioned like.
-const KEY_DELETED = sql(
+const KEY_DELETED = /* @__PURE__ */ sql(
   `${INSERT_EVENT} SELECT :event_id, 'api_key.deleted', ${KEY_EVENT_COLUMNS} WHERE k.prefix = :prefix AND k.revoked_at IS NULL`,
 );
 
@@ -335,7 +337,7 @@ export async function recordKeyUse(db: Queryable, keyHash: string): Promise<void
 }
 
 // Not while the key's organization's bucket is fenced: a move's copy sees no write (the use is recorded at a later one).
-const RECORD_KEY_USE = sql(
+const RECORD_KEY_USE = /* @__PURE__ */ sql(
   `UPDATE api_keys SET last_used_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
     WHERE key_hash = :key_hash AND (last_used_at IS NULL OR last_used_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour'))
       AND (SELECT o.bucket FROM projects p JOIN workspaces w ON w.id = p.workspace_id JOIN organizations o ON o.id = w.organization_id
@@ -343,7 +345,7 @@ const RECORD_KEY_USE = sql(
 );
 
 // Before the update, which it is conditioned like: it reads the role the member had.
-const ROLE_CHANGED = sql(
+const ROLE_CHANGED = /* @__PURE__ */ sql(
   `${INSERT_EVENT}
    SELECT :event_id, 'member.role_changed', m.organization_id, w.id, NULL, NULL, ${OPERATOR_ACTOR},
           json_object('email', u.email, 'user_id', u.id, 'role', :role, 'previous_role', m.role, 'workspace_id', w.id)
@@ -351,11 +353,11 @@ const ROLE_CHANGED = sql(
      LEFT JOIN workspaces w ON w.organization_id = m.organization_id AND w.is_default = 1
     WHERE m.organization_id = :organization_id AND m.user_id = :user_id AND m.role <> :role`,
 );
-const CHANGE_ROLE = sql(
+const CHANGE_ROLE = /* @__PURE__ */ sql(
   "UPDATE organization_members SET role = :role WHERE organization_id = :organization_id AND user_id = :user_id RETURNING user_id",
 );
 
-const MEMBER_REMOVED = sql(
+const MEMBER_REMOVED = /* @__PURE__ */ sql(
   `${INSERT_EVENT}
    SELECT :event_id, 'member.removed', m.organization_id, w.id, NULL, NULL, ${OPERATOR_ACTOR},
           json_object('email', u.email, 'user_id', u.id, 'role', m.role, 'workspace_id', w.id)
@@ -363,7 +365,7 @@ const MEMBER_REMOVED = sql(
      LEFT JOIN workspaces w ON w.organization_id = m.organization_id AND w.is_default = 1
     WHERE m.organization_id = :organization_id AND m.user_id = :user_id`,
 );
-const REVOKE_MEMBER_KEYS = sql<{ prefix: string }>(
+const REVOKE_MEMBER_KEYS = /* @__PURE__ */ sql<{ prefix: string }>(
   `UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
     WHERE user_id = :user_id AND revoked_at IS NULL
       AND project_id IN (SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id
@@ -371,7 +373,7 @@ const REVOKE_MEMBER_KEYS = sql<{ prefix: string }>(
       AND EXISTS (SELECT 1 FROM organization_members WHERE organization_id = :organization_id AND user_id = :user_id)
    RETURNING prefix`,
 );
-const REMOVE_MEMBER = sql(
+const REMOVE_MEMBER = /* @__PURE__ */ sql(
   "DELETE FROM organization_members WHERE organization_id = :organization_id AND user_id = :user_id RETURNING user_id",
 );
 

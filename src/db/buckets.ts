@@ -138,7 +138,7 @@ export const CALLER_KEY = Symbol("the caller's key");
  */
 export type BucketRef = string | { prefix: string } | { bucket: number } | typeof CALLER_KEY | null | undefined;
 
-const RFC_3339 = z.iso.datetime({ offset: true });
+const RFC_3339 = /* @__PURE__ */ z.iso.datetime({ offset: true });
 
 /** BUCKETED_SINCE is not an RFC 3339 instant: every request is answered 500 until it is fixed. */
 export class BadBucketedSinceError extends Error {

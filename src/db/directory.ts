@@ -21,13 +21,13 @@ export interface EmailHolder extends User {
 }
 
 // A lapsed claim of the email is taken over only once the caller has checked its shard (`claimEmail`'s `lapsed`).
-const TAKE_OVER_LAPSED = sql(
+const TAKE_OVER_LAPSED = /* @__PURE__ */ sql(
   `DELETE FROM users WHERE email = :email AND id = :lapsed_id AND pending_until IS NOT NULL
      AND pending_until <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
 );
 
 // The email's local part (characters a username may hold), suffixed with the id's last 12 digits when taken.
-const CLAIM = sql(
+const CLAIM = /* @__PURE__ */ sql(
   `INSERT INTO users (id, username, email, pending_until)
    SELECT :user_id,
           CASE WHEN EXISTS (SELECT 1 FROM users WHERE username = local) THEN local || '-' || substr(:user_id, -12) ELSE local END,
@@ -37,12 +37,14 @@ const CLAIM = sql(
 );
 
 // A claim of this user's own, from an earlier attempt of the same creation (its answer lost), is claimed again.
-const RENEW = sql(
+const RENEW = /* @__PURE__ */ sql(
   `UPDATE users SET pending_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || :claim_seconds || ' seconds')
     WHERE id = :user_id AND email = :email AND pending_until IS NOT NULL`,
 );
 
-const HOLDER = sql<EmailHolder>("SELECT id, username, email, created_at, pending_until FROM users WHERE email = :email");
+const HOLDER = /* @__PURE__ */ sql<EmailHolder>(
+  "SELECT id, username, email, created_at, pending_until FROM users WHERE email = :email",
+);
 
 /** The user the directory knows by `email` (not a pending claim), if any: whatever shard their rows are on. */
 export async function directoryUser(directory: Queryable, email: string): Promise<User | null> {
@@ -87,13 +89,13 @@ export async function claimEmail(
   return { outcome: "held", holder: found as EmailHolder };
 }
 
-const CLAIM_NAMED = sql(
+const CLAIM_NAMED = /* @__PURE__ */ sql(
   `INSERT INTO users (id, username, email, created_at, pending_until)
    SELECT :user_id, :username, :email, :created_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || :claim_seconds || ' seconds')
     WHERE NOT EXISTS (SELECT 1 FROM users WHERE email = :email OR username = :username)`,
 );
 
-const TAKEN = sql<{ email: number; username: number }>(
+const TAKEN = /* @__PURE__ */ sql<{ email: number; username: number }>(
   `SELECT EXISTS (SELECT 1 FROM users WHERE email = :email AND id <> :user_id) AS email,
           EXISTS (SELECT 1 FROM users WHERE username = :username AND id <> :user_id) AS username`,
 );
@@ -118,14 +120,14 @@ export async function claimUser(
   return email ? "email_taken" : username ? "username_taken" : "claimed";
 }
 
-const CONFIRM = sql("UPDATE users SET pending_until = NULL WHERE id = :user_id");
+const CONFIRM = /* @__PURE__ */ sql("UPDATE users SET pending_until = NULL WHERE id = :user_id");
 
 /** Confirms the claim of `userId`: the user exists on their shard. */
 export async function confirmClaim(directory: Queryable, userId: string): Promise<void> {
   await CONFIRM.bind(directory, { user_id: userId }).run();
 }
 
-const RELEASE = sql("DELETE FROM users WHERE id = :user_id AND pending_until IS NOT NULL");
+const RELEASE = /* @__PURE__ */ sql("DELETE FROM users WHERE id = :user_id AND pending_until IS NOT NULL");
 
 /** Gives the claim of `userId` up: no user was made. */
 export async function releaseClaim(directory: Queryable, userId: string): Promise<void> {

@@ -2,30 +2,32 @@ import * as z from "zod/mini";
 import { documented, schemaName } from "../http/documentation";
 import { uuid } from "../http/fields";
 
-export const DiffQuery = z.object({
-  from: uuid.apply(documented(globalThis.DOCUMENTATION && { description: "The revision the patch starts from" })),
-  to: uuid.apply(documented(globalThis.DOCUMENTATION && { description: "The revision the patch leads to" })),
+export const DiffQuery = /* @__PURE__ */ z.object({
+  from: uuid.apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The revision the patch starts from" })),
+  to: uuid.apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The revision the patch leads to" })),
 });
 
-const PatchOperationOutput = z.object({
+const PatchOperationOutput = /* @__PURE__ */ z.object({
   op: z.enum(["add", "remove", "replace"]),
-  path: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "An RFC 6901 JSON Pointer" })),
-  value: z.optional(z.unknown()).apply(documented(globalThis.DOCUMENTATION && { description: "Absent for a remove" })),
+  path: z.string().apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "An RFC 6901 JSON Pointer" })),
+  value: z
+    .optional(z.unknown())
+    .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Absent for a remove" })),
 });
 
-const ChangeOutput = z.object({
+const ChangeOutput = /* @__PURE__ */ z.object({
   path: z.string(),
   op: z.enum(["add", "remove", "replace"]),
-  from: z.unknown().apply(documented(globalThis.DOCUMENTATION && { description: "null for an add" })),
-  to: z.unknown().apply(documented(globalThis.DOCUMENTATION && { description: "null for a remove" })),
+  from: z.unknown().apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "null for an add" })),
+  to: z.unknown().apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "null for a remove" })),
 });
 
 /** A diff of two documents (src/core/diff.ts), as every answer that carries one writes it. */
-export const DocumentDiffOutput = z
+export const DocumentDiffOutput = /* @__PURE__ */ z
   .object({
     identical: z.boolean(),
     coarse: z.boolean().apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description: "Over 1,000 operations: `patch` is one replace of the whole document, `changes` empty",
         },
@@ -33,37 +35,47 @@ export const DocumentDiffOutput = z
     ),
     patch: z
       .array(PatchOperationOutput)
-      .apply(documented(globalThis.DOCUMENTATION && { description: "RFC 6902: turns `from` into `to`, applied in order" })),
+      .apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "RFC 6902: turns `from` into `to`, applied in order" },
+        ),
+      ),
     changes: z
       .array(ChangeOutput)
-      .apply(documented(globalThis.DOCUMENTATION && { description: "One per operation of `patch`, in its order" })),
+      .apply(
+        /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "One per operation of `patch`, in its order" }),
+      ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "DocumentDiff"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "DocumentDiff"));
 
-const ConfigSide = z.object({
+const ConfigSide = /* @__PURE__ */ z.object({
   id: z.uuid(),
   config_name: z.string(),
   revision: z.int(),
 });
 
-export const ConfigDiffOutput = z
+export const ConfigDiffOutput = /* @__PURE__ */ z
   .object({ from: ConfigSide, to: ConfigSide, ...DocumentDiffOutput.shape })
-  .apply(schemaName(globalThis.DOCUMENTATION && "ConfigDiff"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "ConfigDiff"));
 
-const EnvironmentSide = z
+const EnvironmentSide = /* @__PURE__ */ z
   .object({
-    id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "The environment revision's id" })),
+    id: z.uuid().apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The environment revision's id" })),
     config_name: z.nullable(z.string()),
     revision: z
       .nullable(z.int())
       .apply(
-        documented(globalThis.DOCUMENTATION && { description: "The config revision deployed; null (with config_name) for none" }),
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "The config revision deployed; null (with config_name) for none" },
+        ),
       ),
     environment: z.string(),
     environment_revision: z.int(),
   })
-  .apply(documented(globalThis.DOCUMENTATION && { description: "Its document: what it deployed, null when nothing" }));
+  .apply(
+    /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Its document: what it deployed, null when nothing" }),
+  );
 
-export const EnvironmentDiffOutput = z
+export const EnvironmentDiffOutput = /* @__PURE__ */ z
   .object({ from: EnvironmentSide, to: EnvironmentSide, ...DocumentDiffOutput.shape })
-  .apply(schemaName(globalThis.DOCUMENTATION && "EnvironmentDiff"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "EnvironmentDiff"));

@@ -2,15 +2,17 @@ import * as z from "zod/mini";
 import { documented, schemaName } from "../http/documentation";
 import { uuid } from "../http/fields";
 
-const typeName = z
+const typeName = /* @__PURE__ */ z
   .string()
   .check(z.regex(/^[a-z_]+(\.[a-z_]*)?$/, "type must be an event type (app.created) or a family (app.)"));
 
 /** `GET /events`: the audit log's filters and page. */
-export const ListEventsQuery = z.object({
+export const ListEventsQuery = /* @__PURE__ */ z.object({
   organization_id: z
     .optional(uuid)
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
+    .apply(
+      /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" }),
+    ),
   app_id: z.optional(uuid),
   type: z
     .pipe(
@@ -18,9 +20,11 @@ export const ListEventsQuery = z.object({
       z.transform((types) => (types === undefined ? [] : [types].flat())),
     )
     .apply(
-      documented(globalThis.DOCUMENTATION && { description: "Repeatable; a family such as `environment.` matches its types" }),
+      /* @__PURE__ */ documented(
+        globalThis.DOCUMENTATION && { description: "Repeatable; a family such as `environment.` matches its types" },
+      ),
     ),
-  actor: z.optional(uuid).apply(documented(globalThis.DOCUMENTATION && { description: "The acting user's id" })),
+  actor: z.optional(uuid).apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The acting user's id" })),
   since: z.optional(
     z.pipe(
       z.iso.datetime({ offset: true }),
@@ -33,13 +37,15 @@ export const ListEventsQuery = z.object({
       z.transform((at) => new Date(at).toISOString()),
     ),
   ),
-  cursor: z.optional(uuid).apply(documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
+  cursor: z
+    .optional(uuid)
+    .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
   limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(200)), 50),
 });
 
 // Response bodies.
 
-export const EventBody = z.object({
+export const EventBody = /* @__PURE__ */ z.object({
   id: z.uuid(),
   type: z.string(),
   occurred_at: z.iso.datetime(),
@@ -52,7 +58,7 @@ export const EventBody = z.object({
     api_key_prefix: z
       .nullable(z.string())
       .apply(
-        documented(
+        /* @__PURE__ */ documented(
           globalThis.DOCUMENTATION && { description: "Null for a change an operator made without a key; never a key's secret" },
         ),
       ),
@@ -60,11 +66,15 @@ export const EventBody = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 
-export const EventPage = z
+export const EventPage = /* @__PURE__ */ z
   .object({
     events: z.array(EventBody),
     next_cursor: z
       .nullable(z.uuid())
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
+      .apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" },
+        ),
+      ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "EventPage"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "EventPage"));

@@ -73,12 +73,14 @@ export const withoutNulls = <T extends Record<string, unknown>>(entity: T) =>
 export const NOTHING = { count: 0 } as const;
 
 /** The OpenAPI schema of NOTHING. */
-export const Nothing = z.object({ count: z.literal(0) }).apply(schemaName(globalThis.DOCUMENTATION && "Nothing"));
+export const Nothing = /* @__PURE__ */ z
+  .object({ count: z.literal(0) })
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "Nothing"));
 
 /** The body of the platform's 409 for a slug taken (src/http/errors.ts's slugTaken). */
-export const SlugConflictError = z
+export const SlugConflictError = /* @__PURE__ */ z
   .object({ detail: SlugConflict })
-  .apply(schemaName(globalThis.DOCUMENTATION && "SlugConflictError"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "SlugConflictError"));
 
 /**
  * A write's 409: a slug taken (`description` says where), the platform's shape, as taken by a live one and by an
@@ -121,7 +123,7 @@ export interface CurrentRef {
 const MAX_VERSION = 999_999_999;
 
 /** A revision number as the SDK sends it, a string of digits ("3"); an integer is taken too. "1.5", "-1", "abc": 422. */
-export const versionField = z
+export const versionField = /* @__PURE__ */ z
   .pipe(
     z
       .union([z.string(), z.number()])
@@ -136,7 +138,11 @@ export const versionField = z
       ),
     z.transform(Number),
   )
-  .apply(documented(globalThis.DOCUMENTATION && { type: "string", description: 'A revision number, as a string: "3"' }));
+  .apply(
+    /* @__PURE__ */ documented(
+      globalThis.DOCUMENTATION && { type: "string", description: 'A revision number, as a string: "3"' },
+    ),
+  );
 
 /** A ref whose slug is a name of this kind (described for the document). */
 export const currentRef = (described: string) =>

@@ -8,14 +8,14 @@ import { BucketMovedError } from "../db/fences";
 import { documented, schemaName } from "./documentation";
 
 /** One problem in a 422 body, in FastAPI's shape: where, what, and a machine-readable type. */
-export const ValidationIssue = z
+export const ValidationIssue = /* @__PURE__ */ z
   .object({
     loc: z
       .array(z.union([z.string(), z.int()]))
-      .apply(documented(globalThis.DOCUMENTATION && { description: 'Where: "body" or "path", then the field' })),
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: 'Where: "body" or "path", then the field' })),
     msg: z.string(),
     type: z.string().apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description: "The error's type, as FastAPI names it",
           examples: ["missing", "string_type", "uuid_parsing", "json_invalid"],
@@ -23,34 +23,36 @@ export const ValidationIssue = z
       ),
     ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "ValidationIssue"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "ValidationIssue"));
 export type ValidationIssue = z.infer<typeof ValidationIssue>;
 
 /** The body of every error but 422. */
-export const ErrorBody = z.object({ detail: z.string() }).apply(schemaName(globalThis.DOCUMENTATION && "Error"));
+export const ErrorBody = /* @__PURE__ */ z
+  .object({ detail: z.string() })
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "Error"));
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
 /** The body of a 422. */
-export const ValidationErrorBody = z
+export const ValidationErrorBody = /* @__PURE__ */ z
   .object({ detail: z.array(ValidationIssue) })
-  .apply(schemaName(globalThis.DOCUMENTATION && "ValidationError"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "ValidationError"));
 export type ValidationErrorBody = z.infer<typeof ValidationErrorBody>;
 
 /** The detail of the platform's 409 for a slug taken (today's SDK shows its `message`). */
-export const SlugConflict = z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) });
+export const SlugConflict = /* @__PURE__ */ z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) });
 export type SlugConflict = z.infer<typeof SlugConflict>;
 
 /**
  * The detail of a 409 that names its reason by `code` (docs/CHANGE-REQUESTS.md: "409 bodies"), with what the client
  * needs to act on it.
  */
-export const CodedConflict = z.looseObject({ code: z.string(), message: z.string() });
+export const CodedConflict = /* @__PURE__ */ z.looseObject({ code: z.string(), message: z.string() });
 export type CodedConflict = z.infer<typeof CodedConflict>;
 
 /** The body of such a 409. */
-export const CodedConflictError = z
+export const CodedConflictError = /* @__PURE__ */ z
   .object({ detail: CodedConflict })
-  .apply(schemaName(globalThis.DOCUMENTATION && "CodedConflictError"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "CodedConflictError"));
 
 /** Every error the service answers with: a status, a `detail` and, sometimes, headers. */
 export class ApiError extends Error {

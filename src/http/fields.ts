@@ -13,13 +13,13 @@ const NO_CONTROLS_OR_LINE_BREAKS = /^[^\p{Cc}\u2028\u2029]*$/u;
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /** An id as a UUID string, compared in its canonical lowercase form. */
-export const uuid = z.pipe(
+export const uuid = /* @__PURE__ */ z.pipe(
   z.uuid(),
   z.transform((id) => id.toLowerCase()),
 );
 
 /** A query parameter that is `true` or `false` (absent: false); anything else is a 422. */
-export const queryFlag = z.pipe(
+export const queryFlag = /* @__PURE__ */ z.pipe(
   z.optional(z.enum(["true", "false"])),
   z.transform((value) => value === "true"),
 );
@@ -35,7 +35,7 @@ export const narrowedBy = <Schema extends z.ZodMiniType, Narrowed extends z.outp
 ) => schema.check(z.refine(guard, message)) as unknown as z.ZodMiniType<Narrowed, z.input<Schema>>;
 
 /** The path parameters of every route under /apps/{app_id}. */
-export const AppParams = z.object({ app_id: uuid });
+export const AppParams = /* @__PURE__ */ z.object({ app_id: uuid });
 
 /**
  * A name as clients send it: 1 to 255 code points (as pydantic counts), no control characters or line breaks, valid
@@ -73,7 +73,7 @@ export const newNameField = (field: string) =>
  * A whole number in a path (a revision number), as pydantic parses one: digits only, leading zeros and all. One
  * past 2^53 names nothing that exists here: it becomes 0, which no revision has.
  */
-export const integerParam = z.pipe(
+export const integerParam = /* @__PURE__ */ z.pipe(
   z.string().check(
     z.refine((value) => /^[0-9]+$/.test(value), {
       message: "Input should be a valid integer, unable to parse string as an integer",
@@ -159,7 +159,7 @@ export const httpUrlOrEmpty = (field: string) =>
   );
 
 /** An email address as an account holds it: compared without case (the database's NOCASE), stored as sent. */
-export const emailField = z.pipe(
+export const emailField = /* @__PURE__ */ z.pipe(
   z.string().check(z.trim(), z.maxLength(254)),
   z.email({ message: "value is not a valid email address" }),
 );

@@ -186,11 +186,11 @@ export function parametersOf<Schema extends z.ZodMiniObject>(
 export const IDEMPOTENCY_KEY_ERRORS = {
   400: {
     description: "The Idempotency-Key header is not 1 to 255 printable ASCII characters, bare or quoted",
-    errors: { badIdempotencyKey: badIdempotencyKey() },
+    errors: { badIdempotencyKey: /* @__PURE__ */ badIdempotencyKey() },
   },
   409: {
     description: "A request with this Idempotency-Key is still being answered (by the same server instance): retry once it is",
-    errors: { idempotencyKeyInFlight: idempotencyKeyInFlight() },
+    errors: { idempotencyKeyInFlight: /* @__PURE__ */ idempotencyKeyInFlight() },
   },
 } as const;
 
@@ -221,7 +221,10 @@ export function codedConflictResponse(description: string, errors: Record<string
   );
 }
 
-const KEY_ERROR_RESPONSES = { 400: responseRef("BadIdempotencyKey"), 409: responseRef("IdempotencyKeyInFlight") };
+const KEY_ERROR_RESPONSES = {
+  400: /* @__PURE__ */ responseRef("BadIdempotencyKey"),
+  409: /* @__PURE__ */ responseRef("IdempotencyKeyInFlight"),
+};
 
 /**
  * An operation's responses: its 200 and own errors, beside those every route with a key answers (401, 422 for

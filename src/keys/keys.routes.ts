@@ -2,14 +2,24 @@ import * as z from "zod/mini";
 import { generateApiKey, hashApiKey } from "../auth/api-keys";
 import { CALLER_KEY } from "../db/buckets";
 import { mergedOldestFirst, readAs, readOnEveryShard, writeAs } from "../http/d1-session";
+import { dryRunQueryOf } from "../http/dry-run";
 import { forbidden } from "../http/errors";
 import { DEMO_IDS, errorResponse } from "../http/openapi-parts";
 import { requestBucket } from "../http/request-bucket";
 import { route } from "../http/route";
 import { workspaceNotFound } from "../workspaces/errors";
 import { apiKeyNotFound, userNotFound } from "./errors";
-import { ApiKeyListItem, CreateKeyQuery, DeletedApiKey, KeyPrefixParams, NewApiKey, Profile, ProfileQuery } from "./keys.schemas";
-import { createApiKeyAsCaller, deleteApiKeyAsCaller, isLiveKeyOfCaller, listApiKeys } from "./keys.sql.ts";
+import {
+  ApiKeyListItem,
+  CreateKeyQuery,
+  DeleteApiKeyDryRun,
+  DeletedApiKey,
+  KeyPrefixParams,
+  NewApiKey,
+  Profile,
+  ProfileQuery,
+} from "./keys.schemas";
+import { createApiKeyAsCaller, deleteApiKeyAsCaller, isLiveKeyOfCaller, listApiKeys, previewApiKeyDeletion } from "./keys.sql.ts";
 import { fetchProfile } from "./profile.sql.ts";
 
 const EVERY_ROLE = "Any role may: a member of any organization manages their own keys, and no one else's.";
@@ -27,6 +37,9 @@ const demoKey = {
 } satisfies z.output<typeof ApiKeyListItem>;
 
 const newKey = "k7Qm2PzX.5b1e0c9d8a7f6e5d4c3b2a190817263544536271809a8b7c6d5e4f3a2b1c0d9e";
+
+/** Why the caller's key with a prefix was not deleted, as its error. */
+const keyRefusal = (outcome: "not_found" | "forbidden") => (outcome === "forbidden" ? forbidden() : apiKeyNotFound());
 
 /** The path parameter of the /keys/{key_prefix} routes below, with its documented example. */
 const keyPrefixPath = { schema: KeyPrefixParams, examples: globalThis.DOCUMENTATION && { key_prefix: "localdev" } };
@@ -112,12 +125,14 @@ export const keysRoutes = [
       path: "/keys/{key_prefix}",
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
+          { name: "DELETE /keys/{prefix}?dry_run=true", path: "/keys/{spareKeyPrefix}?dry_run=true", trips: 1 },
           { name: "DELETE /keys/{prefix}", path: "/keys/{spareKeyPrefix}", trips: 1 },
           { name: "DELETE /keys/{prefix}, unknown", path: "/keys/{unknownPrefix}", status: 404, trips: 1 },
         ],
       },
       auth: "key",
       params: keyPrefixPath,
+      query: dryRunQueryOf("answer the key the delete would revoke"),
       doc: globalThis.DOCUMENTATION && {
         operationId: "deleteApiKey",
         tag: "Keys",
@@ -126,9 +141,15 @@ export const keysRoutes = [
           "Revokes the caller's live key with this prefix (the key sending the request too): it fails from the very " +
           `next request on. ${EVERY_ROLE} A read-only key deletes none (403).`,
         ok: {
-          schema: DeletedApiKey,
-          description: "The key is revoked",
-          example: { prefix: "localdev", revoked_at: "2026-11-22T04:00:12.318Z" } satisfies z.output<typeof DeletedApiKey>,
+          schema: z.union([DeletedApiKey, DeleteApiKeyDryRun]),
+          description: "The key is revoked; with `?dry_run=true`, the key the delete would revoke",
+          examples: {
+            deleted: {
+              summary: "Revoked",
+              value: { prefix: "localdev", revoked_at: "2026-11-22T04:00:12.318Z" } satisfies z.output<typeof DeletedApiKey>,
+            },
+            dryRun: { summary: "?dry_run=true", value: { dry_run: true, kind: "delete", key: demoKey } },
+          },
         },
         errors: {
           403: errorResponse("The request's key is read-only: it deletes no keys", forbidden()),
@@ -141,8 +162,13 @@ export const keysRoutes = [
     },
     async (c) => {
       const { key_prefix } = c.req.valid("param");
+      if (c.req.valid("query").dry_run) {
+        const preview = await writeAs(c, [{ prefix: key_prefix }], (db) => previewApiKeyDeletion(db, key_prefix));
+        if (preview.outcome !== "preview") throw keyRefusal(preview.outcome);
+        return c.json({ dry_run: true, kind: "delete", key: preview.key } as const, 200);
+      }
       const deleted = await writeAs(c, [{ prefix: key_prefix }], (db) => deleteApiKeyAsCaller(db, key_prefix));
-      if (deleted.outcome !== "done") throw deleted.outcome === "forbidden" ? forbidden() : apiKeyNotFound();
+      if (deleted.outcome !== "done") throw keyRefusal(deleted.outcome);
       return c.json({ prefix: deleted.prefix, revoked_at: deleted.revokedAt }, 200);
     },
   ),

@@ -21,20 +21,25 @@ export interface ApiKeySummary {
   organization_id: string;
 }
 
-const KEYS = sql<Omit<ApiKeySummary, "read_only"> & { read_only: number }>(
+type KeyRow = Omit<ApiKeySummary, "read_only"> & { read_only: number };
+const toSummary = (key: KeyRow): ApiKeySummary => ({ ...key, read_only: key.read_only === 1 });
+
+/** The caller's keys that are not deleted, or with :prefix (else null) that one alone. */
+const KEYS = sql<KeyRow>(
   `WITH ${CALLER_CTE}
    SELECT k.prefix, k.created_at, k.last_used_at, k.expires_at AS expiration_date, k.read_only,
           k.project_id, p.workspace_id, w.organization_id
      FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
      JOIN organizations o ON o.id = w.organization_id
     WHERE k.user_id = (SELECT user_id FROM caller) AND k.revoked_at IS NULL AND o.bucket NOT IN ${COPIED_BUCKETS}
+      AND (:prefix IS NULL OR k.prefix = :prefix)
     ORDER BY k.created_at, k.id`,
 );
 
 /** The caller's keys that are not deleted (expired ones included, so that they can be seen and deleted), oldest first. */
 export async function listApiKeys(db: CallerDb): Promise<ApiKeySummary[]> {
-  const { keys } = await db.batch({ keys: db.statement(KEYS) });
-  return keys.results.map((key) => ({ ...key, read_only: key.read_only === 1 }));
+  const { keys } = await db.batch({ keys: db.statement(KEYS, { prefix: null }) });
+  return keys.results.map(toSummary);
 }
 
 export interface NewKeyRequest {
@@ -119,6 +124,17 @@ export async function deleteApiKeyAsCaller(
   const row = revoked.results[0];
   if (row) return { outcome: "done", prefix: row.prefix, revokedAt: row.revokedAt };
   return { outcome: facts.results[0]?.readOnly === 1 ? "forbidden" : "not_found" };
+}
+
+/** `deleteApiKeyAsCaller`'s dry-run: its refusal, or the key it would delete; one read, nothing written. */
+export async function previewApiKeyDeletion(
+  db: CallerWriteDb,
+  prefix: string,
+): Promise<{ outcome: "preview"; key: ApiKeySummary } | { outcome: "not_found" | "forbidden" }> {
+  const { facts, keys } = await db.batch({ facts: db.statement(READ_ONLY), keys: db.statement(KEYS, { prefix }) });
+  if (facts.results[0]?.readOnly === 1) return { outcome: "forbidden" };
+  const key = keys.results[0];
+  return key ? { outcome: "preview", key: toSummary(key) } : { outcome: "not_found" };
 }
 
 const LIVE_KEY = sql<{ live: number }>(

@@ -4,11 +4,13 @@ import type { Role } from "../db/roles";
 import { documented, schemaName } from "../http/documentation";
 import { uuid } from "../http/fields";
 
-export const ProtectionParams = z.object({
+export const ProtectionParams = /* @__PURE__ */ z.object({
   project_id: uuid,
   environment_name: z
     .string()
-    .apply(documented(globalThis.DOCUMENTATION && { description: `One of ${PROTECTED_ENVIRONMENT_NAMES.join(", ")}` })),
+    .apply(
+      /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: `One of ${PROTECTED_ENVIRONMENT_NAMES.join(", ")}` }),
+    ),
 });
 
 /** A role list: each role of `roles` (an unknown one is a 422); one named twice counts once. */
@@ -41,19 +43,23 @@ const settingsShape = {
 };
 
 /** PUT's body: the settings, every one optional (left out: its default); nothing else. */
-export const ProtectionBody = z.partial(z.strictObject(settingsShape));
+export const ProtectionBody = /* @__PURE__ */ z.partial(z.strictObject(settingsShape));
 
-export const ProtectionAnswer = z
+export const ProtectionAnswer = /* @__PURE__ */ z
   .object({
     project_id: z.uuid(),
     environment: z.enum(PROTECTED_ENVIRONMENT_NAMES),
     ...settingsShape,
     updated_at: z
       .nullable(z.iso.datetime())
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Null while every setting is at its default, never set" })),
+      .apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "Null while every setting is at its default, never set" },
+        ),
+      ),
     updated_by: z.nullable(z.object({ user_id: z.uuid(), username: z.string() })),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "Protection"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "Protection"));
 
 /** The example of the answers, and of the PUT that made it. */
 export const PROTECTION_EXAMPLE = {

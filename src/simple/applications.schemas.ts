@@ -5,14 +5,14 @@ import { nameField, newNameField, uuid } from "../http/fields";
 import type { SimpleAppRow } from "./applications.sql.ts";
 
 /** The platform's app flags, as its SDK sends them (`is_chat`, `is_custom`, ...): accepted, not kept (see the route). */
-const flags = z
+const flags = /* @__PURE__ */ z
   .optional(
     z
       .record(z.string().check(z.maxLength(64)), z.boolean())
       .check(z.refine((value) => Object.keys(value).length <= 16, "flags takes at most 16 flags")),
   )
   .apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "Accepted for the SDK's sake and not kept: every app answers `flags: {}` (this service has no app types)",
       },
@@ -26,7 +26,7 @@ const SAME_AS_SLUG = {
   path: ["name"],
 };
 
-export const CreateSimpleApplicationBody = exactObject({
+export const CreateSimpleApplicationBody = /* @__PURE__ */ exactObject({
   application: exactObject({
     slug: newSlugField("slug"),
     name: z.nullish(z.string()),
@@ -34,16 +34,18 @@ export const CreateSimpleApplicationBody = exactObject({
   }).check(z.refine(sameAsSlug, SAME_AS_SLUG)),
 });
 
-export const EditSimpleApplicationBody = exactObject({
+export const EditSimpleApplicationBody = /* @__PURE__ */ exactObject({
   application: exactObject({
-    id: z.nullish(uuid).apply(documented(globalThis.DOCUMENTATION && { description: "If given, the id of the path" })),
+    id: z
+      .nullish(uuid)
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "If given, the id of the path" })),
     slug: z.nullish(z.string()),
     name: newNameField("name"),
     flags,
   }).check(z.refine(sameAsSlug, { ...SAME_AS_SLUG, path: ["slug"] })),
 });
 
-export const QuerySimpleApplicationsBody = exactObject({
+export const QuerySimpleApplicationsBody = /* @__PURE__ */ exactObject({
   application: z.nullish(
     exactObject({
       slug: z.nullish(nameField("slug", { nfc: true })),
@@ -53,23 +55,25 @@ export const QuerySimpleApplicationsBody = exactObject({
   include_archived: z.nullish(z.boolean()),
 });
 
-export const SimpleApplicationParams = z.object({ application_id: uuid });
+export const SimpleApplicationParams = /* @__PURE__ */ z.object({ application_id: uuid });
 
 // Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
 
-export const SimpleApplication = z
+export const SimpleApplication = /* @__PURE__ */ z
   .object({
     id: z.uuid(),
-    slug: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
-    name: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The app's name, as `slug`" })),
+    slug: z.string().apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
+    name: z.string().apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The app's name, as `slug`" })),
     created_at: z.iso.datetime(),
     updated_at: z.iso
       .datetime()
-      .apply(documented(globalThis.DOCUMENTATION && { description: "When the app was last renamed, else created" })),
+      .apply(
+        /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "When the app was last renamed, else created" }),
+      ),
     deleted_at: z
       .optional(z.iso.datetime())
       .apply(
-        documented(
+        /* @__PURE__ */ documented(
           globalThis.DOCUMENTATION && { description: "When the app was archived (the platform's name); absent while it is not" },
         ),
       ),
@@ -77,22 +81,28 @@ export const SimpleApplication = z
     flags: z.object({}),
     variant_id: z
       .optional(z.uuid())
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Its oldest variant in lists; absent when it has none" })),
+      .apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "Its oldest variant in lists; absent when it has none" },
+        ),
+      ),
     revision_id: z
       .optional(z.uuid())
       .apply(
-        documented(globalThis.DOCUMENTATION && { description: "That variant's latest revision; absent before its first commit" }),
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "That variant's latest revision; absent before its first commit" },
+        ),
       ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "SimpleApplication"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "SimpleApplication"));
 export type SimpleApplication = z.infer<typeof SimpleApplication>;
 
-export const SimpleApplicationResponse = z
+export const SimpleApplicationResponse = /* @__PURE__ */ z
   .object({ count: z.literal(1), application: SimpleApplication })
-  .apply(schemaName(globalThis.DOCUMENTATION && "SimpleApplicationResponse"));
-export const SimpleApplicationsResponse = z
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "SimpleApplicationResponse"));
+export const SimpleApplicationsResponse = /* @__PURE__ */ z
   .object({ count: z.int().check(z.gte(0)), applications: z.array(SimpleApplication) })
-  .apply(schemaName(globalThis.DOCUMENTATION && "SimpleApplicationsResponse"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "SimpleApplicationsResponse"));
 
 export const toSimpleApplication = (app: SimpleAppRow): SimpleApplication =>
   withoutNulls({

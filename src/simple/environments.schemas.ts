@@ -3,16 +3,16 @@ import { currentRef } from "../http/current-api";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, uuid } from "../http/fields";
 
-export const QueryEnvironmentsBody = z.object({
+export const QueryEnvironmentsBody = /* @__PURE__ */ z.object({
   environment: z.nullish(
     z.object({
       slug: z
         .nullish(nameField("slug"))
-        .apply(documented(globalThis.DOCUMENTATION && { description: "Only the environment of this name" })),
+        .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Only the environment of this name" })),
     }),
   ),
   environment_refs: z.nullish(z.array(currentRef("An environment's name")).check(z.maxLength(100))).apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "Only environments one of these names (`slug`) or is (`id`); `version` is ignored",
       },
@@ -20,21 +20,29 @@ export const QueryEnvironmentsBody = z.object({
   ),
   include_archived: z
     .nullish(z.boolean())
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Ignored: archived apps are left out of `references`" })),
+    .apply(
+      /* @__PURE__ */ documented(
+        globalThis.DOCUMENTATION && { description: "Ignored: archived apps are left out of `references`" },
+      ),
+    ),
 });
 
-const Reference = z.object({ id: z.uuid(), slug: z.string() });
+const Reference = /* @__PURE__ */ z.object({ id: z.uuid(), slug: z.string() });
 
-export const SimpleEnvironment = z
+export const SimpleEnvironment = /* @__PURE__ */ z
   .object({
     id: z
       .uuid()
-      .apply(documented(globalThis.DOCUMENTATION && { description: "The same for every read of this name in the project" })),
+      .apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "The same for every read of this name in the project" },
+        ),
+      ),
     slug: z.string(),
     name: z.string(),
     flags: z.object({
       is_guarded: z.boolean().apply(
-        documented(
+        /* @__PURE__ */ documented(
           globalThis.DOCUMENTATION && {
             description: "The project's environment of this name is protected: it changes through approved change requests",
           },
@@ -52,7 +60,7 @@ export const SimpleEnvironment = z
           }),
         )
         .apply(
-          documented(
+          /* @__PURE__ */ documented(
             globalThis.DOCUMENTATION && {
               description: 'Per app ("<app name>.revision"): what its environment of this name runs',
             },
@@ -60,7 +68,7 @@ export const SimpleEnvironment = z
         ),
     }),
     version: z.optional(z.string()).apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description: "The environment revision of the latest deployment of this name in the project (left out before any)",
         },
@@ -70,19 +78,21 @@ export const SimpleEnvironment = z
     updated_at: z.optional(z.iso.datetime()),
     updated_by_id: z.optional(z.uuid()),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "SimpleEnvironment"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "SimpleEnvironment"));
 export type SimpleEnvironment = z.infer<typeof SimpleEnvironment>;
 
-export const SimpleEnvironmentParams = z.object({
+export const SimpleEnvironmentParams = /* @__PURE__ */ z.object({
   environment_id: uuid.apply(
-    documented(globalThis.DOCUMENTATION && { description: "An environment's id, as POST /simple/environments/query answers it" }),
+    /* @__PURE__ */ documented(
+      globalThis.DOCUMENTATION && { description: "An environment's id, as POST /simple/environments/query answers it" },
+    ),
   ),
 });
 
-export const SimpleEnvironmentAnswer = z
+export const SimpleEnvironmentAnswer = /* @__PURE__ */ z
   .object({ count: z.literal(1), environment: SimpleEnvironment })
-  .apply(schemaName(globalThis.DOCUMENTATION && "SimpleEnvironmentAnswer"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "SimpleEnvironmentAnswer"));
 
-export const SimpleEnvironmentsAnswer = z
+export const SimpleEnvironmentsAnswer = /* @__PURE__ */ z
   .object({ count: z.int(), environments: z.array(SimpleEnvironment) })
-  .apply(schemaName(globalThis.DOCUMENTATION && "SimpleEnvironmentsAnswer"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "SimpleEnvironmentsAnswer"));

@@ -36,22 +36,24 @@ const toRef = (value: RefInput): Ref | null =>
 
 const ref = (slug: z.ZodMiniType<string>, id: string) => z.pipe(z.nullish(z.object(refShape(slug, id))), z.transform(toRef));
 
-export const applicationRef = ref(
-  nameField("slug", { nfc: true }).apply(documented(globalThis.DOCUMENTATION && { description: "The app's name" })),
+export const applicationRef = /* @__PURE__ */ ref(
+  nameField("slug", { nfc: true }).apply(
+    /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The app's name" }),
+  ),
   "The app's id",
 );
-const variantSlug = nameField("slug", { nfc: true }).apply(
-  documented(globalThis.DOCUMENTATION && { description: "The config name" }),
+const variantSlug = /* @__PURE__ */ nameField("slug", { nfc: true }).apply(
+  /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The config name" }),
 );
-export const variantRef = ref(variantSlug, "A variant revision's id");
+export const variantRef = /* @__PURE__ */ ref(variantSlug, "A variant revision's id");
 /** The variant ref of a legacy commit, with the message the commit stores (`commit_message`, as the platform's clients send it). */
-const committedVariantRef = z.pipe(
+const committedVariantRef = /* @__PURE__ */ z.pipe(
   z.nullish(
     z.object({
       ...refShape(variantSlug, "A variant revision's id"),
       commit_message: z
         .nullish(commitMessage("commit_message"))
-        .apply(documented(globalThis.DOCUMENTATION && { description: "Stored with the new revision" })),
+        .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Stored with the new revision" })),
     }),
   ),
   z.transform((value) => {
@@ -60,8 +62,8 @@ const committedVariantRef = z.pipe(
   }),
 );
 
-export const environmentRef = ref(
-  nameField("slug").apply(documented(globalThis.DOCUMENTATION && { description: "The environment's name" })),
+export const environmentRef = /* @__PURE__ */ ref(
+  nameField("slug").apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The environment's name" })),
   "An environment revision's id",
 );
 
@@ -102,32 +104,34 @@ export const requireResolvableRefs =
     }
   };
 
-export const FetchConfigBody = z
+export const FetchConfigBody = /* @__PURE__ */ z
   .object({ variant_ref: variantRef, environment_ref: environmentRef, application_ref: applicationRef })
   .check(z.superRefine(requireResolvableRefs({ readsEnvironmentRef: true }), ONCE_FIELDS_ARE_VALID));
 
-export const AddConfigBody = z.object({
+export const AddConfigBody = /* @__PURE__ */ z.object({
   variant_ref: z
     .object({
       slug: newNameField("slug").apply(
-        documented(globalThis.DOCUMENTATION && { description: "The new config's name: the rules of a new app_name" }),
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "The new config's name: the rules of a new app_name" },
+        ),
       ),
     })
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Only `slug` is used" })),
+    .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Only `slug` is used" })),
   application_ref: narrowedBy(applicationRef, (value) => value !== null, "application_ref needs a slug or an id"),
 });
 
-export const CommitConfig = z
+export const CommitConfig = /* @__PURE__ */ z
   .object({
     params: jsonObject("params").apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description: `Replaces the config's params (no merge); at most ${MAX_JSON_DEPTH} levels deep; numbers kept digit for digit`,
         },
       ),
     ),
     url: z.nullish(httpUrlOrEmpty("url")).apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description: 'Replaces the url: "" or an absolute http(s) URL; omitted or null: the latest\'s is kept',
         },
@@ -135,8 +139,10 @@ export const CommitConfig = z
     ),
     application_ref: applicationRef,
     variant_ref: narrowedBy(committedVariantRef, (value) => value !== null, "variant_ref needs a slug or an id"),
-    service_ref: z.optional(z.unknown()).apply(documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
-    environment_ref: environmentRef.apply(documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
+    service_ref: z
+      .optional(z.unknown())
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
+    environment_ref: environmentRef.apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Ignored" })),
   })
   .check(z.superRefine(requireResolvableRefs({ readsEnvironmentRef: false }), ONCE_FIELDS_ARE_VALID));
 
@@ -144,7 +150,7 @@ const unwrap = (body: unknown) =>
   typeof body === "object" && body !== null && "config" in body && !("params" in body) ? body.config : body;
 
 /** The commit body, flat or wrapped as `{"config": {...}}` (as later clients send it). */
-export const CommitConfigBody = z.pipe(z.transform(unwrap), CommitConfig);
+export const CommitConfigBody = /* @__PURE__ */ z.pipe(z.transform(unwrap), CommitConfig);
 
 /**
  * How deep a body whose params are read as sent may nest anywhere: its params are bounded by validation, but a field
@@ -180,42 +186,54 @@ export const toConfigRefs = (body: Refs): ConfigRefs => ({
 
 // Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
 
-const ReferenceOutput = z.object({ slug: z.string(), version: z.nullable(z.int()), id: z.uuid() });
+const ReferenceOutput = /* @__PURE__ */ z.object({ slug: z.string(), version: z.nullable(z.int()), id: z.uuid() });
 
-const Lifecycle = z.object({
+const Lifecycle = /* @__PURE__ */ z.object({
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
-  updated_by: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "Email of who committed (or deployed)" })),
+  updated_by: z
+    .string()
+    .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Email of who committed (or deployed)" })),
   updated_by_id: z.uuid(),
 });
 
 /** A config (the platform's ConfigResponseModel). */
-export const ConfigOutput = z
+export const ConfigOutput = /* @__PURE__ */ z
   .object({
     params: z.record(z.string(), z.unknown()),
-    url: z.string().apply(documented(globalThis.DOCUMENTATION && { description: '"" when none was given' })),
+    url: z.string().apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: '"" when none was given' })),
     application_ref: ReferenceOutput.apply(
-      documented(globalThis.DOCUMENTATION && { description: "slug: the app's name; version: null; id: the app's id" }),
+      /* @__PURE__ */ documented(
+        globalThis.DOCUMENTATION && { description: "slug: the app's name; version: null; id: the app's id" },
+      ),
     ),
     service_ref: z.null(),
     variant_ref: ReferenceOutput.apply(
-      documented(globalThis.DOCUMENTATION && { description: "slug: the config name; version and id: the variant revision's" }),
+      /* @__PURE__ */ documented(
+        globalThis.DOCUMENTATION && { description: "slug: the config name; version and id: the variant revision's" },
+      ),
     ),
     environment_ref: z.nullable(ReferenceOutput).apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description: "When reached through an environment: its name, and the environment revision's number and id",
         },
       ),
     ),
     variant_lifecycle: Lifecycle.apply(
-      documented(globalThis.DOCUMENTATION && { description: "When and by whom the variant revision was committed" }),
+      /* @__PURE__ */ documented(
+        globalThis.DOCUMENTATION && { description: "When and by whom the variant revision was committed" },
+      ),
     ),
     environment_lifecycle: z
       .nullable(Lifecycle)
-      .apply(documented(globalThis.DOCUMENTATION && { description: "When and by whom the environment revision was made" })),
+      .apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "When and by whom the environment revision was made" },
+        ),
+      ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "ConfigOutput"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "ConfigOutput"));
 export type ConfigOutput = z.infer<typeof ConfigOutput>;
 
 export const toConfigOutput = (config: Config): ConfigOutput => ({

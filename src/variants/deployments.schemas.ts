@@ -6,40 +6,44 @@ import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts
 import { applicationRef, environmentRef, ONCE_FIELDS_ARE_VALID, requireResolvableRefs, variantRef } from "./configs.schemas";
 
 /** `configs_deploy`: the variant revision the variant ref names (else the latest) to the environment ref's environment. */
-export const DeployConfigBody = z
+export const DeployConfigBody = /* @__PURE__ */ z
   .object({
     variant_ref: variantRef.check(z.refine((value) => value !== null, "variant_ref needs a slug or an id")),
     environment_ref: environmentRef
       .check(z.refine((value) => value !== null, "environment_ref needs a slug (or an environment revision's id)"))
-      .apply(documented(globalThis.DOCUMENTATION && { description: "The environment to deploy to, by name" })),
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The environment to deploy to, by name" })),
     application_ref: applicationRef,
   })
   .check(z.superRefine(requireResolvableRefs({ readsEnvironmentRef: true }), ONCE_FIELDS_ARE_VALID));
 
 /** `deploy_to_environment`: the variant's latest revision. */
-export const DeployToEnvironmentBody = z.object({
+export const DeployToEnvironmentBody = /* @__PURE__ */ z.object({
   environment_name: nameField("environment_name"),
   variant_id: uuid,
 });
 
-export const RevertParams = z.object({
+export const RevertParams = /* @__PURE__ */ z.object({
   deployment_revision_id: uuid.apply(
-    documented(globalThis.DOCUMENTATION && { description: "An environment revision's id (a record's revisions[].id)" }),
+    /* @__PURE__ */ documented(
+      globalThis.DOCUMENTATION && { description: "An environment revision's id (a record's revisions[].id)" },
+    ),
   ),
 });
 
 // Response bodies.
 
 export const REVERTED = "Environment was reverted to deployment revision successful";
-export const RevertOutput = z
+export const RevertOutput = /* @__PURE__ */ z
   .literal(REVERTED)
-  .apply(documented(globalThis.DOCUMENTATION && { description: "The platform's answer, as its client expects it" }))
-  .apply(schemaName(globalThis.DOCUMENTATION && "RevertOutput"));
+  .apply(
+    /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The platform's answer, as its client expects it" }),
+  )
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "RevertOutput"));
 
 /** `?dry_run=true` on a deploy or revert (docs/CHANGE-REQUESTS.md §6). */
-export const DryRunQuery = z.object({
+export const DryRunQuery = /* @__PURE__ */ z.object({
   dry_run: queryFlag.apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description:
           "true: answer what the call would do (the same errors; on success what would change, with the environment's " +
@@ -50,7 +54,7 @@ export const DryRunQuery = z.object({
 });
 
 /** What a deployment would change: the part of a dry-run's answer an apply's dry-run answers too. */
-export const DeploymentPreviewOutput = z.object({
+export const DeploymentPreviewOutput = /* @__PURE__ */ z.object({
   next_environment_revision: z.int(),
   current: z
     .object({
@@ -60,7 +64,7 @@ export const DeploymentPreviewOutput = z.object({
       revision: z.nullable(z.int()),
     })
     .apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && { description: "What the environment runs now (revision 0 and nulls: nothing yet)" },
       ),
     ),
@@ -68,7 +72,7 @@ export const DeploymentPreviewOutput = z.object({
   diff: DocumentDiffOutput,
 });
 
-const DryRunObject = z.object({
+const DryRunObject = /* @__PURE__ */ z.object({
   dry_run: z.literal(true),
   app_id: z.uuid(),
   environment: z.string(),
@@ -100,11 +104,11 @@ export const DRY_RUN_EXAMPLE: DryRunOutput = {
 };
 
 /** A deploy's or revert's answer to `?dry_run=true`, with the environment's current ETag. */
-export const DryRunOutput = DryRunObject.apply(
-  documented(
+export const DryRunOutput = /* @__PURE__ */ DryRunObject.apply(
+  /* @__PURE__ */ documented(
     globalThis.DOCUMENTATION && {
       description: "The answer to `?dry_run=true`: what the call would change; nothing was written",
       examples: [DRY_RUN_EXAMPLE],
     },
   ),
-).apply(schemaName(globalThis.DOCUMENTATION && "DryRun"));
+).apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "DryRun"));

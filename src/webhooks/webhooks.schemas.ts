@@ -51,11 +51,11 @@ export const EVENT_TYPES = [
   "change_request.expired",
 ] as const;
 
-const url = z
+const url = /* @__PURE__ */ z
   .string()
   .check(z.maxLength(MAX_URL_LENGTH))
   .apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description:
           "https:// only, to a host name or a public unicast address: no loopback, private, link-local, documentation or " +
@@ -64,30 +64,34 @@ const url = z
       },
     ),
   );
-const events = z
+const events = /* @__PURE__ */ z
   .pipe(
     z.array(z.enum([...EVENT_TYPES, "*"])).check(z.minLength(1), z.maxLength(EVENT_TYPES.length + 1)),
     z.transform((types) => (types.includes("*") ? ["*"] : [...new Set(types)])),
   )
-  .apply(documented(globalThis.DOCUMENTATION && { description: 'Event types, or ["*"] for every type' }));
-const appId = z
+  .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: 'Event types, or ["*"] for every type' }));
+const appId = /* @__PURE__ */ z
   .nullable(uuid)
   .apply(
-    documented(globalThis.DOCUMENTATION && { description: "Only this app's events (null: every event of the organization)" }),
+    /* @__PURE__ */ documented(
+      globalThis.DOCUMENTATION && { description: "Only this app's events (null: every event of the organization)" },
+    ),
   );
-const description = z.nullable(storableText("description").check(z.maxLength(2000)));
+const description = /* @__PURE__ */ z.nullable(storableText("description").check(z.maxLength(2000)));
 
-export const CreateWebhookBody = z.object({
+export const CreateWebhookBody = /* @__PURE__ */ z.object({
   url,
   events,
   app_id: z.optional(appId),
   description: z.optional(description),
   organization_id: z
     .optional(uuid)
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
+    .apply(
+      /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" }),
+    ),
 });
 
-export const UpdateWebhookBody = z
+export const UpdateWebhookBody = /* @__PURE__ */ z
   .object({
     url: z.optional(url),
     events: z.optional(events),
@@ -95,29 +99,41 @@ export const UpdateWebhookBody = z
     description: z.optional(description),
     enabled: z
       .optional(z.boolean())
-      .apply(documented(globalThis.DOCUMENTATION && { description: "true on a disabled webhook clears its failure count" })),
+      .apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "true on a disabled webhook clears its failure count" },
+        ),
+      ),
   })
-  .apply(documented(globalThis.DOCUMENTATION && { description: "The fields to change; those left out keep their value" }));
+  .apply(
+    /* @__PURE__ */ documented(
+      globalThis.DOCUMENTATION && { description: "The fields to change; those left out keep their value" },
+    ),
+  );
 
-export const ListWebhooksQuery = z.object({
+export const ListWebhooksQuery = /* @__PURE__ */ z.object({
   organization_id: z
     .optional(uuid)
-    .apply(documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" })),
+    .apply(
+      /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Default: the organization of the key's project" }),
+    ),
 });
 
-export const WebhookParams = z.object({ webhook_id: uuid });
+export const WebhookParams = /* @__PURE__ */ z.object({ webhook_id: uuid });
 
-export const DeliveryParams = z.object({ webhook_id: uuid, delivery_id: uuid });
+export const DeliveryParams = /* @__PURE__ */ z.object({ webhook_id: uuid, delivery_id: uuid });
 
-export const ListDeliveriesQuery = z.object({
+export const ListDeliveriesQuery = /* @__PURE__ */ z.object({
   status: z.optional(z.enum(["pending", "succeeded", "failed"])),
-  cursor: z.optional(uuid).apply(documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
+  cursor: z
+    .optional(uuid)
+    .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "next_cursor of the previous page" })),
   limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(200)), 50),
 });
 
 // Response bodies.
 
-export const WebhookBody = z
+export const WebhookBody = /* @__PURE__ */ z
   .object({
     id: z.uuid(),
     organization_id: z.uuid(),
@@ -128,47 +144,55 @@ export const WebhookBody = z
     enabled: z.boolean(),
     disabled_reason: z
       .nullable(z.string())
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Why the service disabled it; null otherwise" })),
+      .apply(
+        /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Why the service disabled it; null otherwise" }),
+      ),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "Webhook"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "Webhook"));
 
-export const CreatedWebhookBody = z
+export const CreatedWebhookBody = /* @__PURE__ */ z
   .extend(WebhookBody, {
     secret: z
       .string()
-      .apply(documented(globalThis.DOCUMENTATION && { description: "`whsec_` + base64 of 32 random bytes: shown this once" })),
+      .apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "`whsec_` + base64 of 32 random bytes: shown this once" },
+        ),
+      ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "CreatedWebhook"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "CreatedWebhook"));
 
-export const WebhookSecretBody = z
+export const WebhookSecretBody = /* @__PURE__ */ z
   .object({
     secret: z
       .string()
       .apply(
-        documented(
+        /* @__PURE__ */ documented(
           globalThis.DOCUMENTATION && { description: "The new secret, shown this once; the previous one signs too for 24 hours" },
         ),
       ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "WebhookSecret"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "WebhookSecret"));
 
-export const AttemptBody = z
+export const AttemptBody = /* @__PURE__ */ z
   .object({
     status_code: z
       .nullable(z.int())
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Null: no answer (see error)" })),
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Null: no answer (see error)" })),
     duration_ms: z
       .int()
       .apply(
-        documented(globalThis.DOCUMENTATION && { description: "10000 when the URL could not be reached, whatever the cause" }),
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "10000 when the URL could not be reached, whatever the cause" },
+        ),
       ),
     response_excerpt: z
       .nullable(z.string())
-      .apply(documented(globalThis.DOCUMENTATION && { description: "The first 1 KiB of the response body" })),
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The first 1 KiB of the response body" })),
     error: z.nullable(z.string()).apply(
-      documented(
+      /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
           description:
             'Null on a 2xx; "HTTP <status>"; "could not reach the URL" (refused, no TLS, no answer in time...); "could not sign the event"',
@@ -176,11 +200,15 @@ export const AttemptBody = z
       ),
     ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "WebhookAttempt"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "WebhookAttempt"));
 
-export const DeliveryBody = z
+export const DeliveryBody = /* @__PURE__ */ z
   .object({
-    id: z.uuid().apply(documented(globalThis.DOCUMENTATION && { description: "Also the `webhook-id` header of every attempt" })),
+    id: z
+      .uuid()
+      .apply(
+        /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Also the `webhook-id` header of every attempt" }),
+      ),
     event_id: z.uuid(),
     event_type: z.string(),
     status: z.enum(["pending", "succeeded", "failed"]),
@@ -190,51 +218,59 @@ export const DeliveryBody = z
     last_error: z.nullable(z.string()),
     next_attempt_at: z
       .nullable(z.iso.datetime())
-      .apply(documented(globalThis.DOCUMENTATION && { description: "When pending: when the next attempt is due" })),
+      .apply(
+        /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "When pending: when the next attempt is due" }),
+      ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "Delivery"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "Delivery"));
 
-export const DeliveryPage = z
+export const DeliveryPage = /* @__PURE__ */ z
   .object({
     deliveries: z.array(DeliveryBody),
     next_cursor: z
       .nullable(z.uuid())
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" })),
+      .apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && { description: "Pass as `cursor` for the next page; null: no more" },
+        ),
+      ),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "DeliveryPage"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "DeliveryPage"));
 
-export const DeliveryWithAttempts = z
+export const DeliveryWithAttempts = /* @__PURE__ */ z
   .extend(DeliveryBody, {
     attempt_log: z
       .array(z.extend(AttemptBody, { attempted_at: z.iso.datetime() }))
-      .apply(documented(globalThis.DOCUMENTATION && { description: "Oldest first" })),
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Oldest first" })),
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "DeliveryWithAttempts"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "DeliveryWithAttempts"));
 
 /** The body a receiver gets: Standard Webhooks' envelope around the event (as GET /events shows it). */
-export const WebhookPayload = z
+export const WebhookPayload = /* @__PURE__ */ z
   .object({
     type: z
       .enum([...EVENT_TYPES, "webhook.test"])
       .apply(
-        documented(
+        /* @__PURE__ */ documented(
           globalThis.DOCUMENTATION && { description: "The event's type; `webhook.test` for POST /webhooks/{webhook_id}/test" },
         ),
       ),
-    timestamp: z.iso.datetime().apply(documented(globalThis.DOCUMENTATION && { description: "The event's occurred_at" })),
+    timestamp: z.iso
+      .datetime()
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The event's occurred_at" })),
     data: EventBody,
   })
-  .apply(schemaName(globalThis.DOCUMENTATION && "WebhookPayload"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "WebhookPayload"));
 
 /** DELETE /webhooks/{webhook_id}?dry_run=true: the webhook the delete would remove; nothing was written. */
-export const DeleteWebhookDryRun = z
+export const DeleteWebhookDryRun = /* @__PURE__ */ z
   .object({ dry_run: z.literal(true), kind: z.literal("delete"), webhook: WebhookBody })
   .apply(
-    documented(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description:
           "The answer to `?dry_run=true`: the webhook the delete would remove (its deliveries with it); nothing was written",
       },
     ),
   )
-  .apply(schemaName(globalThis.DOCUMENTATION && "DeleteWebhookDryRun"));
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "DeleteWebhookDryRun"));

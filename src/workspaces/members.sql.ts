@@ -81,12 +81,15 @@ const REMOVE_MEMBER = sql(
     WHERE organization_id = :organization_id AND user_id = (SELECT user_id FROM target) AND (SELECT verdict FROM verdict) = 'change'`,
 );
 
+/** The live keys of the member :email for the organization's projects. */
+const MEMBER_KEYS = `user_id = (SELECT id FROM users WHERE email = :email) AND revoked_at IS NULL
+      AND project_id IN (SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id WHERE w.organization_id = :organization_id)`;
+
 // Then their keys for the organization's projects: whoever is no longer a member there. Not by the verdict, nor
 // behind the caller's key: a member who removes themselves may have used one of those very keys.
 const REVOKE_FORMER_MEMBER_KEYS = sql(
   `UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-    WHERE user_id = (SELECT id FROM users WHERE email = :email) AND revoked_at IS NULL
-      AND project_id IN (SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id WHERE w.organization_id = :organization_id)
+    WHERE ${MEMBER_KEYS}
       AND NOT EXISTS (SELECT 1 FROM organization_members WHERE organization_id = :organization_id AND user_id = api_keys.user_id)`,
 );
 
@@ -134,4 +137,34 @@ export async function removeMember(
     workspace.members.splice(removed, 1);
   }
   return { verdict, workspace };
+}
+
+/** The keys a removal (:to_role null) would revoke; none for a change of role. */
+const KEYS_TO_REVOKE = sql<{ keys: number }>(`SELECT count(*) AS keys FROM api_keys WHERE ${MEMBER_KEYS} AND :to_role IS NULL`);
+
+export interface MemberPreview {
+  verdict: MemberVerdict;
+  /** The member as they are now. */
+  member: MemberRow | null;
+  /** How many of their keys the call would revoke. */
+  keys: number;
+}
+
+/**
+ * The dry-run of `changeMemberRole` (`to`, `onlyFrom`) or, `to` null, of `removeMember`: its verdict, the member as
+ * they are and the keys it would revoke; one read, nothing written.
+ */
+export async function previewMemberChange(
+  db: CallerWriteDb,
+  change: MemberChange,
+  to: Role | null,
+  onlyFrom: Role | null = null,
+): Promise<MemberPreview> {
+  const values = changeValues(change, to, onlyFrom);
+  const { facts, member, keys } = await db.batch({
+    facts: db.statement(VERDICT, values),
+    member: db.statement(MEMBER, values),
+    keys: db.statement(KEYS_TO_REVOKE, values),
+  });
+  return { verdict: facts.results[0].verdict, member: member.results[0] ?? null, keys: keys.results[0].keys };
 }

@@ -56,7 +56,7 @@ export const describeRole = (role: Role) => ({
 export const ALL_ROLES = ROLES.map(describeRole);
 
 /** A role as requests name it: one of ROLES, or a synonym (`admin`). */
-export const roleField = z
+export const roleField = /* @__PURE__ */ z
   .pipe(
     z.string().check(
       z.refine((name) => roleNamed(name) !== null, {
@@ -65,4 +65,6 @@ export const roleField = z
     ),
     z.transform((name) => roleNamed(name) as Role),
   )
-  .apply(documented(globalThis.DOCUMENTATION && { type: "string", enum: [...ROLES, ...Object.keys(ROLE_SYNONYMS)] }));
+  .apply(
+    /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { type: "string", enum: [...ROLES, ...Object.keys(ROLE_SYNONYMS)] }),
+  );

@@ -5,11 +5,12 @@ import { errorResponse, responseRef } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
 import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "./documentation";
 import { lastOwner, memberNotFound, workspaceNotFound } from "./errors";
-import { changeMemberRole, type MemberVerdict, removeMember } from "./members.sql.ts";
+import { changeMemberRole, type MemberPreview, type MemberVerdict, previewMemberChange, removeMember } from "./members.sql.ts";
 import { ALL_ROLES, PERMISSIONS } from "./roles";
 import {
   AssignRoleBody,
   Member,
+  MemberDryRun,
   RemoveUserQuery,
   RoleListItem,
   toWorkspace,
@@ -32,6 +33,15 @@ const demoMember = {
   username: "new.person",
   role: "viewer",
 } satisfies z.output<typeof Member>;
+
+/** The part of the dry-run examples below they share: a viewer with no keys. */
+const MEMBER_DRY_RUN = {
+  dry_run: true,
+  kind: "delete",
+  member: demoMember,
+  roles_lost: [],
+  keys_revoked: 0,
+} satisfies z.output<typeof MemberDryRun>;
 
 /** The 404 of a change to a member, through a workspace. */
 const memberChangeNotFound = () =>
@@ -58,6 +68,14 @@ const MEMBER_REFUSALS: Partial<Record<MemberVerdict, () => ApiError>> = {
 function refuseUnless(verdict: MemberVerdict) {
   const refusal = MEMBER_REFUSALS[verdict];
   if (refusal) throw refusal();
+}
+
+/** A member change's dry-run answer, refused as the call would be: what the call would take from the member. */
+function memberDryRun({ verdict, member, keys }: MemberPreview) {
+  refuseUnless(verdict);
+  if (!member) throw memberNotFound();
+  const roles_lost = verdict === "change" ? [member.role] : [];
+  return { dry_run: true, kind: "delete", member, roles_lost, keys_revoked: keys } satisfies z.output<typeof MemberDryRun>;
 }
 
 /** Routes under /workspaces: roles, and the members of a workspace's organization. */
@@ -159,8 +177,13 @@ export const workspacesRoutes = [
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
           {
+            name: "DELETE /workspaces/{id}/roles?dry_run=true",
+            path: "/workspaces/{org.workspaceId}/roles?email={roleHolderEmail}&org_id={org.organizationId}&role=deployment_manager&dry_run=true",
+            trips: 1,
+          },
+          {
             name: "DELETE /workspaces/{id}/roles",
-            path: "/workspaces/{org.workspaceId}/roles?email={memberEmail}&org_id={org.organizationId}&role=deployment_manager",
+            path: "/workspaces/{org.workspaceId}/roles?email={roleHolderEmail}&org_id={org.organizationId}&role=deployment_manager",
             trips: 1,
           },
         ],
@@ -176,6 +199,7 @@ export const workspacesRoutes = [
           email: INVITEE,
           org_id: EXAMPLE_ACCOUNT_IDS.organization,
           role: "deployment_manager",
+          dry_run: "true",
         },
       },
       doc: globalThis.DOCUMENTATION && {
@@ -185,7 +209,21 @@ export const workspacesRoutes = [
         description:
           "When the member's role is `role`, they become a `viewer` (the platform's rule); with any other role, " +
           `nothing changes and the answer is still 200. Acts in ${ITS_ORGANIZATION}. ${ADMINS_ONLY} ${OWNERS}`,
-        ok: { schema: Member, description: "The member, as they now are", example: demoMember },
+        ok: {
+          schema: z.union([Member, MemberDryRun]),
+          description: "The member, as they now are; with `?dry_run=true`, the member and the role they would lose",
+          examples: {
+            unassigned: { summary: "Made a viewer", value: demoMember },
+            dryRun: {
+              summary: "?dry_run=true",
+              value: {
+                ...MEMBER_DRY_RUN,
+                member: { ...demoMember, role: "deployment_manager" },
+                roles_lost: ["deployment_manager"],
+              },
+            },
+          },
+        },
         errors: {
           403: forbiddenUnlessAdmin(),
           404: memberChangeNotFound(),
@@ -194,8 +232,10 @@ export const workspacesRoutes = [
       },
     },
     async (c) => {
-      const { email, org_id, role } = c.req.valid("query");
+      const { email, org_id, role, dry_run } = c.req.valid("query");
       const change = { organizationId: org_id, workspaceId: c.req.valid("param").workspace_id, email };
+      if (dry_run)
+        return c.json(memberDryRun(await writeAs(c, [org_id], (db) => previewMemberChange(db, change, "viewer", role))), 200);
       const { verdict, member } = await writeAs(c, [org_id], (db) => changeMemberRole(db, change, "viewer", role));
       refuseUnless(verdict);
       if (!member) throw memberNotFound();
@@ -208,6 +248,11 @@ export const workspacesRoutes = [
       path: "/workspaces/{workspace_id}/users",
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
+          {
+            name: "DELETE /workspaces/{id}/users?dry_run=true",
+            path: "/workspaces/{org.workspaceId}/users?email={leaverEmail}&org_id={org.organizationId}&dry_run=true",
+            trips: 1,
+          },
           {
             name: "DELETE /workspaces/{id}/users",
             path: "/workspaces/{org.workspaceId}/users?email={leaverEmail}&org_id={org.organizationId}",
@@ -222,7 +267,7 @@ export const workspacesRoutes = [
       },
       query: {
         schema: RemoveUserQuery,
-        examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization, email: INVITEE },
+        examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization, email: INVITEE, dry_run: "true" },
       },
       doc: globalThis.DOCUMENTATION && {
         operationId: "removeUserFromWorkspace",
@@ -232,13 +277,23 @@ export const workspacesRoutes = [
           `Removes the member from ${ITS_ORGANIZATION}, not from this workspace alone (as the platform did), and at ` +
           `once revokes their keys for its projects: they fail from the next request on. ${ADMINS_ONLY} ` +
           `${OWNERS} Answers the workspace, without them.`,
-        ok: { schema: Workspace, description: "The workspace, without the member removed", example: demoWorkspace },
+        ok: {
+          schema: z.union([Workspace, MemberDryRun]),
+          description:
+            "The workspace, without the member removed; with `?dry_run=true`, the member, the role they would lose and " +
+            "how many of their keys would be revoked",
+          examples: {
+            removed: { summary: "Removed", value: demoWorkspace },
+            dryRun: { summary: "?dry_run=true", value: { ...MEMBER_DRY_RUN, roles_lost: ["viewer"], keys_revoked: 1 } },
+          },
+        },
         errors: { 403: forbiddenUnlessAdmin(), 404: memberChangeNotFound(), 409: responseRef("LastOwner") },
       },
     },
     async (c) => {
-      const { email, org_id } = c.req.valid("query");
+      const { email, org_id, dry_run } = c.req.valid("query");
       const change = { organizationId: org_id, workspaceId: c.req.valid("param").workspace_id, email };
+      if (dry_run) return c.json(memberDryRun(await writeAs(c, [org_id], (db) => previewMemberChange(db, change, null))), 200);
       const { verdict, workspace } = await writeAs(c, [org_id], (db) => removeMember(db, change));
       refuseUnless(verdict);
       if (!workspace) throw workspaceNotFound();

@@ -425,6 +425,94 @@ describe("the dry-runs of a delete and of a save that deploys, past a protected 
     expect((await request("DELETE", `${path}?dry_run=true`, {})).status).toBe(404);
   });
 
+  it("DELETE /keys/{key_prefix}?dry_run=true: the key it would revoke, as GET /keys lists it; nothing written", async () => {
+    const prefix = (await issueKey(owner.userId, keys.team.projectId)).split(".")[0];
+    const path = `/keys/${prefix}`;
+    const listed = await expectJson<{ prefix: string }[]>(await request("GET", "/keys", {}));
+    const before = await snapshot();
+    expect(await expectJson(await request("DELETE", `${path}?dry_run=true`, {}))).toEqual({
+      dry_run: true,
+      kind: "delete",
+      key: listed.find((key) => key.prefix === prefix),
+    });
+    // Refused as the delete is: a read-only key deletes none; another user's key is not found.
+    for (const [options, status] of [
+      [{ key: keys.readOnlyKey }, 403],
+      [{ key: keys.viewerKey }, 404],
+    ] as const) {
+      const dry = await answerOf(await request("DELETE", `${path}?dry_run=true`, options));
+      expect(dry).toEqual(await answerOf(await request("DELETE", path, options)));
+      expect(dry.status).toBe(status);
+    }
+    expect(changes(before, await snapshot())).toEqual({});
+    expect(await expectJson(await request("DELETE", path, {}))).toEqual({ prefix, revoked_at: expect.any(String) });
+    expect((await request("DELETE", `${path}?dry_run=true`, {})).status).toBe(404);
+  });
+
+  describe("DELETE /workspaces/{workspace_id}/roles and /users?dry_run=true: what the member would lose", () => {
+    const roles = (email: string, role: string) =>
+      `/workspaces/${keys.team.workspaceId}/roles?email=${email}&org_id=${keys.team.organizationId}&role=${role}`;
+    const users = (email: string) =>
+      `/workspaces/${keys.team.workspaceId}/users?email=${email}&org_id=${keys.team.organizationId}`;
+    /** The dry-run's answer, the harness showing it wrote nothing. */
+    async function dryDelete(path: string, key = keys.ownerKey) {
+      const before = await snapshot();
+      const answer = await answerOf(await request("DELETE", `${path}&dry_run=true`, { key }));
+      expect(changes(before, await snapshot())).toEqual({});
+      return answer;
+    }
+
+    it("roles: the member as they are and the role unassigning takes; then the call makes them a viewer", async () => {
+      const member = await joinAsNewUser(keys.ownerKey, keys.team.organizationId, keys.team.workspaceId, "deployment_manager");
+      const now = { id: member.userId, email: member.email, username: expect.any(String), role: "deployment_manager" };
+      const answer = { dry_run: true, kind: "delete", member: now, roles_lost: ["deployment_manager"], keys_revoked: 0 };
+      expect(await dryDelete(roles(member.email, "deployment_manager"))).toEqual({ status: 200, body: answer });
+      // Another role than theirs: nothing to lose, and the call changes nothing.
+      expect(await dryDelete(roles(member.email, "editor"))).toEqual({ status: 200, body: { ...answer, roles_lost: [] } });
+      expect(await expectJson(await request("DELETE", roles(member.email, "editor"), {}))).toEqual(now);
+      expect(await expectJson(await request("DELETE", roles(member.email, "deployment_manager"), {}))).toEqual({
+        ...now,
+        role: "viewer",
+      });
+    });
+
+    it("users: the member, their role and the keys removal revokes; then the call removes them and revokes those", async () => {
+      const member = await joinAsNewUser(keys.ownerKey, keys.team.organizationId, keys.team.workspaceId, "editor");
+      const dry = await dryDelete(users(member.email));
+      expect(dry).toEqual({
+        status: 200,
+        body: {
+          dry_run: true,
+          kind: "delete",
+          member: { id: member.userId, email: member.email, username: expect.any(String), role: "editor" },
+          roles_lost: ["editor"],
+          keys_revoked: 1,
+        },
+      });
+      expect((await request("GET", "/keys", { key: member.key })).status).toBe(200);
+      const workspace = await expectJson<{ members: { user: { email: string } }[] }>(
+        await request("DELETE", users(member.email), {}),
+      );
+      expect(workspace.members.map(({ user }) => user.email)).not.toContain(member.email);
+      expect((await request("GET", "/keys", { key: member.key })).status).toBe(401);
+    });
+
+    const ownerEmail = () => `${owner.username}@example.com`;
+    it.each<[string, () => string, string | undefined, number]>([
+      ["roles, the last owner", () => roles(ownerEmail(), "owner"), undefined, 409],
+      ["users, the last owner", () => users(ownerEmail()), undefined, 409],
+      ["roles, a viewer", () => roles(ownerEmail(), "owner"), "viewer", 403],
+      ["users, a viewer", () => users(ownerEmail()), "viewer", 403],
+      ["users, no such member", () => users("nobody@example.com"), undefined, 404],
+      ["roles, another organization's member", () => roles(ownerEmail(), "owner"), "outsider", 404],
+    ])("refused as the call is: %s", async (_name, path, who, status) => {
+      const key = who === "viewer" ? keys.viewerKey : who === "outsider" ? keys.outsider.key : keys.ownerKey;
+      const dry = await dryDelete(path(), key);
+      expect(dry).toEqual(await answerOf(await request("DELETE", path(), { key })));
+      expect(dry.status).toBe(status);
+    });
+  });
+
   const save = (overwrite: boolean): Call => ({
     path: "/configs",
     body: { base_id: appId, config_name: "main", parameters: SECOND, overwrite },
@@ -498,13 +586,15 @@ describe("?dry_run on every write of the route declarations", () => {
         body: { allow_self_approval: true },
       }),
     );
-    const request = await expectJson<{ id: string }>(
+    const request = await expectJson<{ id: string; version: number }>(
       await send("POST", "/change-requests", {
         key,
         body: { app_id: appId, environment: "development", variant_revision_id: committed[0].id, title: "dry" },
       }),
     );
-    await expectJson(await send("POST", `/change-requests/${request.id}/reviews`, { key, body: { kind: "approve" } }));
+    await expectJson(
+      await send("POST", `/change-requests/${request.id}/reviews`, { key, body: { kind: "approve", version: request.version } }),
+    );
     people = {
       invited: invitation.email,
       member: member.email,

@@ -73,7 +73,10 @@ const LINE_BREAKS = "issue 38: U+2028 and U+2029 refused in names as line breaks
 const PROTECTED_409 = "issue 34: also a protected environment's 409, whose detail is an object (Error or CodedConflictError)";
 const RENAME_PROTECTED =
   "issue 38: a rename changes what a protected environment answers: also its 409 (was AppNameTaken's alone)";
+const STREAMED = "issue 38: the description says a long history is read in pages, one round trip each";
 const CHANGED: Record<string, string> = {
+  "GET /apps/{app_id}/revisions/{environment_name}/description": STREAMED,
+  "GET /variants/{variant_id}/revisions/description": STREAMED,
   "POST /variants/configs/deploy/responses/409/description": ARCHIVED_NOT_DEPLOYED,
   "POST /configs/deployment/{deployment_revision_id}/revert/responses/409/description": ARCHIVED_NOT_DEPLOYED,
   "POST /environments/deploy/responses/409": `${ARCHIVED_NOT_DEPLOYED} (before: the Idempotency-Key's 409 alone)`,
@@ -100,6 +103,12 @@ const CHANGED: Record<string, string> = {
   "POST /configs/responses/200": "issue 38: null, or with ?dry_run=true a SaveConfigDryRun (one of the two)",
   "DELETE /variants/{variant_id}/responses/200": "issue 38: null, or with ?dry_run=true a RemoveVariantDryRun (one of the two)",
   "DELETE /webhooks/{webhook_id}/responses/200": "issue 38: null, or with ?dry_run=true a DeleteWebhookDryRun (one of the two)",
+  "DELETE /keys/{key_prefix}/responses/200":
+    "issue 38: the key revoked, or with ?dry_run=true a DeleteApiKeyDryRun (one of the two)",
+  "DELETE /workspaces/{workspace_id}/roles/responses/200":
+    "issue 38: the member, or with ?dry_run=true a MemberDryRun (one of the two)",
+  "DELETE /workspaces/{workspace_id}/users/responses/200":
+    "issue 38: the workspace, or with ?dry_run=true a MemberDryRun (one of the two)",
   "/components/schemas/CreateApp/properties/app_name/description": LINE_BREAKS,
   "/components/schemas/UpdateApp/properties/app_name/description": LINE_BREAKS,
   "GET /apps/{app_id}/revisions/{environment_name}/parameters/path environment_name/description": LINE_BREAKS,

@@ -87,6 +87,10 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
   );
   const memberEmail = (await joinAsNewUser(account.key, org.organizationId, org.workspaceId, "editor")).email;
   const leaverEmail = (await joinAsNewUser(account.key, org.organizationId, org.workspaceId, "viewer")).email;
+  // A member holding a role for DELETE /workspaces/{id}/roles to take (POST's case gives one to memberEmail).
+  const roleHolderEmail = (await joinAsNewUser(account.key, org.organizationId, org.workspaceId, "editor")).email;
+  const role = { email: roleHolderEmail, organization_id: org.organizationId, role: "deployment_manager" };
+  expect((await send("POST", `/workspaces/${org.workspaceId}/roles`, { key: account.key, body: role })).status).toBe(200);
   const simpleAppId = await idOf<{ application: { id: string } }>(
     await send("POST", "/simple/applications/", {
       key: account.key,
@@ -197,6 +201,7 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
       "newcomer.token": newcomer.token,
       memberEmail,
       leaverEmail,
+      roleHolderEmail,
       simpleAppId,
       simpleVariantId,
       hookId: hooks[0].id,
