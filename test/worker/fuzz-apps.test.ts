@@ -370,7 +370,10 @@ const withInvisible = fc
     return {
       label: "an invisible, bidi or filler character inserted",
       name: chars.join(""),
-      why: `must not contain U+${code} (`,
+      // U+2028 and U+2029 break lines: refused as \n is, before the invisible characters are looked at.
+      why: /[\u2028\u2029]/.test(invisible)
+        ? "must not contain control characters or line breaks"
+        : `must not contain U+${code} (`,
     };
   });
 // One letter of a Latin name swapped for a look-alike, another Latin letter kept before or after it.
