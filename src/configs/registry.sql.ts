@@ -16,6 +16,27 @@ export type SaveOutcome =
   | { outcome: "not_found" | "forbidden" | "exists" | "archived" | "key_reused" }
   | { outcome: "refused"; refusal: ProtectionRefusal; appId: string; environment: string };
 
+/** A save of `POST /configs`: the app, the config's name, its params, and whether an existing config is overwritten. */
+export interface ConfigSave {
+  appId: string;
+  configName: string;
+  params: Record<string, unknown>;
+  overwrite: boolean;
+}
+
+/** What a save's statements (and its dry-run's) are bound with: the app and config it names, and how it may write. */
+function saveValues(save: ConfigSave, bypassReason: string | null) {
+  return {
+    ...refValues({
+      application: { slug: null, version: null, id: save.appId },
+      variant: { slug: save.configName, version: null, id: null },
+      environment: null,
+    }),
+    overwrite: save.overwrite ? 1 : 0,
+    bypass_reason: bypassReason,
+  };
+}
+
 /**
  * The older SDK's save (`POST /configs`), in one batch: config `configName` of app `appId` is made with revision 1
  * holding `params` when the name is free; when it is taken, and `overwrite` is set or its latest params are still
@@ -27,20 +48,12 @@ export type SaveOutcome =
  */
 export async function saveConfig(
   db: CallerWriteDb,
-  save: { appId: string; configName: string; params: Record<string, unknown>; overwrite: boolean },
+  save: ConfigSave,
   claim: IdempotencyClaim | null = null,
   bypassReason: string | null = null,
 ): Promise<SaveOutcome> {
   const [variantId, revisionId] = [newId(db.bucket), newId(db.bucket)];
-  const values = {
-    ...refValues({
-      application: { slug: null, version: null, id: save.appId },
-      variant: { slug: save.configName, version: null, id: null },
-      environment: null,
-    }),
-    overwrite: save.overwrite ? 1 : 0,
-    bypass_reason: bypassReason,
-  };
+  const values = saveValues(save, bypassReason);
   const batch = await batchClaimed(db, claim, revisionId, {
     role: db.statement(ROLE, values),
     variant: db.statement(SAVE_VARIANT, { ...values, new_variant_id: variantId }),
@@ -157,18 +170,10 @@ export interface SavePreview {
  */
 export async function previewSave(
   db: CallerWriteDb,
-  save: { appId: string; configName: string; params: Record<string, unknown>; overwrite: boolean },
+  save: ConfigSave,
   bypassReason: string | null,
 ): Promise<SavePreview | Exclude<SaveOutcome, { outcome: "done" | "key_reused" }>> {
-  const values = {
-    ...refValues({
-      application: { slug: null, version: null, id: save.appId },
-      variant: { slug: save.configName, version: null, id: null },
-      environment: null,
-    }),
-    overwrite: save.overwrite ? 1 : 0,
-    bypass_reason: bypassReason,
-  };
+  const values = saveValues(save, bypassReason);
   const { facts } = await db.batch({ facts: db.statement(SAVE_PREVIEW, values) });
   const found = facts.results[0];
   if (!found) return { outcome: "not_found" };
