@@ -257,7 +257,7 @@ export const applyRoutes = [
   ),
   actionRoute(
     "unschedule",
-    {
+    globalThis.DOCUMENTATION && {
       operationId: "unscheduleChangeRequest",
       summary: "Unschedule a scheduled change request",
       description:

@@ -3,6 +3,7 @@ import { expectedState } from "../core/environment-etag";
 import type { IdempotencyClaim } from "../db/idempotency";
 import { appNotFound, environmentMovedOn, revisionNotFound } from "../http/core-errors";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
+import type { Documentation } from "../http/documentation";
 import { type ApiError, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import { codedConflictResponse, DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef } from "../http/openapi-parts";
@@ -99,9 +100,16 @@ export const ACTION_DESCRIPTION =
   "with its new ETag.";
 
 /** An action's route: POST /change-requests/{id}/<action>, answered by `act`. */
+/** What a change request's action route says of itself in the document. */
+interface ActionText {
+  operationId: string;
+  summary: string;
+  description: string;
+}
+
 export function actionRoute(
   action: "submit" | "rebase" | "cancel" | "unschedule",
-  doc: { operationId: string; summary: string; description: string },
+  doc: Documentation<ActionText>,
   roundTrips: RouteDeclaration["roundTrips"],
 ) {
   return route(
@@ -114,10 +122,11 @@ export function actionRoute(
       params: requestPath,
       idempotencyKey: "replays",
       ifMatch: true,
+      // Where the document is built every caller passes its text; the Worker drops both.
       doc: globalThis.DOCUMENTATION && {
-        ...doc,
+        ...(doc as ActionText),
         tag: "Change requests",
-        description: `${doc.description} ${ACTION_DESCRIPTION}`,
+        description: `${(doc as ActionText).description} ${ACTION_DESCRIPTION}`,
         ok: {
           schema: ChangeRequest,
           description: "The request now",
@@ -421,7 +430,7 @@ export const changeRequestsRoutes = [
   ),
   actionRoute(
     "submit",
-    {
+    globalThis.DOCUMENTATION && {
       operationId: "submitChangeRequest",
       summary: "Submit a draft change request",
       description: "Its author only: the draft is open for review.",
@@ -510,7 +519,7 @@ export const changeRequestsRoutes = [
   ),
   actionRoute(
     "rebase",
-    {
+    globalThis.DOCUMENTATION && {
       operationId: "rebaseChangeRequest",
       summary: "Rebase a change request on the environment now",
       description:
@@ -556,7 +565,7 @@ export const changeRequestsRoutes = [
   ),
   actionRoute(
     "cancel",
-    {
+    globalThis.DOCUMENTATION && {
       operationId: "cancelChangeRequest",
       summary: "Cancel a change request",
       description: "Its author, an owner or a workspace admin; unless applied, rejected, cancelled or expired.",
