@@ -230,22 +230,31 @@ export const committedParameters = (text: string) =>
 
 // Response bodies.
 
-const RevisionDataOutput = /* @__PURE__ */ z.object({ parameters: z.record(z.string(), z.unknown()), url: z.string() });
+const RevisionDataOutput = /* @__PURE__ */ z.object({
+  parameters: /* @__PURE__ */ z.record(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.unknown()),
+  url: /* @__PURE__ */ z.string(),
+});
 
 const revisionFields = {
-  id: z.uuid(),
-  slug: z.string(),
-  version: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The revision number, as a string" })),
-  message: z.optional(z.string()).apply(documented(globalThis.DOCUMENTATION && { description: "Left out when none" })),
+  id: /* @__PURE__ */ z.uuid(),
+  slug: /* @__PURE__ */ z.string(),
+  version: /* @__PURE__ */ z
+    .string()
+    .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The revision number, as a string" })),
+  message: /* @__PURE__ */ z
+    .optional(/* @__PURE__ */ z.string())
+    .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Left out when none" })),
   data: RevisionDataOutput,
-  variant_id: z.uuid(),
-  variant_slug: z.string(),
-  artifact_id: z.uuid(),
-  artifact_slug: z.string(),
-  created_at: z.iso.datetime(),
-  created_by_id: z.uuid(),
-  updated_by: z.string().apply(documented(globalThis.DOCUMENTATION && { description: "The author's email" })),
-  updated_by_id: z.uuid(),
+  variant_id: /* @__PURE__ */ z.uuid(),
+  variant_slug: /* @__PURE__ */ z.string(),
+  artifact_id: /* @__PURE__ */ z.uuid(),
+  artifact_slug: /* @__PURE__ */ z.string(),
+  created_at: /* @__PURE__ */ z.iso.datetime(),
+  created_by_id: /* @__PURE__ */ z.uuid(),
+  updated_by: /* @__PURE__ */ z
+    .string()
+    .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The author's email" })),
+  updated_by_id: /* @__PURE__ */ z.uuid(),
 };
 
 /** An application revision: a variant revision of an app, in the current API's names. */
@@ -295,7 +304,10 @@ export const RevisionsAnswer = /* @__PURE__ */ z
 /** The detail of the 409 of a slug taken in the project, in the platform's shape. */
 export const SlugConflict = /* @__PURE__ */ z
   .object({
-    detail: z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) }),
+    detail: /* @__PURE__ */ z.object({
+      message: /* @__PURE__ */ z.string(),
+      conflict: /* @__PURE__ */ z.object({ slug: /* @__PURE__ */ z.string() }),
+    }),
   })
   .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "SlugConflict"));
 

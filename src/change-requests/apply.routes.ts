@@ -119,10 +119,10 @@ async function apply<E extends CallerEnv>(
 }
 
 const APPLY_CONFLICTS = {
-  notApproved: notApproved(1, 2),
-  revisionUnavailable: revisionUnavailable(false),
-  conflict: changeRequestConflict(DEMO_DIFF),
-  invalidState: invalidState("open"),
+  notApproved: /* @__PURE__ */ notApproved(1, 2),
+  revisionUnavailable: /* @__PURE__ */ revisionUnavailable(false),
+  conflict: /* @__PURE__ */ changeRequestConflict(DEMO_DIFF),
+  invalidState: /* @__PURE__ */ invalidState("open"),
 };
 
 /** Applying and scheduling a change request (docs/CHANGE-REQUESTS.md §3); the minute cron's part is cron.sql.ts's. */

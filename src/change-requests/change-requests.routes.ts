@@ -80,7 +80,7 @@ export const requestPath = {
   },
 };
 
-export const ETAG_HEADER = { ETag: headerRef("ETag") };
+export const ETAG_HEADER = { ETag: /* @__PURE__ */ headerRef("ETag") };
 
 /** The refusals of an action on a request, by status. */
 export const actionErrors = (conflicts: Record<string, ApiError>, notFound: Record<string, ApiError> = {}) => ({

@@ -141,13 +141,13 @@ export type ListChangeRequestsQuery = z.output<typeof ListChangeRequestsQuery>;
 
 // Answers.
 
-const User = /* @__PURE__ */ z.object({ user_id: z.uuid(), username: z.string() });
+const User = /* @__PURE__ */ z.object({ user_id: /* @__PURE__ */ z.uuid(), username: /* @__PURE__ */ z.string() });
 
 const Base = /* @__PURE__ */ z
   .object({
-    environment_revision: z.int(),
-    environment_revision_id: z.nullable(z.uuid()),
-    variant_revision_id: z.nullable(z.uuid()),
+    environment_revision: /* @__PURE__ */ z.int(),
+    environment_revision_id: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.uuid()),
+    variant_revision_id: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.uuid()),
   })
   .apply(
     /* @__PURE__ */ documented(
@@ -158,11 +158,11 @@ const Base = /* @__PURE__ */ z
   );
 
 export const Review = /* @__PURE__ */ z.object({
-  id: z.uuid(),
-  kind: z.enum(["approve", "decline", "comment"]),
-  comment: z.nullable(z.string()),
-  version: z.int(),
-  stale: z.boolean().apply(
+  id: /* @__PURE__ */ z.uuid(),
+  kind: /* @__PURE__ */ z.enum(["approve", "decline", "comment"]),
+  comment: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
+  version: /* @__PURE__ */ z.int(),
+  stale: /* @__PURE__ */ z.boolean().apply(
     /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "Made on an earlier version: counts for nothing",
@@ -170,57 +170,57 @@ export const Review = /* @__PURE__ */ z.object({
     ),
   ),
   reviewer: User,
-  created_at: z.iso.datetime(),
+  created_at: /* @__PURE__ */ z.iso.datetime(),
 });
 
 const ChangeRequestFields = {
-  id: z.uuid(),
-  app_id: z.uuid(),
-  app_name: z.string(),
+  id: /* @__PURE__ */ z.uuid(),
+  app_id: /* @__PURE__ */ z.uuid(),
+  app_name: /* @__PURE__ */ z.string(),
   environment,
-  project_id: z.uuid(),
-  kind: z.enum(["deploy", "revert"]),
-  variant_revision_id: z.uuid(),
-  config_name: z.string(),
-  revision: z.int(),
-  revert_to_revision_id: z.nullable(z.uuid()),
+  project_id: /* @__PURE__ */ z.uuid(),
+  kind: /* @__PURE__ */ z.enum(["deploy", "revert"]),
+  variant_revision_id: /* @__PURE__ */ z.uuid(),
+  config_name: /* @__PURE__ */ z.string(),
+  revision: /* @__PURE__ */ z.int(),
+  revert_to_revision_id: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.uuid()),
   base: Base,
-  title: z.string(),
-  description: z.string(),
-  state: z.enum(CHANGE_REQUEST_STATES),
-  version: z.int(),
-  approvals: z.int().apply(
-    documented(
+  title: /* @__PURE__ */ z.string(),
+  description: /* @__PURE__ */ z.string(),
+  state: /* @__PURE__ */ z.enum(CHANGE_REQUEST_STATES),
+  version: /* @__PURE__ */ z.int(),
+  approvals: /* @__PURE__ */ z.int().apply(
+    /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "Counted at this read with the settings and roles now",
       },
     ),
   ),
-  approvals_required: z.int(),
+  approvals_required: /* @__PURE__ */ z.int(),
   author: User,
 };
 
 const ChangeRequestTail = {
-  scheduled_at: z.nullable(z.iso.datetime()),
-  expires_at: z.iso.datetime(),
-  applied: z.nullable(
-    z.object({
-      at: z.iso.datetime(),
-      by: z.nullable(User),
-      environment_revision: z.nullable(z.int()),
-      environment_revision_id: z.nullable(z.uuid()),
-      scheduled: z.boolean(),
+  scheduled_at: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.datetime()),
+  expires_at: /* @__PURE__ */ z.iso.datetime(),
+  applied: /* @__PURE__ */ z.nullable(
+    /* @__PURE__ */ z.object({
+      at: /* @__PURE__ */ z.iso.datetime(),
+      by: /* @__PURE__ */ z.nullable(User),
+      environment_revision: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.int()),
+      environment_revision_id: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.uuid()),
+      scheduled: /* @__PURE__ */ z.boolean(),
     }),
   ),
-  failure: z.nullable(
-    z.object({
-      at: z.iso.datetime(),
-      reason: z.enum(["conflict", "not_approved", "revision_unavailable", "scheduler_removed"]),
-      detail: z.unknown(),
+  failure: /* @__PURE__ */ z.nullable(
+    /* @__PURE__ */ z.object({
+      at: /* @__PURE__ */ z.iso.datetime(),
+      reason: /* @__PURE__ */ z.enum(["conflict", "not_approved", "revision_unavailable", "scheduler_removed"]),
+      detail: /* @__PURE__ */ z.unknown(),
     }),
   ),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
+  created_at: /* @__PURE__ */ z.iso.datetime(),
+  updated_at: /* @__PURE__ */ z.iso.datetime(),
 };
 
 export const ChangeRequest = /* @__PURE__ */ z
@@ -239,8 +239,8 @@ export const ChangeRequestSummary = /* @__PURE__ */ z
 export type ChangeRequestSummary = z.output<typeof ChangeRequestSummary>;
 
 export const ChangeRequestPage = /* @__PURE__ */ z.object({
-  change_requests: z.array(ChangeRequestSummary),
-  next_cursor: z.nullable(z.uuid()).apply(
+  change_requests: /* @__PURE__ */ z.array(ChangeRequestSummary),
+  next_cursor: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.uuid()).apply(
     /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "Pass as `cursor` for the next page; null: the last page",
@@ -251,10 +251,10 @@ export const ChangeRequestPage = /* @__PURE__ */ z.object({
 
 const ConfigDocumentSchema = /* @__PURE__ */ z
   .nullable(
-    z.object({
-      config_name: z.string(),
-      params: z.record(z.string(), z.unknown()),
-      url: z.string(),
+    /* @__PURE__ */ z.object({
+      config_name: /* @__PURE__ */ z.string(),
+      params: /* @__PURE__ */ z.record(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.unknown()),
+      url: /* @__PURE__ */ z.string(),
     }),
   )
   .apply(
@@ -266,31 +266,31 @@ const ConfigDocumentSchema = /* @__PURE__ */ z
   );
 
 const EnvironmentSide = /* @__PURE__ */ z.object({
-  environment_revision: z.int(),
-  environment_revision_id: z.nullable(z.uuid()),
-  variant_revision_id: z.nullable(z.uuid()),
-  config_name: z.nullable(z.string()),
-  revision: z.nullable(z.int()),
+  environment_revision: /* @__PURE__ */ z.int(),
+  environment_revision_id: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.uuid()),
+  variant_revision_id: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.uuid()),
+  config_name: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
+  revision: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.int()),
   document: ConfigDocumentSchema,
 });
 
 const Operation = /* @__PURE__ */ z.object({
-  op: z.enum(["add", "remove", "replace"]),
-  path: z.string(),
-  value: z.optional(z.unknown()),
+  op: /* @__PURE__ */ z.enum(["add", "remove", "replace"]),
+  path: /* @__PURE__ */ z.string(),
+  value: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.unknown()),
 });
 
 /** A diff's answer (docs/CHANGE-REQUESTS.md §5's `identical`, `coarse`, `patch`, `changes`). */
 export const DocumentDiffSchema = /* @__PURE__ */ z.object({
-  identical: z.boolean(),
-  coarse: z.boolean(),
-  patch: z.array(Operation),
-  changes: z.array(
-    z.object({
-      path: z.string(),
-      op: z.enum(["add", "remove", "replace"]),
-      from: z.unknown(),
-      to: z.unknown(),
+  identical: /* @__PURE__ */ z.boolean(),
+  coarse: /* @__PURE__ */ z.boolean(),
+  patch: /* @__PURE__ */ z.array(Operation),
+  changes: /* @__PURE__ */ z.array(
+    /* @__PURE__ */ z.object({
+      path: /* @__PURE__ */ z.string(),
+      op: /* @__PURE__ */ z.enum(["add", "remove", "replace"]),
+      from: /* @__PURE__ */ z.unknown(),
+      to: /* @__PURE__ */ z.unknown(),
     }),
   ),
 });

@@ -16,7 +16,10 @@ const SHARED =
   "one replace of the whole document.";
 
 const notFound = {
-  404: errorResponse("Either revision is not one the caller can see, or the two are of two organizations", revisionNotFound()),
+  404: /* @__PURE__ */ errorResponse(
+    "Either revision is not one the caller can see, or the two are of two organizations",
+    /* @__PURE__ */ revisionNotFound(),
+  ),
 };
 
 const temperatureDiff = {

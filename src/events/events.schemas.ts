@@ -46,24 +46,24 @@ export const ListEventsQuery = /* @__PURE__ */ z.object({
 // Response bodies.
 
 export const EventBody = /* @__PURE__ */ z.object({
-  id: z.uuid(),
-  type: z.string(),
-  occurred_at: z.iso.datetime(),
-  organization_id: z.uuid(),
-  workspace_id: z.nullable(z.uuid()),
-  project_id: z.nullable(z.uuid()),
-  actor: z.object({
-    user_id: z.nullable(z.uuid()),
-    username: z.nullable(z.string()),
-    api_key_prefix: z
-      .nullable(z.string())
+  id: /* @__PURE__ */ z.uuid(),
+  type: /* @__PURE__ */ z.string(),
+  occurred_at: /* @__PURE__ */ z.iso.datetime(),
+  organization_id: /* @__PURE__ */ z.uuid(),
+  workspace_id: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.uuid()),
+  project_id: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.uuid()),
+  actor: /* @__PURE__ */ z.object({
+    user_id: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.uuid()),
+    username: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()),
+    api_key_prefix: /* @__PURE__ */ z
+      .nullable(/* @__PURE__ */ z.string())
       .apply(
         /* @__PURE__ */ documented(
           globalThis.DOCUMENTATION && { description: "Null for a change an operator made without a key; never a key's secret" },
         ),
       ),
   }),
-  data: z.record(z.string(), z.unknown()),
+  data: /* @__PURE__ */ z.record(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.unknown()),
 });
 
 export const EventPage = /* @__PURE__ */ z

@@ -39,14 +39,20 @@ export const ValidationErrorBody = /* @__PURE__ */ z
 export type ValidationErrorBody = z.infer<typeof ValidationErrorBody>;
 
 /** The detail of the platform's 409 for a slug taken (today's SDK shows its `message`). */
-export const SlugConflict = /* @__PURE__ */ z.object({ message: z.string(), conflict: z.object({ slug: z.string() }) });
+export const SlugConflict = /* @__PURE__ */ z.object({
+  message: /* @__PURE__ */ z.string(),
+  conflict: /* @__PURE__ */ z.object({ slug: /* @__PURE__ */ z.string() }),
+});
 export type SlugConflict = z.infer<typeof SlugConflict>;
 
 /**
  * The detail of a 409 that names its reason by `code` (docs/CHANGE-REQUESTS.md: "409 bodies"), with what the client
  * needs to act on it.
  */
-export const CodedConflict = /* @__PURE__ */ z.looseObject({ code: z.string(), message: z.string() });
+export const CodedConflict = /* @__PURE__ */ z.looseObject({
+  code: /* @__PURE__ */ z.string(),
+  message: /* @__PURE__ */ z.string(),
+});
 export type CodedConflict = z.infer<typeof CodedConflict>;
 
 /** The body of such a 409. */

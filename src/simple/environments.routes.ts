@@ -174,9 +174,9 @@ async function guard<E extends CallerEnv>(c: Context<E>, environmentId: string, 
   return { count: 1 as const, environment: environmentOf(rows, environmentId) };
 }
 
-const ENVIRONMENT_NOT_FOUND = errorResponse(
+const ENVIRONMENT_NOT_FOUND = /* @__PURE__ */ errorResponse(
   "No environment of that id in the key's project (the key's project has no app, or the id is another project's)",
-  environmentNotFound(),
+  /* @__PURE__ */ environmentNotFound(),
 );
 
 const byId = {

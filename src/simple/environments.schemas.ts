@@ -27,7 +27,7 @@ export const QueryEnvironmentsBody = /* @__PURE__ */ z.object({
     ),
 });
 
-const Reference = /* @__PURE__ */ z.object({ id: z.uuid(), slug: z.string() });
+const Reference = /* @__PURE__ */ z.object({ id: /* @__PURE__ */ z.uuid(), slug: /* @__PURE__ */ z.string() });
 
 export const SimpleEnvironment = /* @__PURE__ */ z
   .object({

@@ -186,15 +186,19 @@ export const toConfigRefs = (body: Refs): ConfigRefs => ({
 
 // Response bodies: the typed shapes of what the routes answer, and the source of the OpenAPI document.
 
-const ReferenceOutput = /* @__PURE__ */ z.object({ slug: z.string(), version: z.nullable(z.int()), id: z.uuid() });
+const ReferenceOutput = /* @__PURE__ */ z.object({
+  slug: /* @__PURE__ */ z.string(),
+  version: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.int()),
+  id: /* @__PURE__ */ z.uuid(),
+});
 
 const Lifecycle = /* @__PURE__ */ z.object({
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-  updated_by: z
+  created_at: /* @__PURE__ */ z.iso.datetime(),
+  updated_at: /* @__PURE__ */ z.iso.datetime(),
+  updated_by: /* @__PURE__ */ z
     .string()
     .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Email of who committed (or deployed)" })),
-  updated_by_id: z.uuid(),
+  updated_by_id: /* @__PURE__ */ z.uuid(),
 });
 
 /** A config (the platform's ConfigResponseModel). */

@@ -81,8 +81,14 @@ const WHO =
   "Owners and workspace admins of the webhook's organization only: other members (and read-only keys) get 403, anyone else 404.";
 
 const refusals = {
-  403: errorResponse("The caller's role there is not owner or workspace_admin, or the key is read-only", forbidden()),
-  404: errorResponse("No such webhook, or one of an organization the caller is not a member of", webhookNotFound()),
+  403: /* @__PURE__ */ errorResponse(
+    "The caller's role there is not owner or workspace_admin, or the key is read-only",
+    /* @__PURE__ */ forbidden(),
+  ),
+  404: /* @__PURE__ */ errorResponse(
+    "No such webhook, or one of an organization the caller is not a member of",
+    /* @__PURE__ */ webhookNotFound(),
+  ),
 };
 
 /** 403 for a member who may not manage webhooks; 404 (`notFound`) for anyone else. */

@@ -70,7 +70,10 @@ export const MemberDryRun = /* @__PURE__ */ z
   )
   .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "MemberDryRun"));
 
-const RoleDescription = /* @__PURE__ */ z.object({ role_name: z.enum(ROLES), role_description: z.string() });
+const RoleDescription = /* @__PURE__ */ z.object({
+  role_name: /* @__PURE__ */ z.enum(ROLES),
+  role_description: /* @__PURE__ */ z.string(),
+});
 
 export const WorkspaceMember = /* @__PURE__ */ z
   .object({
