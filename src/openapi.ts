@@ -13,7 +13,7 @@ import {
 } from "./http/errors";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from "./http/idempotency";
 import {
-  EXAMPLE_IDS,
+  EXAMPLE_ENVIRONMENT_ID,
   errorResponse,
   IDEMPOTENCY_KEY_ERRORS,
   jsonRequestBody,
@@ -244,7 +244,7 @@ export function openApiDocument(
           description:
             "The ETag of GET /apps/{app_id}/revisions/{environment_name} for the environment written to (or a deploy's " +
             "answer), or `*` (any state): the deployment is written only if the environment is still in that state, else 412.",
-          schema: { type: "string", examples: [`"${EXAMPLE_IDS.environment}.2"`] },
+          schema: { type: "string", examples: [`"${EXAMPLE_ENVIRONMENT_ID}.2"`] },
         },
         ProtectionBypass: {
           name: PROTECTION_BYPASS_HEADER,
@@ -262,7 +262,7 @@ export function openApiDocument(
           in: "header",
           required: false,
           description: "The record's ETag, as last read: a 304 without a body while the record is unchanged",
-          schema: { type: "string", examples: [`"${EXAMPLE_IDS.environment}.2"`] },
+          schema: { type: "string", examples: [`"${EXAMPLE_ENVIRONMENT_ID}.2"`] },
         },
       },
       headers: {
@@ -282,7 +282,7 @@ export function openApiDocument(
             "the record does. Send it as If-Match (deploy, revert) or If-None-Match (the record).",
           required: true,
           schema: { type: "string" },
-          example: `"${EXAMPLE_IDS.environment}.2"`,
+          example: `"${EXAMPLE_ENVIRONMENT_ID}.2"`,
         },
         IdempotentReplayed: {
           description: `This answer replays that of the first request with this ${IDEMPOTENCY_KEY_HEADER}; nothing was written`,

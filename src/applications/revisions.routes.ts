@@ -6,9 +6,10 @@ import { readAs, writeAs } from "../http/d1-session";
 import { forbidden, idempotencyKeyInFlight, slugTaken } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
+  DEMO_APP_ID,
   DEMO_CONFIG_PARAMS,
-  DEMO_IDS,
-  EXAMPLE_IDS,
+  EXAMPLE_VARIANT_ID,
+  EXAMPLE_VARIANT_REVISION_ID,
   environmentProtectedExample,
   errorResponse,
   headerRef,
@@ -117,7 +118,7 @@ export const revisionsRoutes = [
           },
           byRevision: {
             summary: "A revision by its id",
-            value: { application_revision_ref: { id: EXAMPLE_IDS.variantRevision } },
+            value: { application_revision_ref: { id: EXAMPLE_VARIANT_REVISION_ID } },
           },
         },
       },
@@ -201,8 +202,8 @@ export const revisionsRoutes = [
             summary: "New params for a variant (VariantManager.commit)",
             value: {
               application_revision: {
-                application_id: DEMO_IDS.app,
-                application_variant_id: EXAMPLE_IDS.variant,
+                application_id: DEMO_APP_ID,
+                application_variant_id: EXAMPLE_VARIANT_ID,
                 slug: "3f9a0c12d4e5",
                 data: { parameters: { ...DEMO_CONFIG_PARAMS, temperature: 0.7 } },
                 message: "Warmer",
@@ -294,11 +295,11 @@ export const revisionsRoutes = [
         examples: globalThis.DOCUMENTATION && {
           all: {
             summary: "Every revision of a variant (VariantManager.history)",
-            value: { application_revisions: { application_id: DEMO_IDS.app, application_variant_id: EXAMPLE_IDS.variant } },
+            value: { application_revisions: { application_id: DEMO_APP_ID, application_variant_id: EXAMPLE_VARIANT_ID } },
           },
           page: {
             summary: "The two latest, then the next page with the cursor answered",
-            value: { application_revisions: { application_variant_id: EXAMPLE_IDS.variant }, windowing: { limit: 2 } },
+            value: { application_revisions: { application_variant_id: EXAMPLE_VARIANT_ID }, windowing: { limit: 2 } },
           },
         },
       },

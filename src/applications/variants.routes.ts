@@ -6,7 +6,7 @@ import { NOTHING, Nothing, slugTakenResponse } from "../http/current-api";
 import { mergedOldestFirst, readAs, readOnShardsOf, writeAs } from "../http/d1-session";
 import { forbidden, slugTaken } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { DEMO_IDS, EXAMPLE_IDS, responseRef } from "../http/openapi-parts";
+import { DEMO_APP_ID, DEMO_USER_ID, EXAMPLE_VARIANT_ID, responseRef } from "../http/openapi-parts";
 import { route } from "../http/route";
 import {
   AddApplicationVariantBody,
@@ -27,15 +27,15 @@ import {
 } from "./variants.sql.ts";
 
 const demoVariant = {
-  id: EXAMPLE_IDS.variant,
+  id: EXAMPLE_VARIANT_ID,
   slug: "main",
   name: "main",
-  application_id: DEMO_IDS.app,
+  application_id: DEMO_APP_ID,
   application_slug: "demo-app",
-  artifact_id: DEMO_IDS.app,
+  artifact_id: DEMO_APP_ID,
   artifact_slug: "demo-app",
   created_at: "2026-11-22T02:54:51.201Z",
-  created_by_id: DEMO_IDS.user,
+  created_by_id: DEMO_USER_ID,
   updated_at: "2026-11-22T02:54:51.236Z",
 } satisfies ApplicationVariant;
 
@@ -43,9 +43,9 @@ const newVariant = {
   id: "01a2012d-9d01-7b3e-8c4f-2a6d9e1f0b37",
   slug: "support",
   name: "support",
-  application_id: DEMO_IDS.app,
+  application_id: DEMO_APP_ID,
   application_slug: "demo-app",
-  artifact_id: DEMO_IDS.app,
+  artifact_id: DEMO_APP_ID,
   artifact_slug: "demo-app",
   created_at: "2026-11-22T03:10:04.512Z",
   updated_at: "2026-11-22T03:10:04.512Z",
@@ -53,7 +53,7 @@ const newVariant = {
 
 const variantPath = {
   schema: ApplicationVariantParams,
-  examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant },
+  examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_VARIANT_ID },
 };
 
 const one = (variant: ApplicationVariant) => ({ count: 1 as const, application_variant: variant });
@@ -149,7 +149,7 @@ export const applicationVariantsRoutes = [
         examples: globalThis.DOCUMENTATION && {
           asTheSdkSends: {
             summary: "As VariantManager.create sends it",
-            value: { application_variant: { application_id: DEMO_IDS.app, slug: "support" } },
+            value: { application_variant: { application_id: DEMO_APP_ID, slug: "support" } },
           },
         },
       },
@@ -213,7 +213,7 @@ export const applicationVariantsRoutes = [
           },
           ofApp: {
             summary: "Every variant of an app, archived ones too",
-            value: { application_refs: [{ id: DEMO_IDS.app }], include_archived: true },
+            value: { application_refs: [{ id: DEMO_APP_ID }], include_archived: true },
           },
         },
       },

@@ -8,7 +8,9 @@ import { forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
 import {
-  DEMO_IDS,
+  DEMO_APP_ID,
+  DEMO_ORGANIZATION_ID,
+  DEMO_WORKSPACE_ID,
   environmentProtectedExample,
   errorResponse,
   PROTECTED,
@@ -57,7 +59,7 @@ const NAME_TAKEN = "An app of that name already exists in the target project";
 
 const newApp = { app_id: "01a2012d-9c3e-7f10-8a4b-2d6e8f0a1c3e", app_name: "my-app" } satisfies CreateAppOutput;
 
-const appPath = { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app } };
+const appPath = { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID } };
 
 /** Routes under /apps that act on apps themselves. */
 export const appsRoutes = [
@@ -74,7 +76,7 @@ export const appsRoutes = [
       auth: "key",
       query: {
         schema: ListAppsQuery,
-        examples: globalThis.DOCUMENTATION && { app_name: "demo-app", workspace_id: DEMO_IDS.workspace },
+        examples: globalThis.DOCUMENTATION && { app_name: "demo-app", workspace_id: DEMO_WORKSPACE_ID },
       },
       doc: globalThis.DOCUMENTATION && {
         operationId: "listApps",
@@ -85,7 +87,7 @@ export const appsRoutes = [
           schema: z.array(AppListItem),
           description: "The apps, oldest first",
           example: [
-            { app_id: DEMO_IDS.app, app_name: "demo-app", updated_at: "2026-11-22T02:54:51.253Z" },
+            { app_id: DEMO_APP_ID, app_name: "demo-app", updated_at: "2026-11-22T02:54:51.253Z" },
           ] satisfies AppListItem[],
         },
       },
@@ -177,7 +179,7 @@ export const appsRoutes = [
           inKeyProject: { summary: "In the key's project", value: { app_name: "my-app" } },
           inOrganization: {
             summary: "In an organization's default project",
-            value: { app_name: "other-app", organization_id: DEMO_IDS.organization },
+            value: { app_name: "other-app", organization_id: DEMO_ORGANIZATION_ID },
           },
         },
       },
@@ -248,7 +250,7 @@ export const appsRoutes = [
         ok: {
           schema: CreateAppOutput,
           description: "The app was renamed",
-          example: { app_id: DEMO_IDS.app, app_name: "renamed-app" } satisfies CreateAppOutput,
+          example: { app_id: DEMO_APP_ID, app_name: "renamed-app" } satisfies CreateAppOutput,
         },
         errors: {
           404: responseRef("AppNotFound"),
@@ -295,7 +297,7 @@ export const appsRoutes = [
               summary: "?dry_run=true",
               value: {
                 dry_run: true,
-                app_id: DEMO_IDS.app,
+                app_id: DEMO_APP_ID,
                 app_name: "demo-app",
                 kind: "delete",
                 configs: 1,

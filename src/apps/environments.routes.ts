@@ -3,7 +3,19 @@ import { environmentETag } from "../core/environment-etag";
 import { appEnvironmentNotFound, appNotFound } from "../http/core-errors";
 import { readAs } from "../http/d1-session";
 import { AppParams } from "../http/fields";
-import { bodilessResponse, DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef, responseRef } from "../http/openapi-parts";
+import {
+  bodilessResponse,
+  DEMO_APP_ID,
+  DEMO_ORGANIZATION_ID,
+  DEMO_PROJECT_ID,
+  DEMO_WORKSPACE_ID,
+  EXAMPLE_ENVIRONMENT_REVISION_ID,
+  EXAMPLE_VARIANT_ID,
+  EXAMPLE_VARIANT_REVISION_ID,
+  errorResponse,
+  headerRef,
+  responseRef,
+} from "../http/openapi-parts";
 import { pagedJson } from "../http/paged-json";
 import { route, type SharedResponses } from "../http/route";
 import {
@@ -18,15 +30,15 @@ import { ENVIRONMENT_REVISIONS_PAGE_ROWS, listEnvironments, readEnvironmentRevis
 
 const demoEnvironment = {
   name: "development",
-  app_id: DEMO_IDS.app,
-  project_id: DEMO_IDS.project,
-  deployed_app_variant_id: EXAMPLE_IDS.variant,
+  app_id: DEMO_APP_ID,
+  project_id: DEMO_PROJECT_ID,
+  deployed_app_variant_id: EXAMPLE_VARIANT_ID,
   deployed_variant_name: "app.main",
-  deployed_app_variant_revision_id: EXAMPLE_IDS.variantRevision,
+  deployed_app_variant_revision_id: EXAMPLE_VARIANT_REVISION_ID,
   deployed_variant_archived: false,
   revision: 3,
-  organization_id: DEMO_IDS.organization,
-  workspace_id: DEMO_IDS.workspace,
+  organization_id: DEMO_ORGANIZATION_ID,
+  workspace_id: DEMO_WORKSPACE_ID,
 } satisfies EnvironmentOutput;
 
 const { organization_id, workspace_id, ...demoRecordHead } = demoEnvironment;
@@ -34,7 +46,7 @@ const demoRecord = {
   ...demoRecordHead,
   revisions: [
     {
-      id: EXAMPLE_IDS.environmentRevision,
+      id: EXAMPLE_ENVIRONMENT_REVISION_ID,
       revision: 1,
       modified_by: "demo",
       deployed_app_variant_revision: "01a2012d-8940-7219-9117-af422206e8f5",
@@ -78,7 +90,7 @@ export const environmentsRoutes = [
       auth: "key",
       params: {
         schema: EnvironmentRevisionsParams,
-        examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, environment_name: "development" },
+        examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID, environment_name: "development" },
       },
       ifNoneMatch: true,
       doc: globalThis.DOCUMENTATION && {
@@ -121,7 +133,7 @@ export const environmentsRoutes = [
         cases: [{ name: "GET environments", path: "/apps/{appId}/environments", trips: 1 }],
       },
       auth: "key",
-      params: { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app } },
+      params: { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID } },
       doc: globalThis.DOCUMENTATION && {
         operationId: "listEnvironments",
         tag: "Environments",

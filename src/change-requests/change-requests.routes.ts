@@ -6,7 +6,16 @@ import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import type { Documentation } from "../http/documentation";
 import { type ApiError, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { codedConflictResponse, DEMO_IDS, EXAMPLE_IDS, errorResponse, headerRef } from "../http/openapi-parts";
+import {
+  codedConflictResponse,
+  DEMO_APP_ID,
+  DEMO_PROJECT_ID,
+  DEMO_USER_ID,
+  EXAMPLE_ENVIRONMENT_REVISION_ID,
+  EXAMPLE_VARIANT_REVISION_ID,
+  errorResponse,
+  headerRef,
+} from "../http/openapi-parts";
 import { type RouteDeclaration, route } from "../http/route";
 import { type ActionInput, actOnChangeRequest } from "./actions.sql.ts";
 import { changeRequestETag, toChangeRequest, toChangeRequestDiff, toChangeRequestSummary } from "./change-requests.answers";
@@ -173,7 +182,7 @@ const demoDocument = (temperature: number) => ({
 export const DEMO_DIFF = {
   base: {
     environment_revision: 4,
-    environment_revision_id: EXAMPLE_IDS.environmentRevision,
+    environment_revision_id: EXAMPLE_ENVIRONMENT_REVISION_ID,
     variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
     config_name: "main",
     revision: 2,
@@ -181,14 +190,14 @@ export const DEMO_DIFF = {
   },
   current: {
     environment_revision: 4,
-    environment_revision_id: EXAMPLE_IDS.environmentRevision,
+    environment_revision_id: EXAMPLE_ENVIRONMENT_REVISION_ID,
     variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
     config_name: "main",
     revision: 2,
     document: demoDocument(0.7),
   },
   proposed: {
-    variant_revision_id: EXAMPLE_IDS.variantRevision,
+    variant_revision_id: EXAMPLE_VARIANT_REVISION_ID,
     config_name: "main",
     revision: 3,
     document: demoDocument(0.2),
@@ -232,18 +241,18 @@ export const changeRequestsRoutes = [
           deploy: {
             summary: "Deploy a config revision to production",
             value: {
-              app_id: DEMO_IDS.app,
+              app_id: DEMO_APP_ID,
               environment: "production",
-              variant_revision_id: EXAMPLE_IDS.variantRevision,
+              variant_revision_id: EXAMPLE_VARIANT_REVISION_ID,
               title: "Lower temperature",
             },
           },
           revertDraft: {
             summary: "A draft that deploys an earlier revision again",
             value: {
-              app_id: DEMO_IDS.app,
+              app_id: DEMO_APP_ID,
               environment: "production",
-              revert_to_revision_id: EXAMPLE_IDS.environmentRevision,
+              revert_to_revision_id: EXAMPLE_ENVIRONMENT_REVISION_ID,
               title: "Back to yesterday's config",
               draft: true,
             },
@@ -293,11 +302,11 @@ export const changeRequestsRoutes = [
       query: {
         schema: ListChangeRequestsQuery,
         examples: globalThis.DOCUMENTATION && {
-          app_id: DEMO_IDS.app,
+          app_id: DEMO_APP_ID,
           environment: "production",
           state: "open",
-          author: DEMO_IDS.user,
-          project_id: DEMO_IDS.project,
+          author: DEMO_USER_ID,
+          project_id: DEMO_PROJECT_ID,
           cursor: DEMO_CHANGE_REQUEST.id,
           limit: 50,
         },
@@ -391,7 +400,7 @@ export const changeRequestsRoutes = [
           },
           repropose: {
             summary: "Another config revision (approvals reset)",
-            value: { variant_revision_id: EXAMPLE_IDS.variantRevision },
+            value: { variant_revision_id: EXAMPLE_VARIANT_REVISION_ID },
           },
         },
       },

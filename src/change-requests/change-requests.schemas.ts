@@ -1,7 +1,13 @@
 import * as z from "zod/mini";
 import { documented, schemaName } from "../http/documentation";
 import { storableText, uuid } from "../http/fields";
-import { DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
+import {
+  DEMO_APP_ID,
+  DEMO_PROJECT_ID,
+  DEMO_USER_ID,
+  EXAMPLE_ENVIRONMENT_REVISION_ID,
+  EXAMPLE_VARIANT_REVISION_ID,
+} from "../http/openapi-parts";
 
 /** The states a request is read in (docs/CHANGE-REQUESTS.md §3): `approved` and `expired` as read, the others stored. */
 export const CHANGE_REQUEST_STATES = [
@@ -342,23 +348,23 @@ export function expectedWrites(ifMatch: string | undefined, id: string): number 
   return tag && tag[1] === id ? Number(tag[2]) : 0;
 }
 
-const demoUser = { user_id: DEMO_IDS.user, username: "demo" };
+const demoUser = { user_id: DEMO_USER_ID, username: "demo" };
 
 /** The documented example of a request. */
 export const DEMO_CHANGE_REQUEST = {
   id: "01a2012d-8a10-7c3e-9a51-0c4f1e2d3b40",
-  app_id: DEMO_IDS.app,
+  app_id: DEMO_APP_ID,
   app_name: "demo-app",
   environment: "production",
-  project_id: DEMO_IDS.project,
+  project_id: DEMO_PROJECT_ID,
   kind: "deploy",
-  variant_revision_id: EXAMPLE_IDS.variantRevision,
+  variant_revision_id: EXAMPLE_VARIANT_REVISION_ID,
   config_name: "main",
   revision: 3,
   revert_to_revision_id: null,
   base: {
     environment_revision: 4,
-    environment_revision_id: EXAMPLE_IDS.environmentRevision,
+    environment_revision_id: EXAMPLE_ENVIRONMENT_REVISION_ID,
     variant_revision_id: null,
   },
   title: "Lower temperature",

@@ -8,9 +8,10 @@ import { dryRunQueryOf } from "../http/dry-run";
 import { forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
+  DEMO_APP_ID,
   DEMO_CONFIG_PARAMS,
-  DEMO_IDS,
-  EXAMPLE_IDS,
+  EXAMPLE_ENVIRONMENT_REVISION_ID,
+  EXAMPLE_VARIANT_REVISION_ID,
   environmentProtectedExample,
   errorResponse,
   PROTECTED,
@@ -80,7 +81,7 @@ export const registryRoutes = [
       query: {
         schema: GetConfigQuery,
         examples: globalThis.DOCUMENTATION && {
-          base_id: DEMO_IDS.app,
+          base_id: DEMO_APP_ID,
           environment_name: "production",
           config_name: "main",
         },
@@ -152,7 +153,7 @@ export const registryRoutes = [
           newConfig: {
             summary: "A new config",
             value: {
-              base_id: DEMO_IDS.app,
+              base_id: DEMO_APP_ID,
               config_name: "support",
               parameters: { ...DEMO_CONFIG_PARAMS, prompt: "You answer customer support questions." },
               overwrite: false,
@@ -161,7 +162,7 @@ export const registryRoutes = [
           overwrite: {
             summary: "New parameters for a config, deployed to production",
             value: {
-              base_id: DEMO_IDS.app,
+              base_id: DEMO_APP_ID,
               config_name: "main",
               parameters: { ...DEMO_CONFIG_PARAMS, temperature: 0.7 },
               overwrite: true,
@@ -194,7 +195,7 @@ export const registryRoutes = [
               summary: "?dry_run=true, an overwrite",
               value: {
                 dry_run: true,
-                app_id: DEMO_IDS.app,
+                app_id: DEMO_APP_ID,
                 config_name: "main",
                 kind: "save",
                 revision: 3,
@@ -203,7 +204,7 @@ export const registryRoutes = [
                   next_environment_revision: 3,
                   current: {
                     environment_revision: 2,
-                    variant_revision_id: EXAMPLE_IDS.variantRevision,
+                    variant_revision_id: EXAMPLE_VARIANT_REVISION_ID,
                     config_name: "main",
                     revision: 2,
                   },
@@ -258,7 +259,7 @@ export const registryRoutes = [
       auth: "key",
       params: {
         schema: DeploymentRevisionParams,
-        examples: globalThis.DOCUMENTATION && { deployment_revision_id: EXAMPLE_IDS.environmentRevision },
+        examples: globalThis.DOCUMENTATION && { deployment_revision_id: EXAMPLE_ENVIRONMENT_REVISION_ID },
       },
       doc: globalThis.DOCUMENTATION && {
         operationId: "getConfigDeploymentRevision",
@@ -289,7 +290,7 @@ export const basesRoutes = [
       path: "/bases",
       roundTrips: globalThis.ROUTE_FACTS && { cases: [{ name: "GET /bases", path: "/bases?app_id={appId}", trips: 1 }] },
       auth: "key",
-      query: { schema: ListBasesQuery, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, base_name: "app" } },
+      query: { schema: ListBasesQuery, examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID, base_name: "app" } },
       doc: globalThis.DOCUMENTATION && {
         operationId: "listBases",
         tag: "Older SDK",
@@ -300,7 +301,7 @@ export const basesRoutes = [
         ok: {
           schema: z.array(Base),
           description: "The app's base, or none",
-          example: [{ base_id: DEMO_IDS.app, base_name: "app" }] satisfies Base[],
+          example: [{ base_id: DEMO_APP_ID, base_name: "app" }] satisfies Base[],
         },
         errors: { 404: responseRef("AppNotFound") },
       },

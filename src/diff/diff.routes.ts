@@ -2,7 +2,14 @@ import type * as z from "zod/mini";
 import { diffDocuments } from "../core/diff";
 import { revisionNotFound } from "../http/core-errors";
 import { readAs } from "../http/d1-session";
-import { DEMO_CONFIG_PARAMS, EXAMPLE_IDS, errorResponse } from "../http/openapi-parts";
+import {
+  DEMO_CONFIG_PARAMS,
+  EXAMPLE_ENVIRONMENT_REVISION_ID,
+  EXAMPLE_PREVIOUS_ENVIRONMENT_REVISION_ID,
+  EXAMPLE_PREVIOUS_VARIANT_REVISION_ID,
+  EXAMPLE_VARIANT_REVISION_ID,
+  errorResponse,
+} from "../http/openapi-parts";
 import { route } from "../http/route";
 import { ConfigDiffOutput, DiffQuery, EnvironmentDiffOutput } from "./diff.schemas";
 import { readConfigSides, readEnvironmentSides } from "./diff.sql.ts";
@@ -41,7 +48,7 @@ export const diffRoutes = [
       auth: "key",
       query: {
         schema: DiffQuery,
-        examples: globalThis.DOCUMENTATION && { from: EXAMPLE_IDS.previousVariantRevision, to: EXAMPLE_IDS.variantRevision },
+        examples: globalThis.DOCUMENTATION && { from: EXAMPLE_PREVIOUS_VARIANT_REVISION_ID, to: EXAMPLE_VARIANT_REVISION_ID },
       },
       doc: globalThis.DOCUMENTATION && {
         operationId: "diffConfigs",
@@ -52,8 +59,8 @@ export const diffRoutes = [
           schema: ConfigDiffOutput,
           description: "The diff",
           example: {
-            from: { id: EXAMPLE_IDS.previousVariantRevision, config_name: "main", revision: 1 },
-            to: { id: EXAMPLE_IDS.variantRevision, config_name: "main", revision: 2 },
+            from: { id: EXAMPLE_PREVIOUS_VARIANT_REVISION_ID, config_name: "main", revision: 1 },
+            to: { id: EXAMPLE_VARIANT_REVISION_ID, config_name: "main", revision: 2 },
             ...temperatureDiff,
           } satisfies z.output<typeof ConfigDiffOutput>,
         },
@@ -94,8 +101,8 @@ export const diffRoutes = [
       query: {
         schema: DiffQuery,
         examples: globalThis.DOCUMENTATION && {
-          from: EXAMPLE_IDS.previousEnvironmentRevision,
-          to: EXAMPLE_IDS.environmentRevision,
+          from: EXAMPLE_PREVIOUS_ENVIRONMENT_REVISION_ID,
+          to: EXAMPLE_ENVIRONMENT_REVISION_ID,
         },
       },
       doc: globalThis.DOCUMENTATION && {
@@ -110,14 +117,14 @@ export const diffRoutes = [
           description: "The diff",
           example: {
             from: {
-              id: EXAMPLE_IDS.previousEnvironmentRevision,
+              id: EXAMPLE_PREVIOUS_ENVIRONMENT_REVISION_ID,
               config_name: "main",
               revision: 1,
               environment: "production",
               environment_revision: 2,
             },
             to: {
-              id: EXAMPLE_IDS.environmentRevision,
+              id: EXAMPLE_ENVIRONMENT_REVISION_ID,
               config_name: "main",
               revision: 2,
               environment: "production",

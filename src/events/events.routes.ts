@@ -1,7 +1,7 @@
 import type * as z from "zod/mini";
 import { readAs } from "../http/d1-session";
 import { forbidden } from "../http/errors";
-import { DEMO_IDS, errorResponse } from "../http/openapi-parts";
+import { DEMO_APP_ID, DEMO_ORGANIZATION_ID, DEMO_USER_ID, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { organizationNotFound } from "../organizations/errors";
 import { EventPage, ListEventsQuery } from "./events.schemas";
@@ -19,10 +19,10 @@ export const eventsRoutes = [
       query: {
         schema: ListEventsQuery,
         examples: globalThis.DOCUMENTATION && {
-          organization_id: DEMO_IDS.organization,
-          app_id: DEMO_IDS.app,
+          organization_id: DEMO_ORGANIZATION_ID,
+          app_id: DEMO_APP_ID,
           type: "environment.",
-          actor: DEMO_IDS.user,
+          actor: DEMO_USER_ID,
           since: "2026-11-01T00:00:00Z",
           until: "2026-12-01T00:00:00Z",
           cursor: "01a20c07-a195-7289-98bf-32e9a14d3e9e",

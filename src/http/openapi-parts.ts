@@ -73,35 +73,33 @@ export const TAGS = [
 /** An operation's `tags`: its one tag, which TAGS declares. */
 export const tagged = (tag: (typeof TAGS)[number]["name"]) => [tag];
 
-// Examples use the README's demo values (the local seed of `npm run dev`), so that they work as written there.
-export const DEMO_IDS = {
-  user: "00000000-0000-7000-8000-000000000001",
-  app: "00000000-0000-7000-8000-000000000005",
-  organization: "00000000-0000-7000-8000-000000000002",
-  workspace: "00000000-0000-7000-8000-000000000003",
-  project: "00000000-0000-7000-8000-000000000004",
-} as const;
+// Examples use the README's demo values (the local seed of `npm run dev`), so that they work as written there. Each id
+// is a constant of its own, not a property of an object: esbuild keeps an unused example that reads a property (a
+// getter might run), so the Worker's bundle would carry every example that names an id.
+export const DEMO_USER_ID = "00000000-0000-7000-8000-000000000001";
+export const DEMO_APP_ID = "00000000-0000-7000-8000-000000000005";
+export const DEMO_ORGANIZATION_ID = "00000000-0000-7000-8000-000000000002";
+export const DEMO_WORKSPACE_ID = "00000000-0000-7000-8000-000000000003";
+export const DEMO_PROJECT_ID = "00000000-0000-7000-8000-000000000004";
 
 // The params of the demo app's config `main` (its latest revision).
 export const DEMO_CONFIG_PARAMS = { model: "gpt-4o-mini", temperature: 0.2, prompt: "You are a helpful assistant." };
 
 // Ids the seed makes anew on each database: examples only.
-export const EXAMPLE_IDS = {
-  app: "01a2012d-9c3e-7f10-8a4b-2d6e8f0a1c3e",
-  variant: "01a2012d-894c-77b0-ba2e-5b0e6747124c",
-  variantRevision: "01a2012d-89b1-72d5-889a-f5c51767a9f4",
-  environmentRevision: "01a2012d-8940-7219-9117-b691493353e3",
-  environment: "01a2012d-893f-7a41-8c1e-3b5d7f9e2a60",
-  previousVariantRevision: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
-  previousEnvironmentRevision: "01a2012d-8940-7219-9117-b691493353e2",
-} as const;
+export const EXAMPLE_APP_ID = "01a2012d-9c3e-7f10-8a4b-2d6e8f0a1c3e";
+export const EXAMPLE_VARIANT_ID = "01a2012d-894c-77b0-ba2e-5b0e6747124c";
+export const EXAMPLE_VARIANT_REVISION_ID = "01a2012d-89b1-72d5-889a-f5c51767a9f4";
+export const EXAMPLE_ENVIRONMENT_REVISION_ID = "01a2012d-8940-7219-9117-b691493353e3";
+export const EXAMPLE_ENVIRONMENT_ID = "01a2012d-893f-7a41-8c1e-3b5d7f9e2a60";
+export const EXAMPLE_PREVIOUS_VARIANT_REVISION_ID = "01a2012d-89b1-72d5-889a-f5c51767a9f3";
+export const EXAMPLE_PREVIOUS_ENVIRONMENT_REVISION_ID = "01a2012d-8940-7219-9117-b691493353e2";
 
 /** What the 409 of a protected environment says in the document (with `environmentProtectedExample`). */
 export const PROTECTED =
   "The environment is protected (GET /projects/{project_id}/environments/{environment_name}/protection): it changes " +
   "only through an approved change request (POST /change-requests), or with a Protection-Bypass from a role allowed " +
   "it; nothing was written";
-export const environmentProtectedExample = () => environmentProtected(EXAMPLE_IDS.app, "production");
+export const environmentProtectedExample = () => environmentProtected(EXAMPLE_APP_ID, "production");
 
 /** Request body examples, checked against the body schema's input type. */
 export type RequestExamples<Body> = Record<string, { summary: string; value: Body }>;

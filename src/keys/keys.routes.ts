@@ -4,7 +4,7 @@ import { CALLER_KEY } from "../db/buckets";
 import { mergedOldestFirst, readAs, readOnEveryShard, writeAs } from "../http/d1-session";
 import { dryRunQueryOf } from "../http/dry-run";
 import { forbidden } from "../http/errors";
-import { DEMO_IDS, errorResponse } from "../http/openapi-parts";
+import { DEMO_ORGANIZATION_ID, DEMO_PROJECT_ID, DEMO_USER_ID, DEMO_WORKSPACE_ID, errorResponse } from "../http/openapi-parts";
 import { requestBucket } from "../http/request-bucket";
 import { route } from "../http/route";
 import { workspaceNotFound } from "../workspaces/errors";
@@ -31,9 +31,9 @@ const demoKey = {
   last_used_at: "2026-11-22T03:12:07.441Z",
   expiration_date: null,
   read_only: false,
-  project_id: DEMO_IDS.project,
-  workspace_id: DEMO_IDS.workspace,
-  organization_id: DEMO_IDS.organization,
+  project_id: DEMO_PROJECT_ID,
+  workspace_id: DEMO_WORKSPACE_ID,
+  organization_id: DEMO_ORGANIZATION_ID,
 } satisfies z.output<typeof ApiKeyListItem>;
 
 const newKey = "k7Qm2PzX.5b1e0c9d8a7f6e5d4c3b2a190817263544536271809a8b7c6d5e4f3a2b1c0d9e";
@@ -80,7 +80,7 @@ export const keysRoutes = [
       query: {
         schema: CreateKeyQuery,
         examples: globalThis.DOCUMENTATION && {
-          workspace_id: DEMO_IDS.workspace,
+          workspace_id: DEMO_WORKSPACE_ID,
           read_only: "true",
           expiration_date: "2099-01-01T00:00:00Z",
         },
@@ -215,7 +215,7 @@ export const profileRoutes = [
       path: "/profile",
       roundTrips: globalThis.ROUTE_FACTS && { cases: [{ name: "GET /profile", path: "/profile", trips: 1 }] },
       auth: "key",
-      query: { schema: ProfileQuery, examples: globalThis.DOCUMENTATION && { user_id: DEMO_IDS.user } },
+      query: { schema: ProfileQuery, examples: globalThis.DOCUMENTATION && { user_id: DEMO_USER_ID } },
       doc: globalThis.DOCUMENTATION && {
         operationId: "fetchUserProfile",
         tag: "Profile",
@@ -227,7 +227,7 @@ export const profileRoutes = [
           schema: Profile,
           description: "The caller's user",
           example: {
-            id: DEMO_IDS.user,
+            id: DEMO_USER_ID,
             username: "demo",
             email: "demo@example.com",
             created_at: "2026-11-22T02:54:50.912Z",

@@ -1,7 +1,7 @@
 import type * as z from "zod/mini";
 import { forbidden } from "../http/errors";
 import { errorResponse } from "../http/openapi-parts";
-import { EXAMPLE_ACCOUNT_IDS } from "../workspaces/documentation";
+import { EXAMPLE_ORGANIZATION_ID, EXAMPLE_PROJECT_ID, EXAMPLE_WORKSPACE_ID } from "../workspaces/documentation";
 import { type Invitation, WorkspaceParams } from "./organizations.schemas";
 
 /* The parts of the route declarations under /organizations that its routes and its invitations' routes share. */
@@ -12,9 +12,9 @@ export const demoInvitation = {
   email: "new.person@example.com",
   role: "editor",
   token: TOKEN,
-  organization_id: EXAMPLE_ACCOUNT_IDS.organization,
-  workspace_id: EXAMPLE_ACCOUNT_IDS.workspace,
-  project_id: EXAMPLE_ACCOUNT_IDS.project,
+  organization_id: EXAMPLE_ORGANIZATION_ID,
+  workspace_id: EXAMPLE_WORKSPACE_ID,
+  project_id: EXAMPLE_PROJECT_ID,
   expires_at: "2026-11-30T09:20:11.730Z",
 } satisfies z.output<typeof Invitation>;
 
@@ -25,7 +25,7 @@ export const forbiddenUnlessAdmin = (what: string) =>
   );
 
 /** The path parameters of every route under /organizations/{org_id}/workspaces/{workspace_id}. */
-const workspaceExamples = { org_id: EXAMPLE_ACCOUNT_IDS.organization, workspace_id: EXAMPLE_ACCOUNT_IDS.workspace };
+const workspaceExamples = { org_id: EXAMPLE_ORGANIZATION_ID, workspace_id: EXAMPLE_WORKSPACE_ID };
 
 /** The path parameters of the /organizations/{org_id}/workspaces/{workspace_id} routes below, with their documented example. */
 export const workspacePath = { schema: WorkspaceParams, examples: globalThis.DOCUMENTATION && workspaceExamples };

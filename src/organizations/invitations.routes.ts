@@ -6,10 +6,17 @@ import { Caller } from "../db/caller";
 import type { Role } from "../db/roles";
 import { writeAs } from "../http/d1-session";
 import { type ApiError, forbidden } from "../http/errors";
-import { DEMO_IDS, errorResponse, responseRef } from "../http/openapi-parts";
+import { DEMO_USER_ID, errorResponse, responseRef } from "../http/openapi-parts";
 import { requestBucket } from "../http/request-bucket";
 import { type RouteEnv, route } from "../http/route";
-import { ADMINS_ONLY, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/documentation";
+import {
+  ADMINS_ONLY,
+  EXAMPLE_INVITEE_ID,
+  EXAMPLE_ORGANIZATION_ID,
+  EXAMPLE_PROJECT_ID,
+  EXAMPLE_WORKSPACE_ID,
+  PER_ORGANIZATION,
+} from "../workspaces/documentation";
 import { workspaceNotFound } from "../workspaces/errors";
 import { demoInvitation, forbiddenUnlessAdmin, TOKEN, workspacePath } from "./declarations";
 import {
@@ -225,7 +232,7 @@ export const invitationsRoutes = [
       },
       auth: "optional",
       params: workspacePath,
-      query: { schema: AcceptQuery, examples: globalThis.DOCUMENTATION && { project_id: EXAMPLE_ACCOUNT_IDS.project } },
+      query: { schema: AcceptQuery, examples: globalThis.DOCUMENTATION && { project_id: EXAMPLE_PROJECT_ID } },
       body: {
         schema: AcceptBody,
         id: "Accept",
@@ -253,24 +260,24 @@ export const invitationsRoutes = [
             newUser: {
               summary: "A new user, with their first key",
               value: {
-                user_id: EXAMPLE_ACCOUNT_IDS.invitee,
+                user_id: EXAMPLE_INVITEE_ID,
                 email: demoInvitation.email,
                 role: "editor",
-                organization_id: EXAMPLE_ACCOUNT_IDS.organization,
-                workspace_id: EXAMPLE_ACCOUNT_IDS.workspace,
-                project_id: EXAMPLE_ACCOUNT_IDS.project,
+                organization_id: EXAMPLE_ORGANIZATION_ID,
+                workspace_id: EXAMPLE_WORKSPACE_ID,
+                project_id: EXAMPLE_PROJECT_ID,
                 api_key: "Qw8eR2tY.0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
               } satisfies z.output<typeof AcceptedInvitation>,
             },
             existingUser: {
               summary: "An existing user, with their own key",
               value: {
-                user_id: DEMO_IDS.user,
+                user_id: DEMO_USER_ID,
                 email: "demo@example.com",
                 role: "editor",
-                organization_id: EXAMPLE_ACCOUNT_IDS.organization,
-                workspace_id: EXAMPLE_ACCOUNT_IDS.workspace,
-                project_id: EXAMPLE_ACCOUNT_IDS.project,
+                organization_id: EXAMPLE_ORGANIZATION_ID,
+                workspace_id: EXAMPLE_WORKSPACE_ID,
+                project_id: EXAMPLE_PROJECT_ID,
               } satisfies z.output<typeof AcceptedInvitation>,
             },
           },

@@ -3,10 +3,16 @@ import { bucketedSince, CALLER_KEY, newOrganizationBucket } from "../db/buckets"
 import { placementBuckets, shardNameOf } from "../db/pool";
 import { mergedOldestFirst, readAs, readOnEveryShard, writeAs } from "../http/d1-session";
 import { forbidden, unauthorized, validationFailed } from "../http/errors";
-import { DEMO_IDS, errorResponse, responseRef } from "../http/openapi-parts";
+import { DEMO_ORGANIZATION_ID, DEMO_USER_ID, DEMO_WORKSPACE_ID, errorResponse, responseRef } from "../http/openapi-parts";
 import { requestBucket } from "../http/request-bucket";
 import { route, type SharedResponses } from "../http/route";
-import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "../workspaces/documentation";
+import {
+  ADMINS_ONLY,
+  demoWorkspace,
+  EXAMPLE_ORGANIZATION_ID,
+  EXAMPLE_WORKSPACE_ID,
+  PER_ORGANIZATION,
+} from "../workspaces/documentation";
 import { workspaceNotFound } from "../workspaces/errors";
 import { toWorkspace, Workspace } from "../workspaces/workspaces.schemas";
 import { demoInvitation, forbiddenUnlessAdmin, workspacePath } from "./declarations";
@@ -39,28 +45,28 @@ import {
 } from "./organizations.sql.ts";
 
 const demoOrganization = {
-  id: DEMO_IDS.organization,
+  id: DEMO_ORGANIZATION_ID,
   name: "demo",
   description: "",
   type: null,
-  owner: DEMO_IDS.user,
+  owner: DEMO_USER_ID,
   is_personal: true,
   created_at: "2026-11-22T02:54:50.912Z",
   updated_at: "2026-11-22T02:54:50.912Z",
   role: "owner",
-  workspaces: [DEMO_IDS.workspace],
-  members: [DEMO_IDS.user],
+  workspaces: [DEMO_WORKSPACE_ID],
+  members: [DEMO_USER_ID],
 } satisfies z.output<typeof Organization>;
 
 const acme = {
   ...demoOrganization,
-  id: EXAMPLE_ACCOUNT_IDS.organization,
+  id: EXAMPLE_ORGANIZATION_ID,
   name: "Acme",
   description: "Acme's apps",
   is_personal: false,
   created_at: "2026-11-23T09:15:02.117Z",
   updated_at: "2026-11-23T09:15:02.117Z",
-  workspaces: [EXAMPLE_ACCOUNT_IDS.workspace],
+  workspaces: [EXAMPLE_WORKSPACE_ID],
 } satisfies z.output<typeof Organization>;
 
 const ownerIsNotTheCaller = () =>
@@ -71,7 +77,7 @@ const ownerIsNotTheCaller = () =>
 /** The path parameter of the /organizations/{org_id} routes below, with its documented example. */
 const organizationPath = {
   schema: OrganizationParams,
-  examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization },
+  examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ORGANIZATION_ID },
 };
 
 /** Routes under /organizations: organizations and their workspaces (invitations to them: invitations.routes.ts). */
@@ -118,7 +124,7 @@ export const organizationsRoutes = [
         examples: globalThis.DOCUMENTATION && {
           byId: {
             summary: "Owned by the caller, named by id",
-            value: { name: "Acme", owner: DEMO_IDS.user, description: "Acme's apps" },
+            value: { name: "Acme", owner: DEMO_USER_ID, description: "Acme's apps" },
           },
           byEmail: { summary: "Owned by the caller, named by email", value: { name: "Acme Labs", owner: "demo@example.com" } },
         },
@@ -163,7 +169,7 @@ export const organizationsRoutes = [
         ok: {
           schema: OwnOrganization,
           description: "The caller's own organization",
-          example: { id: DEMO_IDS.organization, name: "demo" } satisfies z.output<typeof OwnOrganization>,
+          example: { id: DEMO_ORGANIZATION_ID, name: "demo" } satisfies z.output<typeof OwnOrganization>,
         },
         errors: { 404: errorResponse("The caller has no organization of their own", organizationNotFound()) },
       },

@@ -2,7 +2,7 @@ import { PROTECTED_ENVIRONMENT_NAMES, type ProtectedEnvironmentName } from "../c
 import { environmentNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
 import type { ApiError } from "../http/errors";
-import { DEMO_IDS, errorResponse } from "../http/openapi-parts";
+import { DEMO_PROJECT_ID, DEMO_USER_ID, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { projectNotFound, protectionOf } from "./errors";
 import { PROTECTION_EXAMPLE, ProtectionAnswer, ProtectionBody, ProtectionParams } from "./protection.schemas";
@@ -18,17 +18,17 @@ function environmentOf(name: string): ProtectedEnvironmentName {
 }
 
 const example = {
-  project_id: DEMO_IDS.project,
+  project_id: DEMO_PROJECT_ID,
   environment: "production",
   ...PROTECTION_EXAMPLE,
   updated_at: "2026-11-22T02:54:51.236Z",
-  updated_by: { user_id: DEMO_IDS.user, username: "ada" },
+  updated_by: { user_id: DEMO_USER_ID, username: "ada" },
 } as const;
 
 const notFound: Record<string, ApiError> = { projectNotFound: projectNotFound(), environmentNotFound: environmentNotFound() };
 const PARAMS = {
   schema: ProtectionParams,
-  examples: globalThis.DOCUMENTATION && { project_id: DEMO_IDS.project, environment_name: "production" },
+  examples: globalThis.DOCUMENTATION && { project_id: DEMO_PROJECT_ID, environment_name: "production" },
 };
 
 /**

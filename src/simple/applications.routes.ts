@@ -7,7 +7,14 @@ import { NOTHING, Nothing, slugTakenResponse } from "../http/current-api";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import { forbidden, slugTaken, validationFailed } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { codedConflictResponse, DEMO_IDS, environmentProtectedExample, PROTECTED, responseRef } from "../http/openapi-parts";
+import {
+  codedConflictResponse,
+  DEMO_APP_ID,
+  DEMO_USER_ID,
+  environmentProtectedExample,
+  PROTECTED,
+  responseRef,
+} from "../http/openapi-parts";
 import { route } from "../http/route";
 import {
   CreateSimpleApplicationBody,
@@ -30,12 +37,12 @@ import {
 } from "./applications.sql.ts";
 
 const demoApplication = {
-  id: DEMO_IDS.app,
+  id: DEMO_APP_ID,
   slug: "demo-app",
   name: "demo-app",
   created_at: "2026-11-22T02:54:51.190Z",
   updated_at: "2026-11-22T02:54:51.190Z",
-  created_by_id: DEMO_IDS.user,
+  created_by_id: DEMO_USER_ID,
   flags: {},
   variant_id: "01a2012d-894c-77b0-ba2e-5b0e6747124c",
   revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f4",
@@ -47,13 +54,13 @@ const newApplication = {
   name: "my-app",
   created_at: "2026-11-22T03:01:12.408Z",
   updated_at: "2026-11-22T03:01:12.408Z",
-  created_by_id: DEMO_IDS.user,
+  created_by_id: DEMO_USER_ID,
   flags: {},
 } satisfies SimpleApplication;
 
 const applicationPath = {
   schema: SimpleApplicationParams,
-  examples: globalThis.DOCUMENTATION && { application_id: DEMO_IDS.app },
+  examples: globalThis.DOCUMENTATION && { application_id: DEMO_APP_ID },
 };
 
 const one = (application: SimpleApplication) => ({ count: 1 as const, application });
@@ -241,7 +248,7 @@ export const simpleApplicationsRoutes = [
           bySlug: { summary: "One app by its slug", value: { application: { slug: "demo-app" } } },
           byRefs: {
             summary: "Apps by id or slug, archived ones too",
-            value: { application_refs: [{ id: DEMO_IDS.app }, { slug: "my-app" }], include_archived: true },
+            value: { application_refs: [{ id: DEMO_APP_ID }, { slug: "my-app" }], include_archived: true },
           },
         },
       },
@@ -339,7 +346,7 @@ export const simpleApplicationsRoutes = [
         examples: globalThis.DOCUMENTATION && {
           asTheSdkSends: {
             summary: "As AppManager.update sends it",
-            value: { application: { id: DEMO_IDS.app, slug: "renamed-app", name: "renamed-app" } },
+            value: { application: { id: DEMO_APP_ID, slug: "renamed-app", name: "renamed-app" } },
           },
         },
       },

@@ -3,7 +3,7 @@ import { PROTECTED_ENVIRONMENT_NAMES } from "../core/protection.sql.ts";
 import { CALLER_KEY } from "../db/buckets";
 import { environmentNotFound } from "../http/core-errors";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
-import { DEMO_IDS, EXAMPLE_IDS, errorResponse } from "../http/openapi-parts";
+import { DEMO_APP_ID, DEMO_USER_ID, EXAMPLE_VARIANT_ID, EXAMPLE_VARIANT_REVISION_ID, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { protectionOf } from "../projects/errors";
 import { protectionChangeStatements, toProtection } from "../projects/protection.sql.ts";
@@ -67,16 +67,16 @@ const demoEnvironment = {
   data: {
     references: {
       "demo-app.revision": {
-        application: { id: DEMO_IDS.app, slug: "demo-app" },
-        application_variant: { id: EXAMPLE_IDS.variant, slug: "main" },
-        application_revision: { id: EXAMPLE_IDS.variantRevision, slug: "3f9a0c12d4e5", version: "2" },
+        application: { id: DEMO_APP_ID, slug: "demo-app" },
+        application_variant: { id: EXAMPLE_VARIANT_ID, slug: "main" },
+        application_revision: { id: EXAMPLE_VARIANT_REVISION_ID, slug: "3f9a0c12d4e5", version: "2" },
       },
     },
   },
   version: "1",
   created_at: "2026-11-22T02:54:51.236Z",
   updated_at: "2026-11-22T02:54:51.236Z",
-  updated_by_id: DEMO_IDS.user,
+  updated_by_id: DEMO_USER_ID,
 } satisfies SimpleEnvironment;
 
 /** POST /simple/environments/query: the key's project's environments, as today's SDK reads them after a deploy. */

@@ -6,9 +6,11 @@ import { readAs, writeAs } from "../http/d1-session";
 import { forbidden, payloadTooLarge } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
 import {
+  DEMO_APP_ID,
   DEMO_CONFIG_PARAMS,
-  DEMO_IDS,
-  EXAMPLE_IDS,
+  DEMO_USER_ID,
+  EXAMPLE_ENVIRONMENT_REVISION_ID,
+  EXAMPLE_VARIANT_REVISION_ID,
   errorResponse,
   type RequestExamples,
   responseRef,
@@ -36,15 +38,15 @@ const lifecycle = {
   created_at: "2026-11-22T02:54:51.236Z",
   updated_at: "2026-11-22T02:54:51.236Z",
   updated_by: "demo@example.com",
-  updated_by_id: DEMO_IDS.user,
+  updated_by_id: DEMO_USER_ID,
 };
 
 const demoConfig = {
   params: DEMO_CONFIG_PARAMS,
   url: "",
-  application_ref: { slug: "demo-app", version: null, id: DEMO_IDS.app },
+  application_ref: { slug: "demo-app", version: null, id: DEMO_APP_ID },
   service_ref: null,
-  variant_ref: { slug: "main", version: 2, id: EXAMPLE_IDS.variantRevision },
+  variant_ref: { slug: "main", version: 2, id: EXAMPLE_VARIANT_REVISION_ID },
   environment_ref: null,
   variant_lifecycle: lifecycle,
   environment_lifecycle: null,
@@ -60,7 +62,7 @@ const demoConfigAt = (version: number, params: Record<string, unknown>): ConfigO
 /** The demo config as an environment serves it, at that environment's revision. */
 export const demoConfigIn = (environment: string, revision: number): ConfigOutput => ({
   ...demoConfig,
-  environment_ref: { slug: environment, version: revision, id: EXAMPLE_IDS.environmentRevision },
+  environment_ref: { slug: environment, version: revision, id: EXAMPLE_ENVIRONMENT_REVISION_ID },
   environment_lifecycle: lifecycle,
 });
 

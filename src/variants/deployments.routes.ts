@@ -1,7 +1,8 @@
 import * as z from "zod/mini";
 import { appEnvironmentNotFound, configNotFound, variantNotFound, variantRemoved } from "../http/core-errors";
 import {
-  EXAMPLE_IDS,
+  EXAMPLE_ENVIRONMENT_REVISION_ID,
+  EXAMPLE_VARIANT_ID,
   environmentProtectedExample,
   errorResponse,
   headerRef,
@@ -202,7 +203,7 @@ export const deploymentsRoutes = [
         schema: DeployToEnvironmentBody,
         id: "DeployToEnvironment",
         examples: globalThis.DOCUMENTATION && {
-          toStaging: { summary: "To staging", value: { environment_name: "staging", variant_id: EXAMPLE_IDS.variant } },
+          toStaging: { summary: "To staging", value: { environment_name: "staging", variant_id: EXAMPLE_VARIANT_ID } },
         },
       },
       idempotencyKey: "replays",
@@ -252,7 +253,7 @@ export const deploymentsRoutes = [
       write: true,
       params: {
         schema: RevertParams,
-        examples: globalThis.DOCUMENTATION && { deployment_revision_id: EXAMPLE_IDS.environmentRevision },
+        examples: globalThis.DOCUMENTATION && { deployment_revision_id: EXAMPLE_ENVIRONMENT_REVISION_ID },
       },
       idempotencyKey: "replays",
       ifMatch: true,

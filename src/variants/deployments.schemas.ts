@@ -2,7 +2,12 @@ import * as z from "zod/mini";
 import { DocumentDiffOutput } from "../diff/diff.schemas";
 import { documented, schemaName } from "../http/documentation";
 import { nameField, queryFlag, uuid } from "../http/fields";
-import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
+import {
+  DEMO_APP_ID,
+  DEMO_CONFIG_PARAMS,
+  EXAMPLE_PREVIOUS_VARIANT_REVISION_ID,
+  EXAMPLE_VARIANT_REVISION_ID,
+} from "../http/openapi-parts";
 import { applicationRef, environmentRef, ONCE_FIELDS_ARE_VALID, requireResolvableRefs, variantRef } from "./configs.schemas";
 
 /** `configs_deploy`: the variant revision the variant ref names (else the latest) to the environment ref's environment. */
@@ -84,17 +89,17 @@ export type DryRunOutput = z.infer<typeof DryRunObject>;
 /** The dry-run of a deploy of the demo config's revision 2 to staging, which runs its revision 1. */
 export const DRY_RUN_EXAMPLE: DryRunOutput = {
   dry_run: true,
-  app_id: DEMO_IDS.app,
+  app_id: DEMO_APP_ID,
   environment: "staging",
   kind: "deploy",
   next_environment_revision: 3,
   current: {
     environment_revision: 2,
-    variant_revision_id: EXAMPLE_IDS.previousVariantRevision,
+    variant_revision_id: EXAMPLE_PREVIOUS_VARIANT_REVISION_ID,
     config_name: "main",
     revision: 1,
   },
-  proposed: { variant_revision_id: EXAMPLE_IDS.variantRevision, config_name: "main", revision: 2 },
+  proposed: { variant_revision_id: EXAMPLE_VARIANT_REVISION_ID, config_name: "main", revision: 2 },
   diff: {
     identical: false,
     coarse: false,

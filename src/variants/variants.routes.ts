@@ -6,7 +6,17 @@ import { dryRunQueryOf } from "../http/dry-run";
 import { forbidden } from "../http/errors";
 import { AppParams } from "../http/fields";
 import { settleClaim } from "../http/idempotency";
-import { DEMO_CONFIG_PARAMS, DEMO_IDS, EXAMPLE_IDS, errorResponse, responseRef, withKeyErrors } from "../http/openapi-parts";
+import {
+  DEMO_APP_ID,
+  DEMO_CONFIG_PARAMS,
+  DEMO_PROJECT_ID,
+  DEMO_USER_ID,
+  EXAMPLE_VARIANT_ID,
+  EXAMPLE_VARIANT_REVISION_ID,
+  errorResponse,
+  responseRef,
+  withKeyErrors,
+} from "../http/openapi-parts";
 import { pagedJson } from "../http/paged-json";
 import { route, type SharedResponses } from "../http/route";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
@@ -37,24 +47,24 @@ import {
 } from "./variants.sql.ts";
 
 const demoVariant = {
-  app_id: DEMO_IDS.app,
+  app_id: DEMO_APP_ID,
   app_name: "demo-app",
-  variant_id: EXAMPLE_IDS.variant,
+  variant_id: EXAMPLE_VARIANT_ID,
   variant_name: "app.main",
-  project_id: DEMO_IDS.project,
+  project_id: DEMO_PROJECT_ID,
   base_name: "app",
-  base_id: DEMO_IDS.app,
+  base_id: DEMO_APP_ID,
   config_name: "main",
   revision: 2,
   parameters: DEMO_CONFIG_PARAMS,
   uri: null,
   created_at: "2026-11-22T02:54:51.201Z",
   updated_at: "2026-11-22T02:54:51.236Z",
-  modified_by_id: DEMO_IDS.user,
+  modified_by_id: DEMO_USER_ID,
 } satisfies AppVariant;
 
 const demoRevision = {
-  id: EXAMPLE_IDS.variantRevision,
+  id: EXAMPLE_VARIANT_REVISION_ID,
   revision: 2,
   modified_by: "demo",
   config: { config_name: "main", parameters: DEMO_CONFIG_PARAMS },
@@ -71,7 +81,7 @@ const REMOVED =
 const supportParams = { ...DEMO_CONFIG_PARAMS, prompt: "You answer customer support questions." };
 
 /** The path parameter of the /variants/{variant_id} routes below, with its documented example. */
-const variantPath = { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant } };
+const variantPath = { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_VARIANT_ID } };
 
 /** Routes under /apps that read an app's variants. */
 export const appVariantsRoutes = [
@@ -87,7 +97,7 @@ export const appVariantsRoutes = [
       auth: "key",
       query: {
         schema: VariantByEnvironmentQuery,
-        examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, environment: "production" },
+        examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID, environment: "production" },
       },
       doc: globalThis.DOCUMENTATION && {
         operationId: "getVariantByEnv",
@@ -118,7 +128,7 @@ export const appVariantsRoutes = [
         cases: [{ name: "GET an app's variants", path: "/apps/{appId}/variants", trips: 1 }],
       },
       auth: "key",
-      params: { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app } },
+      params: { schema: AppParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID } },
       doc: globalThis.DOCUMENTATION && {
         operationId: "listAppVariants",
         tag: "Variants",
@@ -162,7 +172,7 @@ export const variantsRoutes = [
           newConfig: {
             summary: "A new config of the app",
             value: {
-              base_id: DEMO_IDS.app,
+              base_id: DEMO_APP_ID,
               new_variant_name: "app.support",
               new_config_name: "support",
               parameters: supportParams,
@@ -300,8 +310,8 @@ export const variantsRoutes = [
               summary: "?dry_run=true",
               value: {
                 dry_run: true,
-                variant_id: EXAMPLE_IDS.variant,
-                app_id: DEMO_IDS.app,
+                variant_id: EXAMPLE_VARIANT_ID,
+                app_id: DEMO_APP_ID,
                 config_name: "support",
                 kind: "delete",
                 revisions: 2,
@@ -399,7 +409,7 @@ export const variantsRoutes = [
       auth: "key",
       params: {
         schema: VariantRevisionParams,
-        examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_IDS.variant, revision_number: "2" },
+        examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_VARIANT_ID, revision_number: "2" },
       },
       doc: globalThis.DOCUMENTATION && {
         operationId: "getVariantRevision",

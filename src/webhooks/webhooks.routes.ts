@@ -7,7 +7,7 @@ import { readAs, writeAs } from "../http/d1-session";
 import { dryRunQueryOf } from "../http/dry-run";
 import { type ApiError, forbidden, validationFailed } from "../http/errors";
 import { handOff } from "../http/hand-off";
-import { DEMO_IDS, errorResponse, schemaRef, tagged } from "../http/openapi-parts";
+import { DEMO_APP_ID, DEMO_ORGANIZATION_ID, errorResponse, schemaRef, tagged } from "../http/openapi-parts";
 import { requestBucket } from "../http/request-bucket";
 import { route } from "../http/route";
 import { organizationNotFound } from "../organizations/errors";
@@ -54,7 +54,7 @@ const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1bA7b0Hd7sk=";
 
 const chat = {
   id: WEBHOOK_ID,
-  organization_id: DEMO_IDS.organization,
+  organization_id: DEMO_ORGANIZATION_ID,
   url: "https://hooks.example.com/app-management",
   events: ["environment.deployed", "environment.reverted"],
   app_id: null,
@@ -133,7 +133,7 @@ export const webhooksRoutes = [
             summary: "Deploys and reverts, to the team chat",
             value: { url: chat.url, events: ["environment.deployed", "environment.reverted"], description: chat.description },
           },
-          everything: { summary: "Every event of one app", value: { url: chat.url, events: ["*"], app_id: DEMO_IDS.app } },
+          everything: { summary: "Every event of one app", value: { url: chat.url, events: ["*"], app_id: DEMO_APP_ID } },
         },
       },
       doc: globalThis.DOCUMENTATION && {
@@ -189,7 +189,7 @@ export const webhooksRoutes = [
       path: "/webhooks",
       roundTrips: globalThis.ROUTE_FACTS && { cases: [{ name: "GET /webhooks", path: "/webhooks", key: "owner", trips: 1 }] },
       auth: "key",
-      query: { schema: ListWebhooksQuery, examples: globalThis.DOCUMENTATION && { organization_id: DEMO_IDS.organization } },
+      query: { schema: ListWebhooksQuery, examples: globalThis.DOCUMENTATION && { organization_id: DEMO_ORGANIZATION_ID } },
       doc: globalThis.DOCUMENTATION && {
         operationId: "listWebhooks",
         tag: "Webhooks",

@@ -9,7 +9,7 @@ import {
 import { retrieveRevision } from "../applications/revisions.sql.ts";
 import { configRefOrder } from "../core/configs.sql.ts";
 import { readAs } from "../http/d1-session";
-import { DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
+import { DEMO_APP_ID, EXAMPLE_VARIANT_ID } from "../http/openapi-parts";
 import { route } from "../http/route";
 
 const { application_id, application_slug, application_variant_id, application_variant_slug, ...shared } = demoRevision;
@@ -46,7 +46,7 @@ export const workflowsRoutes = [
         examples: globalThis.DOCUMENTATION && {
           byVariant: {
             summary: "A variant's latest revision",
-            value: { resolve: true, workflow_ref: { id: DEMO_IDS.app }, workflow_variant_ref: { id: EXAMPLE_IDS.variant } },
+            value: { resolve: true, workflow_ref: { id: DEMO_APP_ID }, workflow_variant_ref: { id: EXAMPLE_VARIANT_ID } },
           },
         },
       },

@@ -3,7 +3,14 @@ import { writeAs } from "../http/d1-session";
 import { type ApiError, forbidden } from "../http/errors";
 import { errorResponse, responseRef } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
-import { ADMINS_ONLY, demoWorkspace, EXAMPLE_ACCOUNT_IDS, PER_ORGANIZATION } from "./documentation";
+import {
+  ADMINS_ONLY,
+  demoWorkspace,
+  EXAMPLE_INVITEE_ID,
+  EXAMPLE_ORGANIZATION_ID,
+  EXAMPLE_WORKSPACE_ID,
+  PER_ORGANIZATION,
+} from "./documentation";
 import { lastOwner, memberNotFound, workspaceNotFound } from "./errors";
 import { changeMemberRole, type MemberPreview, type MemberVerdict, previewMemberChange, removeMember } from "./members.sql.ts";
 import { ALL_ROLES, PERMISSIONS } from "./roles";
@@ -28,7 +35,7 @@ const OWNERS = "Only an owner makes or unmakes an owner; the organization's last
 
 /** A member as DELETE /workspaces/{workspace_id}/roles answers them: made a viewer. */
 const demoMember = {
-  id: EXAMPLE_ACCOUNT_IDS.invitee,
+  id: EXAMPLE_INVITEE_ID,
   email: INVITEE,
   username: "new.person",
   role: "viewer",
@@ -138,7 +145,7 @@ export const workspacesRoutes = [
       auth: "key",
       params: {
         schema: WorkspaceIdParams,
-        examples: globalThis.DOCUMENTATION && { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace },
+        examples: globalThis.DOCUMENTATION && { workspace_id: EXAMPLE_WORKSPACE_ID },
       },
       body: {
         schema: AssignRoleBody,
@@ -146,7 +153,7 @@ export const workspacesRoutes = [
         examples: globalThis.DOCUMENTATION && {
           deploymentManager: {
             summary: "Make a member a deployment manager",
-            value: { email: INVITEE, organization_id: EXAMPLE_ACCOUNT_IDS.organization, role: "deployment_manager" },
+            value: { email: INVITEE, organization_id: EXAMPLE_ORGANIZATION_ID, role: "deployment_manager" },
           },
         },
       },
@@ -191,13 +198,13 @@ export const workspacesRoutes = [
       auth: "key",
       params: {
         schema: WorkspaceIdParams,
-        examples: globalThis.DOCUMENTATION && { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace },
+        examples: globalThis.DOCUMENTATION && { workspace_id: EXAMPLE_WORKSPACE_ID },
       },
       query: {
         schema: UnassignRoleQuery,
         examples: globalThis.DOCUMENTATION && {
           email: INVITEE,
-          org_id: EXAMPLE_ACCOUNT_IDS.organization,
+          org_id: EXAMPLE_ORGANIZATION_ID,
           role: "deployment_manager",
           dry_run: "true",
         },
@@ -263,11 +270,11 @@ export const workspacesRoutes = [
       auth: "key",
       params: {
         schema: WorkspaceIdParams,
-        examples: globalThis.DOCUMENTATION && { workspace_id: EXAMPLE_ACCOUNT_IDS.workspace },
+        examples: globalThis.DOCUMENTATION && { workspace_id: EXAMPLE_WORKSPACE_ID },
       },
       query: {
         schema: RemoveUserQuery,
-        examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ACCOUNT_IDS.organization, email: INVITEE, dry_run: "true" },
+        examples: globalThis.DOCUMENTATION && { org_id: EXAMPLE_ORGANIZATION_ID, email: INVITEE, dry_run: "true" },
       },
       doc: globalThis.DOCUMENTATION && {
         operationId: "removeUserFromWorkspace",
