@@ -186,7 +186,7 @@ export const DEMO_DIFF = {
     variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
     config_name: "main",
     revision: 2,
-    document: demoDocument(0.7),
+    document: /* @__PURE__ */ demoDocument(0.7),
   },
   current: {
     environment_revision: 4,
@@ -194,13 +194,13 @@ export const DEMO_DIFF = {
     variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
     config_name: "main",
     revision: 2,
-    document: demoDocument(0.7),
+    document: /* @__PURE__ */ demoDocument(0.7),
   },
   proposed: {
     variant_revision_id: EXAMPLE_VARIANT_REVISION_ID,
     config_name: "main",
     revision: 3,
-    document: demoDocument(0.2),
+    document: /* @__PURE__ */ demoDocument(0.2),
   },
   base_is_current: true,
   diff: {

@@ -10,6 +10,7 @@ import { settleClaim } from "../http/idempotency";
 import {
   DEMO_APP_ID,
   DEMO_CONFIG_PARAMS,
+  DEMO_TEMPERATURE,
   EXAMPLE_ENVIRONMENT_REVISION_ID,
   EXAMPLE_VARIANT_REVISION_ID,
   environmentProtectedExample,
@@ -212,7 +213,7 @@ export const registryRoutes = [
                     identical: false,
                     coarse: false,
                     patch: [{ op: "replace", path: "/params/temperature", value: 0.7 }],
-                    changes: [{ path: "/params/temperature", op: "replace", from: DEMO_CONFIG_PARAMS.temperature, to: 0.7 }],
+                    changes: [{ path: "/params/temperature", op: "replace", from: DEMO_TEMPERATURE, to: 0.7 }],
                   },
                 },
               },

@@ -3,7 +3,7 @@ import { diffDocuments } from "../core/diff";
 import { revisionNotFound } from "../http/core-errors";
 import { readAs } from "../http/d1-session";
 import {
-  DEMO_CONFIG_PARAMS,
+  DEMO_TEMPERATURE,
   EXAMPLE_ENVIRONMENT_REVISION_ID,
   EXAMPLE_PREVIOUS_ENVIRONMENT_REVISION_ID,
   EXAMPLE_PREVIOUS_VARIANT_REVISION_ID,
@@ -32,8 +32,8 @@ const notFound = {
 const temperatureDiff = {
   identical: false,
   coarse: false,
-  patch: [{ op: "replace" as const, path: "/params/temperature", value: DEMO_CONFIG_PARAMS.temperature }],
-  changes: [{ path: "/params/temperature", op: "replace" as const, from: 0.7, to: DEMO_CONFIG_PARAMS.temperature }],
+  patch: [{ op: "replace" as const, path: "/params/temperature", value: DEMO_TEMPERATURE }],
+  changes: [{ path: "/params/temperature", op: "replace" as const, from: 0.7, to: DEMO_TEMPERATURE }],
 };
 
 /** GET /diff/configs and /diff/environments: what changed between two revisions, as a patch (docs/CHANGE-REQUESTS.md §5). */

@@ -82,8 +82,9 @@ export const DEMO_ORGANIZATION_ID = "00000000-0000-7000-8000-000000000002";
 export const DEMO_WORKSPACE_ID = "00000000-0000-7000-8000-000000000003";
 export const DEMO_PROJECT_ID = "00000000-0000-7000-8000-000000000004";
 
-// The params of the demo app's config `main` (its latest revision).
-export const DEMO_CONFIG_PARAMS = { model: "gpt-4o-mini", temperature: 0.2, prompt: "You are a helpful assistant." };
+// The params of the demo app's config `main` (its latest revision), and its temperature (a constant, as the ids are).
+export const DEMO_TEMPERATURE = 0.2;
+export const DEMO_CONFIG_PARAMS = { model: "gpt-4o-mini", temperature: DEMO_TEMPERATURE, prompt: "You are a helpful assistant." };
 
 // Ids the seed makes anew on each database: examples only.
 export const EXAMPLE_APP_ID = "01a2012d-9c3e-7f10-8a4b-2d6e8f0a1c3e";

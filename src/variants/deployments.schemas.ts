@@ -4,7 +4,7 @@ import { documented, schemaName } from "../http/documentation";
 import { nameField, queryFlag, uuid } from "../http/fields";
 import {
   DEMO_APP_ID,
-  DEMO_CONFIG_PARAMS,
+  DEMO_TEMPERATURE,
   EXAMPLE_PREVIOUS_VARIANT_REVISION_ID,
   EXAMPLE_VARIANT_REVISION_ID,
 } from "../http/openapi-parts";
@@ -103,8 +103,8 @@ export const DRY_RUN_EXAMPLE: DryRunOutput = {
   diff: {
     identical: false,
     coarse: false,
-    patch: [{ op: "replace", path: "/params/temperature", value: DEMO_CONFIG_PARAMS.temperature }],
-    changes: [{ path: "/params/temperature", op: "replace", from: 0.7, to: DEMO_CONFIG_PARAMS.temperature }],
+    patch: [{ op: "replace", path: "/params/temperature", value: DEMO_TEMPERATURE }],
+    changes: [{ path: "/params/temperature", op: "replace", from: 0.7, to: DEMO_TEMPERATURE }],
   },
 };
 
