@@ -41,9 +41,16 @@ const demoEnvironment = {
   workspace_id: DEMO_WORKSPACE_ID,
 } satisfies EnvironmentOutput;
 
-const { organization_id, workspace_id, ...demoRecordHead } = demoEnvironment;
+// Written whole, not spread from demoEnvironment: esbuild would keep an unused example that spreads another.
 const demoRecord = {
-  ...demoRecordHead,
+  name: "development",
+  app_id: DEMO_APP_ID,
+  project_id: DEMO_PROJECT_ID,
+  deployed_app_variant_id: EXAMPLE_VARIANT_ID,
+  deployed_variant_name: "app.main",
+  deployed_app_variant_revision_id: EXAMPLE_VARIANT_REVISION_ID,
+  deployed_variant_archived: false,
+  revision: 3,
   revisions: [
     {
       id: EXAMPLE_ENVIRONMENT_REVISION_ID,
@@ -55,8 +62,8 @@ const demoRecord = {
     },
   ],
   // Last, in SPEC 2.3's order.
-  organization_id,
-  workspace_id,
+  organization_id: DEMO_ORGANIZATION_ID,
+  workspace_id: DEMO_WORKSPACE_ID,
 } satisfies EnvironmentRevisions;
 
 /** Routes under /apps/:app_id that act on an app's environments. */

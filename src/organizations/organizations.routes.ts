@@ -58,15 +58,19 @@ const demoOrganization = {
   members: [DEMO_USER_ID],
 } satisfies z.output<typeof Organization>;
 
+// Written whole, not spread from demoOrganization: esbuild would keep an unused example that spreads another.
 const acme = {
-  ...demoOrganization,
   id: EXAMPLE_ORGANIZATION_ID,
   name: "Acme",
   description: "Acme's apps",
+  type: null,
+  owner: DEMO_USER_ID,
   is_personal: false,
   created_at: "2026-11-23T09:15:02.117Z",
   updated_at: "2026-11-23T09:15:02.117Z",
+  role: "owner",
   workspaces: [EXAMPLE_WORKSPACE_ID],
+  members: [DEMO_USER_ID],
 } satisfies z.output<typeof Organization>;
 
 const ownerIsNotTheCaller = () =>
