@@ -22,7 +22,7 @@ export async function retrieveRevision(db: CallerDb, lookup: RevisionLookup): Pr
   const found = toConfig(config.results[0]);
   if (!found) return app && app.results.length === 0 ? "no_app" : "none";
   if (lookup.by !== "environment" || lookup.environmentId === null) return found;
-  return lookup.environmentId === (await environmentIdOf(found.projectId, lookup.refs.environment?.slug ?? "")) ? found : "none";
+  return lookup.environmentId === environmentIdOf(found.projectId, lookup.refs.environment?.slug ?? "") ? found : "none";
 }
 
 /**

@@ -22,10 +22,10 @@ import { listProjectEnvironments, type ProjectEnvironmentRow, projectEnvironment
  * what each app's environment of that name runs (archived apps left out), and the version and lifecycle of the
  * latest deployment of that name in the project.
  */
-async function toSimpleEnvironments(rows: ProjectEnvironmentRow[]): Promise<SimpleEnvironment[]> {
+function toSimpleEnvironments(rows: ProjectEnvironmentRow[]): SimpleEnvironment[] {
   const byName = new Map<string, ProjectEnvironmentRow[]>();
   for (const row of rows) byName.set(row.name, [...(byName.get(row.name) ?? []), row]);
-  const environments = [...byName.entries()].map(async ([name, apps]): Promise<SimpleEnvironment> => {
+  return [...byName.entries()].map(([name, apps]) => {
     const references: SimpleEnvironment["data"]["references"] = {};
     for (const app of apps) {
       if (app.appArchived || !app.revisionId || !app.variantId) continue;
@@ -42,7 +42,7 @@ async function toSimpleEnvironments(rows: ProjectEnvironmentRow[]): Promise<Simp
     );
     const firstMade = apps.reduce((first, app) => (app.createdAt < first ? app.createdAt : first), apps[0].createdAt);
     return {
-      id: await environmentIdOf(apps[0].projectId, name),
+      id: environmentIdOf(apps[0].projectId, name),
       slug: name,
       name,
       flags: { is_guarded: apps[0].guarded === 1 },
@@ -57,7 +57,6 @@ async function toSimpleEnvironments(rows: ProjectEnvironmentRow[]): Promise<Simp
         : { created_at: firstMade }),
     };
   });
-  return Promise.all(environments);
 }
 
 const demoEnvironment = {
@@ -129,7 +128,7 @@ export const environmentsQueryRoutes = [
       const { environment, environment_refs } = c.req.valid("json");
       const rows = await readAs(c, [CALLER_KEY], (db) => listProjectEnvironments(db, environment?.slug ?? null));
       const refs = environment_refs?.filter((ref) => ref !== null) ?? [];
-      const environments = (await toSimpleEnvironments(rows)).filter(
+      const environments = toSimpleEnvironments(rows).filter(
         (found) => refs.length === 0 || refs.some((ref) => ref.slug === found.slug || ref.id === found.id),
       );
       return c.json({ count: environments.length, environments }, 200);
@@ -138,8 +137,8 @@ export const environmentsQueryRoutes = [
 ];
 
 /** The key's project's environment of id `environmentId` (`toSimpleEnvironments`), or 404. */
-async function environmentOf(rows: ProjectEnvironmentRow[], environmentId: string): Promise<SimpleEnvironment> {
-  const found = (await toSimpleEnvironments(rows)).find((environment) => environment.id === environmentId);
+function environmentOf(rows: ProjectEnvironmentRow[], environmentId: string): SimpleEnvironment {
+  const found = toSimpleEnvironments(rows).find((environment) => environment.id === environmentId);
   if (!found) throw environmentNotFound();
   return found;
 }
@@ -151,7 +150,7 @@ async function environmentOf(rows: ProjectEnvironmentRow[], environmentId: strin
  */
 async function guard<E extends CallerEnv>(c: Context<E>, environmentId: string, protect: boolean) {
   const project = await readAs(c, [CALLER_KEY], (db) => listProjectEnvironments(db, null));
-  const { name } = await environmentOf(project, environmentId);
+  const { name } = environmentOf(project, environmentId);
   const environment = PROTECTED_ENVIRONMENT_NAMES.find((known) => known === name);
   if (!environment) throw environmentNotFound();
   // Found: the project has rows, each of the key's project.
@@ -172,7 +171,7 @@ async function guard<E extends CallerEnv>(c: Context<E>, environmentId: string, 
     protectionOf(toProtection(changed, { changing: true }));
     return environments.results;
   });
-  return { count: 1 as const, environment: await environmentOf(rows, environmentId) };
+  return { count: 1 as const, environment: environmentOf(rows, environmentId) };
 }
 
 const ENVIRONMENT_NOT_FOUND = /* @__PURE__ */ errorResponse(
@@ -218,7 +217,7 @@ export const environmentRoutes = [
     async (c) => {
       const { environment_id } = c.req.valid("param");
       const rows = await readAs(c, [CALLER_KEY], (db) => listProjectEnvironments(db, null));
-      return c.json({ count: 1 as const, environment: await environmentOf(rows, environment_id) }, 200);
+      return c.json({ count: 1 as const, environment: environmentOf(rows, environment_id) }, 200);
     },
   ),
   ...(["guard", "unguard"] as const).map((action) =>
