@@ -39,7 +39,7 @@ const BASE_ID = "`base_id` is the app's id: every app has one base, named `app`,
 
 /** The demo app's config `main` as production runs it (revision 2), and as production's revision 1 deployed it. */
 const demoInProduction = { config_name: "main", current_version: 2, parameters: DEMO_CONFIG_PARAMS } satisfies RegistryConfig;
-const demoOfDeployment = { ...demoInProduction, current_version: 1 } satisfies RegistryConfig;
+const demoOfDeployment = { config_name: "main", current_version: 1, parameters: DEMO_CONFIG_PARAMS } satisfies RegistryConfig;
 
 /** What `get_config` names: what the environment runs (it wins when both are given), or the config's latest revision. */
 function registryRefs(query: { base_id: string; environment_name?: string; config_name?: string }): ConfigRefs {

@@ -10,6 +10,7 @@ import {
   DEMO_APP_ID,
   DEMO_CONFIG_PARAMS,
   DEMO_PROJECT_ID,
+  DEMO_TEMPERATURE,
   DEMO_USER_ID,
   EXAMPLE_VARIANT_ID,
   EXAMPLE_VARIANT_REVISION_ID,
@@ -78,7 +79,8 @@ const REMOVED =
   "what an environment deployed.";
 
 /** The parameters of a new config, as the example of POST /variants/from-base makes it. */
-const supportParams = { ...DEMO_CONFIG_PARAMS, prompt: "You answer customer support questions." };
+// Written whole, not spread from DEMO_CONFIG_PARAMS: esbuild would keep an unused example that spreads another.
+const supportParams = { model: "gpt-4o-mini", temperature: DEMO_TEMPERATURE, prompt: "You answer customer support questions." };
 
 /** The path parameter of the /variants/{variant_id} routes below, with its documented example. */
 const variantPath = { schema: VariantParams, examples: globalThis.DOCUMENTATION && { variant_id: EXAMPLE_VARIANT_ID } };
