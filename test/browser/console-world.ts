@@ -1,7 +1,7 @@
 /**
  * What the console's browser tests (test/browser/console*.test.ts) share: `wrangler dev` with the demo seed under
  * BASE_PATH=/api, members of the demo organization made through the API as a team would, Chromium, and each page's
- * check (axe-core: no serious or critical violation; a screenshot under .artifacts/console/).
+ * check (axe-core: no serious or critical violation in either colour scheme; screenshots under .artifacts/console/).
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -88,16 +88,25 @@ export function consoleWorld(file: string, more: Record<string, string> = {}) {
 
 export type ConsoleWorld = ReturnType<typeof consoleWorld>;
 
-/** No axe-core violation of impact serious or critical on the page as it is; then its screenshot, as `name`.png. */
+const AXE_VIOLATIONS = `axe.run(document, { resultTypes: ["violations"] }).then((results) =>
+  results.violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => ({ id: violation.id, targets: violation.nodes.map((node) => node.target.join(" ")) })))`;
+
+/**
+ * No axe-core violation of impact serious or critical on the page as it is, in the light and in the dark colour
+ * scheme (the console follows the system's); then its screenshots, as `name`.png and `name`-dark.png. The page is left
+ * in the light scheme, as Playwright opens it.
+ */
 export async function checkPage(page: Page, name: string) {
   // Evaluated through the DevTools protocol, which the page's CSP (no inline script) does not govern.
   await page.evaluate(AXE);
-  const violations = await page.evaluate(`axe.run(document, { resultTypes: ["violations"] }).then((results) =>
-    results.violations
-      .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-      .map((violation) => ({ id: violation.id, targets: violation.nodes.map((node) => node.target.join(" ")) })))`);
-  expect(violations, name).toEqual([]);
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  for (const colorScheme of ["dark", "light"] as const) {
+    await page.emulateMedia({ colorScheme });
+    expect(await page.evaluate(AXE_VIOLATIONS), `${name} (${colorScheme})`).toEqual([]);
+    const suffix = colorScheme === "dark" ? "-dark" : "";
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}${suffix}.png`), fullPage: true });
+  }
 }
 
 /** The console opened at `path` (its root unless said) in a context of `options`, and signed in with `key`. */
