@@ -1,6 +1,7 @@
 import { render } from "preact";
 import { Link, matchPage, useLocation } from "./router";
 import { SessionGate, useSession } from "./session";
+import { labelTableCells } from "./table-labels";
 import "./style.css";
 
 function Shell() {
@@ -48,9 +49,11 @@ function Shell() {
   );
 }
 
+const root = document.getElementById("console") as HTMLElement;
+labelTableCells(root);
 render(
   <SessionGate>
     <Shell />
   </SessionGate>,
-  document.getElementById("console") as HTMLElement,
+  root,
 );
