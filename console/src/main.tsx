@@ -1,4 +1,5 @@
 import { render } from "preact";
+import { AcceptInvitation, invitationAt } from "./invitation";
 import { Link, matchPage, useLocation } from "./router";
 import { SessionGate, useSession } from "./session";
 import { labelTableCells } from "./table-labels";
@@ -49,11 +50,17 @@ function Shell() {
   );
 }
 
+/** The console behind its sign-in; an invitation's accept page before it, since a new invitee has no key yet. */
+function Root() {
+  const invitation = invitationAt(useLocation().path);
+  if (invitation) return <AcceptInvitation {...invitation} />;
+  return (
+    <SessionGate>
+      <Shell />
+    </SessionGate>
+  );
+}
+
 const root = document.getElementById("console") as HTMLElement;
 labelTableCells(root);
-render(
-  <SessionGate>
-    <Shell />
-  </SessionGate>,
-  root,
-);
+render(<Root />, root);
