@@ -57,6 +57,9 @@ export function consoleWorld(file: string, more: Record<string, string> = {}) {
       name: "console",
       persistTo: world.dir,
       readyPath: `${BASE_PATH}/health`,
+      // The local send_email binding logs each mail at info (`mailTo` reads it there); the CLI helpers this file uses
+      // set WRANGLER_LOG=error for the process, which wrangler would inherit.
+      logLevel: "info",
       // As `npm run dev`: invitations mailed (nowhere) with their token in the answer, so that a new member's key is made;
       // webhooks to this machine.
       vars: {
@@ -120,4 +123,18 @@ export async function signedIn(
   await opened.page.getByRole("button", { name: "Sign in" }).click();
   await opened.page.getByRole("button", { name: "Sign out" }).waitFor(POLL);
   return opened;
+}
+
+/**
+ * The text of the latest mail wrangler dev's local `send_email` binding took for `to`: it writes each mail's text to a
+ * file and logs the file's path under the mail's headers.
+ */
+export async function mailTo(world: ConsoleWorld, to: string): Promise<string> {
+  const sent = new RegExp(`To: ${to.replace(/[.+]/g, "\\$&")}\\s[\\s\\S]*?Text: (\\S+\\.txt)`, "g");
+  for (const deadline = Date.now() + POLL.timeout; Date.now() < deadline; ) {
+    const file = [...world.worker.tail().matchAll(sent)].at(-1)?.[1];
+    if (file) return readFileSync(file, "utf8");
+    await new Promise((wait) => setTimeout(wait, 100));
+  }
+  throw new Error(`no mail to ${to} in wrangler dev's output:\n${world.worker.tail().slice(-3_000)}`);
 }
