@@ -308,6 +308,26 @@ describe.skipIf(!world.hasChromium)("the console, for daily management", () => {
     }
   });
 
+  it("copies an app's id and a key's prefix, saying so", async () => {
+    const owner = await signedIn(world, keys.owner, { path: `/console/apps/${DEMO_APP_ID}` });
+    const { page } = owner;
+    await owner.context.grantPermissions(["clipboard-read", "clipboard-write"]);
+    try {
+      await page.getByRole("button", { name: "Copy the app's id" }).click();
+      await expect.poll(() => page.locator(".copyable [role=status]").textContent(), POLL).toBe("Copied");
+      expect(await page.evaluate("navigator.clipboard.readText()")).toBe(DEMO_APP_ID);
+      await checkPage(page, "app-id-copied");
+      await page.getByRole("link", { name: "Team" }).click();
+      const prefix = keys.owner.split(".")[0];
+      const keysTable = page.getByRole("table", { name: "Your API keys, oldest first" });
+      await keysTable.getByRole("button", { name: `Copy the prefix ${prefix}` }).click();
+      await expect.poll(() => page.evaluate("navigator.clipboard.readText()"), POLL).toBe(prefix);
+      expect(owner.problems).toEqual({ pageErrors: [], consoleErrors: [], offOrigin: [] });
+    } finally {
+      await owner.close();
+    }
+  });
+
   it("reads the activity as sentences, each event's JSON behind its toggle, and keeps a table's labels on a narrow screen", async () => {
     const deployed = await api(world.worker, "POST", `${BASE_PATH}/variants/configs/deploy`, keys.editor, {
       variant_ref: { slug: "main", version: 2 },

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { answer, type Schemas } from "../api";
-import { ShownOnce } from "../copy";
+import { CopyableId, ShownOnce } from "../copy";
 import type { PageProps } from "../router";
 import { type Permission, type Role, usePermissions, useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
@@ -337,7 +337,7 @@ function Keys({ org }: { org: Details }) {
             {keys.data.map((key) => (
               <tr key={key.prefix}>
                 <th scope="row">
-                  <code>{key.prefix}</code>
+                  <CopyableId id={key.prefix} what={`the prefix ${key.prefix}`} />
                 </th>
                 <td>{workspaceName(key.workspace_id)}</td>
                 <td>{key.read_only ? "read-only" : "read and write"}</td>
