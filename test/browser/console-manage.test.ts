@@ -328,6 +328,25 @@ describe.skipIf(!world.hasChromium)("the console, for daily management", () => {
     }
   });
 
+  it("lays the protection form out in one column, each checkbox beside its text", async () => {
+    const owner = await signedIn(world, keys.owner, { path: `/console/organizations/${DEMO_ORG}/protection` });
+    const { page } = owner;
+    try {
+      const form = page.locator("form.card", { has: page.getByRole("heading", { name: "staging" }) });
+      await form.waitFor(POLL);
+      const box = async (selector: string) =>
+        (await form.locator(selector).first().boundingBox()) ?? { x: -1, y: -1, width: 0, height: 0 };
+      const [number, check, label] = [await box("input[type=number]"), await box("label.check input"), await box("label.check")];
+      // The fields' left edges line up, and a checkbox starts its label's line, level with its text (not centred
+      // above it, as the labels' column layout put it).
+      expect([number.x, check.x]).toEqual([label.x, label.x]);
+      expect(Math.abs(check.y + check.height / 2 - (label.y + label.height / 2))).toBeLessThan(1);
+      await checkPage(page, "protection-aligned");
+    } finally {
+      await owner.close();
+    }
+  });
+
   it("reads the activity as sentences, each event's JSON behind its toggle, and keeps a table's labels on a narrow screen", async () => {
     const deployed = await api(world.worker, "POST", `${BASE_PATH}/variants/configs/deploy`, keys.editor, {
       variant_ref: { slug: "main", version: 2 },
