@@ -18,7 +18,8 @@ const INVITATION_PATH = /^\/organizations\/([^/]+)\/workspaces\/([^/]+)\/invite\
 /** The invitation's organization and workspace when `path` is the accept page's. */
 export function invitationAt(path: string): { orgId: string; workspaceId: string } | undefined {
   const match = INVITATION_PATH.exec(path);
-  return match ? { orgId: decodeURIComponent(match[1]), workspaceId: decodeURIComponent(match[2]) } : undefined;
+  // Ids as they are: a malformed one is the API's 422 to show, not an escape to decode.
+  return match ? { orgId: match[1], workspaceId: match[2] } : undefined;
 }
 
 type Accepted = Schemas["AcceptedInvitation"];
