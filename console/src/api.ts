@@ -14,8 +14,10 @@ export const CONSOLE_ROOT = new URL(document.baseURI).pathname;
 /** The API's prefix: BASE_PATH, "" at the root. */
 export const API_ROOT = CONSOLE_ROOT.slice(0, -"/console/".length);
 
-export function createApi(key: string) {
-  return createClient<paths>({ baseUrl: `${location.origin}${API_ROOT}`, headers: { Authorization: `ApiKey ${key}` } });
+/** A client of the API calling with `key`; without one, for what needs none (an invitation accepted by a new person). */
+export function createApi(key?: string) {
+  const headers = key ? { Authorization: `ApiKey ${key}` } : {};
+  return createClient<paths>({ baseUrl: `${location.origin}${API_ROOT}`, headers });
 }
 
 /** A refused or failed call, with the API's own message. */

@@ -1,6 +1,8 @@
 import { render } from "preact";
+import { AcceptInvitation, invitationAt } from "./invitation";
 import { Link, matchPage, useLocation } from "./router";
 import { SessionGate, useSession } from "./session";
+import { labelTableCells } from "./table-labels";
 import "./style.css";
 
 function Shell() {
@@ -48,9 +50,17 @@ function Shell() {
   );
 }
 
-render(
-  <SessionGate>
-    <Shell />
-  </SessionGate>,
-  document.getElementById("console") as HTMLElement,
-);
+/** The console behind its sign-in; an invitation's accept page before it, since a new invitee has no key yet. */
+function Root() {
+  const invitation = invitationAt(useLocation().path);
+  if (invitation) return <AcceptInvitation {...invitation} />;
+  return (
+    <SessionGate>
+      <Shell />
+    </SessionGate>
+  );
+}
+
+const root = document.getElementById("console") as HTMLElement;
+labelTableCells(root);
+render(<Root />, root);

@@ -14,6 +14,11 @@ export type { Permission };
 
 const KEY_ITEM = "console.api-key";
 
+/** The key this tab is signed in with, if any. */
+export const keptKey = () => sessionStorage.getItem(KEY_ITEM);
+/** Signs this tab in with `key` from its next page on (an invitation accepted signs its invitee in). */
+export const keepKey = (key: string) => sessionStorage.setItem(KEY_ITEM, key);
+
 export type Role = Schemas["OrganizationDetails"]["role"];
 
 export interface Session {
@@ -59,7 +64,7 @@ export function SessionGate({ children }: { children: ComponentChildren }) {
     setError(undefined);
     try {
       setSession(await signIn(key, signOut));
-      sessionStorage.setItem(KEY_ITEM, key);
+      keepKey(key);
     } catch (refused) {
       sessionStorage.removeItem(KEY_ITEM);
       setError(refused instanceof ApiError ? refused : new ApiError(0, "The service could not be reached"));
@@ -68,7 +73,7 @@ export function SessionGate({ children }: { children: ComponentChildren }) {
     }
   };
   useEffect(() => {
-    const kept = sessionStorage.getItem(KEY_ITEM);
+    const kept = keptKey();
     if (kept) void tryKey(kept);
   }, []);
 

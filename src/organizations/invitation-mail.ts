@@ -47,9 +47,10 @@ export function tokenDelivery(env: Env): TokenDelivery {
 }
 
 /**
- * Mails the token to the invited address, with what to send to accept (`acceptUrl` carries the project). The
- * organization's name is the inviter's words: it goes in as text, and names cannot hold control characters, so it
- * cannot add a header.
+ * Mails the token to the invited address, with what to send to accept (`acceptUrl` carries the project), and the
+ * console's page that accepts it in a browser: the same path under /console, the token in the fragment, which no
+ * browser sends to a server. The organization's name is the inviter's words: it goes in as text, and names cannot
+ * hold control characters, so it cannot add a header.
  */
 export async function mailInvitation(
   mail: NonNullable<TokenDelivery["mail"]>,
@@ -58,10 +59,17 @@ export async function mailInvitation(
   acceptUrl: string,
 ): Promise<void> {
   const body = JSON.stringify({ token });
+  const page = new URL(acceptUrl);
+  page.pathname = page.pathname.replace(/\/organizations\/[^/]+\/workspaces\/[^/]+\/invite\/accept$/, "/console$&");
+  page.hash = `token=${token}`;
   const text = [
     `${invitation.invited_by} invited you to the organization "${invitation.organization_name}" as ${invitation.role}.`,
     "",
-    `To accept, before ${invitation.expires_at}, POST this JSON body to the address below:`,
+    `To accept, before ${invitation.expires_at}, open this page:`,
+    "",
+    page.href,
+    "",
+    "Or POST this JSON body to the address below:",
     "",
     `  ${acceptUrl}`,
     `  ${body}`,

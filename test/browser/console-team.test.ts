@@ -155,10 +155,13 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
         const log = auditor.page;
         await expect
           .poll(() => log.locator("tbody th").allTextContents(), POLL)
-          .toEqual(["environment.deployed", "environment.deployed"]);
+          .toEqual([
+            expect.stringMatching(/^ed deployed \S+ · v\d+ to production$/),
+            expect.stringMatching(/^ed deployed \S+ · v\d+ to staging$/),
+          ]);
         const newest = log.locator("tbody tr").first();
-        await newest.getByText("Data").click();
-        const data = JSON.parse((await newest.locator("pre").textContent()) as string);
+        await newest.getByText("JSON of environment.deployed").click();
+        const { data } = JSON.parse((await newest.locator("pre").textContent()) as string);
         expect(data).toMatchObject({ app_id: appId, environment: "production", change_request_id: requestId });
         expect(await newest.getByRole("link", { name: "Its change request" }).getAttribute("href")).toBe(
           `${BASE_PATH}/console/change-requests/${requestId}`,

@@ -1,7 +1,7 @@
 /**
  * What the console's browser tests (test/browser/console*.test.ts) share: `wrangler dev` with the demo seed under
  * BASE_PATH=/api, members of the demo organization made through the API as a team would, Chromium, and each page's
- * check (axe-core: no serious or critical violation; a screenshot under .artifacts/console/).
+ * check (axe-core: no serious or critical violation in either colour scheme; screenshots under .artifacts/console/).
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -57,6 +57,9 @@ export function consoleWorld(file: string, more: Record<string, string> = {}) {
       name: "console",
       persistTo: world.dir,
       readyPath: `${BASE_PATH}/health`,
+      // The local send_email binding logs each mail at info (`mailTo` reads it there); the CLI helpers this file uses
+      // set WRANGLER_LOG=error for the process, which wrangler would inherit.
+      logLevel: "info",
       // As `npm run dev`: invitations mailed (nowhere) with their token in the answer, so that a new member's key is made;
       // webhooks to this machine.
       vars: {
@@ -88,16 +91,25 @@ export function consoleWorld(file: string, more: Record<string, string> = {}) {
 
 export type ConsoleWorld = ReturnType<typeof consoleWorld>;
 
-/** No axe-core violation of impact serious or critical on the page as it is; then its screenshot, as `name`.png. */
+const AXE_VIOLATIONS = `axe.run(document, { resultTypes: ["violations"] }).then((results) =>
+  results.violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => ({ id: violation.id, targets: violation.nodes.map((node) => node.target.join(" ")) })))`;
+
+/**
+ * No axe-core violation of impact serious or critical on the page as it is, in the light and in the dark colour
+ * scheme (the console follows the system's); then its screenshots, as `name`.png and `name`-dark.png. The page is left
+ * in the light scheme, as Playwright opens it.
+ */
 export async function checkPage(page: Page, name: string) {
   // Evaluated through the DevTools protocol, which the page's CSP (no inline script) does not govern.
   await page.evaluate(AXE);
-  const violations = await page.evaluate(`axe.run(document, { resultTypes: ["violations"] }).then((results) =>
-    results.violations
-      .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-      .map((violation) => ({ id: violation.id, targets: violation.nodes.map((node) => node.target.join(" ")) })))`);
-  expect(violations, name).toEqual([]);
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  for (const colorScheme of ["dark", "light"] as const) {
+    await page.emulateMedia({ colorScheme });
+    expect(await page.evaluate(AXE_VIOLATIONS), `${name} (${colorScheme})`).toEqual([]);
+    const suffix = colorScheme === "dark" ? "-dark" : "";
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}${suffix}.png`), fullPage: true });
+  }
 }
 
 /** The console opened at `path` (its root unless said) in a context of `options`, and signed in with `key`. */
@@ -111,4 +123,18 @@ export async function signedIn(
   await opened.page.getByRole("button", { name: "Sign in" }).click();
   await opened.page.getByRole("button", { name: "Sign out" }).waitFor(POLL);
   return opened;
+}
+
+/**
+ * The text of the latest mail wrangler dev's local `send_email` binding took for `to`: it writes each mail's text to a
+ * file and logs the file's path under the mail's headers.
+ */
+export async function mailTo(world: ConsoleWorld, to: string): Promise<string> {
+  const sent = new RegExp(`To: ${to.replace(/[.+]/g, "\\$&")}\\s[\\s\\S]*?Text: (\\S+\\.txt)`, "g");
+  for (const deadline = Date.now() + POLL.timeout; Date.now() < deadline; ) {
+    const file = [...world.worker.tail().matchAll(sent)].at(-1)?.[1];
+    if (file) return readFileSync(file, "utf8");
+    await new Promise((wait) => setTimeout(wait, 100));
+  }
+  throw new Error(`no mail to ${to} in wrangler dev's output:\n${world.worker.tail().slice(-3_000)}`);
 }

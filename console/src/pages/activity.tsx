@@ -1,12 +1,16 @@
 import { useState } from "preact/hooks";
 import { answer, type Schemas } from "../api";
 import { answerExact, exactAt } from "../diff-view";
+import { sentenceOf } from "../events";
 import { type ExactValue, formatExact } from "../exact-json";
 import { Link, navigate, type PageProps } from "../router";
 import { useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
 
-/** 7. Activity: an organization's audit log (GET /events), newest first, filtered by type, app and time. */
+/**
+ * 7. Activity: an organization's audit log (GET /events), newest first, filtered by type, app and time; each event as
+ * a sentence (events.ts), its JSON, exact as the API answered it, behind a toggle.
+ */
 export const path = "/organizations/:orgId/activity";
 
 type EventPage = Schemas["EventPage"];
@@ -45,7 +49,7 @@ export default function Activity({ params: { orgId }, query }: PageProps) {
   const paging = useAction();
 
   const withExact = (read: { data: EventPage; exact: ExactValue }) =>
-    read.data.events.map((event, index) => ({ data: event, exact: exactAt(read.exact, "events", index, "data") }));
+    read.data.events.map((event, index) => ({ data: event, exact: exactAt(read.exact, "events", index) }));
   const events = [...(page.data ? withExact(page.data) : []), ...(more?.events ?? [])];
   const cursor = more ? more.cursor : page.data?.data.next_cursor;
   const loadMore = () =>
@@ -115,7 +119,6 @@ export default function Activity({ params: { orgId }, query }: PageProps) {
             <tr>
               <th scope="col">When</th>
               <th scope="col">What</th>
-              <th scope="col">Who</th>
               <th scope="col">App</th>
               <th scope="col">Details</th>
             </tr>
@@ -126,15 +129,16 @@ export default function Activity({ params: { orgId }, query }: PageProps) {
                 <td>
                   <Time at={event.occurred_at} />
                 </td>
-                <th scope="row">{event.type}</th>
-                <td>{event.actor.username ?? event.actor.api_key_prefix ?? "the service"}</td>
+                <th scope="row" class="sentence">
+                  {sentenceOf(event)}
+                </th>
                 <td>{typeof event.data.app_name === "string" ? event.data.app_name : ""}</td>
                 <td>
                   {typeof event.data.change_request_id === "string" && (
                     <Link to={`/change-requests/${event.data.change_request_id}`}>Its change request</Link>
                   )}
                   <details>
-                    <summary>Data</summary>
+                    <summary>JSON of {event.type}</summary>
                     <pre>{formatExact(exact ?? null)}</pre>
                   </details>
                 </td>

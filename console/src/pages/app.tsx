@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { answer, type Schemas } from "../api";
+import { CopyableId } from "../copy";
 import { Link, type PageProps } from "../router";
 import { type Permission, usePermissions, useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
@@ -53,6 +54,9 @@ export default function App({ params: { appId } }: PageProps) {
         )}
       </nav>
       <h1>App {environments.data?.name ?? ""}</h1>
+      <p class="help">
+        Id <CopyableId id={appId} what="the app's id" />
+      </p>
       <h2>Environments</h2>
       {environments.loading && <Loading label="Loading the environments" />}
       {environments.error && <ErrorNote error={environments.error} />}

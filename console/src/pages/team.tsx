@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { answer, type Schemas } from "../api";
+import { CopyableId, ShownOnce } from "../copy";
 import type { PageProps } from "../router";
 import { type Permission, type Role, usePermissions, useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
@@ -54,7 +55,15 @@ function Members({
   const action = useAction();
   const workspace = org.workspaces[0];
   if (!workspace) return <p class="empty">No workspace yet.</p>;
-  const setRole = async (email: string, role: Role) => {
+  const setRole = async (member: Details["workspaces"][number]["members"][number], role: Role, select: HTMLSelectElement) => {
+    const { email, username } = member.user;
+    const from = member.roles[0]?.role_name;
+    const asked = `Change the role of ${username} (${email}) from ${from?.replace("_", " ")} to ${role.replace("_", " ")}? It applies in every workspace of ${org.name} at once.`;
+    if (!confirm(asked)) {
+      // Nothing sent: the list shows the role the member still has.
+      select.value = from ?? "";
+      return;
+    }
     const done = await action.run(() =>
       answer(
         api.POST("/workspaces/{workspace_id}/roles", {
@@ -89,8 +98,9 @@ function Members({
           </tr>
         </thead>
         <tbody>
-          {workspace.members.map(({ user, roles }) => {
-            const role = roles[0]?.role_name;
+          {workspace.members.map((member) => {
+            const { user } = member;
+            const role = member.roles[0]?.role_name;
             return (
               <tr key={user.id}>
                 <th scope="row">{user.username}</th>
@@ -101,7 +111,7 @@ function Members({
                       aria-label={`Role of ${user.username}`}
                       value={role}
                       disabled={action.busy}
-                      onChange={(event) => void setRole(user.email, event.currentTarget.value as Role)}
+                      onChange={(event) => void setRole(member, event.currentTarget.value as Role, event.currentTarget)}
                     >
                       {roleNames.map((name) => (
                         <option key={name} value={name}>
@@ -133,22 +143,6 @@ function Members({
       {action.busy && <Loading label="Saving" />}
       {action.error && <ErrorNote error={action.error} prefix="Refused" />}
     </>
-  );
-}
-
-/** A token the API answered (where it mails none): shown this once, to pass on. */
-function ShownOnce({ label, secret }: { label: string; secret: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <div class="shown-once" role="status">
-      <p>
-        <strong>{label}</strong> Shown this once: copy it now.
-      </p>
-      <code>{secret}</code>{" "}
-      <button type="button" onClick={() => void navigator.clipboard.writeText(secret).then(() => setCopied(true))}>
-        {copied ? "Copied" : "Copy"}
-      </button>
-    </div>
   );
 }
 
@@ -343,7 +337,7 @@ function Keys({ org }: { org: Details }) {
             {keys.data.map((key) => (
               <tr key={key.prefix}>
                 <th scope="row">
-                  <code>{key.prefix}</code>
+                  <CopyableId id={key.prefix} what={`the prefix ${key.prefix}`} />
                 </th>
                 <td>{workspaceName(key.workspace_id)}</td>
                 <td>{key.read_only ? "read-only" : "read and write"}</td>

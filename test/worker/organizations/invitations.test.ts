@@ -151,6 +151,23 @@ describe("invitations mailed to the invitee", () => {
     expect((await acceptAt(second.token)).status).toBe(200);
   });
 
+  it("the mail links the console's accept page: the accept path under /console, the token in its fragment", async () => {
+    const ids = await createOrganizationVia(owner.key);
+    const { mails, binding } = mailbox();
+    const bindings = { ...mailed(binding), BASE_PATH: "/api" };
+    const path = `/api/organizations/${ids.organizationId}/workspaces/${ids.workspaceId}/invite`;
+    const invited = await send("POST", path, { key: owner.key, body: [{ email: freshEmail(), roles: ["viewer"] }], bindings });
+    const { project_id } = await expectJson<{ project_id: string }>(invited);
+    const { token } = readMail(mails[0]);
+    const links = mails[0].text.split("\n").filter((line) => line.includes("/console/"));
+    const page = `/api/console/organizations/${ids.organizationId}/workspaces/${ids.workspaceId}/invite/accept`;
+    expect(links).toEqual([`${BASE_URL}${page}?project_id=${project_id}#token=${token}`]);
+    // The link opens the console (a browser sends no fragment), whose page accepts it.
+    const opened = await send("GET", `${page}?project_id=${project_id}`, { bindings });
+    expect([opened.status, opened.headers.get("Content-Type")]).toEqual([200, "text/html; charset=UTF-8"]);
+    expect(await opened.text()).toContain('<base href="/api/console/">');
+  });
+
   it("the mail's accept address is at PUBLIC_BASE_URL, whatever host the invite and the resend came through", async () => {
     const ids = await createOrganizationVia(owner.key);
     const { mails, binding } = mailbox();
