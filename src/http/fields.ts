@@ -1,44 +1,11 @@
+import { en } from "zod/locales";
 import * as z from "zod/mini";
 import { documented } from "./documentation";
 import { newNameRefusal } from "./names";
 
-/** A value as zod's English words it in a message: a string quoted, a bigint with its `n`. */
-const worded = (value: unknown) =>
-  typeof value === "bigint" ? `${value}n` : typeof value === "string" ? `"${value}"` : `${value}`;
-
-/**
- * The messages of the issues a 422 passes on as zod words them (src/http/validation.ts: an option not in an enum, an
- * unknown key, a union no option of which matched, a bad date-time), in the words of zod's English locale (`zod/locales`
- * `en`, classic zod's). zod/mini loads no locale (its messages would all be "Invalid input"); the whole English one
- * would be 1 KiB gzip of the Worker, for the issues whose messages the service writes itself (types, lengths, bounds).
- * Of the formats, only a date-time's and a pattern's words are zod's: a UUID's are the service's, an email's and the
- * patterns' messages are the schemas' own (a schema with another format would add its words here). The issues without
- * words here read "Invalid input", as with no locale. test/worker/zod-messages.test.ts holds these to `en`'s.
- */
-export function zodMessage(issue: z.core.$ZodRawIssue): string | undefined {
-  switch (issue.code) {
-    case "invalid_value":
-      return issue.values.length === 1
-        ? `Invalid input: expected ${worded(issue.values[0])}`
-        : `Invalid option: expected one of ${issue.values.map(worded).join("|")}`;
-    case "unrecognized_keys":
-      return `Unrecognized key${issue.keys.length > 1 ? "s" : ""}: ${issue.keys.map(worded).join(", ")}`;
-    case "invalid_union":
-      return issue.inclusive === false ? "Invalid input: more than one option matched" : "Invalid input";
-    case "invalid_format":
-      return issue.format === "regex"
-        ? `Invalid string: must match pattern ${issue.pattern}`
-        : `Invalid ${issue.format === "datetime" ? "ISO datetime" : issue.format}`;
-    case "invalid_element":
-    case "invalid_key":
-      return `Invalid ${issue.code === "invalid_key" ? "key" : "value"} in ${issue.origin}`;
-    case "not_multiple_of":
-      return `Invalid number: must be a multiple of ${issue.divisor}`;
-    default:
-      return undefined;
-  }
-}
-z.config({ localeError: zodMessage });
+// zod/mini loads no locale (its messages would all be "Invalid input"): the messages of the issues passed on as zod
+// words them (an option not in an enum, an unknown key, a bad date, a length) stay those of classic zod's English.
+z.config(en());
 
 // U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR break lines as \n does (in a mail's subject, in a log line).
 const NO_CONTROLS_OR_LINE_BREAKS = /^[^\p{Cc}\u2028\u2029]*$/u;
