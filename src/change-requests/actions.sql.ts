@@ -324,7 +324,8 @@ export async function actOnChangeRequest(
   if ("replayOf" in batch) return replayed(db, id);
   const read = requestRead(batch.ran);
   // The event is the action's mark: made, the action was taken.
-  if (read && batch.ran.event.results.length > 0) return { outcome: "done", read, replayed: false };
+  if (read && batch.ran.event.results.length > 0)
+    return { outcome: "done", read, replayed: false, reached: batch.ran.reached.results.length > 0 };
   return actionRefusal(action, batch.ran.facts.results[0], {
     version: values.version,
     proposalGiven: values.proposal_given === 1,

@@ -31,6 +31,7 @@ import {
   notApproved,
   revisionUnavailable,
 } from "./errors";
+import { mailRequest } from "./mail";
 
 /** How far ahead a request may be scheduled (§3). */
 export const SCHEDULE_MAX_DAYS = 90;
@@ -113,6 +114,8 @@ async function apply<E extends CallerEnv>(
     return dryRunOf(preview, preview.sides);
   }
   const outcome = await writeAs(c, [id], (db) => applyChangeRequest(db, id, expected, claim));
+  if (outcome.outcome === "done" && !outcome.replayed)
+    c.executionCtx.waitUntil(mailRequest(c.env, outcome.read.request, "applied"));
   if (outcome.outcome === "done" || outcome.outcome === "key_reused") return answer(answered(c, outcome));
   throw applyRefusal(outcome);
 }

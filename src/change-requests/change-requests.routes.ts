@@ -44,6 +44,7 @@ import {
   tooManyOpen,
   tooManyReviews,
 } from "./errors";
+import { actionMail, mailRequest } from "./mail";
 
 /** Answers a write's outcome: the request with its ETag, or the error that says why nothing was written. */
 export function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutcome): ChangeRequestRead {
@@ -79,9 +80,7 @@ export const answer = ({ request, reviews }: ChangeRequestRead) => toChangeReque
 
 export const requestPath = {
   schema: ChangeRequestParams,
-  examples: globalThis.DOCUMENTATION && {
-    change_request_id: DEMO_CHANGE_REQUEST.id,
-  },
+  examples: globalThis.DOCUMENTATION && { change_request_id: DEMO_CHANGE_REQUEST.id },
 };
 
 export const ETAG_HEADER = { ETag: headerRef("ETag") };
@@ -103,7 +102,6 @@ export const ACTION_DESCRIPTION =
   "With If-Match (the request's ETag), only if the request is still in that state (else 412). Answers the request " +
   "with its new ETag.";
 
-/** An action's route: POST /change-requests/{id}/<action>, answered by `act`. */
 /** What a change request's action route says of itself in the document. */
 interface ActionText {
   operationId: string;
@@ -111,6 +109,7 @@ interface ActionText {
   description: string;
 }
 
+/** An action's route: POST /change-requests/{id}/<action>, answered by `act`. */
 export function actionRoute(
   action: "submit" | "rebase" | "cancel" | "unschedule",
   doc: Documentation<ActionText>,
@@ -165,7 +164,11 @@ export async function act<E extends CallerEnv>(
   const unbound = input.action === "approve" && input.review.version === undefined && expected === null;
   const outcome = await writeAs(c, [id], (db) => actOnChangeRequest(db, id, input, unbound ? 0 : expected, who.claim));
   if (unbound && outcome.outcome === "moved_on") throw approvalUnbound();
-  return answered(c, outcome);
+  const read = answered(c, outcome);
+  const mail =
+    outcome.outcome === "done" && !outcome.replayed && actionMail(input.action, !!outcome.reached, read.request.readState);
+  if (mail) c.executionCtx.waitUntil(mailRequest(c.env, read.request, mail));
+  return read;
 }
 
 /** Change requests (docs/CHANGE-REQUESTS.md §3): apply, schedule and unschedule are src/change-requests/apply.routes.ts's. */
@@ -264,7 +267,10 @@ export const changeRequestsRoutes = [
       const body = c.req.valid("json");
       const expected = expectedState(c.req.header("If-Match"));
       const outcome = await writeAs(c, [body.app_id], (db) => createChangeRequest(db, body, expected, c.var.claim));
-      return c.json(answer(answered(c, outcome)), 200);
+      const read = answered(c, outcome);
+      if (outcome.outcome === "done" && !outcome.replayed && !body.draft)
+        c.executionCtx.waitUntil(mailRequest(c.env, read.request, "opened"));
+      return c.json(answer(read), 200);
     },
   ),
   route(

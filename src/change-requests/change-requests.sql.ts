@@ -138,7 +138,7 @@ export interface ChangeRequestRow {
 }
 
 /** The ChangeRequestRow of each request of `cr`. */
-const SELECT_REQUESTS = `SELECT cr.id, cr.app_id AS appId, cr.app_name AS appName, cr.environment, cr.project_id AS projectId, cr.kind,
+export const SELECT_REQUESTS = `SELECT cr.id, cr.app_id AS appId, cr.app_name AS appName, cr.environment, cr.project_id AS projectId, cr.kind,
        cr.variant_revision_id AS variantRevisionId, COALESCE(v.removed_name, v.name) AS configName, vr.revision,
        cr.revert_to_revision_id AS revertToRevisionId, cr.base_environment_revision AS baseEnvironmentRevision,
        cr.base_environment_revision_id AS baseEnvironmentRevisionId, cr.base_variant_revision_id AS baseVariantRevisionId,
@@ -389,7 +389,9 @@ export type Refusal =
   | { outcome: "moved_on"; of: "environment" | "change_request" };
 
 /** What a write did: the request as it is now (`replayed`: as an Idempotency-Key's first request left it), or why not. */
-export type WriteOutcome = { outcome: "done"; read: ChangeRequestRead; replayed: boolean } | { outcome: "key_reused" } | Refusal;
+export type WriteOutcome =
+  /** `reached`: the write made the request approved or rejected. */
+  { outcome: "done"; read: ChangeRequestRead; replayed: boolean; reached?: boolean } | { outcome: "key_reused" } | Refusal;
 
 /** Replays a claimed write's first answer: the request as it is now (it exists: the write made it or changed it). */
 export async function replayed(db: CallerWriteDb, id: string): Promise<Extract<WriteOutcome, { outcome: "done" | "not_found" }>> {
