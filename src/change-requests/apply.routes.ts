@@ -18,11 +18,10 @@ import {
   actionRoute,
   answer,
   answered,
-  DEMO_DIFF,
   ETAG_HEADER,
   requestPath,
 } from "./change-requests.routes";
-import { ChangeRequest, DEMO_CHANGE_REQUEST, expectedWrites } from "./change-requests.schemas";
+import { ChangeRequest, DEMO_CHANGE_REQUEST, DEMO_DIFF, expectedWrites } from "./change-requests.schemas";
 import type { DiffSideRow } from "./change-requests.sql.ts";
 import {
   changeRequestConflict,
@@ -32,6 +31,7 @@ import {
   notApproved,
   revisionUnavailable,
 } from "./errors";
+import { mailRequest } from "./mail";
 
 /** How far ahead a request may be scheduled (§3). */
 export const SCHEDULE_MAX_DAYS = 90;
@@ -114,16 +114,19 @@ async function apply<E extends CallerEnv>(
     return dryRunOf(preview, preview.sides);
   }
   const outcome = await writeAs(c, [id], (db) => applyChangeRequest(db, id, expected, claim));
+  if (outcome.outcome === "done" && !outcome.replayed)
+    c.executionCtx.waitUntil(mailRequest(c.env, outcome.read.request, "applied"));
   if (outcome.outcome === "done" || outcome.outcome === "key_reused") return answer(answered(c, outcome));
   throw applyRefusal(outcome);
 }
 
-const APPLY_CONFLICTS = {
-  notApproved: /* @__PURE__ */ notApproved(1, 2),
-  revisionUnavailable: /* @__PURE__ */ revisionUnavailable(false),
-  conflict: /* @__PURE__ */ changeRequestConflict(DEMO_DIFF),
-  invalidState: /* @__PURE__ */ invalidState("open"),
-};
+/** The 409s of an apply, for the document (where it is built; the Worker drops them, with the examples they name). */
+const applyConflicts = () => ({
+  notApproved: notApproved(1, 2),
+  revisionUnavailable: revisionUnavailable(false),
+  conflict: changeRequestConflict(DEMO_DIFF),
+  invalidState: invalidState("open"),
+});
 
 /** Applying and scheduling a change request (docs/CHANGE-REQUESTS.md §3); the minute cron's part is cron.sql.ts's. */
 export const applyRoutes = [
@@ -196,7 +199,7 @@ export const applyRoutes = [
           409: codedConflictResponse(
             "Not approved now, the revision no longer deployable, the environment changed since the base (with what " +
               "changed), or the request's state forbids it; nothing written",
-            APPLY_CONFLICTS,
+            applyConflicts(),
           ),
         },
       },

@@ -16,6 +16,7 @@ import { sql } from "../db/sql";
 import type { ChangeRequestState } from "./change-requests.schemas";
 import {
   type ChangeRequestRead,
+  type ChangeRequestRow,
   COUNTED,
   type DiffSideRow,
   diffSidesOf,
@@ -25,6 +26,7 @@ import {
   replayed,
   requestRead,
   requestStatements,
+  SELECT_REQUESTS,
   WRITTEN,
 } from "./change-requests.sql.ts";
 
@@ -40,6 +42,9 @@ const REQUEST_OF_ANY_CALLER = `cr_found AS (
 
 /** The request as read now, `cr` (COUNTED), whoever the caller is. */
 export const REQUEST_NOW = `${CALLER_CTE}, ${REQUEST_OF_ANY_CALLER}, ${COUNTED}`;
+
+/** The request :change_request_id as read now, whoever the caller is (the cron's, for its mails). */
+export const REQUEST_READ_NOW = sql<ChangeRequestRow>(`WITH ${REQUEST_NOW} ${SELECT_REQUESTS}`);
 
 /**
  * After REQUEST_NOW: `verdict`, the request with its environment now and `refusal`, why it may not be applied now
@@ -196,7 +201,13 @@ function applyStatements(db: CallerWriteDb, id: string, by: ApplyBy) {
       deploymentEvent: deploymentEvent(db, ids.environmentRevisionId, null, id),
       applied: db.statement(MARK_APPLIED, values),
       appliedEvent: db.statement(APPLIED_EVENT, values),
-      ...(by.scheduled ? { failedEvent: db.statement(FAILED_EVENT, values), failed: db.statement(MARK_FAILED, values) } : {}),
+      ...(by.scheduled
+        ? {
+            failedEvent: db.statement(FAILED_EVENT, values),
+            failed: db.statement(MARK_FAILED, values),
+            now: db.statement(REQUEST_READ_NOW, values),
+          }
+        : {}),
       ...requestStatements(db, id),
     },
   };
@@ -279,13 +290,17 @@ export async function previewApply(db: CallerDb, id: string, expectedWrites: num
   return applyRefusal(found, bySide) ?? { outcome: "would_apply", facts: found, sides: bySide as DiffSides };
 }
 
-/** What the cron's apply of a due request did. */
-export type ScheduledApplyOutcome = "applied" | "failed" | "left";
+/** What the cron's apply of a due request did, and the request after it. */
+export interface ScheduledApply {
+  outcome: "applied" | "failed" | "left";
+  request: ChangeRequestRow | undefined;
+}
 
 /** The cron's apply of due request `id` as its scheduler (`db`'s caller): one batch; a refusal fails it (§3). */
-export async function applyScheduled(db: CallerWriteDb, id: string): Promise<ScheduledApplyOutcome> {
+export async function applyScheduled(db: CallerWriteDb, id: string): Promise<ScheduledApply> {
   const { statements } = applyStatements(db, id, { scheduled: true });
-  const { applied, failed } = await db.batch(statements);
-  if (applied.meta.changes > 0) return "applied";
-  return failed && failed.meta.changes > 0 ? "failed" : "left";
+  const { applied, failed, now } = await db.batch(statements);
+  const request = now?.results[0];
+  if (applied.meta.changes > 0) return { outcome: "applied", request };
+  return { outcome: failed && failed.meta.changes > 0 ? "failed" : "left", request };
 }

@@ -26,6 +26,7 @@ import {
   ChangeRequestParams,
   CreateChangeRequestBody,
   DEMO_CHANGE_REQUEST,
+  DEMO_DIFF,
   EditChangeRequestBody,
   expectedWrites,
   ListChangeRequestsQuery,
@@ -46,11 +47,13 @@ import {
   changeRequestMovedOn,
   changeRequestNotFound,
   invalidState,
+  reviewersRefused,
   selfApproval,
   staleVersion,
   tooManyOpen,
   tooManyReviews,
 } from "./errors";
+import { actionMail, mailRequest } from "./mail";
 
 /** Answers a write's outcome: the request with its ETag, or the error that says why nothing was written. */
 export function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutcome): ChangeRequestRead {
@@ -75,6 +78,8 @@ export function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutco
       throw tooManyOpen(UNFINISHED_MAX);
     case "too_many_reviews":
       throw tooManyReviews(REVIEWS_MAX);
+    case "reviewers_refused":
+      throw reviewersRefused(outcome.refused);
     case "moved_on":
       throw outcome.of === "environment" ? environmentMovedOn() : changeRequestMovedOn();
   }
@@ -84,9 +89,7 @@ export const answer = ({ request, reviews }: ChangeRequestRead) => toChangeReque
 
 export const requestPath = {
   schema: ChangeRequestParams,
-  examples: globalThis.DOCUMENTATION && {
-    change_request_id: DEMO_CHANGE_REQUEST.id,
-  },
+  examples: globalThis.DOCUMENTATION && { change_request_id: DEMO_CHANGE_REQUEST.id },
 };
 
 export const ETAG_HEADER = { ETag: /* @__PURE__ */ headerRef("ETag") };
@@ -108,7 +111,6 @@ export const ACTION_DESCRIPTION =
   "With If-Match (the request's ETag), only if the request is still in that state (else 412). Answers the request " +
   "with its new ETag.";
 
-/** An action's route: POST /change-requests/{id}/<action>, answered by `act`. */
 /** What a change request's action route says of itself in the document. */
 interface ActionText {
   operationId: string;
@@ -116,6 +118,7 @@ interface ActionText {
   description: string;
 }
 
+/** An action's route: POST /change-requests/{id}/<action>, answered by `act`. */
 export function actionRoute(
   action: "submit" | "rebase" | "cancel" | "unschedule",
   doc: Documentation<ActionText>,
@@ -170,47 +173,12 @@ export async function act<E extends CallerEnv>(
   const unbound = input.action === "approve" && input.review.version === undefined && expected === null;
   const outcome = await writeAs(c, [id], (db) => actOnChangeRequest(db, id, input, unbound ? 0 : expected, who.claim));
   if (unbound && outcome.outcome === "moved_on") throw approvalUnbound();
-  return answered(c, outcome);
+  const read = answered(c, outcome);
+  const mail =
+    outcome.outcome === "done" && !outcome.replayed && actionMail(input.action, !!outcome.reached, read.request.readState);
+  if (mail) c.executionCtx.waitUntil(mailRequest(c.env, read.request, mail));
+  return read;
 }
-
-const demoDocument = (temperature: number) => ({
-  config_name: "main",
-  params: { model: "gpt-4o-mini", temperature },
-  url: "",
-});
-
-export const DEMO_DIFF = {
-  base: {
-    environment_revision: 4,
-    environment_revision_id: EXAMPLE_ENVIRONMENT_REVISION_ID,
-    variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
-    config_name: "main",
-    revision: 2,
-    document: /* @__PURE__ */ demoDocument(0.7),
-  },
-  current: {
-    environment_revision: 4,
-    environment_revision_id: EXAMPLE_ENVIRONMENT_REVISION_ID,
-    variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
-    config_name: "main",
-    revision: 2,
-    document: /* @__PURE__ */ demoDocument(0.7),
-  },
-  proposed: {
-    variant_revision_id: EXAMPLE_VARIANT_REVISION_ID,
-    config_name: "main",
-    revision: 3,
-    document: /* @__PURE__ */ demoDocument(0.2),
-  },
-  base_is_current: true,
-  diff: {
-    identical: false,
-    coarse: false,
-    patch: [{ op: "replace", path: "/params/temperature", value: 0.2 }],
-    changes: [{ path: "/params/temperature", op: "replace", from: 0.7, to: 0.2 }],
-  },
-  drift: { identical: true, coarse: false, patch: [], changes: [] },
-} satisfies ChangeRequestDiff;
 
 /** Change requests (docs/CHANGE-REQUESTS.md §3): apply, schedule and unschedule are src/change-requests/apply.routes.ts's. */
 export const changeRequestsRoutes = [
@@ -224,8 +192,28 @@ export const changeRequestsRoutes = [
             name: "POST /change-requests, with an Idempotency-Key",
             path: "/change-requests",
             key: "requester",
-            body: { app_id: "{requestedAppId}", environment: "staging", variant_revision_id: "{proposed}", title: "Keyed" },
+            body: {
+              app_id: "{requestedAppId}",
+              environment: "staging",
+              variant_revision_id: "{proposed}",
+              title: "Keyed",
+              reviewers: ["{requester.userId}"],
+            },
             headers: { "Idempotency-Key": "round-trips-change-request" },
+            trips: 1,
+          },
+          {
+            name: "POST /change-requests, a reviewer who may not approve (422)",
+            path: "/change-requests",
+            key: "requester",
+            body: {
+              app_id: "{requestedAppId}",
+              environment: "staging",
+              variant_revision_id: "{proposed}",
+              title: "Refused",
+              reviewers: ["{account.userId}"],
+            },
+            status: 422,
             trips: 1,
           },
         ],
@@ -288,7 +276,10 @@ export const changeRequestsRoutes = [
       const body = c.req.valid("json");
       const expected = expectedState(c.req.header("If-Match"));
       const outcome = await writeAs(c, [body.app_id], (db) => createChangeRequest(db, body, expected, c.var.claim));
-      return c.json(answer(answered(c, outcome)), 200);
+      const read = answered(c, outcome);
+      if (outcome.outcome === "done" && !outcome.replayed && !body.draft)
+        c.executionCtx.waitUntil(mailRequest(c.env, read.request, "opened"));
+      return c.json(answer(read), 200);
     },
   ),
   route(
@@ -296,7 +287,15 @@ export const changeRequestsRoutes = [
       method: "get",
       path: "/change-requests",
       roundTrips: globalThis.ROUTE_FACTS && {
-        cases: [{ name: "GET /change-requests", path: "/change-requests?app_id={requestedAppId}", key: "requester", trips: 1 }],
+        cases: [
+          { name: "GET /change-requests", path: "/change-requests?app_id={requestedAppId}", key: "requester", trips: 1 },
+          {
+            name: "GET /change-requests?awaiting_my_review=true",
+            path: "/change-requests?awaiting_my_review=true",
+            key: "requester",
+            trips: 1,
+          },
+        ],
       },
       auth: "key",
       query: {
@@ -308,6 +307,7 @@ export const changeRequestsRoutes = [
           author: DEMO_USER_ID,
           project_id: DEMO_PROJECT_ID,
           cursor: DEMO_CHANGE_REQUEST.id,
+          awaiting_my_review: "true",
           limit: 50,
         },
       },
@@ -317,7 +317,8 @@ export const changeRequestsRoutes = [
         summary: "List change requests",
         description:
           "Those of `app_id`, else of `project_id`, else of the key's project, newest first, without their reviews; " +
-          "`state` (repeatable) filters by the state as read. What the caller cannot see matches nothing.",
+          "`state` (repeatable) filters by the state as read; `awaiting_my_review=true`, those the caller may approve and " +
+          "has not reviewed at their current version. What the caller cannot see matches nothing.",
         ok: {
           schema: ChangeRequestPage,
           description: "A page of requests",
@@ -383,6 +384,14 @@ export const changeRequestsRoutes = [
             path: "/change-requests/{requestId}",
             key: "requester",
             body: { title: "Recounted" },
+            trips: 1,
+          },
+          {
+            name: "PATCH /change-requests/{id}, a reviewer who may not approve (422)",
+            path: "/change-requests/{requestId}",
+            key: "requester",
+            body: { reviewers: ["{account.userId}"] },
+            status: 422,
             trips: 1,
           },
         ],

@@ -11,8 +11,9 @@ import { CallerWriteDb } from "../db/handles";
 import { allShards, type ShardName, shardNamed } from "../db/pool";
 import { batch, type Statement, sql } from "../db/sql";
 import type { DeliveryMessage } from "../http/hand-off";
-import { applyScheduled, REQUEST_NOW } from "./apply.sql.ts";
-import { EVENT_FIELDS, NOW, WRITTEN } from "./change-requests.sql.ts";
+import { applyScheduled, REQUEST_NOW, REQUEST_READ_NOW } from "./apply.sql.ts";
+import { type ChangeRequestRow, EVENT_FIELDS, NOW, WRITTEN } from "./change-requests.sql.ts";
+import { mailRequest, type RequestMail } from "./mail";
 
 /** How many due applies a run makes at most (§7), and how many expiries a shard records; the rest wait a minute. */
 export const PER_RUN = 100;
@@ -57,15 +58,23 @@ type Committed = string[];
 const writerOf = (db: D1Database, caller: Caller, bucket: number, committed: Committed) =>
   new CallerWriteDb(db, caller, bucket, (events) => committed.push(...events));
 
-/** Records requests `ids`, all of one bucket, expired, as no one: one batch. */
-async function expire(db: CallerWriteDb, ids: string[]) {
+/** The mails a run's writes call for. */
+type Mails = [ChangeRequestRow, RequestMail][];
+
+/** Records requests `ids`, all of one bucket, expired, as no one: one batch; each recorded is to be mailed. */
+async function expire(db: CallerWriteDb, ids: string[], mails: Mails) {
   const statements: Record<string, Statement<unknown>> = {};
   ids.forEach((id, i) => {
     const values = { change_request_id: id, event_id: newId(db.bucket) };
     statements[`event${i}`] = db.statement(EXPIRED_EVENT, values);
     statements[`expired${i}`] = db.statement(MARK_EXPIRED, values);
+    statements[`now${i}`] = db.statement(REQUEST_READ_NOW, values);
   });
-  await db.batch(statements);
+  const ran = (await db.batch(statements)) as Record<string, D1Result<ChangeRequestRow>>;
+  ids.forEach((_, i) => {
+    const request = ran[`now${i}`].results[0];
+    if (ran[`expired${i}`].meta.changes > 0 && request) mails.push([request, "expired"]);
+  });
 }
 
 /** Runs `step`; a batch refused by a fence (its bucket fenced since it was read) is left to a later run. */
@@ -88,20 +97,25 @@ async function workOf(env: Env, shard: ShardName) {
 
 /**
  * One shard's writes: its expired requests, a batch per bucket; then the due requests it was given, a batch each, as
- * their schedulers. A failure is logged and the rest go on.
+ * their schedulers; then the mails they call for. A failure is logged and the rest go on.
  */
 async function runOnShard(env: Env, { shard, due, expiring }: Awaited<ReturnType<typeof workOf>>): Promise<Committed> {
   const db = shardNamed(env, shard);
   const committed: Committed = [];
+  const mails: Mails = [];
   const byBucket = new Map<number, string[]>();
   for (const { id, bucket } of expiring) byBucket.set(bucket, [...(byBucket.get(bucket) ?? []), id]);
   for (const [bucket, ids] of byBucket) {
-    await tolerantly(shard, () => expire(writerOf(db, Caller.nobody, bucket, committed), ids));
+    await tolerantly(shard, () => expire(writerOf(db, Caller.nobody, bucket, committed), ids, mails));
   }
   for (const request of due) {
     const scheduler = writerOf(db, Caller.operatorAs(request.scheduledBy), request.bucket, committed);
-    await tolerantly(shard, () => applyScheduled(scheduler, request.id));
+    await tolerantly(shard, async () => {
+      const { outcome, request: now } = await applyScheduled(scheduler, request.id);
+      if (now && outcome !== "left") mails.push([now, outcome]);
+    });
   }
+  await Promise.all(mails.map(([request, what]) => mailRequest(env, request, what)));
   return committed;
 }
 

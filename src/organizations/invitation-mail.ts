@@ -1,3 +1,4 @@
+import { type Mailer, mailer } from "../core/mail";
 import type { InvitationToMail } from "./invitations.sql.ts";
 
 /**
@@ -8,41 +9,12 @@ import type { InvitationToMail } from "./invitations.sql.ts";
  * forge to have the token mailed towards a server of its own.
  */
 export interface TokenDelivery {
-  mail: { binding: SendEmail; from: string; origin: string } | null;
+  mail: Mailer | null;
   inAnswer: boolean;
 }
 
-/**
- * PUBLIC_BASE_URL is set but is not an http(s) origin: invites and resends are answered 500 until it is fixed. The
- * message does not repeat the value, which may hold credentials.
- */
-class BadPublicBaseUrlError extends Error {
-  constructor() {
-    super(
-      'PUBLIC_BASE_URL (wrangler.toml [vars]) must be an http(s) origin, with no credentials, path, query or fragment, such as "https://apps.example.com"',
-    );
-  }
-}
-
-/** PUBLIC_BASE_URL's origin, or null when it is unset; a value that is not an http(s) origin throws. */
-function publicOrigin(env: Env): string | null {
-  const value = (env.PUBLIC_BASE_URL ?? "").trim();
-  if (value === "") return null;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new BadPublicBaseUrlError();
-  }
-  // An origin's href is the origin and "/": no credentials, path, query or fragment.
-  if (!/^https?:$/.test(url.protocol) || url.href !== `${url.origin}/`) throw new BadPublicBaseUrlError();
-  return url.origin;
-}
-
 export function tokenDelivery(env: Env): TokenDelivery {
-  const from = (env.INVITATION_EMAIL_FROM ?? "").trim();
-  const origin = from !== "" && env.INVITATION_EMAIL ? publicOrigin(env) : null;
-  const mail = origin === null ? null : { binding: env.INVITATION_EMAIL, from, origin };
+  const mail = mailer(env);
   return { mail, inAnswer: mail === null || env.INVITATION_TOKEN_IN_ANSWER === "true" };
 }
 
@@ -53,7 +25,7 @@ export function tokenDelivery(env: Env): TokenDelivery {
  * hold control characters, so it cannot add a header.
  */
 export async function mailInvitation(
-  mail: NonNullable<TokenDelivery["mail"]>,
+  mail: Mailer,
   invitation: InvitationToMail,
   token: string,
   acceptUrl: string,

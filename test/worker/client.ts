@@ -12,8 +12,11 @@ export type Credentials = Pick<RequestOptions, "key" | "authorization">;
 /** The bare key in Authorization, as the platform's clients send it (docs/LEGACY-API.md). */
 export const bareKey = (key: string): Credentials => ({ authorization: key });
 
-/** What else a request may carry: headers (Idempotency-Key, If-Match, ...), bindings in place of the real ones. */
-type Extras = Pick<RequestOptions, "headers" | "bindings">;
+/**
+ * What else a request may carry: headers (Idempotency-Key, If-Match, ...), bindings in place of the real ones, and
+ * whether to wait for what the Worker goes on with after its answer.
+ */
+type Extras = Pick<RequestOptions, "headers" | "bindings" | "settled">;
 
 const enc = encodeURIComponent;
 
@@ -129,6 +132,7 @@ type ChangeRequestsQuery = {
   author?: string;
   project_id?: string;
   cursor?: string;
+  awaiting_my_review?: string;
   limit?: string;
 };
 

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type Account,
@@ -16,33 +15,13 @@ import {
   send,
 } from "../fixtures";
 import { Tracker } from "../harness";
+import { type Mail, mailbox } from "../mailbox";
 import { databaseOf } from "../pool";
 
 /*
  * Who may learn an invitation's token (issue 23): the mailbox's owner only, where invitations are mailed. The tests
  * run with mail on and the token handed back (vitest.config.ts); each case here sets the mode it is about.
  */
-
-/** A mail the Worker sent, as it gave it to the send_email binding. */
-interface Mail {
-  from: string;
-  to: string;
-  subject: string;
-  text: string;
-}
-
-/** The real send_email binding, with each mail kept for the test to read (the mailbox, as its owner sees it). */
-function mailbox(fails = false) {
-  const mails: Mail[] = [];
-  const binding = {
-    async send(message: Mail) {
-      mails.push(message);
-      if (fails) throw new Error("mail refused by the sending service");
-      return env.INVITATION_EMAIL.send(message);
-    },
-  } as unknown as SendEmail;
-  return { mails, binding };
-}
 
 /** The service as deployed with mail set up: tokens are mailed, never in answers. */
 const mailed = (binding: SendEmail): Partial<Env> => ({ INVITATION_EMAIL: binding, INVITATION_TOKEN_IN_ANSWER: "false" });
