@@ -15,6 +15,12 @@ const root = path.resolve(import.meta.dirname, "..");
  * .github/workflows/deep-tests.yml) runs every property at full strength: 5000.
  */
 const FUZZ_RUNS = process.env.FUZZ_RUNS ?? "500";
+/**
+ * The SQL injection payloads injection-registry and injection-teams send through every route (test/worker/
+ * injection-payloads.ts's PAYLOAD_SAMPLE): INJECTION_PAYLOADS from the environment, else "sample", the first payload
+ * of each kind (12 of 38), for `npm test` and CI; `npm run test:deep` sends them all ("all").
+ */
+const INJECTION_PAYLOADS = process.env.INJECTION_PAYLOADS ?? "sample";
 
 export default defineConfig(async () => {
   // Every route's round-trip budget, for round-trips.test.ts and buckets.test.ts: built in Node, as the facts only the
@@ -50,6 +56,7 @@ export default defineConfig(async () => {
                   TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
                   TEST_SHARD_MIGRATIONS: shardMigrations,
                   FUZZ_RUNS,
+                  INJECTION_PAYLOADS,
                   WEBHOOKS_ALLOW_LOCAL: "true",
                   INVITATION_EMAIL_FROM: "invitations@apps.example.test",
                   PUBLIC_BASE_URL: "https://apps.example.test",
