@@ -26,16 +26,17 @@ export default defineConfig(async () => {
   // Every route's round-trip budget, for round-trips.test.ts and buckets.test.ts: built in Node, as the facts only the
   // tests read are left out of the Worker (wrangler.toml [define]); in a process of its own while the rest is made.
   const routeFacts = promisify(execFile)("npx", ["tsx", "test/support/route-facts.ts"], { cwd: root, maxBuffer: 1 << 26 });
+  // The OpenAPI documents the route declarations make, for openapi-fixture.test.ts to compare the served one with: built
+  // in Node, as the declarations' text is left out of the Worker (wrangler.toml [define]); in a process of its own too.
+  const openApiDocuments = promisify(execFile)("npx", ["tsx", "test/support/openapi-documents.ts"], {
+    cwd: root,
+    maxBuffer: 1 << 26,
+  });
   // The static assets the Worker serves (wrangler.toml [assets]): the OpenAPI document and Swagger UI's files.
   execFileSync("npx", ["tsx", "src/cli/build-assets.ts"], { cwd: root, stdio: "inherit" });
   // The pool's two schemas: the directory's, and every shard's (test/worker/apply-migrations.ts).
   const directoryMigrations = await readD1Migrations(path.join(root, "migrations-directory"));
   const shardMigrations = await readD1Migrations(path.join(root, "migrations"));
-  // The OpenAPI documents the route declarations make, for openapi-fixture.test.ts to compare the served one with: built
-  // in Node, as the declarations' text is left out of the Worker (wrangler.toml [define]).
-  const openApiDocuments = JSON.parse(
-    execFileSync("npx", ["tsx", "test/support/openapi-documents.ts"], { cwd: root, encoding: "utf8", maxBuffer: 1 << 26 }),
-  );
   return {
     root,
     test: {
@@ -81,6 +82,9 @@ export default defineConfig(async () => {
           test: {
             name: "worker",
             root,
+            // Each workerd runs file after file (vitest started one per file, a few seconds each, a quarter of the
+            // project's time); each file still starts from empty databases (apply-migrations.ts drops every table).
+            isolate: false,
             // Every request logs a line; show output only for tests that fail.
             silent: "passed-only",
             include: ["test/worker/**/*.test.ts"],
@@ -89,7 +93,10 @@ export default defineConfig(async () => {
             testTimeout: 60_000,
             hookTimeout: 60_000,
             setupFiles: ["test/worker/apply-migrations.ts"],
-            provide: { openApiDocuments, routeFacts: JSON.parse((await routeFacts).stdout) },
+            provide: {
+              openApiDocuments: JSON.parse((await openApiDocuments).stdout),
+              routeFacts: JSON.parse((await routeFacts).stdout),
+            },
             globalSetup: ["test/worker/webhook-receiver.ts"],
           },
         },
