@@ -1,6 +1,6 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterAll } from "vitest";
+import { afterAll, vi } from "vitest";
 import { BURST_MS } from "../../src/http/request-log";
 import { shards } from "./pool";
 
@@ -8,6 +8,12 @@ import { shards } from "./pool";
 // project's `isolate: false`, test/vitest.config.ts, where each file had a workerd of its own): each file starts from
 // empty databases all the same, every trigger and table of every D1 binding dropped, then the pool migrated.
 await Promise.all(Object.values(env).filter(isD1).map(emptied));
+// And from fresh modules: the file imports the helpers and src/ anew (their state, such as the shard the next
+// organization goes to, starts over), and its mocks are restored after it.
+vi.resetModules();
+afterAll(() => {
+  vi.restoreAllMocks();
+});
 await applyD1Migrations(env.DIRECTORY, env.TEST_DIRECTORY_MIGRATIONS);
 for (const shard of shards()) await applyD1Migrations(shard, env.TEST_SHARD_MIGRATIONS);
 
