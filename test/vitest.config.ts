@@ -82,9 +82,6 @@ export default defineConfig(async () => {
           test: {
             name: "worker",
             root,
-            // Each workerd runs file after file (vitest started one per file, a few seconds each, a quarter of the
-            // project's time); each file still starts from empty databases (apply-migrations.ts drops every table).
-            isolate: false,
             // Every request logs a line; show output only for tests that fail.
             silent: "passed-only",
             include: ["test/worker/**/*.test.ts"],
