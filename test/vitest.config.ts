@@ -15,21 +15,28 @@ const root = path.resolve(import.meta.dirname, "..");
  * .github/workflows/deep-tests.yml) runs every property at full strength: 5000.
  */
 const FUZZ_RUNS = process.env.FUZZ_RUNS ?? "500";
+/**
+ * The SQL injection payloads injection-registry and injection-teams send through every route (test/worker/
+ * injection-payloads.ts's PAYLOAD_SAMPLE): INJECTION_PAYLOADS from the environment, else "sample", the first payload
+ * of each kind (12 of 38), for `npm test` and CI; `npm run test:deep` sends them all ("all").
+ */
+const INJECTION_PAYLOADS = process.env.INJECTION_PAYLOADS ?? "sample";
 
 export default defineConfig(async () => {
   // Every route's round-trip budget, for round-trips.test.ts and buckets.test.ts: built in Node, as the facts only the
   // tests read are left out of the Worker (wrangler.toml [define]); in a process of its own while the rest is made.
   const routeFacts = promisify(execFile)("npx", ["tsx", "test/support/route-facts.ts"], { cwd: root, maxBuffer: 1 << 26 });
+  // The OpenAPI documents the route declarations make, for openapi-fixture.test.ts to compare the served one with: built
+  // in Node, as the declarations' text is left out of the Worker (wrangler.toml [define]); in a process of its own too.
+  const openApiDocuments = promisify(execFile)("npx", ["tsx", "test/support/openapi-documents.ts"], {
+    cwd: root,
+    maxBuffer: 1 << 26,
+  });
   // The static assets the Worker serves (wrangler.toml [assets]): the OpenAPI document and Swagger UI's files.
   execFileSync("npx", ["tsx", "src/cli/build-assets.ts"], { cwd: root, stdio: "inherit" });
   // The pool's two schemas: the directory's, and every shard's (test/worker/apply-migrations.ts).
   const directoryMigrations = await readD1Migrations(path.join(root, "migrations-directory"));
   const shardMigrations = await readD1Migrations(path.join(root, "migrations"));
-  // The OpenAPI documents the route declarations make, for openapi-fixture.test.ts to compare the served one with: built
-  // in Node, as the declarations' text is left out of the Worker (wrangler.toml [define]).
-  const openApiDocuments = JSON.parse(
-    execFileSync("npx", ["tsx", "test/support/openapi-documents.ts"], { cwd: root, encoding: "utf8", maxBuffer: 1 << 26 }),
-  );
   return {
     root,
     test: {
@@ -50,6 +57,7 @@ export default defineConfig(async () => {
                   TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
                   TEST_SHARD_MIGRATIONS: shardMigrations,
                   FUZZ_RUNS,
+                  INJECTION_PAYLOADS,
                   WEBHOOKS_ALLOW_LOCAL: "true",
                   INVITATION_EMAIL_FROM: "invitations@apps.example.test",
                   PUBLIC_BASE_URL: "https://apps.example.test",
@@ -82,7 +90,10 @@ export default defineConfig(async () => {
             testTimeout: 60_000,
             hookTimeout: 60_000,
             setupFiles: ["test/worker/apply-migrations.ts"],
-            provide: { openApiDocuments, routeFacts: JSON.parse((await routeFacts).stdout) },
+            provide: {
+              openApiDocuments: JSON.parse((await openApiDocuments).stdout),
+              routeFacts: JSON.parse((await routeFacts).stdout),
+            },
             globalSetup: ["test/worker/webhook-receiver.ts"],
           },
         },

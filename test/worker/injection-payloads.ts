@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, expect, vi } from "vitest";
 import { createAccount, createAppVia, createTeam, deploy, issueKey, send } from "./fixtures";
 import {
@@ -15,49 +16,71 @@ import {
  * injection-endpoints.test.ts (the others) and injection-deployments.test.ts (deploy, revert and the two headers).
  */
 
-export const PAYLOADS = [
-  "' OR 1=1 --",
-  "' OR '1'='1",
-  '" OR ""="',
-  "'; DROP TABLE apps; --",
-  '"; DROP TABLE apps; --',
-  "1; DELETE FROM api_keys",
-  "x'); DELETE FROM apps; --",
-  "' UNION SELECT key_hash, prefix FROM api_keys --",
-  "x' UNION SELECT NULL, NULL, NULL, NULL --",
-  "') OR ('a'='a",
-  "admin'/*",
-  "*/ OR 1=1 /*",
-  "anything' --",
-  "/**/UNION/**/SELECT/**/1",
-  "'||(SELECT key_hash FROM api_keys LIMIT 1)||'",
-  "' AND (SELECT COUNT(*) FROM users) > 0 --",
-  "'; UPDATE api_keys SET revoked_at = NULL; --",
-  "'; PRAGMA foreign_keys = OFF; --",
-  "'; ATTACH DATABASE 'file:x' AS x; --",
-  "x'); INSERT INTO apps VALUES ('a', 'b', 'c', 'd', 'e'); --",
-  "' OR randomblob(1000000000) --",
-  "?1",
-  "?3 OR 1=1",
-  ":name",
-  "@p",
-  "$1",
-  "%",
-  "_",
-  "%_%",
-  "\\' OR 1=1 --",
-  "%27%20OR%201%3D1%20--",
-  "\u2019 OR 1=1 --", // right single quotation mark
-  "\u02bc OR 1=1 --", // modifier letter apostrophe
-  "\uff07 OR 1=1 --", // fullwidth apostrophe
-  "\uff02; DROP TABLE apps; --", // fullwidth quotation mark
-  "\u2018; DROP TABLE apps; --",
-  "\u0000' OR 1=1 --", // NUL: refused (control character)
-  "a\u0000'; DROP TABLE apps; --",
-] as const;
+/**
+ * The payloads by kind, each kind's first its representative in the everyday sample (`PAYLOAD_SAMPLE`).
+ */
+const PAYLOAD_KINDS: Record<string, readonly string[]> = {
+  "a quote that ends the value, then a condition": ["' OR 1=1 --", "' OR '1'='1", "') OR ('a'='a", "anything' --"],
+  // First: a value in double quotes, which an Idempotency-Key reads as quoted.
+  "a double quote that ends the value": ['" OR ""="', '"; DROP TABLE apps; --'],
+  // First: the longest payload, which after a key's 8-character prefix passes the 64 characters a prefix may have.
+  "a statement stacked after the value": [
+    "x'); INSERT INTO apps VALUES ('a', 'b', 'c', 'd', 'e'); --",
+    "'; DROP TABLE apps; --",
+    "1; DELETE FROM api_keys",
+    "x'); DELETE FROM apps; --",
+    "'; UPDATE api_keys SET revoked_at = NULL; --",
+    "'; PRAGMA foreign_keys = OFF; --",
+    "'; ATTACH DATABASE 'file:x' AS x; --",
+  ],
+  "a union or a subquery": [
+    "' UNION SELECT key_hash, prefix FROM api_keys --",
+    "x' UNION SELECT NULL, NULL, NULL, NULL --",
+    "/**/UNION/**/SELECT/**/1",
+    "'||(SELECT key_hash FROM api_keys LIMIT 1)||'",
+    "' AND (SELECT COUNT(*) FROM users) > 0 --",
+  ],
+  "a comment": ["admin'/*", "*/ OR 1=1 /*"],
+  "an expensive function": ["' OR randomblob(1000000000) --"],
+  // First: two characters, too short for the checks that an answer never echoes the payload.
+  "a bound parameter's placeholder": ["?1", "?3 OR 1=1", ":name", "@p", "$1"],
+  "a LIKE wildcard": ["%", "_", "%_%"],
+  "an escaped quote": ["\\' OR 1=1 --"],
+  "a percent-encoded quote": ["%27%20OR%201%3D1%20--"],
+  "a quote's look-alike outside Latin-1, which no header carries": [
+    "\u2019 OR 1=1 --", // right single quotation mark
+    "\u02bc OR 1=1 --", // modifier letter apostrophe
+    "\uff07 OR 1=1 --", // fullwidth apostrophe
+    "\uff02; DROP TABLE apps; --", // fullwidth quotation mark
+    "\u2018; DROP TABLE apps; --",
+  ],
+  // NUL: refused in a name (a control character), and no header can carry it.
+  "a NUL": ["\u0000' OR 1=1 --", "a\u0000'; DROP TABLE apps; --"],
+};
 
-/** The payloads a header's value can carry: no character outside U+0020-U+00FF. */
-export const HEADER_PAYLOADS = PAYLOADS.filter((payload) => !/[^\x20-\xff]/.test(payload));
+/** Every payload. */
+export const PAYLOADS = Object.values(PAYLOAD_KINDS).flat();
+
+/** Whether a header's value can carry the payload: no character outside U+0020-U+00FF. */
+const inHeader = (payload: string) => !/[^\x20-\xff]/.test(payload);
+
+/** The payloads a header's value can carry. */
+export const HEADER_PAYLOADS = PAYLOADS.filter(inHeader);
+
+/**
+ * The payloads of the files that send each through many routes and read back every write (injection-registry,
+ * injection-teams): in the everyday run (`npm test`, CI) the first of each kind, every kind covered; all of them
+ * under `npm run test:deep` (INJECTION_PAYLOADS=all, which test/vitest.config.ts passes in as a binding).
+ */
+export const PAYLOAD_SAMPLE = payloadSample(env.INJECTION_PAYLOADS);
+/** PAYLOAD_SAMPLE's payloads a header's value can carry. */
+export const HEADER_PAYLOAD_SAMPLE = PAYLOAD_SAMPLE.filter(inHeader);
+
+function payloadSample(binding: string): readonly string[] {
+  if (binding === "all") return PAYLOADS;
+  if (binding === "sample") return Object.values(PAYLOAD_KINDS).map(([first]) => first);
+  throw new Error(`INJECTION_PAYLOADS must be "sample" or "all", not ${binding}`);
+}
 
 /** What a payload is as a name or an environment name: accepted unless blank or holding a control character. */
 export const isAcceptableName = (value: string) => value.trim() !== "" && !/[\p{Cc}\u2028\u2029]/u.test(value);

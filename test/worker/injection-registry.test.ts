@@ -14,12 +14,12 @@ import {
   expectRefused,
   expectUnauthorizedWith,
   expectWrite,
-  HEADER_PAYLOADS,
+  HEADER_PAYLOAD_SAMPLE,
   type HeaderRoute,
   injectionTarget,
   isAcceptableName,
   issueAt,
-  PAYLOADS,
+  PAYLOAD_SAMPLE,
   quietRequestLog,
   UUID_ISSUE,
   uuidAt,
@@ -85,7 +85,7 @@ interface AppVariant {
 /** Params holding the payload as keys and values, at the top and nested. */
 const paramsOf = (payload: string) => ({ [payload]: payload, nested: { [payload]: [payload, { [payload]: null }] } });
 
-const eachPayload = () => PAYLOADS.map((payload, n) => [JSON.stringify(payload), payload, n] as const);
+const eachPayload = () => PAYLOAD_SAMPLE.map((payload, n) => [JSON.stringify(payload), payload, n] as const);
 
 const DEPLOYMENT_ROWS: RowCounts = { deployments: [1, 0], environment_revisions: [1, 0], environments: [1, 1] };
 
@@ -148,13 +148,13 @@ describe("SQL in path parameters", () => {
   ];
 
   it.each(routes)("%s: every payload as the id is refused (422 uuid_parsing), and nothing changes", async (_, request, field) => {
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       await expectRefused(payload, () => request(payload), 422, issueAt(["path", field], UUID_ISSUE));
     }
   });
 
   it.each(routes)("%s: a real id followed by each payload is refused, and nothing changes", async (_, request, field, id) => {
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       await expectRefused(payload, () => request(`${id()}${payload}`), 422, issueAt(["path", field], UUID_ISSUE));
     }
   });
@@ -211,12 +211,12 @@ describe("SQL in query parameters", () => {
   ];
 
   it.each(refusals)("%s: every payload finds nothing or is refused, and nothing changes", async (_, request, expected) => {
-    for (const payload of PAYLOADS) await expectRefused(payload, () => request(payload), ...expected(payload));
+    for (const payload of PAYLOAD_SAMPLE) await expectRefused(payload, () => request(payload), ...expected(payload));
   });
 
   it("GET /configs?config_name=<payload>&environment_name=production: the name is checked, then the environment answers", async () => {
     const deployed = await expectJson(await registry.getConfig({ key }, { base_id: appId, environment_name: "production" }));
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       const request = () => registry.getConfig({ key }, { base_id: appId, config_name: payload, environment_name: "production" });
       if (!isAcceptableName(payload)) {
         await expectRefused(payload, request, 422, issueAt(["query", "config_name"]));
@@ -228,7 +228,7 @@ describe("SQL in query parameters", () => {
   });
 
   it("GET /bases?base_name=<payload>: compared with the one base's name, answers no base, and nothing changes", async () => {
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       const response = await expectNoChange(() => registry.getBases({ key }, { app_id: appId, base_name: payload }));
       expect({ payload, answer: await expectJson(response) }).toEqual({ payload, answer: [] });
     }
@@ -281,7 +281,7 @@ describe("SQL in the bodies' ids and types", () => {
   ];
 
   it.each(refusals)("%s: every payload is refused, and nothing changes", async (_, request, expected) => {
-    for (const payload of PAYLOADS) await expectRefused(payload, () => request(payload), ...expected(payload));
+    for (const payload of PAYLOAD_SAMPLE) await expectRefused(payload, () => request(payload), ...expected(payload));
   });
 });
 
@@ -442,7 +442,7 @@ describe("SQL in PUT /variants/{variant_id}/parameters", () => {
 });
 
 describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () => {
-  const names = PAYLOADS.filter(isAcceptableName).map((payload) => [JSON.stringify(payload), payload] as const);
+  const names = PAYLOAD_SAMPLE.filter(isAcceptableName).map((payload) => [JSON.stringify(payload), payload] as const);
   /** Each payload's first variant, removed. */
   const removed = new Map<string, string>();
   /** The event of the removal of variant `id`, config `name` of the app. */
@@ -489,7 +489,7 @@ describe("SQL in a removed variant's name (DELETE /variants/{variant_id})", () =
 
   it("with every payload's variant removed, no payload finds one, and no request can name a tombstone", async () => {
     expect(removed.size).toBe(names.length);
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       const request = () => registry.getConfig({ key }, { base_id: removalAppId, config_name: payload });
       await expectRefused(payload, request, ...asName(["query", "config_name"], 404, CONFIG_NOT_FOUND)(payload));
     }
@@ -610,7 +610,7 @@ describe("SQL in headers", () => {
     ["DELETE", () => `/variants/${variantId}`],
   ];
 
-  it.each(HEADER_PAYLOADS.map((payload) => [payload]))(
+  it.each(HEADER_PAYLOAD_SAMPLE.map((payload) => [payload]))(
     "Authorization with %s is a 401 on every route, and nothing changes",
     (payload) => expectUnauthorizedWith(payload, key, routes),
   );
@@ -667,7 +667,7 @@ describe("SQL in headers", () => {
         const { method, path, body } = request(n);
         return send(method, path, { key: apiKey, body, headers: { "Idempotency-Key": idempotencyKey } });
       };
-      for (const [n, payload] of PAYLOADS.entries()) {
+      for (const [n, payload] of PAYLOAD_SAMPLE.entries()) {
         if (!sendable(payload)) {
           // A NUL never reaches the service: the client cannot even make the request.
           await expect(write(n, payload)).rejects.toThrow(TypeError);
@@ -697,7 +697,12 @@ describe("SQL in headers", () => {
         expect({ status: retry.status, body: await retry.json() }).toEqual({ status: 200, body: await first.json() });
         expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
         // The key for another request (another body): a 422 that writes nothing.
-        await expectRefused(payload, () => write(n + PAYLOADS.length + 1, payload), 422, issueAt(["header", "Idempotency-Key"]));
+        await expectRefused(
+          payload,
+          () => write(n + PAYLOAD_SAMPLE.length + 1, payload),
+          422,
+          issueAt(["header", "Idempotency-Key"]),
+        );
       }
     },
     60_000,
@@ -730,7 +735,7 @@ describe("SQL in headers", () => {
   it("the reads and DELETE take no Idempotency-Key or If-Match: every payload in both is ignored, and no key is kept", async () => {
     const reads = routes.filter(([method]) => method === "GET");
     const answers = await Promise.all(reads.map(async ([method, path]) => (await send(method, path(), { key })).json()));
-    for (const [n, payload] of PAYLOADS.filter(sendable).entries()) {
+    for (const [n, payload] of PAYLOAD_SAMPLE.filter(sendable).entries()) {
       const headers = { "Idempotency-Key": payload, "If-Match": payload };
       for (const [i, [method, path]] of reads.entries()) {
         const response = await expectNoChange(() => send(method, path(), { key, headers }));
@@ -765,7 +770,7 @@ describe("SQL in headers", () => {
     "%s: every payload as If-Match is ignored, and the write is as any other",
     async (_, setup, { request, rows, events }) => {
       await setup();
-      for (const [n, payload] of HEADER_PAYLOADS.entries()) {
+      for (const [n, payload] of HEADER_PAYLOAD_SAMPLE.entries()) {
         const { method, path, body } = request(n);
         const { result, changed } = await changesBy(() => send(method, path, { key, body, headers: { "If-Match": payload } }));
         expect({ payload, status: result.status }).toEqual({ payload, status: 200 });

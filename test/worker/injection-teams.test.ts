@@ -25,11 +25,11 @@ import {
   expectNoChange,
   expectRefused,
   expectUnauthorizedWith,
-  HEADER_PAYLOADS,
+  HEADER_PAYLOAD_SAMPLE,
   type HeaderRoute,
   isAcceptableName,
   issueAt,
-  PAYLOADS,
+  PAYLOAD_SAMPLE,
   quietRequestLog,
   UUID_ISSUE,
 } from "./injection-payloads";
@@ -258,7 +258,7 @@ describe("SQL in path parameters", () => {
   it.each(routes)("%s: every payload as the id, alone or after a real id, is refused (422 uuid_parsing)", async (...route) => {
     const [, method, path, body, field] = route;
     const real = field === "org_id" ? team.organizationId : team.workspaceId;
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       for (const id of [payload, `${real}${payload}`]) {
         await expectRefused(payload, () => call(method, path(enc(id)), body?.()), 422, issueAt(["path", field], UUID_ISSUE));
       }
@@ -266,7 +266,7 @@ describe("SQL in path parameters", () => {
   });
 
   it("POST .../invite/accept: every payload as org_id or workspace_id is refused (422 uuid_parsing)", async () => {
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       const paths = [invitePath(enc(payload)), invitePath(team.organizationId, enc(`${team.workspaceId}${payload}`))];
       for (const [i, path] of paths.entries()) {
         const field = i === 0 ? "org_id" : "workspace_id";
@@ -280,7 +280,7 @@ describe("SQL in path parameters", () => {
 
   it("DELETE /keys/{key_prefix}: every payload as the prefix (alone or after a real one) finds no key (404; 422 past 64 characters), the key still live", async () => {
     const [prefix] = key.split(".");
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       for (const id of [payload, `${prefix}${payload}`]) {
         const [status, detail] = asPrefix(id) ? [404, "API key not found"] : [422, issueAt(["path", "key_prefix"])];
         await expectRefused(payload, () => call("DELETE", `/keys/${enc(id)}`), status, detail);
@@ -291,7 +291,7 @@ describe("SQL in path parameters", () => {
 
   it("GET /keys/{key_prefix}/validate: every payload as the prefix is no live key of the caller's: false (422 past 64 characters)", async () => {
     const [prefix] = key.split(".");
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       for (const id of [payload, `${prefix}${payload}`]) {
         const response = await expectNoChange(() => call("GET", `/keys/${enc(id)}/validate`));
         const answer = { status: response.status, body: await response.json() };
@@ -345,7 +345,7 @@ describe("SQL in query parameters", () => {
   ];
 
   it.each(cases)("%s: every payload is refused (422 there), and nothing changes", async (_, request, loc) => {
-    for (const payload of PAYLOADS) await expectRefused(payload, () => request(payload), 422, issueAt(loc));
+    for (const payload of PAYLOAD_SAMPLE) await expectRefused(payload, () => request(payload), 422, issueAt(loc));
   });
 });
 
@@ -353,7 +353,7 @@ describe("SQL in body fields", () => {
   const organizationBody = (fields: Record<string, string>) => ({ name: "org", owner: owner.userId, ...fields });
 
   it("POST /organizations: every payload as the name, description and type is stored as sent (a name with a control character: 422)", async () => {
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       const create = (fields: Record<string, string>) => () => call("POST", "/organizations", organizationBody(fields));
       const rows = NEW_ORGANIZATION;
       const table = "organizations";
@@ -362,7 +362,7 @@ describe("SQL in body fields", () => {
   });
 
   it("POST /organizations: every payload as the owner (alone, or after the caller's id or email) is refused (422), and nothing changes", async () => {
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       for (const value of [payload, `${owner.userId}${payload}`, `${emailOf(owner)}${payload}`, `${payload}${emailOf(owner)}`]) {
         await expectRefused(
           payload,
@@ -378,7 +378,7 @@ describe("SQL in body fields", () => {
     const path = `/organizations/${team.organizationId}`;
     const rows: RowCounts = { organizations: [1, 1] };
     const table = "organizations";
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       const update = (fields: Record<string, string>) => () => call("PUT", path, fields);
       await expectTextFieldsStored(payload, update, rows, table, "organization.updated");
       // updated_at alone changes nothing: no event, and the organization's own updated_at stays.
@@ -391,7 +391,7 @@ describe("SQL in body fields", () => {
   it("POST /organizations/{org_id}/workspaces: every payload as the name, description, type is stored as sent", async () => {
     const path = `/organizations/${team.organizationId}/workspaces`;
     const table = "workspaces";
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       const create = (fields: Record<string, string>) => () => call("POST", path, { name: "w", ...fields });
       const rows = NEW_WORKSPACE;
       await expectTextFieldsStored(payload, create, rows, table, "workspace.created");
@@ -402,14 +402,14 @@ describe("SQL in body fields", () => {
     const path = `/organizations/${team.organizationId}/workspaces/${workspaceId}`;
     const rows: RowCounts = { workspaces: [1, 1] };
     const table = "workspaces";
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       const update = (fields: Record<string, string>) => () => call("PUT", path, fields);
       await expectTextFieldsStored(payload, update, rows, table, "workspace.updated");
     }
   });
 
   it("POST .../invite: every payload as the email or the role is refused (422 there); as an email's local part, refused or stored as sent", async () => {
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       for (const email of [payload, `new@example.com${payload}`]) {
         await expectRefused(
           payload,
@@ -441,7 +441,7 @@ describe("SQL in body fields", () => {
   });
 
   it("POST .../invite/resend: every payload as the email is refused (422), and nothing changes", async () => {
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       for (const email of [payload, `open@example.com${payload}`]) {
         await expectRefused(payload, () => call("POST", `${invitePath()}/resend`, { email }), 422, issueAt(["body", "email"]));
       }
@@ -449,7 +449,7 @@ describe("SQL in body fields", () => {
   });
 
   it("POST .../invite/accept: every payload as the token (alone, or after the real one) finds no invitation: 404, and it stays open", async () => {
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       for (const token of [payload, `${invitation.token}${payload}`, `${payload}${invitation.token}`]) {
         await expectRefused(payload, () => accept(token), 404, "Invitation not found");
       }
@@ -463,7 +463,7 @@ describe("SQL in body fields", () => {
 
   it("POST /workspaces/{workspace_id}/roles: every payload as the email, organization_id or role is refused (422 there)", async () => {
     const body = { email: "never@example.com", organization_id: team.organizationId, role: "viewer" };
-    for (const payload of PAYLOADS) {
+    for (const payload of PAYLOAD_SAMPLE) {
       for (const field of ["email", "organization_id", "role"]) {
         await expectRefused(
           payload,
@@ -683,7 +683,7 @@ describe("SQL in headers", () => {
     ["DELETE", () => `/workspaces/${team.workspaceId}/users?${query({ email: emailOf(owner), org_id: team.organizationId })}`],
   ];
 
-  it.each(HEADER_PAYLOADS.map((payload) => [payload]))(
+  it.each(HEADER_PAYLOAD_SAMPLE.map((payload) => [payload]))(
     "Authorization with %s is a 401 on every route (accepting an invitation included), and nothing changes",
     (payload) => expectUnauthorizedWith(payload, key, routes),
   );
