@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { answer, type Schemas } from "../api";
 import { Link, navigate, type PageProps } from "../router";
 import { useSession } from "../session";
+import { versionName } from "../runs";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
 
 /** 6. Change requests: a project's, newest first, filtered by state, environment and app (GET /change-requests). */
@@ -25,9 +26,7 @@ export const ENVIRONMENTS: EnvironmentName[] = ["development", "staging", "produ
 
 /** What a request proposes, in words. */
 export const proposalOf = (request: Schemas["ChangeRequestSummary"]) =>
-  request.kind === "revert"
-    ? `Revert to ${request.config_name} revision ${request.revision}`
-    : `Deploy ${request.config_name} revision ${request.revision}`;
+  `${request.kind === "revert" ? "Revert to" : "Deploy"} ${versionName(request.config_name, request.revision)}`;
 
 export default function ChangeRequests({ params: { orgId }, query }: PageProps) {
   const session = useSession();
@@ -111,7 +110,7 @@ export default function ChangeRequests({ params: { orgId }, query }: PageProps) 
       {organization.error && <ErrorNote error={organization.error} />}
       {page.error && <ErrorNote error={page.error} />}
       {page.data && requests.length === 0 && (
-        <p class="empty">No change request here. Propose one from a revision: a variant's page, or an environment's history.</p>
+        <p class="empty">No change request here. Propose one from a version of a variant, or from an environment's history.</p>
       )}
       {requests.length > 0 && (
         <table class="list">

@@ -1,8 +1,9 @@
 import { useState } from "preact/hooks";
 import { answer, answered, type Schemas } from "../api";
-import { answerExact, DiffView } from "../diff-view";
+import { answerExact, configById, configOfDeploy, DiffView } from "../diff-view";
 import { Link, navigate, type PageProps } from "../router";
 import { usePermissions, useSession } from "../session";
+import { deployName, versionName } from "../runs";
 import { ActionButton, ErrorNote, Loading, useAction, useLoad } from "../ui";
 import { ENVIRONMENTS, type EnvironmentName } from "./change-requests";
 
@@ -46,20 +47,21 @@ export default function Propose({ params: { appId }, query }: PageProps) {
     return { history, etag, diff };
   }, [appId, environment, revertTo, variantRevisionId]);
   const may = usePermissions(preview.data?.history.organization_id);
-  const [title, setTitle] = useState("");
+  // Prefilled from what is proposed until the person types one.
+  const [title, setTitle] = useState<string>();
   const [description, setDescription] = useState("");
   const [draft, setDraft] = useState(false);
   const action = useAction();
 
-  const propose = () =>
-    action.run(async () => {
+  const propose = async () => {
+    const sent = await action.run(async () => {
       const created = await answer(
         api.POST("/change-requests", {
           body: {
             app_id: appId,
             environment,
             ...(revertTo ? { revert_to_revision_id: revertTo } : { variant_revision_id: variantRevisionId }),
-            title,
+            title: shownTitle,
             description,
             draft,
           },
@@ -69,6 +71,9 @@ export default function Propose({ params: { appId }, query }: PageProps) {
       );
       navigate(`/change-requests/${created.id}`);
     });
+    // Refused on a state of the environment no longer current (409, 412): the preview read again, what was typed kept.
+    if (!sent) preview.reload();
+  };
 
   if (!revertTo && !variantRevisionId)
     return (
@@ -80,6 +85,13 @@ export default function Propose({ params: { appId }, query }: PageProps) {
   if (readOnly) return <p role="alert">This key is read-only: it proposes nothing.</p>;
   const { diff } = preview.data ?? {};
   const to = diff?.data.to;
+  const from = diff?.data.from;
+  const toName = to ? versionName(to.config_name, to.revision) : undefined;
+  const shownTitle =
+    title ??
+    (revertTo
+      ? `Revert ${environment}${to && "environment_revision" in to ? ` to ${deployName(to.environment_revision)} (${toName})` : ""}`
+      : `Deploy ${toName ?? "a new version"} to ${environment}`);
   return (
     <>
       <nav aria-label="Breadcrumb">
@@ -107,7 +119,7 @@ export default function Propose({ params: { appId }, query }: PageProps) {
         )}
         <label>
           Title
-          <input value={title} required maxLength={200} onInput={(event) => setTitle(event.currentTarget.value)} />
+          <input value={shownTitle} required maxLength={200} onInput={(event) => setTitle(event.currentTarget.value)} />
         </label>
         <label>
           Description (optional)
@@ -125,12 +137,26 @@ export default function Propose({ params: { appId }, query }: PageProps) {
         <section aria-labelledby="preview-title">
           <h2 id="preview-title">
             Preview: {environment} now
-            {to ? ` → ${to.config_name ?? "nothing"} revision ${to.revision ?? 0}` : ""}
+            {toName ? ` → ${toName}` : ""}
           </h2>
           {preview.loading && <Loading label="Loading the preview" />}
           {preview.error && <ErrorNote error={preview.error} />}
           {preview.data && !diff && <p class="empty">Nothing runs in {environment} yet: the whole config would be deployed.</p>}
-          {diff && <DiffView diff={diff.data} exact={diff.exact} label={`What the proposal would change in ${environment}`} />}
+          {diff && from && to && (
+            <DiffView
+              diff={diff.data}
+              exact={diff.exact}
+              label={`What the proposal would change in ${environment}`}
+              sides={{
+                before: versionName(from.config_name, from.revision),
+                after: versionName(to.config_name, to.revision),
+                wholeConfigs: async () =>
+                  "environment" in from
+                    ? [await configOfDeploy(api, from.id), await configOfDeploy(api, to.id)]
+                    : [await configById(api, from.id), await configById(api, to.id)],
+              }}
+            />
+          )}
         </section>
         <ActionButton
           type="submit"
@@ -140,7 +166,16 @@ export default function Propose({ params: { appId }, query }: PageProps) {
         >
           {action.busy ? "Proposing…" : draft ? "Save the draft" : "Propose"}
         </ActionButton>
-        {action.error && <ErrorNote error={action.error} prefix="Refused" />}
+        {action.error && (
+          <ErrorNote
+            error={action.error}
+            prefix={
+              action.error.status === 409 || action.error.status === 412
+                ? "Refused, the preview is read again and what you typed kept"
+                : "Refused"
+            }
+          />
+        )}
       </form>
     </>
   );
