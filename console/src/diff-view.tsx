@@ -42,17 +42,26 @@ const wholeConfig = (name: ExactValue | undefined, params: ExactValue | undefine
     ["params", params ?? null],
   ]);
 
-/** A config version's whole config, by its id (the current API's retrieve). */
-export async function configById(api: Api, variantRevisionId: string): Promise<WholeConfig> {
-  const { exact } = await answerExact<unknown>(
+/** A config version by its id (the current API's retrieve): its config and version, and its whole config. */
+export async function versionById(api: Api, variantRevisionId: string) {
+  const { data, exact } = await answerExact<Schemas["RevisionAnswer"]>(
     api.POST("/applications/revisions/retrieve", {
       body: { application_revision_ref: { id: variantRevisionId } },
       parseAs: "text",
     }),
   );
   const revision = exactAt(exact, "application_revision");
-  return wholeConfig(exactAt(revision, "variant_slug"), exactAt(revision, "data", "parameters"));
+  const found = "application_revision" in data ? data.application_revision : undefined;
+  return {
+    config: found?.variant_slug ?? null,
+    version: found ? Number(found.version) : null,
+    whole: wholeConfig(exactAt(revision, "variant_slug"), exactAt(revision, "data", "parameters")),
+  };
 }
+
+/** A config version's whole config, by its id. */
+export const configById = async (api: Api, variantRevisionId: string): Promise<WholeConfig> =>
+  (await versionById(api, variantRevisionId)).whole;
 
 /** The whole config a deploy (an environment revision) deployed. */
 export async function configOfDeploy(api: Api, deployId: string): Promise<WholeConfig> {
@@ -70,6 +79,9 @@ export const configOfDocument = (document: ExactValue | undefined): WholeConfig 
   document instanceof ExactObject ? wholeConfig(document.get("config_name"), document.get("params")) : null;
 
 const OPS = { add: "added", remove: "removed", replace: "changed" } as const;
+
+/** A string read as text rather than as a value: more than a line, or more than a short line's characters. */
+const isLong = (text: string) => text.includes("\n") || text.length > 80;
 
 /** What each side is called (`main · v3`), and how to read both whole configs when asked. */
 export interface Sides {
@@ -105,9 +117,12 @@ export function DiffView({
       : formatExact(side(index, name), "", readableString);
   };
   const indexed = diff.changes.map((change, index) => ({ change, index }));
-  // A string replaced by a string reads as text; every other change as a row of the table.
-  const isText = ({ change, index }: { change: Diff["changes"][number]; index: number }) =>
-    change.op === "replace" && typeof side(index, "from") === "string" && typeof side(index, "to") === "string";
+  // A string replaced by a string reads as text when either is long (a prompt); every other change, a name among them,
+  // as a row of the table.
+  const isText = ({ change, index }: { change: Diff["changes"][number]; index: number }) => {
+    const [from, to] = [side(index, "from"), side(index, "to")];
+    return change.op === "replace" && typeof from === "string" && typeof to === "string" && (isLong(from) || isLong(to));
+  };
   const rows = indexed.filter((one) => !isText(one));
   return (
     <div class="diff">

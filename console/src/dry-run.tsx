@@ -92,9 +92,7 @@ export function DryRunPreview({
       {action.error && (
         <ErrorNote
           error={action.error}
-          prefix={
-            action.error.status === 409 || action.error.status === 412 ? "Refused, the preview is read again" : "Refused"
-          }
+          prefix={action.error.status === 409 || action.error.status === 412 ? "Refused, the preview is read again" : "Refused"}
         />
       )}
     </section>

@@ -70,7 +70,11 @@ export function EnvironmentCard({
       <dl>
         <dt>Runs</dt>
         <dd>
-          {runs ? <Link to={`/variants/${runs.variant_id}`}>{versionName(runs.config.config_name, runs.revision)}</Link> : "nothing yet"}
+          {runs ? (
+            <Link to={`/variants/${runs.variant_id}`}>{versionName(runs.config.config_name, runs.revision)}</Link>
+          ) : (
+            "nothing yet"
+          )}
         </dd>
         {runs && (
           <>
@@ -87,7 +91,9 @@ export function EnvironmentCard({
         <dt>Deploy</dt>
         <dd>{last ? deployName(history.revision) : "none yet"}</dd>
         <dt>Change request</dt>
-        <dd>{request ? <Link to={`/change-requests/${request.id}`}>{request.title}</Link> : last ? "none: deployed directly" : "—"}</dd>
+        <dd>
+          {request ? <Link to={`/change-requests/${request.id}`}>{request.title}</Link> : last ? "none: deployed directly" : "—"}
+        </dd>
       </dl>
       <p>
         <Link to={`/apps/${history.app_id}/environments/${encodeURIComponent(name)}`}>History and revert</Link>
@@ -101,7 +107,9 @@ export function EnvironmentCard({
             event.preventDefault();
             setDone(undefined);
             if (protection.protected)
-              navigate(`/apps/${history.app_id}/propose?environment=${encodeURIComponent(name)}&variant_revision_id=${version.id}`);
+              navigate(
+                `/apps/${history.app_id}/propose?environment=${encodeURIComponent(name)}&variant_revision_id=${version.id}`,
+              );
             else setPreviewing(target);
           }}
         >

@@ -124,12 +124,7 @@ export function TextDiff({
           <legend class="visually-hidden">Layout of the text diff</legend>
           {(["split", "unified"] as const).map((choice) => (
             <label key={choice} class="check">
-              <input
-                type="radio"
-                name={`layout${id}`}
-                checked={layout === choice}
-                onChange={() => setLayout(choice)}
-              />
+              <input type="radio" name={`layout${id}`} checked={layout === choice} onChange={() => setLayout(choice)} />
               {choice === "split" ? "Side by side" : "Unified"}
             </label>
           ))}

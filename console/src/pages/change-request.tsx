@@ -1,10 +1,10 @@
 import { useState } from "preact/hooks";
 import { ApiError, answer, answered, type Schemas } from "../api";
-import { type Done, DoneNote } from "../dry-run";
 import { answerExact, configOfDocument, DiffView, exactAt } from "../diff-view";
+import { type Done, DoneNote } from "../dry-run";
 import { Link, type PageProps } from "../router";
-import { type Permission, usePermissions, useSession } from "../session";
 import { deployName, liveEverywhereBy, versionName } from "../runs";
+import { type Permission, usePermissions, useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
 import { type ChangeRequestState, proposalOf } from "./change-requests";
 
@@ -259,7 +259,9 @@ function Actions({
     const done = await runThenReload(
       action,
       async () => {
-        ({ response } = await answered(api.POST(`/change-requests/{change_request_id}/${name}`, { params: { path, ...headers } })));
+        ({ response } = await answered(
+          api.POST(`/change-requests/{change_request_id}/${name}`, { params: { path, ...headers } }),
+        ));
       },
       onDone,
     );

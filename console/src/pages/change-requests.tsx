@@ -1,8 +1,8 @@
 import { useState } from "preact/hooks";
 import { answer, type Schemas } from "../api";
 import { Link, navigate, type PageProps } from "../router";
-import { useSession } from "../session";
 import { versionName } from "../runs";
+import { useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
 
 /** 6. Change requests: a project's, newest first, filtered by state, environment and app (GET /change-requests). */

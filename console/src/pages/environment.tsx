@@ -18,9 +18,11 @@ export default function Environment({ params: { appId, environment } }: PageProp
   const { api } = useSession();
   const history = useLoad(async () => {
     const [record, { versions }] = await Promise.all([
-      answer(api.GET("/apps/{app_id}/revisions/{environment_name}", {
-        params: { path: { app_id: appId, environment_name: environment } },
-      })),
+      answer(
+        api.GET("/apps/{app_id}/revisions/{environment_name}", {
+          params: { path: { app_id: appId, environment_name: environment } },
+        }),
+      ),
       appVersions(api, appId),
     ]);
     const [applied, protection] = await Promise.all([

@@ -1,9 +1,10 @@
 import { useState } from "preact/hooks";
 import { answer, answered, type Schemas } from "../api";
-import { answerExact, configById, configOfDeploy, DiffView } from "../diff-view";
+import { answerExact, configById, configOfDeploy, DiffView, versionById } from "../diff-view";
+import { formatExact, readableString } from "../exact-json";
 import { Link, navigate, type PageProps } from "../router";
-import { usePermissions, useSession } from "../session";
 import { deployName, versionName } from "../runs";
+import { usePermissions, useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, useAction, useLoad } from "../ui";
 import { ENVIRONMENTS, type EnvironmentName } from "./change-requests";
 
@@ -44,7 +45,9 @@ export default function Propose({ params: { appId }, query }: PageProps) {
             }),
           )
         : undefined;
-    return { history, etag, diff };
+    // Nothing deployed there yet: the whole config a deploy would bring, named.
+    const first = !diff && variantRevisionId ? await versionById(api, variantRevisionId) : undefined;
+    return { history, etag, diff, first };
   }, [appId, environment, revertTo, variantRevisionId]);
   const may = usePermissions(preview.data?.history.organization_id);
   // Prefilled from what is proposed until the person types one.
@@ -83,10 +86,10 @@ export default function Propose({ params: { appId }, query }: PageProps) {
       </p>
     );
   if (readOnly) return <p role="alert">This key is read-only: it proposes nothing.</p>;
-  const { diff } = preview.data ?? {};
+  const { diff, first } = preview.data ?? {};
   const to = diff?.data.to;
   const from = diff?.data.from;
-  const toName = to ? versionName(to.config_name, to.revision) : undefined;
+  const toName = to ? versionName(to.config_name, to.revision) : first && versionName(first.config, first.version);
   const shownTitle =
     title ??
     (revertTo
@@ -141,7 +144,12 @@ export default function Propose({ params: { appId }, query }: PageProps) {
           </h2>
           {preview.loading && <Loading label="Loading the preview" />}
           {preview.error && <ErrorNote error={preview.error} />}
-          {preview.data && !diff && <p class="empty">Nothing runs in {environment} yet: the whole config would be deployed.</p>}
+          {preview.data && !diff && (
+            <>
+              <p class="empty">Nothing runs in {environment} yet: the whole config would be deployed.</p>
+              {first && <pre class="whole-config">{formatExact(first.whole, "", readableString)}</pre>}
+            </>
+          )}
           {diff && from && to && (
             <DiffView
               diff={diff.data}

@@ -146,9 +146,7 @@ function RevisionItem({
           {action.busy ? "Forking…" : `Fork v${meta.revision}`}
         </ActionButton>
         {permission.state !== "hidden" && (
-          <Link to={`/apps/${variant.app_id}/propose?variant_revision_id=${meta.id}`}>
-            Propose a deploy of v{meta.revision}
-          </Link>
+          <Link to={`/apps/${variant.app_id}/propose?variant_revision_id=${meta.id}`}>Propose a deploy of v{meta.revision}</Link>
         )}
         {action.error && <ErrorNote error={action.error} />}
       </details>
