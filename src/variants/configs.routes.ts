@@ -110,6 +110,7 @@ export const configsRoutes = [
     {
       method: "post",
       path: "/variants/configs/fetch",
+      cached: true,
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
           {
