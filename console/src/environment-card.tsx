@@ -23,7 +23,10 @@ export function ProtectedBadge({ protection }: { protection: Pick<Schemas["Prote
   const approvals = protection.required_approvals;
   return (
     <span class="badge lock">
-      <span aria-hidden="true">🔒 </span>Protected · {approvals} approval{approvals === 1 ? "" : "s"} required
+      <svg aria-hidden="true" class="lock-icon" viewBox="0 0 16 16" width="12" height="12" fill="currentColor">
+        <path d="M4 7V5a4 4 0 0 1 8 0v2h1v8H3V7zm2 0h4V5a2 2 0 0 0-4 0z" />
+      </svg>
+      Protected · {approvals} approval{approvals === 1 ? "" : "s"} required
     </span>
   );
 }

@@ -182,7 +182,7 @@ describe.skipIf(!world.hasChromium)("the console for daily use", () => {
       .toEqual(["main · v3", "one word", "ed", expect.any(String), "deploy #2", "none: deployed directly"]);
 
     // Production is protected: a lock with the approvals it needs, and a proposal where a deploy would be refused.
-    expect(await card("production").locator(".badge.lock").innerText()).toBe("🔒 Protected · 1 approval required");
+    expect(await card("production").locator(".badge.lock").innerText()).toBe("Protected · 1 approval required");
     expect(
       await card("production")
         .getByRole("button", { name: /Deploy/ })
