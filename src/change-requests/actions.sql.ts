@@ -8,10 +8,14 @@ import { sql } from "../db/sql";
 import { type ChangeRequestState, type EditChangeRequestBody, REVIEWS_MAX, type ReviewBody } from "./change-requests.schemas";
 import {
   EVENT_FIELDS,
+  MAY_APPROVE,
   PROPOSAL_CTES,
   PROPOSER_ROLES,
+  REFUSED_REVIEWERS,
+  REFUSED_REVIEWERS_JSON,
   REQUEST_CTES,
   type Refusal,
+  type RefusedReviewer,
   replayed,
   requestRead,
   requestStatements,
@@ -49,8 +53,9 @@ export const ACTIONS = {
 
 export type Action = keyof typeof ACTIONS;
 
-/** The request and what an action needs of it: `cr` (COUNTED), `target`, `env_now` and `proposal` (PROPOSAL_CTES). */
-const ACTION_CTES = `${REQUEST_CTES}, target AS (SELECT app_id, environment FROM cr_found), ${PROPOSAL_CTES}`;
+/** The request and what an action needs of it: `cr` (COUNTED), `target`, `env_now` and `proposal` (PROPOSAL_CTES), an edit's `refused_reviewers`. */
+const ACTION_CTES = `${REQUEST_CTES}, target AS (SELECT app_id, environment FROM cr_found), ${PROPOSAL_CTES},
+reviewing AS (SELECT organization_id, approver_roles, allow_self_approval, author_id FROM cr), ${REFUSED_REVIEWERS}`;
 
 /** Whether an edit changes the proposal: a proposal given (:proposal_given) other than the request's. */
 const PROPOSAL_CHANGED = `(:proposal_given = 1 AND EXISTS (SELECT 1 FROM proposal p JOIN cr_found c
@@ -63,8 +68,7 @@ const CALLER_MAY = `CASE :who
     WHEN 'author_or_admin' THEN (cr.author_id = (SELECT user_id FROM caller) AND cr.role IN ${DEPLOYER_ROLES_SQL})
                                 OR cr.role IN ${ADMIN_ROLES_SQL}
     WHEN 'proposer' THEN cr.role IN ${DEPLOYER_ROLES_SQL}
-    WHEN 'approver' THEN cr.role IN (SELECT value FROM json_each(cr.approver_roles))
-                         AND (cr.author_id <> (SELECT user_id FROM caller) OR cr.allow_self_approval = 1)
+    WHEN 'approver' THEN ${MAY_APPROVE}
   END`;
 
 /** What an action found, before it wrote (its refusal is read from these, in the order of `actionRefusal`). */
@@ -77,6 +81,7 @@ interface ActionFacts {
   version: number;
   reviews: number;
   proposalFound: number;
+  refusedReviewers: string;
 }
 
 const ACTION_FACTS = sql<ActionFacts>(
@@ -85,7 +90,7 @@ const ACTION_FACTS = sql<ActionFacts>(
           cr.role IN (SELECT value FROM json_each(cr.approver_roles)) AS isApprover,
           cr.allow_self_approval AS allowSelfApproval, cr.read_state AS readState, cr.version,
           (SELECT count(*) FROM change_request_reviews WHERE change_request_id = cr.id) AS reviews,
-          EXISTS (SELECT 1 FROM proposal) AS proposalFound
+          EXISTS (SELECT 1 FROM proposal) AS proposalFound, ${REFUSED_REVIEWERS_JSON} AS refusedReviewers
      FROM cr`,
 );
 
@@ -103,7 +108,8 @@ const ACTION_EVENT = sql(
               'changed', json((SELECT json_group_array(value) FROM json_each(json_array(
                             CASE WHEN :title IS NOT NULL AND :title <> cr.title THEN 'title' END,
                             CASE WHEN :description IS NOT NULL AND :description <> cr.description THEN 'description' END,
-                            CASE WHEN ${PROPOSAL_CHANGED} THEN 'proposal' END)) WHERE value IS NOT NULL)),
+                            CASE WHEN ${PROPOSAL_CHANGED} THEN 'proposal' END,
+                            CASE WHEN :reviewers <> cr.reviewers THEN 'reviewers' END)) WHERE value IS NOT NULL)),
               'approvals_reset', json(CASE WHEN ${PROPOSAL_CHANGED} THEN 'true' ELSE 'false' END))
             WHEN 'rebase' THEN json_object('previous_state', cr.read_state,
               'previous_base', json_object('environment_revision', cr.base_environment_revision,
@@ -117,7 +123,7 @@ const ACTION_EVENT = sql(
     WHERE cr.read_state IN (SELECT value FROM json_each(:states)) AND ${CALLER_MAY}
       AND (:version IS NULL OR cr.version = :version)
       AND (:review_kind IS NULL OR (SELECT count(*) FROM change_request_reviews WHERE change_request_id = cr.id) < :reviews_max)
-      AND (:proposal_given = 0 OR EXISTS (SELECT 1 FROM proposal))
+      AND (:proposal_given = 0 OR EXISTS (SELECT 1 FROM proposal)) AND NOT EXISTS (SELECT 1 FROM refused_reviewers)
       AND (:expected_writes IS NULL OR cr.writes = :expected_writes)
    ${EVENT_HANDOFF}`,
 );
@@ -136,6 +142,7 @@ const EDIT = sql(
   `WITH ${ACTION_CTES}
    UPDATE change_requests
       SET title = COALESCE(:title, title), description = COALESCE(:description, description),
+          reviewers = COALESCE(:reviewers, reviewers),
           kind = CASE WHEN ${PROPOSAL_CHANGED} THEN CASE WHEN (SELECT revert_to_revision_id FROM proposal) IS NULL THEN 'deploy' ELSE 'revert' END ELSE kind END,
           variant_revision_id = CASE WHEN ${PROPOSAL_CHANGED} THEN (SELECT variant_revision_id FROM proposal) ELSE variant_revision_id END,
           revert_to_revision_id = CASE WHEN ${PROPOSAL_CHANGED} THEN (SELECT revert_to_revision_id FROM proposal) ELSE revert_to_revision_id END,
@@ -249,6 +256,8 @@ function actionRefusal(
       self: who === "approver" && facts.isAuthor === 1 && facts.allowSelfApproval === 0,
     };
   if (input.proposalGiven && !facts.proposalFound) return { outcome: "not_found", missing: "revision" };
+  const refused: RefusedReviewer[] = JSON.parse(facts.refusedReviewers);
+  if (refused.length > 0) return { outcome: "reviewers_refused", refused };
   if (!(states as readonly ChangeRequestState[]).includes(facts.readState))
     return { outcome: "invalid_state", state: facts.readState };
   if (input.version !== null && input.version !== facts.version) return { outcome: "stale_version", version: facts.version };
@@ -286,6 +295,7 @@ export async function actOnChangeRequest(
     description: edit?.description ?? null,
     variant_revision_id: edit?.variant_revision_id ?? null,
     revert_to_revision_id: edit?.revert_to_revision_id ?? null,
+    reviewers: edit?.reviewers ? JSON.stringify(edit.reviewers) : null,
     proposal_given: edit && (edit.variant_revision_id ?? edit.revert_to_revision_id) !== undefined ? 1 : 0,
     expected_writes: expectedWrites,
     scheduled_at: input.action === "schedule" ? input.scheduledAt : null,

@@ -18,11 +18,10 @@ import {
   actionRoute,
   answer,
   answered,
-  DEMO_DIFF,
   ETAG_HEADER,
   requestPath,
 } from "./change-requests.routes";
-import { ChangeRequest, DEMO_CHANGE_REQUEST, expectedWrites } from "./change-requests.schemas";
+import { ChangeRequest, DEMO_CHANGE_REQUEST, DEMO_DIFF, expectedWrites } from "./change-requests.schemas";
 import type { DiffSideRow } from "./change-requests.sql.ts";
 import {
   changeRequestConflict,
@@ -118,12 +117,13 @@ async function apply<E extends CallerEnv>(
   throw applyRefusal(outcome);
 }
 
-const APPLY_CONFLICTS = {
+/** The 409s of an apply, for the document (where it is built; the Worker drops them, with the examples they name). */
+const applyConflicts = () => ({
   notApproved: notApproved(1, 2),
   revisionUnavailable: revisionUnavailable(false),
   conflict: changeRequestConflict(DEMO_DIFF),
   invalidState: invalidState("open"),
-};
+});
 
 /** Applying and scheduling a change request (docs/CHANGE-REQUESTS.md §3); the minute cron's part is cron.sql.ts's. */
 export const applyRoutes = [
@@ -196,7 +196,7 @@ export const applyRoutes = [
           409: codedConflictResponse(
             "Not approved now, the revision no longer deployable, the environment changed since the base (with what " +
               "changed), or the request's state forbids it; nothing written",
-            APPLY_CONFLICTS,
+            applyConflicts(),
           ),
         },
       },

@@ -9,6 +9,10 @@ import type { ChangeRequestRow, DiffSideRow, ReviewRow } from "./change-requests
 const userOf = (id: string | null, username: string | null) =>
   id === null || username === null ? null : { user_id: id, username };
 
+/** A request's requested reviewers, in order, with the address of each who is a member now (else null). */
+export const requestedReviewers = (row: Pick<ChangeRequestRow, "reviewers">) =>
+  JSON.parse(row.reviewers) as { user_id: string; username: string; email: string | null }[];
+
 /** The answer for a request's row (as read: its state, its approvals counted) without its reviews. */
 export function toChangeRequestSummary(row: ChangeRequestRow): ChangeRequestSummary {
   return {
@@ -34,6 +38,7 @@ export function toChangeRequestSummary(row: ChangeRequestRow): ChangeRequestSumm
     approvals: row.approvals,
     approvals_required: row.requiredApprovals,
     author: { user_id: row.authorId, username: row.authorUsername },
+    reviewers: requestedReviewers(row).map(({ user_id, username }) => ({ user_id, username })),
     scheduled_at: row.scheduledAt,
     expires_at: row.expiresAt,
     applied:

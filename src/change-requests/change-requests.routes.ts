@@ -17,6 +17,7 @@ import {
   ChangeRequestParams,
   CreateChangeRequestBody,
   DEMO_CHANGE_REQUEST,
+  DEMO_DIFF,
   EditChangeRequestBody,
   expectedWrites,
   ListChangeRequestsQuery,
@@ -37,6 +38,7 @@ import {
   changeRequestMovedOn,
   changeRequestNotFound,
   invalidState,
+  reviewersRefused,
   selfApproval,
   staleVersion,
   tooManyOpen,
@@ -66,6 +68,8 @@ export function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutco
       throw tooManyOpen(UNFINISHED_MAX);
     case "too_many_reviews":
       throw tooManyReviews(REVIEWS_MAX);
+    case "reviewers_refused":
+      throw reviewersRefused(outcome.refused);
     case "moved_on":
       throw outcome.of === "environment" ? environmentMovedOn() : changeRequestMovedOn();
   }
@@ -164,45 +168,6 @@ export async function act<E extends CallerEnv>(
   return answered(c, outcome);
 }
 
-const demoDocument = (temperature: number) => ({
-  config_name: "main",
-  params: { model: "gpt-4o-mini", temperature },
-  url: "",
-});
-
-export const DEMO_DIFF = {
-  base: {
-    environment_revision: 4,
-    environment_revision_id: EXAMPLE_IDS.environmentRevision,
-    variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
-    config_name: "main",
-    revision: 2,
-    document: demoDocument(0.7),
-  },
-  current: {
-    environment_revision: 4,
-    environment_revision_id: EXAMPLE_IDS.environmentRevision,
-    variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
-    config_name: "main",
-    revision: 2,
-    document: demoDocument(0.7),
-  },
-  proposed: {
-    variant_revision_id: EXAMPLE_IDS.variantRevision,
-    config_name: "main",
-    revision: 3,
-    document: demoDocument(0.2),
-  },
-  base_is_current: true,
-  diff: {
-    identical: false,
-    coarse: false,
-    patch: [{ op: "replace", path: "/params/temperature", value: 0.2 }],
-    changes: [{ path: "/params/temperature", op: "replace", from: 0.7, to: 0.2 }],
-  },
-  drift: { identical: true, coarse: false, patch: [], changes: [] },
-} satisfies ChangeRequestDiff;
-
 /** Change requests (docs/CHANGE-REQUESTS.md §3): apply, schedule and unschedule are src/change-requests/apply.routes.ts's. */
 export const changeRequestsRoutes = [
   route(
@@ -215,8 +180,28 @@ export const changeRequestsRoutes = [
             name: "POST /change-requests, with an Idempotency-Key",
             path: "/change-requests",
             key: "requester",
-            body: { app_id: "{requestedAppId}", environment: "staging", variant_revision_id: "{proposed}", title: "Keyed" },
+            body: {
+              app_id: "{requestedAppId}",
+              environment: "staging",
+              variant_revision_id: "{proposed}",
+              title: "Keyed",
+              reviewers: ["{requester.userId}"],
+            },
             headers: { "Idempotency-Key": "round-trips-change-request" },
+            trips: 1,
+          },
+          {
+            name: "POST /change-requests, a reviewer who may not approve (422)",
+            path: "/change-requests",
+            key: "requester",
+            body: {
+              app_id: "{requestedAppId}",
+              environment: "staging",
+              variant_revision_id: "{proposed}",
+              title: "Refused",
+              reviewers: ["{account.userId}"],
+            },
+            status: 422,
             trips: 1,
           },
         ],
@@ -287,7 +272,15 @@ export const changeRequestsRoutes = [
       method: "get",
       path: "/change-requests",
       roundTrips: globalThis.ROUTE_FACTS && {
-        cases: [{ name: "GET /change-requests", path: "/change-requests?app_id={requestedAppId}", key: "requester", trips: 1 }],
+        cases: [
+          { name: "GET /change-requests", path: "/change-requests?app_id={requestedAppId}", key: "requester", trips: 1 },
+          {
+            name: "GET /change-requests?awaiting_my_review=true",
+            path: "/change-requests?awaiting_my_review=true",
+            key: "requester",
+            trips: 1,
+          },
+        ],
       },
       auth: "key",
       query: {
@@ -299,6 +292,7 @@ export const changeRequestsRoutes = [
           author: DEMO_IDS.user,
           project_id: DEMO_IDS.project,
           cursor: DEMO_CHANGE_REQUEST.id,
+          awaiting_my_review: "true",
           limit: 50,
         },
       },
@@ -308,7 +302,8 @@ export const changeRequestsRoutes = [
         summary: "List change requests",
         description:
           "Those of `app_id`, else of `project_id`, else of the key's project, newest first, without their reviews; " +
-          "`state` (repeatable) filters by the state as read. What the caller cannot see matches nothing.",
+          "`state` (repeatable) filters by the state as read; `awaiting_my_review=true`, those the caller may approve and " +
+          "has not reviewed at their current version. What the caller cannot see matches nothing.",
         ok: {
           schema: ChangeRequestPage,
           description: "A page of requests",
@@ -374,6 +369,14 @@ export const changeRequestsRoutes = [
             path: "/change-requests/{requestId}",
             key: "requester",
             body: { title: "Recounted" },
+            trips: 1,
+          },
+          {
+            name: "PATCH /change-requests/{id}, a reviewer who may not approve (422)",
+            path: "/change-requests/{requestId}",
+            key: "requester",
+            body: { reviewers: ["{account.userId}"] },
+            status: 422,
             trips: 1,
           },
         ],

@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import { documented, schemaName } from "../http/documentation";
-import { storableText, uuid } from "../http/fields";
+import { queryFlag, storableText, uuid } from "../http/fields";
 import { DEMO_IDS, EXAMPLE_IDS } from "../http/openapi-parts";
 
 /** The states a request is read in (docs/CHANGE-REQUESTS.md §3): `approved` and `expired` as read, the others stored. */
@@ -25,6 +25,8 @@ export const COMMENT_MAX = 5_000;
 export const UNFINISHED_MAX = 50;
 /** Reviews of one request. */
 export const REVIEWS_MAX = 200;
+/** Requested reviewers of one request. */
+export const REVIEWERS_MAX = 20;
 
 const title = /* @__PURE__ */ storableText("title").check(
   z.minLength(1),
@@ -33,6 +35,29 @@ const title = /* @__PURE__ */ storableText("title").check(
 );
 const description = /* @__PURE__ */ storableText("description").check(z.maxLength(DESCRIPTION_MAX));
 const environment = /* @__PURE__ */ z.enum(["development", "staging", "production"]);
+
+/** Requested reviewers (§3): user ids, each once; who may approve there is checked as the request is written. */
+const reviewers = /* @__PURE__ */ z
+  .optional(
+    z.array(uuid).check(
+      z.maxLength(REVIEWERS_MAX),
+      z.superRefine((ids, ctx) => {
+        ids.forEach((id, index) => {
+          if (ids.indexOf(id) < index)
+            ctx.issues.push({ code: "custom", message: "reviewer given twice", input: id, path: [index] });
+        });
+      }),
+    ),
+  )
+  .apply(
+    /* @__PURE__ */ documented(
+      globalThis.DOCUMENTATION && {
+        description:
+          "Requested reviewers: user ids of members who may approve on this environment (a role of its `approver_roles`; not " +
+          "the author unless `allow_self_approval`), each once, at most 20; another is a 422 at its index",
+      },
+    ),
+  );
 
 const oneProposal = (body: { variant_revision_id?: string; revert_to_revision_id?: string }) =>
   body.variant_revision_id === undefined || body.revert_to_revision_id === undefined;
@@ -57,6 +82,7 @@ export const CreateChangeRequestBody = /* @__PURE__ */ z
     ),
     title,
     description: z.optional(description),
+    reviewers,
     draft: z
       .optional(z.boolean())
       .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Default false: open" })),
@@ -74,6 +100,7 @@ export const EditChangeRequestBody = /* @__PURE__ */ z
     description: z.optional(description),
     variant_revision_id: z.optional(uuid),
     revert_to_revision_id: z.optional(uuid),
+    reviewers,
   })
   .check(
     z.refine(oneProposal, { message: "at most one of variant_revision_id and revert_to_revision_id" }),
@@ -132,6 +159,15 @@ export const ListChangeRequestsQuery = /* @__PURE__ */ z.object({
     /* @__PURE__ */ documented(
       globalThis.DOCUMENTATION && {
         description: "next_cursor of the previous page",
+      },
+    ),
+  ),
+  awaiting_my_review: queryFlag.apply(
+    /* @__PURE__ */ documented(
+      globalThis.DOCUMENTATION && {
+        description:
+          "true: only those the caller may approve now (open or approved, a role of `approver_roles`, not the author " +
+          "unless `allow_self_approval`) and has not approved or declined at their current `version`",
       },
     ),
   ),
@@ -198,6 +234,9 @@ const ChangeRequestFields = {
   ),
   approvals_required: z.int(),
   author: User,
+  reviewers: z
+    .array(User)
+    .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Requested reviewers, in the order given" })),
 };
 
 const ChangeRequestTail = {
@@ -344,8 +383,8 @@ export function expectedWrites(ifMatch: string | undefined, id: string): number 
 
 const demoUser = { user_id: DEMO_IDS.user, username: "demo" };
 
-/** The documented example of a request. */
-export const DEMO_CHANGE_REQUEST = {
+/** The documented example of a request (made by a pure call: unused in the Worker, it is dropped from it). */
+export const DEMO_CHANGE_REQUEST = /* @__PURE__ */ (() => ({
   id: "01a2012d-8a10-7c3e-9a51-0c4f1e2d3b40",
   app_id: DEMO_IDS.app,
   app_name: "demo-app",
@@ -368,6 +407,7 @@ export const DEMO_CHANGE_REQUEST = {
   approvals: 0,
   approvals_required: 2,
   author: demoUser,
+  reviewers: [{ user_id: "01a2012d-8a12-7c3e-9a51-0c4f1e2d3b42", username: "kim" }],
   reviews: [
     {
       id: "01a2012d-8a11-7c3e-9a51-0c4f1e2d3b41",
@@ -385,4 +425,44 @@ export const DEMO_CHANGE_REQUEST = {
   failure: null,
   created_at: "2026-11-22T03:00:00.000Z",
   updated_at: "2026-11-22T03:10:00.000Z",
-} satisfies ChangeRequest;
+}))() satisfies ChangeRequest;
+
+const demoDocument = (temperature: number) => ({
+  config_name: "main",
+  params: { model: "gpt-4o-mini", temperature },
+  url: "",
+});
+
+/** The documented example of a request's diff (dropped from the Worker, as DEMO_CHANGE_REQUEST). */
+export const DEMO_DIFF = /* @__PURE__ */ (() => ({
+  base: {
+    environment_revision: 4,
+    environment_revision_id: EXAMPLE_IDS.environmentRevision,
+    variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
+    config_name: "main",
+    revision: 2,
+    document: demoDocument(0.7),
+  },
+  current: {
+    environment_revision: 4,
+    environment_revision_id: EXAMPLE_IDS.environmentRevision,
+    variant_revision_id: "01a2012d-89b1-72d5-889a-f5c51767a9f3",
+    config_name: "main",
+    revision: 2,
+    document: demoDocument(0.7),
+  },
+  proposed: {
+    variant_revision_id: EXAMPLE_IDS.variantRevision,
+    config_name: "main",
+    revision: 3,
+    document: demoDocument(0.2),
+  },
+  base_is_current: true,
+  diff: {
+    identical: false,
+    coarse: false,
+    patch: [{ op: "replace", path: "/params/temperature", value: 0.2 }],
+    changes: [{ path: "/params/temperature", op: "replace", from: 0.7, to: 0.2 }],
+  },
+  drift: { identical: true, coarse: false, patch: [], changes: [] },
+}))() satisfies ChangeRequestDiff;

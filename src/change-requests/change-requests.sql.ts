@@ -62,6 +62,36 @@ cr AS (
                    ELSE c.state END AS read_state
     FROM cr_counted c)`;
 
+/** Whether the caller may approve or decline request `cr` (COUNTED): a role of `approver_roles`, not the author unless allowed. */
+export const MAY_APPROVE = `cr.role IN (SELECT value FROM json_each(cr.approver_roles))
+  AND (cr.author_id <> (SELECT user_id FROM caller) OR cr.allow_self_approval = 1)`;
+
+/**
+ * After a CTE `reviewing` (a request's organization_id, approver_roles, allow_self_approval and author_id):
+ * `refused_reviewers`, the requested reviewers of :reviewers (a JSON array of user ids; null: none given) who may not
+ * approve there, by index, with their role and why: no `member` of the organization, a `role` not in
+ * `approver_roles`, or the `author` where self-approval is not allowed.
+ */
+export const REFUSED_REVIEWERS = `refused_reviewers AS (
+  SELECT position, role, why FROM (
+    SELECT j.key AS position, om.role, CASE WHEN om.role IS NULL THEN 'member'
+        WHEN om.role NOT IN (SELECT value FROM json_each(s.approver_roles)) THEN 'role'
+        WHEN j.value = s.author_id AND s.allow_self_approval = 0 THEN 'author' END AS why
+      FROM reviewing s JOIN json_each(:reviewers) j
+      LEFT JOIN organization_members om ON om.organization_id = s.organization_id AND om.user_id = j.value)
+   WHERE why IS NOT NULL)`;
+
+/** A requested reviewer who may not approve (refused_reviewers' row). */
+export interface RefusedReviewer {
+  position: number;
+  role: Role | null;
+  why: "member" | "role" | "author";
+}
+
+/** The refused_reviewers rows as one JSON array, a column of a facts' row. */
+export const REFUSED_REVIEWERS_JSON = `(SELECT json_group_array(json_object('position', position, 'role', role, 'why', why))
+  FROM refused_reviewers)`;
+
 /** The request :change_request_id as the caller sees it: `cr` (see COUNTED). */
 export const REQUEST_CTES = `${CALLER_CTE}, ${ONE_REQUEST}, ${COUNTED}`;
 
@@ -89,6 +119,9 @@ export interface ChangeRequestRow {
   requiredApprovals: number;
   authorId: string;
   authorUsername: string;
+  authorEmail: string;
+  /** The requested reviewers, a JSON array of `{user_id, username, email}` in order; `email` null for one no member now. */
+  reviewers: string;
   scheduledAt: string | null;
   expiresAt: string;
   appliedAt: string | null;
@@ -111,6 +144,11 @@ const SELECT_REQUESTS = `SELECT cr.id, cr.app_id AS appId, cr.app_name AS appNam
        cr.base_environment_revision_id AS baseEnvironmentRevisionId, cr.base_variant_revision_id AS baseVariantRevisionId,
        cr.title, cr.description, cr.read_state AS readState, cr.version, cr.writes, cr.approvals,
        cr.required_approvals AS requiredApprovals, cr.author_id AS authorId, au.username AS authorUsername,
+       au.email AS authorEmail,
+       (SELECT json_group_array(json_object('user_id', u.id, 'username', u.username, 'email',
+                 CASE WHEN EXISTS (SELECT 1 FROM organization_members om WHERE om.organization_id = cr.organization_id
+                                                                          AND om.user_id = u.id) THEN u.email END))
+          FROM json_each(cr.reviewers) j CROSS JOIN users u ON u.id = j.value) AS reviewers,
        cr.scheduled_at AS scheduledAt, cr.expires_at AS expiresAt, cr.applied_at AS appliedAt, cr.applied_by AS appliedBy,
        ap.username AS appliedByUsername, aer.revision AS appliedEnvironmentRevision,
        cr.applied_environment_revision_id AS appliedEnvironmentRevisionId, cr.applied_scheduled AS appliedScheduled,
@@ -182,7 +220,11 @@ const LISTED_REQUESTS = `cr_found AS (
 const LIST = sql<ChangeRequestRow>(
   `WITH ${CALLER_CTE}, ${LISTED_REQUESTS}, ${COUNTED}
    ${SELECT_REQUESTS}
-    WHERE NOT EXISTS (SELECT 1 FROM json_each(:states)) OR cr.read_state IN (SELECT value FROM json_each(:states))
+    WHERE (NOT EXISTS (SELECT 1 FROM json_each(:states)) OR cr.read_state IN (SELECT value FROM json_each(:states)))
+      AND (:awaiting_my_review = 0 OR (cr.read_state IN ('open', 'approved') AND ${MAY_APPROVE}
+        AND NOT EXISTS (SELECT 1 FROM change_request_reviews rv
+                         WHERE rv.change_request_id = cr.id AND rv.reviewer_id = (SELECT user_id FROM caller)
+                           AND rv.version = cr.version AND rv.kind IN ('approve', 'decline'))))
     ORDER BY cr.id DESC LIMIT :limit`,
 );
 
@@ -196,6 +238,7 @@ export async function listChangeRequests(db: CallerDb, query: ListChangeRequests
       author: query.author ?? null,
       cursor: query.cursor ?? null,
       states: JSON.stringify(query.state),
+      awaiting_my_review: query.awaiting_my_review ? 1 : 0,
       limit: query.limit + 1,
     }),
   });
@@ -230,8 +273,11 @@ proposal AS (
 /** A new request's place, after APP_BY_ID_CTE: `target` (see PROPOSAL_CTES) and its settings. */
 const NEW_REQUEST_CTES = `${CALLER_CTE}, ${APP_BY_ID_CTE}, target AS (SELECT id AS app_id, :environment AS environment FROM app),
 ${PROPOSAL_CTES},
-settings AS (SELECT ${PROTECTION_COLUMNS} FROM app LEFT JOIN environment_protections ep
-              ON ep.project_id = app.project_id AND ep.environment = :environment),
+settings AS (SELECT ${PROTECTION_COLUMNS}, w.organization_id FROM app
+              JOIN projects p ON p.id = app.project_id JOIN workspaces w ON w.id = p.workspace_id
+              LEFT JOIN environment_protections ep ON ep.project_id = app.project_id AND ep.environment = :environment),
+reviewing AS (SELECT organization_id, approver_roles, allow_self_approval, (SELECT user_id FROM caller) AS author_id FROM settings),
+${REFUSED_REVIEWERS},
 unfinished AS (SELECT count(*) AS n FROM change_requests WHERE app_id = :app_id AND environment = :environment AND ${UNFINISHED})`;
 
 /** What a create found, before it wrote: the caller's role, the proposal, the environment, its unfinished requests. */
@@ -241,10 +287,12 @@ const CREATE_FACTS = sql<{
   environmentId: string | null;
   environmentRevision: number | null;
   unfinished: number;
+  refusedReviewers: string;
 }>(
   `WITH ${NEW_REQUEST_CTES}
    SELECT app.role, EXISTS (SELECT 1 FROM proposal) AS proposalFound, (SELECT id FROM env_now) AS environmentId,
-          (SELECT revision FROM env_now) AS environmentRevision, (SELECT n FROM unfinished) AS unfinished
+          (SELECT revision FROM env_now) AS environmentRevision, (SELECT n FROM unfinished) AS unfinished,
+          ${REFUSED_REVIEWERS_JSON} AS refusedReviewers
      FROM app`,
 );
 
@@ -252,13 +300,14 @@ const INSERT_REQUEST = sql(
   `WITH ${NEW_REQUEST_CTES}
    INSERT INTO change_requests (id, app_id, environment, kind, variant_revision_id, revert_to_revision_id,
                                 base_environment_revision, base_environment_revision_id, base_variant_revision_id,
-                                title, description, state, author_id, expires_at)
+                                title, description, state, author_id, expires_at, reviewers)
    SELECT :change_request_id, app.id, :environment, CASE WHEN proposal.revert_to_revision_id IS NULL THEN 'deploy' ELSE 'revert' END,
           proposal.variant_revision_id, proposal.revert_to_revision_id, env_now.revision, env_now.revision_id,
           env_now.variant_revision_id, :title, :description, :state, (SELECT user_id FROM caller),
-          strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || settings.request_ttl_days || ' days')
+          strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || settings.request_ttl_days || ' days'), COALESCE(:reviewers, '[]')
      FROM app JOIN proposal JOIN env_now JOIN settings
     WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND (SELECT n FROM unfinished) < :unfinished_max
+      AND NOT EXISTS (SELECT 1 FROM refused_reviewers)
       AND (:expected_environment_id IS NULL OR (env_now.id = :expected_environment_id AND env_now.revision = :expected_revision))`,
 );
 
@@ -335,6 +384,7 @@ export type Refusal =
   | { outcome: "stale_version"; version: number }
   | { outcome: "too_many_open" }
   | { outcome: "too_many_reviews" }
+  | { outcome: "reviewers_refused"; refused: RefusedReviewer[] }
   /** If-Match named another state: of the environment (a create) or of the request (an action). */
   | { outcome: "moved_on"; of: "environment" | "change_request" };
 
@@ -370,6 +420,7 @@ export async function createChangeRequest(
     expected_environment_id: expected?.environmentId ?? null,
     expected_revision: expected?.revision ?? null,
     unfinished_max: UNFINISHED_MAX,
+    reviewers: body.reviewers ? JSON.stringify(body.reviewers) : null,
   };
   const batch = await batchClaimed(db, claim, id, {
     facts: db.statement(CREATE_FACTS, values),
@@ -388,6 +439,8 @@ export async function createChangeRequest(
   if (!facts) return { outcome: "not_found", missing: "app" };
   if (!PROPOSER_ROLES.includes(facts.role)) return { outcome: "forbidden" };
   if (!facts.proposalFound) return { outcome: "not_found", missing: "revision" };
+  const refused: RefusedReviewer[] = JSON.parse(facts.refusedReviewers);
+  if (refused.length > 0) return { outcome: "reviewers_refused", refused };
   if (facts.unfinished >= UNFINISHED_MAX) return { outcome: "too_many_open" };
   return { outcome: "moved_on", of: "environment" };
 }

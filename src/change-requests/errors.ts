@@ -1,4 +1,5 @@
-import { ApiError } from "../http/errors";
+import { ApiError, validationFailed } from "../http/errors";
+import type { RefusedReviewer } from "./change-requests.sql.ts";
 
 // Change requests (docs/CHANGE-REQUESTS.md §3).
 export const changeRequestNotFound = () => new ApiError(404, "Change request not found");
@@ -74,4 +75,19 @@ export const approvalUnbound = () =>
     428,
     "Name what you approve: send the request's `version` you reviewed in the body, or If-Match with its ETag " +
       "(GET /change-requests/{id} answers both).",
+  );
+
+/** Requested reviewers who may not approve on the request's environment (§3), each at its index. */
+export const reviewersRefused = (refused: RefusedReviewer[]) =>
+  validationFailed(
+    refused.map(({ position, role, why }) => ({
+      loc: ["body", "reviewers", position],
+      msg:
+        why === "member"
+          ? "Not a member of this organization: cannot approve here."
+          : why === "role"
+            ? `Role ${role} is not in this environment's approver_roles: cannot approve here.`
+            : "The author: this environment does not allow self-approval.",
+      type: "value_error",
+    })),
   );

@@ -93,7 +93,7 @@ const IN_BUCKETS = "o.bucket BETWEEN :bucket_from AND :bucket_to";
 const PAGE_BY_ID = "AND t.id > :after_0 ORDER BY t.id LIMIT :page_rows";
 
 /**
- * Whether the user `t` is one the buckets' rows reference (by a foreign key to users): copied with them, never deleted
+ * Whether the user `t` is one the buckets' rows reference (by a foreign key to users, or as a request's reviewer): copied with them, never deleted
  * (§1). Each subquery's `t` is its own table's. ORs of IN rather than a UNION: D1 allows few terms in a compound SELECT.
  */
 const REFERENCED_USER = `t.id IN (SELECT t.user_id FROM ${FROM.organization_members} WHERE ${IN_BUCKETS})
@@ -108,6 +108,7 @@ const REFERENCED_USER = `t.id IN (SELECT t.user_id FROM ${FROM.organization_memb
   OR t.id IN (SELECT t.author_id FROM ${FROM.change_requests} WHERE ${IN_BUCKETS})
   OR t.id IN (SELECT t.scheduled_by FROM ${FROM.change_requests} WHERE ${IN_BUCKETS})
   OR t.id IN (SELECT t.applied_by FROM ${FROM.change_requests} WHERE ${IN_BUCKETS})
+  OR t.id IN (SELECT j.value FROM ${FROM.change_requests} JOIN json_each(t.reviewers) j WHERE ${IN_BUCKETS})
   OR t.id IN (SELECT t.reviewer_id FROM ${FROM.change_request_reviews} WHERE ${IN_BUCKETS})`;
 
 // A row's columns by position, from the JSON array each row is bound as.
@@ -122,7 +123,7 @@ const COLUMNS_12 = `${COLUMNS_11}, value ->> 11`;
 const COLUMNS_15 = `${COLUMNS_12}, value ->> 12, value ->> 13, value ->> 14`;
 const COLUMNS_20 = `${COLUMNS_15}, value ->> 15, value ->> 16, value ->> 17, value ->> 18, value ->> 19`;
 const COLUMNS_25 = `${COLUMNS_20}, value ->> 20, value ->> 21, value ->> 22, value ->> 23, value ->> 24`;
-const COLUMNS_27 = `${COLUMNS_25}, value ->> 25, value ->> 26`;
+const COLUMNS_28 = `${COLUMNS_25}, value ->> 25, value ->> 26, value ->> 27`;
 const ROWS = "FROM json_each(:rows)";
 /** A row for each row a statement inserted or deleted itself: D1's `changes` counts those of its cascades and triggers too. */
 const COUNTED = "RETURNING 1";
@@ -262,7 +263,7 @@ const TABLES: BucketTable[] = [
     name: "change_requests",
     select: sql(`SELECT t.* FROM ${FROM.change_requests} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO change_requests SELECT ${COLUMNS_27} ${ROWS} ${COUNTED}`),
+    insert: sql(`INSERT INTO change_requests SELECT ${COLUMNS_28} ${ROWS} ${COUNTED}`),
     remove: sql(`DELETE FROM change_requests
       WHERE id IN (SELECT t.id FROM ${FROM.change_requests} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
   },

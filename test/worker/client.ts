@@ -129,6 +129,7 @@ type ChangeRequestsQuery = {
   author?: string;
   project_id?: string;
   cursor?: string;
+  awaiting_my_review?: string;
   limit?: string;
 };
 

@@ -134,6 +134,12 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
       body: { app_id: requestedAppId, environment: "production", variant_revision_id: proposed, title: "Counted", draft },
     });
   const requestId = await idOf<{ id: string }>(await propose(false), (answer) => answer.id);
+  // The requester's staging allows self-approval: the requester may be asked to review there.
+  const selfApproved = await send("PUT", `/projects/${requester.projectId}/environments/staging/protection`, {
+    key: requester.key,
+    body: { allow_self_approval: true },
+  });
+  expect(selfApproved.status).toBe(200);
   const draftId = await idOf<{ id: string }>(await propose(true), (answer) => answer.id);
 
   // Approved change requests of the account (its staging allows self-approval): one to apply, one to schedule.
@@ -181,6 +187,7 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
     },
     values: {
       "account.userId": account.userId,
+      "requester.userId": requester.userId,
       "owner.organizationId": owner.organizationId,
       "team.organizationId": team.organizationId,
       "team.projectId": team.projectId,

@@ -1,9 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { apps, changeRequests } from "../client";
 import { createAppVia, deploy, expectError, expectJson, newId, type ValidationIssue } from "../fixtures";
-import { changes, snapshot } from "../harness";
 import { bucketFor, databaseOf } from "../pool";
-import { type ChangeRequest, propose, type RequestsTeam, readRequest, requestsTeam } from "./setup";
+import { type ChangeRequest, propose, type RequestsTeam, readRequest, requestsTeam, writesNothing } from "./setup";
 
 /*
  * What change requests refuse (docs/CHANGE-REQUESTS.md §3, §7), each refusal writing nothing: bad input, what is not
@@ -28,24 +27,6 @@ async function expectConflict(response: Response, detail: Record<string, unknown
   expect(((await response.json()) as { detail: unknown }).detail).toEqual(expect.objectContaining(detail));
 }
 
-/** Runs `refused`, and checks that nothing in the database changed meanwhile. */
-async function writesNothing(refused: () => Promise<void>) {
-  const before = await snapshot();
-  // Rows of the tables the snapshot does not hold.
-  const requestRows = async () => {
-    const db = databaseOf(t.appId);
-    const [requests, reviews] = await db.batch([
-      db.prepare("SELECT * FROM change_requests ORDER BY id"),
-      db.prepare("SELECT * FROM change_request_reviews ORDER BY id"),
-    ]);
-    return [requests.results, reviews.results];
-  };
-  const rows = await requestRows();
-  await refused();
-  expect(changes(before, await snapshot())).toEqual({});
-  expect(await requestRows()).toEqual(rows);
-}
-
 describe("bad input: 422, nothing written", () => {
   it.each([
     ["both ids", { variant_revision_id: "MAIN", revert_to_revision_id: "MAIN" }],
@@ -57,7 +38,7 @@ describe("bad input: 422, nothing written", () => {
     ["an unknown environment", { variant_revision_id: "MAIN", environment: "qa" }],
   ])("create with %s", async (_, body) => {
     const named = Object.fromEntries(Object.entries(body).map(([k, v]) => [k, v === "MAIN" ? t.mainRevision : v]));
-    await writesNothing(async () => {
+    await writesNothing(t.appId, async () => {
       const response = await create(named);
       expect(response.status).toBe(422);
       expect(((await response.json()) as { detail: ValidationIssue[] }).detail.length).toBeGreaterThan(0);
@@ -73,7 +54,7 @@ describe("bad input: 422, nothing written", () => {
 
   it("an empty edit, a comment of 5,001 characters, a comment review without one, a version 0", async () => {
     const made = await propose(t.editor.teamKey, t.appId, "production", t.mainRevision);
-    await writesNothing(async () => {
+    await writesNothing(t.appId, async () => {
       expect((await changeRequests.edit({ key: t.editor.teamKey }, made.id, {})).status).toBe(422);
       const long = { kind: "comment", comment: "c".repeat(5001) };
       expect((await changeRequests.review({ key: t.owner.teamKey }, made.id, long)).status).toBe(422);
@@ -87,7 +68,7 @@ describe("bad input: 422, nothing written", () => {
 describe("what is not there: 404, nothing written", () => {
   it("an unknown app, a revision of another app, an environment revision of another environment", async () => {
     const otherApp = await createAppVia(t.owner.teamKey, { app_name: `other-${crypto.randomUUID().slice(0, 8)}` });
-    await writesNothing(async () => {
+    await writesNothing(t.appId, async () => {
       await expectError(
         await create({ app_id: newId(bucketFor(t.appId)), variant_revision_id: t.mainRevision }),
         404,
@@ -117,7 +98,7 @@ describe("what is not there: 404, nothing written", () => {
 
   it("an edit to a revision of another app", async () => {
     const made = await propose(t.editor.teamKey, t.appId, "production", t.mainRevision);
-    await writesNothing(async () => {
+    await writesNothing(t.appId, async () => {
       const edit = await changeRequests.edit({ key: t.editor.teamKey }, made.id, { revert_to_revision_id: t.stagingRevisionId });
       await expectError(edit, 404, "Revision not found");
     });
@@ -127,7 +108,7 @@ describe("what is not there: 404, nothing written", () => {
 describe("states and versions: 409, nothing written", () => {
   it("each action its state forbids is `invalid_state`, naming the state", async () => {
     const made = await propose(t.editor.teamKey, t.appId, "production", t.mainRevision);
-    await writesNothing(async () => {
+    await writesNothing(t.appId, async () => {
       await expectConflict(await changeRequests.act({ key: t.editor.teamKey }, made.id, "submit"), {
         code: "invalid_state",
         state: "open",
@@ -135,7 +116,7 @@ describe("states and versions: 409, nothing written", () => {
       });
     });
     await expectJson(await changeRequests.act({ key: t.editor.teamKey }, made.id, "cancel"));
-    await writesNothing(async () => {
+    await writesNothing(t.appId, async () => {
       for (const response of [
         await changeRequests.edit({ key: t.editor.teamKey }, made.id, { title: "x" }),
         await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve", version: 1 }),
@@ -154,7 +135,7 @@ describe("states and versions: 409, nothing written", () => {
       .bind(made.id)
       .run();
     expect((await readRequest(t.viewer.teamKey, made.id)).request.state).toBe("expired");
-    await writesNothing(async () => {
+    await writesNothing(t.appId, async () => {
       await expectConflict(await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve", version: 1 }), {
         code: "invalid_state",
         state: "expired",
@@ -176,7 +157,7 @@ describe("states and versions: 409, nothing written", () => {
     const revisionId = revisions[0].deployed_app_variant_revision;
     const made: string[] = [];
     for (let i = 0; i < 50; i++) made.push((await propose(t.editor.teamKey, appId, "staging", revisionId)).id);
-    await writesNothing(async () => {
+    await writesNothing(t.appId, async () => {
       await expectConflict(
         await changeRequests.create(
           { key: t.editor.teamKey },
@@ -196,7 +177,7 @@ describe("If-Match: 412 unless still in that state, nothing written", () => {
   it("a create takes the environment's ETag", async () => {
     const current = (await apps.revisions({ key: t.owner.teamKey }, t.appId, "staging")).headers.get("ETag") ?? "";
     const stale = current.replace(/\.1"$/, '.0"');
-    await writesNothing(async () => {
+    await writesNothing(t.appId, async () => {
       await expectError(
         await create({ environment: "staging", variant_revision_id: t.otherRevision }, { "If-Match": stale }),
         412,
@@ -221,7 +202,7 @@ describe("If-Match: 412 unless still in that state, nothing written", () => {
     expect(edited.status).toBe(200);
     expect(edited.headers.get("ETag")).toBe(`"${made.id}.2"`);
     for (const tag of [etag, `"${newId(bucketFor(t.appId))}.2"`, 'W/"x"']) {
-      await writesNothing(async () => {
+      await writesNothing(t.appId, async () => {
         await expectError(
           await changeRequests.act({ key: t.editor.teamKey }, made.id, "cancel", undefined, { headers: { "If-Match": tag } }),
           412,
@@ -280,7 +261,7 @@ describe("200 reviews a request at most", () => {
           .bind(newId(bucketFor(t.appId)), made.id, t.owner.userId),
       ),
     );
-    await writesNothing(async () => {
+    await writesNothing(t.appId, async () => {
       await expectConflict(await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve", version: 1 }), {
         code: "too_many_reviews",
         limit: 200,

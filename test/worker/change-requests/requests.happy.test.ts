@@ -58,6 +58,7 @@ describe("a change request, made and read", () => {
       approvals: 0,
       approvals_required: 2,
       author: { user_id: t.editor.userId, username: t.editor.username },
+      reviewers: [],
       reviews: [],
       scheduled_at: null,
       expires_at: A_TIME,

@@ -13,6 +13,8 @@ import {
   type Role,
   send,
 } from "../fixtures";
+import { changes, snapshot } from "../harness";
+import { databaseOf } from "../pool";
 
 export type { ChangeRequest };
 
@@ -124,4 +126,22 @@ export async function changeRole(
     body: { email, organization_id: team.organizationId, role },
   });
   expect(response.status, await response.clone().text()).toBe(200);
+}
+
+/** Runs `refused`, and checks that nothing in the database (app `appId`'s shard's requests included) changed meanwhile. */
+export async function writesNothing(appId: string, refused: () => Promise<void>) {
+  const before = await snapshot();
+  // Rows of the tables the snapshot does not hold.
+  const requestRows = async () => {
+    const db = databaseOf(appId);
+    const [requests, reviews] = await db.batch([
+      db.prepare("SELECT * FROM change_requests ORDER BY id"),
+      db.prepare("SELECT * FROM change_request_reviews ORDER BY id"),
+    ]);
+    return [requests.results, reviews.results];
+  };
+  const rows = await requestRows();
+  await refused();
+  expect(changes(before, await snapshot())).toEqual({});
+  expect(await requestRows()).toEqual(rows);
 }
