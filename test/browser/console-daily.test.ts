@@ -289,4 +289,51 @@ describe.skipIf(!world.hasChromium)("the console for daily use", () => {
         expect.stringMatching(/^ed commented on version 1, .*Looks right to me, once rebased$/),
       ]);
   });
+  it("asks kim to review a proposal: kim's header counts what awaits, the awaiting view lists it, an approval takes it off", async () => {
+    const { appId, versions } = await makeApp();
+    const page = await editorPage(`/apps/${appId}/propose?environment=production&variant_revision_id=${versions[1]}`);
+    // Offered: the members who may approve in production (its approver roles), not the author.
+    const picker = page.getByRole("group", { name: "Ask for a review" });
+    await expect
+      .poll(() => picker.locator("label").allTextContents(), POLL)
+      .toEqual(["demo (owner)", "kim (deployment manager)"]);
+    await picker.getByLabel("kim (deployment manager)").check();
+    await page.getByLabel("Title").fill("Back to v2 in production");
+    await checkPage(page, "propose-reviewers");
+    await page.getByRole("button", { name: "Propose" }).click();
+    await page.getByRole("heading", { name: /^Back to v2 in production/ }).waitFor(POLL);
+    await page.getByText("Review asked of kim.").waitFor(POLL);
+    const id = new URL(page.url()).pathname.split("/").pop() as string;
+    const asked = await call(keys.editor, "GET", `/change-requests/${id}`);
+    const kimId = asked.body.reviewers[0]?.user_id;
+    expect(asked.body.reviewers).toEqual([{ user_id: kimId, username: "kim" }]);
+    const awaitingKim = await call(
+      keys.extra[KIM],
+      "GET",
+      `/change-requests?project_id=${DEMO_PROJECT}&awaiting_my_review=true&limit=200`,
+    );
+    expect(awaitingKim.body.change_requests.map((request: { id: string }) => request.id)).toEqual([id]);
+
+    const kim = await signedIn(world, keys.extra[KIM]);
+    try {
+      const header = kim.page.getByRole("link", { name: /^Awaiting my review/ });
+      await expect.poll(() => header.textContent(), POLL).toBe("Awaiting my review: 1");
+      expect(await header.getAttribute("href")).toMatch(/\/change-requests\?awaiting_my_review=true$/);
+      await checkPage(kim.page, "awaiting-count");
+      await header.click();
+      await kim.page.getByRole("heading", { name: "Change requests awaiting my review" }).waitFor(POLL);
+      await expect.poll(() => kim.page.locator("tbody th").allTextContents(), POLL).toEqual(["Back to v2 in production"]);
+      expect(await kim.page.getByLabel("Awaiting my review").isChecked()).toBe(true);
+      await checkPage(kim.page, "awaiting-view");
+      // Approved: nothing awaits kim any more, the header says so at the next page.
+      await kim.page.getByRole("link", { name: "Back to v2 in production" }).click();
+      await kim.page.getByRole("button", { name: "Approve" }).click();
+      await kim.page.getByText("approved", { exact: true }).waitFor(POLL);
+      await kim.page.getByRole("navigation", { name: "Breadcrumb" }).getByRole("link", { name: "Change requests" }).click();
+      await expect.poll(() => header.textContent(), POLL).toBe("Awaiting my review: 0");
+      expect([kim.problems.pageErrors, kim.problems.offOrigin]).toEqual([[], []]);
+    } finally {
+      await kim.close();
+    }
+  });
 });

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { ApiError, answer, answered, type Schemas } from "../api";
 import { answerExact, configOfDocument, DiffView, exactAt } from "../diff-view";
 import { type Done, DoneNote } from "../dry-run";
+import { ReviewerPicker } from "../reviewers";
 import { Link, type PageProps } from "../router";
 import { deployName, liveEverywhereBy, versionName } from "../runs";
 import { type Permission, usePermissions, useSession } from "../session";
@@ -21,7 +22,8 @@ type ChangeRequest = Schemas["ChangeRequest"];
 type Action = "submit" | "apply" | "unschedule" | "rebase" | "cancel";
 
 // docs/CHANGE-REQUESTS.md §3's table: the states each action starts from.
-const ACTIONS_FROM: Record<Action | "schedule" | "review", ChangeRequestState[]> = {
+const ACTIONS_FROM: Record<Action | "schedule" | "review" | "edit", ChangeRequestState[]> = {
+  edit: ["draft", "open", "approved", "scheduled"],
   submit: ["draft"],
   review: ["open", "approved"],
   apply: ["approved"],
@@ -185,6 +187,21 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
       )}
 
       <h2>Reviews</h2>
+      <p class="reviewers-asked">
+        {cr.reviewers.length === 0
+          ? "No review asked of anyone."
+          : `Review asked of ${cr.reviewers.map((reviewer) => reviewer.username).join(", ")}.`}
+      </p>
+      {byAuthor && ACTIONS_FROM.edit.includes(cr.state) && propose.state !== "hidden" && (
+        <ReviewersEdit
+          cr={cr}
+          orgId={loaded.data.environment.organization_id as string}
+          protection={protection}
+          headers={headers}
+          permission={propose}
+          onDone={loaded.reload}
+        />
+      )}
       {cr.reviews.length === 0 && <p class="empty">No review yet.</p>}
       <ol class="reviews">
         {cr.reviews.map((review) => (
@@ -231,6 +248,56 @@ async function runThenReload(action: ReturnType<typeof useAction>, write: () => 
 }
 
 type Headers = { header: { "If-Match": string } | undefined };
+
+/** The author's choice of reviewers, replaced whole (PATCH); refused on a request changed since, it is read again. */
+function ReviewersEdit({
+  cr,
+  orgId,
+  protection,
+  headers,
+  permission,
+  onDone,
+}: {
+  cr: ChangeRequest;
+  orgId: string;
+  protection: Schemas["Protection"];
+  headers: Headers;
+  permission: Permission;
+  onDone: () => void;
+}) {
+  const { api } = useSession();
+  const action = useAction();
+  const [chosen, setChosen] = useState(cr.reviewers.map((reviewer) => reviewer.user_id));
+  const save = () =>
+    runThenReload(
+      action,
+      () =>
+        answer(
+          api.PATCH("/change-requests/{change_request_id}", {
+            params: { path: { change_request_id: cr.id }, ...headers },
+            body: { reviewers: chosen },
+          }),
+        ),
+      onDone,
+    );
+  return (
+    <details class="edit-reviewers">
+      <summary>Change who is asked to review</summary>
+      <ReviewerPicker
+        orgId={orgId}
+        projectId={cr.project_id}
+        protection={protection}
+        authorId={cr.author.user_id}
+        chosen={chosen}
+        onChange={setChosen}
+      />
+      <ActionButton permission={permission} busy={action.busy} onClick={() => void save()}>
+        Save the reviewers
+      </ActionButton>
+      {action.error && <ErrorNote error={action.error} prefix="Refused" />}
+    </details>
+  );
+}
 
 function Actions({
   cr,

@@ -2,8 +2,9 @@ import { useState } from "preact/hooks";
 import { answer, answered, type Schemas } from "../api";
 import { answerExact, configById, configOfDeploy, DiffView, versionById } from "../diff-view";
 import { formatExact, readableString } from "../exact-json";
+import { ReviewerPicker } from "../reviewers";
 import { Link, navigate, type PageProps } from "../router";
-import { deployName, versionName } from "../runs";
+import { deployName, protectionOf, versionName } from "../runs";
 import { usePermissions, useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, useAction, useLoad } from "../ui";
 import { ENVIRONMENTS, type EnvironmentName } from "./change-requests";
@@ -18,7 +19,7 @@ export const path = "/apps/:appId/propose";
 type Diff = Schemas["ConfigDiff"] | Schemas["EnvironmentDiff"];
 
 export default function Propose({ params: { appId }, query }: PageProps) {
-  const { api, readOnly } = useSession();
+  const { api, profile, readOnly } = useSession();
   const revertTo = query.get("revert_to_revision_id") ?? undefined;
   const variantRevisionId = revertTo ? undefined : (query.get("variant_revision_id") ?? undefined);
   const [environment, setEnvironment] = useState<EnvironmentName>(
@@ -47,13 +48,16 @@ export default function Propose({ params: { appId }, query }: PageProps) {
         : undefined;
     // Nothing deployed there yet: the whole config a deploy would bring, named.
     const first = !diff && variantRevisionId ? await versionById(api, variantRevisionId) : undefined;
-    return { history, etag, diff, first };
+    // Who may approve there: the members offered as reviewers.
+    const protection = await protectionOf(api, history.project_id, environment);
+    return { history, etag, diff, first, protection };
   }, [appId, environment, revertTo, variantRevisionId]);
   const may = usePermissions(preview.data?.history.organization_id);
   // Prefilled from what is proposed until the person types one.
   const [title, setTitle] = useState<string>();
   const [description, setDescription] = useState("");
   const [draft, setDraft] = useState(false);
+  const [reviewers, setReviewers] = useState<string[]>([]);
   const action = useAction();
 
   const propose = async () => {
@@ -66,6 +70,7 @@ export default function Propose({ params: { appId }, query }: PageProps) {
             ...(revertTo ? { revert_to_revision_id: revertTo } : { variant_revision_id: variantRevisionId }),
             title: shownTitle,
             description,
+            reviewers,
             draft,
           },
           // The environment as previewed: if it moved since, the API refuses (412) rather than base it elsewhere.
@@ -111,7 +116,14 @@ export default function Propose({ params: { appId }, query }: PageProps) {
         {!revertTo && (
           <label>
             Environment
-            <select value={environment} onChange={(event) => setEnvironment(event.currentTarget.value as EnvironmentName)}>
+            <select
+              value={environment}
+              onChange={(event) => {
+                setEnvironment(event.currentTarget.value as EnvironmentName);
+                // Who may approve differs by environment: chosen again there.
+                setReviewers([]);
+              }}
+            >
               {ENVIRONMENTS.map((name) => (
                 <option key={name} value={name}>
                   {name}
@@ -133,6 +145,16 @@ export default function Propose({ params: { appId }, query }: PageProps) {
             onInput={(event) => setDescription(event.currentTarget.value)}
           />
         </label>
+        {preview.data?.history.organization_id && (
+          <ReviewerPicker
+            orgId={preview.data.history.organization_id}
+            projectId={preview.data.history.project_id}
+            protection={preview.data.protection}
+            authorId={profile.id}
+            chosen={reviewers}
+            onChange={setReviewers}
+          />
+        )}
         <label class="check">
           <input type="checkbox" checked={draft} onChange={(event) => setDraft(event.currentTarget.checked)} />
           Save as a draft (submit it for review later)
