@@ -336,4 +336,30 @@ describe.skipIf(!world.hasChromium)("the console for daily use", () => {
       await kim.close();
     }
   });
+  it("reads a variant's versions again after a commit is refused (409: a version committed since), the typed params and message kept", async () => {
+    const { appId } = await makeApp();
+    const variants = await call(keys.editor, "GET", `/apps/${appId}/variants`);
+    const page = await editorPage(`/variants/${variants.body[0].variant_id}`);
+    const newest = page.locator(".revisions strong").first();
+    await expect.poll(() => newest.textContent(), POLL).toBe("v3");
+    const typed = `{"temperature": 0.9, "seed": ${BIG}}`;
+    await page.getByLabel("Params (JSON)").fill(typed);
+    await page.getByLabel("Commit message").fill("warmer");
+    await call(keys.editor, "POST", "/variants/configs/commit", {
+      params: { temperature: 0.1 },
+      variant_ref: { slug: "main", version: 3, commit_message: "colder" },
+      application_ref: { id: appId },
+    });
+    await page.getByRole("button", { name: "Commit" }).click();
+    const refused = page.locator(".commit .error[role=alert]");
+    await refused.waitFor(POLL);
+    expect(await refused.textContent()).toMatch(/^409 /);
+    await expect.poll(() => newest.textContent(), POLL).toBe("v4");
+    expect(await page.getByLabel("Params (JSON)").inputValue()).toBe(typed);
+    expect(await page.getByLabel("Commit message").inputValue()).toBe("warmer");
+    await checkPage(page, "commit-refused-reloaded");
+    // Sent again, on v4 as now shown.
+    await page.getByRole("button", { name: "Commit" }).click();
+    await expect.poll(() => newest.textContent(), POLL).toBe("v5");
+  });
 });

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { answer, type Schemas } from "../api";
+import { ApiError, answer, type Schemas } from "../api";
 import { type ExactObject, type ExactValue, formatExact, parseExact } from "../exact-json";
 import { Link, navigate, type PageProps } from "../router";
 import { type Permission, usePermissions, useSession } from "../session";
@@ -195,8 +195,18 @@ function CommitEditor({
       variant_ref: { slug: variant.config_name, version: latest?.meta.revision ?? null, commit_message: message || null },
       application_ref: { id: variant.app_id },
     };
+    // The params as shown: typed ones survive a refusal (a version committed since, 409), the versions read again.
+    const typed = shown;
     const committed = await action.run(() =>
-      answer(api.POST("/variants/configs/commit", { body, bodySerializer: () => withRawParams(body, shown) })),
+      answer(api.POST("/variants/configs/commit", { body, bodySerializer: () => withRawParams(body, typed) })).catch(
+        (error: unknown) => {
+          if (error instanceof ApiError && error.status === 409) {
+            setText(typed);
+            onCommitted();
+          }
+          throw error;
+        },
+      ),
     );
     if (committed) {
       setText(undefined);
