@@ -9,6 +9,8 @@ import { shardMapIsValid } from "./db/pool";
 import { docsRoutes } from "./docs/docs.routes";
 import { setAnswerHeaders } from "./http/answer-headers";
 import { BOOKMARK_HEADER } from "./http/d1-session";
+import { afterWrite, LIVE_EVERYWHERE_BY } from "./http/edge-cache";
+import { edgeSettings } from "./http/edge-settings";
 import { handleError, methodNotAllowed as methodNotAllowedResponse, notFound } from "./http/errors";
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "./http/idempotency";
 import { PROTECTION_BYPASS_HEADER } from "./http/protection-bypass";
@@ -26,15 +28,19 @@ export interface ServiceConfig {
 
 // Account data: never stored by browsers or shared caches, never sniffed as anything but JSON.
 const ACCOUNT_DATA_HEADERS = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" };
+// After a write, the cached reads' entries are dropped before the answer goes, which says when it is live everywhere.
 const accountData = createMiddleware(async (c, next) => {
   await next();
   setAnswerHeaders(c, ACCOUNT_DATA_HEADERS);
+  afterWrite(c);
 });
 
-// With SHARD_MAP or BUCKETED_SINCE refused, no request can be served: each gets a 500. The logs say why (db/pool.ts
-// logs the map's reason once; a bad BUCKETED_SINCE throws, and handleError logs it).
+// With SHARD_MAP, BUCKETED_SINCE, FRESHNESS_BOUND_SECONDS or STALE_IF_ERROR_SECONDS refused, no request can be served:
+// each gets a 500. The logs say why (db/pool.ts logs the map's reason once; a bad setting of the others throws, and
+// handleError logs it).
 const configured = createMiddleware<AppEnv>(async (c, next) => {
   bucketedSince(c.env);
+  edgeSettings(c.env);
   if (!shardMapIsValid(c.env)) return c.json({ detail: "Internal Server Error" }, 500);
   await next();
 });
@@ -57,10 +63,20 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
           BOOKMARK_HEADER,
           "If-None-Match",
           "If-Match",
+          "Cache-Control",
           IDEMPOTENCY_KEY_HEADER,
           PROTECTION_BYPASS_HEADER,
         ],
-        exposeHeaders: [REQUEST_ID_HEADER, BOOKMARK_HEADER, "ETag", "Retry-After", REPLAYED_HEADER],
+        exposeHeaders: [
+          REQUEST_ID_HEADER,
+          BOOKMARK_HEADER,
+          "ETag",
+          "Retry-After",
+          REPLAYED_HEADER,
+          "Age",
+          "Cache-Status",
+          LIVE_EVERYWHERE_BY,
+        ],
         maxAge: 600,
       }),
     );

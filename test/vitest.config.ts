@@ -62,6 +62,9 @@ export default defineConfig(async () => {
                   INVITATION_EMAIL_FROM: "invitations@apps.example.test",
                   PUBLIC_BASE_URL: "https://apps.example.test",
                   INVITATION_TOKEN_IN_ANSWER: "true",
+                  // Most files write rows straight into D1 and read them back through the Worker at once: they read
+                  // uncached. The cache's own tests (edge-cache.test.ts, round-trips.test.ts) pass a bound per request.
+                  FRESHNESS_BOUND_SECONDS: "0",
                 },
                 // Two more databases, no shards of the pool unless a test binds them as SHARD_2 and SHARD_3 (a pool of
                 // four: test/worker/pool.ts's fourShardPool); unused, they cost nothing.

@@ -52,16 +52,28 @@ export function parseExact(text: string): ExactValue {
   return value(next());
 }
 
-/** The value as indented JSON, numbers as they were written. */
-export function formatExact(value: ExactValue, indent = ""): string {
+/** A string as JSON writes it, but its line breaks as lines: for reading, not for parsing again. */
+export const readableString = (text: string) =>
+  `"${text
+    .split("\n")
+    .map((line) => JSON.stringify(line).slice(1, -1))
+    .join("\n")}"`;
+
+/**
+ * The value as indented JSON, numbers as they were written; strings as JSON writes them, or as `string` does (a page
+ * shows prompts with `readableString`, their lines as lines).
+ */
+export function formatExact(value: ExactValue, indent = "", string: (text: string) => string = JSON.stringify): string {
   if (value instanceof ExactNumber) return value.text;
+  if (typeof value === "string") return string(value);
   if (value === null || typeof value !== "object") return JSON.stringify(value);
   const inner = `${indent}  `;
+  const format = (item: ExactValue) => formatExact(item, inner, string);
   if (Array.isArray(value)) {
     if (value.length === 0) return "[]";
-    return `[\n${value.map((item) => inner + formatExact(item, inner)).join(",\n")}\n${indent}]`;
+    return `[\n${value.map((item) => inner + format(item)).join(",\n")}\n${indent}]`;
   }
   const { entries } = value;
   if (entries.length === 0) return "{}";
-  return `{\n${entries.map(([key, item]) => `${inner}${JSON.stringify(key)}: ${formatExact(item, inner)}`).join(",\n")}\n${indent}}`;
+  return `{\n${entries.map(([key, item]) => `${inner}${JSON.stringify(key)}: ${format(item)}`).join(",\n")}\n${indent}}`;
 }

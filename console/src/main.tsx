@@ -1,4 +1,5 @@
 import { render } from "preact";
+import { AwaitingCount } from "./awaiting";
 import { AcceptInvitation, invitationAt } from "./invitation";
 import { Link, matchPage, useLocation } from "./router";
 import { SessionGate, useSession } from "./session";
@@ -22,6 +23,7 @@ function Shell() {
             <Link to={`/organizations/${orgId}/change-requests`}>Change requests</Link>
             <Link to={`/organizations/${orgId}/activity`}>Activity</Link>
             <Link to={`/organizations/${orgId}/team`}>Team</Link>
+            <AwaitingCount orgId={orgId} path={path} />
           </nav>
         )}
         <span class="who">

@@ -57,6 +57,7 @@ export const revisionsRoutes = [
     {
       method: "post",
       path: "/applications/revisions/retrieve",
+      cached: true,
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
           {

@@ -72,6 +72,7 @@ export const environmentsRoutes = [
     {
       method: "get",
       path: "/apps/{app_id}/revisions/{environment_name}",
+      cached: true,
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
           { name: "GET (five revisions)", path: "/apps/{appId}/revisions/production", trips: 1 },

@@ -4,7 +4,7 @@
  * made only while the request may be applied now (approvals counted in the batch, with that moment's settings and
  * roles; the revision deployable; the environment still at the base), and every write after it only if it was.
  */
-import { deploymentEvent } from "../core/change-events.sql.ts";
+import { deploymentEvent, LIVE_EVERYWHERE_BY } from "../core/change-events.sql.ts";
 import { type DeploymentIds, environmentRevisionStatement, newDeploymentIds } from "../core/deployments.sql.ts";
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
@@ -129,7 +129,8 @@ const APPLIED_EVENT = sql(
           ${EVENT_ACTOR},
           json_set(json_object('previous_state', CASE :scheduled WHEN 1 THEN 'scheduled' ELSE 'approved' END,
                                'environment_revision', er.revision, 'environment_revision_id', er.id,
-                               'scheduled', json(CASE :scheduled WHEN 1 THEN 'true' ELSE 'false' END)),
+                               'scheduled', json(CASE :scheduled WHEN 1 THEN 'true' ELSE 'false' END),
+                               'live_everywhere_by', ${LIVE_EVERYWHERE_BY}),
                    ${EVENT_FIELDS})
      FROM cr JOIN environment_revisions er ON er.id = :environment_revision_id ${EVENT_HANDOFF}`,
 );
@@ -181,6 +182,7 @@ function applyValues(id: string, ids: DeploymentIds, db: CallerWriteDb, by: Appl
     scheduled: by.scheduled ? 1 : 0,
     states: JSON.stringify(by.scheduled ? ["scheduled"] : ["open", "approved"]),
     expected_writes: by.scheduled ? null : by.expectedWrites,
+    live_after: db.liveAfter,
   };
 }
 

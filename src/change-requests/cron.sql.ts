@@ -10,6 +10,7 @@ import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import { CallerWriteDb } from "../db/handles";
 import { allShards, type ShardName, shardNamed } from "../db/pool";
 import { batch, type Statement, sql } from "../db/sql";
+import { liveAfter } from "../http/edge-settings";
 import type { DeliveryMessage } from "../http/hand-off";
 import { applyScheduled, REQUEST_NOW, REQUEST_READ_NOW } from "./apply.sql.ts";
 import { type ChangeRequestRow, EVENT_FIELDS, NOW, WRITTEN } from "./change-requests.sql.ts";
@@ -55,8 +56,8 @@ const MARK_EXPIRED = sql(
 type Committed = string[];
 
 /** The writer of a batch on `db`: as `caller`, its ids minted in (and its fence guard of) `bucket`, its events kept. */
-const writerOf = (db: D1Database, caller: Caller, bucket: number, committed: Committed) =>
-  new CallerWriteDb(db, caller, bucket, (events) => committed.push(...events));
+const writerOf = (env: Env, db: D1Database, caller: Caller, bucket: number, committed: Committed) =>
+  new CallerWriteDb(db, caller, bucket, (events) => committed.push(...events), undefined, null, liveAfter(env));
 
 /** The mails a run's writes call for. */
 type Mails = [ChangeRequestRow, RequestMail][];
@@ -106,10 +107,10 @@ async function runOnShard(env: Env, { shard, due, expiring }: Awaited<ReturnType
   const byBucket = new Map<number, string[]>();
   for (const { id, bucket } of expiring) byBucket.set(bucket, [...(byBucket.get(bucket) ?? []), id]);
   for (const [bucket, ids] of byBucket) {
-    await tolerantly(shard, () => expire(writerOf(db, Caller.nobody, bucket, committed), ids, mails));
+    await tolerantly(shard, () => expire(writerOf(env, db, Caller.nobody, bucket, committed), ids, mails));
   }
   for (const request of due) {
-    const scheduler = writerOf(db, Caller.operatorAs(request.scheduledBy), request.bucket, committed);
+    const scheduler = writerOf(env, db, Caller.operatorAs(request.scheduledBy), request.bucket, committed);
     await tolerantly(shard, async () => {
       const { outcome, request: now } = await applyScheduled(scheduler, request.id);
       if (now && outcome !== "left") mails.push([now, outcome]);

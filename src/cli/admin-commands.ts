@@ -32,6 +32,7 @@ import { InexactNumberError, parseJsonExactly } from "../db/exact-json";
 import { type CallerWriteDb, operatorDb } from "../db/handles";
 import { openShards, placementBuckets, type ShardName, shardOf } from "../db/pool";
 import { DEPLOYER_ROLES, ROLE_SYNONYMS, ROLES, type Role, roleNamed, WRITER_ROLES } from "../db/roles";
+import { liveAfter } from "../http/edge-settings";
 import { httpUrlOrEmpty, jsonObject } from "../http/fields";
 import { PROTECTION_BYPASS_PATTERN } from "../http/protection-bypass";
 import { abortMove, type BucketOptions, deleteMovedRows, finishMove, moveBuckets } from "./bucket-moves";
@@ -161,7 +162,7 @@ async function operatorOnApp(
   const bucket = await findOrganizationBucket(db, { appId });
   if (!creator || bucket === null) throw new UsageError(`no app with id ${appId}`);
   const user = email ? await userByEmail(db, email, pool) : creator;
-  return { caller: operatorDb(db, user.id, bucket), as: user.email };
+  return { caller: operatorDb(db, user.id, bucket, liveAfter(pool.env)), as: user.email };
 }
 
 /** "an owner, workspace_admin or editor" */

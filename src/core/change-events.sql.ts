@@ -32,6 +32,12 @@ const REVISION_EVENT = sql(
     WHERE r.id = :revision_id ${EVENT_HANDOFF}`,
 );
 
+/**
+ * When the change the batch commits is live everywhere (docs/EDGE-DELIVERY.md §3): the statement's time (inside the
+ * batch's transaction, so before anything reads the change) plus the writer's `liveAfter`.
+ */
+export const LIVE_EVERYWHERE_BY = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now', :live_after)";
+
 /** A deployed config revision, by revision id (an SQL expression's value): `{config_name, variant_id, revision, revision_id}`. */
 const DEPLOYED = `SELECT json_object('config_name', COALESCE(v.removed_name, v.name), 'variant_id', v.id, 'revision', r.revision,
                          'revision_id', r.id)
@@ -55,6 +61,7 @@ export const deploymentEvent = (
     environment_revision_id: environmentRevisionId,
     reverted_to: revertedTo,
     change_request_id: changeRequestId,
+    live_after: db.liveAfter,
   });
 
 /** The environment revision a revert deploys again: :reverted_to, or the one change request :change_request_id reverts to. */
@@ -69,7 +76,8 @@ const DEPLOYMENT_EVENT = sql(
                             'environment_revision_id', er.id,
                             'previous', json((${DEPLOYED} JOIN environment_revisions before ON before.deployed_app_variant_revision_id = r.id
                                                WHERE before.environment_id = er.environment_id AND before.revision = er.revision - 1)),
-                            'current', json((${DEPLOYED} WHERE r.id = er.deployed_app_variant_revision_id))),
+                            'current', json((${DEPLOYED} WHERE r.id = er.deployed_app_variant_revision_id)),
+                            'live_everywhere_by', ${LIVE_EVERYWHERE_BY}),
                 json_patch(CASE WHEN (SELECT id FROM reverted) IS NULL THEN '{}' ELSE json_object('reverted_to_revision_id', (SELECT id FROM reverted)) END,
                            CASE WHEN :change_request_id IS NULL THEN '{}' ELSE json_object('change_request_id', :change_request_id) END))
          FROM environment_revisions er JOIN environments e ON e.id = er.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}

@@ -25,6 +25,7 @@ export class Caller {
       vouched_project_id: vouch?.project_id ?? null,
       vouched_read_only: vouch?.read_only ?? null,
       vouched_last_used_at: vouch?.last_used_at ?? null,
+      vouched_expires_at: vouch?.expires_at ?? null,
       vouched_username: vouch?.username ?? null,
       vouched_email: vouch?.email ?? null,
       vouched_created_at: vouch?.created_at ?? null,
@@ -74,13 +75,13 @@ export class UnknownApiKeyError extends Error {
  * shard's own. Every access check goes through it.
  */
 export const CALLER_CTE = `caller AS (
-  SELECT user_id, project_id, read_only, last_used_at FROM api_keys
+  SELECT user_id, project_id, read_only, last_used_at, expires_at FROM api_keys
    WHERE key_hash = :caller_key AND +prefix = :caller_prefix AND revoked_at IS NULL AND :vouched_user_id IS NULL
      AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
   UNION ALL
-  SELECT id, NULL, 0, NULL FROM users WHERE :caller_prefix IS NULL AND id = :caller_key
+  SELECT id, NULL, 0, NULL, NULL FROM users WHERE :caller_prefix IS NULL AND id = :caller_key
   UNION ALL
-  SELECT :vouched_user_id, :vouched_project_id, :vouched_read_only, :vouched_last_used_at WHERE :vouched_user_id IS NOT NULL),
+  SELECT :vouched_user_id, :vouched_project_id, :vouched_read_only, :vouched_last_used_at, :vouched_expires_at WHERE :vouched_user_id IS NOT NULL),
 membership AS (
   SELECT organization_id, CASE WHEN (SELECT read_only FROM caller) = 1 THEN 'viewer' ELSE role END AS role,
          role AS read_role
@@ -94,13 +95,17 @@ membership AS (
 export const COPY_VOUCHED_USER = `INSERT OR IGNORE INTO users (id, username, email, created_at)
   SELECT :vouched_user_id, :vouched_username, :vouched_email, :vouched_created_at WHERE :vouched_user_id IS NOT NULL`;
 
-/** What the database found of a live key: whose it is, and when its use was last recorded. */
+/**
+ * What the database found of a live key: whose it is, when its use was last recorded, and when it expires (a cached
+ * answer is refused from that instant: src/http/edge-cache.ts).
+ */
 export interface LiveKey {
   user_id: string;
   last_used_at: string | null;
+  expires_at: string | null;
 }
 
-export const KEY_CHECK = sql<LiveKey>(`WITH ${CALLER_CTE} SELECT user_id, last_used_at FROM caller`);
+export const KEY_CHECK = sql<LiveKey>(`WITH ${CALLER_CTE} SELECT user_id, last_used_at, expires_at FROM caller`);
 
 /**
  * What a key's home shard vouches for, for a request on another shard (docs/SHARDING.md §3.2): the key's user, project
@@ -117,7 +122,7 @@ export interface Vouch extends LiveKey {
 
 const VOUCH = sql<Vouch & { moved: number }>(
   `WITH ${CALLER_CTE}
-   SELECT c.user_id, c.project_id, c.read_only, c.last_used_at, u.username, u.email, u.created_at,
+   SELECT c.user_id, c.project_id, c.read_only, c.last_used_at, c.expires_at, u.username, u.email, u.created_at,
           EXISTS (SELECT 1 FROM bucket_fences WHERE bucket = :key_bucket AND state = 'moved') AS moved
      FROM caller c JOIN users u ON u.id = c.user_id`,
 );

@@ -78,6 +78,11 @@ export class CallerWriteDb extends CallerDb {
     found?: (key: LiveKey | null | undefined) => void,
     /** For a key homed on another shard (`Caller.vouched`): the key's own writes there (its Idempotency-Keys' requests). */
     readonly home: CallerWriteDb | null = null,
+    /**
+     * How long after its commit a change is live everywhere, as SQLite's date modifier (FRESHNESS_BOUND_SECONDS plus
+     * STALE_IF_ERROR_SECONDS, src/http/edge-cache.ts; their defaults unless given): the deploy and apply events' field.
+     */
+    readonly liveAfter = "+5 seconds",
   ) {
     super(db, caller, found);
   }
@@ -107,5 +112,5 @@ function eventsToDeliver(results: D1Result[]): string[] {
  * legacy one, the seed's and the test fixtures'): the events its writes commit are left to the delivery sweep, which
  * queues what stays pending (the CLI has no queue binding).
  */
-export const operatorDb = (db: Queryable, userId: string, bucket = LEGACY_BUCKET) =>
-  new CallerWriteDb(db, Caller.operatorAs(userId), bucket, () => {});
+export const operatorDb = (db: Queryable, userId: string, bucket = LEGACY_BUCKET, liveAfter?: string) =>
+  new CallerWriteDb(db, Caller.operatorAs(userId), bucket, () => {}, undefined, null, liveAfter);

@@ -4,6 +4,7 @@ import { type Caller, UnknownApiKeyError, vouchFor } from "../db/caller";
 import { type Queryable, retryReadOnce } from "../db/d1";
 import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { allShards, isShardName, type ShardName, shardNamed, shardNameOf } from "../db/pool";
+import { liveAfter } from "./edge-settings";
 import { handOff } from "./hand-off";
 import { decidingRef, requestBucket } from "./request-bucket";
 import type { RequestCaller } from "./request-caller";
@@ -75,7 +76,37 @@ export type CallerEnv = { Bindings: Env; Variables: { caller: RequestCaller } };
 const requestSessions = new WeakMap<Request, Map<ShardName, D1DatabaseSession>>();
 
 /**
- * The request's session of `shard`, made on first use: it starts at the client's entry for that shard, or at `start`.
+ * Requests whose reads confirm a cached answer (src/http/edge-cache.ts): on the primary, whatever bookmark the client
+ * sent, as a replica's lag has no bound and the cache's freshness has one.
+ */
+const primaryReads = new WeakSet<Request>();
+
+export const readFromPrimary = (c: Context) => primaryReads.add(c.req.raw);
+
+/** The bookmarks a request's reads reached, by shard (what a cached answer was read at). */
+export const reachedBookmarks = <E extends { Bindings: Env }>(c: Context<E>) => bookmarksOf(c).reached;
+
+/** Whether the client sent a bookmark newer than `reached`'s for the same shard: it asks for what it wrote since. */
+export function asksNewerThan<E extends { Bindings: Env }>(c: Context<E>, reached: Bookmarks): boolean {
+  for (const [shard, bookmark] of bookmarksOf(c).sent) if (bookmark > (reached.get(shard) ?? bookmark)) return true;
+  return false;
+}
+
+/** Answers `reached` (a cached answer's) as the request's bookmarks, with the client's of the other shards. */
+export function answerBookmarks<E extends { Bindings: Env }>(c: Context<E>, reached: Bookmarks) {
+  const bookmarks = bookmarksOf(c);
+  for (const [shard, bookmark] of reached) keepLater(bookmarks.reached, shard, bookmark);
+  if (bookmarks.reached.size > 0) c.header(BOOKMARK_HEADER, answeredBookmarks(c.env, bookmarks));
+}
+
+/** When a request's writes returned (ms), by request: what src/http/edge-cache.ts drops entries and dates changes by. */
+const writes = new WeakMap<Request, number>();
+
+export const wroteAt = (c: Context) => writes.get(c.req.raw);
+
+/**
+ * The request's session of `shard`, made on first use: it starts at the client's entry for that shard, or at `start`
+ * (on the primary for a read that confirms a cached answer: `readFromPrimary`).
  * The one place a request's database and bookmark are chosen: an entry is only ever passed to its own shard.
  */
 function sessionOf<E extends { Bindings: Env }>(c: Context<E>, shard: ShardName, start: "first-primary" | "first-unconstrained") {
@@ -86,7 +117,8 @@ function sessionOf<E extends { Bindings: Env }>(c: Context<E>, shard: ShardName,
   }
   let session = sessions.get(shard);
   if (!session) {
-    session = shardNamed(c.env, shard).withSession(bookmarksOf(c).sent.get(shard) ?? start);
+    const primary = primaryReads.has(c.req.raw) ? "first-primary" : undefined;
+    session = shardNamed(c.env, shard).withSession(primary ?? bookmarksOf(c).sent.get(shard) ?? start);
     sessions.set(shard, session);
   }
   return session;
@@ -281,7 +313,7 @@ export const writeAs = <E extends CallerEnv, T>(c: Context<E>, placedBy: BucketR
   onShard(c, placedBy, "first-primary", async (session, shard, caller, bucket) => {
     const requestCaller = c.get("caller");
     const writer = (db: Queryable, on: ShardName, inBucket: number, as: Caller, home: CallerWriteDb | null = null) =>
-      requestCaller.writer(db, on, inBucket, (events: string[]) => handOff(c, { shard: on, events }), as, home);
+      requestCaller.writer(db, on, inBucket, (events: string[]) => handOff(c, { shard: on, events }), as, home, liveAfter(c.env));
     // A key homed elsewhere writes its own rows (its Idempotency-Keys' requests) at its home, as itself.
     const home = caller.vouch ? requestCaller.home : null;
     if (!home) return write(writer(session, shard, bucket, caller));
@@ -291,4 +323,4 @@ export const writeAs = <E extends CallerEnv, T>(c: Context<E>, placedBy: BucketR
     } finally {
       keepBookmark(c, home.shard);
     }
-  });
+  }).finally(() => writes.set(c.req.raw, Date.now()));

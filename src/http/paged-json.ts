@@ -2,6 +2,7 @@ import type { Context, TypedResponse } from "hono";
 import type { JSONParsed } from "hono/utils/types";
 import { retryReadOnce } from "../db/d1";
 import type { PagedList } from "../db/paged-list";
+import { streamedAnswers } from "./edge-cache";
 
 /**
  * The 200 of an answer holding one list read in pages (`PagedList`): byte for byte what `c.json(answer(items))` would
@@ -48,6 +49,8 @@ export function pagedJson<Row, Item, Answer>(
     },
     { highWaterMark: 0 },
   );
-  // The answer's JSON, streamed: the type c.json would give it, for the route's declared schema.
-  return c.body(body, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<JSONParsed<Answer>, 200, "json">;
+  // The answer's JSON, streamed: the type c.json would give it, for the route's declared schema. Never kept in memory.
+  const streamed = c.body(body, 200, { "Content-Type": "application/json" });
+  streamedAnswers.add(streamed);
+  return streamed as unknown as TypedResponse<JSONParsed<Answer>, 200, "json">;
 }

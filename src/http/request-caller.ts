@@ -58,6 +58,11 @@ export class RequestCaller {
     this.#check = vouch && { key: vouch, shard, vouched: { bucket, caller: Caller.vouched(this.caller, vouch) } };
   }
 
+  /** A cached answer's check (src/http/edge-cache.ts): the key as its confirmation found it, and no batch sent. */
+  heardCheck(check: KeyCheck) {
+    this.#check = check;
+  }
+
   /** The key's user, once a batch has found it live. */
   get userId(): string | null {
     return this.#check?.key.user_id ?? null;
@@ -82,16 +87,20 @@ export class RequestCaller {
     return new CallerDb(db, caller, this.foundBy(shard), bucket);
   }
 
-  /** A write handle on `shard` as `caller`, of `bucket`; with a vouched caller, `home` is the key's home shard's handle. */
+  /**
+   * A write handle on `shard` as `caller`, of `bucket`; with a vouched caller, `home` is the key's home shard's handle.
+   * `liveAfter`: CallerWriteDb's.
+   */
   writer(
     db: Queryable,
     shard: ShardName,
     bucket: number,
     handOff: (events: string[]) => void,
     caller: Caller,
-    home: CallerWriteDb | null = null,
+    home: CallerWriteDb | null,
+    liveAfter: string,
   ) {
-    return new CallerWriteDb(db, caller, bucket, handOff, this.foundBy(shard), home);
+    return new CallerWriteDb(db, caller, bucket, handOff, this.foundBy(shard), home, liveAfter);
   }
 }
 

@@ -7,6 +7,7 @@ import type { IdempotencyClaim } from "../db/idempotency";
 import type { AppEnv } from "../types";
 import { BOOKMARK_HEADER } from "./d1-session";
 import type { Documentation } from "./documentation";
+import { edgeCache } from "./edge-cache";
 import { idempotent } from "./idempotency";
 import type { TAGS } from "./openapi-parts";
 import { protectionBypass } from "./protection-bypass";
@@ -63,6 +64,8 @@ export interface RouteDeclaration<
   protectionBypass?: boolean;
   /** Answers If-None-Match with a 304 (hono/etag on the handler's ETag). */
   ifNoneMatch?: boolean;
+  /** A start-up read, answered from the isolate's memory while fresh (src/http/edge-cache.ts, docs/EDGE-DELIVERY.md). */
+  cached?: boolean;
   doc: Documentation<{
     operationId: string;
     tag: (typeof TAGS)[number]["name"];
@@ -146,7 +149,7 @@ export function route<
 
 // The environment record's ETag (src/core/environment-etag.ts) changes exactly when the record does; this
 // answers If-None-Match with a 304.
-const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMARK_HEADER] });
+const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMARK_HEADER, "age", "cache-status"] });
 
 /**
  * The middleware that lets a caller in, by the routes' `auth`: src/auth/'s, which src/app.ts passes (it sits above
@@ -159,10 +162,12 @@ export const takesDryRun = ({ query }: RouteDeclaration) => query !== undefined 
 
 /**
  * The route's middleware: the key, a write's refusal of a `dry_run` it does not take, the body guard, the Idempotency-Key, the validators (Protection-Bypass's last),
- * then If-None-Match.
+ * then If-None-Match. A cached read's cache goes before its body's validation (a hit answers the very bytes validated
+ * when it was read), inside If-None-Match (a hit is answered 304 too).
  */
 function middlewareOf(declaration: RouteDeclaration, authMiddleware: AuthMiddleware): MiddlewareHandler[] {
-  const { method, auth, body, idempotencyKey, params, query, protectionBypass: bypass, ifNoneMatch } = declaration;
+  const { method, auth, body, idempotencyKey, params, query, protectionBypass: bypass, ifNoneMatch, cached } = declaration;
+  const conditional = ifNoneMatch ? [conditionalGet] : [];
   return [
     ...authMiddleware[auth],
     ...(method !== "get" && !takesDryRun(declaration) ? [noDryRun] : []),
@@ -170,9 +175,10 @@ function middlewareOf(declaration: RouteDeclaration, authMiddleware: AuthMiddlew
     ...(idempotencyKey ? [idempotent] : []),
     ...(params ? [validate("param", params.schema)] : []),
     ...(query ? [validate("query", query.schema)] : []),
+    ...(cached ? [...conditional, edgeCache] : []),
     ...(body ? [validate("json", body.schema)] : []),
     ...(bypass ? [protectionBypass] : []),
-    ...(ifNoneMatch ? [conditionalGet] : []),
+    ...(cached ? [] : conditional),
   ] as MiddlewareHandler[];
 }
 

@@ -112,6 +112,7 @@ export const configsRoutes = [
     {
       method: "post",
       path: "/variants/configs/fetch",
+      cached: true,
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
           {

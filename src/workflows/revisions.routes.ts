@@ -28,6 +28,7 @@ export const workflowsRoutes = [
     {
       method: "post",
       path: "/workflows/revisions/retrieve",
+      cached: true,
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
           {

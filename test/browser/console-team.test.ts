@@ -45,7 +45,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await page.getByRole("link", { name: "team-app" }).click();
       await page.getByLabel("New variant's name").fill("main");
       await page.getByRole("button", { name: "Add variant" }).click();
-      await page.getByRole("link", { name: "main" }).click();
+      await page.getByRole("link", { name: "main", exact: true }).click();
       for (const [revision, params] of [
         [2, '{"temperature": 0.7}'],
         [3, '{"temperature": 0.2}'],
@@ -53,34 +53,40 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
         await page.getByLabel("Params (JSON)").fill(params);
         await page.getByLabel("Commit message").fill(`revision ${revision}`);
         await page.getByRole("button", { name: "Commit" }).click();
-        await page.locator(".revisions strong").getByText(`Revision ${revision}`, { exact: true }).waitFor(POLL);
+        await page.locator(".revisions strong").getByText(`v${revision}`, { exact: true }).waitFor(POLL);
       }
       const appId = (await read(keys.editor, "/apps?app_name=team-app")).body[0].app_id as string;
       // Compare them (the two newest, by default).
       await page.getByRole("link", { name: "Compare them" }).click();
-      const compared = page.getByRole("table", { name: "From main revision 2 to main revision 3" });
+      const compared = page.getByRole("table", { name: "From main · v2 to main · v3" });
       await expect
         .poll(() => compared.locator("tbody th, tbody td").allTextContents(), POLL)
         .toEqual(["/params/temperature", "changed", "0.7", "0.2"]);
       await page.goBack();
 
-      // Staging takes a direct deploy; production, protected, refuses one with the API's message.
+      // Staging takes a direct deploy, after its preview; production, protected, offers a proposal instead.
       await page.getByRole("link", { name: "App team-app" }).click();
       const card = (name: string) => page.locator("section.card", { has: page.getByRole("heading", { name }) });
-      await card("staging").getByLabel("Revision (empty: latest)").fill("2");
-      await card("staging").getByRole("button", { name: "Deploy to staging" }).click();
-      await expect.poll(() => card("staging").locator("dd").nth(1).textContent(), POLL).toBe("1");
-      await card("production").getByRole("button", { name: "Deploy to production" }).click();
-      const refusal = card("production").getByRole("alert");
-      await refusal.waitFor(POLL);
-      expect(await refusal.textContent()).toBe(
-        "409 Environment 'production' is protected: propose the change with POST /change-requests.",
-      );
+      const deployToStaging = async (version: string) => {
+        await card("staging").getByLabel("Version").selectOption({ label: version });
+        await card("staging").getByRole("button", { name: "Deploy to staging…" }).click();
+        await card("staging")
+          .getByRole("button", { name: /^Confirm: deploy main · v\d to staging$/ })
+          .click();
+      };
+      await deployToStaging("v2");
+      await expect.poll(() => card("staging").locator("dd").nth(4).textContent(), POLL).toBe("deploy #1");
+      expect(
+        await card("production")
+          .getByRole("button", { name: /Deploy/ })
+          .count(),
+      ).toBe(0);
+      expect(await card("production").getByRole("button", { name: "Propose…" }).count()).toBe(1);
 
-      // Propose production from the variant's latest revision: the preview says what it would change.
-      await page.getByRole("link", { name: "main" }).click();
+      // Propose production from the variant's latest version: the preview says what it would change.
+      await page.getByRole("link", { name: "main", exact: true }).click();
       await page.locator(".revisions summary").first().click();
-      await page.getByRole("link", { name: "Propose a deploy of revision 3" }).click();
+      await page.getByRole("link", { name: "Propose a deploy of v3" }).click();
       await page.getByRole("heading", { name: "Propose a deploy" }).waitFor(POLL);
       await page.getByLabel("Environment").selectOption("production");
       await page.getByText("Nothing runs in production yet").waitFor(POLL);
@@ -100,7 +106,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await expect
         .poll(facts, POLL)
         .toEqual([
-          "Deploy main revision 3 in production of team-app",
+          "Deploy main · v3 in production of team-app",
           "0 of 1 required (production is protected)",
           expect.stringMatching(/^ed, /),
           "1",
@@ -133,7 +139,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await expect.poll(() => facts().then((all) => all[1]), POLL).toBe("1 of 1 required (production is protected)");
       await page.getByRole("button", { name: "Apply to production" }).click();
       await page.getByText("applied", { exact: true }).waitFor(POLL);
-      await expect.poll(() => facts().then((all) => all[4]), POLL).toMatch(/ by ed, as revision 1 of production$/);
+      await expect.poll(() => facts().then((all) => all[4]), POLL).toMatch(/ by ed, as deploy #1 of production$/);
       // Production moved (by this request): history now, not a conflict.
       expect(await page.locator(".error", { hasText: "Conflict:" }).count()).toBe(0);
       await checkPage(page, "change-request-applied");
@@ -141,7 +147,9 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       // In production's history, and in the audit log with the request it came from.
       await page.locator("dl.facts").getByRole("link", { name: "production" }).first().click();
       await page.getByRole("heading", { name: "History of production" }).waitFor(POLL);
-      await expect.poll(() => page.locator("tbody tr").allInnerTexts(), POLL).toEqual([expect.stringMatching(/^1\ted\t/)]);
+      await expect
+        .poll(() => page.locator("tbody tr").allInnerTexts(), POLL)
+        .toEqual([expect.stringMatching(/^deploy #1\tmain · v3\trevision 3\ted\t.+\tShip revision 3\tcurrent$/)]);
       // The audit log is its owners' and workspace admins': to the editor, the API's refusal; to the owner, the deploy
       // with the request it came from, by a shared link with the filters in it.
       await page.getByRole("link", { name: "Activity" }).click();
@@ -182,18 +190,15 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await page.getByLabel("Environment").selectOption("production");
       await expect
         .poll(() => page.locator("tbody tr").allInnerTexts(), POLL)
-        .toEqual([
-          expect.stringMatching(/^Ship revision 3\tteam-app\tproduction\tDeploy main revision 3\tapplied\t1 of 1\ted\t/),
-        ]);
+        .toEqual([expect.stringMatching(/^Ship revision 3\tteam-app\tproduction\tDeploy main · v3\tapplied\t1 of 1\ted\t/)]);
       await checkPage(page, "change-requests");
 
       // A revert proposed after its preview: staging, now on the latest revision, back to its first deploy.
       await page.getByRole("link", { name: "team-app" }).first().click();
-      await card("staging").getByLabel("Revision (empty: latest)").fill("");
-      await card("staging").getByRole("button", { name: "Deploy to staging" }).click();
-      await expect.poll(() => card("staging").locator("dd").nth(1).textContent(), POLL).toBe("2");
+      await deployToStaging("v3 (latest)");
+      await expect.poll(() => card("staging").locator("dd").nth(4).textContent(), POLL).toBe("deploy #2");
       await card("staging").getByRole("link", { name: "History and revert" }).click();
-      await page.getByRole("link", { name: "Propose a revert to 1" }).click();
+      await page.getByRole("link", { name: "Propose a revert to deploy #1 (main · v2)" }).click();
       await page.getByRole("heading", { name: "Propose a revert of staging" }).waitFor(POLL);
       const preview = page.getByRole("table", { name: "What the proposal would change in staging" });
       await expect
@@ -205,7 +210,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await expect
         .poll(facts, POLL)
         .toEqual([
-          "Revert to main revision 2 in staging of team-app",
+          "Revert to main · v2 in staging of team-app",
           "0 of 1 required",
           expect.stringMatching(/^ed, /),
           "1",
@@ -360,8 +365,8 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       const banner = page.locator(".error", { hasText: "Conflict:" });
       await banner.waitFor(POLL);
       expect(await banner.textContent()).toBe(
-        `Conflict: development changed since this request was made (revision ${sides.base.environment_revision} then, ` +
-          `${sides.current.environment_revision} now); applying it is refused until it is rebased on development as it is now.`,
+        `Conflict: development changed since this request was made (deploy #${sides.base.environment_revision} then, ` +
+          `deploy #${sides.current.environment_revision} now); applying it is refused until it is rebased on development as it is now.`,
       );
       const paths = (table: string) => page.getByRole("table", { name: table }).locator("tbody th").allTextContents();
       const pathsOf = (diff: { changes: { path: string }[] }) =>
@@ -369,10 +374,10 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       expect(await paths("development: from the base to now")).toEqual(pathsOf(sides.drift));
       expect(await paths("From development now to the proposal")).toEqual(pathsOf(sides.diff));
       expect(sides.drift.identical).toBe(false);
-      await page.getByRole("button", { name: "Apply to development" }).click();
-      const refused = page.locator(".actions [role=alert]");
-      await refused.waitFor(POLL);
-      expect(await refused.textContent()).toBe(`Refused: 409 ${refusal.body.detail.message}`);
+      // Applying is refused until a rebase (the API's dry-run above): Apply disabled with the reason, Rebase first.
+      const apply = page.getByRole("button", { name: "Apply to development" });
+      expect(await apply.getAttribute("aria-disabled")).toBe("true");
+      expect(await apply.getAttribute("title")).toBe("development changed since this request was made: rebase it first");
       await checkPage(page, "conflict");
 
       // Rebased: on development as it is now, open again, the approval stale.
@@ -380,7 +385,7 @@ describe.skipIf(!world.hasChromium)("the console, as a team", () => {
       await page.getByText("open", { exact: true }).waitFor(POLL);
       expect(await banner.count()).toBe(0);
       expect(await page.locator("dl.facts dd").allTextContents()).toEqual([
-        "Deploy experiment revision 1 in development of demo-app",
+        "Deploy experiment · v1 in development of demo-app",
         "0 of 1 required",
         expect.stringMatching(/^ed, /),
         "2",

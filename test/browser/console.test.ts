@@ -146,7 +146,7 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       await expect.poll(() => page.locator(".card h3").allTextContents(), POLL).toEqual(["development", "staging", "production"]);
       await page.getByLabel("New variant's name").fill("main");
       await page.getByRole("button", { name: "Add variant" }).click();
-      await page.getByRole("link", { name: "main" }).click();
+      await page.getByRole("link", { name: "main", exact: true }).click();
 
       // 3. The variant: invalid JSON is refused before sending; the API's 422 is shown where it points.
       await page.getByRole("heading", { name: "Variant main" }).waitFor(POLL);
@@ -173,7 +173,7 @@ describe.skipIf(!world.hasChromium)("the console", () => {
         await editor.fill(params);
         await page.getByLabel("Commit message").fill(message);
         await commit.click();
-        await page.locator(".revisions strong").getByText(`Revision ${sent.length}`, { exact: true }).waitFor(POLL); // the 422 counted in `sent`, and revision 1 made by the add
+        await page.locator(".revisions strong").getByText(`v${sent.length}`, { exact: true }).waitFor(POLL); // the 422 counted in `sent`, and revision 1 made by the add
       }
       expect(sent.slice(1).map((body) => body.slice(0, body.indexOf(',"variant_ref"')))).toEqual([
         `{"params":{"temperature": 0.7, "seed": ${BIG}}`,
@@ -183,9 +183,9 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       await expect
         .poll(() => page.locator(".revisions summary").allTextContents(), POLL)
         .toEqual([
-          expect.stringMatching(/^Revision 3 · second · ed /),
-          expect.stringMatching(/^Revision 2 · first · ed /),
-          expect.stringMatching(/^Revision 1 · no message · ed /),
+          expect.stringMatching(/^v3 · second · ed /),
+          expect.stringMatching(/^v2 · first · ed /),
+          expect.stringMatching(/^v1 · no message · ed /),
         ]);
       await page.locator(".revisions summary").first().click();
       expect(await page.locator(".revisions pre.params").first().textContent()).toBe(
@@ -193,7 +193,7 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       );
       await checkPage(page, "variant");
 
-      // 4. Compare two revisions (the two newest, by default): from the diff API, each changed path with its values.
+      // 4. Compare two versions (the two newest, by default): from the diff API, each changed path with its values.
       await page.getByRole("link", { name: "Compare them" }).click();
       await page.getByRole("heading", { name: "Compare" }).waitFor(POLL);
       const rows = () =>
@@ -204,7 +204,7 @@ describe.skipIf(!world.hasChromium)("the console", () => {
         ["/params/ratio", "added", "", "1.0"],
         ["/params/temperature", "changed", "0.7", "0.2"],
       ]);
-      expect(await page.locator(".sides").innerText()).toBe("From main revision 2\n\nTo main revision 3");
+      expect(await page.locator(".sides").innerText()).toBe("From main · v2\n\nTo main · v3");
       // The RFC 6902 patch one click away, values as stored, copied as shown.
       await page.getByText("RFC 6902 patch").click();
       const patch = `[\n  {\n    "op": "add",\n    "path": "/params/ratio",\n    "value": 1.0\n  },\n  {\n    "op": "replace",\n    "path": "/params/temperature",\n    "value": 0.2\n  }\n]`;
@@ -216,27 +216,38 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       await page.goBack();
       await page.getByRole("heading", { name: "Variant main" }).waitFor(POLL);
 
-      // 2 again: deploy revision 2, then the latest, to staging.
+      // 2 again: deploy v2, then the latest, to staging, each after its preview.
       await page.getByRole("link", { name: "App journey" }).click();
       const staging = page.locator("section.card", { has: page.getByRole("heading", { name: "staging" }) });
-      await staging.getByLabel("Revision (empty: latest)").fill("2");
-      await staging.getByRole("button", { name: "Deploy to staging" }).click();
-      await expect.poll(() => staging.locator("dd").allTextContents(), POLL).toEqual(["app.main", "1", "ed", expect.any(String)]);
-      await staging.getByLabel("Revision (empty: latest)").fill("");
-      await staging.getByRole("button", { name: "Deploy to staging" }).click();
-      await expect.poll(() => staging.locator("dd").nth(1).textContent(), POLL).toBe("2");
+      for (const [version, deploy] of [
+        ["v2", "deploy #1"],
+        ["v3 (latest)", "deploy #2"],
+      ]) {
+        await staging.getByLabel("Version").selectOption({ label: version });
+        await staging.getByRole("button", { name: "Deploy to staging…" }).click();
+        await staging.getByRole("button", { name: /^Confirm: deploy main · v\d to staging$/ }).click();
+        await expect.poll(() => staging.locator("dd").nth(4).textContent(), POLL).toBe(deploy);
+      }
+      expect(await staging.locator("dd").allTextContents()).toEqual([
+        "main · v3",
+        "second",
+        "ed",
+        expect.any(String),
+        "deploy #2",
+        "none: deployed directly",
+      ]);
       await checkPage(page, "app");
 
-      // 5. Staging's history, newest first; revert to its first revision after the preview of what it would run.
+      // 5. Staging's history, newest first; revert to its first deploy after the preview of what it would run.
       await staging.getByRole("link", { name: "History and revert" }).click();
       await page.getByRole("heading", { name: "History of staging" }).waitFor(POLL);
-      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["2", "1"]);
-      await page.getByRole("button", { name: "Preview revert to 1" }).click();
+      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["deploy #2", "deploy #1"]);
+      await page.getByRole("button", { name: "Revert to deploy #1 (main · v2)…" }).click();
       // The preview is the API's dry-run: what would run, and what would change.
-      const preview = page.getByRole("region", { name: "Preview of the revert to revision 1" });
+      const preview = page.getByRole("region", { name: "Preview of the revert to staging" });
       await preview.locator(".diff").waitFor(POLL);
       expect(await preview.locator("p").first().textContent()).toBe(
-        "Now main revision 3; after the revert, as revision 3: main revision 2.",
+        "staging runs main · v3 (deploy #2); after this revert, deploy #3 runs main · v2.",
       );
       expect(
         await preview
@@ -255,7 +266,8 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       });
       expect(deployed.status).toBe(200);
       const revert = page.waitForRequest((request) => request.url().endsWith("/revert"));
-      await preview.getByRole("button", { name: "Revert to revision 1" }).click();
+      const confirm = preview.getByRole("button", { name: "Confirm: revert main · v2 to staging" });
+      await confirm.click();
       const stale = (await revert).headers()["if-match"];
       const refusal = preview.getByRole("alert");
       await refusal.waitFor(POLL);
@@ -263,13 +275,16 @@ describe.skipIf(!world.hasChromium)("the console", () => {
         "If-Match": stale,
       });
       expect(direct.status).toBe(412);
-      expect(await refusal.textContent()).toBe(`412 ${direct.body.detail}`);
-      // Read again, previewed again, reverted.
-      await page.reload();
-      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["3", "2", "1"]);
-      await page.getByRole("button", { name: "Preview revert to 1" }).click();
-      await preview.getByRole("button", { name: "Revert to revision 1" }).click();
-      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["4", "3", "2", "1"]);
+      expect(await refusal.textContent()).toBe(`Refused, the preview is read again: 412 ${direct.body.detail}`);
+      // The preview read again, as staging is now; reverted on it.
+      await expect
+        .poll(() => preview.locator("p").first().textContent(), POLL)
+        .toBe("staging runs main · v2 (deploy #3); after this revert, deploy #4 runs main · v2.");
+      await confirm.click();
+      await expect
+        .poll(() => page.locator("tbody th").allTextContents(), POLL)
+        .toEqual(["deploy #4", "deploy #3", "deploy #2", "deploy #1"]);
+      await page.getByRole("status").getByText("staging runs main · v2, as deploy #4.").waitFor(POLL);
       await checkPage(page, "environment");
 
       // What the pages showed is what the API holds.
@@ -300,13 +315,15 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       await page.getByRole("link", { name: "journey" }).waitFor(POLL);
       expect(await controls()).toBe(0);
       await page.getByRole("link", { name: "journey" }).click();
-      await page.getByRole("link", { name: "main" }).waitFor(POLL);
+      await page.getByRole("link", { name: "main", exact: true }).waitFor(POLL);
       expect(await controls()).toBe(0);
       await page.getByRole("link", { name: "History and revert" }).nth(1).click();
-      await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual(["4", "3", "2", "1"]);
+      await expect
+        .poll(() => page.locator("tbody th").allTextContents(), POLL)
+        .toEqual(["deploy #4", "deploy #3", "deploy #2", "deploy #1"]);
       expect(await controls()).toBe(0);
-      // Comparing is reading: an environment's revision with its current one.
-      await page.getByRole("link", { name: "Compare 2 with current" }).click();
+      // Comparing is reading: an environment's deploy with its current one.
+      await page.getByRole("link", { name: "Compare deploy #2 with the current one" }).click();
       await expect
         .poll(
           () =>
@@ -320,12 +337,12 @@ describe.skipIf(!world.hasChromium)("the console", () => {
           ["/params/temperature", "changed", "0.2", "0.7"],
         ]);
       expect(await page.locator(".sides").innerText()).toBe(
-        "From staging revision 2 (main revision 3)\n\nTo staging revision 4 (main revision 2)",
+        "From staging deploy #2 (main · v3)\n\nTo staging deploy #4 (main · v2)",
       );
       await checkPage(page, "compare-environments");
       await page.goBack();
       await page.goBack();
-      await page.getByRole("link", { name: "main" }).click();
+      await page.getByRole("link", { name: "main", exact: true }).click();
       await page.locator(".revisions summary").first().waitFor(POLL);
       await page.locator(".revisions summary").first().click();
       expect(await page.locator(".revisions pre.params").first().textContent()).toContain(`"seed": ${BIG}`);
@@ -357,7 +374,7 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       await create.click({ force: true });
       await page.getByLabel("New app's name").press("Enter");
       await page.getByRole("link", { name: "demo-app" }).click();
-      const deploy = page.getByRole("button", { name: "Deploy to production" });
+      const deploy = page.getByRole("button", { name: "Deploy to production…" });
       await deploy.waitFor(POLL);
       expect(await deploy.getAttribute("title")).toBe("Your role here (viewer) may not deploy or revert");
       await checkPage(page, "viewer");

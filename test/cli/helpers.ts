@@ -145,7 +145,7 @@ export async function removeTempDir(dir: string | undefined): Promise<void> {
 /** A request to the worker with an API key, as a client sends it; the body, when given, as JSON. */
 export async function api(
   worker: DevServer,
-  method: "GET" | "POST" | "PUT" | "DELETE",
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
   path: string,
   key: string,
   body?: unknown,

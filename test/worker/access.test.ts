@@ -254,6 +254,7 @@ const deployedData = (
     environment_revision_id: anyString,
     previous: previous && ran(previous),
     current: ran(current),
+    live_everywhere_by: anyString,
   };
 };
 /** A config event's data: the config's name and revision. */

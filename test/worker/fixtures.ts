@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Revision } from "../../src/applications/revisions.schemas";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
-import { addConfig } from "../../src/core/configs.sql.ts";
+import { addConfig, commitConfig } from "../../src/core/configs.sql.ts";
 import { deployConfig } from "../../src/core/deployments.sql.ts";
 import {
   copyUser,
@@ -227,16 +227,25 @@ export async function createLayeredTeam(owner: Account) {
 }
 
 /**
- * Deploys the latest revision of config `configName` (added, with params {}, when the app has none of that name)
- * as `by` would, through the data layer the admin CLI uses; `by` must be allowed to write to the app.
+ * Deploys the latest revision of config `configName` (added, with params {}, when the app has none of that name; with
+ * `params`, a new revision holding them committed first) as `by` would, through the data layer the admin CLI uses;
+ * `by` must be allowed to write to the app.
  */
-export async function deploy(appId: string, environmentName: string, configName: string, by: Account) {
+export async function deploy(
+  appId: string,
+  environmentName: string,
+  configName: string,
+  by: Account,
+  params?: Record<string, unknown>,
+) {
   const caller = operatorDb(databaseOf(appId), by.userId, bucketFor(appId));
   const application = { id: appId, slug: null, version: null };
+  const variant = { slug: configName, version: null, id: null };
   await addConfig(caller, application, configName);
+  if (params) await commitConfig(caller, { application, variant }, { params, url: null });
   const deployed = await deployConfig(caller, {
     application,
-    variant: { slug: configName, version: null, id: null },
+    variant,
     environment: { slug: environmentName, version: null, id: null },
   });
   if (deployed.outcome !== "done" || !deployed.config.environment) throw new Error(`deploy failed: ${JSON.stringify(deployed)}`);

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { expect } from "vitest";
 import { z } from "zod";
-import { type Account, createAccount, createTeam, FORBIDDEN, issueKey, type Role, revokeApiKey, send } from "./fixtures";
+import { A_TIME, type Account, createAccount, createTeam, FORBIDDEN, issueKey, type Role, revokeApiKey, send } from "./fixtures";
 import type { EnvironmentRow, Model, RevisionRow } from "./fuzz-model";
 import { type Changes, type ExpectedEvent, withEvents } from "./harness";
 import { databaseOf } from "./pool";
@@ -1152,6 +1152,7 @@ export function deploymentEvent(
       environment_revision_id: expect.stringMatching(UUID_V7),
       previous: running ? revisionData(model, model.revisions.get(running)!) : null,
       current: revisionData(model, deployed),
+      live_everywhere_by: A_TIME,
       ...(revertedTo ? { reverted_to_revision_id: revertedTo } : {}),
     },
   );

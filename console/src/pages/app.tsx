@@ -1,199 +1,115 @@
 import { useState } from "preact/hooks";
-import { answer, type Schemas } from "../api";
+import { answer } from "../api";
 import { CopyableId } from "../copy";
+import { EnvironmentCard } from "../environment-card";
 import { Link, type PageProps } from "../router";
+import { appliedRequests, appVersions, protectionOf } from "../runs";
 import { type Permission, usePermissions, useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
 
-/** 2. An app: its variants (latest revision each) and its environments side by side, with deploy and revert. */
+/**
+ * 2. An app: its variants (latest version each) and its environments side by side, each with what it runs, deploy
+ * (after its preview) or, protected, a proposal.
+ */
 export const path = "/apps/:appId";
 
 export default function App({ params: { appId } }: PageProps) {
   const { api } = useSession();
   const app = { params: { path: { app_id: appId } } };
-  const variants = useLoad(async () => {
-    const listed = await answer(api.GET("/apps/{app_id}/variants", app));
-    // Each variant's latest revision, for who committed it, when, and its message.
-    const latest = await Promise.all(
-      listed.map((variant) =>
-        answer(
-          api.GET("/variants/{variant_id}/revisions/{revision_number}", {
-            params: { path: { variant_id: variant.variant_id, revision_number: String(variant.revision) } },
-          }),
-        ),
-      ),
-    );
-    return listed.map((variant, i) => ({ variant, latest: latest[i] }));
-  }, [appId]);
+  // Every version of each variant: the latest for the table, the deployed ones for the cards.
+  const variants = useLoad(() => appVersions(api, appId), [appId]);
   const environments = useLoad(async () => {
     const listed = await answer(api.GET("/apps/{app_id}/environments", app));
-    const histories = await Promise.all(
-      listed.map((environment) =>
-        answer(
-          api.GET("/apps/{app_id}/revisions/{environment_name}", {
-            params: { path: { app_id: appId, environment_name: environment.name } },
-          }),
-        ),
+    const projectId = listed[0]?.project_id;
+    const [cards, applied, apps] = await Promise.all([
+      Promise.all(
+        listed.map(async (environment) => ({
+          history: await answer(
+            api.GET("/apps/{app_id}/revisions/{environment_name}", {
+              params: { path: { app_id: appId, environment_name: environment.name } },
+            }),
+          ),
+          protection: await protectionOf(api, environment.project_id, environment.name),
+        })),
       ),
-    );
-    const apps = await answer(api.GET("/apps", { params: { query: { workspace_id: listed[0]?.workspace_id ?? undefined } } }));
-    return { histories, name: apps.find((candidate) => candidate.app_id === appId)?.app_name };
+      projectId ? appliedRequests(api, appId, projectId) : new Map(),
+      answer(api.GET("/apps", { params: { query: { workspace_id: listed[0]?.workspace_id ?? undefined } } })),
+    ]);
+    return { cards, applied, name: apps.find((candidate) => candidate.app_id === appId)?.app_name };
   }, [appId]);
-  const orgId = environments.data?.histories[0]?.organization_id;
+  const first = environments.data?.cards[0]?.history;
+  const orgId = first?.organization_id;
   const may = usePermissions(orgId);
   const reload = () => {
     variants.reload();
     environments.reload();
   };
+  const withLists = variants.data?.variants.map((variant, i) => ({ variant, list: variants.data?.lists[i] ?? [] })) ?? [];
 
   return (
     <>
       <nav aria-label="Breadcrumb">
-        {environments.data && orgId && (
-          <Link to={`/organizations/${orgId}/workspaces/${environments.data.histories[0].workspace_id}`}>Apps</Link>
-        )}
+        {first && orgId && <Link to={`/organizations/${orgId}/workspaces/${first.workspace_id}`}>Apps</Link>}
       </nav>
       <h1>App {environments.data?.name ?? ""}</h1>
       <p class="help">
         Id <CopyableId id={appId} what="the app's id" />
       </p>
       <h2>Environments</h2>
-      {environments.loading && <Loading label="Loading the environments" />}
+      {(environments.loading || variants.loading) && <Loading label="Loading the environments" />}
       {environments.error && <ErrorNote error={environments.error} />}
       <div class="environments">
-        {environments.data?.histories.map((history) => (
-          <EnvironmentCard
-            key={history.name}
-            history={history}
-            variants={variants.data?.map(({ variant }) => variant) ?? []}
-            permission={may?.("deploy") ?? { state: "hidden" }}
-            onDeployed={reload}
-          />
-        ))}
+        {environments.data &&
+          variants.data &&
+          environments.data.cards.map((card) => (
+            <EnvironmentCard
+              key={card.history.name}
+              card={card}
+              variants={withLists}
+              versions={variants.data?.versions ?? new Map()}
+              applied={environments.data?.applied ?? new Map()}
+              permission={may?.("deploy") ?? { state: "hidden" }}
+              onDeployed={reload}
+            />
+          ))}
       </div>
       <h2>Variants</h2>
-      {variants.loading && <Loading label="Loading the variants" />}
       {variants.error && <ErrorNote error={variants.error} />}
       <AddVariant appId={appId} permission={may?.("edit") ?? { state: "hidden" }} onAdded={variants.reload} />
-      {variants.data?.length === 0 && <p class="empty">No variants yet: add one above, then commit its params.</p>}
-      {variants.data && variants.data.length > 0 && (
+      {withLists.length === 0 && variants.data && <p class="empty">No variants yet: add one above, then commit its params.</p>}
+      {withLists.length > 0 && (
         <table class="list">
           <caption class="visually-hidden">Variants of this app</caption>
           <thead>
             <tr>
               <th scope="col">Variant</th>
-              <th scope="col">Latest revision</th>
+              <th scope="col">Latest version</th>
               <th scope="col">Committed by</th>
               <th scope="col">When</th>
               <th scope="col">Message</th>
             </tr>
           </thead>
           <tbody>
-            {variants.data.map(({ variant, latest }) => (
-              <tr key={variant.variant_id}>
-                <th scope="row">
-                  <Link to={`/variants/${variant.variant_id}`}>{variant.config_name}</Link>
-                </th>
-                <td>{variant.revision}</td>
-                <td>{latest.modified_by}</td>
-                <td>
-                  <Time at={latest.created_at} />
-                </td>
-                <td>{latest.commit_message ?? ""}</td>
-              </tr>
-            ))}
+            {withLists.map(({ variant, list }) => {
+              const latest = list[list.length - 1];
+              return (
+                <tr key={variant.variant_id}>
+                  <th scope="row">
+                    <Link to={`/variants/${variant.variant_id}`}>{variant.config_name}</Link>
+                  </th>
+                  <td>v{variant.revision}</td>
+                  <td>{latest?.modified_by}</td>
+                  <td>
+                    <Time at={latest?.created_at} />
+                  </td>
+                  <td>{latest?.commit_message ?? ""}</td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       )}
     </>
-  );
-}
-
-function EnvironmentCard({
-  history,
-  variants,
-  permission,
-  onDeployed,
-}: {
-  history: Schemas["EnvironmentRevisions"];
-  variants: Pick<Schemas["AppVariant"], "variant_id" | "config_name">[];
-  permission: Permission;
-  onDeployed: () => void;
-}) {
-  const { api } = useSession();
-  const [configName, setConfigName] = useState("");
-  const [version, setVersion] = useState("");
-  const action = useAction();
-  const last = history.revisions[history.revisions.length - 1];
-  const chosen = configName || variants[0]?.config_name || "";
-  const deploy = async () => {
-    const deployed = await action.run(() =>
-      answer(
-        api.POST("/variants/configs/deploy", {
-          body: {
-            variant_ref: { slug: chosen, version: version ? Number(version) : null },
-            environment_ref: { slug: history.name },
-            application_ref: { id: history.app_id },
-          },
-        }),
-      ),
-    );
-    if (deployed) onDeployed();
-  };
-  const id = `deploy-${history.name}`;
-  return (
-    <section class="card" aria-labelledby={`${id}-title`}>
-      <h3 id={`${id}-title`}>{history.name}</h3>
-      <dl>
-        <dt>Runs</dt>
-        <dd>{history.deployed_variant_name ?? "nothing yet"}</dd>
-        <dt>Revision</dt>
-        <dd>{history.revision ?? 0}</dd>
-        <dt>Deployed by</dt>
-        <dd>{last?.modified_by ?? "—"}</dd>
-        <dt>When</dt>
-        <dd>
-          <Time at={last?.created_at} />
-        </dd>
-      </dl>
-      <p>
-        <Link to={`/apps/${history.app_id}/environments/${encodeURIComponent(history.name)}`}>History and revert</Link>
-      </p>
-      {permission.state !== "hidden" && variants.length > 0 && (
-        <form
-          class="inline-form"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void deploy();
-          }}
-        >
-          <label>
-            Variant
-            <select value={chosen} onChange={(event) => setConfigName(event.currentTarget.value)}>
-              {variants.map((variant) => (
-                <option key={variant.variant_id} value={variant.config_name}>
-                  {variant.config_name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Revision (empty: latest)
-            <input
-              inputMode="numeric"
-              pattern="[0-9]*"
-              size={6}
-              value={version}
-              onInput={(event) => setVersion(event.currentTarget.value)}
-            />
-          </label>
-          <ActionButton type="submit" permission={permission} busy={action.busy}>
-            {action.busy ? "Deploying…" : `Deploy to ${history.name}`}
-          </ActionButton>
-          {action.error && <ErrorNote error={action.error} />}
-        </form>
-      )}
-    </section>
   );
 }
 

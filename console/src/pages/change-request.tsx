@@ -1,7 +1,10 @@
 import { useState } from "preact/hooks";
-import { answer, answered, type Schemas } from "../api";
-import { answerExact, DiffView } from "../diff-view";
+import { ApiError, answer, answered, type Schemas } from "../api";
+import { answerExact, configOfDocument, DiffView, exactAt } from "../diff-view";
+import { type Done, DoneNote } from "../dry-run";
+import { ReviewerPicker } from "../reviewers";
 import { Link, type PageProps } from "../router";
+import { deployName, liveEverywhereBy, versionName } from "../runs";
 import { type Permission, usePermissions, useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
 import { type ChangeRequestState, proposalOf } from "./change-requests";
@@ -19,7 +22,8 @@ type ChangeRequest = Schemas["ChangeRequest"];
 type Action = "submit" | "apply" | "unschedule" | "rebase" | "cancel";
 
 // docs/CHANGE-REQUESTS.md §3's table: the states each action starts from.
-const ACTIONS_FROM: Record<Action | "schedule" | "review", ChangeRequestState[]> = {
+const ACTIONS_FROM: Record<Action | "schedule" | "review" | "edit", ChangeRequestState[]> = {
+  edit: ["draft", "open", "approved", "scheduled"],
   submit: ["draft"],
   review: ["open", "approved"],
   apply: ["approved"],
@@ -111,8 +115,8 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
           <>
             <dt>Applied</dt>
             <dd>
-              <Time at={cr.applied.at} /> by {cr.applied.by?.username ?? "the scheduler"}, as revision{" "}
-              {cr.applied.environment_revision} of <Link to={environmentLink}>{cr.environment}</Link>
+              <Time at={cr.applied.at} /> by {cr.applied.by?.username ?? "the scheduler"}, as{" "}
+              {deployName(cr.applied.environment_revision)} of <Link to={environmentLink}>{cr.environment}</Link>
             </dd>
           </>
         )}
@@ -131,26 +135,73 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
       </dl>
       {cr.description && <p class="description">{cr.description}</p>}
 
-      <Actions cr={cr} headers={headers} propose={propose} submit={submit} manage={manage} onDone={loaded.reload} />
+      <Actions
+        cr={cr}
+        headers={headers}
+        propose={propose}
+        submit={submit}
+        manage={manage}
+        conflict={conflict}
+        onDone={loaded.reload}
+      />
 
       <h2>What it would change in {cr.environment} now</h2>
       {conflict && (
         <div class="error" role="alert">
           <strong>Conflict: </strong>
-          {cr.environment} changed since this request was made (revision {diff.data.base.environment_revision} then,{" "}
-          {diff.data.current.environment_revision} now); applying it is refused until it is rebased on {cr.environment} as it is
-          now.
+          {cr.environment} changed since this request was made ({deployName(diff.data.base.environment_revision)} then,{" "}
+          {deployName(diff.data.current.environment_revision)} now); applying it is refused until it is rebased on{" "}
+          {cr.environment} as it is now.
         </div>
       )}
-      <DiffView diff={diff.data.diff} exact={diff.exact.get("diff")} label={`From ${cr.environment} now to the proposal`} />
+      <DiffView
+        diff={diff.data.diff}
+        exact={diff.exact.get("diff")}
+        label={`From ${cr.environment} now to the proposal`}
+        sides={{
+          before: `${cr.environment} now, ${sideName(diff.data.current)}`,
+          after: `the proposal, ${versionName(diff.data.proposed.config_name, diff.data.proposed.revision)}`,
+          wholeConfigs: async () => [
+            configOfDocument(exactAt(diff.exact, "current", "document")),
+            configOfDocument(exactAt(diff.exact, "proposed", "document")),
+          ],
+        }}
+      />
       {conflict && (
         <>
           <h3>What changed in {cr.environment} since the request was made (the drift)</h3>
-          <DiffView diff={diff.data.drift} exact={diff.exact.get("drift")} label={`${cr.environment}: from the base to now`} />
+          <DiffView
+            diff={diff.data.drift}
+            exact={diff.exact.get("drift")}
+            label={`${cr.environment}: from the base to now`}
+            sides={{
+              before: `${cr.environment} then, ${sideName(diff.data.base)}`,
+              after: `${cr.environment} now, ${sideName(diff.data.current)}`,
+              wholeConfigs: async () => [
+                configOfDocument(exactAt(diff.exact, "base", "document")),
+                configOfDocument(exactAt(diff.exact, "current", "document")),
+              ],
+            }}
+          />
         </>
       )}
 
       <h2>Reviews</h2>
+      <p class="reviewers-asked">
+        {cr.reviewers.length === 0
+          ? "No review asked of anyone."
+          : `Review asked of ${cr.reviewers.map((reviewer) => reviewer.username).join(", ")}.`}
+      </p>
+      {byAuthor && ACTIONS_FROM.edit.includes(cr.state) && propose.state !== "hidden" && (
+        <ReviewersEdit
+          cr={cr}
+          orgId={loaded.data.environment.organization_id as string}
+          protection={protection}
+          headers={headers}
+          permission={propose}
+          onDone={loaded.reload}
+        />
+      )}
       {cr.reviews.length === 0 && <p class="empty">No review yet.</p>}
       <ol class="reviews">
         {cr.reviews.map((review) => (
@@ -176,7 +227,77 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
 
 const REVIEW_WORDS = { approve: "approved", decline: "declined", comment: "commented on" } as const;
 
+/** An environment at a request's base or now: its deploy and what it runs. */
+const sideName = (side: Schemas["ChangeRequestDiff"]["current"]) =>
+  `${deployName(side.environment_revision)} (${versionName(side.config_name, side.revision)})`;
+
+/** Whether an action's refusal means the page showed a state no longer current: then it is read again. */
+const isStale = (error: unknown) => error instanceof ApiError && (error.status === 409 || error.status === 412);
+
+/** Runs `write`; then, done or refused on a state no longer current, `reload`: what the page holds typed stays. */
+async function runThenReload(action: ReturnType<typeof useAction>, write: () => Promise<unknown>, reload: () => void) {
+  let stale = false;
+  const done = await action.run(() =>
+    write().catch((error: unknown) => {
+      stale = isStale(error);
+      throw error;
+    }),
+  );
+  if (done || stale) reload();
+  return done;
+}
+
 type Headers = { header: { "If-Match": string } | undefined };
+
+/** The author's choice of reviewers, replaced whole (PATCH); refused on a request changed since, it is read again. */
+function ReviewersEdit({
+  cr,
+  orgId,
+  protection,
+  headers,
+  permission,
+  onDone,
+}: {
+  cr: ChangeRequest;
+  orgId: string;
+  protection: Schemas["Protection"];
+  headers: Headers;
+  permission: Permission;
+  onDone: () => void;
+}) {
+  const { api } = useSession();
+  const action = useAction();
+  const [chosen, setChosen] = useState(cr.reviewers.map((reviewer) => reviewer.user_id));
+  const save = () =>
+    runThenReload(
+      action,
+      () =>
+        answer(
+          api.PATCH("/change-requests/{change_request_id}", {
+            params: { path: { change_request_id: cr.id }, ...headers },
+            body: { reviewers: chosen },
+          }),
+        ),
+      onDone,
+    );
+  return (
+    <details class="edit-reviewers">
+      <summary>Change who is asked to review</summary>
+      <ReviewerPicker
+        orgId={orgId}
+        projectId={cr.project_id}
+        protection={protection}
+        authorId={cr.author.user_id}
+        chosen={chosen}
+        onChange={setChosen}
+      />
+      <ActionButton permission={permission} busy={action.busy} onClick={() => void save()}>
+        Save the reviewers
+      </ActionButton>
+      {action.error && <ErrorNote error={action.error} prefix="Refused" />}
+    </details>
+  );
+}
 
 function Actions({
   cr,
@@ -184,6 +305,7 @@ function Actions({
   propose,
   submit,
   manage,
+  conflict,
   onDone,
 }: {
   cr: ChangeRequest;
@@ -191,29 +313,46 @@ function Actions({
   propose: Permission;
   submit: Permission;
   manage: Permission;
+  conflict: boolean;
   onDone: () => void;
 }) {
   const { api } = useSession();
   const action = useAction();
   const [when, setWhen] = useState("");
+  const [applied, setApplied] = useState<Done>();
   const path = { change_request_id: cr.id };
   const act = async (name: Action) => {
-    const done = await action.run(() =>
-      answer(api.POST(`/change-requests/{change_request_id}/${name}`, { params: { path, ...headers } })),
+    let response: Response | undefined;
+    const done = await runThenReload(
+      action,
+      async () => {
+        ({ response } = await answered(
+          api.POST(`/change-requests/{change_request_id}/${name}`, { params: { path, ...headers } }),
+        ));
+      },
+      onDone,
     );
-    if (done) onDone();
+    if (done && name === "apply" && response)
+      setApplied({ text: `Applied to ${cr.environment}.`, liveBy: liveEverywhereBy(response) });
   };
   const schedule = async () => {
-    const done = await action.run(() =>
-      answer(
-        api.POST("/change-requests/{change_request_id}/schedule", {
-          params: { path, ...headers },
-          body: { scheduled_at: new Date(when).toISOString() },
-        }),
-      ),
+    await runThenReload(
+      action,
+      () =>
+        answer(
+          api.POST("/change-requests/{change_request_id}/schedule", {
+            params: { path, ...headers },
+            body: { scheduled_at: new Date(when).toISOString() },
+          }),
+        ),
+      onDone,
     );
-    if (done) onDone();
   };
+  // In conflict, applying is refused until a rebase: Apply disabled with the reason, Rebase the main action.
+  const apply: Permission =
+    conflict && propose.state !== "hidden"
+      ? { state: "disabled", reason: `${cr.environment} changed since this request was made: rebase it first` }
+      : propose;
   const button = (name: Action, label: string, permission: Permission, className?: string) =>
     ACTIONS_FROM[name].includes(cr.state) && (
       <ActionButton permission={permission} busy={action.busy} class={className} onClick={() => void act(name)}>
@@ -224,9 +363,15 @@ function Actions({
     <fieldset class="actions">
       <legend class="visually-hidden">Actions</legend>
       {button("submit", "Submit for review", submit, "primary")}
-      {button("apply", `Apply to ${cr.environment}`, propose, "primary")}
+      {conflict && button("rebase", `Rebase on ${cr.environment} now`, manage, "primary")}
+      {button("apply", `Apply to ${cr.environment}`, apply, conflict ? undefined : "primary")}
+      {conflict && apply.state === "disabled" && (
+        <span class="help" id="apply-reason">
+          {apply.reason}
+        </span>
+      )}
       {button("unschedule", "Unschedule", propose)}
-      {button("rebase", `Rebase on ${cr.environment} now`, manage)}
+      {!conflict && button("rebase", `Rebase on ${cr.environment} now`, manage)}
       {button("cancel", "Cancel the request", manage, "danger")}
       {ACTIONS_FROM.schedule.includes(cr.state) && propose.state !== "hidden" && (
         <form
@@ -246,7 +391,10 @@ function Actions({
         </form>
       )}
       {action.busy && <Loading label="Sending" />}
-      {action.error && <ErrorNote error={action.error} prefix="Refused" />}
+      {applied && <DoneNote done={applied} />}
+      {action.error && (
+        <ErrorNote error={action.error} prefix={isStale(action.error) ? "Refused, the request is read again" : "Refused"} />
+      )}
     </fieldset>
   );
 }
@@ -269,19 +417,20 @@ function ReviewForm({
   const [text, setText] = useState("");
   if (approve.state === "hidden") return null;
   const review = async (kind: "approve" | "decline" | "comment") => {
-    const done = await action.run(() =>
-      answer(
-        api.POST("/change-requests/{change_request_id}/reviews", {
-          params: { path: { change_request_id: cr.id }, ...headers },
-          // Bound to the version shown: a review of a proposal changed since is refused (409 stale_version).
-          body: { kind, version: cr.version, ...(text.trim() ? { comment: text.trim() } : {}) },
-        }),
-      ),
+    // Refused on a version no longer current (409, 412), the request is read again and the comment typed kept.
+    const done = await runThenReload(
+      action,
+      () =>
+        answer(
+          api.POST("/change-requests/{change_request_id}/reviews", {
+            params: { path: { change_request_id: cr.id }, ...headers },
+            // Bound to the version shown: a review of a proposal changed since is refused (409 stale_version).
+            body: { kind, version: cr.version, ...(text.trim() ? { comment: text.trim() } : {}) },
+          }),
+        ),
+      onDone,
     );
-    if (done) {
-      setText("");
-      onDone();
-    }
+    if (done) setText("");
   };
   return (
     <form class="stack" aria-label="Review" onSubmit={(event) => event.preventDefault()}>
@@ -304,7 +453,12 @@ function ReviewForm({
           Comment
         </ActionButton>
       </div>
-      {action.error && <ErrorNote error={action.error} prefix="Refused" />}
+      {action.error && (
+        <ErrorNote
+          error={action.error}
+          prefix={isStale(action.error) ? "Refused, the request is read again and your comment kept" : "Refused"}
+        />
+      )}
     </form>
   );
 }

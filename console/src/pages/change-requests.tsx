@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { answer, type Schemas } from "../api";
 import { Link, navigate, type PageProps } from "../router";
+import { versionName } from "../runs";
 import { useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
 
@@ -25,9 +26,7 @@ export const ENVIRONMENTS: EnvironmentName[] = ["development", "staging", "produ
 
 /** What a request proposes, in words. */
 export const proposalOf = (request: Schemas["ChangeRequestSummary"]) =>
-  request.kind === "revert"
-    ? `Revert to ${request.config_name} revision ${request.revision}`
-    : `Deploy ${request.config_name} revision ${request.revision}`;
+  `${request.kind === "revert" ? "Revert to" : "Deploy"} ${versionName(request.config_name, request.revision)}`;
 
 export default function ChangeRequests({ params: { orgId }, query }: PageProps) {
   const session = useSession();
@@ -36,11 +35,18 @@ export default function ChangeRequests({ params: { orgId }, query }: PageProps) 
   const environment = (query.get("environment") ?? undefined) as EnvironmentName | undefined;
   const state = (query.get("state") ?? undefined) as ChangeRequestState | undefined;
   const [more, setMore] = useState<{ items: Schemas["ChangeRequestSummary"][]; cursor: string | null }>();
-  const filters = { project_id: projectId, environment, state, app_id: query.get("app_id") ?? undefined };
+  const awaiting = query.get("awaiting_my_review") === "true";
+  const filters = {
+    project_id: projectId,
+    environment,
+    state,
+    app_id: query.get("app_id") ?? undefined,
+    awaiting_my_review: awaiting ? ("true" as const) : undefined,
+  };
   const page = useLoad(async () => {
     setMore(undefined);
     return projectId ? answer(session.api.GET("/change-requests", { params: { query: filters } })) : undefined;
-  }, [projectId, environment, state, filters.app_id]);
+  }, [projectId, environment, state, filters.app_id, awaiting]);
   const paging = useAction();
 
   /** The same page with one filter changed (a link to it can be shared). */
@@ -62,7 +68,7 @@ export default function ChangeRequests({ params: { orgId }, query }: PageProps) 
 
   return (
     <>
-      <h1>Change requests</h1>
+      <h1>{awaiting ? "Change requests awaiting my review" : "Change requests"}</h1>
       <p>
         <Link to={`/organizations/${orgId}/protection${projectId ? `?project_id=${projectId}` : ""}`}>
           Protection settings of the environments
@@ -101,6 +107,14 @@ export default function ChangeRequests({ params: { orgId }, query }: PageProps) 
             ))}
           </select>
         </label>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={awaiting}
+            onChange={(event) => filterBy("awaiting_my_review", event.currentTarget.checked ? "true" : "")}
+          />
+          Awaiting my review
+        </label>
         {filters.app_id && (
           <button type="button" onClick={() => filterBy("app_id", "")}>
             Show every app's
@@ -111,7 +125,11 @@ export default function ChangeRequests({ params: { orgId }, query }: PageProps) 
       {organization.error && <ErrorNote error={organization.error} />}
       {page.error && <ErrorNote error={page.error} />}
       {page.data && requests.length === 0 && (
-        <p class="empty">No change request here. Propose one from a revision: a variant's page, or an environment's history.</p>
+        <p class="empty">
+          {awaiting
+            ? "Nothing awaits your review here."
+            : "No change request here. Propose one from a version of a variant, or from an environment's history."}
+        </p>
       )}
       {requests.length > 0 && (
         <table class="list">

@@ -1,12 +1,13 @@
 import type { Schemas } from "../api";
-import { answerExact, DiffView } from "../diff-view";
+import { answerExact, configById, configOfDeploy, DiffView } from "../diff-view";
 import type { ExactObject } from "../exact-json";
 import type { PageProps } from "../router";
+import { deployName, versionName } from "../runs";
 import { useSession } from "../session";
 import { ErrorNote, Loading, useLoad } from "../ui";
 
 /**
- * 4. Compare: two revisions of a config (`?configs=<from id>,<to id>`) or of an environment
+ * 4. Compare: two versions of a config (`?configs=<from id>,<to id>`) or two deploys of an environment
  * (`?environments=<from id>,<to id>`), side by side from the service's diff API.
  */
 export const path = "/compare";
@@ -14,8 +15,8 @@ export const path = "/compare";
 type Side = Schemas["ConfigDiff"]["from"] | Schemas["EnvironmentDiff"]["from"];
 
 function describe(side: Side): string {
-  const config = side.config_name === null ? "nothing deployed" : `${side.config_name} revision ${side.revision}`;
-  return "environment" in side ? `${side.environment} revision ${side.environment_revision} (${config})` : config;
+  const config = side.config_name === null ? "nothing deployed" : versionName(side.config_name, side.revision);
+  return "environment" in side ? `${side.environment} ${deployName(side.environment_revision)} (${config})` : config;
 }
 
 export default function Compare({ query }: PageProps) {
@@ -47,7 +48,19 @@ export default function Compare({ query }: PageProps) {
           <strong>To</strong> {describe(data.to)}
         </p>
       </div>
-      <DiffView diff={data} exact={exact} label={title} />
+      <DiffView
+        diff={data}
+        exact={exact}
+        label={title}
+        sides={{
+          before: describe(data.from),
+          after: describe(data.to),
+          wholeConfigs: async () =>
+            environments === null
+              ? [await configById(api, from), await configById(api, to)]
+              : [await configOfDeploy(api, from), await configOfDeploy(api, to)],
+        }}
+      />
     </>
   );
 }

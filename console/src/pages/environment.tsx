@@ -1,148 +1,156 @@
 import { useState } from "preact/hooks";
 import { answer, answered, type Schemas } from "../api";
-import { answerExact, DiffView, exactAt } from "../diff-view";
+import { type Done, DoneNote, DryRunPreview, dryRunOf } from "../dry-run";
+import { ProtectedBadge } from "../environment-card";
 import { Link, type PageProps } from "../router";
-import { type Permission, usePermissions, useSession } from "../session";
-import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
+import { appliedRequests, appVersions, deployName, protectionOf, versionName } from "../runs";
+import { usePermissions, useSession } from "../session";
+import { ActionButton, ErrorNote, Loading, Time, useLoad } from "../ui";
 
-/** 5. An environment's history: every deploy and revert, newest first; revert to an earlier one after a preview. */
+/**
+ * 5. An environment's history: every deploy, newest first, with the config version it ran, its message, who deployed
+ * it when, and the change request that applied it; a revert to an earlier deploy after its preview, or, protected,
+ * proposed.
+ */
 export const path = "/apps/:appId/environments/:environment";
 
 export default function Environment({ params: { appId, environment } }: PageProps) {
   const { api } = useSession();
   const history = useLoad(async () => {
-    const { data, response } = await answered(
-      api.GET("/apps/{app_id}/revisions/{environment_name}", {
-        params: { path: { app_id: appId, environment_name: environment } },
-      }),
-    );
-    // The state the page shows: a revert is sent with it as If-Match, so that one made since is refused (412).
-    return { ...data, etag: response.headers.get("ETag") ?? undefined };
+    const [record, { versions }] = await Promise.all([
+      answer(
+        api.GET("/apps/{app_id}/revisions/{environment_name}", {
+          params: { path: { app_id: appId, environment_name: environment } },
+        }),
+      ),
+      appVersions(api, appId),
+    ]);
+    const [applied, protection] = await Promise.all([
+      appliedRequests(api, appId, record.project_id),
+      protectionOf(api, record.project_id, environment),
+    ]);
+    return { ...record, versions, applied, protection };
   }, [appId, environment]);
   const may = usePermissions(history.data?.organization_id);
   const [previewed, setPreviewed] = useState<string>();
+  const [done, setDone] = useState<Done>();
 
   if (history.loading && !history.data) return <Loading label="Loading the history" />;
   if (history.error) return <ErrorNote error={history.error} />;
   if (!history.data) return null;
-  const { revisions, etag } = history.data;
+  const { revisions, versions, applied, protection } = history.data;
   const current = revisions[revisions.length - 1];
+  const deploy = may?.("deploy") ?? { state: "hidden" as const };
+  const runs = (entry: Schemas["RevisionEntry"]) => {
+    const version = entry.deployed_app_variant_revision ? versions.get(entry.deployed_app_variant_revision) : undefined;
+    return { version, name: versionName(version?.config.config_name, version?.revision) };
+  };
   return (
     <>
       <nav aria-label="Breadcrumb">
         <Link to={`/apps/${appId}`}>The app</Link>
       </nav>
       <h1>History of {environment}</h1>
+      <ProtectedBadge protection={protection} />
+      {done && <DoneNote done={done} />}
       {revisions.length === 0 && <p class="empty">Nothing deployed here yet: deploy a variant from the app's page.</p>}
       {revisions.length > 0 && (
         <table class="list">
-          <caption class="visually-hidden">Deploys and reverts of {environment}, newest first</caption>
+          <caption class="visually-hidden">Deploys of {environment}, newest first</caption>
           <thead>
             <tr>
-              <th scope="col">Revision</th>
+              <th scope="col">Deploy</th>
+              <th scope="col">Runs</th>
+              <th scope="col">Message</th>
               <th scope="col">By</th>
               <th scope="col">When</th>
+              <th scope="col">Change request</th>
               <th scope="col">Revert</th>
             </tr>
           </thead>
           <tbody>
-            {[...revisions].reverse().map((entry) => (
-              <tr key={entry.id}>
-                <th scope="row">{entry.revision}</th>
-                <td>{entry.modified_by}</td>
-                <td>
-                  <Time at={entry.created_at} />
-                </td>
-                <td>
-                  {entry === current ? (
-                    "current"
-                  ) : previewed === entry.id ? (
-                    <RevertPreview
-                      target={entry}
-                      etag={etag}
-                      permission={may?.("deploy") ?? { state: "hidden" }}
-                      onDone={() => {
-                        setPreviewed(undefined);
-                        history.reload();
-                      }}
-                    />
-                  ) : (
-                    <>
-                      <Link to={`/compare?environments=${entry.id},${current.id}`}>Compare {entry.revision} with current</Link>{" "}
-                      <ActionButton permission={may?.("deploy") ?? { state: "hidden" }} onClick={() => setPreviewed(entry.id)}>
-                        Preview revert to {entry.revision}
-                      </ActionButton>
-                      {may && may("deploy").state !== "hidden" && (
-                        <Link
-                          to={`/apps/${appId}/propose?environment=${encodeURIComponent(environment)}&revert_to_revision_id=${entry.id}`}
-                        >
-                          Propose a revert to {entry.revision}
-                        </Link>
-                      )}
-                    </>
-                  )}
-                </td>
-              </tr>
-            ))}
+            {[...revisions].reverse().map((entry) => {
+              const { version, name } = runs(entry);
+              const request = applied.get(`${environment}#${entry.revision}`);
+              const label = `${deployName(entry.revision)} (${name})`;
+              return (
+                <tr key={entry.id}>
+                  <th scope="row">{deployName(entry.revision)}</th>
+                  <td>{version ? <Link to={`/variants/${version.variant_id}`}>{name}</Link> : name}</td>
+                  <td>{version ? version.commit_message || "no message" : ""}</td>
+                  <td>{entry.modified_by}</td>
+                  <td>
+                    <Time at={entry.created_at} />
+                  </td>
+                  <td>{request ? <Link to={`/change-requests/${request.id}`}>{request.title}</Link> : "none"}</td>
+                  <td>
+                    {entry === current ? (
+                      "current"
+                    ) : previewed === entry.id ? (
+                      <DryRunPreview
+                        api={api}
+                        kind="revert"
+                        environment={environment}
+                        preview={() =>
+                          dryRunOf(
+                            api.POST("/configs/deployment/{deployment_revision_id}/revert", {
+                              params: { path: { deployment_revision_id: entry.id }, query: { dry_run: "true" } },
+                              parseAs: "text",
+                            }),
+                          )
+                        }
+                        send={async (etag) =>
+                          (
+                            await answered(
+                              api.POST("/configs/deployment/{deployment_revision_id}/revert", {
+                                params: {
+                                  path: { deployment_revision_id: entry.id },
+                                  header: etag ? { "If-Match": etag } : undefined,
+                                },
+                              }),
+                            )
+                          ).response
+                        }
+                        permission={deploy}
+                        onDone={(result) => {
+                          setPreviewed(undefined);
+                          setDone(result);
+                          history.reload();
+                        }}
+                        onCancel={() => setPreviewed(undefined)}
+                      />
+                    ) : (
+                      <>
+                        <Link to={`/compare?environments=${entry.id},${current.id}`}>
+                          Compare {deployName(entry.revision)} with the current one
+                        </Link>{" "}
+                        {!protection.protected && (
+                          <ActionButton
+                            permission={deploy}
+                            onClick={() => {
+                              setDone(undefined);
+                              setPreviewed(entry.id);
+                            }}
+                          >
+                            Revert to {label}…
+                          </ActionButton>
+                        )}
+                        {deploy.state !== "hidden" && (
+                          <Link
+                            to={`/apps/${appId}/propose?environment=${encodeURIComponent(environment)}&revert_to_revision_id=${entry.id}`}
+                          >
+                            Propose a revert to {label}
+                          </Link>
+                        )}
+                      </>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       )}
     </>
-  );
-}
-
-function RevertPreview({
-  target,
-  etag,
-  permission,
-  onDone,
-}: {
-  target: Schemas["RevisionEntry"];
-  etag: string | undefined;
-  permission: Permission;
-  onDone: () => void;
-}) {
-  const { api } = useSession();
-  // Sent on the state this page shows: a deploy made since refuses the preview and the revert alike (412).
-  const call = { params: { path: { deployment_revision_id: target.id }, header: etag ? { "If-Match": etag } : undefined } };
-  const preview = useLoad(
-    () =>
-      answerExact<Schemas["DryRun"]>(
-        api.POST("/configs/deployment/{deployment_revision_id}/revert", {
-          params: { ...call.params, query: { dry_run: "true" } },
-          parseAs: "text",
-        }),
-      ),
-    [target.id],
-  );
-  const action = useAction();
-  const revert = async () => {
-    const reverted = await action.run(() => answer(api.POST("/configs/deployment/{deployment_revision_id}/revert", call)));
-    if (reverted) onDone();
-  };
-  if (preview.loading) return <Loading label="Loading the preview" />;
-  if (preview.error) return <ErrorNote error={preview.error} />;
-  if (!preview.data) return null;
-  const { data, exact } = preview.data;
-  const now = data.current.config_name === null ? "nothing" : `${data.current.config_name} revision ${data.current.revision}`;
-  const then = `${data.proposed.config_name} revision ${data.proposed.revision}`;
-  return (
-    <section class="preview" aria-label={`Preview of the revert to revision ${target.revision}`}>
-      <p>
-        Now {now}; after the revert, as revision {data.next_environment_revision}: {then}.
-      </p>
-      <DiffView
-        diff={data.diff}
-        exact={exactAt(exact, "diff")}
-        label={`What the revert to revision ${target.revision} changes`}
-      />
-      <ActionButton permission={permission} busy={action.busy} class="primary" onClick={revert}>
-        {action.busy ? "Reverting…" : `Revert to revision ${target.revision}`}
-      </ActionButton>
-      <button type="button" onClick={onDone}>
-        Cancel
-      </button>
-      {action.error && <ErrorNote error={action.error} />}
-    </section>
   );
 }

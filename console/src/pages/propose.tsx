@@ -1,7 +1,10 @@
 import { useState } from "preact/hooks";
 import { answer, answered, type Schemas } from "../api";
-import { answerExact, DiffView } from "../diff-view";
+import { answerExact, configById, configOfDeploy, DiffView, versionById } from "../diff-view";
+import { formatExact, readableString } from "../exact-json";
+import { ReviewerPicker } from "../reviewers";
 import { Link, navigate, type PageProps } from "../router";
+import { deployName, protectionOf, versionName } from "../runs";
 import { usePermissions, useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, useAction, useLoad } from "../ui";
 import { ENVIRONMENTS, type EnvironmentName } from "./change-requests";
@@ -16,7 +19,7 @@ export const path = "/apps/:appId/propose";
 type Diff = Schemas["ConfigDiff"] | Schemas["EnvironmentDiff"];
 
 export default function Propose({ params: { appId }, query }: PageProps) {
-  const { api, readOnly } = useSession();
+  const { api, profile, readOnly } = useSession();
   const revertTo = query.get("revert_to_revision_id") ?? undefined;
   const variantRevisionId = revertTo ? undefined : (query.get("variant_revision_id") ?? undefined);
   const [environment, setEnvironment] = useState<EnvironmentName>(
@@ -43,24 +46,31 @@ export default function Propose({ params: { appId }, query }: PageProps) {
             }),
           )
         : undefined;
-    return { history, etag, diff };
+    // Nothing deployed there yet: the whole config a deploy would bring, named.
+    const first = !diff && variantRevisionId ? await versionById(api, variantRevisionId) : undefined;
+    // Who may approve there: the members offered as reviewers.
+    const protection = await protectionOf(api, history.project_id, environment);
+    return { history, etag, diff, first, protection };
   }, [appId, environment, revertTo, variantRevisionId]);
   const may = usePermissions(preview.data?.history.organization_id);
-  const [title, setTitle] = useState("");
+  // Prefilled from what is proposed until the person types one.
+  const [title, setTitle] = useState<string>();
   const [description, setDescription] = useState("");
   const [draft, setDraft] = useState(false);
+  const [reviewers, setReviewers] = useState<string[]>([]);
   const action = useAction();
 
-  const propose = () =>
-    action.run(async () => {
+  const propose = async () => {
+    const sent = await action.run(async () => {
       const created = await answer(
         api.POST("/change-requests", {
           body: {
             app_id: appId,
             environment,
             ...(revertTo ? { revert_to_revision_id: revertTo } : { variant_revision_id: variantRevisionId }),
-            title,
+            title: shownTitle,
             description,
+            reviewers,
             draft,
           },
           // The environment as previewed: if it moved since, the API refuses (412) rather than base it elsewhere.
@@ -69,6 +79,9 @@ export default function Propose({ params: { appId }, query }: PageProps) {
       );
       navigate(`/change-requests/${created.id}`);
     });
+    // Refused on a state of the environment no longer current (409, 412): the preview read again, what was typed kept.
+    if (!sent) preview.reload();
+  };
 
   if (!revertTo && !variantRevisionId)
     return (
@@ -78,8 +91,15 @@ export default function Propose({ params: { appId }, query }: PageProps) {
       </p>
     );
   if (readOnly) return <p role="alert">This key is read-only: it proposes nothing.</p>;
-  const { diff } = preview.data ?? {};
+  const { diff, first } = preview.data ?? {};
   const to = diff?.data.to;
+  const from = diff?.data.from;
+  const toName = to ? versionName(to.config_name, to.revision) : first && versionName(first.config, first.version);
+  const shownTitle =
+    title ??
+    (revertTo
+      ? `Revert ${environment}${to && "environment_revision" in to ? ` to ${deployName(to.environment_revision)} (${toName})` : ""}`
+      : `Deploy ${toName ?? "a new version"} to ${environment}`);
   return (
     <>
       <nav aria-label="Breadcrumb">
@@ -96,7 +116,14 @@ export default function Propose({ params: { appId }, query }: PageProps) {
         {!revertTo && (
           <label>
             Environment
-            <select value={environment} onChange={(event) => setEnvironment(event.currentTarget.value as EnvironmentName)}>
+            <select
+              value={environment}
+              onChange={(event) => {
+                setEnvironment(event.currentTarget.value as EnvironmentName);
+                // Who may approve differs by environment: chosen again there.
+                setReviewers([]);
+              }}
+            >
               {ENVIRONMENTS.map((name) => (
                 <option key={name} value={name}>
                   {name}
@@ -107,7 +134,7 @@ export default function Propose({ params: { appId }, query }: PageProps) {
         )}
         <label>
           Title
-          <input value={title} required maxLength={200} onInput={(event) => setTitle(event.currentTarget.value)} />
+          <input value={shownTitle} required maxLength={200} onInput={(event) => setTitle(event.currentTarget.value)} />
         </label>
         <label>
           Description (optional)
@@ -118,6 +145,16 @@ export default function Propose({ params: { appId }, query }: PageProps) {
             onInput={(event) => setDescription(event.currentTarget.value)}
           />
         </label>
+        {preview.data?.history.organization_id && (
+          <ReviewerPicker
+            orgId={preview.data.history.organization_id}
+            projectId={preview.data.history.project_id}
+            protection={preview.data.protection}
+            authorId={profile.id}
+            chosen={reviewers}
+            onChange={setReviewers}
+          />
+        )}
         <label class="check">
           <input type="checkbox" checked={draft} onChange={(event) => setDraft(event.currentTarget.checked)} />
           Save as a draft (submit it for review later)
@@ -125,12 +162,31 @@ export default function Propose({ params: { appId }, query }: PageProps) {
         <section aria-labelledby="preview-title">
           <h2 id="preview-title">
             Preview: {environment} now
-            {to ? ` → ${to.config_name ?? "nothing"} revision ${to.revision ?? 0}` : ""}
+            {toName ? ` → ${toName}` : ""}
           </h2>
           {preview.loading && <Loading label="Loading the preview" />}
           {preview.error && <ErrorNote error={preview.error} />}
-          {preview.data && !diff && <p class="empty">Nothing runs in {environment} yet: the whole config would be deployed.</p>}
-          {diff && <DiffView diff={diff.data} exact={diff.exact} label={`What the proposal would change in ${environment}`} />}
+          {preview.data && !diff && (
+            <>
+              <p class="empty">Nothing runs in {environment} yet: the whole config would be deployed.</p>
+              {first && <pre class="whole-config">{formatExact(first.whole, "", readableString)}</pre>}
+            </>
+          )}
+          {diff && from && to && (
+            <DiffView
+              diff={diff.data}
+              exact={diff.exact}
+              label={`What the proposal would change in ${environment}`}
+              sides={{
+                before: versionName(from.config_name, from.revision),
+                after: versionName(to.config_name, to.revision),
+                wholeConfigs: async () =>
+                  "environment" in from
+                    ? [await configOfDeploy(api, from.id), await configOfDeploy(api, to.id)]
+                    : [await configById(api, from.id), await configById(api, to.id)],
+              }}
+            />
+          )}
         </section>
         <ActionButton
           type="submit"
@@ -140,7 +196,16 @@ export default function Propose({ params: { appId }, query }: PageProps) {
         >
           {action.busy ? "Proposing…" : draft ? "Save the draft" : "Propose"}
         </ActionButton>
-        {action.error && <ErrorNote error={action.error} prefix="Refused" />}
+        {action.error && (
+          <ErrorNote
+            error={action.error}
+            prefix={
+              action.error.status === 409 || action.error.status === 412
+                ? "Refused, the preview is read again and what you typed kept"
+                : "Refused"
+            }
+          />
+        )}
       </form>
     </>
   );

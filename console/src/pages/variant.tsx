@@ -1,13 +1,13 @@
 import { useState } from "preact/hooks";
-import { answer, type Schemas } from "../api";
+import { ApiError, answer, type Schemas } from "../api";
 import { type ExactObject, type ExactValue, formatExact, parseExact } from "../exact-json";
 import { Link, navigate, type PageProps } from "../router";
 import { type Permission, usePermissions, useSession } from "../session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
 
 /**
- * 3. A variant: its revisions newest first, a page at a time, each one's params as stored (numbers digit for digit);
- * commit a new revision from a JSON editor; fork a revision.
+ * 3. A variant: its versions (the API's revisions) newest first, a page at a time, each one's params as stored
+ * (numbers digit for digit); commit a new version from a JSON editor; fork a version.
  */
 export const path = "/variants/:variantId";
 
@@ -42,7 +42,7 @@ export default function Variant({ params: { variantId }, query }: PageProps) {
   const may = usePermissions(loaded.data?.orgId);
   const page = Math.max(1, Number(query.get("page")) || 1);
 
-  if (loaded.loading && !loaded.data) return <Loading label="Loading the revisions" />;
+  if (loaded.loading && !loaded.data) return <Loading label="Loading the versions" />;
   if (loaded.error) return <ErrorNote error={loaded.error} />;
   if (!loaded.data) return null;
   const { variant, revisions } = loaded.data;
@@ -56,7 +56,7 @@ export default function Variant({ params: { variantId }, query }: PageProps) {
       </nav>
       <h1>Variant {variant.config_name}</h1>
       <CommitEditor variant={variant} latest={revisions[0]} permission={editPermission} onCommitted={loaded.reload} />
-      <h2>Revisions, newest first</h2>
+      <h2>Versions, newest first</h2>
       {revisions.length > 1 && <CompareRevisions key={revisions[0].meta.id} revisions={revisions} />}
       <Pager page={page} pages={pages} variantId={variantId} />
       <ol class="revisions" reversed start={revisions.length - (page - 1) * PAGE_SIZE}>
@@ -79,7 +79,7 @@ function CompareRevisions({ revisions }: { revisions: Revision[] }) {
       <select value={value} onChange={(event) => set(event.currentTarget.value)}>
         {revisions.map(({ meta }) => (
           <option key={meta.id} value={meta.id}>
-            Revision {meta.revision}
+            v{meta.revision}
           </option>
         ))}
       </select>
@@ -98,7 +98,7 @@ function Pager({ page, pages, variantId }: { page: number; pages: number; varian
   if (pages === 1) return null;
   const to = (target: number) => `/variants/${variantId}?page=${target}`;
   return (
-    <nav class="pager" aria-label="Revision pages">
+    <nav class="pager" aria-label="Version pages">
       {page > 1 ? <Link to={to(page - 1)}>Newer</Link> : <span>Newer</span>}
       <span>
         Page {page} of {pages}
@@ -138,17 +138,15 @@ function RevisionItem({
     <li>
       <details>
         <summary>
-          <strong>Revision {meta.revision}</strong> · {meta.commit_message || "no message"} · {meta.modified_by} ·{" "}
+          <strong>v{meta.revision}</strong> · {meta.commit_message || "no message"} · {meta.modified_by} ·{" "}
           <Time at={meta.created_at} />
         </summary>
         <pre class="params">{formatExact(params)}</pre>
         <ActionButton permission={permission} busy={action.busy} onClick={fork}>
-          {action.busy ? "Forking…" : `Fork revision ${meta.revision}`}
+          {action.busy ? "Forking…" : `Fork v${meta.revision}`}
         </ActionButton>
         {permission.state !== "hidden" && (
-          <Link to={`/apps/${variant.app_id}/propose?variant_revision_id=${meta.id}`}>
-            Propose a deploy of revision {meta.revision}
-          </Link>
+          <Link to={`/apps/${variant.app_id}/propose?variant_revision_id=${meta.id}`}>Propose a deploy of v{meta.revision}</Link>
         )}
         {action.error && <ErrorNote error={action.error} />}
       </details>
@@ -197,8 +195,18 @@ function CommitEditor({
       variant_ref: { slug: variant.config_name, version: latest?.meta.revision ?? null, commit_message: message || null },
       application_ref: { id: variant.app_id },
     };
+    // The params as shown: typed ones survive a refusal (a version committed since, 409), the versions read again.
+    const typed = shown;
     const committed = await action.run(() =>
-      answer(api.POST("/variants/configs/commit", { body, bodySerializer: () => withRawParams(body, shown) })),
+      answer(api.POST("/variants/configs/commit", { body, bodySerializer: () => withRawParams(body, typed) })).catch(
+        (error: unknown) => {
+          if (error instanceof ApiError && error.status === 409) {
+            setText(typed);
+            onCommitted();
+          }
+          throw error;
+        },
+      ),
     );
     if (committed) {
       setText(undefined);
@@ -214,7 +222,7 @@ function CommitEditor({
         if (!problem) void commit();
       }}
     >
-      <h2>Commit a new revision</h2>
+      <h2>Commit a new version</h2>
       <label class="block">
         Params (JSON)
         <textarea

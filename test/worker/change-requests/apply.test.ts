@@ -115,6 +115,7 @@ describe("apply", () => {
         environment_revision: 1,
         environment_revision_id: revision.id,
         scheduled: false,
+        live_everywhere_by: A_TIME,
       },
     ]);
 

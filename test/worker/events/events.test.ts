@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import {
+  A_TIME,
   type Account,
   createAccount,
   createAppVia,
@@ -117,6 +118,7 @@ describe("config and environment events", () => {
           environment_revision_id: expect.any(String),
           previous: revision(second),
           current: revision(first),
+          live_everywhere_by: A_TIME,
           reverted_to_revision_id: first.environment_ref.id,
         },
       ],
@@ -129,6 +131,7 @@ describe("config and environment events", () => {
           environment_revision_id: second.environment_ref.id,
           previous: revision(first),
           current: revision(second),
+          live_everywhere_by: A_TIME,
         },
       ],
       [
@@ -140,6 +143,7 @@ describe("config and environment events", () => {
           environment_revision_id: first.environment_ref.id,
           previous: null,
           current: revision(first),
+          live_everywhere_by: A_TIME,
         },
       ],
       ["config.forked", { ...base, ...revision(forked), message: null, source_config_name: "main", source_revision: 2 }],

@@ -1,0 +1,180 @@
+import { useState } from "preact/hooks";
+import { answered, type Schemas } from "./api";
+import { type Done, DoneNote, DryRunPreview, dryRunOf } from "./dry-run";
+import { Link, navigate } from "./router";
+import { type AppliedRequests, deployName, type Version, versionName } from "./runs";
+import { type Permission, useSession } from "./session";
+import { ActionButton, Time } from "./ui";
+
+/*
+ * An environment of an app (docs/CONSOLE.md "Daily use" 1 and 3): what it runs (`main · v3`, its message, who
+ * deployed it when, as which deploy, from which change request); a protected one says so and offers "Propose…", which
+ * opens the proposal prefilled, where a deploy could only be refused; any other deploy shows its dry-run first.
+ */
+
+export interface CardData {
+  history: Schemas["EnvironmentRevisions"];
+  protection: Schemas["Protection"];
+}
+
+/** The lock badge of a protected environment, with the approvals it requires. */
+export function ProtectedBadge({ protection }: { protection: Pick<Schemas["Protection"], "protected" | "required_approvals"> }) {
+  if (!protection.protected) return null;
+  const approvals = protection.required_approvals;
+  return (
+    <span class="badge lock">
+      <svg aria-hidden="true" class="lock-icon" viewBox="0 0 16 16" width="12" height="12" fill="currentColor">
+        <path d="M4 7V5a4 4 0 0 1 8 0v2h1v8H3V7zm2 0h4V5a2 2 0 0 0-4 0z" />
+      </svg>
+      Protected · {approvals} approval{approvals === 1 ? "" : "s"} required
+    </span>
+  );
+}
+
+export function EnvironmentCard({
+  card: { history, protection },
+  variants,
+  versions,
+  applied,
+  permission,
+  onDeployed,
+}: {
+  card: CardData;
+  /** The app's variants, each with its versions oldest first. */
+  variants: { variant: Pick<Schemas["AppVariant"], "variant_id" | "config_name">; list: Schemas["AppVariantRevision"][] }[];
+  versions: Map<string, Version>;
+  applied: AppliedRequests;
+  permission: Permission;
+  onDeployed: () => void;
+}) {
+  const { api } = useSession();
+  const [variantId, setVariantId] = useState("");
+  const [versionId, setVersionId] = useState("");
+  const [previewing, setPreviewing] = useState<{ slug: string; version: number }>();
+  const [done, setDone] = useState<Done>();
+  const name = history.name;
+  const runs = history.deployed_app_variant_revision_id ? versions.get(history.deployed_app_variant_revision_id) : undefined;
+  const last = history.revisions[history.revisions.length - 1];
+  const request = applied.get(`${name}#${history.revision}`);
+  const chosen = variants.find(({ variant }) => variant.variant_id === variantId) ?? variants[0];
+  const newestFirst = chosen ? [...chosen.list].reverse() : [];
+  const version = newestFirst.find((one) => one.id === versionId) ?? newestFirst[0];
+  const target = { slug: chosen?.variant.config_name ?? "", version: version?.revision ?? 0 };
+  const body = (ref: typeof target) => ({
+    variant_ref: { slug: ref.slug, version: ref.version },
+    environment_ref: { slug: name },
+    application_ref: { id: history.app_id },
+  });
+  const id = `deploy-${name}`;
+  return (
+    <section class="card" aria-labelledby={`${id}-title`}>
+      <h3 id={`${id}-title`}>{name}</h3>
+      <ProtectedBadge protection={protection} />
+      <dl>
+        <dt>Runs</dt>
+        <dd>
+          {runs ? (
+            <Link to={`/variants/${runs.variant_id}`}>{versionName(runs.config.config_name, runs.revision)}</Link>
+          ) : (
+            "nothing yet"
+          )}
+        </dd>
+        {runs && (
+          <>
+            <dt>Message</dt>
+            <dd>{runs.commit_message || "no message"}</dd>
+          </>
+        )}
+        <dt>Deployed by</dt>
+        <dd>{last?.modified_by ?? "—"}</dd>
+        <dt>When</dt>
+        <dd>
+          <Time at={last?.created_at} />
+        </dd>
+        <dt>Deploy</dt>
+        <dd>{last ? deployName(history.revision) : "none yet"}</dd>
+        <dt>Change request</dt>
+        <dd>
+          {request ? <Link to={`/change-requests/${request.id}`}>{request.title}</Link> : last ? "none: deployed directly" : "—"}
+        </dd>
+      </dl>
+      <p>
+        <Link to={`/apps/${history.app_id}/environments/${encodeURIComponent(name)}`}>History and revert</Link>
+      </p>
+      {done && <DoneNote done={done} />}
+      {permission.state !== "hidden" && chosen && !previewing && (
+        <form
+          class="inline-form"
+          aria-label={`Deploy to ${name}`}
+          onSubmit={(event) => {
+            event.preventDefault();
+            setDone(undefined);
+            if (protection.protected)
+              navigate(
+                `/apps/${history.app_id}/propose?environment=${encodeURIComponent(name)}&variant_revision_id=${version.id}`,
+              );
+            else setPreviewing(target);
+          }}
+        >
+          <label>
+            Variant
+            <select value={chosen.variant.variant_id} onChange={(event) => setVariantId(event.currentTarget.value)}>
+              {variants.map(({ variant }) => (
+                <option key={variant.variant_id} value={variant.variant_id}>
+                  {variant.config_name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Version
+            <select value={version?.id} onChange={(event) => setVersionId(event.currentTarget.value)}>
+              {newestFirst.map((one, i) => (
+                <option key={one.id} value={one.id}>
+                  v{one.revision}
+                  {i === 0 ? " (latest)" : ""}
+                </option>
+              ))}
+            </select>
+          </label>
+          <ActionButton type="submit" permission={permission}>
+            {protection.protected ? "Propose…" : `Deploy to ${name}…`}
+          </ActionButton>
+        </form>
+      )}
+      {previewing && (
+        <DryRunPreview
+          api={api}
+          kind="deploy"
+          environment={name}
+          preview={() =>
+            dryRunOf(
+              api.POST("/variants/configs/deploy", {
+                params: { query: { dry_run: "true" } },
+                body: body(previewing),
+                parseAs: "text",
+              }),
+            )
+          }
+          send={async (etag) =>
+            (
+              await answered(
+                api.POST("/variants/configs/deploy", {
+                  params: { header: etag ? { "If-Match": etag } : undefined },
+                  body: body(previewing),
+                }),
+              )
+            ).response
+          }
+          permission={permission}
+          onDone={(result) => {
+            setPreviewing(undefined);
+            setDone(result);
+            onDeployed();
+          }}
+          onCancel={() => setPreviewing(undefined)}
+        />
+      )}
+    </section>
+  );
+}
