@@ -366,5 +366,5 @@ describe("a property over random sequences of keys, memberships and deploys thro
       }),
       { numRuns: RUNS, endOnFailure: true },
     );
-  }, 600_000);
+  }, RUNS * 15_000 + 60_000);
 });
