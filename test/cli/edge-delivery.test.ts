@@ -307,64 +307,68 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 describe("a property over random sequences of keys, memberships and deploys through both locations", () => {
-  it("no answer to a key the uncached read refuses, none older than the bound, none made for one key reaching another", async () => {
-    let n = 100;
-    await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 10 }), async (steps) => {
-        const keys = [
-          await newKey("alice@example.com"),
-          await newKey("alice@example.com"),
-          await newKeyOfMember("bob@example.com", "editor"),
-          await newKey("carol@example.com"),
-        ];
-        const locations = [a, b];
-        // When each key stops being served (ms, Infinity: never) and when each deploy is live everywhere.
-        const refusedFrom = [Infinity, Infinity, Infinity, -Infinity];
-        const deploys: { n: number; sent: number; liveBy: number }[] = [];
-        const current = await read(a, alice.key, production, { "Cache-Control": "no-cache" });
-        deploys.push({ n: paramsOf(current).n, sent: 0, liveBy: 0 });
-        for (const s of steps) {
-          if (s.kind === "wait") await new Promise((wait) => setTimeout(wait, s.ms));
-          else if (s.kind === "deploy") {
-            n += 1;
-            const sent = Date.now();
-            const body = { base_id: appId, config_name: "main", parameters: { n }, overwrite: true };
-            deploys.push({ n, sent, liveBy: (await write(locations[s.via], "POST", "/configs", body)).liveBy });
-          } else if (s.kind === "revoke" && refusedFrom[s.who] === Infinity) {
-            refusedFrom[s.who] =
-              s.via === "cli"
-                ? await adminWrite("key", "revoke", "--prefix", keys[s.who].prefix)
-                : (await write(locations[s.via], "DELETE", `/keys/${keys[s.who].prefix}`, undefined, keys[s.who].key)).liveBy;
-          } else if (s.kind === "remove-member" && refusedFrom[2] === Infinity) {
-            const query = `email=bob%40example.com&org_id=${alice.organization_id}`;
-            refusedFrom[2] =
-              s.via === "cli"
-                ? await adminWrite("org", "remove-member", "--org", alice.organization_id, "--email", "bob@example.com")
-                : (await write(locations[s.via], "DELETE", `/workspaces/${alice.workspace_id}/users?${query}`)).liveBy;
-          } else if (s.kind === "read") {
-            const answer = await read(locations[s.via], keys[s.who].key, production);
-            const uncached = s.who === 3 ? 404 : s.who === 2 ? 404 : 401;
-            if (answer.status !== 200) {
-              // A refusal is the uncached read's own, and only of a key whose change has been made.
-              expect(answer.status).toBe(uncached);
-              expect(refusedFrom[s.who]).toBeLessThan(Infinity);
-              continue;
+  it(
+    "no answer to a key the uncached read refuses, none older than the bound, none made for one key reaching another",
+    async () => {
+      let n = 100;
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 10 }), async (steps) => {
+          const keys = [
+            await newKey("alice@example.com"),
+            await newKey("alice@example.com"),
+            await newKeyOfMember("bob@example.com", "editor"),
+            await newKey("carol@example.com"),
+          ];
+          const locations = [a, b];
+          // When each key stops being served (ms, Infinity: never) and when each deploy is live everywhere.
+          const refusedFrom = [Infinity, Infinity, Infinity, -Infinity];
+          const deploys: { n: number; sent: number; liveBy: number }[] = [];
+          const current = await read(a, alice.key, production, { "Cache-Control": "no-cache" });
+          deploys.push({ n: paramsOf(current).n, sent: 0, liveBy: 0 });
+          for (const s of steps) {
+            if (s.kind === "wait") await new Promise((wait) => setTimeout(wait, s.ms));
+            else if (s.kind === "deploy") {
+              n += 1;
+              const sent = Date.now();
+              const body = { base_id: appId, config_name: "main", parameters: { n }, overwrite: true };
+              deploys.push({ n, sent, liveBy: (await write(locations[s.via], "POST", "/configs", body)).liveBy });
+            } else if (s.kind === "revoke" && refusedFrom[s.who] === Infinity) {
+              refusedFrom[s.who] =
+                s.via === "cli"
+                  ? await adminWrite("key", "revoke", "--prefix", keys[s.who].prefix)
+                  : (await write(locations[s.via], "DELETE", `/keys/${keys[s.who].prefix}`, undefined, keys[s.who].key)).liveBy;
+            } else if (s.kind === "remove-member" && refusedFrom[2] === Infinity) {
+              const query = `email=bob%40example.com&org_id=${alice.organization_id}`;
+              refusedFrom[2] =
+                s.via === "cli"
+                  ? await adminWrite("org", "remove-member", "--org", alice.organization_id, "--email", "bob@example.com")
+                  : (await write(locations[s.via], "DELETE", `/workspaces/${alice.workspace_id}/users?${query}`)).liveBy;
+            } else if (s.kind === "read") {
+              const answer = await read(locations[s.via], keys[s.who].key, production);
+              const uncached = s.who === 3 ? 404 : s.who === 2 ? 404 : 401;
+              if (answer.status !== 200) {
+                // A refusal is the uncached read's own, and only of a key whose change has been made.
+                expect(answer.status).toBe(uncached);
+                expect(refusedFrom[s.who]).toBeLessThan(Infinity);
+                continue;
+              }
+              // Never to a key the uncached read refuses (carol never; the others from their change's instant on).
+              expect(answer.sent, `key ${s.who} served after it was refused everywhere`).toBeLessThan(refusedFrom[s.who]);
+              // Never older than the bound: the deploy it shows was not yet replaced everywhere when it was asked.
+              const shown = deploys.findIndex((deploy) => deploy.n === paramsOf(answer).n);
+              expect(shown, `an answer of a deploy made: ${JSON.stringify(answer.body)}`).toBeGreaterThanOrEqual(0);
+              expect(deploys[shown].sent).toBeLessThan(answer.answered);
+              const replacedBy = deploys[shown + 1];
+              if (replacedBy)
+                expect(answer.sent, `n=${paramsOf(answer).n} served after n=${replacedBy.n} was live everywhere`).toBeLessThan(
+                  replacedBy.liveBy,
+                );
             }
-            // Never to a key the uncached read refuses (carol never; the others from their change's instant on).
-            expect(answer.sent, `key ${s.who} served after it was refused everywhere`).toBeLessThan(refusedFrom[s.who]);
-            // Never older than the bound: the deploy it shows was not yet replaced everywhere when it was asked.
-            const shown = deploys.findIndex((deploy) => deploy.n === paramsOf(answer).n);
-            expect(shown, `an answer of a deploy made: ${JSON.stringify(answer.body)}`).toBeGreaterThanOrEqual(0);
-            expect(deploys[shown].sent).toBeLessThan(answer.answered);
-            const replacedBy = deploys[shown + 1];
-            if (replacedBy)
-              expect(answer.sent, `n=${paramsOf(answer).n} served after n=${replacedBy.n} was live everywhere`).toBeLessThan(
-                replacedBy.liveBy,
-              );
           }
-        }
-      }),
-      { numRuns: RUNS, endOnFailure: true },
-    );
-  }, RUNS * 15_000 + 60_000);
+        }),
+        { numRuns: RUNS, endOnFailure: true },
+      );
+    },
+    RUNS * 15_000 + 60_000,
+  );
 });
