@@ -325,6 +325,28 @@ describe("a property over random sequences of keys, memberships and deploys thro
           const deploys: { n: number; sent: number; liveBy: number }[] = [];
           const current = await read(a, alice.key, production, { "Cache-Control": "no-cache" });
           deploys.push({ n: paramsOf(current).n, sent: 0, liveBy: 0 });
+          /** One read through `via` as key `who`, held against what the steps changed and when it was live everywhere. */
+          const readAndCheck = async (via: 0 | 1, who: number) => {
+            const answer = await read(locations[via], keys[who].key, production);
+            const uncached = who === 3 ? 404 : who === 2 ? 404 : 401;
+            if (answer.status !== 200) {
+              // A refusal is the uncached read's own, and only of a key whose change has been made.
+              expect(answer.status).toBe(uncached);
+              expect(refusedFrom[who]).toBeLessThan(Infinity);
+              return;
+            }
+            // Never to a key the uncached read refuses (carol never; the others from their change's instant on).
+            expect(answer.sent, `key ${who} served after it was refused everywhere`).toBeLessThan(refusedFrom[who]);
+            // Never older than the bound: the deploy it shows was not yet replaced everywhere when it was asked.
+            const shown = deploys.findIndex((deploy) => deploy.n === paramsOf(answer).n);
+            expect(shown, `an answer of a deploy made: ${JSON.stringify(answer.body)}`).toBeGreaterThanOrEqual(0);
+            expect(deploys[shown].sent).toBeLessThan(answer.answered);
+            const replacedBy = deploys[shown + 1];
+            if (replacedBy)
+              expect(answer.sent, `n=${paramsOf(answer).n} served after n=${replacedBy.n} was live everywhere`).toBeLessThan(
+                replacedBy.liveBy,
+              );
+          };
           for (const s of steps) {
             if (s.kind === "wait") await new Promise((wait) => setTimeout(wait, s.ms));
             else if (s.kind === "deploy") {
@@ -343,28 +365,12 @@ describe("a property over random sequences of keys, memberships and deploys thro
                 s.via === "cli"
                   ? await adminWrite("org", "remove-member", "--org", alice.organization_id, "--email", "bob@example.com")
                   : (await write(locations[s.via], "DELETE", `/workspaces/${alice.workspace_id}/users?${query}`)).liveBy;
-            } else if (s.kind === "read") {
-              const answer = await read(locations[s.via], keys[s.who].key, production);
-              const uncached = s.who === 3 ? 404 : s.who === 2 ? 404 : 401;
-              if (answer.status !== 200) {
-                // A refusal is the uncached read's own, and only of a key whose change has been made.
-                expect(answer.status).toBe(uncached);
-                expect(refusedFrom[s.who]).toBeLessThan(Infinity);
-                continue;
-              }
-              // Never to a key the uncached read refuses (carol never; the others from their change's instant on).
-              expect(answer.sent, `key ${s.who} served after it was refused everywhere`).toBeLessThan(refusedFrom[s.who]);
-              // Never older than the bound: the deploy it shows was not yet replaced everywhere when it was asked.
-              const shown = deploys.findIndex((deploy) => deploy.n === paramsOf(answer).n);
-              expect(shown, `an answer of a deploy made: ${JSON.stringify(answer.body)}`).toBeGreaterThanOrEqual(0);
-              expect(deploys[shown].sent).toBeLessThan(answer.answered);
-              const replacedBy = deploys[shown + 1];
-              if (replacedBy)
-                expect(answer.sent, `n=${paramsOf(answer).n} served after n=${replacedBy.n} was live everywhere`).toBeLessThan(
-                  replacedBy.liveBy,
-                );
-            }
+            } else if (s.kind === "read") await readAndCheck(s.via, s.who);
           }
+          // Then once every change is live everywhere: each key through each location, the latest state or a refusal.
+          const settled = Math.max(...deploys.map((deploy) => deploy.liveBy), ...refusedFrom.filter(Number.isFinite));
+          await new Promise((wait) => setTimeout(wait, Math.max(0, settled - Date.now())));
+          for (const via of [0, 1] as const) for (let who = 0; who < WHO; who++) await readAndCheck(via, who);
         }),
         { numRuns: RUNS, endOnFailure: true },
       );
