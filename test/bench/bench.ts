@@ -56,7 +56,7 @@
 import { cpSync, existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { HarnessError, ROOT } from "../support/processes";
+import { HarnessError, ROOT, run } from "../support/processes";
 import { snapshot, startDev } from "../support/wrangler";
 import { checkWrites, type Outcome, runScenarios } from "./load";
 import { type LogVariant, logVariantCopy, selectLogVariants } from "./logging/variants";
@@ -222,7 +222,7 @@ async function main(): Promise<number> {
   // The bare handlers (test/bench/bare/, BENCHMARKS.md round 15), when a scenario of theirs runs: the service's own
   // config with the bare entry as `main`, on a copy of the data. From this tree when the code under test has none.
   const bare =
-    opts.only.length === 0 || BARE_PAIRS.some(({ bare }) => opts.only.includes(bare))
+    opts.only.length === 0 || [...BARE_PAIRS.map(({ bare }) => bare), "bareFetchHit"].some((id) => opts.only.includes(id))
       ? { config: bareConfig(code), state: join(work, "bare-state") }
       : undefined;
   if (bare) {
@@ -230,15 +230,29 @@ async function main(): Promise<number> {
     cpSync(dir, bare.state, { recursive: true });
   }
 
+  // The service with the cache off (docs/EDGE-DELIVERY.md), when its scenario runs: a copy of the code and the data.
+  const uncached =
+    opts.only.length === 0 || opts.only.includes("fetchOff")
+      ? { code: snapshot(code, join(work, "uncached")), state: join(work, "uncached", "state") }
+      : undefined;
+  if (uncached) cpSync(dir, uncached.state, { recursive: true });
+
   const dev = { persistTo: dir, logLevel: opts.logLevel, cwd: code };
   // As `npm run dev`: webhooks may target http://127.0.0.1 (the receiver), secrets sealed with the development key.
   // Only webhook routes and deliveries read it.
-  const serviceVars = ["--var", "WEBHOOKS_ALLOW_LOCAL:true"];
+  // The edge cache's bound at its most (60 s), here and for the bare hit handler: the steady state of 128 keys' answers
+  // whatever the throughput (at 5 s and R requests a second, 128 / (5 R) of them are confirmations: most of them on a
+  // busy machine). What a confirmation costs is measured on its own (fetchFresh).
+  const cacheVars = ["--var", "FRESHNESS_BOUND_SECONDS:60"];
+  const serviceVars = ["--var", "WEBHOOKS_ALLOW_LOCAL:true", ...cacheVars];
   // The copies of the service: the log variants', then the base's.
   const copies = [
     ...variants.map((variant) => ({ ...variant, server: `log:${variant.name}`, label: `service, log: ${variant.name}` })),
     ...(baseline ? [{ ...baseline, server: "base", label: "service, base" }] : []),
-  ];
+    ...(uncached
+      ? [{ ...uncached, server: "uncached", label: "service, cache off", vars: ["--var", "FRESHNESS_BOUND_SECONDS:0"] }]
+      : []),
+  ] as { code: string; state: string; server: string; label: string; vars?: string[] }[];
   const [[service, floor, bareServer, ...copyServers], startSeconds] = await timed(() =>
     Promise.all([
       startDevRetrying({
@@ -249,14 +263,20 @@ async function main(): Promise<number> {
       }),
       startDevRetrying({ ...dev, name: "floor", configArgs: ["-c", FLOOR_CONFIG], readyPath: "/static" }),
       bare &&
-        startDevRetrying({ ...dev, name: "bare", persistTo: bare.state, configArgs: ["-c", bare.config], readyPath: "/ready" }),
+        startDevRetrying({
+          ...dev,
+          name: "bare",
+          persistTo: bare.state,
+          configArgs: ["-c", bare.config, ...cacheVars],
+          readyPath: "/ready",
+        }),
       ...copies.map((copy) =>
         startDevRetrying({
           ...dev,
           name: copy.label,
           persistTo: copy.state,
           cwd: copy.code,
-          configArgs: ["-c", devConfigWithoutAssets(copy.code), ...serviceVars],
+          configArgs: ["-c", devConfigWithoutAssets(copy.code), ...serviceVars, ...(copy.vars ?? [])],
           readyPath: `${basePath}/health`,
         }),
       ),
@@ -321,8 +341,29 @@ async function main(): Promise<number> {
   receiver?.stop();
   await Promise.all([service.stop(), floor.stop(), bareServer?.stop(), ...copyServers.map((server) => server.stop())]);
   const writes = await checkWrites(code, dir, data, outcomes, opts, received);
+  // The edge cache's memory, in a process of its own (with the workers stopped): test/bench/cache-memory.ts.
+  const [memory, memorySeconds] = await timed(() =>
+    run(join(ROOT, "node_modules", ".bin", "tsx"), [join(code, "test/bench/cache-memory.ts")], { cwd: code, timeoutMs: 300_000 }),
+  );
+  phases.push(["the edge cache's memory (test/bench/cache-memory.ts)", memorySeconds]);
+  if (memory.code !== 0) warnings.push(`test/bench/cache-memory.ts failed: ${memory.stderr.slice(-500)}`);
+  const cacheMemory = memory.code === 0 ? memory.stdout.trim() : undefined;
 
-  report({ opts, outcomes, bundle, minified, git, basePath, writes, loadAtStart, loadBefore, warnings, phases, started });
+  report({
+    opts,
+    outcomes,
+    bundle,
+    minified,
+    git,
+    basePath,
+    writes,
+    loadAtStart,
+    loadBefore,
+    warnings,
+    phases,
+    started,
+    cacheMemory,
+  });
   if (opts.keep) console.log(`temporary folder kept: ${work} (code/: the copy run, state/: the --persist-to folder)`);
   const failures = (Object.values(outcomes) as Outcome[]).filter((outcome) => outcome.error);
   if (failures.length > 0) {

@@ -103,6 +103,8 @@ export interface Run {
     only: string[];
   };
   outcomes: Record<ScenarioId, Outcome>;
+  /** The edge cache's memory per entry and its limit holding (test/bench/cache-memory.ts), as a markdown table. */
+  cacheMemory?: string;
   bundle: BundleSize;
   minified: BundleSize;
   /** The code under test: its commit and uncommitted changes. */
@@ -134,6 +136,7 @@ export function report({
   warnings,
   phases,
   started,
+  cacheMemory,
 }: Run): void {
   const ids = Object.keys(outcomes) as ScenarioId[];
   const m = (id: ScenarioId) => outcomes[id]?.measurement;
@@ -308,6 +311,36 @@ export function report({
             verdict(cpuRatio(read, bare), BARE_TARGET),
           ]),
           ["l", "r", "l", "r", "r", "r", "l", "l"],
+        )
+      : "";
+
+  // The edge cache (docs/EDGE-DELIVERY.md §4): the fetch served from memory in the steady state against the one-query
+  // floor (at least 2 times) and against a bare handler doing a hit's own work (at least 0.9), by CPU per request; the
+  // read asking fresh each time, the service with the cache off, and many keys and environments beside them.
+  const cacheRows = (
+    [
+      ["config fetch, steady state / one-query floor", "fetch", "select1", 2],
+      ["config fetch, steady state / bare hit handler", "fetch", "bareFetchHit", 0.9],
+      ["config fetch, cache off / one-query floor", "fetchOff", "select1", null],
+      ["config fetch, cache off / today's (--base)", "fetchOff", "base:fetch", 1],
+      ["config fetch, no-cache each / one-query floor", "fetchFresh", "select1", null],
+      ["config fetch, many keys x environments / one-query floor", "fetchMany", "select1", null],
+    ] as const
+  ).filter(([, id, base]) => ran(id, base));
+  const cacheTable =
+    cacheRows.length > 0
+      ? table(
+          ["scenario / against", "by CPU", "rounds", "CPU ms/req.", "by throughput", "target", ""],
+          cacheRows.map(([label, id, base, target]) => [
+            label,
+            fixed(cpuRatio(id, base), 2),
+            cpuSpread(id, base),
+            `${fixed(m(id)?.cpuPerRequest ?? Number.NaN, 2)}; ${fixed(m(base)?.cpuPerRequest ?? Number.NaN, 2)}`,
+            fixed(ratio(id, base), 2),
+            target === null ? "" : `>= ${target} by CPU`,
+            target === null ? "" : verdict(cpuRatio(id, base), target),
+          ]),
+          ["l", "r", "l", "r", "r", "l", "l"],
         )
       : "";
 
@@ -525,6 +558,8 @@ export function report({
     ratioTable,
     "",
     ...(bareTable ? ["## The reads against their bare handlers", "", bareTable, ""] : []),
+    ...(cacheTable ? ["## The edge cache", "", cacheTable, ""] : []),
+    ...(cacheMemory ? ["## The edge cache's memory", "", cacheMemory, ""] : []),
     ...(baseTable ? [`## Before (--base ${opts.base}) and after (the code under test)`, "", baseTable, ""] : []),
     ...(logTable ? ["## The per-request log line", "", logTable, ""] : []),
     "## Scale and bundle",

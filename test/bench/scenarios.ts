@@ -28,7 +28,7 @@ export class ScenarioError extends Error {}
  * Where a scenario's requests go: the service, the floor, the bare handlers (test/bench/bare/), a copy of the service
  * with another request log, or the service of another tree (`--base`).
  */
-export type ServerName = "service" | "floor" | "bare" | "base" | `log:${string}`;
+export type ServerName = "service" | "floor" | "bare" | "base" | "uncached" | `log:${string}`;
 
 export interface Scenario {
   label: string;
@@ -580,6 +580,10 @@ export type CoreScenarioId =
   | "getAcross"
   | "fetch"
   | "fetchAcross"
+  | "fetchFresh"
+  | "fetchOff"
+  | "fetchMany"
+  | "bareFetchHit"
   | "retrieve"
   | "bareGet"
   | "bareFetch"
@@ -714,6 +718,31 @@ export function benchScenarios(
       return [bare, { ...bareScenario, check: checkBare(bareScenario, serviceBase, scenario.check) }];
     }),
   ) as Record<(typeof BARE_PAIRS)[number]["bare"], Scenario>;
+  // The cache (docs/EDGE-DELIVERY.md): the fetch above is served from memory in the steady state (each of the 128 keys'
+  // answers confirmed once per FRESHNESS_BOUND_SECONDS); here the same read asking for fresh every time, the service
+  // with the cache off, the hit's own work in the bare handler, and many keys and environments, more answers than an
+  // isolate keeps: each request the next key, each 128 the next of the 256 short-history apps' staging.
+  const manyBodies = deploys.small.map((target) => fetchBody(target));
+  const cacheScenarios = {
+    fetchFresh: {
+      ...fetchConfig,
+      label: "POST configs/fetch, Cache-Control: no-cache (a confirmation each)",
+      headers: { ...post, "Cache-Control": "no-cache" },
+    },
+    fetchOff: { ...fetchConfig, label: "POST configs/fetch, cache off (FRESHNESS_BOUND_SECONDS=0)", server: "uncached" },
+    fetchMany: {
+      ...fetchConfig,
+      label: `POST configs/fetch, ${k.read.length} keys x ${DEPLOY_APPS} environments`,
+      perRequest: (n: number) => ({ body: manyBodies[Math.floor(n / k.read.length) % DEPLOY_APPS] }),
+    },
+    bareFetchHit: {
+      ...fetchConfig,
+      label: "bare: a hit's own work (hash, rate limit, lookup, answer)",
+      server: "bare",
+      headers: { ...post, "x-bare-hit": "1" },
+      check: checkBare({ ...fetchConfig, headers: { ...post, "x-bare-hit": "1" } }, serviceBase, fetchConfig.check),
+    },
+  } satisfies Record<string, Scenario>;
   const keyedName = (n: number | string) => `bench-key-${runTag}-${n}`;
   const keyedKey = (n: number | string) => `bench-${runTag}-${n}`;
   return {
@@ -742,6 +771,7 @@ export function benchScenarios(
     ...logScenarios,
     ...twin("fetch", fetchConfig),
     fetchAcross: across(fetchConfig, (key) => checkFetch(fetchConfig.path, key, reads.small)),
+    ...cacheScenarios,
     retrieve,
     ...bareScenarios,
     getConfig: {

@@ -52,6 +52,8 @@ beforeAll(async () => {
     INVITATION_EMAIL_FROM: "invitations@localhost",
     PUBLIC_BASE_URL: "http://localhost:8787",
     INVITATION_TOKEN_IN_ANSWER: "true",
+    // The CLI's writes read back at once, uncached: the bound across the CLI's writes is test/cli/edge-delivery.test.ts's.
+    FRESHNESS_BOUND_SECONDS: "0",
   };
   worker = await startDev({ name: "service", persistTo: dir, readyPath: "/health", vars });
 });

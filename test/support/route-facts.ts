@@ -9,9 +9,10 @@ globalThis.ROUTE_FACTS = true;
 const { ROUTES } = await import("../../src/routes");
 stdout.write(
   JSON.stringify(
-    ROUTES.map(({ declaration: { method, path, roundTrips } }) => ({
+    ROUTES.map(({ declaration: { method, path, roundTrips, cached } }) => ({
       operation: `${method.toUpperCase()} ${path}`,
       roundTrips: roundTrips || null,
+      cached: cached === true,
     })),
   ),
 );

@@ -150,7 +150,7 @@ describe("no timing oracle on prefixes", () => {
   it("looks keys up by their hash's index alone, so an unknown prefix costs what a wrong secret costs", async () => {
     const plan = await databaseOf(account.organizationId)
       .prepare(`EXPLAIN QUERY PLAN WITH ${CALLER_CTE} SELECT user_id FROM caller`)
-      .bind("0".repeat(64), "Zz9Zz9Zz", null, null, null, null)
+      .bind("0".repeat(64), "Zz9Zz9Zz", null, null, null, null, null)
       .all<{ detail: string }>();
     const details = plan.results.map((row) => row.detail).join("\n");
     expect(details).toMatch(/api_keys USING INDEX api_keys_by_hash \(key_hash=\?\)/);

@@ -12,10 +12,17 @@ import { isOfOperation, makeRouteWorld, type RouteWorld, requestOf, routeFacts }
  */
 
 /** A request's status and its round trips on each shard, by shard (a shard it did not reach: 0). */
-async function tripsByShard(method: string, path: string, key: string, body?: object, headers?: Record<string, string>) {
+async function tripsByShard(
+  method: string,
+  path: string,
+  key: string,
+  body?: object,
+  headers?: Record<string, string>,
+  settings: Partial<Env> = {},
+) {
   await markKeyUsed(key);
   const { bindings, trips } = countedShards();
-  const response = await send(method, path, { key, body, headers, bindings });
+  const response = await send(method, path, { key, body, headers, bindings: { ...bindings, ...settings } });
   await response.arrayBuffer();
   return { status: response.status, trips: trips() };
 }
@@ -82,4 +89,45 @@ describe.each(routeFacts())("$operation", ({ operation, roundTrips }) => {
       expect({ status, trips: total }).toEqual({ status: counted.status, trips: counted.trips });
     },
   );
+});
+
+/**
+ * The start-up reads with the cache on (docs/EDGE-DELIVERY.md §4): a miss costs what the uncached read costs, a hit
+ * none, and the read after the bound (a confirmation) what the uncached read costs again. Each 200 case of each.
+ */
+describe("the cached reads", () => {
+  const cases = routeFacts()
+    .filter(({ cached }) => cached)
+    .flatMap(({ operation, roundTrips }) =>
+      (roundTrips?.cases ?? []).filter(({ status }) => (status ?? 200) === 200).map((counted) => ({ operation, counted })),
+    );
+
+  it("are the five start-up reads, each with a 200 case", () => {
+    expect(new Set(cases.map(({ operation }) => operation))).toEqual(
+      new Set([
+        "POST /variants/configs/fetch",
+        "GET /configs",
+        "POST /applications/revisions/retrieve",
+        "POST /workflows/revisions/retrieve",
+        "GET /apps/{app_id}/revisions/{environment_name}",
+      ]),
+    );
+  });
+
+  it("a miss as the uncached read, a hit in 0 round trips, a confirmation past the bound as the uncached read", async () => {
+    const bound = { FRESHNESS_BOUND_SECONDS: "1" };
+    const sendAll = () =>
+      Promise.all(
+        cases.map(async ({ operation, counted }) => {
+          const { path, key, body, headers } = requestOf(world, counted);
+          const { status, trips } = await tripsByShard(operation.split(" ")[0], path, key, body, headers, bound);
+          return { name: counted.name, status, trips: Object.values(trips).reduce((sum, count) => sum + count, 0) };
+        }),
+      );
+    const uncached = cases.map(({ counted }) => ({ name: counted.name, status: 200, trips: counted.trips }));
+    expect(await sendAll(), "misses").toEqual(uncached);
+    expect(await sendAll(), "hits").toEqual(uncached.map((expected) => ({ ...expected, trips: 0 })));
+    await scheduler.wait(1_000);
+    expect(await sendAll(), "confirmations").toEqual(uncached);
+  });
 });

@@ -24,7 +24,7 @@ import { newInbox, settledDeliveries, subscribe } from "./webhooks/webhook-fixtu
 declare module "vitest" {
   interface ProvidedContext {
     /** Every route's round-trip budget, in the router's order, built in Node (test/vitest.config.ts). */
-    routeFacts: { operation: string; roundTrips: RoundTrips | null }[];
+    routeFacts: { operation: string; roundTrips: RoundTrips | null; cached: boolean }[];
   }
 }
 

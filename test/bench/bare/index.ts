@@ -14,6 +14,9 @@
  *   GET  /apps/{app_id}/revisions/{environment_name}   the GET of a record
  *   POST /variants/configs/fetch                       the config fetch: `environment_ref` and `application_ref`
  *   POST /applications/revisions/retrieve              `retrieve` by environment: `environment_ref` and `key`
+ * and, for the config fetch sent with `x-bare-hit: 1`, a hit's own work (docs/EDGE-DELIVERY.md §4): the key hashed
+ * and rate-limited, the answer kept in the isolate's memory by key and request looked up and answered with its Age
+ * and Cache-Status; the read above when none is kept or it is FRESHNESS_BOUND_SECONDS old.
  */
 import { toRevision } from "../../../src/applications/revisions.schemas";
 import { retrieveRevision } from "../../../src/applications/revisions.sql.ts";
@@ -75,60 +78,93 @@ async function readAsKey<T>(
   });
 }
 
-export default {
-  async fetch(request, env) {
-    const { pathname } = new URL(request.url);
-    if (pathname === "/ready") return new Response("ok");
-    const record = request.method === "GET" ? GET_RECORD.exec(pathname) : null;
-    if (record) {
-      const [, appId, environmentName] = record;
-      return readAsKey(
-        request,
-        env,
-        [appId],
-        (db) => readEnvironmentRevisions(db, appId, environmentName),
-        ({ environment, revisions }) => ({
-          // The bench's histories are short: one page.
-          body: toEnvironmentRevisions(environment, revisions.first.map(toRevisionEntry)),
-          headers: {
-            ETag: environmentETag(
-              { environmentId: environment.id, revision: environment.revision },
-              environment.deployedVariantArchived === 1,
-            ),
-          },
-        }),
-      );
-    }
-    if (request.method === "POST" && pathname === "/variants/configs/fetch") {
-      const sent: { environment_ref?: SentRef; application_ref?: SentRef } = await request.json();
-      const refs: ConfigRefs = { application: ref(sent.application_ref), variant: null, environment: ref(sent.environment_ref) };
-      return readAsKey(
-        request,
-        env,
-        configRefOrder(refs),
-        (db) => fetchConfig(db, refs),
-        (config) => ({ body: toConfigOutput(config) }),
-      );
-    }
-    if (request.method === "POST" && pathname === "/applications/revisions/retrieve") {
-      const sent: { environment_ref?: SentRef; key?: string } = await request.json();
-      const named = { slug: (sent.key ?? "").slice(0, -KEY_SUFFIX.length), version: null, id: null };
-      const lookup = {
-        by: "environment" as const,
-        refs: { application: named, variant: null, environment: ref(sent.environment_ref) },
-        environmentId: null,
-      };
-      return readAsKey(
-        request,
-        env,
-        configRefOrder(lookup.refs),
-        async (db) => {
-          const found = await retrieveRevision(db, lookup);
-          return typeof found === "object" ? found : null;
+/** The hit handler's answers by key hash and request, with when they were read. */
+const kept = new Map<string, { body: string; etag: string | null; at: number }>();
+
+async function hit(request: Request, env: Env): Promise<Response> {
+  const parsed = parseAuthorization(request.headers.get("Authorization") ?? undefined);
+  if (!parsed) return new Response(null, { status: 401 });
+  const keyHash = await hashApiKey(parsed.key);
+  if (!(await env.KEY_RATE_LIMITER.limit({ key: keyHash })).success) return new Response(null, { status: 429 });
+  const text = await request.text();
+  const key = `${keyHash} ${request.method} ${new URL(request.url).pathname}\n\n${text}`;
+  const now = Date.now();
+  const found = kept.get(key);
+  const bound = Number(env.FRESHNESS_BOUND_SECONDS ?? "5") * 1000;
+  if (found && now - found.at < bound) {
+    return new Response(found.body, {
+      headers: {
+        "content-type": JSON_TYPE,
+        ...(found.etag ? { ETag: found.etag } : {}),
+        Age: String(Math.floor((now - found.at) / 1000)),
+        "Cache-Status": `app-management; hit; ttl=${Math.floor((found.at + bound - now) / 1000)}`,
+      },
+    });
+  }
+  const headers = new Headers(request.headers);
+  headers.delete("x-bare-hit");
+  const answer = await serve(new Request(request.url, { method: request.method, headers, body: text }), env);
+  if (answer.status !== 200) return answer;
+  const body = await answer.text();
+  kept.set(key, { body, etag: answer.headers.get("ETag"), at: now });
+  return new Response(body, answer);
+}
+
+async function serve(request: Request, env: Env): Promise<Response> {
+  if (request.headers.get("x-bare-hit") === "1") return hit(request, env);
+  const { pathname } = new URL(request.url);
+  if (pathname === "/ready") return new Response("ok");
+  const record = request.method === "GET" ? GET_RECORD.exec(pathname) : null;
+  if (record) {
+    const [, appId, environmentName] = record;
+    return readAsKey(
+      request,
+      env,
+      [appId],
+      (db) => readEnvironmentRevisions(db, appId, environmentName),
+      ({ environment, revisions }) => ({
+        // The bench's histories are short: one page.
+        body: toEnvironmentRevisions(environment, revisions.first.map(toRevisionEntry)),
+        headers: {
+          ETag: environmentETag(
+            { environmentId: environment.id, revision: environment.revision },
+            environment.deployedVariantArchived === 1,
+          ),
         },
-        (config) => ({ body: { count: 1, application_revision: toRevision(config) } }),
-      );
-    }
-    return new Response(null, { status: 404 });
-  },
-} satisfies ExportedHandler<Env>;
+      }),
+    );
+  }
+  if (request.method === "POST" && pathname === "/variants/configs/fetch") {
+    const sent: { environment_ref?: SentRef; application_ref?: SentRef } = await request.json();
+    const refs: ConfigRefs = { application: ref(sent.application_ref), variant: null, environment: ref(sent.environment_ref) };
+    return readAsKey(
+      request,
+      env,
+      configRefOrder(refs),
+      (db) => fetchConfig(db, refs),
+      (config) => ({ body: toConfigOutput(config) }),
+    );
+  }
+  if (request.method === "POST" && pathname === "/applications/revisions/retrieve") {
+    const sent: { environment_ref?: SentRef; key?: string } = await request.json();
+    const named = { slug: (sent.key ?? "").slice(0, -KEY_SUFFIX.length), version: null, id: null };
+    const lookup = {
+      by: "environment" as const,
+      refs: { application: named, variant: null, environment: ref(sent.environment_ref) },
+      environmentId: null,
+    };
+    return readAsKey(
+      request,
+      env,
+      configRefOrder(lookup.refs),
+      async (db) => {
+        const found = await retrieveRevision(db, lookup);
+        return typeof found === "object" ? found : null;
+      },
+      (config) => ({ body: { count: 1, application_revision: toRevision(config) } }),
+    );
+  }
+  return new Response(null, { status: 404 });
+}
+
+export default { fetch: serve } satisfies ExportedHandler<Env>;
