@@ -9,18 +9,9 @@ import { codedConflictResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { dryRunQuery } from "../variants/deploy";
 import { DRY_RUN_EXAMPLE, DryRunOutput } from "../variants/deployments.schemas";
+import { ACTION_DESCRIPTION, act, actionErrors, actionRoute, answer, answered, ETAG_HEADER, requestPath } from "./actions";
 import { type ApplyOutcome, type ApplyPreview, applyChangeRequest, type DiffSides, previewApply } from "./apply.sql.ts";
 import { changeRequestETag, toChangeRequestDiff } from "./change-requests.answers";
-import {
-  ACTION_DESCRIPTION,
-  act,
-  actionErrors,
-  actionRoute,
-  answer,
-  answered,
-  ETAG_HEADER,
-  requestPath,
-} from "./change-requests.routes";
 import { ChangeRequest, DEMO_CHANGE_REQUEST, DEMO_DIFF, expectedWrites } from "./change-requests.schemas";
 import type { DiffSideRow } from "./change-requests.sql.ts";
 import {
