@@ -14,6 +14,7 @@ import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "./http/idempotency";
 import { PROTECTION_BYPASS_HEADER } from "./http/protection-bypass";
 import { REQUEST_ID_HEADER, requestLog } from "./http/request-log";
 import { mountRoutes } from "./http/route";
+import { CONFIG_SPLIT_HEADER, TARGETING_KEY_HEADER } from "./http/targeting-key";
 import { ROUTES } from "./routes";
 import type { AppEnv } from "./types";
 
@@ -59,8 +60,9 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
           "If-Match",
           IDEMPOTENCY_KEY_HEADER,
           PROTECTION_BYPASS_HEADER,
+          TARGETING_KEY_HEADER,
         ],
-        exposeHeaders: [REQUEST_ID_HEADER, BOOKMARK_HEADER, "ETag", "Retry-After", REPLAYED_HEADER],
+        exposeHeaders: [REQUEST_ID_HEADER, BOOKMARK_HEADER, "ETag", "Retry-After", REPLAYED_HEADER, CONFIG_SPLIT_HEADER],
         maxAge: 600,
       }),
     );

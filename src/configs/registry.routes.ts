@@ -18,6 +18,7 @@ import {
   withKeyErrors,
 } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
+import { answerSplit, targetingKey } from "../http/targeting-key";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "../variants/configs.schemas";
 import { configArchived, configNameTaken } from "./errors";
@@ -104,8 +105,10 @@ export const registryRoutes = [
     },
     async (c) => {
       const refs = registryRefs(c.req.valid("query"));
-      const config = await readAs(c, configRefOrder(refs), (db) => fetchConfig(db, refs));
+      const key = targetingKey(c);
+      const config = await readAs(c, configRefOrder(refs), (db) => fetchConfig(db, refs, key));
       if (!config) throw configNotFound();
+      answerSplit(c, config);
       return c.json(toRegistryConfig(config, config.revision), 200);
     },
   ),

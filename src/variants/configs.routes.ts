@@ -16,6 +16,7 @@ import {
   withKeyErrors,
 } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
+import { answerSplit, targetingKey } from "../http/targeting-key";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import {
   AddConfigBody,
@@ -150,8 +151,10 @@ export const configsRoutes = [
     },
     async (c) => {
       const refs = toConfigRefs(c.req.valid("json"));
-      const config = await readAs(c, configRefOrder(refs), (db) => fetchConfig(db, refs));
+      const key = targetingKey(c);
+      const config = await readAs(c, configRefOrder(refs), (db) => fetchConfig(db, refs, key));
       if (!config) throw configNotFound();
+      answerSplit(c, config);
       return c.json(toConfigOutput(config), 200);
     },
   ),

@@ -393,6 +393,7 @@ const TAG_NAMES = [
   "Application revisions",
   "Workflow revisions",
   "Simple environments",
+  "Splits",
   "Change requests",
   "Keys",
   "Profile",
@@ -569,7 +570,12 @@ describe("every route, as the document lists it", () => {
     }
     const conditional = keyedOperations().filter((operation) => at(`${operationPointer(operation)}/responses/412`));
     const ofChangeRequests = (operation: string) => / \/change-requests\b/.test(operation);
-    expect(conditional.filter((operation) => !ofChangeRequests(operation))).toEqual(DEPLOYMENTS);
+    // And a split's writes (docs/SPLITS.md §1), on the environment's ETag as a deploy.
+    const splitWrites = [
+      "PUT /apps/{app_id}/environments/{environment}/split",
+      "DELETE /apps/{app_id}/environments/{environment}/split",
+    ];
+    expect(conditional.filter((operation) => !ofChangeRequests(operation))).toEqual([...DEPLOYMENTS, ...splitWrites]);
     // Every write of a change request is conditional too: on the request's ETag (a create: on the environment's).
     expect(conditional.filter(ofChangeRequests)).toEqual(
       keyedOperations().filter((operation) => ofChangeRequests(operation) && !operation.startsWith("GET ")),

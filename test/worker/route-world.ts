@@ -1,6 +1,7 @@
 import { v5 as uuidv5 } from "uuid";
 import { expect, inject } from "vitest";
 import type { RoundTripCase, RoundTrips } from "../../src/http/route-facts";
+import { splitApp, startSplit } from "./apps/split-fixtures";
 import {
   type Account,
   createAccount,
@@ -163,6 +164,10 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
     return id;
   };
 
+  // Splits run in its production (read, changed, given verdicts) and development (promoted); its staging runs main alone.
+  const splitAppId = await splitApp(account, ["production", "staging", "development"]);
+  for (const environment of ["production", "development"]) await startSplit(account.key, splitAppId, environment);
+
   return {
     account,
     organizationIds: [account, viewer, owner, requester]
@@ -192,6 +197,7 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
       firstRevisionId,
       staleETag,
       teamAppId,
+      splitAppId,
       renamedId,
       deletedId,
       removableId,
