@@ -73,6 +73,12 @@ export const registryRoutes = [
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
           { name: "GET /configs by environment", path: "/configs?base_id={appId}&environment_name=production", trips: 1 },
+          {
+            name: "GET /configs, a split running, with a Targeting-Key",
+            path: "/configs?base_id={splitAppId}&environment_name=production",
+            headers: { "Targeting-Key": "user-1" },
+            trips: 1,
+          },
           { name: "GET /configs by name", path: "/configs?base_id={appId}&config_name=main", trips: 1 },
           { name: "GET /configs, nothing deployed", path: "/configs?base_id={appId}&environment_name=qa", status: 404, trips: 1 },
         ],

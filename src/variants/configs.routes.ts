@@ -126,6 +126,13 @@ export const configsRoutes = [
             trips: 1,
           },
           {
+            name: "configs/fetch, a split running, with a Targeting-Key",
+            path: "/variants/configs/fetch",
+            body: { application_ref: { id: "{splitAppId}" }, environment_ref: { slug: "production" } },
+            headers: { "Targeting-Key": "user-1" },
+            trips: 1,
+          },
+          {
             name: "configs/fetch, nothing there",
             path: "/variants/configs/fetch",
             body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "absent" } },
