@@ -28,6 +28,7 @@ import {
   type SplitPlace,
   type SplitRefusal,
 } from "./splits.sql.ts";
+import { verdictsRoutes } from "./verdicts.routes";
 
 const PATH = "/apps/{app_id}/environments/{environment}/split";
 const SPLIT = "/apps/{splitAppId}/environments/production/split";
@@ -196,6 +197,7 @@ export const splitsRoutes = [
       return c.json(await answered(c, outcome, place, candidate !== null), 200);
     },
   ),
+  ...verdictsRoutes,
   route(
     {
       method: "delete",

@@ -98,7 +98,7 @@ const FACTS = sql<{ refusal: SplitRefusal | null; appId: string; revision: numbe
 );
 
 /** A split `s` with its environment `e` and app `a`. */
-const SPLIT_PLACE = `environment_splits s JOIN environments e ON e.id = s.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}`;
+export const SPLIT_PLACE = `environment_splits s JOIN environments e ON e.id = s.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}`;
 
 /**
  * What write :event_id (its event's id) answers: its event's split, and the split's sealed verdict secret when the
@@ -130,7 +130,7 @@ const START = sql(
 );
 
 /** `environment.split_started` or `.split_changed`, of the split the batch's write :write_id made or changed. */
-const PUT_EVENT = sql(
+export const PUT_EVENT = sql(
   `WITH ${CALLER_CTE} ${INSERT_EVENT}
    SELECT :event_id, CASE WHEN s.id = :split_id THEN 'environment.split_started' ELSE 'environment.split_changed' END,
           w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},

@@ -767,6 +767,11 @@ describe("?dry_run on every write of the route declarations", () => {
       path: splitPath(app.split, "staging"),
       body: { weight: 20 },
     }),
+    "POST /apps/{app_id}/environments/{environment}/split/verdicts": () => ({
+      path: splitPath(app.split, "staging", "/verdicts"),
+      body: { verdict: "hold", reason: "dry" },
+      key: "",
+    }),
     "DELETE /apps/{app_id}/environments/{environment}/split": () => ({ path: splitPath(app.split, "staging", "?outcome=abort") }),
   };
 

@@ -257,6 +257,7 @@ const keyedOperations = () => SERVED_ROUTES.filter((operation) => !["GET /health
 
 /** Accepting an invitation: a new email's invitee has no key yet, so the key is optional there. */
 const ACCEPT = "POST /organizations/{org_id}/workspaces/{workspace_id}/invite/accept";
+const VERDICTS = "POST /apps/{app_id}/environments/{environment}/split/verdicts";
 
 /** The accounts routes (docs/ACCOUNTS-API.md) and webhooks: they take no Idempotency-Key. */
 const isAccountsOperation = (operation: string) => /^\w+ \/(keys|profile|organizations|workspaces|webhooks)\b/.test(operation);
@@ -593,7 +594,8 @@ describe("every route, as the document lists it", () => {
       const keyed = keyedOperations().includes(operation);
       const response = await send(operation.split(" ")[0], url, { body: exampleBodies(operation)[0] });
       // Without a key, the example invitation's token is looked up, and is not found.
-      const status = !keyed ? 200 : operation === ACCEPT ? 404 : 401;
+      // A split's verdict, for an app of none: no split there.
+      const status = !keyed ? 200 : operation === ACCEPT || operation === VERDICTS ? 404 : 401;
       await expectDocumented(response, operation, status, { example: keyed });
       // A path may match several templates (/apps/get_variant_by_env is also an /apps/{app_id}).
       const path = url.split("?")[0];

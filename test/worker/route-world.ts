@@ -1,3 +1,4 @@
+import { Webhook as StandardWebhook } from "standardwebhooks";
 import { v5 as uuidv5 } from "uuid";
 import { expect, inject } from "vitest";
 import type { RoundTripCase, RoundTrips } from "../../src/http/route-facts";
@@ -166,7 +167,15 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
 
   // Splits run in its production (read, changed, given verdicts) and development (promoted); its staging runs main alone.
   const splitAppId = await splitApp(account, ["production", "staging", "development"]);
-  for (const environment of ["production", "development"]) await startSplit(account.key, splitAppId, environment);
+  const { verdict_secret } = await startSplit(account.key, splitAppId, "production");
+  await startSplit(account.key, splitAppId, "development");
+  // A verdict its production's split accepts: signed with its secret, as the customer's evaluation would.
+  const verdictAt = new Date();
+  const verdictSignature = new StandardWebhook(String(verdict_secret)).sign(
+    "msg_counted",
+    verdictAt,
+    JSON.stringify({ verdict: "hold", reason: "counted" }),
+  );
 
   return {
     account,
@@ -198,6 +207,8 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
       staleETag,
       teamAppId,
       splitAppId,
+      verdictSignature,
+      verdictTimestamp: String(Math.floor(verdictAt.getTime() / 1000)),
       renamedId,
       deletedId,
       removableId,
