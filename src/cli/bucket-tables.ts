@@ -293,7 +293,8 @@ const TABLES: BucketTable[] = [
       AND (t.split_id, t.webhook_id) > (:after_0, :after_1) ORDER BY t.split_id, t.webhook_id LIMIT :page_rows`),
     keyset: byPair("split_id", "webhook_id", ""),
     insert: sql(`INSERT INTO split_verdicts SELECT value ->> 0, value ->> 1, value ->> 2 ${ROWS} ${COUNTED}`),
-    remove: null,
+    remove: sql(`DELETE FROM split_verdicts WHERE (split_id, webhook_id) IN
+      (SELECT t.split_id, t.webhook_id FROM ${FROM.split_verdicts} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
   },
   // Keyed by their bucket too, the Idempotency-Key tables' rows of the buckets never meet the destination's own, whatever
   // keys tenants used where (docs/SHARDING.md §7e).
