@@ -17,7 +17,7 @@ const APP_FOUND = sql(`WITH ${CALLER_CTE}, ${APP_BY_REF_CTE} SELECT id FROM app`
 export async function retrieveRevision(
   db: CallerDb,
   lookup: RevisionLookup,
-  targetingKey: string | null,
+  targetingKey: string | null = null,
 ): Promise<Config | "none" | "no_app"> {
   const { config, app } = await db.batch({
     config: configStatement(db, lookup.refs),
