@@ -16,6 +16,7 @@ import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "./http/idempotency";
 import { PROTECTION_BYPASS_HEADER } from "./http/protection-bypass";
 import { REQUEST_ID_HEADER, requestLog } from "./http/request-log";
 import { mountRoutes } from "./http/route";
+import { CONFIG_SPLIT_HEADER, TARGETING_KEY_HEADER } from "./http/targeting-key";
 import { ROUTES } from "./routes";
 import type { AppEnv } from "./types";
 
@@ -66,6 +67,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
           "Cache-Control",
           IDEMPOTENCY_KEY_HEADER,
           PROTECTION_BYPASS_HEADER,
+          TARGETING_KEY_HEADER,
         ],
         exposeHeaders: [
           REQUEST_ID_HEADER,
@@ -76,6 +78,7 @@ export function createService({ basePath, corsOrigins }: ServiceConfig) {
           "Age",
           "Cache-Status",
           LIVE_EVERYWHERE_BY,
+          CONFIG_SPLIT_HEADER,
         ],
         maxAge: 600,
       }),

@@ -1,4 +1,5 @@
 import { createService } from "./app";
+import { runSplitCron } from "./apps/split-steps.sql.ts";
 import { runChangeRequestCron } from "./change-requests/cron.sql.ts";
 import { deleteExpiredClaims } from "./db/idempotency";
 import { allShards, shardNamed } from "./db/pool";
@@ -38,7 +39,7 @@ export default {
   // Hourly, on every shard at once: Idempotency-Key claims past their 24 hours, and events and deliveries past their
   // retention ([vars]; a bad value prunes nothing and logs why), are dropped. Each minute: deliveries a lost hand-off
   // left pending on any shard are attempted (a bounded number) or queued again; due scheduled change requests are
-  // applied and expired ones recorded.
+  // applied and expired ones recorded; splits' due steps are applied.
   scheduled(controller, env, ctx) {
     if (controller.cron === HOURLY) {
       const kept = retentionOf(env);
@@ -48,7 +49,7 @@ export default {
         );
       }
       ctx.waitUntil(Promise.all(allShards(env).map((shard) => cleanUp(shardNamed(env, shard), kept))));
-    } else ctx.waitUntil(Promise.all([sweepOverdueDeliveries(env), runChangeRequestCron(env)]));
+    } else ctx.waitUntil(Promise.all([sweepOverdueDeliveries(env), runChangeRequestCron(env), runSplitCron(env)]));
   },
 
   // The webhook delivery queue (wrangler.toml [[queues.consumers]]).

@@ -2,6 +2,7 @@ import { revisionsRoutes } from "./applications/revisions.routes";
 import { applicationVariantsRoutes } from "./applications/variants.routes";
 import { appsResponses, appsRoutes } from "./apps/apps.routes";
 import { environmentsResponses, environmentsRoutes } from "./apps/environments.routes";
+import { splitsRoutes } from "./apps/splits.routes";
 import { applyRoutes } from "./change-requests/apply.routes";
 import { changeRequestsRoutes } from "./change-requests/change-requests.routes";
 import { basesRoutes, registryResponses, registryRoutes } from "./configs/registry.routes";
@@ -65,6 +66,7 @@ export const ROUTES: readonly Route[] = [
   ...changeRequestsRoutes,
   ...applyRoutes,
   ...diffRoutes,
+  ...splitsRoutes,
 ];
 
 /**

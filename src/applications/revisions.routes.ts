@@ -21,6 +21,7 @@ import {
   withKeyErrors,
 } from "../http/openapi-parts";
 import { route } from "../http/route";
+import { answerSplit, targetingKey } from "../http/targeting-key";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { deploy, dryRun, dryRunQuery } from "../variants/deploy";
 import { DryRunOutput } from "../variants/deployments.schemas";
@@ -156,7 +157,9 @@ export const revisionsRoutes = [
     },
     async (c) => {
       const lookup = c.req.valid("json");
-      const config = await readAs(c, configRefOrder(lookup.refs), (db) => retrieveRevision(db, lookup));
+      const key = targetingKey(c);
+      const config = await readAs(c, configRefOrder(lookup.refs), (db) => retrieveRevision(db, lookup, key));
+      if (typeof config === "object") answerSplit(c, config);
       if (typeof config === "object") return c.json({ count: 1, application_revision: toRevision(config) }, 200);
       // Where the SDK would go on with an empty config for what does not exist, a 404 it raises: by environment as the
       // platform answers; an app ref alone naming no app, where the platform answers {count: 0}. An app that exists

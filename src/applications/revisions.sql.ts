@@ -1,4 +1,4 @@
-import { type Config, type ConfigRow, configStatement, refValues, toConfig } from "../core/configs.sql.ts";
+import { type Config, type ConfigRow, configStatement, refValues, toChosenConfig, toConfig } from "../core/configs.sql.ts";
 import { CALLER_CTE } from "../db/caller";
 import type { CallerDb } from "../db/handles";
 import { sql } from "../db/sql";
@@ -11,15 +11,19 @@ const APP_FOUND = sql(`WITH ${CALLER_CTE}, ${APP_BY_REF_CTE} SELECT id FROM app`
 
 /**
  * The revision a retrieve names, as the caller may see it: one round trip, the legacy fetch's statement beside the key
- * check. None found: "no_app" for an app ref alone naming no app the caller can see (asked in the same batch), else
+ * check (a split's arm for the targeting key). None found: "no_app" for an app ref alone naming no app the caller can see (asked in the same batch), else
  * "none". By environment, an environment id given must be the one POST /simple/environments/query answers for that name.
  */
-export async function retrieveRevision(db: CallerDb, lookup: RevisionLookup): Promise<Config | "none" | "no_app"> {
+export async function retrieveRevision(
+  db: CallerDb,
+  lookup: RevisionLookup,
+  targetingKey: string | null = null,
+): Promise<Config | "none" | "no_app"> {
   const { config, app } = await db.batch({
     config: configStatement(db, lookup.refs),
     ...(lookup.by === "app" ? { app: db.statement(APP_FOUND, refValues(lookup.refs)) } : {}),
   });
-  const found = toConfig(config.results[0]);
+  const found = toChosenConfig(config.results, targetingKey);
   if (!found) return app && app.results.length === 0 ? "no_app" : "none";
   if (lookup.by !== "environment" || lookup.environmentId === null) return found;
   return lookup.environmentId === environmentIdOf(found.projectId, lookup.refs.environment?.slug ?? "") ? found : "none";

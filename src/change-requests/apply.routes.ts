@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import * as z from "zod/mini";
 import { deploymentPreview } from "../core/deployment-preview.sql.ts";
 import { storedConfigDocument } from "../core/diff";
+import { splitRunning } from "../http/core-errors";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import { documented } from "../http/documentation";
 import { forbidden } from "../http/errors";
@@ -61,6 +62,8 @@ function applyRefusal(outcome: Exclude<ApplyOutcome | ApplyPreview, { outcome: "
       return notApproved(outcome.approvals, outcome.approvalsRequired);
     case "revision_unavailable":
       return revisionUnavailable(outcome.removed);
+    case "split_running":
+      return splitRunning(outcome.appId, outcome.environment);
     case "conflict": {
       const { base, current, diff, drift } = toChangeRequestDiff(outcome.sides);
       return changeRequestConflict({ base, current, diff, drift });

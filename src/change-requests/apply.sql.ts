@@ -66,6 +66,7 @@ verdict AS (
       WHEN :scheduled = 1 AND (scheduled_at > ${NOW} OR scheduled_by IS NOT (SELECT user_id FROM caller)) THEN 'not_due'
       WHEN approvals < required_approvals THEN 'not_approved'
       WHEN removed OR archived THEN 'revision_unavailable'
+      WHEN :scheduled = 0 AND EXISTS (SELECT 1 FROM environment_splits WHERE environment_id = applying.environment_id) THEN 'split_running'
       WHEN current_revision <> base_environment_revision THEN 'conflict'
       WHEN :expected_writes IS NOT NULL AND writes <> :expected_writes THEN 'moved_on'
     END AS refusal
@@ -81,6 +82,7 @@ type ApplyRefusal =
   | "not_due"
   | "not_approved"
   | "revision_unavailable"
+  | "split_running"
   | "conflict"
   | "moved_on";
 
@@ -108,7 +110,8 @@ const APPLY_FACTS = sql<ApplyFacts>(
 const INSERT_DEPLOYMENT = sql(
   `WITH ${APPLY_CTES}
    INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by)
-   SELECT :deployment_id, environment_id, variant_revision_id, (SELECT user_id FROM caller) FROM verdict WHERE refusal IS NULL`,
+   SELECT :deployment_id, environment_id, variant_revision_id, (SELECT user_id FROM caller) FROM verdict WHERE refusal IS NULL
+      AND NOT EXISTS (SELECT 1 FROM environment_splits WHERE environment_id = verdict.environment_id)`,
 );
 
 /** The apply's environment revision was made. */
@@ -221,6 +224,7 @@ export type DiffSides = Record<DiffSideRow["side"], DiffSideRow>;
 /** Why an apply wrote nothing (the route turns each into its error). */
 export type ApplyRefusalOutcome =
   | { outcome: "not_found" | "forbidden" | "moved_on" }
+  | { outcome: "split_running"; appId: string; environment: string }
   | { outcome: "invalid_state"; state: ChangeRequestState }
   | { outcome: "not_approved"; approvals: number; approvalsRequired: number }
   | { outcome: "revision_unavailable"; removed: boolean }
@@ -245,6 +249,8 @@ function applyRefusal(facts: ApplyFacts | undefined, sides: DiffSides | null): A
       return { outcome: "revision_unavailable", removed: facts.removed === 1 };
     case "conflict":
       return { outcome: "conflict", sides };
+    case "split_running":
+      return { outcome: "split_running", appId: facts.appId, environment: facts.environment };
     default:
       return { outcome: facts.refusal };
   }

@@ -382,6 +382,9 @@ const COMMANDS: Record<string, Command> = {
       throw new UsageError(`app ${appId} has no environment ${environmentName}`);
     }
     if (deployed.outcome === "refused") {
+      if (deployed.refusal === "split_running") {
+        throw new Error(`a split runs in environment ${environmentName} of app ${appId}: end it first (DELETE …/split)`);
+      }
       throw new Error(
         deployed.refusal === "protected"
           ? `environment ${environmentName} of app ${appId} is protected: propose the change with POST /change-requests ` +

@@ -81,6 +81,9 @@ const FROM = {
   change_requests: `change_requests t JOIN apps a ON a.id = t.app_id ${UP_FROM_APP}`,
   change_request_reviews: `change_request_reviews t JOIN change_requests cr ON cr.id = t.change_request_id JOIN apps a ON a.id = cr.app_id
     ${UP_FROM_APP}`,
+  environment_splits: `environment_splits t ${UP_FROM_ENVIRONMENT}`,
+  split_verdicts: `split_verdicts t JOIN environment_splits s ON s.id = t.split_id JOIN environments e ON e.id = s.environment_id
+    JOIN apps a ON a.id = e.app_id ${UP_FROM_APP}`,
   invitations: "invitations t JOIN organizations o ON o.id = t.organization_id",
   events: "events t JOIN organizations o ON o.id = t.organization_id",
   webhooks: "webhooks t JOIN organizations o ON o.id = t.organization_id",
@@ -109,7 +112,8 @@ const REFERENCED_USER = `t.id IN (SELECT t.user_id FROM ${FROM.organization_memb
   OR t.id IN (SELECT t.scheduled_by FROM ${FROM.change_requests} WHERE ${IN_BUCKETS})
   OR t.id IN (SELECT t.applied_by FROM ${FROM.change_requests} WHERE ${IN_BUCKETS})
   OR t.id IN (SELECT j.value FROM ${FROM.change_requests} JOIN json_each(t.reviewers) j WHERE ${IN_BUCKETS})
-  OR t.id IN (SELECT t.reviewer_id FROM ${FROM.change_request_reviews} WHERE ${IN_BUCKETS})`;
+  OR t.id IN (SELECT t.reviewer_id FROM ${FROM.change_request_reviews} WHERE ${IN_BUCKETS})
+  OR t.id IN (SELECT t.started_by FROM ${FROM.environment_splits} WHERE ${IN_BUCKETS})`;
 
 // A row's columns by position, from the JSON array each row is bound as.
 const COLUMNS_4 = "value ->> 0, value ->> 1, value ->> 2, value ->> 3";
@@ -121,6 +125,7 @@ const COLUMNS_10 = `${COLUMNS_8}, value ->> 8, value ->> 9`;
 const COLUMNS_11 = `${COLUMNS_10}, value ->> 10`;
 const COLUMNS_12 = `${COLUMNS_11}, value ->> 11`;
 const COLUMNS_15 = `${COLUMNS_12}, value ->> 12, value ->> 13, value ->> 14`;
+const COLUMNS_16 = `${COLUMNS_15}, value ->> 15`;
 const COLUMNS_20 = `${COLUMNS_15}, value ->> 15, value ->> 16, value ->> 17, value ->> 18, value ->> 19`;
 const COLUMNS_25 = `${COLUMNS_20}, value ->> 20, value ->> 21, value ->> 22, value ->> 23, value ->> 24`;
 const COLUMNS_28 = `${COLUMNS_25}, value ->> 25, value ->> 26, value ->> 27`;
@@ -274,6 +279,23 @@ const TABLES: BucketTable[] = [
     insert: sql(`INSERT INTO change_request_reviews SELECT ${COLUMNS_7} ${ROWS} ${COUNTED}`),
     remove: sql(`DELETE FROM change_request_reviews
       WHERE id IN (SELECT t.id FROM ${FROM.change_request_reviews} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
+  },
+  {
+    name: "environment_splits",
+    select: sql(`SELECT t.* FROM ${FROM.environment_splits} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
+    keyset: BY_TEXT_ID,
+    insert: sql(`INSERT INTO environment_splits SELECT ${COLUMNS_16} ${ROWS} ${COUNTED}`),
+    remove: sql(`DELETE FROM environment_splits
+      WHERE id IN (SELECT t.id FROM ${FROM.environment_splits} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
+  },
+  {
+    name: "split_verdicts",
+    select: sql(`SELECT t.* FROM ${FROM.split_verdicts} WHERE ${IN_BUCKETS}
+      AND (t.split_id, t.webhook_id) > (:after_0, :after_1) ORDER BY t.split_id, t.webhook_id LIMIT :page_rows`),
+    keyset: byPair("split_id", "webhook_id", ""),
+    insert: sql(`INSERT INTO split_verdicts SELECT value ->> 0, value ->> 1, value ->> 2 ${ROWS} ${COUNTED}`),
+    remove: sql(`DELETE FROM split_verdicts WHERE (split_id, webhook_id) IN
+      (SELECT t.split_id, t.webhook_id FROM ${FROM.split_verdicts} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
   },
   // Keyed by their bucket too, the Idempotency-Key tables' rows of the buckets never meet the destination's own, whatever
   // keys tenants used where (docs/SHARDING.md §7e).

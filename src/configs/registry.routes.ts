@@ -20,6 +20,7 @@ import {
   withKeyErrors,
 } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
+import { answerSplit, targetingKey } from "../http/targeting-key";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import { parametersAsSent } from "../variants/configs.schemas";
 import { configArchived, configNameTaken } from "./errors";
@@ -75,6 +76,12 @@ export const registryRoutes = [
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
           { name: "GET /configs by environment", path: "/configs?base_id={appId}&environment_name=production", trips: 1 },
+          {
+            name: "GET /configs, a split running, with a Targeting-Key",
+            path: "/configs?base_id={splitAppId}&environment_name=production",
+            headers: { "Targeting-Key": "user-1" },
+            trips: 1,
+          },
           { name: "GET /configs by name", path: "/configs?base_id={appId}&config_name=main", trips: 1 },
           { name: "GET /configs, nothing deployed", path: "/configs?base_id={appId}&environment_name=qa", status: 404, trips: 1 },
         ],
@@ -107,8 +114,10 @@ export const registryRoutes = [
     },
     async (c) => {
       const refs = registryRefs(c.req.valid("query"));
-      const config = await readAs(c, configRefOrder(refs), (db) => fetchConfig(db, refs));
+      const key = targetingKey(c);
+      const config = await readAs(c, configRefOrder(refs), (db) => fetchConfig(db, refs, key));
       if (!config) throw configNotFound();
+      answerSplit(c, config);
       return c.json(toRegistryConfig(config, config.revision), 200);
     },
   ),

@@ -9,6 +9,7 @@ import { type Role, WRITER_ROLES, WRITER_ROLES_SQL } from "../db/roles";
 import { type Results, type Statement, type Statements, sql } from "../db/sql";
 import { APP_BY_REF_CTE, appRefOrder, refusal } from "../db/visibility";
 import { APP_PLACE, REVISION_DATA, revisionEvent } from "./change-events.sql.ts";
+import { chooseArm, type SplitChoice } from "./split-bucket";
 
 /** A reference to an app, a variant (revision) or an environment (revision): every part optional. */
 export interface Ref {
@@ -54,6 +55,8 @@ export interface Config {
     modifiedById: string;
     modifiedByEmail: string;
   } | null;
+  /** The arm a read of a split environment chose (docs/SPLITS.md §2); absent elsewhere. */
+  split?: SplitChoice;
 }
 
 /**
@@ -103,15 +106,28 @@ export const CONFIG_COLUMNS = `app.id AS appId, app.name AS appName, app.project
        er.environment_id AS environmentId, er.name AS environmentName, er.id AS environmentRevisionId, er.revision AS environmentRevision,
        er.created_at AS environmentCreatedAt, er.modified_by AS environmentModifiedById, eu.email AS environmentModifiedByEmail`;
 
-/** The Config row of the CTEs above (no row: nothing found). */
-const SELECT_CONFIG = `SELECT ${CONFIG_COLUMNS}
+/**
+ * A read of an environment's current revision while a split runs there (docs/SPLITS.md §2) reads both arms in the same
+ * statement: `split`, its weight and salt, and `candidate`, the candidate revision, as `variant_revision` has it.
+ */
+const SPLIT_CTES = `split AS (
+  SELECT s.weight, s.salt, s.candidate_revision_id FROM environment_splits s JOIN environment_revision er ON er.environment_id = s.environment_id
+   WHERE :environment_revision_id IS NULL AND :environment_version IS NULL),
+candidate AS (
+  SELECT r.id, r.revision, r.slug, r.message, r.params, r.url, r.created_at, r.modified_by, v.id AS variant_id,
+         COALESCE(v.removed_name, v.name) AS config_name, v.created_at AS variant_created_at, v.removed_at, v.archived_at
+    FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id WHERE r.id = (SELECT candidate_revision_id FROM split))`;
+
+/** The Config rows of the CTEs above (none: nothing found): the revision's, and with a split the candidate's (`arm`). */
+const SELECT_CONFIG = `SELECT ${CONFIG_COLUMNS}, split.weight AS splitWeight, split.salt AS splitSalt, vr.arm
   FROM app
-  JOIN variant_revision vr
+  JOIN (SELECT *, 'base' AS arm FROM variant_revision UNION ALL SELECT *, 'candidate' FROM candidate) vr
   JOIN users vu ON vu.id = vr.modified_by
   LEFT JOIN environment_revision er
-  LEFT JOIN users eu ON eu.id = er.modified_by`;
+  LEFT JOIN users eu ON eu.id = er.modified_by
+  LEFT JOIN split`;
 
-const CONFIG = sql<ConfigRow>(`WITH ${CALLER_CTE}, ${CONFIG_CTES} ${SELECT_CONFIG}`);
+const CONFIG = sql<ConfigRow>(`WITH ${CALLER_CTE}, ${CONFIG_CTES}, ${SPLIT_CTES} ${SELECT_CONFIG}`);
 
 /** The caller's role in the app the refs name (no row: no such app visible to the caller). */
 const ROLE = sql<{ role: Role }>(`WITH ${CALLER_CTE}, ${APP_BY_REF_CTE} SELECT role FROM app`);
@@ -152,8 +168,12 @@ const revisionRefs = (revisionId: string): ConfigRefs => ({
   environment: null,
 });
 
-export interface ConfigRow extends Omit<Config, "params" | "environment"> {
+export interface ConfigRow extends Omit<Config, "params" | "environment" | "split"> {
   params: string;
+  /** A split's, on a read of the environment's current revision while one runs there; else null. */
+  splitWeight?: number | null;
+  splitSalt?: string | null;
+  arm?: "base" | "candidate";
   environmentId: string;
   environmentName: string | null;
   environmentRevisionId: string;
@@ -166,6 +186,9 @@ export interface ConfigRow extends Omit<Config, "params" | "environment"> {
 export function toConfig(row: ConfigRow | undefined): Config | null {
   if (!row) return null;
   const {
+    splitWeight,
+    splitSalt,
+    arm,
     params,
     environmentId,
     environmentName,
@@ -194,13 +217,26 @@ export function toConfig(row: ConfigRow | undefined): Config | null {
   };
 }
 
-/** The statement of the config the refs name (CONFIG_CTES), as the caller may see it. */
+/** The statement of the config the refs name (CONFIG_CTES), as the caller may see it: with a split, a row per arm. */
 export const configStatement = (db: CallerDb, refs: ConfigRefs) => db.statement(CONFIG, refValues(refs));
 
-/** The config the refs name, as the caller may see it: one round trip; null when there is none. */
-export async function fetchConfig(db: CallerDb, refs: ConfigRefs): Promise<Config | null> {
+/**
+ * The config of `configStatement`'s rows, for a read with this targeting key: while a split runs, the arm the key's
+ * bucket chooses (none: the base), which `split` says.
+ */
+export function toChosenConfig(rows: ConfigRow[], targetingKey: string | null = null): Config | null {
+  const base = rows.find((row) => row.arm !== "candidate");
+  if (base?.splitWeight == null || base.splitSalt == null) return toConfig(base);
+  const split = chooseArm({ weight: base.splitWeight, salt: base.splitSalt }, targetingKey);
+  const chosen = split.arm === "candidate" ? rows.find((row) => row.arm === "candidate") : base;
+  const config = toConfig(chosen);
+  return config && { ...config, split };
+}
+
+/** The config the refs name, as the caller may see it (a split's arm for the targeting key): one round trip; null when there is none. */
+export async function fetchConfig(db: CallerDb, refs: ConfigRefs, targetingKey: string | null = null): Promise<Config | null> {
   const { config } = await db.batch({ config: configStatement(db, refs) });
-  return toConfig(config.results[0]);
+  return toChosenConfig(config.results, targetingKey);
 }
 
 /** What a config write did: the config it made (or, replaying a retry, had made), or why it made none. */

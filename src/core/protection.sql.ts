@@ -37,13 +37,16 @@ export const PROTECTION_COLUMNS = `COALESCE(ep.protected, 0) AS protected, COALE
 /**
  * How the protection of environment `target.name` of the app's project (after CTEs `app`, with its `project_id` and
  * the caller's `role`, and `target`, with the environment's `name`) treats a write to it: a CTE `gate`, one row,
- * `refusal` null when the write may go on, else `protected` (no :bypass_reason) or `bypass_forbidden` (a bypass from a
- * role not in `bypass_roles`). An unprotected environment refuses nothing and ignores a bypass. A change request's apply
+ * `refusal` null when the write may go on, else `split_running` (a split runs there, docs/SPLITS.md §1: no bypass lifts
+ * it), `protected` (no :bypass_reason) or `bypass_forbidden` (a bypass from a role not in `bypass_roles`). An
+ * unprotected environment refuses nothing else and ignores a bypass. A change request's apply
  * makes its own deployment row, checked by its own rules (src/change-requests/apply.sql.ts): no value bound here lets a
  * write through.
  */
 export const PROTECTION_GATE_CTE = `gate AS (
-  SELECT CASE WHEN COALESCE(ep.protected, 0) = 0 THEN NULL
+  SELECT CASE WHEN EXISTS (SELECT 1 FROM environment_splits s JOIN environments se ON se.id = s.environment_id
+                           WHERE se.app_id = app.id AND se.name = (SELECT name FROM target)) THEN 'split_running'
+              WHEN COALESCE(ep.protected, 0) = 0 THEN NULL
               WHEN :bypass_reason IS NULL THEN 'protected'
               WHEN app.role IN (SELECT value FROM json_each(ep.bypass_roles)) THEN NULL
               ELSE 'bypass_forbidden' END AS refusal
@@ -53,7 +56,7 @@ export const PROTECTION_GATE_CTE = `gate AS (
 export const GATE_OPEN = `NOT EXISTS (SELECT 1 FROM gate WHERE refusal IS NOT NULL)`;
 
 /** Why a write to a protected environment was refused, as `gate` says. */
-export type ProtectionRefusal = "protected" | "bypass_forbidden";
+export type ProtectionRefusal = "split_running" | "protected" | "bypass_forbidden";
 
 /**
  * How a direct write passes a protected environment's refusal (§2): as an emergency bypass giving `bypassReason` (the

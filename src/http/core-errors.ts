@@ -40,10 +40,22 @@ export const environmentProtected = (appId: string, environment: string) =>
     change_request_route: "POST /change-requests",
   });
 
+/** A deploy or revert of an environment a split runs in (docs/SPLITS.md §1): the split is ended first. */
+export const splitRunning = (appId: string, environment: string) =>
+  new ApiError(409, {
+    code: "split_running",
+    app_id: appId,
+    environment,
+    message: `A split runs in environment '${environment}': end it first (DELETE …/split?outcome=promote|abort).`,
+  });
+
 export const protectionBypassForbidden = () =>
   new ApiError(403, "Bypassing the protection of this environment is not allowed for your role.");
 
-/** A write a protected environment refused (src/core/protection.sql.ts): its 409, or the 403 of a bypass not allowed. */
+/**
+ * A write a protected environment, or a split running there, refused (src/core/protection.sql.ts): its 409, or the 403
+ * of a bypass not allowed.
+ */
 export const protectionRefused = ({
   refusal,
   appId,
@@ -52,4 +64,9 @@ export const protectionRefused = ({
   refusal: ProtectionRefusal;
   appId: string;
   environment: string;
-}) => (refusal === "protected" ? environmentProtected(appId, environment) : protectionBypassForbidden());
+}) =>
+  refusal === "split_running"
+    ? splitRunning(appId, environment)
+    : refusal === "protected"
+      ? environmentProtected(appId, environment)
+      : protectionBypassForbidden();

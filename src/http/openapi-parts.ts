@@ -58,6 +58,10 @@ export const TAGS = [
     description: "Today's SDK: the key's project's environments, each with what it runs for every app.",
   },
   {
+    name: "Splits",
+    description: "An environment serving two revisions by weight, stepped up on a schedule, ended by a signed verdict.",
+  },
+  {
     name: "Change requests",
     description: "Propose, review and approve a change of an environment; a protected one changes only so.",
   },

@@ -18,6 +18,7 @@ import {
   withKeyErrors,
 } from "../http/openapi-parts";
 import { route, type SharedResponses } from "../http/route";
+import { answerSplit, targetingKey } from "../http/targeting-key";
 import { MAX_CONFIG_BODY_BYTES } from "../http/validation";
 import {
   AddConfigBody,
@@ -128,6 +129,13 @@ export const configsRoutes = [
             trips: 1,
           },
           {
+            name: "configs/fetch, a split running, with a Targeting-Key",
+            path: "/variants/configs/fetch",
+            body: { application_ref: { id: "{splitAppId}" }, environment_ref: { slug: "production" } },
+            headers: { "Targeting-Key": "user-1" },
+            trips: 1,
+          },
+          {
             name: "configs/fetch, nothing there",
             path: "/variants/configs/fetch",
             body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "absent" } },
@@ -153,8 +161,10 @@ export const configsRoutes = [
     },
     async (c) => {
       const refs = toConfigRefs(c.req.valid("json"));
-      const config = await readAs(c, configRefOrder(refs), (db) => fetchConfig(db, refs));
+      const key = targetingKey(c);
+      const config = await readAs(c, configRefOrder(refs), (db) => fetchConfig(db, refs, key));
       if (!config) throw configNotFound();
+      answerSplit(c, config);
       return c.json(toConfigOutput(config), 200);
     },
   ),

@@ -11,6 +11,7 @@ import { configRefOrder } from "../core/configs.sql.ts";
 import { readAs } from "../http/d1-session";
 import { DEMO_APP_ID, EXAMPLE_VARIANT_ID } from "../http/openapi-parts";
 import { route } from "../http/route";
+import { answerSplit, targetingKey } from "../http/targeting-key";
 
 const { application_id, application_slug, application_variant_id, application_variant_slug, ...shared } = demoRevision;
 
@@ -71,7 +72,9 @@ export const workflowsRoutes = [
     },
     async (c) => {
       const lookup = c.req.valid("json");
-      const config = await readAs(c, configRefOrder(lookup.refs), (db) => retrieveRevision(db, lookup));
+      const key = targetingKey(c);
+      const config = await readAs(c, configRefOrder(lookup.refs), (db) => retrieveRevision(db, lookup, key));
+      if (typeof config === "object") answerSplit(c, config);
       return c.json(typeof config === "object" ? { count: 1, workflow_revision: toWorkflowRevision(config) } : { count: 0 }, 200);
     },
   ),

@@ -8,6 +8,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../src/auth/api-keys";
 import { configuredBucketedSince } from "../../src/cli/database";
@@ -101,7 +102,7 @@ const ok = (method: Method, path: string, body?: unknown, headers?: Record<strin
  * Gives the organization rows in every table, through the API with `as`, a key acting in it by default: a webhook
  * hearing deploys (a delivery and its attempt), an app with variants, revisions, environments and deployments (one
  * variant deployed, then replaced and removed; one archived while deployed), an Idempotency-Key claim, protection
- * settings, an invitation, a change request and a review of it. Its app's id.
+ * settings, an invitation, a change request and a review of it, a split and a verdict it accepted. Its app's id.
  */
 async function fillEveryTable(as: string, organization: string, shard: string): Promise<string> {
   const [{ workspace, project }] = await queryShard<{ workspace: string; project: string }>(
@@ -126,6 +127,19 @@ async function fillEveryTable(as: string, organization: string, shard: string): 
   await okAs(as, "DELETE", `/variants/${gone.variant_id}`);
   await okAs(as, "POST", `/applications/variants/${kept.variant_id}/archive`);
   await okAs(as, "PUT", `/projects/${project}/environments/development/protection`, { required_approvals: 2 });
+  // A split of development, and a verdict it accepted (its webhook-id kept).
+  await okAs(as, "POST", "/variants/configs/deploy", { ...main, environment_ref: { slug: "development" } });
+  const split = await okAs(as, "PUT", `/apps/${app}/environments/development/split`, {
+    candidate: { variant_ref: { slug: "main", version: 1 } },
+    weight: 500,
+  });
+  const verdict = JSON.stringify({ verdict: "hold", reason: "moving" });
+  const at = new Date();
+  await okAs(as, "POST", `/apps/${app}/environments/development/split/verdicts`, JSON.parse(verdict), {
+    "webhook-id": "msg_moving",
+    "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+    "webhook-signature": new StandardWebhook(split.verdict_secret).sign("msg_moving", at, verdict),
+  });
   await okAs(as, "POST", `/organizations/${organization}/workspaces/${workspace}/invite`, [
     { email: "invited@example.com", roles: ["viewer"] },
   ]);
@@ -237,7 +251,7 @@ describe("bucket move refuses, changing nothing", () => {
       const counts = await Promise.all(tables.map(async (table) => [table, (await rowsOf(shard, table)).length > 0]));
       expect(Object.fromEntries(counts), shard).toEqual(Object.fromEntries(tables.map((table) => [table, true])));
     }
-    expect(tables).toHaveLength(22);
+    expect(tables).toHaveLength(24);
   });
 
   it("a destination that is the source or no shard, buckets of two shards or none, a move not recorded", async () => {

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { takesDryRun } from "../../src/http/route";
 import { ROUTES } from "../../src/routes";
+import { splitApp, splitPath, startSplit } from "./apps/split-fixtures";
 import {
   type Account,
   addMember,
@@ -541,7 +542,15 @@ describe("the dry-runs of a delete and of a save that deploys, past a protected 
 describe("?dry_run on every write of the route declarations", () => {
   const WRITES = ROUTES.map((route) => route.declaration).filter((declaration) => declaration.method !== "get");
   const operation = ({ method, path }: { method: string; path: string }) => `${method.toUpperCase()} ${path}`;
-  let app: { id: string; deletable: string; kept: string; simple: string; simpleVariant: string; staging: string };
+  let app: {
+    id: string;
+    deletable: string;
+    kept: string;
+    simple: string;
+    simpleVariant: string;
+    staging: string;
+    split: string;
+  };
   let organization: { id: string; workspace: string; hook: string };
   let people: { invited: string; member: string; token: string; project: string; spareKey: string; request: string };
 
@@ -562,7 +571,11 @@ describe("?dry_run on every write of the route declarations", () => {
     const environments = await expectJson<{ environments: { id: string }[] }>(
       await send("POST", "/simple/environments/query", { key, body: { environment: { slug: "staging" } } }),
     );
+    // An app whose staging runs a split.
+    const split = await splitApp(owner, ["staging"], key);
+    await startSplit(key, split, "staging");
     app = {
+      split,
       id: appId,
       deletable,
       kept: kept.variant_id,
@@ -750,6 +763,16 @@ describe("?dry_run on every write of the route declarations", () => {
       body: { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() },
     }),
     "POST /change-requests/{change_request_id}/unschedule": () => ({ path: `/change-requests/${people.request}/unschedule` }),
+    "PUT /apps/{app_id}/environments/{environment}/split": () => ({
+      path: splitPath(app.split, "staging"),
+      body: { weight: 20 },
+    }),
+    "POST /apps/{app_id}/environments/{environment}/split/verdicts": () => ({
+      path: splitPath(app.split, "staging", "/verdicts"),
+      body: { verdict: "hold", reason: "dry" },
+      key: "",
+    }),
+    "DELETE /apps/{app_id}/environments/{environment}/split": () => ({ path: splitPath(app.split, "staging", "?outcome=abort") }),
   };
 
   it("has a request for each write the declarations make, and for nothing else", () => {

@@ -33,6 +33,7 @@ export { EnvironmentRevisionsParams } from "../../src/apps/environments.schemas"
 export { DEFAULT_ENVIRONMENTS } from "../../src/apps/environments.sql.ts";
 export { hashApiKey } from "../../src/auth/api-keys";
 export { diffDocuments, MAX_DIFF_OPERATIONS } from "../../src/core/diff";
+export { murmur3, splitBucket } from "../../src/core/split-bucket";
 export { revokeApiKey } from "../../src/db/accounts";
 export {
   BUCKETS,

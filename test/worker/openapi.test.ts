@@ -257,6 +257,7 @@ const keyedOperations = () => SERVED_ROUTES.filter((operation) => !["GET /health
 
 /** Accepting an invitation: a new email's invitee has no key yet, so the key is optional there. */
 const ACCEPT = "POST /organizations/{org_id}/workspaces/{workspace_id}/invite/accept";
+const VERDICTS = "POST /apps/{app_id}/environments/{environment}/split/verdicts";
 
 /** The accounts routes (docs/ACCOUNTS-API.md) and webhooks: they take no Idempotency-Key. */
 const isAccountsOperation = (operation: string) => /^\w+ \/(keys|profile|organizations|workspaces|webhooks)\b/.test(operation);
@@ -393,6 +394,7 @@ const TAG_NAMES = [
   "Application revisions",
   "Workflow revisions",
   "Simple environments",
+  "Splits",
   "Change requests",
   "Keys",
   "Profile",
@@ -569,7 +571,12 @@ describe("every route, as the document lists it", () => {
     }
     const conditional = keyedOperations().filter((operation) => at(`${operationPointer(operation)}/responses/412`));
     const ofChangeRequests = (operation: string) => / \/change-requests\b/.test(operation);
-    expect(conditional.filter((operation) => !ofChangeRequests(operation))).toEqual(DEPLOYMENTS);
+    // And a split's writes (docs/SPLITS.md §1), on the environment's ETag as a deploy.
+    const splitWrites = [
+      "PUT /apps/{app_id}/environments/{environment}/split",
+      "DELETE /apps/{app_id}/environments/{environment}/split",
+    ];
+    expect(conditional.filter((operation) => !ofChangeRequests(operation))).toEqual([...DEPLOYMENTS, ...splitWrites]);
     // Every write of a change request is conditional too: on the request's ETag (a create: on the environment's).
     expect(conditional.filter(ofChangeRequests)).toEqual(
       keyedOperations().filter((operation) => ofChangeRequests(operation) && !operation.startsWith("GET ")),
@@ -587,7 +594,8 @@ describe("every route, as the document lists it", () => {
       const keyed = keyedOperations().includes(operation);
       const response = await send(operation.split(" ")[0], url, { body: exampleBodies(operation)[0] });
       // Without a key, the example invitation's token is looked up, and is not found.
-      const status = !keyed ? 200 : operation === ACCEPT ? 404 : 401;
+      // A split's verdict, for an app of none: no split there.
+      const status = !keyed ? 200 : operation === ACCEPT || operation === VERDICTS ? 404 : 401;
       await expectDocumented(response, operation, status, { example: keyed });
       // A path may match several templates (/apps/get_variant_by_env is also an /apps/{app_id}).
       const path = url.split("?")[0];

@@ -1,6 +1,8 @@
+import { Webhook as StandardWebhook } from "standardwebhooks";
 import { v5 as uuidv5 } from "uuid";
 import { expect, inject } from "vitest";
 import type { RoundTripCase, RoundTrips } from "../../src/http/route-facts";
+import { splitApp, startSplit } from "./apps/split-fixtures";
 import {
   type Account,
   createAccount,
@@ -169,6 +171,18 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
     return id;
   };
 
+  // Splits run in its production (read, changed, given verdicts) and development (promoted); its staging runs main alone.
+  const splitAppId = await splitApp(account, ["production", "staging", "development"]);
+  const { verdict_secret } = await startSplit(account.key, splitAppId, "production");
+  await startSplit(account.key, splitAppId, "development");
+  // A verdict its production's split accepts: signed with its secret, as the customer's evaluation would.
+  const verdictAt = new Date();
+  const verdictSignature = new StandardWebhook(String(verdict_secret)).sign(
+    "msg_counted",
+    verdictAt,
+    JSON.stringify({ verdict: "hold", reason: "counted" }),
+  );
+
   return {
     account,
     organizationIds: [account, viewer, owner, requester]
@@ -199,6 +213,9 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
       firstRevisionId,
       staleETag,
       teamAppId,
+      splitAppId,
+      verdictSignature,
+      verdictTimestamp: String(Math.floor(verdictAt.getTime() / 1000)),
       renamedId,
       deletedId,
       removableId,

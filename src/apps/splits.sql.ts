@@ -1,0 +1,317 @@
+/**
+ * An environment's split (docs/SPLITS.md §1): its row in `environment_splits` (migrations/0017) while it runs. Every
+ * write is one batch whose checks are conditions of its statements (`split_gate`), its event beside it.
+ */
+import { APP_PLACE, deploymentEvent } from "../core/change-events.sql.ts";
+import { CONFIG_CTES, type Ref, refValues } from "../core/configs.sql.ts";
+import { environmentRevisionStatement, newDeploymentIds } from "../core/deployments.sql.ts";
+import type { EnvironmentState } from "../core/environment-etag";
+import { newId } from "../db/buckets";
+import { CALLER_CTE } from "../db/caller";
+import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
+import type { CallerDb, CallerWriteDb } from "../db/handles";
+import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
+import { DEPLOYER_ROLES_SQL } from "../db/roles";
+import { sql } from "../db/sql";
+import type { SplitOutput } from "./splits.schemas";
+
+export const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+
+/** A revision as a split's answer shows it, from revision `r` of variant `v`. */
+const REVISION_JSON = `json_object('variant_revision_id', r.id, 'config_name', COALESCE(v.removed_name, v.name), 'revision', r.revision)`;
+
+/** A split `s` of environment `e` as its answer shows it (GET …/split, every split event's `split`), JSON text. */
+export const SPLIT_JSON = `json_object('id', s.id, 'environment', e.name,
+  'base', (SELECT json_set(${REVISION_JSON}, '$.environment_revision', er.revision, '$.environment_revision_id', er.id)
+             FROM environment_revisions er JOIN app_variant_revisions r ON r.id = er.deployed_app_variant_revision_id
+             JOIN app_variants v ON v.id = r.variant_id WHERE er.id = s.base_environment_revision_id),
+  'candidate', (SELECT ${REVISION_JSON} FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id
+                 WHERE r.id = s.candidate_revision_id),
+  'weight', s.weight, 'salt', s.salt, 'steps', json(s.steps), 'next_step_at', s.next_step_at,
+  'promote_at_end', json(CASE s.promote_at_end WHEN 1 THEN 'true' ELSE 'false' END),
+  'held', json(CASE s.held WHEN 1 THEN 'true' ELSE 'false' END), 'last_verdict', json(s.last_verdict),
+  'started_at', s.started_at,
+  'started_by', (SELECT json_object('user_id', id, 'username', username) FROM users WHERE id = s.started_by),
+  'changes', json(s.changes))`;
+
+/** When the first of the steps :steps (JSON text) is due, counted from now: null for none. */
+const NEXT_STEP_AT = `CASE WHEN json_array_length(:steps) > 0
+  THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || json_extract(:steps, '$[0].after_minutes') || ' minutes') END`;
+
+/** Who made a change: the caller's user (`{user_id, username}`), null for none. */
+export const CHANGED_BY = `(SELECT json_object('user_id', id, 'username', username) FROM users WHERE id = (SELECT user_id FROM caller))`;
+
+/** Split `s`'s `changes` with a change from its weight to :weight by :by (user, schedule, verdict) appended. */
+export const CHANGED = `json_insert(s.changes, '$[#]', json_object('at', ${NOW}, 'from', s.weight, 'to', :weight, 'by', :by, 'user', ${CHANGED_BY}))`;
+
+/** What every event of split `s` of environment `e` of app `a` says (json_object's keys and values, more may follow). */
+export const SPLIT_EVENT_DATA = `'app_id', a.id, 'app_name', a.name, 'environment', e.name, 'split', json(${SPLIT_JSON})`;
+
+/**
+ * The split write's CTEs, binding `refValues` of the candidate's refs, :app_id and :environment, :op (put, promote,
+ * abort), :candidate_given, :salt and If-Match's :expected_*: `split_gate`, one row when the app and its environment
+ * are visible, with `refusal`, why the write may not go on (null: it may), in the order refusals are answered.
+ */
+const SPLIT_GATE = `${CALLER_CTE}, ${CONFIG_CTES},
+target AS (
+  SELECT e.id, e.name, e.revision, e.deployed_app_variant_revision_id AS base_revision_id,
+         (SELECT id FROM environment_revisions WHERE environment_id = e.id AND revision = e.revision) AS revision_id
+    FROM environments e WHERE e.app_id = (SELECT id FROM app) AND e.name = :environment),
+split_gate AS (
+  SELECT app.role, app.id AS app_id, target.id AS environment_id, target.revision, target.revision_id, s.id AS split_id,
+         vr.id AS candidate_id, CASE
+      WHEN app.role NOT IN ${DEPLOYER_ROLES_SQL} THEN 'forbidden'
+      WHEN s.id IS NULL AND :op <> 'put' THEN 'no_split'
+      WHEN s.id IS NULL AND (:candidate_given = 0 OR vr.id IS NULL) THEN 'no_candidate'
+      WHEN s.id IS NULL AND vr.removed_at IS NOT NULL THEN 'removed'
+      WHEN s.id IS NULL AND vr.archived_at IS NOT NULL THEN 'archived'
+      WHEN s.id IS NULL AND target.revision = 0 THEN 'nothing_deployed'
+      WHEN s.id IS NULL AND vr.id = target.base_revision_id THEN 'same_as_base'
+      WHEN :op <> 'abort' AND COALESCE(ep.protected, 0) = 1 THEN 'protected'
+      WHEN :op = 'put' AND s.id IS NOT NULL AND (:candidate_given = 1 OR :salt IS NOT s.salt AND :salt IS NOT NULL) THEN 'split_running'
+      WHEN :op = 'promote' AND (cv.removed_at IS NOT NULL OR cv.archived_at IS NOT NULL) THEN 'archived'
+      WHEN :expected_environment_id IS NOT NULL
+           AND (target.id IS NOT :expected_environment_id OR target.revision IS NOT :expected_revision) THEN 'moved_on'
+    END AS refusal
+    FROM app JOIN target
+    LEFT JOIN environment_splits s ON s.environment_id = target.id
+    LEFT JOIN app_variant_revisions cr ON cr.id = s.candidate_revision_id LEFT JOIN app_variants cv ON cv.id = cr.variant_id
+    LEFT JOIN variant_revision vr
+    LEFT JOIN environment_protections ep ON ep.project_id = app.project_id AND ep.environment = target.name)`;
+
+/** Why a split write wrote nothing. */
+export type SplitRefusal =
+  | "not_found"
+  | "forbidden"
+  | "no_split"
+  | "no_candidate"
+  | "removed"
+  | "archived"
+  | "nothing_deployed"
+  | "same_as_base"
+  | "protected"
+  | "split_running"
+  | "moved_on";
+
+const FACTS = sql<{ refusal: SplitRefusal | null; appId: string; revision: number; environmentId: string }>(
+  `WITH ${SPLIT_GATE} SELECT refusal, app_id AS appId, revision, environment_id AS environmentId FROM split_gate`,
+);
+
+/** A split `s` with its environment `e` and app `a`. */
+export const SPLIT_PLACE = `environment_splits s JOIN environments e ON e.id = s.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}`;
+
+/**
+ * What write :event_id (its event's id) answers: its event's split, and the split's sealed verdict secret when the
+ * event is its start (shown with the answer, a replay's too, while the split runs).
+ */
+const ANSWER = sql<{ data: string; sealedSecret: string | null }>(
+  `SELECT ev.data, CASE ev.type WHEN 'environment.split_started' THEN s.verdict_secret END AS sealedSecret
+     FROM events ev LEFT JOIN environment_splits s ON s.id = json_extract(ev.data, '$.split.id') WHERE ev.id = :event_id`,
+);
+
+// A change of a running split: its weight, steps and promote_at_end, the steps' clock started again, a hold lifted.
+const CHANGE = sql(
+  `WITH ${SPLIT_GATE}
+   UPDATE environment_splits AS s
+      SET weight = :weight, steps = :steps, promote_at_end = :promote_at_end, held = 0, next_step_at = ${NEXT_STEP_AT},
+          changes = ${CHANGED}, last_write_id = :write_id
+    WHERE s.id = (SELECT split_id FROM split_gate WHERE refusal IS NULL)`,
+);
+
+const START = sql(
+  `WITH ${SPLIT_GATE}
+   INSERT INTO environment_splits (id, environment_id, base_environment_revision_id, candidate_revision_id, weight, salt, steps,
+                                   next_step_at, promote_at_end, verdict_secret, changes, last_write_id, started_by)
+   SELECT :split_id, environment_id, revision_id, candidate_id, :weight, COALESCE(:salt, :split_id), :steps, ${NEXT_STEP_AT},
+          :promote_at_end, :verdict_secret,
+          json_array(json_object('at', ${NOW}, 'from', 0, 'to', :weight, 'by', 'user', 'user', ${CHANGED_BY})),
+          :write_id, (SELECT user_id FROM caller)
+     FROM split_gate WHERE refusal IS NULL AND split_id IS NULL`,
+);
+
+/** `environment.split_started` or `.split_changed`, of the split the batch's write :write_id made or changed. */
+export const PUT_EVENT = sql(
+  `WITH ${CALLER_CTE} ${INSERT_EVENT}
+   SELECT :event_id, CASE WHEN s.id = :split_id THEN 'environment.split_started' ELSE 'environment.split_changed' END,
+          w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
+          json_object(${SPLIT_EVENT_DATA}, 'change', json(json_extract(s.changes, '$[#-1]')))
+     FROM ${SPLIT_PLACE} WHERE s.last_write_id = :write_id ${EVENT_HANDOFF}`,
+);
+
+/**
+ * `environment.split_ended` by the caller: an abort the gate lets through; a promote once its revision is made (the
+ * gate, read again after it, sees the environment moved on).
+ */
+const END_EVENT = sql(
+  `WITH ${SPLIT_GATE} ${INSERT_EVENT}
+   SELECT :event_id, 'environment.split_ended', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
+          json_object(${SPLIT_EVENT_DATA}, 'outcome', :op, 'by', 'user', 'reason', NULL,
+                      'environment_revision_id', (SELECT id FROM environment_revisions WHERE id = :environment_revision_id))
+     FROM ${SPLIT_PLACE}
+    WHERE s.id = (SELECT split_id FROM split_gate)
+      AND CASE :op WHEN 'abort' THEN (SELECT refusal FROM split_gate) IS NULL
+               ELSE EXISTS (SELECT 1 FROM environment_revisions WHERE id = :environment_revision_id) END ${EVENT_HANDOFF}`,
+);
+
+/** A promote's deployment row: the candidate, made only when the gate lets it through. */
+const PROMOTE = sql(
+  `WITH ${SPLIT_GATE}
+   INSERT INTO deployments (id, environment_id, app_variant_revision_id, deployed_by)
+   SELECT :deployment_id, s.environment_id, s.candidate_revision_id, (SELECT user_id FROM caller)
+     FROM split_gate JOIN environment_splits s ON s.id = split_gate.split_id WHERE refusal IS NULL AND :op = 'promote'`,
+);
+
+/** The split's row goes once its end's event is written. */
+export const DROP_ENDED = sql(
+  `DELETE FROM environment_splits WHERE id IN (SELECT json_extract(data, '$.split.id') FROM events WHERE id = :event_id)`,
+);
+
+/** What a PUT asks for (docs/SPLITS.md §1). */
+export interface SplitChange {
+  candidate: Ref | null;
+  weight: number;
+  steps: { weight: number; after_minutes: number }[];
+  promoteAtEnd: boolean;
+  salt: string | null;
+}
+
+/** Where a split write goes, as the caller asks. */
+export interface SplitPlace {
+  appId: string;
+  environment: string;
+  expected: EnvironmentState | null;
+}
+
+function gateValues(
+  place: SplitPlace,
+  op: "put" | "promote" | "abort",
+  candidate: Ref | null = null,
+  salt: string | null = null,
+) {
+  return {
+    ...refValues({ application: { id: place.appId, slug: null, version: null }, variant: candidate, environment: null }),
+    environment: place.environment,
+    op,
+    candidate_given: candidate ? 1 : 0,
+    salt,
+    expected_environment_id: place.expected?.environmentId ?? null,
+    expected_revision: place.expected?.revision ?? null,
+  };
+}
+
+/** What a split write did: the split (as answered), or why nothing was written. */
+export type SplitOutcome =
+  | { outcome: "done"; split: SplitOutput; sealedSecret: string | null; replayed: boolean }
+  | { outcome: "key_reused" }
+  | { outcome: SplitRefusal; appId?: string };
+
+function refused(facts: { refusal: SplitRefusal | null; appId: string } | undefined): SplitOutcome {
+  return { outcome: facts?.refusal ?? "not_found", appId: facts?.appId };
+}
+
+/** The answer of write :event_id, read back for a replay of its Idempotency-Key. */
+const answerOf = async (db: CallerDb, eventId: string) =>
+  (await db.batch({ answer: db.statement(ANSWER, { event_id: eventId }) })).answer;
+
+/** A write's outcome from its ANSWER: the split (an end's with its outcome), or, with none, why nothing was written. */
+function outcomeOf(
+  answer: D1Result<{ data: string; sealedSecret: string | null }>,
+  facts: D1Result<{ refusal: SplitRefusal | null; appId: string }> | null,
+  replayed: boolean,
+): SplitOutcome {
+  const row = answer.results[0];
+  if (!row) return facts ? refused(facts.results[0]) : { outcome: "no_split" };
+  const { split, outcome, environment_revision_id } = JSON.parse(row.data);
+  const ended = outcome ? { outcome, environment_revision_id } : {};
+  return { outcome: "done", split: { ...split, ...ended }, sealedSecret: row.sealedSecret, replayed };
+}
+
+/**
+ * Starts a split of the environment or changes the running one (docs/SPLITS.md §1), in one batch with its event;
+ * `sealedSecret` is the new split's verdict secret, sealed (unused by a change).
+ */
+export async function putSplit(
+  db: CallerWriteDb,
+  place: SplitPlace,
+  change: SplitChange,
+  sealedSecret: string,
+  claim: IdempotencyClaim | null,
+): Promise<SplitOutcome> {
+  const splitId = newId(db.bucket);
+  const writeId = newId(db.bucket);
+  const values = {
+    ...gateValues(place, "put", change.candidate, change.salt),
+    split_id: splitId,
+    write_id: writeId,
+    weight: change.weight,
+    steps: JSON.stringify(change.steps),
+    promote_at_end: change.promoteAtEnd ? 1 : 0,
+    verdict_secret: sealedSecret,
+    by: "user",
+  };
+  const eventId = newId(db.bucket);
+  const batch = await batchClaimed(db, claim, eventId, {
+    facts: db.statement(FACTS, values),
+    change: db.statement(CHANGE, values),
+    start: db.statement(START, values),
+    event: db.statement(PUT_EVENT, { ...values, event_id: eventId }),
+    answer: db.statement(ANSWER, { event_id: eventId }),
+  });
+  if ("reused" in batch) return { outcome: "key_reused" };
+  if ("replayOf" in batch) return outcomeOf(await answerOf(db, batch.replayOf), null, true);
+  return outcomeOf(batch.ran.answer, batch.ran.facts, false);
+}
+
+/** Ends the split: `promote` deploys its candidate (a deploy in the environment's history), `abort` leaves the base. */
+export async function endSplit(db: CallerWriteDb, place: SplitPlace, outcome: "promote" | "abort"): Promise<SplitOutcome> {
+  const ids = newDeploymentIds(db.bucket);
+  const eventId = newId(db.bucket);
+  const values = {
+    ...gateValues(place, outcome),
+    event_id: eventId,
+    deployment_id: ids.deploymentId,
+    environment_revision_id: ids.environmentRevisionId,
+  };
+  const { facts, answer } = await db.batch({
+    facts: db.statement(FACTS, values),
+    deployment: db.statement(PROMOTE, values),
+    environmentRevision: environmentRevisionStatement(db, ids),
+    deploymentEvent: deploymentEvent(db, ids.environmentRevisionId, null, null),
+    event: db.statement(END_EVENT, values),
+    answer: db.statement(ANSWER, values),
+    drop: db.statement(DROP_ENDED, values),
+  });
+  return outcomeOf(answer, facts, false);
+}
+
+/** What a write would do, read, not made (its dry-run): the split as it is, or why the write would be refused. */
+export async function previewSplit(
+  db: CallerDb,
+  place: SplitPlace,
+  op: "put" | "promote" | "abort",
+  change: Pick<SplitChange, "candidate" | "salt"> = { candidate: null, salt: null },
+): Promise<{ outcome: "would"; split: SplitOutput | null } | SplitOutcome> {
+  const values = gateValues(place, op, change.candidate, change.salt);
+  const { facts, split } = await db.batch({
+    facts: db.statement(FACTS, values),
+    split: db.statement(SPLIT_BY_PLACE, { ...values, app_id: place.appId }),
+  });
+  const found = facts.results[0];
+  if (!found || found.refusal !== null) return refused(found);
+  const row = split.results[0];
+  return { outcome: "would", split: row ? JSON.parse(row.split) : null };
+}
+
+const SPLIT_BY_PLACE = sql<{ split: string }>(
+  `WITH ${CALLER_CTE}
+   SELECT ${SPLIT_JSON} AS split FROM ${SPLIT_PLACE}
+     JOIN membership m ON m.organization_id = w.organization_id
+    WHERE a.id = :app_id AND e.name = :environment`,
+);
+
+/** The split running in environment :environment of app :app_id, as the caller may see it (any role): one round trip. */
+export async function readSplit(db: CallerDb, appId: string, environment: string): Promise<SplitOutput | null> {
+  const { split } = await db.batch({ split: db.statement(SPLIT_BY_PLACE, { app_id: appId, environment }) });
+  const row = split.results[0];
+  return row ? JSON.parse(row.split) : null;
+}
