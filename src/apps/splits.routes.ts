@@ -12,7 +12,7 @@ import {
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import { type ApiError, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { codedConflictResponse, DEMO_IDS, errorResponse, responseRef } from "../http/openapi-parts";
+import { codedConflictResponse, DEMO_APP_ID, errorResponse, responseRef } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { variantArchived } from "../variants/errors";
 import { openSecret, sealSecret } from "../webhooks/secret-box";
@@ -93,7 +93,7 @@ export const splitsRoutes = [
         ],
       },
       auth: "key",
-      params: { schema: SplitParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, environment: "production" } },
+      params: { schema: SplitParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID, environment: "production" } },
       doc: globalThis.DOCUMENTATION && {
         operationId: "getSplit",
         tag: "Splits",
@@ -131,7 +131,7 @@ export const splitsRoutes = [
       },
       auth: "key",
       write: true,
-      params: { schema: SplitParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, environment: "production" } },
+      params: { schema: SplitParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID, environment: "production" } },
       query: { schema: SplitWriteQuery, examples: globalThis.DOCUMENTATION && { dry_run: "true" } },
       body: {
         schema: PutSplitBody,
@@ -168,7 +168,7 @@ export const splitsRoutes = [
             configNotFound: configNotFound(),
           }),
           409: codedConflictResponse("A split runs already, the environment runs nothing, or it is protected", {
-            splitRunning: splitRunning(DEMO_IDS.app, "production"),
+            splitRunning: splitRunning(DEMO_APP_ID, "production"),
           }),
           412: responseRef("EnvironmentMovedOn"),
         },
@@ -219,7 +219,7 @@ export const splitsRoutes = [
       },
       auth: "key",
       write: true,
-      params: { schema: SplitParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, environment: "production" } },
+      params: { schema: SplitParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID, environment: "production" } },
       query: { schema: EndSplitQuery, examples: globalThis.DOCUMENTATION && { outcome: "promote", dry_run: "true" } },
       ifMatch: true,
       doc: globalThis.DOCUMENTATION && {
@@ -236,7 +236,7 @@ export const splitsRoutes = [
             noSplit: noSplit(),
           }),
           409: codedConflictResponse("The environment is protected (a promote), or the candidate was archived or removed", {
-            environmentProtected: environmentProtected(DEMO_IDS.app, "production"),
+            environmentProtected: environmentProtected(DEMO_APP_ID, "production"),
           }),
           412: responseRef("EnvironmentMovedOn"),
         },

@@ -1,7 +1,7 @@
 import * as z from "zod/mini";
 import { readAs, writeAs } from "../http/d1-session";
 import { ApiError } from "../http/errors";
-import { DEMO_IDS, errorResponse } from "../http/openapi-parts";
+import { DEMO_APP_ID, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { openSecret } from "../webhooks/secret-box";
 import { signedHeaders } from "../webhooks/signing";
@@ -63,7 +63,7 @@ export const verdictsRoutes = [
       },
       auth: "optional",
       idempotencyKey: "validates",
-      params: { schema: SplitParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_IDS.app, environment: "production" } },
+      params: { schema: SplitParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID, environment: "production" } },
       body: {
         schema: VerdictBody,
         id: "SplitVerdict",
