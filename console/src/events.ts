@@ -18,6 +18,9 @@ const running = (side: unknown) => {
   return deployed ? version(deployed.config_name, deployed.revision) : "nothing";
 };
 const request = (data: Data) => `the change request “${text(data.title)}”`;
+/** A split's weight, in basis points, as a share. */
+const share = (weight: unknown) => (typeof weight === "number" ? `${weight / 100}%` : "?");
+const change = (data: Data) => (data.change ?? {}) as { from?: unknown; to?: unknown };
 const role = (value: unknown) => text(value).replace("_", " ");
 
 const SENTENCES: Record<EventType, (data: Data) => string> = {
@@ -37,6 +40,12 @@ const SENTENCES: Record<EventType, (data: Data) => string> = {
   "environment.reverted": (d) => `reverted ${text(d.environment)} to ${running(d.current)}`,
   "environment.protection_changed": (d) => `changed the protection of ${text(d.environment)}`,
   "environment.protection_bypassed": (d) => `bypassed the protection of ${text(d.environment)}: “${text(d.reason)}”`,
+  "environment.split_started": (d) => `started a split of ${text(d.environment)}, ${share(change(d).to)} to the candidate`,
+  "environment.split_changed": (d) =>
+    `changed the split of ${text(d.environment)} from ${share(change(d).from)} to ${share(change(d).to)}`,
+  "environment.split_ended": (d) =>
+    `ended the split of ${text(d.environment)}: ${d.outcome === "promote" ? "the candidate promoted" : "back to the base"}`,
+  "environment.split_verdict": (d) => `received the verdict “${text(d.verdict)}” on the split of ${text(d.environment)}`,
   "member.invited": (d) => `invited ${text(d.email)} as ${role(d.role)}`,
   "member.joined": (d) => `joined as ${role(d.role)} (${text(d.email)})`,
   "member.role_changed": (d) => `changed the role of ${text(d.email)} from ${role(d.previous_role)} to ${role(d.role)}`,
