@@ -733,10 +733,14 @@ describe("every change a command makes is an event, written in the change's batc
       environment_revision_id: revisionId,
       previous,
       current,
+      live_everywhere_by: expect.any(String),
     });
-    expect(await newEvents()).toEqual([
-      event("environment.deployed", appPlace, deployed(1, first.revision_id, null, main3), asOlga),
-    ]);
+    // Live everywhere by wrangler.toml's bound (5 s, no stale-if-error) after the commit, as a deploy through the API.
+    const liveAfter = ([deployed]: { occurred_at: string; data: { live_everywhere_by: string } }[]) =>
+      Date.parse(deployed.data.live_everywhere_by) - Date.parse(deployed.occurred_at);
+    const firstDeploy = await newEvents();
+    expect(firstDeploy).toEqual([event("environment.deployed", appPlace, deployed(1, first.revision_id, null, main3), asOlga)]);
+    expect(liveAfter(firstDeploy)).toBe(5_000);
     // Deploying a config name the app does not have adds it (its own event), then deploys it.
     const next = expectJsonObject(await deploy("canary"), DEPLOY_FIELDS);
     const canary = await firstRevision("canary");

@@ -168,8 +168,22 @@ const ERROR_LINE = /✘|"level":"error"|Uncaught/;
 const ANSI = /\x1b\[[0-9;]*m/g;
 const TAIL_CHARS = 20_000;
 
-/** `wrangler dev` on free loopback ports (HTTP and inspector); resolves once GET `readyPath` answers 200. */
+/**
+ * `wrangler dev` on free loopback ports (HTTP and inspector); resolves once GET `readyPath` answers 200. A port is free
+ * when picked, not when wrangler binds it: another process of the suite may take it in between, so a start refused
+ * with "Address already in use" is tried again on new ports, three times at most.
+ */
 export async function startDev(options: DevServerOptions): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevOnPorts(options);
+    } catch (error) {
+      if (attempt === 3 || !(error instanceof HarnessError && error.message.includes("Address already in use"))) throw error;
+    }
+  }
+}
+
+async function startDevOnPorts(options: DevServerOptions): Promise<DevServer> {
   const { name, readyPath } = options;
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const url = `http://127.0.0.1:${port}`;
