@@ -2,6 +2,7 @@ import * as z from "zod/mini";
 import { environmentMovedOn } from "./http/core-errors";
 import { BOOKMARK_HEADER } from "./http/d1-session";
 import { type Documentation, SCHEMA_NAMES } from "./http/documentation";
+import { LIVE_EVERYWHERE_BY } from "./http/edge-cache";
 import {
   forbidden,
   idempotencyKeyReused,
@@ -15,6 +16,7 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from
 import {
   EXAMPLE_ENVIRONMENT_ID,
   errorResponse,
+  headerRef,
   IDEMPOTENCY_KEY_ERRORS,
   jsonRequestBody,
   jsonResponse,
@@ -67,9 +69,14 @@ function okResponse(declaration: RouteDeclaration, answers: AnswerSchemas) {
 
 /** The OpenAPI operation of a declared route: its text, and what its key, body, headers and validators add. */
 function operationOf(declaration: RouteDeclaration, answers: AnswerSchemas) {
-  const { auth, query, body, idempotencyKey, ifMatch, ifNoneMatch, protectionBypass, write } = declaration;
+  const { auth, query, body, idempotencyKey, ifMatch, ifNoneMatch, protectionBypass, write, cached } = declaration;
   const doc = textOf(declaration.doc);
-  const ok = okResponse(declaration, answers);
+  const answer = okResponse(declaration, answers);
+  // The edge's receipt on a cached read, and on a write when what it changed is live everywhere (docs/EDGE-DELIVERY.md).
+  const receipt = cached
+    ? { Age: headerRef("Age"), "Cache-Status": headerRef("CacheStatus") }
+    : write && { [LIVE_EVERYWHERE_BY]: headerRef("LiveEverywhereBy") };
+  const ok = { ...answer, headers: { ...answer.headers, ...receipt } };
   if (auth === "none") {
     return {
       operationId: doc.operationId,
@@ -283,6 +290,29 @@ export function openApiDocument(
           required: true,
           schema: { type: "string" },
           example: `"${EXAMPLE_ENVIRONMENT_ID}.2"`,
+        },
+        Age: {
+          description:
+            "Whole seconds since the service's database confirmed this answer (RFC 9111 §5.1): 0 on a miss, never above " +
+            "the service's freshness bound (5 s unless its operator sets another), or the bound and its stale-if-error " +
+            "allowance together when served stale",
+          required: true,
+          schema: { type: "string", pattern: "^[0-9]+$" },
+        },
+        CacheStatus: {
+          description:
+            "How this answer was served (RFC 9211), e.g. `app-management; hit; ttl=3`, `app-management; fwd=miss; stored`, " +
+            "`app-management; fwd=request` (asked fresh), `app-management; fwd=stale; detail=shard-unavailable`, " +
+            "`app-management; fwd=bypass` (the cache off, or the answer too large)",
+          required: true,
+          schema: { type: "string" },
+        },
+        LiveEverywhereBy: {
+          description:
+            "On a write that changed something: the instant (RFC 3339, milliseconds) after which no location serves what " +
+            "was there before: its commit, plus the freshness bound and the stale-if-error allowance",
+          required: false,
+          schema: { type: "string", format: "date-time" },
         },
         IdempotentReplayed: {
           description: `This answer replays that of the first request with this ${IDEMPOTENCY_KEY_HEADER}; nothing was written`,

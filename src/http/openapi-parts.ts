@@ -9,7 +9,9 @@ import { REQUEST_ID_HEADER } from "./request-log";
 
 export const schemaRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 export const responseRef = (id: string) => ({ $ref: `#/components/responses/${id}` });
-export const headerRef = (id: "RequestId" | "D1Bookmark" | "ETag" | "IdempotentReplayed") => ({
+export const headerRef = (
+  id: "RequestId" | "D1Bookmark" | "ETag" | "IdempotentReplayed" | "Age" | "CacheStatus" | "LiveEverywhereBy",
+) => ({
   $ref: `#/components/headers/${id}`,
 });
 
