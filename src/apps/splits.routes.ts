@@ -39,6 +39,7 @@ function splitRefusal(outcome: SplitRefusal, place: SplitPlace, appId: string | 
     case "not_found":
       return appEnvironmentNotFound();
     case "forbidden":
+    case "not_approved":
       return forbidden();
     case "no_split":
       return noSplit();

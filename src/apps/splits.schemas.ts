@@ -16,6 +16,11 @@ const Step = /* @__PURE__ */ z.strictObject({
   after_minutes: z.int().check(z.gte(1), z.lte(10080)),
 });
 
+const risingSteps = /* @__PURE__ */ z.refine<{ weight: number; steps?: { weight: number }[] }>(
+  ({ weight: start, steps = [] }) => steps.every((step, i) => step.weight > (i === 0 ? start : steps[i - 1].weight)),
+  { message: "steps' weights must rise, each above the one before (the first above weight)", path: ["steps"] },
+);
+
 /** PUT …/split: a split started (with `candidate`) or a running one's weight and steps changed. */
 export const PutSplitBody = /* @__PURE__ */ z
   .strictObject({
@@ -27,12 +32,20 @@ export const PutSplitBody = /* @__PURE__ */ z
     promote_at_end: z.optional(z.boolean()),
     salt: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
   })
-  .check(
-    z.refine(({ weight: start, steps = [] }) => steps.every((step, i) => step.weight > (i === 0 ? start : steps[i - 1].weight)), {
-      message: "steps' weights must rise, each above the one before (the first above weight)",
-      path: ["steps"],
-    }),
-  );
+  .check(risingSteps);
+
+/** A change request's `split` (docs/SPLITS.md §1): a start (the candidate by its revision's id) or a change. */
+export const SplitProposal = /* @__PURE__ */ z
+  .strictObject({
+    variant_revision_id: uuid,
+    weight,
+    steps: z.optional(z.array(Step).check(z.maxLength(10))),
+    promote_at_end: z.optional(z.boolean()),
+  })
+  .check(risingSteps);
+
+/** A split change request's fields, as its answer shows them. */
+export const SplitChangeFields = /* @__PURE__ */ z.object({ weight: z.int(), steps: z.array(Step), promote_at_end: z.boolean() });
 
 export const SplitWriteQuery = /* @__PURE__ */ z.object({ dry_run: queryFlag });
 

@@ -4,7 +4,7 @@
  */
 import { APP_PLACE, deploymentEvent } from "../core/change-events.sql.ts";
 import { CONFIG_CTES, type Ref, refValues } from "../core/configs.sql.ts";
-import { environmentRevisionStatement, newDeploymentIds } from "../core/deployments.sql.ts";
+import { type DeploymentIds, environmentRevisionStatement, newDeploymentIds } from "../core/deployments.sql.ts";
 import type { EnvironmentState } from "../core/environment-etag";
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
@@ -61,13 +61,15 @@ split_gate AS (
   SELECT app.role, app.id AS app_id, target.id AS environment_id, target.revision, target.revision_id, s.id AS split_id,
          vr.id AS candidate_id, CASE
       WHEN app.role NOT IN ${DEPLOYER_ROLES_SQL} THEN 'forbidden'
+      WHEN :via_request IS NOT NULL AND NOT EXISTS (SELECT 1 FROM change_requests
+             WHERE id = :via_request AND applied_environment_revision_id = :request_mark) THEN 'not_approved'
       WHEN s.id IS NULL AND :op <> 'put' THEN 'no_split'
       WHEN s.id IS NULL AND (:candidate_given = 0 OR vr.id IS NULL) THEN 'no_candidate'
       WHEN s.id IS NULL AND vr.removed_at IS NOT NULL THEN 'removed'
       WHEN s.id IS NULL AND vr.archived_at IS NOT NULL THEN 'archived'
       WHEN s.id IS NULL AND target.revision = 0 THEN 'nothing_deployed'
       WHEN s.id IS NULL AND vr.id = target.base_revision_id THEN 'same_as_base'
-      WHEN :op <> 'abort' AND COALESCE(ep.protected, 0) = 1 THEN 'protected'
+      WHEN :op <> 'abort' AND :via_request IS NULL AND COALESCE(ep.protected, 0) = 1 THEN 'protected'
       WHEN :op = 'put' AND s.id IS NOT NULL AND (:candidate_given = 1 OR :salt IS NOT s.salt AND :salt IS NOT NULL) THEN 'split_running'
       WHEN :op = 'promote' AND (cv.removed_at IS NOT NULL OR cv.archived_at IS NOT NULL) THEN 'archived'
       WHEN :expected_environment_id IS NOT NULL
@@ -83,6 +85,7 @@ split_gate AS (
 export type SplitRefusal =
   | "not_found"
   | "forbidden"
+  | "not_approved"
   | "no_split"
   | "no_candidate"
   | "removed"
@@ -96,6 +99,12 @@ export type SplitRefusal =
 const FACTS = sql<{ refusal: SplitRefusal | null; appId: string; revision: number; environmentId: string }>(
   `WITH ${SPLIT_GATE} SELECT refusal, app_id AS appId, revision, environment_id AS environmentId FROM split_gate`,
 );
+
+/**
+ * What a change request of kind split or promote was made on (docs/SPLITS.md §1): split `s`, its id and its count of
+ * weight changes; its apply is a conflict when the environment's split is no longer in that state.
+ */
+export const SPLIT_STATE = `(s.id || ':' || json_array_length(s.changes))`;
 
 /** A split `s` with its environment `e` and app `a`. */
 export const SPLIT_PLACE = `environment_splits s JOIN environments e ON e.id = s.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}`;
@@ -182,13 +191,25 @@ export interface SplitPlace {
   expected: EnvironmentState | null;
 }
 
+/**
+ * A write through an approved change request (docs/SPLITS.md §1): the gate lets it pass a protected environment only
+ * once the apply, earlier in the same batch, marked request `requestId` with `mark` (its verdict let it through).
+ */
+export interface SplitVia {
+  requestId: string;
+  mark: string;
+}
+
 function gateValues(
   place: SplitPlace,
   op: "put" | "promote" | "abort",
   candidate: Ref | null = null,
   salt: string | null = null,
+  via: SplitVia | null = null,
 ) {
   return {
+    via_request: via?.requestId ?? null,
+    request_mark: via?.mark ?? null,
     ...refValues({ application: { id: place.appId, slug: null, version: null }, variant: candidate, environment: null }),
     environment: place.environment,
     op,
@@ -237,10 +258,32 @@ export async function putSplit(
   sealedSecret: string,
   claim: IdempotencyClaim | null,
 ): Promise<SplitOutcome> {
+  const eventId = newId(db.bucket);
+  const batch = await batchClaimed(db, claim, eventId, {
+    facts: db.statement(FACTS, gateValues(place, "put", change.candidate, change.salt)),
+    ...putStatements(db, place, change, sealedSecret, eventId),
+  });
+  if ("reused" in batch) return { outcome: "key_reused" };
+  if ("replayOf" in batch) return outcomeOf(await answerOf(db, batch.replayOf), null, true);
+  return outcomeOf(batch.ran.answer, batch.ran.facts, false);
+}
+
+/**
+ * A start's or change's statements, for a batch (a PUT's, or a change request's apply `via`): its write, its event
+ * :event_id and its answer.
+ */
+export function putStatements(
+  db: CallerWriteDb,
+  place: SplitPlace,
+  change: SplitChange,
+  sealedSecret: string,
+  eventId: string,
+  via: SplitVia | null = null,
+) {
   const splitId = newId(db.bucket);
   const writeId = newId(db.bucket);
   const values = {
-    ...gateValues(place, "put", change.candidate, change.salt),
+    ...gateValues(place, "put", change.candidate, change.salt, via),
     split_id: splitId,
     write_id: writeId,
     weight: change.weight,
@@ -249,39 +292,49 @@ export async function putSplit(
     verdict_secret: sealedSecret,
     by: "user",
   };
-  const eventId = newId(db.bucket);
-  const batch = await batchClaimed(db, claim, eventId, {
-    facts: db.statement(FACTS, values),
+  return {
     change: db.statement(CHANGE, values),
     start: db.statement(START, values),
     event: db.statement(PUT_EVENT, { ...values, event_id: eventId }),
     answer: db.statement(ANSWER, { event_id: eventId }),
-  });
-  if ("reused" in batch) return { outcome: "key_reused" };
-  if ("replayOf" in batch) return outcomeOf(await answerOf(db, batch.replayOf), null, true);
-  return outcomeOf(batch.ran.answer, batch.ran.facts, false);
+  };
 }
 
 /** Ends the split: `promote` deploys its candidate (a deploy in the environment's history), `abort` leaves the base. */
 export async function endSplit(db: CallerWriteDb, place: SplitPlace, outcome: "promote" | "abort"): Promise<SplitOutcome> {
-  const ids = newDeploymentIds(db.bucket);
-  const eventId = newId(db.bucket);
+  const { facts, answer } = await db.batch({
+    facts: db.statement(FACTS, gateValues(place, outcome)),
+    ...endStatements(db, place, outcome, newDeploymentIds(db.bucket), newId(db.bucket)),
+  });
+  return outcomeOf(answer, facts, false);
+}
+
+/**
+ * An end's statements, for a batch (a DELETE's, or a promote request's apply `via`, its deployment `ids` the apply's):
+ * a promote's deployment, the end's event :event_id, its answer, the split's row dropped.
+ */
+export function endStatements(
+  db: CallerWriteDb,
+  place: SplitPlace,
+  outcome: "promote" | "abort",
+  ids: DeploymentIds,
+  eventId: string,
+  via: SplitVia | null = null,
+) {
   const values = {
-    ...gateValues(place, outcome),
+    ...gateValues(place, outcome, null, null, via),
     event_id: eventId,
     deployment_id: ids.deploymentId,
     environment_revision_id: ids.environmentRevisionId,
   };
-  const { facts, answer } = await db.batch({
-    facts: db.statement(FACTS, values),
+  return {
     deployment: db.statement(PROMOTE, values),
     environmentRevision: environmentRevisionStatement(db, ids),
-    deploymentEvent: deploymentEvent(db, ids.environmentRevisionId, null, null),
+    deploymentEvent: deploymentEvent(db, ids.environmentRevisionId, null, via?.requestId ?? null),
     event: db.statement(END_EVENT, values),
     answer: db.statement(ANSWER, values),
     drop: db.statement(DROP_ENDED, values),
-  });
-  return outcomeOf(answer, facts, false);
+  };
 }
 
 /** What a write would do, read, not made (its dry-run): the split as it is, or why the write would be refused. */

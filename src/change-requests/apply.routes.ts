@@ -10,6 +10,8 @@ import { codedConflictResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { dryRunQuery } from "../variants/deploy";
 import { DRY_RUN_EXAMPLE, DryRunOutput } from "../variants/deployments.schemas";
+import { openSecret, sealSecret } from "../webhooks/secret-box";
+import { newWebhookSecret } from "../webhooks/signing";
 import { ACTION_DESCRIPTION, act, actionErrors, actionRoute, answer, answered, ETAG_HEADER, requestPath } from "./actions";
 import { type ApplyOutcome, type ApplyPreview, applyChangeRequest, type DiffSides, previewApply } from "./apply.sql.ts";
 import { changeRequestETag, toChangeRequestDiff } from "./change-requests.answers";
@@ -107,9 +109,12 @@ async function apply<E extends CallerEnv>(
     c.header("ETag", changeRequestETag({ id, writes: preview.facts.writes }));
     return dryRunOf(preview, preview.sides);
   }
-  const outcome = await writeAs(c, [id], (db) => applyChangeRequest(db, id, expected, claim));
+  const seal = () => sealSecret(c.env, newWebhookSecret());
+  const outcome = await writeAs(c, [id], (db) => applyChangeRequest(db, id, expected, claim, seal));
   if (outcome.outcome === "done" && !outcome.replayed)
     c.executionCtx.waitUntil(mailRequest(c.env, outcome.read.request, "applied"));
+  if (outcome.outcome === "done" && outcome.sealedSecret)
+    return { ...answer(answered(c, outcome)), verdict_secret: await openSecret(c.env, outcome.sealedSecret) };
   if (outcome.outcome === "done" || outcome.outcome === "key_reused") return answer(answered(c, outcome));
   throw applyRefusal(outcome);
 }

@@ -4,6 +4,8 @@
  * made only while the request may be applied now (approvals counted in the batch, with that moment's settings and
  * roles; the revision deployable; the environment still at the base), and every write after it only if it was.
  */
+
+import { endStatements, putStatements, SPLIT_STATE } from "../apps/splits.sql.ts";
 import { deploymentEvent, LIVE_EVERYWHERE_BY } from "../core/change-events.sql.ts";
 import { type DeploymentIds, environmentRevisionStatement, newDeploymentIds } from "../core/deployments.sql.ts";
 import { newId } from "../db/buckets";
@@ -66,9 +68,12 @@ verdict AS (
       WHEN :scheduled = 1 AND (scheduled_at > ${NOW} OR scheduled_by IS NOT (SELECT user_id FROM caller)) THEN 'not_due'
       WHEN approvals < required_approvals THEN 'not_approved'
       WHEN removed OR archived THEN 'revision_unavailable'
-      WHEN :scheduled = 0 AND EXISTS (SELECT 1 FROM environment_splits WHERE environment_id = applying.environment_id) THEN 'split_running'
-      WHEN current_revision <> base_environment_revision THEN 'conflict'
+      WHEN :scheduled = 0 AND split IS NULL
+           AND EXISTS (SELECT 1 FROM environment_splits WHERE environment_id = applying.environment_id) THEN 'split_running'
+      WHEN current_revision <> base_environment_revision OR split IS NOT NULL AND json_extract(split, '$.running') IS NOT
+           (SELECT ${SPLIT_STATE} FROM environment_splits s WHERE s.environment_id = applying.environment_id) THEN 'conflict'
       WHEN :expected_writes IS NOT NULL AND writes <> :expected_writes THEN 'moved_on'
+      WHEN split IS NOT NULL AND :split_pass = 0 THEN 'split_kind'
     END AS refusal
     FROM applying)`;
 
@@ -84,7 +89,9 @@ type ApplyRefusal =
   | "revision_unavailable"
   | "split_running"
   | "conflict"
-  | "moved_on";
+  | "moved_on"
+  /** A request of kind split or promote, let through by every check: applySplitRequest applies it. */
+  | "split_kind";
 
 interface ApplyFacts {
   refusal: ApplyRefusal | null;
@@ -95,14 +102,14 @@ interface ApplyFacts {
   removed: number;
   appId: string;
   environment: string;
-  kind: "deploy" | "revert";
+  kind: "deploy" | "revert" | "split" | "promote";
   currentRevision: number;
 }
 
 const APPLY_FACTS = sql<ApplyFacts>(
   `WITH ${APPLY_CTES}
    SELECT refusal, read_state AS readState, writes, approvals, required_approvals AS approvalsRequired, removed, app_id AS appId,
-          environment, kind, current_revision AS currentRevision
+          environment, COALESCE(json_extract(split, '$.kind'), kind) AS kind, current_revision AS currentRevision
      FROM verdict`,
 );
 
@@ -122,7 +129,23 @@ const MARK_APPLIED = sql(
    UPDATE change_requests
       SET state = 'applied', applied_at = ${NOW}, applied_by = (SELECT user_id FROM caller),
           applied_environment_revision_id = :environment_revision_id, applied_scheduled = :scheduled, ${WRITTEN}
-    WHERE id = :change_request_id AND ${APPLIED}`,
+    WHERE id = :change_request_id AND (${APPLIED} OR EXISTS (SELECT 1 FROM events WHERE id = :split_event_id))`,
+);
+
+/**
+ * A split request's apply first marks the request (its applied_environment_revision_id, :environment_revision_id)
+ * when its verdict lets it through: the split's write checks the mark (splits.sql.ts's SplitVia) and MARK_APPLIED
+ * follows it; a mark left by a write the split refused is taken off again (UNMARK).
+ */
+const MARK_SPLIT_REQUEST = sql(
+  `WITH ${APPLY_CTES}
+   UPDATE change_requests SET applied_environment_revision_id = :environment_revision_id
+    WHERE id = :change_request_id AND EXISTS (SELECT 1 FROM verdict WHERE refusal IS NULL)`,
+);
+
+const UNMARK = sql(
+  `UPDATE change_requests SET applied_environment_revision_id = NULL
+    WHERE id = :change_request_id AND state <> 'applied' AND applied_environment_revision_id = :environment_revision_id`,
 );
 
 /** `change_request.applied`, after MARK_APPLIED: from `approved` (a proposer's apply) or `scheduled` (the cron's). */
@@ -135,7 +158,8 @@ const APPLIED_EVENT = sql(
                                'scheduled', json(CASE :scheduled WHEN 1 THEN 'true' ELSE 'false' END),
                                'live_everywhere_by', ${LIVE_EVERYWHERE_BY}),
                    ${EVENT_FIELDS})
-     FROM cr JOIN environment_revisions er ON er.id = :environment_revision_id ${EVENT_HANDOFF}`,
+     FROM cr LEFT JOIN environment_revisions er ON er.id = :environment_revision_id
+    WHERE er.id IS NOT NULL OR EXISTS (SELECT 1 FROM events WHERE id = :split_event_id) ${EVENT_HANDOFF}`,
 );
 
 /** What a refusal of the cron's apply records as its `failure.reason`: a scheduler no longer a proposer is removed. */
@@ -186,6 +210,8 @@ function applyValues(id: string, ids: DeploymentIds, db: CallerWriteDb, by: Appl
     states: JSON.stringify(by.scheduled ? ["scheduled"] : ["open", "approved"]),
     expected_writes: by.scheduled ? null : by.expectedWrites,
     live_after: db.liveAfter,
+    split_pass: 0,
+    split_event_id: null as string | null,
   };
 }
 
@@ -231,7 +257,8 @@ export type ApplyRefusalOutcome =
   | { outcome: "conflict"; sides: DiffSides };
 
 export type ApplyOutcome =
-  | { outcome: "done"; read: ChangeRequestRead; replayed: boolean }
+  /** `sealedSecret`: the verdict secret of the split a split request's apply started, sealed. */
+  | { outcome: "done"; read: ChangeRequestRead; replayed: boolean; sealedSecret?: string | null }
   | { outcome: "key_reused" }
   | ApplyRefusalOutcome;
 
@@ -240,6 +267,7 @@ function applyRefusal(facts: ApplyFacts | undefined, sides: DiffSides | null): A
   if (!facts || !sides || facts.refusal === "not_found" || facts.refusal === "not_due") return { outcome: "not_found" };
   switch (facts.refusal) {
     case null:
+    case "split_kind":
       return null;
     case "invalid_state":
       return { outcome: "invalid_state", state: facts.readState };
@@ -265,13 +293,23 @@ export async function applyChangeRequest(
   id: string,
   expectedWrites: number | null,
   claim: IdempotencyClaim | null,
+  seal: () => Promise<string>,
 ): Promise<ApplyOutcome> {
-  const { ids, statements } = applyStatements(db, id, { scheduled: false, expectedWrites });
+  const by = { scheduled: false, expectedWrites } as const;
+  const { ids, statements } = applyStatements(db, id, by);
   const batch = await batchClaimed(db, claim, ids.environmentRevisionId, statements);
   if ("reused" in batch) return { outcome: "key_reused" };
   if ("replayOf" in batch) return replayed(db, id);
   const read = requestRead(batch.ran);
   if (read && batch.ran.applied.meta.changes > 0) return { outcome: "done", read, replayed: false };
+  if (read && batch.ran.facts.results[0]?.refusal === "split_kind") {
+    const { ran, sealedSecret } = await applySplitRequest(db, read.request, by, claim, seal);
+    if ("reused" in ran) return { outcome: "key_reused" };
+    if ("replayOf" in ran) return replayed(db, id);
+    const now = requestRead(ran.ran);
+    if (now && ran.ran.applied.meta.changes > 0) return { outcome: "done", read: now, replayed: false, sealedSecret };
+    return applyRefusal(ran.ran.facts.results[0], diffSidesOf(ran.ran.sides.results)) ?? { outcome: "moved_on" };
+  }
   return (
     applyRefusal(batch.ran.facts.results[0], diffSidesOf(batch.ran.sides.results)) ?? {
       // Refused by nothing, yet not made: what it read changed under it; never so in one transaction.
@@ -279,6 +317,62 @@ export async function applyChangeRequest(
       sides: diffSidesOf(batch.ran.sides.results) as DiffSides,
     }
   );
+}
+
+/**
+ * The apply of a request of kind split or promote (docs/SPLITS.md §1) once the first batch found it let through by
+ * every check (`split_kind`): a second batch, checked as the first with the request's write count as read then (a
+ * request changed in between is moved on), marked (MARK_SPLIT_REQUEST), the split started or changed as PUT …/split
+ * would or promoted as DELETE …/split?outcome=promote would (src/apps/splits.sql.ts), the request applied after it.
+ */
+async function applySplitRequest(
+  db: CallerWriteDb,
+  request: ChangeRequestRow,
+  by: ApplyBy,
+  claim: IdempotencyClaim | null,
+  seal: () => Promise<string>,
+) {
+  const ids = newDeploymentIds(db.bucket);
+  const eventId = newId(db.bucket);
+  const values = {
+    ...applyValues(request.id, ids, db, by),
+    expected_writes: request.writes,
+    split_pass: 1,
+    split_event_id: eventId,
+  };
+  const place = { appId: request.appId, environment: request.environment, expected: null };
+  const via = { requestId: request.id, mark: ids.environmentRevisionId };
+  const proposal = JSON.parse(request.split ?? "{}");
+  const change = {
+    candidate: proposal.running === null ? { id: request.variantRevisionId, slug: null, version: null } : null,
+    weight: proposal.weight,
+    steps: proposal.steps,
+    promoteAtEnd: proposal.promote_at_end,
+    salt: null,
+  };
+  const split =
+    proposal.kind === "promote"
+      ? endStatements(db, place, "promote", ids, eventId, via)
+      : putStatements(db, place, change, await seal(), eventId, via);
+  const ran = await batchClaimed(db, claim, eventId, {
+    facts: db.statement(APPLY_FACTS, values),
+    sides: diffSidesStatement(db, request.id),
+    mark: db.statement(MARK_SPLIT_REQUEST, values),
+    ...split,
+    applied: db.statement(MARK_APPLIED, values),
+    appliedEvent: db.statement(APPLIED_EVENT, values),
+    unmark: db.statement(UNMARK, values),
+    ...(by.scheduled
+      ? {
+          failedEvent: db.statement(FAILED_EVENT, values),
+          failed: db.statement(MARK_FAILED, values),
+          now: db.statement(REQUEST_READ_NOW, values),
+        }
+      : {}),
+    ...requestStatements(db, request.id),
+  });
+  const answer = "ran" in ran ? ran.ran.answer.results[0] : undefined;
+  return { ran, sealedSecret: answer?.sealedSecret ?? null };
 }
 
 /** What an apply would do now (its dry-run, §6): one read, nothing written. */
@@ -291,6 +385,7 @@ export async function previewApply(db: CallerDb, id: string, expectedWrites: num
     scheduled: 0,
     states: JSON.stringify(["open", "approved"]),
     expected_writes: expectedWrites,
+    split_pass: 1,
   };
   const { facts, sides } = await db.batch({ facts: db.statement(APPLY_FACTS, values), sides: diffSidesStatement(db, id) });
   const found = facts.results[0];
@@ -305,9 +400,13 @@ export interface ScheduledApply {
 }
 
 /** The cron's apply of due request `id` as its scheduler (`db`'s caller): one batch; a refusal fails it (§3). */
-export async function applyScheduled(db: CallerWriteDb, id: string): Promise<ScheduledApply> {
+export async function applyScheduled(db: CallerWriteDb, id: string, seal: () => Promise<string>): Promise<ScheduledApply> {
   const { statements } = applyStatements(db, id, { scheduled: true });
-  const { applied, failed, now } = await db.batch(statements);
+  const first = await db.batch(statements);
+  const due = first.facts.results[0]?.refusal === "split_kind" ? first.request.results[0] : undefined;
+  const { applied, failed, now } = due
+    ? ((await applySplitRequest(db, due, { scheduled: true }, null, seal)).ran as { ran: typeof first }).ran
+    : first;
   const request = now?.results[0];
   if (applied.meta.changes > 0) return { outcome: "applied", request };
   return { outcome: failed && failed.meta.changes > 0 ? "failed" : "left", request };

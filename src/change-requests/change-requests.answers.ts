@@ -13,6 +13,13 @@ const userOf = (id: string | null, username: string | null) =>
 export const requestedReviewers = (row: Pick<ChangeRequestRow, "reviewers">) =>
   JSON.parse(row.reviewers) as { user_id: string; username: string; email: string | null }[];
 
+/** A split request's proposal as answered: null for the other kinds (a promote's too). */
+function splitFields(split: string | null) {
+  if (split === null) return null;
+  const { weight, steps, promote_at_end } = JSON.parse(split);
+  return weight === undefined ? null : { weight, steps, promote_at_end };
+}
+
 /** The answer for a request's row (as read: its state, its approvals counted) without its reviews. */
 export function toChangeRequestSummary(row: ChangeRequestRow): ChangeRequestSummary {
   return {
@@ -23,6 +30,7 @@ export function toChangeRequestSummary(row: ChangeRequestRow): ChangeRequestSumm
     project_id: row.projectId,
     kind: row.kind,
     variant_revision_id: row.variantRevisionId,
+    split: splitFields(row.split),
     config_name: row.configName,
     revision: row.revision,
     revert_to_revision_id: row.revertToRevisionId,

@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { SplitChangeFields, SplitProposal } from "../apps/splits.schemas";
 import { documented, schemaName } from "../http/documentation";
 import { queryFlag, storableText, uuid } from "../http/fields";
 import {
@@ -86,6 +87,10 @@ export const CreateChangeRequestBody = /* @__PURE__ */ z
         },
       ),
     ),
+    split: z.optional(SplitProposal),
+    end_split: z
+      .optional(z.literal("promote"))
+      .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Promote the running split's candidate" })),
     title,
     description: z.optional(description),
     reviewers,
@@ -94,9 +99,12 @@ export const CreateChangeRequestBody = /* @__PURE__ */ z
       .apply(/* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "Default false: open" })),
   })
   .check(
-    z.refine((body) => oneProposal(body) && (body.variant_revision_id ?? body.revert_to_revision_id) !== undefined, {
-      message: "exactly one of variant_revision_id and revert_to_revision_id is required",
-    }),
+    z.refine(
+      (body) =>
+        [body.variant_revision_id, body.revert_to_revision_id, body.split, body.end_split].filter((given) => given !== undefined)
+          .length === 1,
+      { message: "exactly one of variant_revision_id, revert_to_revision_id, split and end_split is required" },
+    ),
   );
 export type CreateChangeRequestBody = z.output<typeof CreateChangeRequestBody>;
 
@@ -221,8 +229,15 @@ const ChangeRequestFields = {
   app_name: /* @__PURE__ */ z.string(),
   environment,
   project_id: /* @__PURE__ */ z.uuid(),
-  kind: /* @__PURE__ */ z.enum(["deploy", "revert"]),
+  kind: /* @__PURE__ */ z.enum(["deploy", "revert", "split", "promote"]),
   variant_revision_id: /* @__PURE__ */ z.uuid(),
+  split: /* @__PURE__ */ z.nullable(SplitChangeFields).apply(
+    /* @__PURE__ */ documented(
+      globalThis.DOCUMENTATION && {
+        description: "Kind `split`: the weight, steps and promote_at_end proposed (the candidate is `variant_revision_id`)",
+      },
+    ),
+  ),
   config_name: /* @__PURE__ */ z.string(),
   revision: /* @__PURE__ */ z.int(),
   revert_to_revision_id: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.uuid()),
@@ -273,6 +288,13 @@ export const ChangeRequest = /* @__PURE__ */ z
     ...ChangeRequestFields,
     reviews: z.array(Review),
     ...ChangeRequestTail,
+    verdict_secret: z.optional(z.string()).apply(
+      /* @__PURE__ */ documented(
+        globalThis.DOCUMENTATION && {
+          description: "Only in the answer of the apply that started a split: its verdict secret, shown this once",
+        },
+      ),
+    ),
   })
   .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "ChangeRequest"));
 export type ChangeRequest = z.output<typeof ChangeRequest>;
@@ -398,6 +420,7 @@ export const DEMO_CHANGE_REQUEST = /* @__PURE__ */ (() => ({
   project_id: DEMO_PROJECT_ID,
   kind: "deploy",
   variant_revision_id: EXAMPLE_VARIANT_REVISION_ID,
+  split: null,
   config_name: "main",
   revision: 3,
   revert_to_revision_id: null,

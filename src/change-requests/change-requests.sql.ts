@@ -3,6 +3,7 @@
  * state as read, and made, in one batch with its event; their actions (edits, reviews, ...) in actions.sql.ts.
  */
 
+import { SPLIT_STATE } from "../apps/splits.sql.ts";
 import type { EnvironmentState } from "../core/environment-etag";
 import { PROTECTION_COLUMNS } from "../core/protection.sql.ts";
 import { newId } from "../db/buckets";
@@ -102,7 +103,9 @@ export interface ChangeRequestRow {
   appName: string;
   environment: "development" | "staging" | "production";
   projectId: string;
-  kind: "deploy" | "revert";
+  kind: "deploy" | "revert" | "split" | "promote";
+  /** Kinds split and promote: what was proposed, JSON {kind, weight?, steps?, promote_at_end?, running}. */
+  split: string | null;
   variantRevisionId: string;
   configName: string;
   revision: number;
@@ -138,7 +141,8 @@ export interface ChangeRequestRow {
 }
 
 /** The ChangeRequestRow of each request of `cr`. */
-export const SELECT_REQUESTS = `SELECT cr.id, cr.app_id AS appId, cr.app_name AS appName, cr.environment, cr.project_id AS projectId, cr.kind,
+export const SELECT_REQUESTS = `SELECT cr.id, cr.app_id AS appId, cr.app_name AS appName, cr.environment, cr.project_id AS projectId,
+       COALESCE(json_extract(cr.split, '$.kind'), cr.kind) AS kind, cr.split,
        cr.variant_revision_id AS variantRevisionId, COALESCE(v.removed_name, v.name) AS configName, vr.revision,
        cr.revert_to_revision_id AS revertToRevisionId, cr.base_environment_revision AS baseEnvironmentRevision,
        cr.base_environment_revision_id AS baseEnvironmentRevisionId, cr.base_variant_revision_id AS baseVariantRevisionId,
@@ -151,7 +155,7 @@ export const SELECT_REQUESTS = `SELECT cr.id, cr.app_id AS appId, cr.app_name AS
           FROM json_each(cr.reviewers) j CROSS JOIN users u ON u.id = j.value) AS reviewers,
        cr.scheduled_at AS scheduledAt, cr.expires_at AS expiresAt, cr.applied_at AS appliedAt, cr.applied_by AS appliedBy,
        ap.username AS appliedByUsername, aer.revision AS appliedEnvironmentRevision,
-       cr.applied_environment_revision_id AS appliedEnvironmentRevisionId, cr.applied_scheduled AS appliedScheduled,
+       aer.id AS appliedEnvironmentRevisionId, cr.applied_scheduled AS appliedScheduled,
        cr.failed_at AS failedAt, cr.failure_reason AS failureReason, cr.failure_detail AS failureDetail,
        cr.created_at AS createdAt, cr.updated_at AS updatedAt
   FROM cr
@@ -273,6 +277,8 @@ proposal AS (
 /** A new request's place, after APP_BY_ID_CTE: `target` (see PROPOSAL_CTES) and its settings. */
 const NEW_REQUEST_CTES = `${CALLER_CTE}, ${APP_BY_ID_CTE}, target AS (SELECT id AS app_id, :environment AS environment FROM app),
 ${PROPOSAL_CTES},
+running AS (SELECT s.candidate_revision_id, ${SPLIT_STATE} AS state FROM environment_splits s WHERE s.environment_id = (SELECT id FROM env_now)),
+proposed AS (SELECT * FROM proposal UNION ALL SELECT candidate_revision_id, NULL FROM running WHERE :end_split = 1),
 settings AS (SELECT ${PROTECTION_COLUMNS}, w.organization_id FROM app
               JOIN projects p ON p.id = app.project_id JOIN workspaces w ON w.id = p.workspace_id
               LEFT JOIN environment_protections ep ON ep.project_id = app.project_id AND ep.environment = :environment),
@@ -290,7 +296,7 @@ const CREATE_FACTS = sql<{
   refusedReviewers: string;
 }>(
   `WITH ${NEW_REQUEST_CTES}
-   SELECT app.role, EXISTS (SELECT 1 FROM proposal) AS proposalFound, (SELECT id FROM env_now) AS environmentId,
+   SELECT app.role, EXISTS (SELECT 1 FROM proposed) AS proposalFound, (SELECT id FROM env_now) AS environmentId,
           (SELECT revision FROM env_now) AS environmentRevision, (SELECT n FROM unfinished) AS unfinished,
           ${REFUSED_REVIEWERS_JSON} AS refusedReviewers
      FROM app`,
@@ -300,12 +306,13 @@ const INSERT_REQUEST = sql(
   `WITH ${NEW_REQUEST_CTES}
    INSERT INTO change_requests (id, app_id, environment, kind, variant_revision_id, revert_to_revision_id,
                                 base_environment_revision, base_environment_revision_id, base_variant_revision_id,
-                                title, description, state, author_id, expires_at, reviewers)
-   SELECT :change_request_id, app.id, :environment, CASE WHEN proposal.revert_to_revision_id IS NULL THEN 'deploy' ELSE 'revert' END,
-          proposal.variant_revision_id, proposal.revert_to_revision_id, env_now.revision, env_now.revision_id,
+                                title, description, state, author_id, expires_at, reviewers, split)
+   SELECT :change_request_id, app.id, :environment, CASE WHEN proposed.revert_to_revision_id IS NULL THEN 'deploy' ELSE 'revert' END,
+          proposed.variant_revision_id, proposed.revert_to_revision_id, env_now.revision, env_now.revision_id,
           env_now.variant_revision_id, :title, :description, :state, (SELECT user_id FROM caller),
-          strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || settings.request_ttl_days || ' days'), COALESCE(:reviewers, '[]')
-     FROM app JOIN proposal JOIN env_now JOIN settings
+          strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || settings.request_ttl_days || ' days'), COALESCE(:reviewers, '[]'),
+          json_set(:split, '$.running', (SELECT state FROM running))
+     FROM app JOIN proposed JOIN env_now JOIN settings
     WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND (SELECT n FROM unfinished) < :unfinished_max
       AND NOT EXISTS (SELECT 1 FROM refused_reviewers)
       AND (:expected_environment_id IS NULL OR (env_now.id = :expected_environment_id AND env_now.revision = :expected_revision))`,
@@ -416,6 +423,7 @@ export async function createChangeRequest(
     environment: body.environment,
     variant_revision_id: body.variant_revision_id ?? null,
     revert_to_revision_id: body.revert_to_revision_id ?? null,
+    ...splitValues(body),
     title: body.title,
     description: body.description ?? "",
     state: body.draft ? "draft" : "open",
@@ -445,6 +453,18 @@ export async function createChangeRequest(
   if (refused.length > 0) return { outcome: "reviewers_refused", refused };
   if (facts.unfinished >= UNFINISHED_MAX) return { outcome: "too_many_open" };
   return { outcome: "moved_on", of: "environment" };
+}
+
+/** What a create of kind split or promote binds (docs/SPLITS.md §1); the candidate of a split is its variant_revision_id. */
+function splitValues({ split, end_split }: CreateChangeRequestBody) {
+  const proposal = split
+    ? { kind: "split", weight: split.weight, steps: split.steps ?? [], promote_at_end: split.promote_at_end ?? false }
+    : end_split && { kind: "promote" };
+  return {
+    split: proposal ? JSON.stringify(proposal) : null,
+    end_split: end_split ? 1 : 0,
+    ...(split && { variant_revision_id: split.variant_revision_id }),
+  };
 }
 
 /** Every write bumps the request's ETag. */

@@ -12,6 +12,8 @@ import { allShards, type ShardName, shardNamed } from "../db/pool";
 import { batch, type Statement, sql } from "../db/sql";
 import { liveAfter } from "../http/edge-settings";
 import type { DeliveryMessage } from "../http/hand-off";
+import { sealSecret } from "../webhooks/secret-box";
+import { newWebhookSecret } from "../webhooks/signing";
 import { applyScheduled, REQUEST_NOW, REQUEST_READ_NOW } from "./apply.sql.ts";
 import { type ChangeRequestRow, EVENT_FIELDS, NOW, WRITTEN } from "./change-requests.sql.ts";
 import { mailRequest, type RequestMail } from "./mail";
@@ -112,7 +114,7 @@ async function runOnShard(env: Env, { shard, due, expiring }: Awaited<ReturnType
   for (const request of due) {
     const scheduler = writerOf(env, db, Caller.operatorAs(request.scheduledBy), request.bucket, committed);
     await tolerantly(shard, async () => {
-      const { outcome, request: now } = await applyScheduled(scheduler, request.id);
+      const { outcome, request: now } = await applyScheduled(scheduler, request.id, () => sealSecret(env, newWebhookSecret()));
       if (now && outcome !== "left") mails.push([now, outcome]);
     });
   }

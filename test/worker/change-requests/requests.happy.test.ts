@@ -47,6 +47,7 @@ describe("a change request, made and read", () => {
       project_id: t.team.projectId,
       kind: "deploy",
       variant_revision_id: t.mainRevision,
+      split: null,
       config_name: "main",
       revision: 1,
       revert_to_revision_id: null,

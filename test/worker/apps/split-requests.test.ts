@@ -1,0 +1,150 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { type ChangeRequest, requestEvents, writesNothing } from "../change-requests/setup";
+import { apps, changeRequests, protection } from "../client";
+import { A_NEW_ID, type Account, createAccount, expectJson, send } from "../fixtures";
+import { type Split, splitApp, splitPath } from "./split-fixtures";
+
+/*
+ * Splits through change requests (docs/SPLITS.md §1): on a protected production, kinds `split` and `promote`
+ * proposed, approved and applied; their conflicts, dry-runs and diffs.
+ */
+
+let owner: Account;
+let appId: string;
+let candidate: string;
+
+beforeAll(async () => {
+  owner = await createAccount();
+  appId = await splitApp(owner);
+  const settings = { protected: true, allow_self_approval: true };
+  await expectJson(await protection.put({ key: owner.key }, owner.projectId, "production", settings));
+  const next = await expectJson<{ variant_ref: { id: string } }>(
+    await send("POST", "/variants/configs/fetch", {
+      key: owner.key,
+      body: { application_ref: { id: appId }, variant_ref: { slug: "next" } },
+    }),
+  );
+  candidate = next.variant_ref.id;
+});
+
+const STEPS = [{ weight: 5000, after_minutes: 60 }];
+
+/** A request of production proposing `proposal` (`split` or `end_split`), approved by its author. */
+async function approved(proposal: Record<string, unknown>) {
+  const made = await expectJson<ChangeRequest>(
+    await changeRequests.create({ key: owner.key }, { app_id: appId, environment: "production", title: "Split", ...proposal }),
+  );
+  return expectJson<ChangeRequest>(
+    await changeRequests.review({ key: owner.key }, made.id, {
+      kind: "approve",
+      version: 1,
+    }),
+  );
+}
+
+const apply = (id: string, query = "") => changeRequests.act({ key: owner.key }, id, `apply${query}`);
+const running = async () => send("GET", splitPath(appId, "production"), { key: owner.key });
+
+describe("split change requests", () => {
+  it("a split request applied starts the split with its weight and steps; the applier sees its verdict secret once", async () => {
+    const request = await approved({
+      split: { variant_revision_id: candidate, weight: 1000, steps: STEPS },
+    });
+    expect(request).toMatchObject({
+      kind: "split",
+      variant_revision_id: candidate,
+      split: { weight: 1000, steps: STEPS, promote_at_end: false },
+      state: "approved",
+    });
+    const diff = await expectJson<{
+      proposed: { variant_revision_id: string };
+      diff: { identical: boolean };
+    }>(await changeRequests.diff({ key: owner.key }, request.id));
+    expect(diff.proposed.variant_revision_id).toBe(candidate);
+    expect(diff.diff.identical).toBe(false);
+    const dryRun = await expectJson<{ dry_run: boolean; kind: string }>(await apply(request.id, "?dry_run=true"));
+    expect(dryRun).toMatchObject({
+      dry_run: true,
+      kind: "split",
+      environment: "production",
+    });
+    expect((await running()).status).toBe(404);
+
+    const applied = await expectJson<ChangeRequest & { verdict_secret: string }>(await apply(request.id));
+    expect(applied.state).toBe("applied");
+    expect(applied.applied).toMatchObject({
+      environment_revision_id: null,
+      scheduled: false,
+    });
+    expect(applied.verdict_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const split = await expectJson<Split>(await running());
+    expect(split).toMatchObject({
+      weight: 1000,
+      steps: STEPS,
+      promote_at_end: false,
+      candidate: { variant_revision_id: candidate },
+      started_by: { user_id: owner.userId },
+    });
+    expect(split).not.toHaveProperty("verdict_secret");
+    const read = await expectJson<ChangeRequest>(await changeRequests.get({ key: owner.key }, request.id));
+    expect(read).not.toHaveProperty("verdict_secret");
+    const events = await expectJson<{
+      events: { type: string; data: { split: Split } }[];
+    }>(
+      await send("GET", `/events?app_id=${appId}&type=environment.&limit=10`, {
+        key: owner.key,
+      }),
+    );
+    const splitEvents = events.events.filter(({ type }) => type.startsWith("environment.split_"));
+    expect(splitEvents.map(({ type, data }) => [type, data.split.weight])).toEqual([["environment.split_started", 1000]]);
+    expect((await requestEvents(owner.key, appId)).map(({ type }) => type)).toContain("change_request.applied");
+  });
+
+  it("a split request made on a running split changes its weight and steps; one whose split moved since is a conflict", async () => {
+    const change = await approved({
+      split: { variant_revision_id: candidate, weight: 2000 },
+    });
+    const stale = await approved({
+      split: { variant_revision_id: candidate, weight: 3000 },
+    });
+    const applied = await expectJson<ChangeRequest>(await apply(change.id));
+    expect(applied).not.toHaveProperty("verdict_secret");
+    expect(await expectJson<Split>(await running())).toMatchObject({
+      weight: 2000,
+      steps: [],
+    });
+    await writesNothing(appId, async () => {
+      const refused = await apply(stale.id);
+      expect(refused.status).toBe(409);
+      expect(await refused.json()).toMatchObject({
+        detail: { code: "change_request_conflict" },
+      });
+    });
+    expect(await expectJson<Split>(await running())).toMatchObject({
+      weight: 2000,
+    });
+  });
+
+  it("a promote request applied deploys the candidate, a revision in the history, and ends the split", async () => {
+    const request = await approved({ end_split: "promote" });
+    expect(request).toMatchObject({
+      kind: "promote",
+      variant_revision_id: candidate,
+      split: null,
+    });
+    const dryRun = await expectJson(await apply(request.id, "?dry_run=true"));
+    expect(dryRun).toMatchObject({ dry_run: true, kind: "promote" });
+    const applied = await expectJson<ChangeRequest>(await apply(request.id));
+    expect(applied.applied).toMatchObject({
+      environment_revision: 2,
+      environment_revision_id: A_NEW_ID,
+    });
+    const history = await expectJson<{
+      revisions: { revision: number; deployed_app_variant_revision: string }[];
+    }>(await apps.revisions({ key: owner.key }, appId, "production"));
+    expect(
+      history.revisions.map(({ revision, deployed_app_variant_revision }) => [revision, deployed_app_variant_revision]),
+    ).toContainEqual([2, candidate]);
+    expect((await running()).status).toBe(404);
+  });
+});
