@@ -59,6 +59,7 @@ target AS (
     FROM environments e WHERE e.app_id = (SELECT id FROM app) AND e.name = :environment),
 split_gate AS (
   SELECT app.role, app.id AS app_id, target.id AS environment_id, target.revision, target.revision_id, s.id AS split_id,
+         COALESCE(ep.protected, 0) AS protected,
          vr.id AS candidate_id, CASE
       WHEN app.role NOT IN ${DEPLOYER_ROLES_SQL} THEN 'forbidden'
       WHEN :via_request IS NOT NULL AND NOT EXISTS (SELECT 1 FROM change_requests
@@ -149,13 +150,17 @@ export const PUT_EVENT = sql(
 
 /**
  * `environment.split_ended` by the caller: an abort the gate lets through; a promote once its revision is made (the
- * gate, read again after it, sees the environment moved on).
+ * gate, read again after it, sees the environment moved on). The end is the split's last change (to 0 or 10000, by
+ * the user), and `protected` says whether the environment was: an abort there is the one direct write allowed.
  */
 const END_EVENT = sql(
   `WITH ${SPLIT_GATE} ${INSERT_EVENT}
    SELECT :event_id, 'environment.split_ended', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
-          json_object(${SPLIT_EVENT_DATA}, 'outcome', :op, 'by', 'user', 'reason', NULL,
-                      'environment_revision_id', (SELECT id FROM environment_revisions WHERE id = :environment_revision_id))
+          json_insert(json_object(${SPLIT_EVENT_DATA}, 'outcome', :op, 'by', 'user', 'reason', NULL,
+                        'environment_revision_id', (SELECT id FROM environment_revisions WHERE id = :environment_revision_id),
+                        'protected', json(CASE (SELECT protected FROM split_gate) WHEN 1 THEN 'true' ELSE 'false' END)),
+                      '$.split.changes[#]', json_object('at', ${NOW}, 'from', s.weight,
+                        'to', CASE :op WHEN 'abort' THEN 0 ELSE 10000 END, 'by', 'user', 'user', ${CHANGED_BY}))
      FROM ${SPLIT_PLACE}
     WHERE s.id = (SELECT split_id FROM split_gate)
       AND CASE :op WHEN 'abort' THEN (SELECT refusal FROM split_gate) IS NULL

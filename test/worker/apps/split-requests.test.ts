@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { type ChangeRequest, requestEvents, writesNothing } from "../change-requests/setup";
 import { apps, changeRequests, protection } from "../client";
-import { A_NEW_ID, type Account, createAccount, expectJson, send } from "../fixtures";
+import { A_NEW_ID, A_TIME, type Account, createAccount, expectJson, send } from "../fixtures";
+import { databaseOf } from "../pool";
+import { runCron } from "../webhooks/webhook-fixtures";
 import { type Split, splitApp, splitPath } from "./split-fixtures";
 
 /*
@@ -12,19 +14,24 @@ import { type Split, splitApp, splitPath } from "./split-fixtures";
 let owner: Account;
 let appId: string;
 let candidate: string;
+let mainRevision: string;
 
 beforeAll(async () => {
   owner = await createAccount();
   appId = await splitApp(owner);
   const settings = { protected: true, allow_self_approval: true };
   await expectJson(await protection.put({ key: owner.key }, owner.projectId, "production", settings));
-  const next = await expectJson<{ variant_ref: { id: string } }>(
-    await send("POST", "/variants/configs/fetch", {
-      key: owner.key,
-      body: { application_ref: { id: appId }, variant_ref: { slug: "next" } },
-    }),
-  );
-  candidate = next.variant_ref.id;
+  const revisionOf = async (slug: string) =>
+    (
+      await expectJson<{ variant_ref: { id: string } }>(
+        await send("POST", "/variants/configs/fetch", {
+          key: owner.key,
+          body: { application_ref: { id: appId }, variant_ref: { slug } },
+        }),
+      )
+    ).variant_ref.id;
+  candidate = await revisionOf("next");
+  mainRevision = await revisionOf("main");
 });
 
 const STEPS = [{ weight: 5000, after_minutes: 60 }];
@@ -127,6 +134,7 @@ describe("split change requests", () => {
 
   it("a promote request applied deploys the candidate, a revision in the history, and ends the split", async () => {
     const request = await approved({ end_split: "promote" });
+    const movedOn = await approved({ split: { variant_revision_id: candidate, weight: 4000 } });
     expect(request).toMatchObject({
       kind: "promote",
       variant_revision_id: candidate,
@@ -146,5 +154,52 @@ describe("split change requests", () => {
       history.revisions.map(({ revision, deployed_app_variant_revision }) => [revision, deployed_app_variant_revision]),
     ).toContainEqual([2, candidate]);
     expect((await running()).status).toBe(404);
+    // A request made before the promote: its base moved (and its split ended), the apply refuses it, writing nothing.
+    await writesNothing(appId, async () => {
+      const refused = await apply(movedOn.id);
+      expect(refused.status).toBe(409);
+      expect(await refused.json()).toMatchObject({
+        detail: { code: "change_request_conflict", base: { environment_revision: 1 }, current: { environment_revision: 2 } },
+      });
+    });
+  });
+
+  it("a scheduled split request is applied by the minute cron as its scheduler", async () => {
+    // Production runs the candidate now (promoted above): a split back to main.
+    const request = await approved({ split: { variant_revision_id: mainRevision, weight: 500, promote_at_end: true } });
+    const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+    await expectJson(await changeRequests.act({ key: owner.key }, request.id, "schedule", { scheduled_at: inAnHour }));
+    await databaseOf(request.id)
+      .prepare("UPDATE change_requests SET scheduled_at = '2020-01-01T00:00:00.000Z' WHERE id = ?")
+      .bind(request.id)
+      .run();
+    await runCron("* * * * *");
+    const read = await expectJson<ChangeRequest>(await changeRequests.get({ key: owner.key }, request.id));
+    expect(read).toMatchObject({
+      state: "applied",
+      applied: { at: A_TIME, by: { user_id: owner.userId }, environment_revision: null, scheduled: true },
+    });
+    expect(await expectJson<Split>(await running())).toMatchObject({
+      weight: 500,
+      promote_at_end: true,
+      candidate: { variant_revision_id: mainRevision },
+    });
+  });
+
+  it("refuses a body proposing two things, or a split whose steps do not rise (422), writing nothing", async () => {
+    await writesNothing(appId, async () => {
+      for (const proposal of [
+        { end_split: "promote", variant_revision_id: candidate },
+        { split: { variant_revision_id: candidate, weight: 10 }, end_split: "promote" },
+        { split: { variant_revision_id: candidate, weight: 10, steps: [{ weight: 5, after_minutes: 1 }] } },
+        { end_split: "abort" },
+      ]) {
+        const refused = await changeRequests.create(
+          { key: owner.key },
+          { app_id: appId, environment: "production", title: "Split", ...proposal },
+        );
+        expect(refused.status).toBe(422);
+      }
+    });
   });
 });

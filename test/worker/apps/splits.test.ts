@@ -99,12 +99,14 @@ describe("an environment's split", () => {
       { environment_splits: [1, 1] },
     );
 
+    // The abort is the split's last change, to 0 by the user.
+    const aborted = { ...raised, changes: [...raised.changes, { at: A_TIME, from: 2500, to: 0, by: "user", user: by() }] };
     const ended = await expectJson<Split>(await end("production", "abort"));
-    expect(ended).toEqual({ ...raised, outcome: "abort", environment_revision_id: null });
+    expect(ended).toEqual({ ...aborted, outcome: "abort", environment_revision_id: null });
     expectRowCounts(
       expectEvents(
         await tracker.changes(),
-        splitEvent("environment.split_ended", { split: raised, outcome: "abort", by: "user", reason: null }),
+        splitEvent("environment.split_ended", { split: aborted, outcome: "abort", by: "user", reason: null, protected: false }),
       ),
       { environment_splits: [0, 1] },
     );
@@ -347,8 +349,30 @@ describe("an environment's split", () => {
       body: protectedBody,
     });
     expect(await tracker.changes()).toEqual({});
-    expect(await expectJson(await send("DELETE", path("?outcome=abort"), { key: guarded.key }))).toMatchObject({
-      outcome: "abort",
+    // An abort goes through directly, recorded as such: the split's last change (to 0, by the user), on a protected environment.
+    const ended = await expectJson<Split>(await send("DELETE", path("?outcome=abort"), { key: guarded.key }));
+    const last = { at: A_TIME, from: 1000, to: 0, by: "user", user: { user_id: guarded.userId, username: guarded.username } };
+    expect(ended).toMatchObject({ outcome: "abort", weight: 1000, changes: [expect.anything(), last] });
+    expectRowCounts(
+      expectEvents(await tracker.changes(), {
+        type: "environment.split_ended",
+        app_id: guardedApp,
+        actor_user_id: guarded.userId,
+        data: {
+          split: expect.objectContaining({ changes: [expect.anything(), last] }),
+          outcome: "abort",
+          by: "user",
+          protected: true,
+        },
+      }),
+      { environment_splits: [0, 1] },
+    );
+    // A start is refused there as a change is.
+    const start = { candidate: { variant_ref: { slug: "next" } }, weight: 1000 };
+    expect(await refusal(await send("PUT", path(), { key: guarded.key, body: start }))).toEqual({
+      status: 409,
+      body: protectedBody,
     });
+    expect(await tracker.changes()).toEqual({});
   });
 });
