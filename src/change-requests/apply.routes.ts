@@ -147,6 +147,12 @@ export const applyRoutes = [
             trips: 1,
           },
           {
+            // The first batch finds every check passed, the second starts the split (README.md, "Splits").
+            name: "POST /change-requests/{id}/apply, a split request",
+            path: "/change-requests/{splitRequestId}/apply",
+            trips: 2,
+          },
+          {
             name: "POST /change-requests/{id}/apply, applied already",
             path: "/change-requests/{applyRequestId}/apply",
             status: 409,
@@ -168,7 +174,9 @@ export const applyRoutes = [
           "Any proposer: deploys what the request proposes, as a deploy or revert would, all at once, checking " +
           "as it writes that the request is approved now (its approvals counted with the settings and roles " +
           "of that moment), its config revision still deployable and the environment still at its base; else 409, " +
-          "nothing written, the request unchanged. A protected environment is reached this way. With " +
+          "nothing written, the request unchanged. A protected environment is reached this way. A split request starts or " +
+          "changes the split as PUT …/split would (the answer of a start has its `verdict_secret`, shown this once), a " +
+          "promote request promotes as DELETE …/split?outcome=promote would; either is a conflict once the split moved. With " +
           "`?dry_run=true`, the same answer, errors included, or what it would change; nothing written. " +
           ACTION_DESCRIPTION,
         ok: {

@@ -103,6 +103,23 @@ export const changeRequestsRoutes = [
               draft: true,
             },
           },
+          split: {
+            summary: "Start a split of production: 10% to a config revision, 50% after an hour",
+            value: {
+              app_id: DEMO_APP_ID,
+              environment: "production",
+              split: {
+                variant_revision_id: EXAMPLE_VARIANT_REVISION_ID,
+                weight: 1000,
+                steps: [{ weight: 5000, after_minutes: 60 }],
+              },
+              title: "Try the new prompt",
+            },
+          },
+          promote: {
+            summary: "Promote the candidate of production's running split",
+            value: { app_id: DEMO_APP_ID, environment: "production", end_split: "promote", title: "Ship the new prompt" },
+          },
         },
       },
       doc: globalThis.DOCUMENTATION && {
@@ -111,7 +128,8 @@ export const changeRequestsRoutes = [
         summary: "Propose a change of an app's environment",
         description:
           "Proposes deploying a config revision of the app (`variant_revision_id`) or an earlier revision of the " +
-          "environment again (`revert_to_revision_id`): exactly one. Its base is the environment now; with If-Match " +
+          "environment again (`revert_to_revision_id`), a split of the environment or a change of its running one " +
+          "(`split`, kind `split`), or the promote of its split's candidate (`end_split`, kind `promote`): exactly one. Its base is the environment now; with If-Match " +
           "(the environment's ETag, GET /apps/{app_id}/revisions/{environment_name}), only if it is still in that state " +
           `(else 412). A draft until submitted, else open. At most ${UNFINISHED_MAX} unfinished requests per app environment.`,
         ok: {

@@ -171,6 +171,35 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
     return id;
   };
 
+  // A split request approved, of an app whose staging runs main alone: its apply starts the split.
+  const splitRequestApp = await splitApp(account, ["staging"]);
+  const candidate = await databaseOf(splitRequestApp)
+    .prepare(
+      "SELECT r.id FROM app_variant_revisions r JOIN app_variants v ON v.id = r.variant_id WHERE v.app_id = ? AND v.name = 'next'",
+    )
+    .bind(splitRequestApp)
+    .first<{ id: string }>();
+  const splitRequestId = await idOf<{ id: string }>(
+    await send("POST", "/change-requests", {
+      key: account.key,
+      body: {
+        app_id: splitRequestApp,
+        environment: "staging",
+        split: { variant_revision_id: String(candidate?.id), weight: 100 },
+        title: "Counted split",
+      },
+    }),
+    (answer) => answer.id,
+  );
+  expect(
+    (
+      await send("POST", `/change-requests/${splitRequestId}/reviews`, {
+        key: account.key,
+        body: { kind: "approve", version: 1 },
+      })
+    ).status,
+  ).toBe(200);
+
   // Splits run in its production (read, changed, given verdicts) and development (promoted); its staging runs main alone.
   const splitAppId = await splitApp(account, ["production", "staging", "development"]);
   const { verdict_secret } = await startSplit(account.key, splitAppId, "production");
@@ -237,6 +266,7 @@ export async function makeRouteWorld(): Promise<RouteWorld> {
       requestId,
       draftId,
       applyRequestId: await approvedRequest("requested-counted"),
+      splitRequestId,
       scheduledRequestId: await approvedRequest("scheduled-counted"),
       // An id, and a key prefix, of nothing, in the bucket of the account's organization: routed to its shard.
       unknownId: newId(bucketFor(account.organizationId)),
