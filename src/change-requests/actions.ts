@@ -3,6 +3,7 @@
  * turned into its error, the request's path and ETag, and the action routes with their `act`.
  */
 import type { Context } from "hono";
+import { noSplit } from "../apps/errors";
 import type { IdempotencyClaim } from "../db/idempotency";
 import { appNotFound, environmentMovedOn, revisionNotFound } from "../http/core-errors";
 import { type CallerEnv, writeAs } from "../http/d1-session";
@@ -29,6 +30,7 @@ import {
   invalidState,
   reviewersRefused,
   selfApproval,
+  splitCandidateKept,
   staleVersion,
   tooManyOpen,
   tooManyReviews,
@@ -47,7 +49,11 @@ export function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutco
         ? appNotFound()
         : outcome.missing === "revision"
           ? revisionNotFound()
-          : changeRequestNotFound();
+          : outcome.missing === "split"
+            ? noSplit()
+            : changeRequestNotFound();
+    case "split_candidate":
+      throw splitCandidateKept(outcome.candidate);
     case "forbidden":
       throw outcome.self ? selfApproval() : forbidden();
     case "invalid_state":

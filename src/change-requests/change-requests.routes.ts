@@ -1,3 +1,4 @@
+import { noSplit } from "../apps/errors";
 import { expectedState } from "../core/environment-etag";
 import { appNotFound, environmentMovedOn, revisionNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
@@ -139,9 +140,10 @@ export const changeRequestsRoutes = [
           headers: ETAG_HEADER,
         },
         errors: {
-          404: errorResponse("No such app visible to the caller, or no such revision of it", {
+          404: errorResponse("No such app visible to the caller, no such revision of it, or no split to promote", {
             appNotFound: appNotFound(),
             revisionNotFound: revisionNotFound(),
+            noSplit: noSplit(),
           }),
           409: codedConflictResponse("Too many unfinished requests", { tooManyOpen: tooManyOpen(UNFINISHED_MAX) }),
           412: errorResponse("If-Match names another state of the environment: nothing written", environmentMovedOn()),

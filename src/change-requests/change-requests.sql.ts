@@ -294,9 +294,11 @@ const CREATE_FACTS = sql<{
   environmentRevision: number | null;
   unfinished: number;
   refusedReviewers: string;
+  runningCandidate: string | null;
 }>(
   `WITH ${NEW_REQUEST_CTES}
    SELECT app.role, EXISTS (SELECT 1 FROM proposed) AS proposalFound, (SELECT id FROM env_now) AS environmentId,
+          (SELECT candidate_revision_id FROM running) AS runningCandidate,
           (SELECT revision FROM env_now) AS environmentRevision, (SELECT n FROM unfinished) AS unfinished,
           ${REFUSED_REVIEWERS_JSON} AS refusedReviewers
      FROM app`,
@@ -315,6 +317,7 @@ const INSERT_REQUEST = sql(
      FROM app JOIN proposed JOIN env_now JOIN settings
     WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND (SELECT n FROM unfinished) < :unfinished_max
       AND NOT EXISTS (SELECT 1 FROM refused_reviewers)
+      AND (:split IS NULL OR :end_split = 1 OR proposed.variant_revision_id = COALESCE((SELECT candidate_revision_id FROM running), proposed.variant_revision_id))
       AND (:expected_environment_id IS NULL OR (env_now.id = :expected_environment_id AND env_now.revision = :expected_revision))`,
 );
 
@@ -385,7 +388,9 @@ export function diffSidesOf(rows: DiffSideRow[]): Record<DiffSideRow["side"], Di
 
 /** Why a write wrote nothing (the routes turn each into its error). */
 export type Refusal =
-  | { outcome: "not_found"; missing: "app" | "change_request" | "revision" }
+  | { outcome: "not_found"; missing: "app" | "change_request" | "revision" | "split" }
+  /** A split request on a running split names another candidate than the split's (a change keeps it). */
+  | { outcome: "split_candidate"; candidate: string }
   | { outcome: "forbidden"; self?: boolean }
   | { outcome: "invalid_state"; state: ChangeRequestState }
   | { outcome: "stale_version"; version: number }
@@ -448,7 +453,9 @@ export async function createChangeRequest(
   const facts = batch.ran.facts.results[0];
   if (!facts) return { outcome: "not_found", missing: "app" };
   if (!PROPOSER_ROLES.includes(facts.role)) return { outcome: "forbidden" };
-  if (!facts.proposalFound) return { outcome: "not_found", missing: "revision" };
+  if (!facts.proposalFound) return { outcome: "not_found", missing: body.end_split ? "split" : "revision" };
+  if (body.split && facts.runningCandidate && facts.runningCandidate !== body.split.variant_revision_id)
+    return { outcome: "split_candidate", candidate: facts.runningCandidate };
   const refused: RefusedReviewer[] = JSON.parse(facts.refusedReviewers);
   if (refused.length > 0) return { outcome: "reviewers_refused", refused };
   if (facts.unfinished >= UNFINISHED_MAX) return { outcome: "too_many_open" };

@@ -91,3 +91,13 @@ export const reviewersRefused = (refused: RefusedReviewer[]) =>
       type: "value_error",
     })),
   );
+
+/** docs/SPLITS.md §1: a split request made on a running split names its candidate (a change keeps it). */
+export const splitCandidateKept = (candidate: string) =>
+  validationFailed([
+    {
+      loc: ["body", "split", "variant_revision_id"],
+      msg: `Value error, a split runs with candidate ${candidate}: a change keeps it`,
+      type: "value_error",
+    },
+  ]);

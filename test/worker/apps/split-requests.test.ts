@@ -154,8 +154,14 @@ describe("split change requests", () => {
       history.revisions.map(({ revision, deployed_app_variant_revision }) => [revision, deployed_app_variant_revision]),
     ).toContainEqual([2, candidate]);
     expect((await running()).status).toBe(404);
-    // A request made before the promote: its base moved (and its split ended), the apply refuses it, writing nothing.
+    // A request made before the promote: its base moved (and its split ended), the apply refuses it, writing nothing;
+    // a promote proposed with no split running is refused.
     await writesNothing(appId, async () => {
+      const none = await changeRequests.create(
+        { key: owner.key },
+        { app_id: appId, environment: "production", title: "Again", end_split: "promote" },
+      );
+      expect([none.status, await none.json()]).toEqual([404, { detail: "No split" }]);
       const refused = await apply(movedOn.id);
       expect(refused.status).toBe(409);
       expect(await refused.json()).toMatchObject({
@@ -186,8 +192,25 @@ describe("split change requests", () => {
     });
   });
 
-  it("refuses a body proposing two things, or a split whose steps do not rise (422), writing nothing", async () => {
+  it("refuses a body proposing two things, a split whose steps do not rise, another candidate than the running split's (422)", async () => {
     await writesNothing(appId, async () => {
+      // The split started by the cron runs with candidate main: a change keeps it.
+      const other = await changeRequests.create(
+        { key: owner.key },
+        { app_id: appId, environment: "production", title: "Split", split: { variant_revision_id: candidate, weight: 900 } },
+      );
+      expect([other.status, await other.json()]).toEqual([
+        422,
+        {
+          detail: [
+            {
+              loc: ["body", "split", "variant_revision_id"],
+              msg: `Value error, a split runs with candidate ${mainRevision}: a change keeps it`,
+              type: "value_error",
+            },
+          ],
+        },
+      ]);
       for (const proposal of [
         { end_split: "promote", variant_revision_id: candidate },
         { split: { variant_revision_id: candidate, weight: 10 }, end_split: "promote" },
