@@ -24,9 +24,12 @@ export const STATES: ChangeRequestState[] = [
 ];
 export const ENVIRONMENTS: EnvironmentName[] = ["development", "staging", "production"];
 
-/** What a request proposes, in words. */
+const PROPOSAL_VERBS = { deploy: "Deploy", revert: "Revert to", split: "Split to", promote: "Promote" } as const;
+
+/** What a request proposes, in words (a split's with its weight in percent). */
 export const proposalOf = (request: Schemas["ChangeRequestSummary"]) =>
-  `${request.kind === "revert" ? "Revert to" : "Deploy"} ${versionName(request.config_name, request.revision)}`;
+  `${PROPOSAL_VERBS[request.kind]} ${versionName(request.config_name, request.revision)}` +
+  (request.split ? ` at ${request.split.weight / 100}%` : "");
 
 export default function ChangeRequests({ params: { orgId }, query }: PageProps) {
   const session = useSession();
