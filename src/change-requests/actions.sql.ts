@@ -1,3 +1,4 @@
+import { SPLIT_STATE } from "../apps/splits.sql.ts";
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
@@ -155,11 +156,19 @@ const EDIT = sql(
 
 const SUBMIT = sql(`UPDATE change_requests SET state = 'open', ${WRITTEN} WHERE id = :change_request_id AND ${ALLOWED}`);
 
-/** A rebase: the base is the environment now, `version` bumped, open again (unscheduled, its failure cleared). */
+/**
+ * A rebase: the base is the environment now, `version` bumped, open again (unscheduled, its failure cleared); a split
+ * or promote request's split too (a promote's candidate the running split's).
+ */
 const REBASE = sql(
-  `WITH ${ACTION_CTES}
+  `WITH ${ACTION_CTES}, running AS (SELECT s.candidate_revision_id, ${SPLIT_STATE} AS state FROM environment_splits s
+                                     WHERE s.environment_id = (SELECT id FROM env_now))
    UPDATE change_requests
-      SET base_environment_revision = (SELECT revision FROM env_now), base_environment_revision_id = (SELECT revision_id FROM env_now),
+      SET split = json_set(split, '$.running', (SELECT state FROM running)),
+          variant_revision_id = CASE WHEN split ->> '$.kind' = 'promote'
+                                     THEN COALESCE((SELECT candidate_revision_id FROM running), variant_revision_id)
+                                     ELSE variant_revision_id END,
+          base_environment_revision = (SELECT revision FROM env_now), base_environment_revision_id = (SELECT revision_id FROM env_now),
           base_variant_revision_id = (SELECT variant_revision_id FROM env_now), version = version + 1, state = 'open',
           scheduled_at = NULL, scheduled_by = NULL, failed_at = NULL, failure_reason = NULL, failure_detail = NULL,
           ${RENEWED_EXPIRY}, ${WRITTEN}

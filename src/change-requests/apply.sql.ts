@@ -70,8 +70,9 @@ verdict AS (
       WHEN removed OR archived THEN 'revision_unavailable'
       WHEN :scheduled = 0 AND split IS NULL
            AND EXISTS (SELECT 1 FROM environment_splits WHERE environment_id = applying.environment_id) THEN 'split_running'
-      WHEN current_revision <> base_environment_revision OR split IS NOT NULL AND json_extract(split, '$.running') IS NOT
-           (SELECT ${SPLIT_STATE} FROM environment_splits s WHERE s.environment_id = applying.environment_id) THEN 'conflict'
+      WHEN current_revision <> base_environment_revision OR split IS NOT NULL AND (split ->> '$.running' IS NOT
+           (SELECT ${SPLIT_STATE} FROM environment_splits s WHERE s.environment_id = applying.environment_id)
+           OR split ->> '$.kind' = 'promote' AND split ->> '$.running' IS NULL) THEN 'conflict'
       WHEN :expected_writes IS NOT NULL AND writes <> :expected_writes THEN 'moved_on'
       WHEN split IS NOT NULL AND :split_pass = 0 THEN 'split_kind'
     END AS refusal

@@ -130,6 +130,11 @@ describe("split change requests", () => {
     expect(await expectJson<Split>(await running())).toMatchObject({
       weight: 2000,
     });
+    // Rebased on the split now and approved again, it applies.
+    await expectJson(await changeRequests.act({ key: owner.key }, stale.id, "rebase"));
+    await expectJson(await changeRequests.review({ key: owner.key }, stale.id, { kind: "approve", version: 2 }));
+    await expectJson(await apply(stale.id));
+    expect(await expectJson<Split>(await running())).toMatchObject({ weight: 3000 });
   });
 
   it("a promote request applied deploys the candidate, a revision in the history, and ends the split", async () => {
