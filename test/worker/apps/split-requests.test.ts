@@ -140,6 +140,7 @@ describe("split change requests", () => {
   it("a promote request applied deploys the candidate, a revision in the history, and ends the split", async () => {
     const request = await approved({ end_split: "promote" });
     const movedOn = await approved({ split: { variant_revision_id: candidate, weight: 4000 } });
+    const leftOver = await approved({ end_split: "promote" });
     expect(request).toMatchObject({
       kind: "promote",
       variant_revision_id: candidate,
@@ -172,6 +173,14 @@ describe("split change requests", () => {
       expect(await refused.json()).toMatchObject({
         detail: { code: "change_request_conflict", base: { environment_revision: 1 }, current: { environment_revision: 2 } },
       });
+    });
+    // A promote request rebased once no split runs has nothing to promote: a conflict still, nothing written.
+    await expectJson(await changeRequests.act({ key: owner.key }, leftOver.id, "rebase"));
+    await expectJson(await changeRequests.review({ key: owner.key }, leftOver.id, { kind: "approve", version: 2 }));
+    await writesNothing(appId, async () => {
+      const refused = await apply(leftOver.id);
+      expect(refused.status).toBe(409);
+      expect(await refused.json()).toMatchObject({ detail: { code: "change_request_conflict" } });
     });
   });
 
