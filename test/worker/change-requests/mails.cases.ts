@@ -188,7 +188,7 @@ describe("no mail", () => {
   });
 
   it("a mail the sending service refuses fails nothing: the request is made, a line logged naming no address", async () => {
-    const failing = mailbox(true);
+    const failing = mailbox("refused");
     const logged = vi.spyOn(console, "error");
     const made = await propose(
       t.editor.teamKey,
