@@ -3,6 +3,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { LargestFirst } from "./support/sequencer";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -16,6 +17,12 @@ const root = path.resolve(import.meta.dirname, "..");
  */
 const FUZZ_RUNS = process.env.FUZZ_RUNS ?? "500";
 /**
+ * How each fuzz property is seeded (test/worker/fuzz-support.ts): FUZZ_SEED from the environment, else "label" (a seed
+ * per property, the same every run: the everyday sample's checks cannot fail on the draw); `npm run test:deep` draws
+ * new ones ("random").
+ */
+const FUZZ_SEED = process.env.FUZZ_SEED ?? "label";
+/**
  * The SQL injection payloads injection-registry and injection-teams send through every route (test/worker/
  * injection-payloads.ts's PAYLOAD_SAMPLE): INJECTION_PAYLOADS from the environment, else "sample", the first payload
  * of each kind (12 of 38), for `npm test` and CI; `npm run test:deep` sends them all ("all").
@@ -23,10 +30,10 @@ const FUZZ_RUNS = process.env.FUZZ_RUNS ?? "500";
 const INJECTION_PAYLOADS = process.env.INJECTION_PAYLOADS ?? "sample";
 
 export default defineConfig(async () => {
-  // Every route's round-trip budget, for round-trips.test.ts and buckets.test.ts: built in Node, as the facts only the
+  // Every route's round-trip budget, for round-trips.cases.ts and buckets.test.ts: built in Node, as the facts only the
   // tests read are left out of the Worker (wrangler.toml [define]); in a process of its own while the rest is made.
   const routeFacts = promisify(execFile)("npx", ["tsx", "test/support/route-facts.ts"], { cwd: root, maxBuffer: 1 << 26 });
-  // The OpenAPI documents the route declarations make, for openapi-fixture.test.ts to compare the served one with: built
+  // The OpenAPI documents the route declarations make, for openapi-fixture.cases.ts to compare the served one with: built
   // in Node, as the declarations' text is left out of the Worker (wrangler.toml [define]); in a process of its own too.
   const openApiDocuments = promisify(execFile)("npx", ["tsx", "test/support/openapi-documents.ts"], {
     cwd: root,
@@ -40,9 +47,11 @@ export default defineConfig(async () => {
   return {
     root,
     test: {
-      // Two test files at a time, whatever the cores (vitest's default on two cores is one): a file spends much of
-      // its time waiting (webhook deliveries timing out, wrangler dev starting), which the other file's work fills.
-      maxWorkers: 2,
+      // Three test files at a time, whatever the cores (vitest's default on two cores is one): a file spends much of
+      // its time waiting (webhook deliveries timing out, wrangler dev starting, a browser's page), which the others'
+      // work fills. Two at a time left about 30 % of the two cores idle over a CI run (751 s: 1,056 s of CPU).
+      maxWorkers: 3,
+      sequence: { sequencer: LargestFirst },
       projects: [
         {
           // Inside workerd, through the Worker's fetch handler, against a real local D1 (isolated per file).
@@ -52,18 +61,19 @@ export default defineConfig(async () => {
               miniflare: {
                 // Webhooks may target the tests' receiver on 127.0.0.1 (webhook-receiver.ts). Invitations are mailed,
                 // with accept links at the tests' origin (fixtures.ts BASE_URL), and their tokens handed back too, as
-                // under `npm run dev` (invitations.test.ts turns each off).
+                // under `npm run dev` (invitations.cases.ts turns each off).
                 bindings: {
                   TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
                   TEST_SHARD_MIGRATIONS: shardMigrations,
                   FUZZ_RUNS,
+                  FUZZ_SEED,
                   INJECTION_PAYLOADS,
                   WEBHOOKS_ALLOW_LOCAL: "true",
                   INVITATION_EMAIL_FROM: "invitations@apps.example.test",
                   PUBLIC_BASE_URL: "https://apps.example.test",
                   INVITATION_TOKEN_IN_ANSWER: "true",
                   // Most files write rows straight into D1 and read them back through the Worker at once: they read
-                  // uncached. The cache's own tests (edge-cache.test.ts, round-trips.test.ts) pass a bound per request.
+                  // uncached. The cache's own tests (edge-cache.test.ts, round-trips.cases.ts) pass a bound per request.
                   FRESHNESS_BOUND_SECONDS: "0",
                 },
                 // Two more databases, no shards of the pool unless a test binds them as SHARD_2 and SHARD_3 (a pool of
@@ -130,7 +140,7 @@ export default defineConfig(async () => {
             root,
             include: ["test/browser/**/*.test.ts"],
             environment: "node",
-            globalSetup: ["test/support/migrated-pool.ts"],
+            globalSetup: ["test/support/seeded-pool.ts"],
             testTimeout: 120_000,
             hookTimeout: 120_000,
           },

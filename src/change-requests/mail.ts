@@ -4,7 +4,7 @@
  * applied, fails or expires. Plain text, linking to the request's console page; sent after the write, each failure
  * logged, never failing it.
  */
-import { mailer } from "../core/mail";
+import { mailer, sendMail } from "../core/mail";
 import { requestedReviewers } from "./change-requests.answers";
 import type { ChangeRequestState } from "./change-requests.schemas";
 import type { ChangeRequestRow } from "./change-requests.sql.ts";
@@ -50,9 +50,7 @@ export async function mailRequest(env: Env, row: ChangeRequestRow, what: Request
       "",
       `${mail.origin}${(env.BASE_PATH ?? "").replace(/\/+$/, "")}/console/change-requests/${row.id}`,
     ].join("\n");
-    await Promise.all(
-      to.map((address) => mail.binding.send({ from: mail.from, to: address, subject: `[${what}] ${about}`, text })),
-    );
+    await Promise.all(to.map((address) => sendMail(mail, { to: address, subject: `[${what}] ${about}`, text })));
   } catch (error) {
     console.error(
       JSON.stringify({ message: "change request mail failed", change_request_id: row.id, error: String(error).slice(0, 300) }),

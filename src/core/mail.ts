@@ -40,3 +40,25 @@ export function mailer(env: Env): Mailer | null {
   const origin = from !== "" && env.INVITATION_EMAIL ? publicOrigin(env) : null;
   return origin === null ? null : { binding: env.INVITATION_EMAIL, from, origin };
 }
+
+/** One mail of the service's, from its sender. */
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/**
+ * Sends one mail; once more when the runtime lost its connection to the binding ("Network connection lost", as D1's
+ * transient errors say it; the local binding under `wrangler dev` throws it under load). A second failure is the
+ * caller's: a mail may then go out twice, which is better than an invitation refused for a dropped connection.
+ */
+export async function sendMail(mail: Mailer, message: MailMessage): Promise<void> {
+  const send = () => mail.binding.send({ from: mail.from, ...message });
+  try {
+    await send();
+  } catch (error) {
+    if (!String(error).includes("Network connection lost")) throw error;
+    await send();
+  }
+}

@@ -11,7 +11,7 @@ declare global {
 export type TestFact<Fact> = Fact | false | undefined;
 
 /**
- * One request to a route and what it costs: test/worker/round-trips.test.ts sends it and counts its D1 round trips;
+ * One request to a route and what it costs: test/worker/round-trips.cases.ts sends it and counts its D1 round trips;
  * buckets.test.ts sends a write's cases again, in its walk of every write (one must answer 2xx), and checks that what
  * they made carries its organization's bucket. `{name}` in the path, the body and the headers
  * stands for a value of the tests' world (test/worker/route-world.ts): ids of what it made, emails, tokens.

@@ -1,4 +1,4 @@
-import { type Mailer, mailer } from "../core/mail";
+import { type Mailer, mailer, sendMail } from "../core/mail";
 import type { InvitationToMail } from "./invitations.sql.ts";
 
 /**
@@ -53,10 +53,5 @@ export async function mailInvitation(
     "",
     "If you did not expect this invitation, ignore this mail: nothing happens unless it is accepted.",
   ].join("\n");
-  await mail.binding.send({
-    from: mail.from,
-    to: invitation.email,
-    subject: `Invitation to join ${invitation.organization_name}`,
-    text,
-  });
+  await sendMail(mail, { to: invitation.email, subject: `Invitation to join ${invitation.organization_name}`, text });
 }

@@ -3,10 +3,12 @@
  * is none (CI must have one), and pages opened offline: every request that would leave the Worker's origin is refused
  * and recorded, with the page's script errors.
  */
-import { existsSync } from "node:fs";
+import { cpSync, existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { type Browser, type BrowserContextOptions, chromium } from "playwright-core";
 import { expect, it } from "vitest";
+import { makeTempDir } from "../cli/helpers";
+import { seededTemplate } from "../support/wrangler";
 
 // The README's demo values, written out as it documents them.
 export const DEMO_KEY = "localdev.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -38,6 +40,13 @@ export function chromiumOrSkip(file: string): boolean {
 }
 
 export const launchChromium = () => chromium.launch({ executablePath });
+
+/** A new folder holding a copy of the migrated and seeded pool (test/support/wrangler.ts), for one file's server. */
+export async function seededFolder(label: string): Promise<string> {
+  const dir = await makeTempDir(label);
+  cpSync(await seededTemplate(), dir, { recursive: true });
+  return dir;
+}
 
 /** A page at `origin`'s `path`, with what it did that it should not: scripts' errors, CSP refusals, requests off the origin. */
 export async function openPage(browser: Browser, origin: string, path: string, options: BrowserContextOptions = {}) {

@@ -7,10 +7,10 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContextOptions, Page } from "playwright-core";
 import { afterAll, beforeAll, expect } from "vitest";
-import { api, makeTempDir, removeTempDir, seedDemo } from "../cli/helpers";
+import { api, removeTempDir } from "../cli/helpers";
 import { ROOT } from "../support/processes";
-import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
-import { chromiumOrSkip, DEMO_KEY, launchChromium, openPage, POLL } from "./browser";
+import { type DevServer, startDev } from "../support/wrangler";
+import { chromiumOrSkip, DEMO_KEY, launchChromium, openPage, POLL, seededFolder } from "./browser";
 
 export const BASE_PATH = "/api";
 export const DEMO_ORG = "00000000-0000-7000-8000-000000000002";
@@ -49,10 +49,7 @@ export function consoleWorld(file: string, more: Record<string, string> = {}) {
 
   beforeAll(async () => {
     if (!world.hasChromium) return;
-    world.dir = await makeTempDir("console");
-    await applyMigrations(world.dir);
-    const seeded = await seedDemo("--persist-to", world.dir);
-    expect(seeded.code, seeded.stderr).toBe(0);
+    world.dir = await seededFolder("console");
     world.worker = await startDev({
       name: "console",
       persistTo: world.dir,

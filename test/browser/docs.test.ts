@@ -9,10 +9,10 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTempDir, removeTempDir, seedDemo } from "../cli/helpers";
+import { removeTempDir } from "../cli/helpers";
 import { ROOT } from "../support/processes";
-import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
-import { chromiumOrSkip, DEMO_APP_ID, DEMO_KEY, launchChromium, openPage as openOffline, POLL } from "./browser";
+import { type DevServer, startDev } from "../support/wrangler";
+import { chromiumOrSkip, DEMO_APP_ID, DEMO_KEY, launchChromium, openPage as openOffline, POLL, seededFolder } from "./browser";
 
 const REVISIONS = "/apps/{app_id}/revisions/{environment_name}";
 
@@ -25,10 +25,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  dir = await makeTempDir("docs");
-  await applyMigrations(dir);
-  const seeded = await seedDemo("--persist-to", dir);
-  expect(seeded.code, seeded.stderr).toBe(0);
+  dir = await seededFolder("docs");
   browser = await launchChromium();
   mkdirSync(SCREENSHOTS, { recursive: true });
 });

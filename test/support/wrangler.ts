@@ -53,30 +53,35 @@ async function migrate(dir: string, options: SpawnOptions & { timeoutMs?: number
   }
 }
 
-/** What a migrated folder is made from: the migrations, the pool (wrangler.toml) and wrangler itself (the lockfile). */
-function migrationInputsDigest(): string {
+/** A digest of these files of the repository, their names and contents. */
+function digestOf(files: string[]): string {
   const hash = createHash("sha256");
-  const files = ["migrations", "migrations-directory"].flatMap((folder) =>
-    readdirSync(join(ROOT, folder))
-      .sort()
-      .map((name) => join(folder, name)),
-  );
-  for (const file of [...files, "wrangler.toml", "package-lock.json"]) hash.update(file).update(readFileSync(join(ROOT, file)));
+  for (const file of files) hash.update(file).update(readFileSync(join(ROOT, file)));
   return hash.digest("hex").slice(0, 16);
 }
 
+/** The files of these folders of the repository, every level down, in a stable order. */
+const filesUnder = (...folders: string[]) =>
+  folders.flatMap((folder) =>
+    readdirSync(join(ROOT, folder), { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)))
+      .sort(),
+  );
+
+/** What a migrated folder is made from: the migrations, the pool (wrangler.toml) and wrangler itself (the lockfile). */
+const MIGRATION_INPUTS = () => [...filesUnder("migrations", "migrations-directory"), "wrangler.toml", "package-lock.json"];
+
 /**
- * The folder every database of the pool was migrated in, for these inputs: made once (the cli and browser projects'
- * globalSetup, test/support/migrated-pool.ts, makes it before their first file), migrated aside, then renamed into
- * place, so that no file copies half a migration.
+ * The folder `make` filled, under the OS temp dir, named `name` and a digest of `inputs`: made once for those inputs
+ * (kept between runs), made aside then renamed into place, so that no file copies a folder half made.
  */
-export async function migratedTemplate(): Promise<string> {
-  const template = join(tmpdir(), `app-management-migrated-${migrationInputsDigest()}`);
+async function madeOnce(name: string, inputs: string[], make: (dir: string) => Promise<void>): Promise<string> {
+  const template = join(tmpdir(), `app-management-${name}-${digestOf(inputs)}`);
   if (existsSync(template)) return template;
   const aside = mkdtempSync(`${template}-`);
   try {
-    // Once per run, before any test: on two busy cores three migrations may outlast `run`'s two minutes.
-    await migrate(aside, { timeoutMs: 600_000 });
+    await make(aside);
     renameSync(aside, template);
   } catch (error) {
     if (!existsSync(template)) throw error;
@@ -86,6 +91,29 @@ export async function migratedTemplate(): Promise<string> {
   }
   return template;
 }
+
+/**
+ * The folder every database of the pool was migrated in, for these inputs: made once (the cli project's globalSetup,
+ * test/support/migrated-pool.ts, makes it before their first file).
+ */
+export const migratedTemplate = (): Promise<string> =>
+  // Once per run, before any test: on two busy cores three migrations may outlast `run`'s two minutes.
+  madeOnce("migrated", MIGRATION_INPUTS(), (dir) => migrate(dir, { timeoutMs: 600_000 }));
+
+/**
+ * The migrated folder seeded with the demo data (`npm run db:seed`), for these migrations and this code (src/, which
+ * seeds): made once (the browser project's globalSetup, test/support/seeded-pool.ts), and copied by each browser file
+ * (test/browser/browser.ts's `seededFolder`), which then starts its `wrangler dev` without seeding again.
+ */
+export const seededTemplate = (): Promise<string> =>
+  madeOnce("seeded", [...MIGRATION_INPUTS(), ...filesUnder("src")], async (dir) => {
+    cpSync(await migratedTemplate(), dir, { recursive: true });
+    const args = ["src/cli/seed-demo.ts", "--persist-to", dir];
+    const result = await run(TSX, args, { timeoutMs: 600_000 });
+    if (result.code !== 0) {
+      throw new HarnessError(`seeding the demo data failed (tsx ${args.join(" ")}, exit ${result.code}):\n${result.stderr}`);
+    }
+  });
 
 /**
  * Rows of one query against the local D1 in `dir` (SHARD_0's unless `binding` names another database of the pool),

@@ -150,7 +150,7 @@ const ok = <T = Record<string, unknown>>(response: Promise<Response>) => respons
 
 /**
  * The walk of every write (every operation but a GET) in organizations of buckets other than 0: each write route's
- * round-trip cases (src/http/route-facts.ts), in the router's order, against the world round-trips.test.ts counts them in
+ * round-trip cases (src/http/route-facts.ts), in the router's order, against the world round-trips.cases.ts counts them in
  * (test/worker/route-world.ts), whose organizations are all on SHARD_1 (buckets 512 to 1023). Every id they mint, every
  * key prefix and every invitation token carries the bucket of the organization it belongs to.
  */

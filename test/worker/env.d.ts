@@ -13,6 +13,8 @@ declare namespace Cloudflare {
     TEST_STRICT_KEYLESS_LIMITER: RateLimit;
     /** Requests per fuzz property (fuzz-support.ts's RUNS): the environment variable FUZZ_RUNS, or CI's count. */
     FUZZ_RUNS: string;
+    /** How fuzz properties are seeded (fuzz-support.ts's SEEDING): the environment variable FUZZ_SEED, or "label". */
+    FUZZ_SEED: string;
     /** The injection payloads of injection-registry and injection-teams (injection-payloads.ts's PAYLOAD_SAMPLE): the
      * environment variable INJECTION_PAYLOADS, "sample" (the everyday run) or "all". */
     INJECTION_PAYLOADS: string;

@@ -25,7 +25,7 @@ import { bucketFor, databaseOf, rowsOnShards, shardNameFor } from "./pool";
  * owner's 409), the outsider's, or mixed, random or invalid ids. Between requests the team is sometimes put back as it
  * was (its members, roles and keys), so that requests meet both the team as made and what earlier requests left of it
  * (one owner left, members gone). The members' keys name their personal projects: a member removing themselves with a
- * key of the organization's own project meets a known bug (races-teams.test.ts, "found on the way").
+ * key of the organization's own project meets a known bug (races-teams.cases.ts, "found on the way").
  *
  * The oracle reads the organization named (its members and roles, its workspaces, its open invitations) just before
  * each request, and from that and docs/ACCOUNTS-API.md's rules predicts the answer and the rows it changes. Every answer is
@@ -776,6 +776,16 @@ describe("invitations", () => {
     "POST /organizations/{org_id}/workspaces/{workspace_id}/invite/resend",
     async () => {
       const label = "resend";
+      // Invitations pending in the team's workspace for each new email and the outsider, whatever the invite property
+      // left (its requests may have been restored away, or invited elsewhere): without them no resend can succeed.
+      const { organizationId, workspaceId } = world.team;
+      for (const email of [0, 1, 2].map((n) => `fuzz-${n}@example.com`).concat(emailOf(world.outsider))) {
+        const invited = await send("POST", `/organizations/${organizationId}/workspaces/${workspaceId}/invite`, {
+          key: world.members[0][0].key,
+          body: [{ email, roles: ["viewer"] }],
+        });
+        expect(invited.status).toBe(200);
+      }
       const resendBody = fc.oneof(
         Shape(
           emailChoice.map((email) => ({ email })),
@@ -1180,7 +1190,7 @@ describe("organizations and workspaces", () => {
         },
         // Not 403 (the read-only key): whether this run sees one depends on the seeds of the members properties
         // before it, which may remove that key's user from the team (then 401). The oracle still judges every 403,
-        // and teams.test.ts refuses a read-only key's POST directly.
+        // and teams.cases.ts refuses a read-only key's POST directly.
         [200, 401, 422],
         RUNS,
       );

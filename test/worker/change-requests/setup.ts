@@ -90,11 +90,19 @@ export async function setProtection(
 }
 
 /** Proposes config revision `variantRevisionId` for `environment` as `key`: the request made. */
-export async function propose(key: string, appId: string, environment: string, variantRevisionId: string, extra = {}) {
+export async function propose(
+  key: string,
+  appId: string,
+  environment: string,
+  variantRevisionId: string,
+  extra = {},
+  options?: Parameters<typeof changeRequests.create>[2],
+) {
   return expectJson<ChangeRequest>(
     await changeRequests.create(
       { key },
       { app_id: appId, environment, variant_revision_id: variantRevisionId, title: "Ship main", ...extra },
+      options,
     ),
   );
 }

@@ -192,7 +192,7 @@ describe("invitations mailed to the invitee", () => {
 
   it("a mail that cannot be sent: 502, and the invitation's token works for nobody until a resend replaces it", async () => {
     const ids = await createOrganizationVia(owner.key);
-    const failing = mailbox(true);
+    const failing = mailbox("refused");
     const email = freshEmail();
     await expectError(
       await inviteWith(mailed(failing.binding), owner.key, ids, email),
@@ -204,6 +204,25 @@ describe("invitations mailed to the invitee", () => {
     expect((await resendWith(mailed(working.binding), owner.key, ids, email)).status).toBe(200);
     const { token, url } = readMail(working.mails[0]);
     expect((await send("POST", url.slice(BASE_URL.length), { authorization: "", body: { token } })).status).toBe(200);
+  });
+
+  it("a connection to the mail binding lost once: sent again, 200; lost twice: 502, after two attempts", async () => {
+    const ids = await createOrganizationVia(owner.key);
+    const dropsOnce = mailbox("connection lost once");
+    const email = freshEmail();
+    expect((await inviteWith(mailed(dropsOnce.binding), owner.key, ids, email)).status).toBe(200);
+    expect(dropsOnce.mails).toHaveLength(2);
+    expect(dropsOnce.mails[1]).toEqual(dropsOnce.mails[0]);
+    const { token, url } = readMail(dropsOnce.mails[1]);
+    expect((await send("POST", url.slice(BASE_URL.length), { authorization: "", body: { token } })).status).toBe(200);
+
+    const dropsAlways = mailbox("connection lost");
+    await expectError(
+      await inviteWith(mailed(dropsAlways.binding), owner.key, ids, freshEmail()),
+      502,
+      "The invitation was made, but its email could not be sent: send it again (POST .../invite/resend), which voids this one",
+    );
+    expect(dropsAlways.mails).toHaveLength(2);
   });
 });
 

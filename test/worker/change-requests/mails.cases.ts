@@ -58,18 +58,13 @@ const approve = (member: Member, id: string, version = 1) =>
 
 describe("mails to the requested reviewers", () => {
   it("when a request is made open: each member named, in order", async () => {
-    const made = await expectJson<ChangeRequest>(
-      await changeRequests.create(
-        { key: t.editor.teamKey },
-        {
-          app_id: t.appId,
-          environment: "production",
-          variant_revision_id: t.mainRevision,
-          title: "Ship main",
-          reviewers: [t.second.userId, t.approver.userId],
-        },
-        mailed(),
-      ),
+    const made = await propose(
+      t.editor.teamKey,
+      t.appId,
+      "production",
+      t.mainRevision,
+      { title: "Ship main", reviewers: [t.second.userId, t.approver.userId] },
+      mailed(),
     );
     expect(received()).toEqual([mailAbout(made, t.second, "opened", OPENED), mailAbout(made, t.approver, "opened", OPENED)]);
   });
@@ -177,18 +172,13 @@ describe("no mail", () => {
     for (const unset of [{ INVITATION_EMAIL_FROM: "" }, { PUBLIC_BASE_URL: "" }]) {
       const options = mailed();
       const extras = { ...options, bindings: { ...options.bindings, ...unset } };
-      const made = await expectJson<ChangeRequest>(
-        await changeRequests.create(
-          { key: t.editor.teamKey },
-          {
-            app_id: t.appId,
-            environment: "production",
-            variant_revision_id: t.otherRevision,
-            title: "Unmailed",
-            reviewers: [t.approver.userId],
-          },
-          extras,
-        ),
+      const made = await propose(
+        t.editor.teamKey,
+        t.appId,
+        "production",
+        t.otherRevision,
+        { title: "Unmailed", reviewers: [t.approver.userId] },
+        extras,
       );
       const approved = await expectJson<ChangeRequest>(
         await changeRequests.review({ key: t.approver.teamKey }, made.id, { kind: "approve", version: 1 }, extras),
@@ -198,20 +188,15 @@ describe("no mail", () => {
   });
 
   it("a mail the sending service refuses fails nothing: the request is made, a line logged naming no address", async () => {
-    const failing = mailbox(true);
+    const failing = mailbox("refused");
     const logged = vi.spyOn(console, "error");
-    const made = await expectJson<ChangeRequest>(
-      await changeRequests.create(
-        { key: t.editor.teamKey },
-        {
-          app_id: t.appId,
-          environment: "production",
-          variant_revision_id: t.mainRevision,
-          title: "Refused mail",
-          reviewers: [t.approver.userId],
-        },
-        { bindings: { INVITATION_EMAIL: failing.binding }, settled: true },
-      ),
+    const made = await propose(
+      t.editor.teamKey,
+      t.appId,
+      "production",
+      t.mainRevision,
+      { title: "Refused mail", reviewers: [t.approver.userId] },
+      { bindings: { INVITATION_EMAIL: failing.binding }, settled: true },
     );
     const lines = logged.mock.calls.map((call) => String(call[0])).filter((line) => line.includes("change request mail"));
     logged.mockRestore();

@@ -1,0 +1,3 @@
+import { describeCases } from "../cases";
+
+describeCases(import.meta.glob("./*.cases.ts"));
