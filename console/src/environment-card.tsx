@@ -4,17 +4,20 @@ import { type Done, DoneNote, DryRunPreview, dryRunOf } from "./dry-run";
 import { Link, navigate } from "./router";
 import { type AppliedRequests, deployName, type Version, versionName } from "./runs";
 import { type Permission, useSession } from "./session";
+import { type Split, share, whileSplit } from "./split-panel";
 import { ActionButton, Time } from "./ui";
 
 /*
  * An environment of an app (docs/CONSOLE.md "Daily use" 1 and 3): what it runs (`main · v3`, its message, who
  * deployed it when, as which deploy, from which change request); a protected one says so and offers "Propose…", which
- * opens the proposal prefilled, where a deploy could only be refused; any other deploy shows its dry-run first.
+ * opens the proposal prefilled, where a deploy could only be refused; any other deploy shows its dry-run first. While
+ * a split runs there, it says so and its deploy is disabled, saying why.
  */
 
 export interface CardData {
   history: Schemas["EnvironmentRevisions"];
   protection: Schemas["Protection"];
+  split: Split | null;
 }
 
 /** The lock badge of a protected environment, with the approvals it requires. */
@@ -32,11 +35,11 @@ export function ProtectedBadge({ protection }: { protection: Pick<Schemas["Prote
 }
 
 export function EnvironmentCard({
-  card: { history, protection },
+  card: { history, protection, split },
   variants,
   versions,
   applied,
-  permission,
+  permission: role,
   onDeployed,
 }: {
   card: CardData;
@@ -66,6 +69,7 @@ export function EnvironmentCard({
     application_ref: { id: history.app_id },
   });
   const id = `deploy-${name}`;
+  const permission = whileSplit(split, name, role);
   return (
     <section class="card" aria-labelledby={`${id}-title`}>
       <h3 id={`${id}-title`}>{name}</h3>
@@ -83,6 +87,14 @@ export function EnvironmentCard({
           <>
             <dt>Message</dt>
             <dd>{runs.commit_message || "no message"}</dd>
+          </>
+        )}
+        {split && (
+          <>
+            <dt>Split</dt>
+            <dd>
+              {share(split.weight)} to {versionName(split.candidate.config_name, split.candidate.revision)}
+            </dd>
           </>
         )}
         <dt>Deployed by</dt>

@@ -3,10 +3,14 @@
  * real API: a one-word change in a 5 KB prompt read as text; what each environment runs, in one vocabulary (`main ·
  * v3`, `deploy #N`), with the change request that applied it; a protected production proposed, not deployed, and every
  * deploy after its dry-run; a request in conflict with Apply disabled and Rebase the main action; a 412 read again,
- * the typed comment kept. One world and one editor's page for the file; each new state checked by axe-core and kept
- * as a screenshot.
+ * the typed comment kept. An environment's split (docs/SPLITS.md §4): started from its page, its weight, next step
+ * and verdict secret (once) shown, a verdict signed as a customer's evaluation would (the standardwebhooks library)
+ * read back as its outcome, the deploy it refuses saying why; on a protected production a start proposed, its apply
+ * showing the secret once, and an abort direct. One world and one editor's page for the file; each new state checked
+ * by axe-core and kept as a screenshot.
  */
 import type { Locator, Page, Response } from "playwright-core";
+import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
 import { api } from "../cli/helpers";
 import { POLL } from "./browser";
@@ -91,6 +95,47 @@ async function liveLine(where: Locator, text: string, answer: Response) {
 
 /** Every `\n` written out as two characters on the page as shown. */
 const literalNewlines = (page: Page) => page.evaluate("document.body.innerText.split('\\\\n').length - 1");
+
+/** The splits' app: `main` (its first commit, v2) running in staging and production (protected), `next` v2 its candidate. */
+let appId = "";
+const SHOWN_ONCE = "Shown this once: you will not see it again, so copy it now.";
+const split = (environment: string) => `/apps/${appId}/environments/${environment}/split`;
+/** Made once, by the first test that needs it. */
+async function makeSplitApp() {
+  if (appId) return;
+  appId = (await call(keys.editor, "POST", "/apps", { app_name: "splits" })).body.app_id;
+  const application_ref = { id: appId };
+  for (const [slug, params] of [
+    ["main", { temperature: 0.2 }],
+    ["next", { temperature: 0.7 }],
+  ] as const) {
+    await call(keys.editor, "POST", "/variants/configs/add", { variant_ref: { slug }, application_ref });
+    await call(keys.editor, "POST", "/variants/configs/commit", { config: { variant_ref: { slug }, application_ref, params } });
+  }
+  // Deployed directly to production while it is not protected (the other journeys protect it).
+  const protection = `/projects/${DEMO_PROJECT}/environments/production/protection`;
+  await call(keys.owner, "PUT", protection, { protected: false });
+  for (const environment of ["staging", "production"])
+    await call(keys.editor, "POST", "/variants/configs/deploy", {
+      variant_ref: { slug: "main" },
+      environment_ref: { slug: environment },
+      application_ref,
+    });
+  await call(keys.owner, "PUT", protection, { protected: true });
+}
+
+/** No split runs in `environment`: the API's 404. */
+async function expectNoSplit(environment: string) {
+  expect((await api(world.worker, "GET", `${BASE_PATH}${split(environment)}`, keys.editor)).status).toBe(404);
+}
+
+/** The split's facts as shown: each term with its description. */
+const splitFacts = (page: Page) =>
+  page
+    .locator("section.split dl.facts")
+    .evaluate((dl) =>
+      Array.from(dl.querySelectorAll("dd"), (dd) => `${dd.previousElementSibling?.textContent}: ${dd.textContent}`),
+    );
 
 describe.skipIf(!world.hasChromium)("the console for daily use", () => {
   it("reads a one-word change in a 5 KB prompt as text: the word marked, lines as lines, side by side or unified as last chosen, labelled at every width", async () => {
@@ -361,5 +406,149 @@ describe.skipIf(!world.hasChromium)("the console for daily use", () => {
     // Sent again, on v4 as now shown.
     await page.getByRole("button", { name: "Commit" }).click();
     await expect.poll(() => newest.textContent(), POLL).toBe("v5");
+  });
+  it("starts a split of staging: its weight, next step and diff shown, its secret once; a signed verdict's outcome read back; a deploy there disabled, saying why", async () => {
+    await makeSplitApp();
+    const page = await editorPage(`/apps/${appId}/environments/staging`);
+    await page.getByText("No split runs in staging.").waitFor(POLL);
+    await page.getByRole("button", { name: "Start a split…" }).click();
+    const form = page.getByRole("form", { name: "Start a split" });
+    await form.getByLabel("Candidate variant").selectOption({ label: "next" });
+    await form.getByLabel("Weight").fill("10");
+    await form.getByRole("button", { name: "Add a step" }).click();
+    await form.getByLabel("Step 1 (%)").fill("50");
+    await form.getByLabel("Step 1 after (minutes)").fill("60");
+    await form.getByRole("button", { name: "Start the split" }).click();
+
+    const secret = page.locator(".shown-once");
+    await secret.waitFor(POLL);
+    expect(await secret.innerText()).toContain(SHOWN_ONCE);
+    const verdictSecret = (await secret.locator("code").textContent()) as string;
+    expect(verdictSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const running = (await call(keys.editor, "GET", split("staging"))).body;
+    expect(running).toMatchObject({ weight: 1000, steps: [{ weight: 5000, after_minutes: 60 }], promote_at_end: false });
+    await expect
+      .poll(() => splitFacts(page), POLL)
+      .toEqual([
+        "Base: main · v2",
+        "Candidate: next · v2",
+        "Weight: 10% of keyed reads get the candidate",
+        expect.stringMatching(/^Next step: 50% at .+$/),
+        "Held: no",
+        "Last verdict: none yet",
+        expect.stringMatching(/^Started: .+ by ed$/),
+      ]);
+    expect(await page.locator("section.split dd time").first().getAttribute("datetime")).toBe(running.next_step_at);
+    // The candidate's diff from the base, as two revisions compare.
+    const changes = page.locator("section.split .diff tbody tr");
+    expect(await changes.evaluateAll((rows) => rows.map((row) => row.textContent))).toEqual([
+      '/config_namechanged"main""next"',
+      "/params/temperaturechanged0.20.7",
+    ]);
+    await checkPage(page, "split-started");
+    // Read again: the secret is gone for good.
+    await page.reload();
+    await page.getByText("10% of keyed reads get the candidate").waitFor(POLL);
+    expect(await page.locator(".shown-once").count()).toBe(0);
+
+    // The customer's evaluation passes it, signed with the secret: the next step applies now.
+    const body = JSON.stringify({ verdict: "pass", reason: "accuracy held at 97%" });
+    const id = `msg_${crypto.randomUUID()}`;
+    const at = new Date();
+    const verdict = await fetch(`${world.worker.url}${BASE_PATH}${split("staging")}/verdicts`, {
+      method: "POST",
+      body,
+      headers: {
+        "Content-Type": "application/json",
+        "webhook-id": id,
+        "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+        "webhook-signature": new Webhook(verdictSecret).sign(id, at, body),
+      },
+    });
+    expect(verdict.status).toBe(200);
+    await page.reload();
+    await expect
+      .poll(() => splitFacts(page), POLL)
+      .toEqual([
+        "Base: main · v2",
+        "Candidate: next · v2",
+        "Weight: 50% of keyed reads get the candidate",
+        "Next step: none",
+        "Held: no",
+        expect.stringMatching(/^Last verdict: pass: “accuracy held at 97%”, .+$/),
+        expect.stringMatching(/^Started: .+ by ed$/),
+      ]);
+
+    // The app's card says a split runs there, and its deploy says why it is refused.
+    await page.getByRole("link", { name: "The app" }).click();
+    const card = page.locator("section.card", { has: page.getByRole("heading", { name: "staging" }) });
+    await card.getByText("50% to next · v2").waitFor(POLL);
+    const deploy = card.getByRole("button", { name: "Deploy to staging…" });
+    expect(await deploy.getAttribute("aria-disabled")).toBe("true");
+    expect(await deploy.getAttribute("title")).toBe("A split runs in staging: promote or abort it before a deploy or revert");
+
+    // Promoted: a deploy in its history, the split gone.
+    await card.getByRole("link", { name: "History and revert" }).click();
+    await page.getByRole("button", { name: "Promote the candidate" }).click();
+    await page.getByText("No split runs in staging.").waitFor(POLL);
+    await expect
+      .poll(() => page.locator("table.list > tbody > tr > th").allTextContents(), POLL)
+      .toEqual(["deploy #2", "deploy #1"]);
+    expect(await page.locator("table.list > tbody > tr").first().innerText()).toMatch(/^deploy #2\tnext · v2\t/);
+  });
+
+  it("on a protected production proposes a start as a change request, shows the secret once at its apply, and aborts directly", async () => {
+    await makeSplitApp();
+    const page = await editorPage(`/apps/${appId}/environments/production`);
+    await page.getByRole("button", { name: "Start a split…" }).click();
+    const form = page.getByRole("form", { name: "Start a split" });
+    await form.getByLabel("Candidate variant").selectOption({ label: "next" });
+    await form.getByLabel("Weight").fill("20");
+    await form.getByRole("button", { name: "Propose the split…" }).click();
+    await page.getByRole("heading", { name: "Propose a split of production" }).waitFor(POLL);
+    await page.getByRole("heading", { name: "Preview: production now → next · v2" }).waitFor(POLL);
+    expect(await page.getByLabel("Title").inputValue()).toBe("Split production: next · v2 at 20%");
+    await page.getByText("The candidate gets 20% of keyed reads.").waitFor(POLL);
+    await page.getByRole("button", { name: "Propose", exact: true }).click();
+    await page.getByRole("heading", { name: /^Split production: next · v2 at 20%/ }).waitFor(POLL);
+    const requestId = new URL(page.url()).pathname.split("/").pop() as string;
+    const request = (await call(keys.editor, "GET", `/change-requests/${requestId}`)).body;
+    expect(request).toMatchObject({ kind: "split", state: "open", split: { weight: 2000, steps: [], promote_at_end: false } });
+    // Nothing runs yet: a proposal.
+    await expectNoSplit("production");
+
+    // Approved by the owner, applied by its author: the answer's secret shown this once.
+    await call(keys.owner, "POST", `/change-requests/${requestId}/reviews`, { kind: "approve", version: 1 });
+    await page.reload();
+    await page.getByRole("button", { name: "Apply to production" }).click();
+    const secret = page.locator(".shown-once");
+    await secret.waitFor(POLL);
+    expect(await secret.innerText()).toContain(SHOWN_ONCE);
+    expect(await secret.locator("code").textContent()).toMatch(/^whsec_/);
+    await expect
+      .poll(() => page.locator("dl.facts dd").nth(4).textContent(), POLL)
+      .toMatch(/ by ed, to the split of production$/);
+
+    // The split runs; a promote there is proposed, an abort direct.
+    await page.getByRole("link", { name: "production", exact: true }).first().click();
+    await page.getByText("20% of keyed reads get the candidate").waitFor(POLL);
+    await page
+      .getByText("production is protected: a change or a promote is proposed as a change request; an abort is direct.")
+      .waitFor();
+    expect(await page.getByRole("button", { name: "Propose the promote…" }).count()).toBe(1);
+    await page.getByRole("button", { name: "Abort: back to the base" }).click();
+    await page.getByText("No split runs in production.").waitFor(POLL);
+    await expectNoSplit("production");
+    await checkPage(page, "split-protected");
+
+    // A viewer sees the controls disabled, saying why.
+    const viewer = await signedIn(world, keys.viewer, { path: `/console/apps/${appId}/environments/production` });
+    try {
+      const start = viewer.page.getByRole("button", { name: "Start a split…" });
+      await start.waitFor(POLL);
+      expect(await start.getAttribute("title")).toBe("Your role here (viewer) may not deploy or revert");
+    } finally {
+      await viewer.close();
+    }
   });
 });

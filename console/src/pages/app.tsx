@@ -5,6 +5,7 @@ import { EnvironmentCard } from "../environment-card";
 import { Link, type PageProps } from "../router";
 import { appliedRequests, appVersions, protectionOf } from "../runs";
 import { type Permission, usePermissions, useSession } from "../session";
+import { splitOf } from "../split-panel";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
 
 /**
@@ -30,6 +31,7 @@ export default function App({ params: { appId } }: PageProps) {
             }),
           ),
           protection: await protectionOf(api, environment.project_id, environment.name),
+          split: await splitOf(api, appId, environment.name),
         })),
       ),
       projectId ? appliedRequests(api, appId, projectId) : new Map(),

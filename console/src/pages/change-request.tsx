@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { ApiError, answer, answered, type Schemas } from "../api";
+import { ShownOnce } from "../copy";
 import { answerExact, configOfDocument, DiffView, exactAt } from "../diff-view";
 import { type Done, DoneNote } from "../dry-run";
 import { ReviewerPicker } from "../reviewers";
@@ -115,8 +116,11 @@ export default function ChangeRequestPage({ params: { id } }: PageProps) {
           <>
             <dt>Applied</dt>
             <dd>
-              <Time at={cr.applied.at} /> by {cr.applied.by?.username ?? "the scheduler"}, as{" "}
-              {deployName(cr.applied.environment_revision)} of <Link to={environmentLink}>{cr.environment}</Link>
+              <Time at={cr.applied.at} /> by {cr.applied.by?.username ?? "the scheduler"},{" "}
+              {cr.applied.environment_revision === null
+                ? "to the split of "
+                : `as ${deployName(cr.applied.environment_revision)} of `}
+              <Link to={environmentLink}>{cr.environment}</Link>
             </dd>
           </>
         )}
@@ -320,20 +324,22 @@ function Actions({
   const action = useAction();
   const [when, setWhen] = useState("");
   const [applied, setApplied] = useState<Done>();
+  // The verdict secret of a split this apply started: in its answer only, shown this once.
+  const [secret, setSecret] = useState<string>();
   const path = { change_request_id: cr.id };
   const act = async (name: Action) => {
-    let response: Response | undefined;
+    let answer: { data: object; response: Response } | undefined;
     const done = await runThenReload(
       action,
       async () => {
-        ({ response } = await answered(
-          api.POST(`/change-requests/{change_request_id}/${name}`, { params: { path, ...headers } }),
-        ));
+        answer = await answered(api.POST(`/change-requests/{change_request_id}/${name}`, { params: { path, ...headers } }));
       },
       onDone,
     );
-    if (done && name === "apply" && response)
-      setApplied({ text: `Applied to ${cr.environment}.`, liveBy: liveEverywhereBy(response) });
+    if (done && name === "apply" && answer) {
+      setApplied({ text: `Applied to ${cr.environment}.`, liveBy: liveEverywhereBy(answer.response) });
+      if ("verdict_secret" in answer.data) setSecret(String(answer.data.verdict_secret));
+    }
   };
   const schedule = async () => {
     await runThenReload(
@@ -392,6 +398,7 @@ function Actions({
       )}
       {action.busy && <Loading label="Sending" />}
       {applied && <DoneNote done={applied} />}
+      {secret && <ShownOnce label="The split's verdict secret: your evaluation signs its verdicts with it." secret={secret} />}
       {action.error && (
         <ErrorNote error={action.error} prefix={isStale(action.error) ? "Refused, the request is read again" : "Refused"} />
       )}

@@ -5,31 +5,34 @@ import { ProtectedBadge } from "../environment-card";
 import { Link, type PageProps } from "../router";
 import { appliedRequests, appVersions, deployName, protectionOf, versionName } from "../runs";
 import { usePermissions, useSession } from "../session";
+import { SplitPanel, splitOf, whileSplit } from "../split-panel";
 import { ActionButton, ErrorNote, Loading, Time, useLoad } from "../ui";
 
 /**
  * 5. An environment's history: every deploy, newest first, with the config version it ran, its message, who deployed
  * it when, and the change request that applied it; a revert to an earlier deploy after its preview, or, protected,
- * proposed.
+ * proposed; its split (console/src/split-panel.tsx), while which a revert is refused.
  */
 export const path = "/apps/:appId/environments/:environment";
 
 export default function Environment({ params: { appId, environment } }: PageProps) {
   const { api } = useSession();
   const history = useLoad(async () => {
-    const [record, { versions }] = await Promise.all([
+    const [record, { variants, lists, versions }, split] = await Promise.all([
       answer(
         api.GET("/apps/{app_id}/revisions/{environment_name}", {
           params: { path: { app_id: appId, environment_name: environment } },
         }),
       ),
       appVersions(api, appId),
+      splitOf(api, appId, environment),
     ]);
     const [applied, protection] = await Promise.all([
       appliedRequests(api, appId, record.project_id),
       protectionOf(api, record.project_id, environment),
     ]);
-    return { ...record, versions, applied, protection };
+    const candidates = variants.map((variant, i) => ({ variant, list: lists[i] }));
+    return { ...record, versions, applied, protection, split, candidates };
   }, [appId, environment]);
   const may = usePermissions(history.data?.organization_id);
   const [previewed, setPreviewed] = useState<string>();
@@ -38,9 +41,10 @@ export default function Environment({ params: { appId, environment } }: PageProp
   if (history.loading && !history.data) return <Loading label="Loading the history" />;
   if (history.error) return <ErrorNote error={history.error} />;
   if (!history.data) return null;
-  const { revisions, versions, applied, protection } = history.data;
+  const { revisions, versions, applied, protection, split, candidates } = history.data;
   const current = revisions[revisions.length - 1];
   const deploy = may?.("deploy") ?? { state: "hidden" as const };
+  const revert = whileSplit(split, environment, deploy);
   const runs = (entry: Schemas["RevisionEntry"]) => {
     const version = entry.deployed_app_variant_revision ? versions.get(entry.deployed_app_variant_revision) : undefined;
     return { version, name: versionName(version?.config.config_name, version?.revision) };
@@ -53,6 +57,24 @@ export default function Environment({ params: { appId, environment } }: PageProp
       <h1>History of {environment}</h1>
       <ProtectedBadge protection={protection} />
       {done && <DoneNote done={done} />}
+      {current && (
+        <SplitPanel
+          api={api}
+          appId={appId}
+          environment={environment}
+          split={split}
+          isProtected={protection.protected}
+          candidates={candidates}
+          permission={deploy}
+          onChanged={history.reload}
+        />
+      )}
+      <h2>Deploys</h2>
+      {split && (
+        <p class="help">
+          While the split runs, a deploy or revert of {environment} is refused (409 split_running): promote or abort it first.
+        </p>
+      )}
       {revisions.length === 0 && <p class="empty">Nothing deployed here yet: deploy a variant from the app's page.</p>}
       {revisions.length > 0 && (
         <table class="list">
@@ -111,7 +133,7 @@ export default function Environment({ params: { appId, environment } }: PageProp
                             )
                           ).response
                         }
-                        permission={deploy}
+                        permission={revert}
                         onDone={(result) => {
                           setPreviewed(undefined);
                           setDone(result);
@@ -124,9 +146,9 @@ export default function Environment({ params: { appId, environment } }: PageProp
                         <Link to={`/compare?environments=${entry.id},${current.id}`}>
                           Compare {deployName(entry.revision)} with the current one
                         </Link>{" "}
-                        {!protection.protected && (
+                        {(!protection.protected || split) && (
                           <ActionButton
-                            permission={deploy}
+                            permission={revert}
                             onClick={() => {
                               setDone(undefined);
                               setPreviewed(entry.id);
@@ -135,7 +157,7 @@ export default function Environment({ params: { appId, environment } }: PageProp
                             Revert to {label}…
                           </ActionButton>
                         )}
-                        {deploy.state !== "hidden" && (
+                        {!split && deploy.state !== "hidden" && (
                           <Link
                             to={`/apps/${appId}/propose?environment=${encodeURIComponent(environment)}&revert_to_revision_id=${entry.id}`}
                           >

@@ -6,13 +6,16 @@ import { ReviewerPicker } from "../reviewers";
 import { Link, navigate, type PageProps } from "../router";
 import { deployName, protectionOf, versionName } from "../runs";
 import { usePermissions, useSession } from "../session";
+import { proposedSplit, share } from "../split-panel";
 import { ActionButton, ErrorNote, Loading, useAction, useLoad } from "../ui";
 import { ENVIRONMENTS, type EnvironmentName } from "./change-requests";
 
 /**
  * 6. Proposing a change request: a deploy of a config revision (`?variant_revision_id=`), or a revert of an
  * environment to an earlier revision of it (`?environment=&revert_to_revision_id=`), after a preview of what it would
- * change there now.
+ * change there now. A split of the environment to that config revision (`&split=<weight>&steps=<weight>:<minutes>,…
+ * &promote_at_end=true`, kind `split`), or the promote of its split's candidate (`&end_split=promote`, kind
+ * `promote`), previewed as its deploy would be: the base against the candidate.
  */
 export const path = "/apps/:appId/propose";
 
@@ -22,6 +25,7 @@ export default function Propose({ params: { appId }, query }: PageProps) {
   const { api, profile, readOnly } = useSession();
   const revertTo = query.get("revert_to_revision_id") ?? undefined;
   const variantRevisionId = revertTo ? undefined : (query.get("variant_revision_id") ?? undefined);
+  const split = variantRevisionId ? proposedSplit(query) : undefined;
   const [environment, setEnvironment] = useState<EnvironmentName>(
     (query.get("environment") as EnvironmentName | null) ?? "production",
   );
@@ -67,7 +71,13 @@ export default function Propose({ params: { appId }, query }: PageProps) {
           body: {
             app_id: appId,
             environment,
-            ...(revertTo ? { revert_to_revision_id: revertTo } : { variant_revision_id: variantRevisionId }),
+            ...(revertTo
+              ? { revert_to_revision_id: revertTo }
+              : split === "promote"
+                ? { end_split: "promote" as const }
+                : split && variantRevisionId
+                  ? { split: { ...split, variant_revision_id: variantRevisionId } }
+                  : { variant_revision_id: variantRevisionId }),
             title: shownTitle,
             description,
             reviewers,
@@ -99,13 +109,25 @@ export default function Propose({ params: { appId }, query }: PageProps) {
     title ??
     (revertTo
       ? `Revert ${environment}${to && "environment_revision" in to ? ` to ${deployName(to.environment_revision)} (${toName})` : ""}`
-      : `Deploy ${toName ?? "a new version"} to ${environment}`);
+      : split === "promote"
+        ? `Promote ${toName ?? "the candidate"} in ${environment}`
+        : split
+          ? `Split ${environment}: ${toName ?? "a candidate"} at ${share(split.weight)}`
+          : `Deploy ${toName ?? "a new version"} to ${environment}`);
   return (
     <>
       <nav aria-label="Breadcrumb">
         <Link to={`/apps/${appId}`}>The app</Link>
       </nav>
-      <h1>{revertTo ? `Propose a revert of ${environment}` : "Propose a deploy"}</h1>
+      <h1>
+        {revertTo
+          ? `Propose a revert of ${environment}`
+          : split === "promote"
+            ? `Propose the promote of ${environment}'s split`
+            : split
+              ? `Propose a split of ${environment}`
+              : "Propose a deploy"}
+      </h1>
       <form
         class="stack"
         onSubmit={(event) => {
@@ -113,7 +135,7 @@ export default function Propose({ params: { appId }, query }: PageProps) {
           void propose();
         }}
       >
-        {!revertTo && (
+        {!revertTo && !split && (
           <label>
             Environment
             <select
@@ -159,6 +181,13 @@ export default function Propose({ params: { appId }, query }: PageProps) {
           <input type="checkbox" checked={draft} onChange={(event) => setDraft(event.currentTarget.checked)} />
           Save as a draft (submit it for review later)
         </label>
+        {split && split !== "promote" && (
+          <p>
+            The candidate gets {share(split.weight)} of keyed reads
+            {split.steps.map((step) => `, ${share(step.weight)} ${step.after_minutes} minutes later`).join("")}
+            {split.promote_at_end ? ", and is promoted at 100%" : ""}.
+          </p>
+        )}
         <section aria-labelledby="preview-title">
           <h2 id="preview-title">
             Preview: {environment} now
