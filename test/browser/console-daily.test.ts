@@ -451,6 +451,21 @@ describe.skipIf(!world.hasChromium)("the console for daily use", () => {
     await page.getByText("10% of keyed reads get the candidate").waitFor(POLL);
     expect(await page.locator(".shown-once").count()).toBe(0);
 
+    // Its weight changed, its step kept as it was read into the form.
+    await page.getByRole("button", { name: "Change its weight and steps…" }).click();
+    const change = page.getByRole("form", { name: "Change the split" });
+    expect([await change.getByLabel("Weight").inputValue(), await change.getByLabel("Step 1 (%)").inputValue()]).toEqual([
+      "10",
+      "50",
+    ]);
+    await change.getByLabel("Weight").fill("20");
+    await change.getByRole("button", { name: "Change the split" }).click();
+    await page.getByText("20% of keyed reads get the candidate").waitFor(POLL);
+    expect((await call(keys.editor, "GET", split("staging"))).body).toMatchObject({
+      weight: 2000,
+      steps: [{ weight: 5000, after_minutes: 60 }],
+    });
+
     // The customer's evaluation passes it, signed with the secret: the next step applies now.
     const body = JSON.stringify({ verdict: "pass", reason: "accuracy held at 97%" });
     const id = `msg_${crypto.randomUUID()}`;
