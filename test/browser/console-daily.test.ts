@@ -132,10 +132,8 @@ async function expectNoSplit(environment: string) {
 /** The split's facts as shown: each term with its description. */
 const splitFacts = (page: Page) =>
   page
-    .locator("section.split dl.facts")
-    .evaluate((dl) =>
-      Array.from(dl.querySelectorAll("dd"), (dd) => `${dd.previousElementSibling?.textContent}: ${dd.textContent}`),
-    );
+    .locator("section.split dl.facts dd")
+    .evaluateAll((dds) => dds.map((dd: any) => `${dd.previousElementSibling?.textContent}: ${dd.textContent}`));
 
 describe.skipIf(!world.hasChromium)("the console for daily use", () => {
   it("reads a one-word change in a 5 KB prompt as text: the word marked, lines as lines, side by side or unified as last chosen, labelled at every width", async () => {
@@ -439,6 +437,7 @@ describe.skipIf(!world.hasChromium)("the console for daily use", () => {
         expect.stringMatching(/^Started: .+ by ed$/),
       ]);
     expect(await page.locator("section.split dd time").first().getAttribute("datetime")).toBe(running.next_step_at);
+    await page.getByText("While the split runs, a deploy or revert of staging is refused (409 split_running)").waitFor();
     // The candidate's diff from the base, as two revisions compare.
     const changes = page.locator("section.split .diff tbody tr");
     expect(await changes.evaluateAll((rows) => rows.map((row) => row.textContent))).toEqual([
