@@ -511,7 +511,7 @@ describe.skipIf(!world.hasChromium)("the console for daily use", () => {
     expect(await page.locator("table.list > tbody > tr").first().innerText()).toMatch(/^deploy #2\tnext · v2\t/);
   });
 
-  it("on a protected production proposes a start as a change request, shows the secret once at its apply, and aborts directly", async () => {
+  it("on a protected production proposes a start and a promote as change requests, shows the secret once at the start's apply, and aborts directly", async () => {
     await makeSplitApp();
     const page = await editorPage(`/apps/${appId}/environments/production`);
     await page.getByRole("button", { name: "Start a split…" }).click();
@@ -549,7 +549,11 @@ describe.skipIf(!world.hasChromium)("the console for daily use", () => {
     await page
       .getByText("production is protected: a change or a promote is proposed as a change request; an abort is direct.")
       .waitFor();
-    expect(await page.getByRole("button", { name: "Propose the promote…" }).count()).toBe(1);
+    await page.getByRole("button", { name: "Propose the promote…" }).click();
+    await page.getByRole("heading", { name: "Propose the promote of production's split" }).waitFor(POLL);
+    await page.getByRole("heading", { name: "Preview: production now → next · v2" }).waitFor(POLL);
+    expect(await page.getByLabel("Title").inputValue()).toBe("Promote next · v2 in production");
+    await page.goBack();
     await page.getByRole("button", { name: "Abort: back to the base" }).click();
     await page.getByText("No split runs in production.").waitFor(POLL);
     await expectNoSplit("production");
