@@ -48,6 +48,13 @@ export const CHANGED = `json_insert(s.changes, '$[#]', json_object('at', ${NOW},
 export const SPLIT_EVENT_DATA = `'app_id', a.id, 'app_name', a.name, 'environment', e.name, 'split', json(${SPLIT_JSON})`;
 
 /**
+ * What a change request of kind split or promote was made on (docs/SPLITS.md §1): split `s`, its id and its count of
+ * weight changes; its apply is a conflict when the environment's split is no longer in that state. The environment's
+ * ETag names it too (src/core/environment-etag.ts).
+ */
+export const SPLIT_STATE = `(s.id || ':' || json_array_length(s.changes))`;
+
+/**
  * The split write's CTEs, binding `refValues` of the candidate's refs, :app_id and :environment, :op (put, promote,
  * abort), :candidate_given, :salt and If-Match's :expected_*: `split_gate`, one row when the app and its environment
  * are visible, with `refusal`, why the write may not go on (null: it may), in the order refusals are answered.
@@ -74,7 +81,8 @@ split_gate AS (
       WHEN :op = 'put' AND s.id IS NOT NULL AND (:candidate_given = 1 OR :salt IS NOT s.salt AND :salt IS NOT NULL) THEN 'split_running'
       WHEN :op = 'promote' AND (cv.removed_at IS NOT NULL OR cv.archived_at IS NOT NULL) THEN 'archived'
       WHEN :expected_environment_id IS NOT NULL
-           AND (target.id IS NOT :expected_environment_id OR target.revision IS NOT :expected_revision) THEN 'moved_on'
+           AND (target.id IS NOT :expected_environment_id OR target.revision IS NOT :expected_revision
+                OR ${SPLIT_STATE} IS NOT :expected_split) THEN 'moved_on'
     END AS refusal
     FROM app JOIN target
     LEFT JOIN environment_splits s ON s.environment_id = target.id
@@ -100,12 +108,6 @@ export type SplitRefusal =
 const FACTS = sql<{ refusal: SplitRefusal | null; appId: string; revision: number; environmentId: string }>(
   `WITH ${SPLIT_GATE} SELECT refusal, app_id AS appId, revision, environment_id AS environmentId FROM split_gate`,
 );
-
-/**
- * What a change request of kind split or promote was made on (docs/SPLITS.md §1): split `s`, its id and its count of
- * weight changes; its apply is a conflict when the environment's split is no longer in that state.
- */
-export const SPLIT_STATE = `(s.id || ':' || json_array_length(s.changes))`;
 
 /** A split `s` with its environment `e` and app `a`. */
 export const SPLIT_PLACE = `environment_splits s JOIN environments e ON e.id = s.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}`;
@@ -222,6 +224,7 @@ function gateValues(
     salt,
     expected_environment_id: place.expected?.environmentId ?? null,
     expected_revision: place.expected?.revision ?? null,
+    expected_split: place.expected?.split ?? null,
   };
 }
 
