@@ -287,4 +287,23 @@ describe("the environment's ETag and a split's writes", () => {
     await expectError(await deploy(changed), 412, MOVED_ON);
     await expectJson(await deploy(before));
   });
+
+  it("is answered by each of a split's writes and dry-runs, as a deploy answers it: the environment's state after", async () => {
+    const app = await splitApp(owner);
+    const start = { candidate: { variant_ref: { slug: "next" } }, weight: 1000 };
+    const answered = [];
+    for (const [method, query, body] of [
+      ["PUT", "?dry_run=true", start],
+      ["PUT", "", start],
+      ["PUT", "", { weight: 2000 }],
+      ["DELETE", "?outcome=promote&dry_run=true"],
+      ["DELETE", "?outcome=promote"],
+    ] as const) {
+      const response = await send(method, splitPath(app, "production", query), { key: owner.key, body });
+      const record = await getRevisions(owner.key, app, "production");
+      answered.push([response.status, response.headers.get("ETag"), record.headers.get("ETag")]);
+    }
+    expect(answered.map(([status, etag]) => [status, etag])).toEqual(answered.map(([, , record]) => [200, record]));
+    expect(new Set(answered.map(([, , record]) => record)).size).toBe(4);
+  });
 });
