@@ -14,6 +14,7 @@ import {
 } from "./http/errors";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from "./http/idempotency";
 import {
+  bodilessResponse,
   EXAMPLE_ENVIRONMENT_ID,
   errorResponse,
   headerRef,
@@ -69,14 +70,17 @@ function okResponse(declaration: RouteDeclaration, answers: AnswerSchemas) {
 
 /** The OpenAPI operation of a declared route: its text, and what its key, body, headers and validators add. */
 function operationOf(declaration: RouteDeclaration, answers: AnswerSchemas) {
-  const { auth, query, body, idempotencyKey, ifMatch, ifNoneMatch, protectionBypass, write, cached } = declaration;
+  const { auth, query, body, idempotencyKey, ifMatch, protectionBypass, write, cached } = declaration;
   const doc = textOf(declaration.doc);
   const answer = okResponse(declaration, answers);
   // The edge's receipt on a cached read, and on a write when what it changed is live everywhere (docs/EDGE-DELIVERY.md).
   const receipt = cached
     ? { Age: headerRef("Age"), "Cache-Status": headerRef("CacheStatus") }
     : write && { [LIVE_EVERYWHERE_BY]: headerRef("LiveEverywhereBy") };
-  const ok = { ...answer, headers: { ...answer.headers, ...receipt } };
+  // A cached read answers an ETag, a config read's naming its body, and 304 to If-None-Match with it (§2 there).
+  const etag = cached && { ETag: (answer.headers as Record<string, object>).ETag ?? headerRef("ConfigETag") };
+  const ok = { ...answer, headers: { ...answer.headers, ...etag, ...receipt } };
+  const errors = { ...(etag && { 304: bodilessResponse("If-None-Match names its ETag: no body", etag) }), ...doc.errors };
   if (auth === "none") {
     return {
       operationId: doc.operationId,
@@ -90,7 +94,7 @@ function operationOf(declaration: RouteDeclaration, answers: AnswerSchemas) {
   const headers = [
     ...(idempotencyKey ? (["IdempotencyKey"] as const) : []),
     ...(ifMatch ? (["IfMatch"] as const) : []),
-    ...(ifNoneMatch ? (["IfNoneMatch"] as const) : []),
+    ...(cached ? (["IfNoneMatch"] as const) : []),
     ...(protectionBypass ? (["ProtectionBypass"] as const) : []),
   ];
   return {
@@ -101,7 +105,7 @@ function operationOf(declaration: RouteDeclaration, answers: AnswerSchemas) {
     ...(auth === "optional" && { security: [{}, { ApiKey: [] }] }),
     parameters: [...requestHeaders(...headers), ...(query ? parametersOf("query", query.schema, textOf(query.examples)) : [])],
     ...(body && { requestBody: jsonRequestBody(textOf(body.documentedAs ?? schemaRef(body.id)), textOf(body.examples)) }),
-    responses: operationResponses(ok, doc.errors, {
+    responses: operationResponses(ok, errors as Record<number, object>, {
       write,
       jsonBody: body && PAYLOAD_TOO_LARGE[body.maxBytes ?? MAX_BODY_BYTES],
       idempotencyKey,
@@ -268,7 +272,9 @@ export function openApiDocument(
           name: "If-None-Match",
           in: "header",
           required: false,
-          description: "The record's ETag, as last read: a 304 without a body while the record is unchanged",
+          description:
+            "The ETag of this read's answer, as last read: a 304 without a body while the answer is unchanged (a POST " +
+            "that reads a config too: it is a read)",
           schema: { type: "string", examples: [`"${EXAMPLE_ENVIRONMENT_ID}.2"`] },
         },
       },
@@ -285,11 +291,22 @@ export function openApiDocument(
         },
         ETag: {
           description:
-            'The environment record\'s state (`"<environment id>.<revision>"`; opaque to clients): it changes exactly when ' +
-            "the record does. Send it as If-Match (deploy, revert) or If-None-Match (the record).",
+            'The environment record\'s state (`"<environment id>.<revision>"`, and the split running there, if any; ' +
+            "opaque to clients): it changes exactly when the record does, and with each start, change, step and end of " +
+            "a split. Send it as If-Match (deploy, revert, a split's writes, a change request) or If-None-Match (the " +
+            "record).",
           required: true,
           schema: { type: "string" },
           example: `"${EXAMPLE_ENVIRONMENT_ID}.2"`,
+        },
+        ConfigETag: {
+          description:
+            "What the body is (the SHA-256 of its bytes; opaque to clients): the same answer always has the same ETag, " +
+            "so a split's two arms have two, and one arm keeps its own while the split's weight changes. Send it as " +
+            "If-None-Match: a 304 while the answer is unchanged.",
+          required: true,
+          schema: { type: "string" },
+          example: '"8c6f0c4ea9c4f5a1f8e2b0b5a0d8c0e1d6b1a6f2a3c9f0e4b7d2c5a8e1f4b7c0"',
         },
         Age: {
           description:

@@ -100,7 +100,6 @@ export const environmentsRoutes = [
         schema: EnvironmentRevisionsParams,
         examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID, environment_name: "development" },
       },
-      ifNoneMatch: true,
       doc: globalThis.DOCUMENTATION && {
         operationId: "listAppEnvironmentRevisions",
         tag: "Environments",
@@ -128,8 +127,8 @@ export const environmentsRoutes = [
       const { app_id, environment_name } = c.req.valid("param");
       const found = await readAs(c, [app_id], (db) => readEnvironmentRevisions(db, app_id, environment_name));
       if (!found) throw appEnvironmentNotFound();
-      const { id: environmentId, revision, deployedVariantArchived } = found.environment;
-      c.header("ETag", environmentETag({ environmentId, revision }, deployedVariantArchived === 1));
+      const { id: environmentId, revision, split, deployedVariantArchived } = found.environment;
+      c.header("ETag", environmentETag({ environmentId, revision, split }, deployedVariantArchived === 1));
       return pagedJson(c, found.revisions, toRevisionEntry, (entries) => toEnvironmentRevisions(found.environment, entries));
     },
   ),

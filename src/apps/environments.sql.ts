@@ -3,6 +3,7 @@ import type { CallerDb } from "../db/handles";
 import type { PagedList } from "../db/paged-list";
 import { sql } from "../db/sql";
 import { APP_BY_ID_CTE } from "../db/visibility";
+import { SPLIT_STATE } from "./splits.sql.ts";
 
 /** Every app is born with these environments, at revision 0 with nothing deployed. */
 export const DEFAULT_ENVIRONMENTS = ["development", "staging", "production"] as const;
@@ -23,6 +24,8 @@ export interface Environment {
   deployedVariantArchived: number;
   /** The environment's own revision number: 0 before the first deployment. */
   revision: number;
+  /** The state of the split running there (SPLIT_STATE), on the record's read; null: none. */
+  split?: string | null;
 }
 
 /** One change of an environment. */
@@ -53,7 +56,8 @@ const ENVIRONMENT = sql<Environment>(
           environment.workspace_id AS workspaceId, environment.organization_id AS organizationId,
           environment.deployed_app_variant_id AS deployedVariantId, v.name AS deployedConfigName,
           environment.deployed_app_variant_revision_id AS deployedVariantRevisionId,
-          v.archived_at IS NOT NULL AS deployedVariantArchived, environment.revision
+          v.archived_at IS NOT NULL AS deployedVariantArchived, environment.revision,
+          (SELECT ${SPLIT_STATE} FROM environment_splits s WHERE s.environment_id = environment.id) AS split
      FROM environment LEFT JOIN app_variants v ON v.id = environment.deployed_app_variant_id`,
 );
 

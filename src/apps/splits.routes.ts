@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import * as z from "zod/mini";
-import { expectedState } from "../core/environment-etag";
+import { environmentETag, expectedState } from "../core/environment-etag";
 import {
   appEnvironmentNotFound,
   configNotFound,
@@ -12,7 +12,7 @@ import {
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import { type ApiError, forbidden } from "../http/errors";
 import { settleClaim } from "../http/idempotency";
-import { codedConflictResponse, DEMO_APP_ID, errorResponse, responseRef } from "../http/openapi-parts";
+import { codedConflictResponse, DEMO_APP_ID, errorResponse, headerRef, responseRef } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { variantArchived } from "../variants/errors";
 import { openSecret, sealSecret } from "../webhooks/secret-box";
@@ -70,10 +70,14 @@ function placeOf<E extends CallerEnv>(
   return { appId: app_id, environment, expected: expectedState(c.req.header("If-Match")) };
 }
 
-/** A write's answer, or its error: the split (a start's with its verdict secret, shown this once). */
+/**
+ * A write's answer, or its error: the split (a start's with its verdict secret, shown this once), with the
+ * environment's ETag now, for the next write's If-Match, as a deploy answers it.
+ */
 async function answered<E extends CallerEnv>(c: Context<E>, outcome: SplitOutcome, place: SplitPlace, candidateGiven = false) {
   settleClaim(c, outcome);
   if (outcome.outcome !== "done") throw splitRefusal(outcome.outcome, place, outcome.appId, candidateGiven);
+  c.header("ETag", environmentETag(outcome.state));
   const split = outcome.split;
   if (outcome.sealedSecret === null) return split;
   return { ...split, verdict_secret: await openSecret(c.env, outcome.sealedSecret) };
@@ -162,7 +166,7 @@ export const splitsRoutes = [
           "Starting (with `candidate`) answers the split with its `verdict_secret`, shown this once. A change takes " +
           "`weight`, `steps` and `promote_at_end` (a candidate or another salt: a 409, the split runs). Who may deploy there. " +
           "A protected environment refuses it (409): propose it with POST /change-requests.",
-        ok: { schema: z.union([SplitOutput, SplitDryRunOutput]), description: "The split" },
+        ok: { schema: z.union([SplitOutput, SplitDryRunOutput]), description: "The split", headers: { ETag: headerRef("ETag") } },
         errors: {
           404: errorResponse("No such app, environment or candidate visible", {
             environmentNotFound: appEnvironmentNotFound(),
@@ -190,6 +194,7 @@ export const splitsRoutes = [
         const preview = await readAs(c, [place.appId], (db) => previewSplit(db, place, "put", change));
         if (preview.outcome !== "would")
           throw splitRefusal(preview.outcome as SplitRefusal, place, undefined, candidate !== null);
+        c.header("ETag", environmentETag(preview.state));
         const kind = preview.split ? ("change" as const) : ("start" as const);
         return c.json({ dry_run: true, kind, app_id: place.appId, environment: place.environment, split: preview.split }, 200);
       }
@@ -230,7 +235,11 @@ export const splitsRoutes = [
         description:
           "`promote` deploys the candidate, a new revision in the environment's history (on a protected environment " +
           "only through a change request); `abort` leaves the base, also on a protected environment. Who may deploy there.",
-        ok: { schema: z.union([SplitOutput, SplitDryRunOutput]), description: "The split as it ended, with `outcome`" },
+        ok: {
+          schema: z.union([SplitOutput, SplitDryRunOutput]),
+          description: "The split as it ended, with `outcome`",
+          headers: { ETag: headerRef("ETag") },
+        },
         errors: {
           404: errorResponse("No such app or environment visible, or no split running", {
             environmentNotFound: appEnvironmentNotFound(),
@@ -249,6 +258,7 @@ export const splitsRoutes = [
       if (dry_run) {
         const preview = await readAs(c, [place.appId], (db) => previewSplit(db, place, ending));
         if (preview.outcome !== "would") throw splitRefusal(preview.outcome as SplitRefusal, place, undefined, false);
+        c.header("ETag", environmentETag(preview.state));
         return c.json(
           { dry_run: true, kind: ending, app_id: place.appId, environment: place.environment, split: preview.split },
           200,

@@ -48,6 +48,13 @@ export const CHANGED = `json_insert(s.changes, '$[#]', json_object('at', ${NOW},
 export const SPLIT_EVENT_DATA = `'app_id', a.id, 'app_name', a.name, 'environment', e.name, 'split', json(${SPLIT_JSON})`;
 
 /**
+ * What a change request of kind split or promote was made on (docs/SPLITS.md §1): split `s`, its id and its count of
+ * weight changes; its apply is a conflict when the environment's split is no longer in that state. The environment's
+ * ETag names it too (src/core/environment-etag.ts).
+ */
+export const SPLIT_STATE = `(s.id || ':' || json_array_length(s.changes))`;
+
+/**
  * The split write's CTEs, binding `refValues` of the candidate's refs, :app_id and :environment, :op (put, promote,
  * abort), :candidate_given, :salt and If-Match's :expected_*: `split_gate`, one row when the app and its environment
  * are visible, with `refusal`, why the write may not go on (null: it may), in the order refusals are answered.
@@ -59,6 +66,7 @@ target AS (
     FROM environments e WHERE e.app_id = (SELECT id FROM app) AND e.name = :environment),
 split_gate AS (
   SELECT app.role, app.id AS app_id, target.id AS environment_id, target.revision, target.revision_id, s.id AS split_id,
+         ${SPLIT_STATE} AS split_state,
          COALESCE(ep.protected, 0) AS protected,
          vr.id AS candidate_id, CASE
       WHEN app.role NOT IN ${DEPLOYER_ROLES_SQL} THEN 'forbidden'
@@ -74,7 +82,8 @@ split_gate AS (
       WHEN :op = 'put' AND s.id IS NOT NULL AND (:candidate_given = 1 OR :salt IS NOT s.salt AND :salt IS NOT NULL) THEN 'split_running'
       WHEN :op = 'promote' AND (cv.removed_at IS NOT NULL OR cv.archived_at IS NOT NULL) THEN 'archived'
       WHEN :expected_environment_id IS NOT NULL
-           AND (target.id IS NOT :expected_environment_id OR target.revision IS NOT :expected_revision) THEN 'moved_on'
+           AND (target.id IS NOT :expected_environment_id OR target.revision IS NOT :expected_revision
+                OR ${SPLIT_STATE} IS NOT :expected_split) THEN 'moved_on'
     END AS refusal
     FROM app JOIN target
     LEFT JOIN environment_splits s ON s.environment_id = target.id
@@ -97,26 +106,24 @@ export type SplitRefusal =
   | "split_running"
   | "moved_on";
 
-const FACTS = sql<{ refusal: SplitRefusal | null; appId: string; revision: number; environmentId: string }>(
-  `WITH ${SPLIT_GATE} SELECT refusal, app_id AS appId, revision, environment_id AS environmentId FROM split_gate`,
+const FACTS = sql<{ refusal: SplitRefusal | null; appId: string; revision: number; environmentId: string; split: string | null }>(
+  `WITH ${SPLIT_GATE} SELECT refusal, app_id AS appId, revision, environment_id AS environmentId, split_state AS split FROM split_gate`,
 );
-
-/**
- * What a change request of kind split or promote was made on (docs/SPLITS.md §1): split `s`, its id and its count of
- * weight changes; its apply is a conflict when the environment's split is no longer in that state.
- */
-export const SPLIT_STATE = `(s.id || ':' || json_array_length(s.changes))`;
 
 /** A split `s` with its environment `e` and app `a`. */
 export const SPLIT_PLACE = `environment_splits s JOIN environments e ON e.id = s.environment_id JOIN apps a ON a.id = e.app_id ${APP_PLACE}`;
 
 /**
  * What write :event_id (its event's id) answers: its event's split, and the split's sealed verdict secret when the
- * event is its start (shown with the answer, a replay's too, while the split runs).
+ * event is its start (shown with the answer, a replay's too, while the split runs); the environment's state now (its
+ * ETag's: an end's row is dropped after its answer).
  */
-const ANSWER = sql<{ data: string; sealedSecret: string | null }>(
-  `SELECT ev.data, CASE ev.type WHEN 'environment.split_started' THEN s.verdict_secret END AS sealedSecret
-     FROM events ev LEFT JOIN environment_splits s ON s.id = json_extract(ev.data, '$.split.id') WHERE ev.id = :event_id`,
+const ANSWER = sql<{ data: string; sealedSecret: string | null } & Required<EnvironmentState>>(
+  `SELECT ev.data, CASE ev.type WHEN 'environment.split_started' THEN s.verdict_secret END AS sealedSecret,
+          e.id AS environmentId, e.revision, CASE WHEN ev.type <> 'environment.split_ended'
+            THEN (SELECT ${SPLIT_STATE} FROM environment_splits s WHERE s.environment_id = e.id) END AS split
+     FROM events ev LEFT JOIN environment_splits s ON s.id = json_extract(ev.data, '$.split.id')
+     JOIN environments e ON e.app_id = ev.app_id AND e.name = json_extract(ev.data, '$.environment') WHERE ev.id = :event_id`,
 );
 
 // A change of a running split: its weight, steps and promote_at_end, the steps' clock started again, a hold lifted.
@@ -222,12 +229,13 @@ function gateValues(
     salt,
     expected_environment_id: place.expected?.environmentId ?? null,
     expected_revision: place.expected?.revision ?? null,
+    expected_split: place.expected?.split ?? null,
   };
 }
 
 /** What a split write did: the split (as answered), or why nothing was written. */
 export type SplitOutcome =
-  | { outcome: "done"; split: SplitOutput; sealedSecret: string | null; replayed: boolean }
+  | { outcome: "done"; split: SplitOutput; sealedSecret: string | null; replayed: boolean; state: EnvironmentState }
   | { outcome: "key_reused" }
   | { outcome: SplitRefusal; appId?: string };
 
@@ -241,7 +249,7 @@ const answerOf = async (db: CallerDb, eventId: string) =>
 
 /** A write's outcome from its ANSWER: the split (an end's with its outcome), or, with none, why nothing was written. */
 function outcomeOf(
-  answer: D1Result<{ data: string; sealedSecret: string | null }>,
+  answer: D1Result<{ data: string; sealedSecret: string | null } & EnvironmentState>,
   facts: D1Result<{ refusal: SplitRefusal | null; appId: string }> | null,
   replayed: boolean,
 ): SplitOutcome {
@@ -249,7 +257,7 @@ function outcomeOf(
   if (!row) return facts ? refused(facts.results[0]) : { outcome: "no_split" };
   const { split, outcome, environment_revision_id } = JSON.parse(row.data);
   const ended = outcome ? { outcome, environment_revision_id } : {};
-  return { outcome: "done", split: { ...split, ...ended }, sealedSecret: row.sealedSecret, replayed };
+  return { outcome: "done", split: { ...split, ...ended }, sealedSecret: row.sealedSecret, replayed, state: row };
 }
 
 /**
@@ -342,13 +350,16 @@ export function endStatements(
   };
 }
 
-/** What a write would do, read, not made (its dry-run): the split as it is, or why the write would be refused. */
+/**
+ * What a write would do, read, not made (its dry-run): the split and the environment's state as they are, or why the
+ * write would be refused.
+ */
 export async function previewSplit(
   db: CallerDb,
   place: SplitPlace,
   op: "put" | "promote" | "abort",
   change: Pick<SplitChange, "candidate" | "salt"> = { candidate: null, salt: null },
-): Promise<{ outcome: "would"; split: SplitOutput | null } | SplitOutcome> {
+): Promise<{ outcome: "would"; split: SplitOutput | null; state: EnvironmentState } | SplitOutcome> {
   const values = gateValues(place, op, change.candidate, change.salt);
   const { facts, split } = await db.batch({
     facts: db.statement(FACTS, values),
@@ -357,7 +368,7 @@ export async function previewSplit(
   const found = facts.results[0];
   if (!found || found.refusal !== null) return refused(found);
   const row = split.results[0];
-  return { outcome: "would", split: row ? JSON.parse(row.split) : null };
+  return { outcome: "would", split: row ? JSON.parse(row.split) : null, state: found };
 }
 
 const SPLIT_BY_PLACE = sql<{ split: string }>(

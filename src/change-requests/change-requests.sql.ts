@@ -318,7 +318,8 @@ const INSERT_REQUEST = sql(
     WHERE app.role IN ${DEPLOYER_ROLES_SQL} AND (SELECT n FROM unfinished) < :unfinished_max
       AND NOT EXISTS (SELECT 1 FROM refused_reviewers)
       AND (:split IS NULL OR :end_split = 1 OR proposed.variant_revision_id = COALESCE((SELECT candidate_revision_id FROM running), proposed.variant_revision_id))
-      AND (:expected_environment_id IS NULL OR (env_now.id = :expected_environment_id AND env_now.revision = :expected_revision))`,
+      AND (:expected_environment_id IS NULL OR (env_now.id = :expected_environment_id AND env_now.revision = :expected_revision
+                                                AND (SELECT state FROM running) IS :expected_split))`,
 );
 
 /**
@@ -434,6 +435,7 @@ export async function createChangeRequest(
     state: body.draft ? "draft" : "open",
     expected_environment_id: expected?.environmentId ?? null,
     expected_revision: expected?.revision ?? null,
+    expected_split: expected?.split ?? null,
     unfinished_max: UNFINISHED_MAX,
     reviewers: body.reviewers ? JSON.stringify(body.reviewers) : null,
   };

@@ -2,8 +2,10 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ShardName } from "../db/pool";
 import { answerBookmarks, asksNewerThan, type CallerEnv, reachedBookmarks, readFromPrimary, wroteAt } from "./d1-session";
+import { sha256OfText } from "./digest";
 import { edgeSettings } from "./edge-settings";
 import type { KeyCheck } from "./request-caller";
+import { CONFIG_SPLIT_HEADER } from "./targeting-key";
 
 /**
  * The start-up reads' answers kept in the isolate's memory (docs/EDGE-DELIVERY.md §1): served while the shard
@@ -106,6 +108,34 @@ function answer(c: Context<CallerEnv>, entry: Entry, now: number, status: string
 }
 
 /**
+ * A 200 read whole (not one that streams), with its ETag: the handler's (the environment record's), else the SHA-256
+ * of the body, so that a config read's names exactly what its body is (§2): a split's two arms differ, a weight change
+ * that keeps a key's arm keeps it. Undefined for any other answer.
+ */
+async function readWhole(c: Context) {
+  const res = c.res;
+  if (res.status !== 200 || streamedAnswers.has(res)) return;
+  const body = await res.text();
+  c.res = new Response(body, res);
+  if (!res.headers.has("ETag")) c.res.headers.set("ETag", `"${await sha256OfText(body)}"`);
+  return body;
+}
+
+/**
+ * If-None-Match naming a cached read's ETag, or `*`: 304 with no body, the 200's headers kept but its Content-Type
+ * (the receipt and Config-Split too). The POST reads answer it as the GETs do: they are reads, as QUERY would be.
+ */
+export const conditionalGet = createMiddleware(async (c, next) => {
+  await next();
+  const tag = c.res.headers.get("ETag");
+  const asked = c.req.header("If-None-Match")?.trim();
+  if (c.res.status === 200 && tag && (asked === "*" || asked?.match(/"[^"]*"/g)?.includes(tag))) {
+    await c.res.body?.cancel();
+    c.res = new Response(null, { status: 304 });
+  }
+});
+
+/**
  * The cache in front of a read's handler (route.ts places it after the key and the request's guards, before its
  * body's validation: a hit answers the very bytes validated before).
  */
@@ -113,6 +143,7 @@ export const edgeCache = createMiddleware<CallerEnv>(async (c, next) => {
   const { bound, stale } = edgeSettings(c.env);
   if (bound === 0) {
     await next();
+    await readWhole(c);
     return receipt(c, 0, "fwd=bypass");
   }
   const caller = c.get("caller");
@@ -148,15 +179,16 @@ export const edgeCache = createMiddleware<CallerEnv>(async (c, next) => {
   let kept: Entry | undefined;
   try {
     await next();
-    const res = c.res;
     const check = caller.keyCheck;
-    if (res.status === 200 && check && !streamedAnswers.has(res)) {
-      const body = await res.text();
-      c.res = new Response(body, res);
+    const body = await readWhole(c);
+    const res = c.res;
+    if (body !== undefined && check) {
       kept = {
         body,
         headers: Object.fromEntries(
-          ["Content-Type", "ETag"].flatMap((name) => (res.headers.has(name) ? [[name, res.headers.get(name) as string]] : [])),
+          ["Content-Type", "ETag", CONFIG_SPLIT_HEADER].flatMap((name) =>
+            res.headers.has(name) ? [[name, res.headers.get(name) as string]] : [],
+          ),
         ),
         sentAt,
         expiresAt: check.key.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(check.key.expires_at),

@@ -10,7 +10,7 @@ import { REQUEST_ID_HEADER } from "./request-log";
 export const schemaRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 export const responseRef = (id: string) => ({ $ref: `#/components/responses/${id}` });
 export const headerRef = (
-  id: "RequestId" | "D1Bookmark" | "ETag" | "IdempotentReplayed" | "Age" | "CacheStatus" | "LiveEverywhereBy",
+  id: "RequestId" | "D1Bookmark" | "ETag" | "ConfigETag" | "IdempotentReplayed" | "Age" | "CacheStatus" | "LiveEverywhereBy",
 ) => ({
   $ref: `#/components/headers/${id}`,
 });

@@ -1,13 +1,11 @@
 import type { Handler, Hono, MiddlewareHandler, TypedResponse } from "hono";
-import { etag, RETAINED_304_HEADERS } from "hono/etag";
 import type { StatusCode } from "hono/utils/http-status";
 import type { JSONParsed } from "hono/utils/types";
 import type * as z from "zod/mini";
 import type { IdempotencyClaim } from "../db/idempotency";
 import type { AppEnv } from "../types";
-import { BOOKMARK_HEADER } from "./d1-session";
 import type { Documentation } from "./documentation";
-import { edgeCache } from "./edge-cache";
+import { conditionalGet, edgeCache } from "./edge-cache";
 import { idempotent } from "./idempotency";
 import type { TAGS } from "./openapi-parts";
 import { protectionBypass } from "./protection-bypass";
@@ -62,9 +60,10 @@ export interface RouteDeclaration<
   ifMatch?: boolean;
   /** Takes Protection-Bypass (a write to a protected environment, docs/CHANGE-REQUESTS.md §2): `c.var.bypassReason`. */
   protectionBypass?: boolean;
-  /** Answers If-None-Match with a 304 (hono/etag on the handler's ETag). */
-  ifNoneMatch?: boolean;
-  /** A start-up read, answered from the isolate's memory while fresh (src/http/edge-cache.ts, docs/EDGE-DELIVERY.md). */
+  /**
+   * A start-up read, answered from the isolate's memory while fresh, with an ETag, and 304 to If-None-Match naming it
+   * (src/http/edge-cache.ts, docs/EDGE-DELIVERY.md).
+   */
   cached?: boolean;
   doc: Documentation<{
     operationId: string;
@@ -147,10 +146,6 @@ export function route<
   return { declaration: declaration as RouteDeclaration, handler: handler as unknown as Handler<AppEnv> };
 }
 
-// The environment record's ETag (src/core/environment-etag.ts) changes exactly when the record does; this
-// answers If-None-Match with a 304.
-const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, BOOKMARK_HEADER, "age", "cache-status"] });
-
 /**
  * The middleware that lets a caller in, by the routes' `auth`: src/auth/'s, which src/app.ts passes (it sits above
  * http/, whose D1 sessions it uses).
@@ -161,13 +156,12 @@ export type AuthMiddleware = Record<RouteDeclaration["auth"], MiddlewareHandler[
 export const takesDryRun = ({ query }: RouteDeclaration) => query !== undefined && "dry_run" in query.schema.shape;
 
 /**
- * The route's middleware: the key, a write's refusal of a `dry_run` it does not take, the body guard, the Idempotency-Key, the validators (Protection-Bypass's last),
- * then If-None-Match. A cached read's cache goes before its body's validation (a hit answers the very bytes validated
- * when it was read), inside If-None-Match (a hit is answered 304 too).
+ * The route's middleware: the key, a write's refusal of a `dry_run` it does not take, the body guard, the Idempotency-Key, the validators (Protection-Bypass's last).
+ * A cached read's If-None-Match and cache go before its body's validation (a hit answers the very bytes validated when
+ * it was read), the cache inside If-None-Match (a hit is answered 304 too).
  */
 function middlewareOf(declaration: RouteDeclaration, authMiddleware: AuthMiddleware): MiddlewareHandler[] {
-  const { method, auth, body, idempotencyKey, params, query, protectionBypass: bypass, ifNoneMatch, cached } = declaration;
-  const conditional = ifNoneMatch ? [conditionalGet] : [];
+  const { method, auth, body, idempotencyKey, params, query, protectionBypass: bypass, cached } = declaration;
   return [
     ...authMiddleware[auth],
     ...(method !== "get" && !takesDryRun(declaration) ? [noDryRun] : []),
@@ -175,10 +169,9 @@ function middlewareOf(declaration: RouteDeclaration, authMiddleware: AuthMiddlew
     ...(idempotencyKey ? [idempotent] : []),
     ...(params ? [validate("param", params.schema)] : []),
     ...(query ? [validate("query", query.schema)] : []),
-    ...(cached ? [...conditional, edgeCache] : []),
+    ...(cached ? [conditionalGet, edgeCache] : []),
     ...(body ? [validate("json", body.schema)] : []),
     ...(bypass ? [protectionBypass] : []),
-    ...(cached ? [] : conditional),
   ] as MiddlewareHandler[];
 }
 

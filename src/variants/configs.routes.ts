@@ -136,6 +136,14 @@ export const configsRoutes = [
             trips: 1,
           },
           {
+            name: "configs/fetch, If-None-Match: * (304, no body)",
+            path: "/variants/configs/fetch",
+            body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "main" } },
+            headers: { "If-None-Match": "*" },
+            status: 304,
+            trips: 1,
+          },
+          {
             name: "configs/fetch, nothing there",
             path: "/variants/configs/fetch",
             body: { application_ref: { id: "{appId}" }, variant_ref: { slug: "absent" } },

@@ -17,6 +17,15 @@ import { variantArchived } from "./errors";
  */
 
 /**
+ * The state If-Match names, for a deploy or revert: one with a split running matches none, as no deploy is made while
+ * one runs (an ETag read then is stale once the split ended).
+ */
+function deploysOn(c: Context) {
+  const expected = expectedState(c.req.header("If-Match"));
+  return expected?.split ? { environmentId: "", revision: -1 } : expected;
+}
+
+/**
  * Runs a deployment as the caller, with the request's If-Match, Idempotency-Key and Protection-Bypass, and answers
  * the config now deployed, with the environment's new ETag; or the error that says why nothing was. `notFound` names
  * what is missing as the route's client knows it. The current API's deploy (src/applications/revisions.routes.ts) too.
@@ -27,7 +36,7 @@ export async function deploy<E extends CallerEnv>(
   target: DeploymentTarget,
   notFound: (missing: "app" | "config" | "environment") => ApiError,
 ): Promise<Config> {
-  const expected = expectedState(c.req.header("If-Match"));
+  const expected = deploysOn(c);
   const pass = { bypassReason: who.bypassReason ?? null };
   const outcome = await writeAs(c, configRefOrder(target), (db) => deployConfig(db, target, expected, who.claim, pass));
   settleClaim(c, outcome);
@@ -71,7 +80,7 @@ export async function dryRun<E extends CallerEnv>(
   kind: DryRunOutput["kind"],
   notFound: (missing: "app" | "config" | "environment") => ApiError,
 ): Promise<DryRunOutput> {
-  const expected = expectedState(c.req.header("If-Match"));
+  const expected = deploysOn(c);
   const pass = { bypassReason: who.bypassReason ?? null };
   const outcome = await writeAs(c, configRefOrder(target), (db) => previewDeployment(db, target, expected, pass));
   if (outcome.outcome !== "preview") throw refusal(outcome, notFound);

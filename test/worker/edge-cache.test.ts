@@ -1,4 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { splitApp, startSplit } from "./apps/split-fixtures";
 import {
   type Account,
   createAccount,
@@ -94,6 +95,7 @@ describe("a hit", () => {
       const miss = await seen(await sendRead(read, owner.key));
       const hit = await seen(await sendRead(read, owner.key));
       expect(uncached.status, read.name).toBe(200);
+      expect(uncached.etag, read.name).toMatch(/^"[^"]+"$/);
       expect(uncached, read.name).toEqual({ ...miss, cacheStatus: "app-management; fwd=bypass" });
       expect(miss, read.name).toEqual({ ...uncached, age: "0", cacheStatus: "app-management; fwd=miss; stored" });
       expect(hit, read.name).toEqual({
@@ -157,6 +159,25 @@ describe("a hit", () => {
       .run();
     expect((await sendRead(read, owner.key)).headers.get("Cache-Status")).toMatch(/; hit; /);
     await expectError(await sendRead(read, other, { headers: { "Cache-Control": "no-cache" } }), 401, "Unauthorized");
+  });
+
+  it("keeps a split's arm: a hit answers its Config-Split and ETag, and 304 to If-None-Match with it", async () => {
+    const appId = await splitApp(owner);
+    await startSplit(owner.key, appId, "production", { weight: 5000 });
+    const [read] = readsOf({ appId, name: "", variantId: "" });
+    const headers = { "Targeting-Key": "user-1" };
+    const miss = await sendRead(read, owner.key, { headers });
+    const armOf = (response: Response) => [response.headers.get("Config-Split"), response.headers.get("ETag")];
+    expect(armOf(miss)[0]).toMatch(/; weight=5000; reason=split$/);
+    const hit = await sendRead(read, owner.key, { headers });
+    expect([hit.headers.get("Cache-Status"), ...armOf(hit)]).toEqual([expect.stringMatching(/; hit; /), ...armOf(miss)]);
+    const notModified = await sendRead(read, owner.key, { headers: { ...headers, "If-None-Match": String(armOf(miss)[1]) } });
+    expect([
+      notModified.status,
+      await notModified.text(),
+      notModified.headers.get("Cache-Status"),
+      ...armOf(notModified),
+    ]).toEqual([304, "", expect.stringMatching(/; hit; /), ...armOf(miss)]);
   });
 
   it("tells Targeting-Key values apart", async () => {

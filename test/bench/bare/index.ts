@@ -5,7 +5,7 @@
  *   - the shard of the request's bucket, in a D1 session;
  *   - the service's own batch, built by the functions and SQL constants of src/ behind the key check and the moved
  *     guard, in one round trip (CallerDb);
- *   - the same answer body, with the GET's ETag and the bookmark header.
+ *   - the same answer body, with its ETag (the record's state, a config's body's SHA-256) and the bookmark header.
  * It serves the bench's requests only: a body of another shape is not validated, and a failure is a bare 4xx.
  *
  * It runs under `wrangler dev` with the service's own wrangler config, `main` pointing here (test/bench/prepare.ts
@@ -30,6 +30,7 @@ import { Caller } from "../../../src/db/caller";
 import { CallerDb } from "../../../src/db/handles";
 import { shardNamed, shardNameOf } from "../../../src/db/pool";
 import { BOOKMARK_HEADER } from "../../../src/http/d1-session";
+import { sha256OfText } from "../../../src/http/digest";
 import { decidingRef } from "../../../src/http/request-bucket";
 import { toConfigOutput } from "../../../src/variants/configs.schemas";
 
@@ -48,14 +49,15 @@ const ref = (sent: SentRef): Ref | null =>
 /**
  * `read` as the request's key on the shard of the request's bucket (that of the first of `routedBy` given, an id's or
  * the key's prefix's, as the route's `readAs` routes it), in a session from the nearest replica: the answer of
- * `answer` with the shard's bookmark; 401 when the key is not live.
+ * `answer` with the shard's bookmark and its ETag (none given: the body's SHA-256, as a config read's); 401 when the key
+ * is not live.
  */
 async function readAsKey<T>(
   request: Request,
   env: Env,
   routedBy: BucketRef[],
   read: (db: CallerDb) => Promise<T | null>,
-  answer: (found: T) => { body: unknown; headers?: Record<string, string> },
+  answer: (found: T) => { body: unknown; etag?: string },
 ): Promise<Response> {
   const parsed = parseAuthorization(request.headers.get("Authorization") ?? undefined);
   if (!parsed) return new Response(null, { status: 401 });
@@ -72,9 +74,14 @@ async function readAsKey<T>(
     return new Response(null, { status: 401 });
   }
   if (found === null) return new Response(null, { status: 404 });
-  const { body, headers } = answer(found);
-  return new Response(JSON.stringify(body), {
-    headers: { "content-type": JSON_TYPE, [BOOKMARK_HEADER]: `${shard}:${session.getBookmark()}`, ...headers },
+  const { body, etag } = answer(found);
+  const text = JSON.stringify(body);
+  return new Response(text, {
+    headers: {
+      "content-type": JSON_TYPE,
+      [BOOKMARK_HEADER]: `${shard}:${session.getBookmark()}`,
+      ETag: etag ?? `"${await sha256OfText(text)}"`,
+    },
   });
 }
 
@@ -125,12 +132,10 @@ async function serve(request: Request, env: Env): Promise<Response> {
       ({ environment, revisions }) => ({
         // The bench's histories are short: one page.
         body: toEnvironmentRevisions(environment, revisions.first.map(toRevisionEntry)),
-        headers: {
-          ETag: environmentETag(
-            { environmentId: environment.id, revision: environment.revision },
-            environment.deployedVariantArchived === 1,
-          ),
-        },
+        etag: environmentETag(
+          { environmentId: environment.id, revision: environment.revision, split: environment.split },
+          environment.deployedVariantArchived === 1,
+        ),
       }),
     );
   }

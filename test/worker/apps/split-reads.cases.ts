@@ -1,6 +1,16 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { current, registry } from "../client";
-import { type Account, createAccount, expectJson, murmur3, send, splitBucket, type ValidationIssue } from "../fixtures";
+import { changeRequests, current, registry } from "../client";
+import {
+  type Account,
+  createAccount,
+  expectError,
+  expectJson,
+  getRevisions,
+  murmur3,
+  send,
+  splitBucket,
+  type ValidationIssue,
+} from "../fixtures";
 import { type Split, splitApp, splitPath, startSplit } from "./split-fixtures";
 
 /*
@@ -161,5 +171,139 @@ describe("a read of an environment a split runs in", () => {
     }
     expect((await fetchProduction({ "Targeting-Key": "k".repeat(256) })).status).toBe(200);
     expect((await fetchProduction({ "Targeting-Key": "é".repeat(256) })).status).toBe(200);
+  });
+});
+
+/** Each config read's ETag names its body (docs/EDGE-DELIVERY.md §2): the arm's, so a weight change that keeps it keeps it. */
+describe("a config read's ETag", () => {
+  it("is each arm's own, 304 to If-None-Match with it; kept by a weight change that keeps the arm, changed by a promote", async () => {
+    const tagged = await splitApp(owner);
+    await startSplit(owner.key, tagged, "production", { weight: 5000, salt: "tags" });
+    const keys = Array.from({ length: 100 }, (_, i) => `t${i}`);
+    const onCandidate = keys.find((key) => splitBucket("tags", key) < 5000) as string;
+    const onBase = keys.find((key) => splitBucket("tags", key) >= 6000) as string;
+    const read = (key: string, headers: Record<string, string> = {}) =>
+      send("POST", "/variants/configs/fetch", {
+        key: owner.key,
+        body: { application_ref: { id: tagged }, environment_ref: { slug: "production" } },
+        headers: { "Targeting-Key": key, ...headers },
+      });
+    const tagsOf = async () => Promise.all([onBase, onCandidate].map(async (key) => (await read(key)).headers.get("ETag")));
+    const [base, candidate] = await tagsOf();
+    expect(base).toMatch(/^"[0-9a-f]{64}"$/);
+    expect(candidate).toMatch(/^"[0-9a-f]{64}"$/);
+    expect(base).not.toBe(candidate);
+    for (const [key, tag] of [
+      [onBase, base],
+      [onCandidate, candidate],
+    ] as const) {
+      const notModified = await read(key, { "If-None-Match": tag ?? "" });
+      expect([notModified.status, await notModified.text(), notModified.headers.get("ETag")]).toEqual([304, "", tag]);
+      expect(notModified.headers.get("Config-Split")).toMatch(/; weight=5000; reason=split$/);
+    }
+    await expectJson(await send("PUT", splitPath(tagged, "production"), { key: owner.key, body: { weight: 6000 } }));
+    expect(await tagsOf()).toEqual([base, candidate]);
+    await expectJson(await send("DELETE", splitPath(tagged, "production", "?outcome=promote"), { key: owner.key }));
+    const promoted = await tagsOf();
+    expect(promoted[0]).toBe(promoted[1]);
+    expect([base, candidate]).not.toContain(promoted[0]);
+  });
+
+  it("without a split: the same while the config is, another after a deploy, through each era's read", async () => {
+    const reads = (headers: Record<string, string> = {}) => [
+      send("POST", "/variants/configs/fetch", {
+        key: owner.key,
+        body: { application_ref: { id: appId }, environment_ref: { slug: "staging" } },
+        headers,
+      }),
+      registry.getConfig({ key: owner.key }, { base_id: appId, environment_name: "staging" }, { headers }),
+      current.retrieve({ key: owner.key }, { environment_ref: { slug: "staging" }, key: `${appName}.revision` }, { headers }),
+    ];
+    const tagsOf = async (headers?: Record<string, string>) =>
+      (await Promise.all(reads(headers))).map((response) => [response.status, response.headers.get("ETag")]);
+    const before = await tagsOf();
+    expect(before.map(([status]) => status)).toEqual([200, 200, 200]);
+    expect(await tagsOf()).toEqual(before);
+    const [notModified] = await Promise.all(reads({ "If-None-Match": String(before[0][1]) }));
+    expect([notModified.status, await notModified.text()]).toEqual([304, ""]);
+    await expectJson(
+      await send("POST", "/variants/configs/deploy", {
+        key: owner.key,
+        body: { application_ref: { id: appId }, variant_ref: { slug: "next" }, environment_ref: { slug: "staging" } },
+      }),
+    );
+    const after = await tagsOf();
+    expect(after.map(([status, tag], i) => [status, tag === before[i][1]])).toEqual([
+      [200, false],
+      [200, false],
+      [200, false],
+    ]);
+  });
+});
+
+const MOVED_ON = "The environment has changed since the ETag given in If-Match: read it again, then retry";
+
+/**
+ * The environment record's ETag names what it serves, the split running there too (src/core/environment-etag.ts): an
+ * If-Match read before a split's start, change or end is stale for the writes that take it.
+ */
+describe("the environment's ETag and a split's writes", () => {
+  it("changes with a split's start, change and end: an If-Match read before is 412 on PUT, DELETE, a change request and a deploy", async () => {
+    const app = await splitApp(owner);
+    const etag = async () => (await getRevisions(owner.key, app, "production")).headers.get("ETag") ?? "";
+    const put = (body: object, ifMatch: string) =>
+      send("PUT", splitPath(app, "production"), { key: owner.key, body, headers: { "If-Match": ifMatch } });
+    const before = await etag();
+    const started = await expectJson<Split>(await put({ candidate: { variant_ref: { slug: "next" } }, weight: 1000 }, before));
+    const running = await etag();
+    await expectError(await put({ weight: 2000 }, before), 412, MOVED_ON);
+    await expectJson(await put({ weight: 2000 }, running));
+    const changed = await etag();
+    expect(new Set([before, running, changed]).size).toBe(3);
+    await expectError(await put({ weight: 3000 }, running), 412, MOVED_ON);
+    const end = (outcome: string, ifMatch: string) =>
+      send("DELETE", splitPath(app, "production", `?outcome=${outcome}`), { key: owner.key, headers: { "If-Match": ifMatch } });
+    await expectError(await end("promote", running), 412, MOVED_ON);
+    const proposal = {
+      app_id: app,
+      environment: "production",
+      title: "More",
+      split: { variant_revision_id: started.candidate.variant_revision_id, weight: 4000 },
+    };
+    await expectError(
+      await changeRequests.create({ key: owner.key }, proposal, { headers: { "If-Match": running } }),
+      412,
+      MOVED_ON,
+    );
+    await expectJson(await end("abort", changed));
+    // No split and the same revision: the state read before the split began.
+    expect(await etag()).toBe(before);
+    const deploy = (ifMatch: string) =>
+      send("POST", "/variants/configs/deploy", {
+        key: owner.key,
+        body: { application_ref: { id: app }, variant_ref: { slug: "next" }, environment_ref: { slug: "production" } },
+        headers: { "If-Match": ifMatch },
+      });
+    await expectError(await deploy(changed), 412, MOVED_ON);
+    await expectJson(await deploy(before));
+  });
+
+  it("is answered by each of a split's writes and dry-runs, as a deploy answers it: the environment's state after", async () => {
+    const app = await splitApp(owner);
+    const start = { candidate: { variant_ref: { slug: "next" } }, weight: 1000 };
+    const answered = [];
+    for (const [method, query, body] of [
+      ["PUT", "?dry_run=true", start],
+      ["PUT", "", start],
+      ["PUT", "", { weight: 2000 }],
+      ["DELETE", "?outcome=promote&dry_run=true"],
+      ["DELETE", "?outcome=promote"],
+    ] as const) {
+      const response = await send(method, splitPath(app, "production", query), { key: owner.key, body });
+      const record = await getRevisions(owner.key, app, "production");
+      answered.push([response.status, response.headers.get("ETag"), record.headers.get("ETag")]);
+    }
+    expect(answered.map(([status, etag]) => [status, etag])).toEqual(answered.map(([, , record]) => [200, record]));
+    expect(new Set(answered.map(([, , record]) => record)).size).toBe(4);
   });
 });
