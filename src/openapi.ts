@@ -31,6 +31,7 @@ import {
 import { PROTECTION_BYPASS_HEADER, PROTECTION_BYPASS_PATTERN } from "./http/protection-bypass";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./http/request-log";
 import type { Ok, Route, RouteDeclaration, SharedResponses } from "./http/route";
+import { CONFIG_SPLIT_HEADER, TARGETING_KEY_HEADER } from "./http/targeting-key";
 import { MAX_BODY_BYTES, MAX_CONFIG_BODY_BYTES } from "./http/validation";
 import { ROUTES, SHARED_RESPONSES } from "./routes";
 import { webhookPayloadsOpenApi } from "./webhooks/webhooks.routes";
@@ -70,7 +71,7 @@ function okResponse(declaration: RouteDeclaration, answers: AnswerSchemas) {
 
 /** The OpenAPI operation of a declared route: its text, and what its key, body, headers and validators add. */
 function operationOf(declaration: RouteDeclaration, answers: AnswerSchemas) {
-  const { auth, query, body, idempotencyKey, ifMatch, protectionBypass, write, cached } = declaration;
+  const { auth, query, body, idempotencyKey, ifMatch, protectionBypass, write, cached, targeted } = declaration;
   const doc = textOf(declaration.doc);
   const answer = okResponse(declaration, answers);
   // The edge's receipt on a cached read, and on a write when what it changed is live everywhere (docs/EDGE-DELIVERY.md).
@@ -79,7 +80,8 @@ function operationOf(declaration: RouteDeclaration, answers: AnswerSchemas) {
     : write && { [LIVE_EVERYWHERE_BY]: headerRef("LiveEverywhereBy") };
   // A cached read answers an ETag, a config read's naming its body, and 304 to If-None-Match with it (§2 there).
   const etag = cached && { ETag: (answer.headers as Record<string, object>).ETag ?? headerRef("ConfigETag") };
-  const ok = { ...answer, headers: { ...answer.headers, ...etag, ...receipt } };
+  const split = targeted && { [CONFIG_SPLIT_HEADER]: headerRef("ConfigSplit") };
+  const ok = { ...answer, headers: { ...answer.headers, ...etag, ...split, ...receipt } };
   const errors = { ...(etag && { 304: bodilessResponse("If-None-Match names its ETag: no body", etag) }), ...doc.errors };
   if (auth === "none") {
     return {
@@ -95,6 +97,7 @@ function operationOf(declaration: RouteDeclaration, answers: AnswerSchemas) {
     ...(idempotencyKey ? (["IdempotencyKey"] as const) : []),
     ...(ifMatch ? (["IfMatch"] as const) : []),
     ...(cached ? (["IfNoneMatch"] as const) : []),
+    ...(targeted ? (["TargetingKey"] as const) : []),
     ...(protectionBypass ? (["ProtectionBypass"] as const) : []),
   ];
   return {
@@ -268,6 +271,17 @@ export function openApiDocument(
             "(its event in the same write); from another role, 403. Ignored where the environment is not protected.",
           schema: { type: "string", pattern: PROTECTION_BYPASS_PATTERN.source, examples: ["Hotfix for incident 4711"] },
         },
+        TargetingKey: {
+          name: TARGETING_KEY_HEADER,
+          in: "header",
+          required: false,
+          description:
+            "The key a running split's arm is chosen by (OpenFeature's targeting key: a user's or a session's id): the " +
+            "candidate when MurmurHash3 x86_32 of `<salt>:<key>` modulo 10000 is below the split's weight, else the " +
+            "base; the same key, the same arm while the weight does not fall below its bucket. Without it, the base. 1 " +
+            "to 256 characters, none a control character, else 422. Ignored where no split runs (docs/SPLITS.md §2).",
+          schema: { type: "string", minLength: 1, maxLength: 256, examples: ["user-42"] },
+        },
         IfNoneMatch: {
           name: "If-None-Match",
           in: "header",
@@ -307,6 +321,17 @@ export function openApiDocument(
           required: true,
           schema: { type: "string" },
           example: '"8c6f0c4ea9c4f5a1f8e2b0b5a0d8c0e1d6b1a6f2a3c9f0e4b7d2c5a8e1f4b7c0"',
+        },
+        ConfigSplit: {
+          description:
+            "On a read of an environment a split runs in: the arm served, the key's bucket (with a Targeting-Key), the " +
+            "split's weight in basis points, and why (`split`: by the key's bucket; `no_key`: the base, as no key came)",
+          required: false,
+          schema: {
+            type: "string",
+            pattern: "^(base|candidate)(; bucket=[0-9]+)?; weight=[0-9]+; reason=(split|no_key)$",
+            examples: ["candidate; bucket=918; weight=1000; reason=split"],
+          },
         },
         Age: {
           description:

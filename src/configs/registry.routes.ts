@@ -73,6 +73,7 @@ export const registryRoutes = [
       method: "get",
       path: "/configs",
       cached: true,
+      targeted: true,
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
           { name: "GET /configs by environment", path: "/configs?base_id={appId}&environment_name=production", trips: 1 },

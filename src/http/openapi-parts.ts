@@ -10,13 +10,22 @@ import { REQUEST_ID_HEADER } from "./request-log";
 export const schemaRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 export const responseRef = (id: string) => ({ $ref: `#/components/responses/${id}` });
 export const headerRef = (
-  id: "RequestId" | "D1Bookmark" | "ETag" | "ConfigETag" | "IdempotentReplayed" | "Age" | "CacheStatus" | "LiveEverywhereBy",
+  id:
+    | "RequestId"
+    | "D1Bookmark"
+    | "ETag"
+    | "ConfigETag"
+    | "ConfigSplit"
+    | "IdempotentReplayed"
+    | "Age"
+    | "CacheStatus"
+    | "LiveEverywhereBy",
 ) => ({
   $ref: `#/components/headers/${id}`,
 });
 
 /** Request headers of components/parameters an operation may accept besides X-Request-Id and x-d1-bookmark. */
-type OptionalRequestHeader = "IdempotencyKey" | "IfMatch" | "IfNoneMatch" | "ProtectionBypass";
+type OptionalRequestHeader = "IdempotencyKey" | "IfMatch" | "IfNoneMatch" | "TargetingKey" | "ProtectionBypass";
 
 /** An operation's request headers: X-Request-Id and x-d1-bookmark (every route with a key), then `more`. */
 export const requestHeaders = (...more: OptionalRequestHeader[]) =>

@@ -65,6 +65,8 @@ export interface RouteDeclaration<
    * (src/http/edge-cache.ts, docs/EDGE-DELIVERY.md).
    */
   cached?: boolean;
+  /** A config read that answers a running split's arm by the request's Targeting-Key, saying which in Config-Split. */
+  targeted?: boolean;
   doc: Documentation<{
     operationId: string;
     tag: (typeof TAGS)[number]["name"];

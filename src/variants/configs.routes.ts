@@ -114,6 +114,7 @@ export const configsRoutes = [
       method: "post",
       path: "/variants/configs/fetch",
       cached: true,
+      targeted: true,
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
           {

@@ -30,6 +30,7 @@ export const workflowsRoutes = [
       method: "post",
       path: "/workflows/revisions/retrieve",
       cached: true,
+      targeted: true,
       roundTrips: globalThis.ROUTE_FACTS && {
         cases: [
           {
