@@ -90,7 +90,7 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-describe("the walk-throughs, run as written against the seeded demo", () => {
+describe("the walk-throughs, run as written against the seeded demo", { timeout: SCRIPT_TIMEOUT_MS + 30_000 }, () => {
   it.each(DOCUMENTS)("%s: every command exits 0 and every curl answers the status written beside it", async (document) => {
     const script = await runnableScript(document, worker.url);
     const expected = expectedCalls(script);
@@ -109,5 +109,5 @@ describe("the walk-throughs, run as written against the seeded demo", () => {
       .map(Number);
     expect(expected.map(({ command }, index) => ({ command, status: answered[index] }))).toEqual(expected);
     expect(result.code, `${result.stderr}\n${result.stdout.slice(-4_000)}`).toBe(0);
-  }, SCRIPT_TIMEOUT_MS + 30_000);
+  });
 });
