@@ -4,6 +4,7 @@ import type { ShardName } from "../db/pool";
 import { answerBookmarks, asksNewerThan, type CallerEnv, reachedBookmarks, readFromPrimary, wroteAt } from "./d1-session";
 import { edgeSettings } from "./edge-settings";
 import type { KeyCheck } from "./request-caller";
+import { CONFIG_SPLIT_HEADER } from "./targeting-key";
 
 /**
  * The start-up reads' answers kept in the isolate's memory (docs/EDGE-DELIVERY.md §1): served while the shard
@@ -156,7 +157,9 @@ export const edgeCache = createMiddleware<CallerEnv>(async (c, next) => {
       kept = {
         body,
         headers: Object.fromEntries(
-          ["Content-Type", "ETag"].flatMap((name) => (res.headers.has(name) ? [[name, res.headers.get(name) as string]] : [])),
+          ["Content-Type", "ETag", CONFIG_SPLIT_HEADER].flatMap((name) =>
+            res.headers.has(name) ? [[name, res.headers.get(name) as string]] : [],
+          ),
         ),
         sentAt,
         expiresAt: check.key.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(check.key.expires_at),
