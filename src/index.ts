@@ -39,8 +39,9 @@ export default {
   // Hourly, on every shard at once: Idempotency-Key claims past their 24 hours, and events and deliveries past their
   // retention ([vars]; a bad value prunes nothing and logs why), are dropped. Each minute: deliveries a lost hand-off
   // left pending on any shard are attempted (a bounded number) or queued again; due scheduled change requests are
-  // applied and expired ones recorded; splits' due steps are applied.
-  scheduled(controller, env, ctx) {
+  // applied and expired ones recorded; splits' due steps are applied. That work is awaited, not only waited on, so
+  // that wrangler dev's /__scheduled answers once it is done (a read after it sees the steps).
+  async scheduled(controller, env, ctx) {
     if (controller.cron === HOURLY) {
       const kept = retentionOf(env);
       if (kept instanceof BadRetentionError) {
@@ -49,7 +50,7 @@ export default {
         );
       }
       ctx.waitUntil(Promise.all(allShards(env).map((shard) => cleanUp(shardNamed(env, shard), kept))));
-    } else ctx.waitUntil(Promise.all([sweepOverdueDeliveries(env), runChangeRequestCron(env), runSplitCron(env)]));
+    } else await Promise.all([sweepOverdueDeliveries(env), runChangeRequestCron(env), runSplitCron(env)]);
   },
 
   // The webhook delivery queue (wrangler.toml [[queues.consumers]]).

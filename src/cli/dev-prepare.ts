@@ -21,6 +21,12 @@ export const devVars = (origin: string) => ({
   INVITATION_TOKEN_IN_ANSWER: "true",
 });
 
+/**
+ * wrangler dev's own options under `npm run dev`: `/__scheduled?cron=…` runs the Worker's cron triggers, which
+ * `wrangler dev` never fires by itself (with [assets], its /cdn-cgi/handler/scheduled does not reach the Worker).
+ */
+export const DEV_OPTIONS = ["--test-scheduled"];
+
 /** Migrates the local pool (`.wrangler/state`) where it lacks migrations, then seeds the demo; says what it did on stderr. */
 export async function prepareLocalPool(): Promise<void> {
   const opened = await openPool({});

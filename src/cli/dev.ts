@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { devVars, prepareLocalPool } from "./dev-prepare";
+import { DEV_OPTIONS, devVars, prepareLocalPool } from "./dev-prepare";
 import { runCli, UsageError } from "./run-cli";
 
 const USAGE = "Usage: npm run dev [-- wrangler dev's options, e.g. --port 8788]";
@@ -35,7 +35,7 @@ function serve(origin: string, args: string[]): Promise<number> {
   // Without what src/cli/database.ts set for the preparation's own runtime (errors only, out of the dev registry):
   // wrangler dev logs as it does by default (its "Ready on", requests, mails' files) and registers itself.
   const { WRANGLER_LOG, WRANGLER_REGISTRY_PATH, ...env } = process.env;
-  const child = spawn(WRANGLER, ["dev", ...vars, ...args], {
+  const child = spawn(WRANGLER, ["dev", ...DEV_OPTIONS, ...vars, ...args], {
     stdio: "inherit",
     env: { ...env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
   });

@@ -27,6 +27,8 @@ const WEBHOOK_TARGET = 0.9;
 const DEEP_PAGE_TARGET = 0.9;
 /** Issue 33: each read against its bare handler (test/bench/bare/), by CPU per request. */
 const BARE_TARGET = 0.95;
+/** docs/SPLITS.md §5: a read with a split running costs at most 3% more CPU than without (as a ratio, higher better). */
+const SPLIT_TARGET = 1 / 1.03;
 /** Requests sent with a key homed on the other shard (two round trips), each against its twin (one round trip). */
 const ACROSS_PAIRS = [
   { label: "GET of a record, key on the other shard / on the same shard", across: "getAcross", same: "get" },
@@ -344,6 +346,31 @@ export function report({
         )
       : "";
 
+  // Splits: a read of an environment a split runs in against the same read of one without, by CPU per request (both
+  // with a Targeting-Key, as many cached answers as the fetch's).
+  const splitRows = (
+    [
+      ["config fetch, a split running / no split", "fetchSplit", "fetchUnsplit"],
+      ["the same, no-cache each (a confirmation each)", "fetchSplitFresh", "fetchUnsplitFresh"],
+    ] as const
+  ).filter(([, id, base]) => ran(id, base));
+  const splitTable =
+    splitRows.length > 0
+      ? table(
+          ["scenario / against", "by CPU", "rounds", "CPU ms/req.", "by throughput", "target", ""],
+          splitRows.map(([label, id, base]) => [
+            label,
+            fixed(cpuRatio(id, base), 3),
+            cpuSpread(id, base),
+            `${fixed(m(id)?.cpuPerRequest ?? Number.NaN, 2)}; ${fixed(m(base)?.cpuPerRequest ?? Number.NaN, 2)}`,
+            fixed(ratio(id, base), 2),
+            `>= ${fixed(SPLIT_TARGET, 3)} by CPU (3% more at most)`,
+            verdict(cpuRatio(id, base), SPLIT_TARGET),
+          ]),
+          ["l", "r", "l", "r", "r", "l", "l"],
+        )
+      : "";
+
   const logIds = opts.logVariants.map((variant) => `log:${variant.name}` as const);
   const noLog = logIds.includes("log:none") ? ("log:none" as const) : null;
   const logTable =
@@ -559,6 +586,7 @@ export function report({
     "",
     ...(bareTable ? ["## The reads against their bare handlers", "", bareTable, ""] : []),
     ...(cacheTable ? ["## The edge cache", "", cacheTable, ""] : []),
+    ...(splitTable ? ["## Splits", "", splitTable, ""] : []),
     ...(cacheMemory ? ["## The edge cache's memory", "", cacheMemory, ""] : []),
     ...(baseTable ? [`## Before (--base ${opts.base}) and after (the code under test)`, "", baseTable, ""] : []),
     ...(logTable ? ["## The per-request log line", "", logTable, ""] : []),

@@ -200,6 +200,40 @@ function checkFetch(path: string, key: BenchKey, target: HistoryTarget) {
   };
 }
 
+/** How many targeting keys the split pair sends, one to each of the read keys: as many cached answers as `fetch`'s. */
+const TARGETING_KEYS = 128;
+const targetingKey = (n: number) => ({ headers: { "Targeting-Key": `user-${n % TARGETING_KEYS}` } });
+
+/**
+ * The split pair's reads (docs/SPLITS.md §5): `target`'s environment with a Targeting-Key; `split`: a split runs there
+ * (started by the check, on bench-get-20's staging: its revision 19 deployed, 20 the candidate at half the keys) and
+ * every answer says its arm; else none runs and none does.
+ */
+function checkSplitRead(key: BenchKey, target: HistoryTarget, split: boolean) {
+  return async (base: string): Promise<CheckInfo> => {
+    const environment = `${base}/apps/${target.appId}/environments/${target.environment}`;
+    const write = async (what: string, url: string, method: "POST" | "PUT", body: unknown) =>
+      expectJson(what, await request(url, { method, headers: postHeaders(key), body: JSON.stringify(body) }));
+    if (split && (await request(`${environment}/split`, { headers: authorization(key) })).status === 404) {
+      const main = (version: number) => ({ variant_ref: { slug: "main", version } });
+      await write("deploy to staging", `${base}/variants/configs/deploy`, "POST", {
+        ...main(SMALL_HISTORY - 1),
+        environment_ref: { slug: target.environment },
+        application_ref: { id: target.appId },
+      });
+      await write("the split's start", `${environment}/split`, "PUT", { candidate: main(SMALL_HISTORY), weight: 5000 });
+    }
+    const what = `POST /variants/configs/fetch ${fetchBody(target)}, Targeting-Key`;
+    const headers = { ...postHeaders(key), ...targetingKey(0).headers };
+    const response = await request(`${base}/variants/configs/fetch`, { method: "POST", headers, body: fetchBody(target) });
+    expectJson(what, response);
+    const arm = response.headers.get("Config-Split");
+    if (split ? !/^(base|candidate); bucket=\d+; weight=5000; reason=split$/.test(arm ?? "") : arm !== null)
+      throw new ScenarioError(`${what}: Config-Split ${JSON.stringify(arm)}`);
+    return { bytes: response.bytes };
+  };
+}
+
 /** The header in which the service answers a D1 bookmark per shard the request reached (src/http/d1-session.ts). */
 const BOOKMARK_HEADER = "x-d1-bookmark";
 
@@ -584,6 +618,10 @@ export type CoreScenarioId =
   | "fetchOff"
   | "fetchMany"
   | "bareFetchHit"
+  | "fetchSplit"
+  | "fetchUnsplit"
+  | "fetchSplitFresh"
+  | "fetchUnsplitFresh"
   | "retrieve"
   | "bareGet"
   | "bareFetch"
@@ -743,6 +781,35 @@ export function benchScenarios(
       check: checkBare({ ...fetchConfig, headers: { ...post, "x-bare-hit": "1" } }, serviceBase, fetchConfig.check),
     },
   } satisfies Record<string, Scenario>;
+  // A read of an environment a split runs in against the same read of one without (docs/SPLITS.md §5: CPU within 3%),
+  // each request the next read key and its own targeting key: served from memory in the steady state (an answer is
+  // kept per targeting key, its arm chosen when it was confirmed), and asking fresh each time (the read's statement
+  // with the split's arms, the bucket computed).
+  const staging = { ...reads.small, environment: "staging" as const };
+  const splitRead: Scenario = {
+    ...fetchConfig,
+    label: "POST configs/fetch, a split running, Targeting-Key",
+    body: fetchBody(staging),
+    perRequest: targetingKey,
+    check: checkSplitRead(k.read[0], staging, true),
+  };
+  const unsplitRead: Scenario = {
+    ...fetchConfig,
+    label: "POST configs/fetch, no split, Targeting-Key",
+    perRequest: targetingKey,
+    check: checkSplitRead(k.read[0], reads.small, false),
+  };
+  const fresh = (scenario: Scenario): Scenario => ({
+    ...scenario,
+    label: `${scenario.label}, no-cache`,
+    headers: { ...post, "Cache-Control": "no-cache" },
+  });
+  const splitScenarios = {
+    fetchSplit: splitRead,
+    fetchUnsplit: unsplitRead,
+    fetchSplitFresh: fresh(splitRead),
+    fetchUnsplitFresh: fresh(unsplitRead),
+  } satisfies Record<string, Scenario>;
   const keyedName = (n: number | string) => `bench-key-${runTag}-${n}`;
   const keyedKey = (n: number | string) => `bench-${runTag}-${n}`;
   return {
@@ -772,6 +839,7 @@ export function benchScenarios(
     ...twin("fetch", fetchConfig),
     fetchAcross: across(fetchConfig, (key) => checkFetch(fetchConfig.path, key, reads.small)),
     ...cacheScenarios,
+    ...splitScenarios,
     retrieve,
     ...bareScenarios,
     getConfig: {

@@ -8,6 +8,7 @@
 
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { splitBucket } from "../../src/core/split-bucket";
 import { ROOT } from "../support/processes";
 import { applyMigrations, type DevServer, snapshot, startDev } from "../support/wrangler";
 import { admin, api, expectJsonObject, makeTempDir, query, removeTempDir } from "./helpers";
@@ -18,6 +19,7 @@ const RUNS = Number(process.env.EDGE_RUNS ?? "12");
 
 let dir: string;
 let copy: string;
+let code: string;
 let a: DevServer;
 let b: DevServer;
 let alice: { key: string; prefix: string; project_id: string; organization_id: string; workspace_id: string };
@@ -31,16 +33,8 @@ beforeAll(async () => {
   dir = await makeTempDir("edge");
   copy = await makeTempDir("edge-code");
   await applyMigrations(dir);
-  const code = snapshot(ROOT, copy);
+  code = snapshot(ROOT, copy);
   // One after the other: each runs the assets' build in the same copy at its start.
-  const start = (name: string) =>
-    startDev({
-      name,
-      persistTo: dir,
-      readyPath: "/health",
-      cwd: code,
-      vars: { FRESHNESS_BOUND_SECONDS: String(BOUND_MS / 1000) },
-    });
   a = await start("A");
   b = await start("B");
   const owner = (await admin(dir, "user", "create", "--email", "alice@example.com", "--username", "alice", "--shard", "SHARD_0"))
@@ -56,6 +50,19 @@ beforeAll(async () => {
   for (const n of [0, 0])
     await write(a, "POST", "/configs", { base_id: appId, config_name: "main", parameters: { n }, overwrite: true });
 }, 300_000);
+
+/**
+ * A location: wrangler dev over the shared state, from the copy of the code; as under `npm run dev`, secrets (a split's
+ * verdict secret) sealed with the development key.
+ */
+const start = (name: string) =>
+  startDev({
+    name,
+    persistTo: dir,
+    readyPath: "/health",
+    cwd: code,
+    vars: { FRESHNESS_BOUND_SECONDS: String(BOUND_MS / 1000), WEBHOOKS_ALLOW_LOCAL: "true" },
+  });
 
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
@@ -377,4 +384,49 @@ describe("a property over random sequences of keys, memberships and deploys thro
     },
     RUNS * 15_000 + 60_000,
   );
+});
+
+describe("a split's arms across a restart of the dev server (docs/SPLITS.md §5)", () => {
+  it("each of 50 keys gets the arm of its bucket (bucket < weight) from B, and the same once B starts again", async () => {
+    const made = await write(a, "POST", "/apps", { app_name: "split-restart" });
+    const split = { id: made.body.app_id as string, salt: "restart", weight: 3000 };
+    for (const n of [0, 0])
+      await write(a, "POST", "/configs", { base_id: split.id, config_name: "main", parameters: { n }, overwrite: true });
+    const next = { application_ref: { id: split.id }, variant_ref: { slug: "next" } };
+    await write(a, "POST", "/variants/configs/add", next);
+    await write(a, "POST", "/variants/configs/commit", { config: { ...next, params: { next: true } } });
+    const started = await api(a, "PUT", `/apps/${split.id}/environments/production/split`, alice.key, {
+      candidate: { variant_ref: { slug: "next" } },
+      weight: split.weight,
+      salt: split.salt,
+    });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    const keys = Array.from({ length: 50 }, (_, i) => `user-${i}`);
+    /** Each key's answer from B: its Config-Split and the params of the arm it got. */
+    const arms = async () =>
+      Object.fromEntries(
+        await Promise.all(
+          keys.map(async (key) => {
+            const fetch = { application_ref: { id: split.id }, environment_ref: { slug: "production" } };
+            const answer = await api(b, "POST", "/variants/configs/fetch", alice.key, fetch, { "Targeting-Key": key });
+            return [key, { split: answer.headers.get("Config-Split"), params: answer.body?.params }];
+          }),
+        ),
+      );
+    const expected = Object.fromEntries(
+      keys.map((key) => {
+        const bucket = splitBucket(split.salt, key);
+        const arm = bucket < split.weight ? "candidate" : "base";
+        const params = arm === "candidate" ? { next: true } : { n: 0 };
+        return [key, { split: `${arm}; bucket=${bucket}; weight=${split.weight}; reason=split`, params }];
+      }),
+    );
+    // Both arms among the keys, so that a split sending every key one way would fail here.
+    expect(new Set(Object.values(expected).map(({ params }) => JSON.stringify(params))).size).toBe(2);
+    const before = await arms();
+    expect(before).toEqual(expected);
+    await b.stop();
+    b = await start("B");
+    expect(await arms()).toEqual(before);
+  });
 });

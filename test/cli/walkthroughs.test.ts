@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { devVars } from "../../src/cli/dev-prepare";
+import { DEV_OPTIONS, devVars } from "../../src/cli/dev-prepare";
 import { ROOT, run } from "../support/processes";
 import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
 import { makeTempDir, removeTempDir, seedDemo } from "./helpers";
@@ -17,6 +17,8 @@ import { makeTempDir, removeTempDir, seedDemo } from "./helpers";
 /** The documents whose runnable blocks run, in this order. */
 const DOCUMENTS = ["README.md", "docs/guides/2024-client.md", "docs/guides/todays-sdk.md", "docs/guides/teams.md"];
 
+// The README's splits wait a minute for a step to come due, as a reader does (a step is at least a minute away).
+const SCRIPT_TIMEOUT_MS = 150_000;
 const DOCUMENTED_BASE = "http://localhost:8787";
 const RUNNABLE_BLOCK = /<!-- runnable -->\n+```sh\n([\s\S]*?)\n```/g;
 const INVOKES_CURL = /(^|[\s|(;&])curl\s/g;
@@ -73,7 +75,13 @@ beforeAll(async () => {
   await applyMigrations(dir);
   const seeded = await seedDemo("--persist-to", dir);
   if (seeded.code !== 0) throw new Error(`the demo seed failed:\n${seeded.stderr}`);
-  worker = await startDev({ name: "walkthroughs", persistTo: dir, readyPath: "/health", vars: devVars(DOCUMENTED_BASE) });
+  worker = await startDev({
+    name: "walkthroughs",
+    persistTo: dir,
+    readyPath: "/health",
+    configArgs: DEV_OPTIONS,
+    vars: devVars(DOCUMENTED_BASE),
+  });
 });
 
 afterAll(async () => {
@@ -82,7 +90,7 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-describe("the walk-throughs, run as written against the seeded demo", () => {
+describe("the walk-throughs, run as written against the seeded demo", { timeout: SCRIPT_TIMEOUT_MS + 30_000 }, () => {
   it.each(DOCUMENTS)("%s: every command exits 0 and every curl answers the status written beside it", async (document) => {
     const script = await runnableScript(document, worker.url);
     const expected = expectedCalls(script);
@@ -94,7 +102,7 @@ describe("the walk-throughs, run as written against the seeded demo", () => {
       `trap 'echo "exit $? at: $BASH_COMMAND" >&2' ERR`,
       `curl() { command curl --write-out '%{stderr}%{http_code}\\n' "$@" 2>>'${statuses}'; }`,
     ].join("\n");
-    const result = await run("bash", ["-c", `${prelude}\n${script}`], { timeoutMs: 60_000 });
+    const result = await run("bash", ["-c", `${prelude}\n${script}`], { timeoutMs: SCRIPT_TIMEOUT_MS });
     const answered = (await readFile(statuses, "utf8").catch(() => ""))
       .split("\n")
       .filter((line) => /^\d{3}$/.test(line))

@@ -179,7 +179,7 @@ export interface DevServerOptions {
   persistTo: string;
   /** Answers 200 once the Worker is ready. */
   readyPath: string;
-  /** e.g. `-c path/to/wrangler.toml`; default the wrangler.toml of `cwd`. */
+  /** wrangler dev's other options, e.g. `-c path/to/wrangler.toml` (default the wrangler.toml of `cwd`). */
   configArgs?: string[];
   /** Vars set for this run (wrangler's --var), over wrangler.toml's [vars]. */
   vars?: Record<string, string>;

@@ -85,6 +85,26 @@ describe("a read of an environment a split runs in", () => {
     expect(keys.some((key) => splitBucket("salt-1", key) < 1000)).toBe(true);
   });
 
+  it("answers Config-Split from the edge cache too: a hit is its key's miss again, header and body", async () => {
+    const candidateKey = Array.from({ length: 100 }, (_, i) => `c${i}`).find((k) => splitBucket("salt-1", k) < 1000) as string;
+    for (const key of ["user-1", candidateKey]) {
+      const read = async () => {
+        const response = await send("POST", "/variants/configs/fetch", {
+          key: owner.key,
+          body: { application_ref: { id: appId }, environment_ref: { slug: "production" } },
+          headers: { "Targeting-Key": key },
+          bindings: { FRESHNESS_BOUND_SECONDS: "30" },
+        });
+        const cacheStatus = response.headers.get("Cache-Status");
+        return { cacheStatus, split: response.headers.get("Config-Split"), body: await response.text() };
+      };
+      const miss = await read();
+      expect(miss.cacheStatus, key).toBe("app-management; fwd=miss; stored");
+      expect(miss.split, key).toMatch(new RegExp(`; bucket=${splitBucket("salt-1", key)}; weight=1000; reason=split$`));
+      expect(await read(), key).toEqual({ ...miss, cacheStatus: expect.stringMatching(/^app-management; hit; /) });
+    }
+  });
+
   it("answers the base without a key, never at random", async () => {
     for (let i = 0; i < 5; i++) {
       expect(await armOf(null)).toEqual({

@@ -1,7 +1,9 @@
+import { createExecutionContext, createScheduledController } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { beforeAll, describe, expect, it } from "vitest";
 import { apps, protection } from "../client";
-import { type Account, createAccount, expectJson, send } from "../fixtures";
+import { type Account, createAccount, expectJson, send, worker } from "../fixtures";
 import { expectEvents, expectRowCounts, Tracker } from "../harness";
 import { databaseOf } from "../pool";
 import { runCron } from "../webhooks/webhook-fixtures";
@@ -207,5 +209,16 @@ describe.each(["SHARD_0", "SHARD_1"] as const)("the minute cron's steps, an orga
       weight: 1000,
       steps: [{ weight: 2000, after_minutes: 5 }],
     });
+  });
+});
+
+describe("the minute cron, as wrangler dev's /__scheduled runs it", () => {
+  it("has applied the due steps when its handler's promise settles (the run answered, a read after it sees them)", async () => {
+    const appId = await splitApp(owner);
+    const started = await startSplit(owner.key, appId, "production", { steps: [{ weight: 2000, after_minutes: 5 }] });
+    await stepIsDue(appId, started.id);
+    // Not waiting on the context: /__scheduled answers once the handler's own promise settles.
+    await worker.scheduled?.(createScheduledController({ cron: "* * * * *" }), env, createExecutionContext());
+    expect(await readSplit(owner, appId)).toMatchObject({ weight: 2000, steps: [] });
   });
 });
