@@ -55,6 +55,8 @@ export interface RouteDeclaration<
     documentedAs?: Documentation<object>;
     examples: Documentation<Record<string, { summary: string; value: z.input<NonNullable<Body>> }>>;
     maxBytes?: number;
+    /** Signed (a split's verdict): its handler checks the signature, then the body (validation.ts `signedBody`). */
+    signed?: boolean;
   };
   /** Takes an Idempotency-Key: a write "replays" its first answer; one that writes nothing only "validates" the key. */
   idempotencyKey?: "replays" | "validates";
@@ -171,12 +173,12 @@ function middlewareOf(declaration: RouteDeclaration, authMiddleware: AuthMiddlew
   return [
     ...authMiddleware[auth],
     ...(method !== "get" && !takesDryRun(declaration) ? [noDryRun] : []),
-    ...(body ? jsonBody(body.maxBytes) : []),
+    ...(body ? jsonBody(body.maxBytes, body.signed) : []),
     ...(idempotencyKey ? [idempotent] : []),
     ...(params ? [validate("param", params.schema)] : []),
     ...(query ? [validate("query", query.schema)] : []),
     ...(cached ? [...conditional, edgeCache] : []),
-    ...(body ? [validate("json", body.schema)] : []),
+    ...(body && !body.signed ? [validate("json", body.schema)] : []),
     ...(bypass ? [protectionBypass] : []),
     ...(cached ? [] : conditional),
   ] as MiddlewareHandler[];
