@@ -28,6 +28,7 @@ import {
   changeRequestMovedOn,
   changeRequestNotFound,
   invalidState,
+  notOfKind,
   reviewersRefused,
   selfApproval,
   splitCandidateKept,
@@ -54,6 +55,8 @@ export function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutco
             : changeRequestNotFound();
     case "split_candidate":
       throw splitCandidateKept(outcome.candidate);
+    case "not_of_kind":
+      throw notOfKind(outcome.field, outcome.kind);
     case "forbidden":
       throw outcome.self ? selfApproval() : forbidden();
     case "invalid_state":

@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { SplitChangeFields, SplitProposal } from "../apps/splits.schemas";
+import { SplitChangeFields, SplitEdit, SplitProposal } from "../apps/splits.schemas";
 import { documented, schemaName } from "../http/documentation";
 import { queryFlag, storableText, uuid } from "../http/fields";
 import {
@@ -66,9 +66,6 @@ const reviewers = /* @__PURE__ */ z
     ),
   );
 
-const oneProposal = (body: { variant_revision_id?: string; revert_to_revision_id?: string }) =>
-  body.variant_revision_id === undefined || body.revert_to_revision_id === undefined;
-
 export const CreateChangeRequestBody = /* @__PURE__ */ z
   .object({
     app_id: uuid,
@@ -114,10 +111,21 @@ export const EditChangeRequestBody = /* @__PURE__ */ z
     description: z.optional(description),
     variant_revision_id: z.optional(uuid),
     revert_to_revision_id: z.optional(uuid),
+    split: z.optional(SplitEdit).apply(
+      /* @__PURE__ */ documented(
+        globalThis.DOCUMENTATION && {
+          description: "A split request's weight, steps and promote_at_end, all replaced (its candidate stays)",
+        },
+      ),
+    ),
     reviewers,
   })
   .check(
-    z.refine(oneProposal, { message: "at most one of variant_revision_id and revert_to_revision_id" }),
+    z.refine(
+      (body) =>
+        [body.variant_revision_id, body.revert_to_revision_id, body.split].filter((given) => given !== undefined).length < 2,
+      { message: "at most one of variant_revision_id, revert_to_revision_id and split" },
+    ),
     z.refine((body) => Object.values(body).some((value) => value !== undefined), { message: "nothing to change" }),
   );
 export type EditChangeRequestBody = z.output<typeof EditChangeRequestBody>;

@@ -101,3 +101,18 @@ export const splitCandidateKept = (candidate: string) =>
       type: "value_error",
     },
   ]);
+
+/** An edit of a proposal's field its request's kind does not take (docs/CHANGE-REQUESTS.md §3). */
+export const notOfKind = (field: string, kind: "split" | "promote" | null) =>
+  validationFailed([
+    {
+      loc: ["body", field],
+      msg:
+        kind === "promote"
+          ? "Value error, a promote request's edit takes title, description and reviewers only"
+          : kind === "split"
+            ? "Value error, a split request's edit takes title, description, reviewers and split: its candidate stays"
+            : "Value error, only a split request's edit takes split",
+      type: "value_error",
+    },
+  ]);

@@ -239,4 +239,38 @@ describe("split change requests", () => {
       }
     });
   });
+
+  it("an edit takes what its kind may change: a split request's split (a new version), never a revision; a promote's neither", async () => {
+    // The split started by the cron runs with candidate main.
+    const split = await approved({ split: { variant_revision_id: mainRevision, weight: 600 } });
+    const promote = await approved({ end_split: "promote" });
+    const edited = await expectJson<ChangeRequest>(
+      await changeRequests.edit({ key: owner.key }, split.id, { split: { weight: 700, steps: STEPS, promote_at_end: true } }),
+    );
+    expect(edited).toMatchObject({
+      kind: "split",
+      variant_revision_id: mainRevision,
+      split: { weight: 700, steps: STEPS, promote_at_end: true },
+      version: 2,
+      state: "open",
+    });
+    const refusal = (field: string, msg: string) => [422, { detail: [{ loc: ["body", field], msg, type: "value_error" }] }];
+    const splitTakes = "Value error, a split request's edit takes title, description, reviewers and split: its candidate stays";
+    const promoteTakes = "Value error, a promote request's edit takes title, description and reviewers only";
+    await writesNothing(appId, async () => {
+      for (const [id, body, expected] of [
+        [split.id, { variant_revision_id: candidate }, refusal("variant_revision_id", splitTakes)],
+        [promote.id, { split: { weight: 700 } }, refusal("split", promoteTakes)],
+        [
+          promote.id,
+          { title: "Ship", revert_to_revision_id: split.base.environment_revision_id },
+          refusal("revert_to_revision_id", promoteTakes),
+        ],
+      ] as const) {
+        const refused = await changeRequests.edit({ key: owner.key }, id, body);
+        expect([refused.status, await refused.json()]).toEqual(expected);
+      }
+    });
+    for (const { id } of [split, promote]) await expectJson(await changeRequests.act({ key: owner.key }, id, "cancel"));
+  });
 });
