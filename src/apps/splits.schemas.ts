@@ -82,13 +82,13 @@ export const SplitOutput = /* @__PURE__ */ z
       }),
     ),
     verdict_secret: z.optional(
-      z
-        .string()
-        .apply(
-          /* @__PURE__ */ documented(
-            globalThis.DOCUMENTATION && { description: "Only when a split starts: signs its verdicts, shown this once" },
-          ),
+      z.string().apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && {
+            description: "Only when a split starts (and to its Idempotency-Key's replay while it runs): signs its verdicts",
+          },
         ),
+      ),
     ),
     outcome: z.optional(z.enum(["promote", "abort"])),
     environment_revision_id: z.optional(z.nullable(z.string())),

@@ -112,9 +112,9 @@ export const SPLIT_PLACE = `environment_splits s JOIN environments e ON e.id = s
 
 /**
  * What write :event_id (its event's id) answers: its event's split, and the split's sealed verdict secret when the
- * event is its start (shown with the answer, a replay's too, while the split runs).
+ * event is its start (shown with the answer, a replay's too, while the split runs: a PUT's or a change request's apply's).
  */
-const ANSWER = sql<{ data: string; sealedSecret: string | null }>(
+export const SPLIT_ANSWER = sql<{ data: string; sealedSecret: string | null }>(
   `SELECT ev.data, CASE ev.type WHEN 'environment.split_started' THEN s.verdict_secret END AS sealedSecret
      FROM events ev LEFT JOIN environment_splits s ON s.id = json_extract(ev.data, '$.split.id') WHERE ev.id = :event_id`,
 );
@@ -237,9 +237,9 @@ function refused(facts: { refusal: SplitRefusal | null; appId: string } | undefi
 
 /** The answer of write :event_id, read back for a replay of its Idempotency-Key. */
 const answerOf = async (db: CallerDb, eventId: string) =>
-  (await db.batch({ answer: db.statement(ANSWER, { event_id: eventId }) })).answer;
+  (await db.batch({ answer: db.statement(SPLIT_ANSWER, { event_id: eventId }) })).answer;
 
-/** A write's outcome from its ANSWER: the split (an end's with its outcome), or, with none, why nothing was written. */
+/** A write's outcome from its SPLIT_ANSWER: the split (an end's with its outcome), or, with none, why nothing was written. */
 function outcomeOf(
   answer: D1Result<{ data: string; sealedSecret: string | null }>,
   facts: D1Result<{ refusal: SplitRefusal | null; appId: string }> | null,
@@ -301,7 +301,7 @@ export function putStatements(
     change: db.statement(CHANGE, values),
     start: db.statement(START, values),
     event: db.statement(PUT_EVENT, { ...values, event_id: eventId }),
-    answer: db.statement(ANSWER, { event_id: eventId }),
+    answer: db.statement(SPLIT_ANSWER, { event_id: eventId }),
   };
 }
 
@@ -337,7 +337,7 @@ export function endStatements(
     environmentRevision: environmentRevisionStatement(db, ids),
     deploymentEvent: deploymentEvent(db, ids.environmentRevisionId, null, via?.requestId ?? null),
     event: db.statement(END_EVENT, values),
-    answer: db.statement(ANSWER, values),
+    answer: db.statement(SPLIT_ANSWER, values),
     drop: db.statement(DROP_ENDED, values),
   };
 }

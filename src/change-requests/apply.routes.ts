@@ -175,7 +175,7 @@ export const applyRoutes = [
           "as it writes that the request is approved now (its approvals counted with the settings and roles " +
           "of that moment), its config revision still deployable and the environment still at its base; else 409, " +
           "nothing written, the request unchanged. A protected environment is reached this way. A split request starts or " +
-          "changes the split as PUT …/split would (the answer of a start has its `verdict_secret`, shown this once), a " +
+          "changes the split as PUT …/split would (the answer of a start has its `verdict_secret`, shown this once and to its Idempotency-Key's replay), a " +
           "promote request promotes as DELETE …/split?outcome=promote would; either is a conflict once the split moved. With " +
           "`?dry_run=true`, the same answer, errors included, or what it would change; nothing written. " +
           ACTION_DESCRIPTION,

@@ -5,7 +5,7 @@
  * roles; the revision deployable; the environment still at the base), and every write after it only if it was.
  */
 
-import { endStatements, putStatements, SPLIT_STATE } from "../apps/splits.sql.ts";
+import { endStatements, putStatements, SPLIT_ANSWER, SPLIT_STATE } from "../apps/splits.sql.ts";
 import { deploymentEvent, LIVE_EVERYWHERE_BY } from "../core/change-events.sql.ts";
 import { type DeploymentIds, environmentRevisionStatement, newDeploymentIds } from "../core/deployments.sql.ts";
 import { newId } from "../db/buckets";
@@ -25,7 +25,6 @@ import {
   diffSidesStatement,
   EVENT_FIELDS,
   NOW,
-  replayed,
   requestRead,
   requestStatements,
   SELECT_REQUESTS,
@@ -300,13 +299,13 @@ export async function applyChangeRequest(
   const { ids, statements } = applyStatements(db, id, by);
   const batch = await batchClaimed(db, claim, ids.environmentRevisionId, statements);
   if ("reused" in batch) return { outcome: "key_reused" };
-  if ("replayOf" in batch) return replayed(db, id);
+  if ("replayOf" in batch) return replayedApply(db, id, batch.replayOf);
   const read = requestRead(batch.ran);
   if (read && batch.ran.applied.meta.changes > 0) return { outcome: "done", read, replayed: false };
   if (read && batch.ran.facts.results[0]?.refusal === "split_kind") {
     const { ran, sealedSecret } = await applySplitRequest(db, read.request, by, claim, seal);
     if ("reused" in ran) return { outcome: "key_reused" };
-    if ("replayOf" in ran) return replayed(db, id);
+    if ("replayOf" in ran) return replayedApply(db, id, ran.replayOf);
     const now = requestRead(ran.ran);
     if (now && ran.ran.applied.meta.changes > 0) return { outcome: "done", read: now, replayed: false, sealedSecret };
     return applyRefusal(ran.ran.facts.results[0], diffSidesOf(ran.ran.sides.results)) ?? { outcome: "moved_on" };
@@ -318,6 +317,20 @@ export async function applyChangeRequest(
       sides: diffSidesOf(batch.ran.sides.results) as DiffSides,
     }
   );
+}
+
+/**
+ * Replays an apply's first answer, `resultId` the claim's (a split request's: its split's event): the request now and,
+ * while the split that apply started runs, its sealed verdict secret, as the first answer had it (README.md, "Splits").
+ */
+async function replayedApply(db: CallerWriteDb, id: string, resultId: string): Promise<ApplyOutcome> {
+  const { answer, ...request } = await db.batch({
+    ...requestStatements(db, id),
+    answer: db.statement(SPLIT_ANSWER, { event_id: resultId }),
+  });
+  const read = requestRead(request);
+  if (!read) return { outcome: "not_found" };
+  return { outcome: "done", read, replayed: true, sealedSecret: answer.results[0]?.sealedSecret ?? null };
 }
 
 /**

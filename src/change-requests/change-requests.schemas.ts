@@ -299,7 +299,8 @@ export const ChangeRequest = /* @__PURE__ */ z
     verdict_secret: z.optional(z.string()).apply(
       /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
-          description: "Only in the answer of the apply that started a split: its verdict secret, shown this once",
+          description:
+            "Only in the answer of the apply that started a split (and its Idempotency-Key's replay while it runs): its verdict secret",
         },
       ),
     ),

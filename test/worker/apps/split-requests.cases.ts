@@ -49,11 +49,12 @@ async function approved(proposal: Record<string, unknown>) {
   );
 }
 
-const apply = (id: string, query = "") => changeRequests.act({ key: owner.key }, id, `apply${query}`);
+const apply = (id: string, query = "", headers?: Record<string, string>) =>
+  changeRequests.act({ key: owner.key }, id, `apply${query}`, undefined, { headers });
 const running = async () => send("GET", splitPath(appId, "production"), { key: owner.key });
 
 describe("split change requests", () => {
-  it("a split request applied starts the split with its weight and steps; the applier sees its verdict secret once", async () => {
+  it("a split request applied starts the split with its weight and steps; the applier sees its verdict secret once (and its key's replay)", async () => {
     const request = await approved({
       split: { variant_revision_id: candidate, weight: 1000, steps: STEPS },
     });
@@ -77,13 +78,18 @@ describe("split change requests", () => {
     });
     expect((await running()).status).toBe(404);
 
-    const applied = await expectJson<ChangeRequest & { verdict_secret: string }>(await apply(request.id));
+    const keyed = { "Idempotency-Key": `apply-${request.id}` };
+    const applied = await expectJson<ChangeRequest & { verdict_secret: string }>(await apply(request.id, "", keyed));
     expect(applied.state).toBe("applied");
     expect(applied.applied).toMatchObject({
       environment_revision_id: null,
       scheduled: false,
     });
     expect(applied.verdict_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    // A retry of that apply with its Idempotency-Key (its answer lost): the same answer, secret included.
+    const replay = await apply(request.id, "", keyed);
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await expectJson(replay)).toEqual(applied);
     const split = await expectJson<Split>(await running());
     expect(split).toMatchObject({
       weight: 1000,
