@@ -103,13 +103,15 @@ interface ApplyFacts {
   appId: string;
   environment: string;
   kind: "deploy" | "revert" | "split" | "promote";
+  /** Kinds split and promote: what was proposed, JSON (ChangeRequestRow's `split`). */
+  split: string | null;
   currentRevision: number;
 }
 
 const APPLY_FACTS = sql<ApplyFacts>(
   `WITH ${APPLY_CTES}
    SELECT refusal, read_state AS readState, writes, approvals, required_approvals AS approvalsRequired, removed, app_id AS appId,
-          environment, COALESCE(json_extract(split, '$.kind'), kind) AS kind, current_revision AS currentRevision
+          environment, COALESCE(json_extract(split, '$.kind'), kind) AS kind, split, current_revision AS currentRevision
      FROM verdict`,
 );
 

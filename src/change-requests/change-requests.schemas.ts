@@ -9,6 +9,7 @@ import {
   EXAMPLE_ENVIRONMENT_REVISION_ID,
   EXAMPLE_VARIANT_REVISION_ID,
 } from "../http/openapi-parts";
+import { DeploymentPreviewOutput } from "../variants/deployments.schemas";
 
 /** The states a request is read in (docs/CHANGE-REQUESTS.md §3): `approved` and `expired` as read, the others stored. */
 export const CHANGE_REQUEST_STATES = [
@@ -290,6 +291,35 @@ const ChangeRequestTail = {
   created_at: /* @__PURE__ */ z.iso.datetime(),
   updated_at: /* @__PURE__ */ z.iso.datetime(),
 };
+
+/** A split request's apply with `?dry_run=true` (docs/SPLITS.md §1): the split it would start or change. */
+export const SplitRequestDryRun = /* @__PURE__ */ z
+  .object({
+    dry_run: z.literal(true),
+    app_id: z.uuid(),
+    environment: z.string(),
+    kind: z.literal("split"),
+    split: z.extend(SplitChangeFields, {
+      starts: z
+        .boolean()
+        .apply(
+          /* @__PURE__ */ documented(
+            globalThis.DOCUMENTATION && { description: "True: it would start a split; false: change the running one's" },
+          ),
+        ),
+    }),
+    current: DeploymentPreviewOutput.shape.current.apply(
+      /* @__PURE__ */ documented(
+        globalThis.DOCUMENTATION && { description: "The split's base: what the environment runs now, and keeps (no deploy)" },
+      ),
+    ),
+    proposed: DeploymentPreviewOutput.shape.proposed.apply(
+      /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The split's candidate" }),
+    ),
+    diff: DeploymentPreviewOutput.shape.diff,
+  })
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "SplitRequestDryRun"));
+export type SplitRequestDryRun = z.infer<typeof SplitRequestDryRun>;
 
 export const ChangeRequest = /* @__PURE__ */ z
   .object({

@@ -70,11 +70,16 @@ describe("split change requests", () => {
     }>(await changeRequests.diff({ key: owner.key }, request.id));
     expect(diff.proposed.variant_revision_id).toBe(candidate);
     expect(diff.diff.identical).toBe(false);
-    const dryRun = await expectJson<{ dry_run: boolean; kind: string }>(await apply(request.id, "?dry_run=true"));
-    expect(dryRun).toMatchObject({
+    // Its dry-run: the split it would start, on the base production runs (no deploy).
+    expect(await expectJson(await apply(request.id, "?dry_run=true"))).toEqual({
       dry_run: true,
-      kind: "split",
+      app_id: appId,
       environment: "production",
+      kind: "split",
+      split: { starts: true, weight: 1000, steps: STEPS, promote_at_end: false },
+      current: { environment_revision: 1, variant_revision_id: mainRevision, config_name: "main", revision: 1 },
+      proposed: { variant_revision_id: candidate, config_name: "next", revision: 2 },
+      diff: diff.diff,
     });
     expect((await running()).status).toBe(404);
 
@@ -153,7 +158,12 @@ describe("split change requests", () => {
       split: null,
     });
     const dryRun = await expectJson(await apply(request.id, "?dry_run=true"));
-    expect(dryRun).toMatchObject({ dry_run: true, kind: "promote" });
+    expect(dryRun).toMatchObject({
+      dry_run: true,
+      kind: "promote",
+      next_environment_revision: 2,
+      proposed: { variant_revision_id: candidate },
+    });
     const applied = await expectJson<ChangeRequest>(await apply(request.id));
     expect(applied.applied).toMatchObject({
       environment_revision: 2,
