@@ -114,10 +114,8 @@ export const noDryRun = createMiddleware(async (c, next) => {
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
-/** A JSON body's value, or the 415 or 422 of a body not JSON (Hono would answer those with a plain 400). */
+/** A JSON body's value, or the 422 of a body not JSON (Hono would answer it with a plain 400). */
 async function jsonInput(c: Context): Promise<unknown> {
-  const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0].trim();
-  if (!JSON_MEDIA_TYPE.test(mediaType)) throw unsupportedMediaType();
   let text: string;
   try {
     // Decoding would otherwise put U+FFFD for each bad byte, and store text that was never sent.
@@ -137,7 +135,8 @@ async function jsonInput(c: Context): Promise<unknown> {
 
 /**
  * A signed body (a route's `body.signed`), checked by its handler once the signature is: as jsonBody and
- * validate("json") would, so that a caller who cannot sign learns nothing of what a good body is.
+ * validate("json") would, so that a caller who cannot sign learns nothing of what a good body is (its media type
+ * excepted, a 415 before).
  */
 export async function signedBody<Schema extends z.ZodMiniType>(c: Context, schema: Schema): Promise<z.output<Schema>> {
   const input = await jsonInput(c);
@@ -148,7 +147,8 @@ export async function signedBody<Schema extends z.ZodMiniType>(c: Context, schem
 
 /**
  * Guards a JSON body before validation: 413 over the size limit, 415 for another media type,
- * 422 for a body that is empty, not UTF-8 or not JSON; a signed body's size only (its handler checks the rest).
+ * 422 for a body that is empty, not UTF-8 or not JSON; a signed body's size and media type only (its handler checks
+ * the rest once it has checked the signature).
  */
 export const jsonBody = (maxBytes = MAX_BODY_BYTES, signed = false) => {
   const limit = bodyLimit({
@@ -158,8 +158,10 @@ export const jsonBody = (maxBytes = MAX_BODY_BYTES, signed = false) => {
     },
   });
   const parse = createMiddleware(async (c, next) => {
-    await jsonInput(c);
+    const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0].trim();
+    if (!JSON_MEDIA_TYPE.test(mediaType)) throw unsupportedMediaType();
+    if (!signed) await jsonInput(c);
     await next();
   });
-  return signed ? [limit] : ([limit, parse] as const);
+  return [limit, parse] as const;
 };
