@@ -24,6 +24,7 @@ import {
   previewSplit,
   putSplit,
   readSplit,
+  rotateSecret,
   type SplitOutcome,
   type SplitPlace,
   type SplitRefusal,
@@ -199,6 +200,50 @@ export const splitsRoutes = [
     },
   ),
   ...verdictsRoutes,
+  route(
+    {
+      method: "post",
+      path: `${PATH}/secret`,
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST …/split/secret",
+            path: "/apps/{splitAppId}/environments/development/split/secret",
+            headers: { "Idempotency-Key": "round-trips-split-secret" },
+            trips: 1,
+          },
+        ],
+      },
+      auth: "key",
+      write: true,
+      params: { schema: SplitParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID, environment: "production" } },
+      idempotencyKey: "replays",
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "rotateSplitSecret",
+        tag: "Splits",
+        summary: "Give a running split a new verdict secret",
+        description:
+          "The split with its new `verdict_secret`, shown this once (and to its Idempotency-Key's replay while it runs); the " +
+          "old one signs nothing from now on. For a secret lost, or never shown (a split a scheduled change request " +
+          "started). Who may deploy there, a protected environment too: its traffic does not change. Its event: " +
+          "`environment.split_secret_rotated`.",
+        ok: { schema: SplitOutput, description: "The split, with its new secret" },
+        errors: {
+          404: errorResponse("No such app or environment visible, or no split running", {
+            environmentNotFound: appEnvironmentNotFound(),
+            noSplit: noSplit(),
+          }),
+        },
+      },
+    },
+    async (c) => {
+      const { app_id, environment } = c.req.valid("param");
+      const place = { appId: app_id, environment, expected: null };
+      const sealed = await sealSecret(c.env, newWebhookSecret());
+      const outcome = await writeAs(c, [app_id], (db) => rotateSecret(db, place, sealed, c.var.claim));
+      return c.json(await answered(c, outcome, place), 200);
+    },
+  ),
   route(
     {
       method: "delete",

@@ -10,9 +10,9 @@ import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import type { CallerDb, CallerWriteDb } from "../db/handles";
-import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
+import { batchClaimed, type ClaimedBatch, type IdempotencyClaim } from "../db/idempotency";
 import { DEPLOYER_ROLES_SQL } from "../db/roles";
-import { sql } from "../db/sql";
+import { type Statement, sql } from "../db/sql";
 import type { SplitOutput } from "./splits.schemas";
 
 export const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
@@ -49,7 +49,7 @@ export const SPLIT_EVENT_DATA = `'app_id', a.id, 'app_name', a.name, 'environmen
 
 /**
  * The split write's CTEs, binding `refValues` of the candidate's refs, :app_id and :environment, :op (put, promote,
- * abort), :candidate_given, :salt and If-Match's :expected_*: `split_gate`, one row when the app and its environment
+ * abort, rotate), :candidate_given, :salt and If-Match's :expected_*: `split_gate`, one row when the app and its environment
  * are visible, with `refusal`, why the write may not go on (null: it may), in the order refusals are answered.
  */
 const SPLIT_GATE = `${CALLER_CTE}, ${CONFIG_CTES},
@@ -70,7 +70,7 @@ split_gate AS (
       WHEN s.id IS NULL AND vr.archived_at IS NOT NULL THEN 'archived'
       WHEN s.id IS NULL AND target.revision = 0 THEN 'nothing_deployed'
       WHEN s.id IS NULL AND vr.id = target.base_revision_id THEN 'same_as_base'
-      WHEN :op <> 'abort' AND :via_request IS NULL AND COALESCE(ep.protected, 0) = 1 THEN 'protected'
+      WHEN :op NOT IN ('abort', 'rotate') AND :via_request IS NULL AND COALESCE(ep.protected, 0) = 1 THEN 'protected'
       WHEN :op = 'put' AND s.id IS NOT NULL AND (:candidate_given = 1 OR :salt IS NOT s.salt AND :salt IS NOT NULL) THEN 'split_running'
       WHEN :op = 'promote' AND (cv.removed_at IS NOT NULL OR cv.archived_at IS NOT NULL) THEN 'archived'
       WHEN :expected_environment_id IS NOT NULL
@@ -112,10 +112,11 @@ export const SPLIT_PLACE = `environment_splits s JOIN environments e ON e.id = s
 
 /**
  * What write :event_id (its event's id) answers: its event's split, and the split's sealed verdict secret when the
- * event is its start (shown with the answer, a replay's too, while the split runs: a PUT's or a change request's apply's).
+ * event is its start or a rotation of its secret (shown with the answer, a replay's too, while the split runs: a
+ * PUT's, a change request's apply's or a rotation's; the secret now, should it have been rotated since).
  */
 export const SPLIT_ANSWER = sql<{ data: string; sealedSecret: string | null }>(
-  `SELECT ev.data, CASE ev.type WHEN 'environment.split_started' THEN s.verdict_secret END AS sealedSecret
+  `SELECT ev.data, CASE WHEN ev.type IN ('environment.split_started', 'environment.split_secret_rotated') THEN s.verdict_secret END AS sealedSecret
      FROM events ev LEFT JOIN environment_splits s ON s.id = json_extract(ev.data, '$.split.id') WHERE ev.id = :event_id`,
 );
 
@@ -137,6 +138,20 @@ const START = sql(
           json_array(json_object('at', ${NOW}, 'from', 0, 'to', :weight, 'by', 'user', 'user', ${CHANGED_BY})),
           :write_id, (SELECT user_id FROM caller)
      FROM split_gate WHERE refusal IS NULL AND split_id IS NULL`,
+);
+
+// A new verdict secret for the running split (its traffic unchanged), marked by :write_id for its event.
+const ROTATE = sql(
+  `WITH ${SPLIT_GATE}
+   UPDATE environment_splits AS s SET verdict_secret = :verdict_secret, last_write_id = :write_id
+    WHERE s.id = (SELECT split_id FROM split_gate WHERE refusal IS NULL)`,
+);
+
+const ROTATE_EVENT = sql(
+  `WITH ${CALLER_CTE} ${INSERT_EVENT}
+   SELECT :event_id, 'environment.split_secret_rotated', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
+          json_object(${SPLIT_EVENT_DATA})
+     FROM ${SPLIT_PLACE} WHERE s.last_write_id = :write_id ${EVENT_HANDOFF}`,
 );
 
 /** `environment.split_started` or `.split_changed`, of the split the batch's write :write_id made or changed. */
@@ -207,7 +222,7 @@ export interface SplitVia {
 
 function gateValues(
   place: SplitPlace,
-  op: "put" | "promote" | "abort",
+  op: "put" | "promote" | "abort" | "rotate",
   candidate: Ref | null = null,
   salt: string | null = null,
   via: SplitVia | null = null,
@@ -268,9 +283,41 @@ export async function putSplit(
     facts: db.statement(FACTS, gateValues(place, "put", change.candidate, change.salt)),
     ...putStatements(db, place, change, sealedSecret, eventId),
   });
+  return claimedOutcome(db, batch);
+}
+
+/** A claimed write's outcome: its own, or its first request's answer replayed, or a key reused. */
+async function claimedOutcome(
+  db: CallerDb,
+  batch: ClaimedBatch<{
+    answer: Statement<{ data: string; sealedSecret: string | null }>;
+    facts: Statement<{ refusal: SplitRefusal | null; appId: string }>;
+  }>,
+): Promise<SplitOutcome> {
   if ("reused" in batch) return { outcome: "key_reused" };
   if ("replayOf" in batch) return outcomeOf(await answerOf(db, batch.replayOf), null, true);
   return outcomeOf(batch.ran.answer, batch.ran.facts, false);
+}
+
+/**
+ * Gives the running split a new verdict secret, `sealedSecret` (README.md, "Splits"): one batch with its event,
+ * allowed wherever an abort is (a protected environment too: its traffic does not change).
+ */
+export async function rotateSecret(
+  db: CallerWriteDb,
+  place: SplitPlace,
+  sealedSecret: string,
+  claim: IdempotencyClaim | null,
+): Promise<SplitOutcome> {
+  const eventId = newId(db.bucket);
+  const values = { ...gateValues(place, "rotate"), verdict_secret: sealedSecret, write_id: newId(db.bucket), event_id: eventId };
+  const batch = await batchClaimed(db, claim, eventId, {
+    facts: db.statement(FACTS, values),
+    rotate: db.statement(ROTATE, values),
+    event: db.statement(ROTATE_EVENT, values),
+    answer: db.statement(SPLIT_ANSWER, values),
+  });
+  return claimedOutcome(db, batch);
 }
 
 /**

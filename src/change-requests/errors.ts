@@ -107,12 +107,7 @@ export const notOfKind = (field: string, kind: "split" | "promote" | null) =>
   validationFailed([
     {
       loc: ["body", field],
-      msg:
-        kind === "promote"
-          ? "Value error, a promote request's edit takes title, description and reviewers only"
-          : kind === "split"
-            ? "Value error, a split request's edit takes title, description, reviewers and split: its candidate stays"
-            : "Value error, only a split request's edit takes split",
+      msg: `Value error, a ${kind ?? "deploy or revert"} request's edit does not take ${field}`,
       type: "value_error",
     },
   ]);

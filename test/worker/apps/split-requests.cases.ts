@@ -270,17 +270,22 @@ describe("split change requests", () => {
       version: 2,
       state: "open",
     });
-    const refusal = (field: string, msg: string) => [422, { detail: [{ loc: ["body", field], msg, type: "value_error" }] }];
-    const splitTakes = "Value error, a split request's edit takes title, description, reviewers and split: its candidate stays";
-    const promoteTakes = "Value error, a promote request's edit takes title, description and reviewers only";
+    const refusal = (field: string, kind: string) => [
+      422,
+      {
+        detail: [
+          { loc: ["body", field], msg: `Value error, a ${kind} request's edit does not take ${field}`, type: "value_error" },
+        ],
+      },
+    ];
     await writesNothing(appId, async () => {
       for (const [id, body, expected] of [
-        [split.id, { variant_revision_id: candidate }, refusal("variant_revision_id", splitTakes)],
-        [promote.id, { split: { weight: 700 } }, refusal("split", promoteTakes)],
+        [split.id, { variant_revision_id: candidate }, refusal("variant_revision_id", "split")],
+        [promote.id, { split: { weight: 700 } }, refusal("split", "promote")],
         [
           promote.id,
           { title: "Ship", revert_to_revision_id: split.base.environment_revision_id },
-          refusal("revert_to_revision_id", promoteTakes),
+          refusal("revert_to_revision_id", "promote"),
         ],
       ] as const) {
         const refused = await changeRequests.edit({ key: owner.key }, id, body);

@@ -211,6 +211,38 @@ describe("a verdict's body", () => {
   });
 });
 
+describe("a split's verdict secret rotated", () => {
+  it("on a protected environment too: the answer's new secret signs, the old no longer; its event; a replay shows it again", async () => {
+    const guarded = await createAccount();
+    const appId = await splitApp(guarded);
+    const old = String((await startSplit(guarded.key, appId, "production")).verdict_secret);
+    await expectJson(await protection.put({ key: guarded.key }, guarded.projectId, "production", { protected: true }));
+    const rotate = () =>
+      send("POST", splitPath(appId, "production", "/secret"), { key: guarded.key, headers: { "Idempotency-Key": "rotate" } });
+    const tracker = await Tracker.start();
+    const { verdict_secret, ...split } = await expectJson<Split>(await rotate());
+    expect(verdict_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(verdict_secret).not.toBe(old);
+    expect(split).toEqual(await readSplit(guarded, appId));
+    expectRowCounts(
+      expectEvents(await tracker.changes(), {
+        type: "environment.split_secret_rotated",
+        actor_user_id: guarded.userId,
+        data: { environment: "production", split },
+      }),
+      { environment_splits: [1, 1], idempotency_keys: [1, 0], idempotency_key_requests: [1, 0] },
+    );
+    const replay = await rotate();
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await expectJson(replay)).toEqual({ ...split, verdict_secret });
+    const verdict = { verdict: "hold", reason: "rotated" };
+    expect((await postVerdict(appId, "production", verdict, { secret: old })).status).toBe(401);
+    expect(await expectJson(await postVerdict(appId, "production", verdict, { secret: String(verdict_secret) }))).toMatchObject({
+      verdict: "hold",
+    });
+  });
+});
+
 describe.each(["SHARD_0", "SHARD_1"] as const)("the minute cron's steps, an organization on %s", (shard) => {
   it("applies each due step, by the schedule; one not due waits; the last at 10000 promotes with promote_at_end", async () => {
     const holder = await createAccount(undefined, shard);
