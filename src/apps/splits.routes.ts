@@ -225,8 +225,7 @@ export const splitsRoutes = [
         description:
           "The split with its new `verdict_secret`, shown this once (and to its Idempotency-Key's replay while it runs); the " +
           "old one signs nothing from now on. For a secret lost, or never shown (a split a scheduled change request " +
-          "started). Who may deploy there, a protected environment too: its traffic does not change. Its event: " +
-          "`environment.split_secret_rotated`.",
+          "started). Who may deploy there, a protected environment too: its traffic does not change. An event records it.",
         ok: { schema: SplitOutput, description: "The split, with its new secret" },
         errors: {
           404: errorResponse("No such app or environment visible, or no split running", {
