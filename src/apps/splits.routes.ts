@@ -2,10 +2,21 @@ import type { Context } from "hono";
 import * as z from "zod/mini";
 import { expectedState } from "../core/environment-etag";
 import {
+  endSplit,
+  previewSplit,
+  putSplit,
+  readSplit,
+  rotateSecret,
+  type SplitOutcome,
+  type SplitPlace,
+  type SplitRefusal,
+} from "../core/splits.sql.ts";
+import {
   appEnvironmentNotFound,
   configNotFound,
   environmentMovedOn,
   environmentProtected,
+  noSplit,
   splitRunning,
   variantRemoved,
 } from "../http/core-errors";
@@ -17,18 +28,8 @@ import { route } from "../http/route";
 import { variantArchived } from "../variants/errors";
 import { openSecret, sealSecret } from "../webhooks/secret-box";
 import { newWebhookSecret } from "../webhooks/signing";
-import { candidateIsBase, candidateRequired, noSplit, nothingDeployed } from "./errors";
+import { candidateIsBase, candidateRequired, nothingDeployed } from "./errors";
 import { EndSplitQuery, PutSplitBody, SplitDryRunOutput, SplitOutput, SplitParams, SplitWriteQuery } from "./splits.schemas";
-import {
-  endSplit,
-  previewSplit,
-  putSplit,
-  readSplit,
-  rotateSecret,
-  type SplitOutcome,
-  type SplitPlace,
-  type SplitRefusal,
-} from "./splits.sql.ts";
 import { verdictsRoutes } from "./verdicts.routes";
 
 const PATH = "/apps/{app_id}/environments/{environment}/split";
@@ -75,7 +76,7 @@ function placeOf<E extends CallerEnv>(
 async function answered<E extends CallerEnv>(c: Context<E>, outcome: SplitOutcome, place: SplitPlace, candidateGiven = false) {
   settleClaim(c, outcome);
   if (outcome.outcome !== "done") throw splitRefusal(outcome.outcome, place, outcome.appId, candidateGiven);
-  const split = outcome.split;
+  const split = outcome.split as SplitOutput;
   if (outcome.sealedSecret === null) return split;
   return { ...split, verdict_secret: await openSecret(c.env, outcome.sealedSecret) };
 }
@@ -110,7 +111,7 @@ export const splitsRoutes = [
       const { app_id, environment } = c.req.valid("param");
       const split = await readAs(c, [app_id], (db) => readSplit(db, app_id, environment));
       if (!split) throw noSplit();
-      return c.json(split, 200);
+      return c.json(split as SplitOutput, 200);
     },
   ),
   route(
@@ -192,7 +193,16 @@ export const splitsRoutes = [
         if (preview.outcome !== "would")
           throw splitRefusal(preview.outcome as SplitRefusal, place, undefined, candidate !== null);
         const kind = preview.split ? ("change" as const) : ("start" as const);
-        return c.json({ dry_run: true, kind, app_id: place.appId, environment: place.environment, split: preview.split }, 200);
+        return c.json(
+          {
+            dry_run: true,
+            kind,
+            app_id: place.appId,
+            environment: place.environment,
+            split: preview.split as SplitOutput | null,
+          },
+          200,
+        );
       }
       const sealed = await sealSecret(c.env, newWebhookSecret());
       const outcome = await writeAs(c, [place.appId], (db) => putSplit(db, place, change, sealed, c.var.claim));
@@ -294,7 +304,13 @@ export const splitsRoutes = [
         const preview = await readAs(c, [place.appId], (db) => previewSplit(db, place, ending));
         if (preview.outcome !== "would") throw splitRefusal(preview.outcome as SplitRefusal, place, undefined, false);
         return c.json(
-          { dry_run: true, kind: ending, app_id: place.appId, environment: place.environment, split: preview.split },
+          {
+            dry_run: true,
+            kind: ending,
+            app_id: place.appId,
+            environment: place.environment,
+            split: preview.split as SplitOutput | null,
+          },
           200,
         );
       }

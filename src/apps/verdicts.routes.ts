@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { noSplit } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
 import { ApiError } from "../http/errors";
 import { DEMO_APP_ID, errorResponse } from "../http/openapi-parts";
@@ -6,7 +7,6 @@ import { route } from "../http/route";
 import { signedBody } from "../http/validation";
 import { openSecret } from "../webhooks/secret-box";
 import { signedHeaders } from "../webhooks/signing";
-import { noSplit } from "./errors";
 import { applyVerdict, verdictTarget } from "./split-steps.sql.ts";
 import { SplitOutput, SplitParams } from "./splits.schemas";
 

@@ -1,4 +1,4 @@
-import { SPLIT_STATE } from "../apps/splits.sql.ts";
+import { SPLIT_STATE } from "../core/splits.sql.ts";
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";

@@ -5,9 +5,9 @@
  * roles; the revision deployable; the environment still at the base), and every write after it only if it was.
  */
 
-import { endStatements, putStatements, SPLIT_ANSWER, SPLIT_STATE } from "../apps/splits.sql.ts";
 import { deploymentEvent, LIVE_EVERYWHERE_BY } from "../core/change-events.sql.ts";
 import { type DeploymentIds, environmentRevisionStatement, newDeploymentIds } from "../core/deployments.sql.ts";
+import { endStatements, putStatements, SPLIT_ANSWER, SPLIT_STATE } from "../core/splits.sql.ts";
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
@@ -339,7 +339,7 @@ async function replayedApply(db: CallerWriteDb, id: string, resultId: string): P
  * The apply of a request of kind split or promote (docs/SPLITS.md §1) once the first batch found it let through by
  * every check (`split_kind`): a second batch, checked as the first with the request's write count as read then (a
  * request changed in between is moved on), marked (MARK_SPLIT_REQUEST), the split started or changed as PUT …/split
- * would or promoted as DELETE …/split?outcome=promote would (src/apps/splits.sql.ts), the request applied after it.
+ * would or promoted as DELETE …/split?outcome=promote would (src/core/splits.sql.ts), the request applied after it.
  */
 async function applySplitRequest(
   db: CallerWriteDb,

@@ -1,6 +1,5 @@
-import { noSplit } from "../apps/errors";
 import { expectedState } from "../core/environment-etag";
-import { appNotFound, environmentMovedOn, revisionNotFound } from "../http/core-errors";
+import { appNotFound, environmentMovedOn, noSplit, revisionNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
 import { forbidden } from "../http/errors";
 import {

@@ -3,9 +3,9 @@
  * state as read, and made, in one batch with its event; their actions (edits, reviews, ...) in actions.sql.ts.
  */
 
-import { SPLIT_STATE } from "../apps/splits.sql.ts";
 import type { EnvironmentState } from "../core/environment-etag";
 import { PROTECTION_COLUMNS } from "../core/protection.sql.ts";
+import { SPLIT_STATE } from "../core/splits.sql.ts";
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";

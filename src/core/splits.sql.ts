@@ -2,10 +2,7 @@
  * An environment's split (docs/SPLITS.md §1): its row in `environment_splits` (migrations/0017) while it runs. Every
  * write is one batch whose checks are conditions of its statements (`split_gate`), its event beside it.
  */
-import { APP_PLACE, deploymentEvent } from "../core/change-events.sql.ts";
-import { CONFIG_CTES, type Ref, refValues } from "../core/configs.sql.ts";
-import { type DeploymentIds, environmentRevisionStatement, newDeploymentIds } from "../core/deployments.sql.ts";
-import type { EnvironmentState } from "../core/environment-etag";
+
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
@@ -13,7 +10,16 @@ import type { CallerDb, CallerWriteDb } from "../db/handles";
 import { batchClaimed, type ClaimedBatch, type IdempotencyClaim } from "../db/idempotency";
 import { DEPLOYER_ROLES_SQL } from "../db/roles";
 import { type Statement, sql } from "../db/sql";
-import type { SplitOutput } from "./splits.schemas";
+import { APP_PLACE, deploymentEvent } from "./change-events.sql.ts";
+import { CONFIG_CTES, type Ref, refValues } from "./configs.sql.ts";
+import { type DeploymentIds, environmentRevisionStatement, newDeploymentIds } from "./deployments.sql.ts";
+import type { EnvironmentState } from "./environment-etag";
+
+/**
+ * A split as its answer shows it (src/apps/splits.schemas.ts's SplitOutput, which the routes above type it as), its
+ * JSON parsed.
+ */
+export type SplitJson = Record<string, unknown>;
 
 export const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
@@ -242,7 +248,7 @@ function gateValues(
 
 /** What a split write did: the split (as answered), or why nothing was written. */
 export type SplitOutcome =
-  | { outcome: "done"; split: SplitOutput; sealedSecret: string | null; replayed: boolean }
+  | { outcome: "done"; split: SplitJson; sealedSecret: string | null; replayed: boolean }
   | { outcome: "key_reused" }
   | { outcome: SplitRefusal; appId?: string };
 
@@ -395,7 +401,7 @@ export async function previewSplit(
   place: SplitPlace,
   op: "put" | "promote" | "abort",
   change: Pick<SplitChange, "candidate" | "salt"> = { candidate: null, salt: null },
-): Promise<{ outcome: "would"; split: SplitOutput | null } | SplitOutcome> {
+): Promise<{ outcome: "would"; split: SplitJson | null } | SplitOutcome> {
   const values = gateValues(place, op, change.candidate, change.salt);
   const { facts, split } = await db.batch({
     facts: db.statement(FACTS, values),
@@ -415,7 +421,7 @@ const SPLIT_BY_PLACE = sql<{ split: string }>(
 );
 
 /** The split running in environment :environment of app :app_id, as the caller may see it (any role): one round trip. */
-export async function readSplit(db: CallerDb, appId: string, environment: string): Promise<SplitOutput | null> {
+export async function readSplit(db: CallerDb, appId: string, environment: string): Promise<SplitJson | null> {
   const { split } = await db.batch({ split: db.statement(SPLIT_BY_PLACE, { app_id: appId, environment }) });
   const row = split.results[0];
   return row ? JSON.parse(row.split) : null;
