@@ -46,6 +46,7 @@ const SENTENCES: Record<EventType, (data: Data) => string> = {
   "environment.split_ended": (d) =>
     `ended the split of ${text(d.environment)}: ${d.outcome === "promote" ? "the candidate promoted" : "back to the base"}`,
   "environment.split_verdict": (d) => `received the verdict “${text(d.verdict)}” on the split of ${text(d.environment)}`,
+  "environment.split_secret_rotated": (d) => `rotated the verdict secret of the split of ${text(d.environment)}`,
   "member.invited": (d) => `invited ${text(d.email)} as ${role(d.role)}`,
   "member.joined": (d) => `joined as ${role(d.role)} (${text(d.email)})`,
   "member.role_changed": (d) => `changed the role of ${text(d.email)} from ${role(d.previous_role)} to ${role(d.role)}`,

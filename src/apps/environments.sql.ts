@@ -1,9 +1,9 @@
+import { SPLIT_STATE } from "../core/splits.sql.ts";
 import { CALLER_CTE } from "../db/caller";
 import type { CallerDb } from "../db/handles";
 import type { PagedList } from "../db/paged-list";
 import { sql } from "../db/sql";
 import { APP_BY_ID_CTE } from "../db/visibility";
-import { SPLIT_STATE } from "./splits.sql.ts";
 
 /** Every app is born with these environments, at revision 0 with nothing deployed. */
 export const DEFAULT_ENVIRONMENTS = ["development", "staging", "production"] as const;

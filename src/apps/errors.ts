@@ -2,9 +2,6 @@ import { ApiError, validationFailed } from "../http/errors";
 
 export const appNameTaken = () => new ApiError(409, "App with the same name already exists");
 
-/** docs/SPLITS.md §1: an environment with no split running (a GET, a change, an end, a verdict). */
-export const noSplit = () => new ApiError(404, "No split");
-
 /** A split of an environment that runs nothing: there is no base to split from. */
 export const nothingDeployed = (environment: string) =>
   new ApiError(409, {

@@ -5,6 +5,7 @@
  */
 import { deploymentEvent } from "../core/change-events.sql.ts";
 import { environmentRevisionStatement, newDeploymentIds } from "../core/deployments.sql.ts";
+import { CHANGED_BY, NOW, PUT_EVENT, SPLIT_EVENT_DATA, SPLIT_JSON, SPLIT_PLACE } from "../core/splits.sql.ts";
 import { newId } from "../db/buckets";
 import { CALLER_CTE, Caller } from "../db/caller";
 import { isFenceTrip, isUniqueViolation } from "../db/d1";
@@ -13,7 +14,6 @@ import { type CallerDb, CallerWriteDb } from "../db/handles";
 import { allShards, type ShardName, shardNamed } from "../db/pool";
 import { batch, sql } from "../db/sql";
 import type { DeliveryMessage } from "../http/hand-off";
-import { CHANGED_BY, NOW, PUT_EVENT, SPLIT_EVENT_DATA, SPLIT_JSON, SPLIT_PLACE } from "./splits.sql.ts";
 
 /** A verdict accepted: its `webhook-id` recorded for split :split_id by this batch (a replay fails its insert). */
 const ACCEPTED = "EXISTS (SELECT 1 FROM split_verdicts WHERE split_id = :split_id AND webhook_id = :webhook_id)";

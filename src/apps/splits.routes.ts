@@ -2,10 +2,21 @@ import type { Context } from "hono";
 import * as z from "zod/mini";
 import { environmentETag, expectedState } from "../core/environment-etag";
 import {
+  endSplit,
+  previewSplit,
+  putSplit,
+  readSplit,
+  rotateSecret,
+  type SplitOutcome,
+  type SplitPlace,
+  type SplitRefusal,
+} from "../core/splits.sql.ts";
+import {
   appEnvironmentNotFound,
   configNotFound,
   environmentMovedOn,
   environmentProtected,
+  noSplit,
   splitRunning,
   variantRemoved,
 } from "../http/core-errors";
@@ -17,17 +28,8 @@ import { route } from "../http/route";
 import { variantArchived } from "../variants/errors";
 import { openSecret, sealSecret } from "../webhooks/secret-box";
 import { newWebhookSecret } from "../webhooks/signing";
-import { candidateIsBase, candidateRequired, noSplit, nothingDeployed } from "./errors";
+import { candidateIsBase, candidateRequired, nothingDeployed } from "./errors";
 import { EndSplitQuery, PutSplitBody, SplitDryRunOutput, SplitOutput, SplitParams, SplitWriteQuery } from "./splits.schemas";
-import {
-  endSplit,
-  previewSplit,
-  putSplit,
-  readSplit,
-  type SplitOutcome,
-  type SplitPlace,
-  type SplitRefusal,
-} from "./splits.sql.ts";
 import { verdictsRoutes } from "./verdicts.routes";
 
 const PATH = "/apps/{app_id}/environments/{environment}/split";
@@ -78,7 +80,7 @@ async function answered<E extends CallerEnv>(c: Context<E>, outcome: SplitOutcom
   settleClaim(c, outcome);
   if (outcome.outcome !== "done") throw splitRefusal(outcome.outcome, place, outcome.appId, candidateGiven);
   c.header("ETag", environmentETag(outcome.state));
-  const split = outcome.split;
+  const split = outcome.split as SplitOutput;
   if (outcome.sealedSecret === null) return split;
   return { ...split, verdict_secret: await openSecret(c.env, outcome.sealedSecret) };
 }
@@ -113,7 +115,7 @@ export const splitsRoutes = [
       const { app_id, environment } = c.req.valid("param");
       const split = await readAs(c, [app_id], (db) => readSplit(db, app_id, environment));
       if (!split) throw noSplit();
-      return c.json(split, 200);
+      return c.json(split as SplitOutput, 200);
     },
   ),
   route(
@@ -196,7 +198,16 @@ export const splitsRoutes = [
           throw splitRefusal(preview.outcome as SplitRefusal, place, undefined, candidate !== null);
         c.header("ETag", environmentETag(preview.state));
         const kind = preview.split ? ("change" as const) : ("start" as const);
-        return c.json({ dry_run: true, kind, app_id: place.appId, environment: place.environment, split: preview.split }, 200);
+        return c.json(
+          {
+            dry_run: true,
+            kind,
+            app_id: place.appId,
+            environment: place.environment,
+            split: preview.split as SplitOutput | null,
+          },
+          200,
+        );
       }
       const sealed = await sealSecret(c.env, newWebhookSecret());
       const outcome = await writeAs(c, [place.appId], (db) => putSplit(db, place, change, sealed, c.var.claim));
@@ -204,6 +215,49 @@ export const splitsRoutes = [
     },
   ),
   ...verdictsRoutes,
+  route(
+    {
+      method: "post",
+      path: `${PATH}/secret`,
+      roundTrips: globalThis.ROUTE_FACTS && {
+        cases: [
+          {
+            name: "POST …/split/secret",
+            path: "/apps/{splitAppId}/environments/development/split/secret",
+            headers: { "Idempotency-Key": "round-trips-split-secret" },
+            trips: 1,
+          },
+        ],
+      },
+      auth: "key",
+      write: true,
+      params: { schema: SplitParams, examples: globalThis.DOCUMENTATION && { app_id: DEMO_APP_ID, environment: "production" } },
+      idempotencyKey: "replays",
+      doc: globalThis.DOCUMENTATION && {
+        operationId: "rotateSplitSecret",
+        tag: "Splits",
+        summary: "Give a running split a new verdict secret",
+        description:
+          "The split with its new `verdict_secret`, shown this once (and to its Idempotency-Key's replay while it runs); the " +
+          "old one signs nothing from now on. For a secret lost, or never shown (a split a scheduled change request " +
+          "started). Who may deploy there, a protected environment too: its traffic does not change. An event records it.",
+        ok: { schema: SplitOutput, description: "The split, with its new secret" },
+        errors: {
+          404: errorResponse("No such app or environment visible, or no split running", {
+            environmentNotFound: appEnvironmentNotFound(),
+            noSplit: noSplit(),
+          }),
+        },
+      },
+    },
+    async (c) => {
+      const { app_id, environment } = c.req.valid("param");
+      const place = { appId: app_id, environment, expected: null };
+      const sealed = await sealSecret(c.env, newWebhookSecret());
+      const outcome = await writeAs(c, [app_id], (db) => rotateSecret(db, place, sealed, c.var.claim));
+      return c.json(await answered(c, outcome, place), 200);
+    },
+  ),
   route(
     {
       method: "delete",
@@ -260,7 +314,13 @@ export const splitsRoutes = [
         if (preview.outcome !== "would") throw splitRefusal(preview.outcome as SplitRefusal, place, undefined, false);
         c.header("ETag", environmentETag(preview.state));
         return c.json(
-          { dry_run: true, kind: ending, app_id: place.appId, environment: place.environment, split: preview.split },
+          {
+            dry_run: true,
+            kind: ending,
+            app_id: place.appId,
+            environment: place.environment,
+            split: preview.split as SplitOutput | null,
+          },
           200,
         );
       }

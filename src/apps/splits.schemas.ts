@@ -34,15 +34,17 @@ export const PutSplitBody = /* @__PURE__ */ z
   })
   .check(risingSteps);
 
+const splitFields = {
+  weight,
+  steps: /* @__PURE__ */ z.optional(z.array(Step).check(z.maxLength(10))),
+  promote_at_end: /* @__PURE__ */ z.optional(z.boolean()),
+};
+
 /** A change request's `split` (docs/SPLITS.md §1): a start (the candidate by its revision's id) or a change. */
-export const SplitProposal = /* @__PURE__ */ z
-  .strictObject({
-    variant_revision_id: uuid,
-    weight,
-    steps: z.optional(z.array(Step).check(z.maxLength(10))),
-    promote_at_end: z.optional(z.boolean()),
-  })
-  .check(risingSteps);
+export const SplitProposal = /* @__PURE__ */ z.strictObject({ variant_revision_id: uuid, ...splitFields }).check(risingSteps);
+
+/** A split request's edit of its `split`: its weight, steps and promote_at_end, the candidate kept. */
+export const SplitEdit = /* @__PURE__ */ z.strictObject(splitFields).check(risingSteps);
 
 /** A split change request's fields, as its answer shows them. */
 export const SplitChangeFields = /* @__PURE__ */ z.object({ weight: z.int(), steps: z.array(Step), promote_at_end: z.boolean() });
@@ -80,13 +82,13 @@ export const SplitOutput = /* @__PURE__ */ z
       }),
     ),
     verdict_secret: z.optional(
-      z
-        .string()
-        .apply(
-          /* @__PURE__ */ documented(
-            globalThis.DOCUMENTATION && { description: "Only when a split starts: signs its verdicts, shown this once" },
-          ),
+      z.string().apply(
+        /* @__PURE__ */ documented(
+          globalThis.DOCUMENTATION && {
+            description: "Only when a split starts (and to its Idempotency-Key's replay while it runs): signs its verdicts",
+          },
         ),
+      ),
     ),
     outcome: z.optional(z.enum(["promote", "abort"])),
     environment_revision_id: z.optional(z.nullable(z.string())),

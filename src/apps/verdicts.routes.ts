@@ -1,11 +1,12 @@
 import * as z from "zod/mini";
+import { noSplit } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
 import { ApiError } from "../http/errors";
 import { DEMO_APP_ID, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
+import { signedBody } from "../http/validation";
 import { openSecret } from "../webhooks/secret-box";
 import { signedHeaders } from "../webhooks/signing";
-import { noSplit } from "./errors";
 import { applyVerdict, verdictTarget } from "./split-steps.sql.ts";
 import { SplitOutput, SplitParams } from "./splits.schemas";
 
@@ -67,6 +68,7 @@ export const verdictsRoutes = [
       body: {
         schema: VerdictBody,
         id: "SplitVerdict",
+        signed: true,
         examples: globalThis.DOCUMENTATION && {
           fail: { summary: "The evaluation failed: back to the base", value: { verdict: "fail", reason: "accuracy fell 4%" } },
         },
@@ -79,7 +81,8 @@ export const verdictsRoutes = [
           "No API key: signed as a Standard Webhook (`webhook-id`, `webhook-timestamp`, `webhook-signature` over " +
           "`id.timestamp.body` with the split's verdict secret). `fail` ends the split on its base, `pass` applies its next " +
           "step now, `hold` pauses its steps and `resume` goes on. A bad or missing signature, a timestamp more than 5 " +
-          "minutes off, or a `webhook-id` seen before: 401, nothing written.",
+          "minutes off, or a `webhook-id` seen before: 401, nothing written. The body is checked after the signature: a bad " +
+          "body signed is a 422, unsigned a 401.",
         ok: { schema: VerdictOutput, description: "The verdict accepted, and the split after it (null: it ended)" },
         errors: {
           401: errorResponse("Not signed with the split's secret, too old or new, or replayed", unsigned()),
@@ -89,7 +92,6 @@ export const verdictsRoutes = [
     },
     async (c) => {
       const { app_id, environment } = c.req.valid("param");
-      const { verdict, reason } = c.req.valid("json");
       const [id, timestamp, signature] = ["webhook-id", "webhook-timestamp", "webhook-signature"].map((name) =>
         c.req.header(name),
       );
@@ -99,6 +101,7 @@ export const verdictsRoutes = [
       if (Math.abs(Date.now() / 1000 - Number(timestamp)) > TOLERANCE_SECONDS) throw unsigned();
       const secret = await openSecret(c.env, target.sealedSecret);
       if (!(await signedBy(secret, id, timestamp, await c.req.text(), signature))) throw unsigned();
+      const { verdict, reason } = await signedBody(c, VerdictBody);
       const applied = await writeAs(c, [app_id], (db) => applyVerdict(db, target.splitId, { verdict, reason, webhookId: id }));
       if (applied === "replayed") throw unsigned();
       if (applied === null) throw noSplit();

@@ -1,4 +1,4 @@
-import { SPLIT_STATE } from "../apps/splits.sql.ts";
+import { SPLIT_STATE } from "../core/splits.sql.ts";
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
@@ -12,6 +12,7 @@ import {
   MAY_APPROVE,
   PROPOSAL_CTES,
   PROPOSER_ROLES,
+  type ProposalField,
   REFUSED_REVIEWERS,
   REFUSED_REVIEWERS_JSON,
   REQUEST_CTES,
@@ -58,10 +59,21 @@ export type Action = keyof typeof ACTIONS;
 const ACTION_CTES = `${REQUEST_CTES}, target AS (SELECT app_id, environment FROM cr_found), ${PROPOSAL_CTES},
 reviewing AS (SELECT organization_id, approver_roles, allow_self_approval, author_id FROM cr), ${REFUSED_REVIEWERS}`;
 
-/** Whether an edit changes the proposal: a proposal given (:proposal_given) other than the request's. */
-const PROPOSAL_CHANGED = `(:proposal_given = 1 AND EXISTS (SELECT 1 FROM proposal p JOIN cr_found c
+/** Whether an edit changes the revision proposed: a proposal given (:proposal_given) other than the request's. */
+const REVISION_CHANGED = `(:proposal_given = 1 AND EXISTS (SELECT 1 FROM proposal p JOIN cr_found c
                                                    WHERE p.variant_revision_id IS NOT c.variant_revision_id
                                                       OR p.revert_to_revision_id IS NOT c.revert_to_revision_id))`;
+
+/** Whether an edit changes the proposal: its revision, or a split request's weight, steps or promote_at_end (:split). */
+const PROPOSAL_CHANGED = `(${REVISION_CHANGED} OR (:split IS NOT NULL
+  AND EXISTS (SELECT 1 FROM cr_found c WHERE json_patch(c.split, :split) IS NOT c.split)))`;
+
+/**
+ * Whether the edit takes only what the request's kind may change: a deploy or revert request no `split`; a split
+ * request no revision (its candidate stays), a promote neither.
+ */
+const FITS_KIND = `CASE cr.split ->> '$.kind' WHEN 'split' THEN :proposal_given = 0 WHEN 'promote' THEN :proposal_given = 0 AND :split IS NULL
+  ELSE :split IS NULL END`;
 
 /** Whether the caller may take action :action on `cr` (ACTIONS' `who`, bound as :who). */
 const CALLER_MAY = `CASE :who
@@ -83,6 +95,8 @@ interface ActionFacts {
   reviews: number;
   proposalFound: number;
   refusedReviewers: string;
+  /** Kinds split and promote (null for the others). */
+  splitKind: "split" | "promote" | null;
 }
 
 const ACTION_FACTS = sql<ActionFacts>(
@@ -91,7 +105,8 @@ const ACTION_FACTS = sql<ActionFacts>(
           cr.role IN (SELECT value FROM json_each(cr.approver_roles)) AS isApprover,
           cr.allow_self_approval AS allowSelfApproval, cr.read_state AS readState, cr.version,
           (SELECT count(*) FROM change_request_reviews WHERE change_request_id = cr.id) AS reviews,
-          EXISTS (SELECT 1 FROM proposal) AS proposalFound, ${REFUSED_REVIEWERS_JSON} AS refusedReviewers
+          EXISTS (SELECT 1 FROM proposal) AS proposalFound, ${REFUSED_REVIEWERS_JSON} AS refusedReviewers,
+          cr.split ->> '$.kind' AS splitKind
      FROM cr`,
 );
 
@@ -125,6 +140,7 @@ const ACTION_EVENT = sql(
       AND (:version IS NULL OR cr.version = :version)
       AND (:review_kind IS NULL OR (SELECT count(*) FROM change_request_reviews WHERE change_request_id = cr.id) < :reviews_max)
       AND (:proposal_given = 0 OR EXISTS (SELECT 1 FROM proposal)) AND NOT EXISTS (SELECT 1 FROM refused_reviewers)
+      AND ${FITS_KIND}
       AND (:expected_writes IS NULL OR cr.writes = :expected_writes)
    ${EVENT_HANDOFF}`,
 );
@@ -136,17 +152,19 @@ const ALLOWED = "EXISTS (SELECT 1 FROM events WHERE id = :event_id)";
 const RENEWED_EXPIRY = `expires_at = (SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || request_ttl_days || ' days') FROM cr)`;
 
 /**
- * An edit: the title and description given; a proposal other than the request's replaces it, bumps `version`
- * (approvals reset) and makes an open, approved or scheduled request open again, unscheduled; the expiry renewed.
+ * An edit: the title and description given; a proposal other than the request's replaces it (a split request's
+ * split merged), bumps `version` (approvals reset) and makes an open, approved or scheduled request open again,
+ * unscheduled; the expiry renewed.
  */
 const EDIT = sql(
   `WITH ${ACTION_CTES}
    UPDATE change_requests
       SET title = COALESCE(:title, title), description = COALESCE(:description, description),
           reviewers = COALESCE(:reviewers, reviewers),
-          kind = CASE WHEN ${PROPOSAL_CHANGED} THEN CASE WHEN (SELECT revert_to_revision_id FROM proposal) IS NULL THEN 'deploy' ELSE 'revert' END ELSE kind END,
-          variant_revision_id = CASE WHEN ${PROPOSAL_CHANGED} THEN (SELECT variant_revision_id FROM proposal) ELSE variant_revision_id END,
-          revert_to_revision_id = CASE WHEN ${PROPOSAL_CHANGED} THEN (SELECT revert_to_revision_id FROM proposal) ELSE revert_to_revision_id END,
+          kind = CASE WHEN ${REVISION_CHANGED} THEN CASE WHEN (SELECT revert_to_revision_id FROM proposal) IS NULL THEN 'deploy' ELSE 'revert' END ELSE kind END,
+          variant_revision_id = CASE WHEN ${REVISION_CHANGED} THEN (SELECT variant_revision_id FROM proposal) ELSE variant_revision_id END,
+          revert_to_revision_id = CASE WHEN ${REVISION_CHANGED} THEN (SELECT revert_to_revision_id FROM proposal) ELSE revert_to_revision_id END,
+          split = CASE WHEN :split IS NULL THEN split ELSE json_patch(split, :split) END,
           state = CASE WHEN state <> 'draft' AND ${PROPOSAL_CHANGED} THEN 'open' ELSE state END,
           scheduled_at = CASE WHEN ${PROPOSAL_CHANGED} THEN NULL ELSE scheduled_at END,
           scheduled_by = CASE WHEN ${PROPOSAL_CHANGED} THEN NULL ELSE scheduled_by END,
@@ -242,11 +260,14 @@ export type ActionInput =
   | { action: "schedule"; scheduledAt: string }
   | { action: "comment" | "approve" | "decline"; review: ReviewBody };
 
+/** An edit's fields that change the proposal, of which a request's kind takes some (FITS_KIND). */
+const PROPOSAL_FIELDS: ProposalField[] = ["variant_revision_id", "revert_to_revision_id", "split"];
+
 /** Why action `action` was refused, from ACTION_FACTS' row (none: no request the caller can see). */
 function actionRefusal(
   action: Action,
   facts: ActionFacts | undefined,
-  input: { version: number | null; proposalGiven: boolean; review: boolean },
+  input: { version: number | null; proposalGiven: boolean; proposalField: ProposalField | undefined; review: boolean },
 ): Refusal {
   if (!facts) return { outcome: "not_found", missing: "change_request" };
   const { who, states } = ACTIONS[action];
@@ -264,6 +285,8 @@ function actionRefusal(
       outcome: "forbidden",
       self: who === "approver" && facts.isAuthor === 1 && facts.allowSelfApproval === 0,
     };
+  if (input.proposalField && facts.splitKind !== (input.proposalField === "split" ? "split" : null))
+    return { outcome: "not_of_kind", field: input.proposalField, kind: facts.splitKind };
   if (input.proposalGiven && !facts.proposalFound) return { outcome: "not_found", missing: "revision" };
   const refused: RefusedReviewer[] = JSON.parse(facts.refusedReviewers);
   if (refused.length > 0) return { outcome: "reviewers_refused", refused };
@@ -306,6 +329,13 @@ export async function actOnChangeRequest(
     revert_to_revision_id: edit?.revert_to_revision_id ?? null,
     reviewers: edit?.reviewers ? JSON.stringify(edit.reviewers) : null,
     proposal_given: edit && (edit.variant_revision_id ?? edit.revert_to_revision_id) !== undefined ? 1 : 0,
+    split: edit?.split
+      ? JSON.stringify({
+          weight: edit.split.weight,
+          steps: edit.split.steps ?? [],
+          promote_at_end: edit.split.promote_at_end ?? false,
+        })
+      : null,
     expected_writes: expectedWrites,
     scheduled_at: input.action === "schedule" ? input.scheduledAt : null,
     reviews_max: REVIEWS_MAX,
@@ -338,6 +368,7 @@ export async function actOnChangeRequest(
   return actionRefusal(action, batch.ran.facts.results[0], {
     version: values.version,
     proposalGiven: values.proposal_given === 1,
+    proposalField: edit ? PROPOSAL_FIELDS.find((field) => edit[field] !== undefined) : undefined,
     review: review !== null,
   });
 }

@@ -3,9 +3,8 @@
  * turned into its error, the request's path and ETag, and the action routes with their `act`.
  */
 import type { Context } from "hono";
-import { noSplit } from "../apps/errors";
 import type { IdempotencyClaim } from "../db/idempotency";
-import { appNotFound, environmentMovedOn, revisionNotFound } from "../http/core-errors";
+import { appNotFound, environmentMovedOn, noSplit, revisionNotFound } from "../http/core-errors";
 import { type CallerEnv, writeAs } from "../http/d1-session";
 import type { Documentation } from "../http/documentation";
 import { type ApiError, forbidden } from "../http/errors";
@@ -28,6 +27,7 @@ import {
   changeRequestMovedOn,
   changeRequestNotFound,
   invalidState,
+  notOfKind,
   reviewersRefused,
   selfApproval,
   splitCandidateKept,
@@ -54,6 +54,8 @@ export function answered<E extends CallerEnv>(c: Context<E>, outcome: WriteOutco
             : changeRequestNotFound();
     case "split_candidate":
       throw splitCandidateKept(outcome.candidate);
+    case "not_of_kind":
+      throw notOfKind(outcome.field, outcome.kind);
     case "forbidden":
       throw outcome.self ? selfApproval() : forbidden();
     case "invalid_state":

@@ -15,7 +15,7 @@ import { newWebhookSecret } from "../webhooks/signing";
 import { ACTION_DESCRIPTION, act, actionErrors, actionRoute, answer, answered, ETAG_HEADER, requestPath } from "./actions";
 import { type ApplyOutcome, type ApplyPreview, applyChangeRequest, type DiffSides, previewApply } from "./apply.sql.ts";
 import { changeRequestETag, toChangeRequestDiff } from "./change-requests.answers";
-import { ChangeRequest, DEMO_CHANGE_REQUEST, DEMO_DIFF, expectedWrites } from "./change-requests.schemas";
+import { ChangeRequest, DEMO_CHANGE_REQUEST, DEMO_DIFF, expectedWrites, SplitRequestDryRun } from "./change-requests.schemas";
 import type { DiffSideRow } from "./change-requests.sql.ts";
 import {
   changeRequestConflict,
@@ -81,18 +81,22 @@ function deployedOf(side: DiffSideRow) {
   return { variantRevisionId, configName, revision, document };
 }
 
-/** The dry-run's answer (§6) of an apply that would go through. */
-function dryRunOf(preview: Extract<ApplyPreview, { outcome: "would_apply" }>, sides: DiffSides): DryRunOutput {
+/**
+ * The dry-run's answer (§6) of an apply that would go through: the deploy it makes (a promote's too); a split
+ * request's, the split it would start or change, which deploys nothing.
+ */
+function dryRunOf(
+  preview: Extract<ApplyPreview, { outcome: "would_apply" }>,
+  sides: DiffSides,
+): DryRunOutput | SplitRequestDryRun {
   const { facts } = preview;
   const proposed = deployedOf(sides.proposed);
   if (!proposed) throw new Error("a change request proposes a config revision");
-  return {
-    dry_run: true,
-    app_id: facts.appId,
-    environment: facts.environment,
-    kind: facts.kind,
-    ...deploymentPreview(facts.currentRevision, deployedOf(sides.current), proposed),
-  };
+  const place = { dry_run: true, app_id: facts.appId, environment: facts.environment } as const;
+  const { next_environment_revision, ...change } = deploymentPreview(facts.currentRevision, deployedOf(sides.current), proposed);
+  if (facts.kind !== "split") return { ...place, kind: facts.kind, next_environment_revision, ...change };
+  const { weight, steps, promote_at_end, running } = JSON.parse(facts.split ?? "{}");
+  return { ...place, kind: "split", split: { starts: running === null, weight, steps, promote_at_end }, ...change };
 }
 
 /** Applies request `id` as the caller (or, `dryRun`, answers what that would do), with its If-Match and Idempotency-Key. */
@@ -175,13 +179,16 @@ export const applyRoutes = [
           "as it writes that the request is approved now (its approvals counted with the settings and roles " +
           "of that moment), its config revision still deployable and the environment still at its base; else 409, " +
           "nothing written, the request unchanged. A protected environment is reached this way. A split request starts or " +
-          "changes the split as PUT …/split would (the answer of a start has its `verdict_secret`, shown this once), a " +
+          "changes the split as PUT …/split would (the answer of a start has its `verdict_secret`, shown this once and to its Idempotency-Key's replay), a " +
           "promote request promotes as DELETE …/split?outcome=promote would; either is a conflict once the split moved. With " +
           "`?dry_run=true`, the same answer, errors included, or what it would change; nothing written. " +
           ACTION_DESCRIPTION,
         ok: {
-          schema: z.union([ChangeRequest, DryRunOutput]),
-          description: "The request, applied; with `?dry_run=true`, what applying it would change",
+          schema: z.union([ChangeRequest, DryRunOutput, SplitRequestDryRun]),
+          description:
+            "The request, applied; with `?dry_run=true`, what applying it would change: the deploy it makes (a " +
+            "promote's too), or the split a split request would start or change (its base and candidate, weight, " +
+            "steps and promote_at_end, and their diff; nothing deployed)",
           examples: {
             applied: {
               summary: "Applied",
@@ -198,6 +205,19 @@ export const applyRoutes = [
               },
             },
             dryRun: { summary: "?dry_run=true", value: { ...DRY_RUN_EXAMPLE, environment: "production" } },
+            splitDryRun: {
+              summary: "?dry_run=true, a split request: the split it would start",
+              value: {
+                dry_run: true,
+                app_id: DRY_RUN_EXAMPLE.app_id,
+                environment: "production",
+                kind: "split",
+                split: { starts: true, weight: 1000, steps: [{ weight: 5000, after_minutes: 60 }], promote_at_end: false },
+                current: DRY_RUN_EXAMPLE.current,
+                proposed: DRY_RUN_EXAMPLE.proposed,
+                diff: DRY_RUN_EXAMPLE.diff,
+              },
+            },
           },
           headers: ETAG_HEADER,
         },

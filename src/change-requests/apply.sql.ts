@@ -5,9 +5,9 @@
  * roles; the revision deployable; the environment still at the base), and every write after it only if it was.
  */
 
-import { endStatements, putStatements, SPLIT_STATE } from "../apps/splits.sql.ts";
 import { deploymentEvent, LIVE_EVERYWHERE_BY } from "../core/change-events.sql.ts";
 import { type DeploymentIds, environmentRevisionStatement, newDeploymentIds } from "../core/deployments.sql.ts";
+import { endStatements, putStatements, SPLIT_ANSWER, SPLIT_STATE } from "../core/splits.sql.ts";
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
@@ -25,7 +25,6 @@ import {
   diffSidesStatement,
   EVENT_FIELDS,
   NOW,
-  replayed,
   requestRead,
   requestStatements,
   SELECT_REQUESTS,
@@ -104,13 +103,15 @@ interface ApplyFacts {
   appId: string;
   environment: string;
   kind: "deploy" | "revert" | "split" | "promote";
+  /** Kinds split and promote: what was proposed, JSON (ChangeRequestRow's `split`). */
+  split: string | null;
   currentRevision: number;
 }
 
 const APPLY_FACTS = sql<ApplyFacts>(
   `WITH ${APPLY_CTES}
    SELECT refusal, read_state AS readState, writes, approvals, required_approvals AS approvalsRequired, removed, app_id AS appId,
-          environment, COALESCE(json_extract(split, '$.kind'), kind) AS kind, current_revision AS currentRevision
+          environment, COALESCE(json_extract(split, '$.kind'), kind) AS kind, split, current_revision AS currentRevision
      FROM verdict`,
 );
 
@@ -300,13 +301,13 @@ export async function applyChangeRequest(
   const { ids, statements } = applyStatements(db, id, by);
   const batch = await batchClaimed(db, claim, ids.environmentRevisionId, statements);
   if ("reused" in batch) return { outcome: "key_reused" };
-  if ("replayOf" in batch) return replayed(db, id);
+  if ("replayOf" in batch) return replayedApply(db, id, batch.replayOf);
   const read = requestRead(batch.ran);
   if (read && batch.ran.applied.meta.changes > 0) return { outcome: "done", read, replayed: false };
   if (read && batch.ran.facts.results[0]?.refusal === "split_kind") {
     const { ran, sealedSecret } = await applySplitRequest(db, read.request, by, claim, seal);
     if ("reused" in ran) return { outcome: "key_reused" };
-    if ("replayOf" in ran) return replayed(db, id);
+    if ("replayOf" in ran) return replayedApply(db, id, ran.replayOf);
     const now = requestRead(ran.ran);
     if (now && ran.ran.applied.meta.changes > 0) return { outcome: "done", read: now, replayed: false, sealedSecret };
     return applyRefusal(ran.ran.facts.results[0], diffSidesOf(ran.ran.sides.results)) ?? { outcome: "moved_on" };
@@ -321,10 +322,24 @@ export async function applyChangeRequest(
 }
 
 /**
+ * Replays an apply's first answer, `resultId` the claim's (a split request's: its split's event): the request now and,
+ * while the split that apply started runs, its sealed verdict secret, as the first answer had it (README.md, "Splits").
+ */
+async function replayedApply(db: CallerWriteDb, id: string, resultId: string): Promise<ApplyOutcome> {
+  const { answer, ...request } = await db.batch({
+    ...requestStatements(db, id),
+    answer: db.statement(SPLIT_ANSWER, { event_id: resultId }),
+  });
+  const read = requestRead(request);
+  if (!read) return { outcome: "not_found" };
+  return { outcome: "done", read, replayed: true, sealedSecret: answer.results[0]?.sealedSecret ?? null };
+}
+
+/**
  * The apply of a request of kind split or promote (docs/SPLITS.md §1) once the first batch found it let through by
  * every check (`split_kind`): a second batch, checked as the first with the request's write count as read then (a
  * request changed in between is moved on), marked (MARK_SPLIT_REQUEST), the split started or changed as PUT …/split
- * would or promoted as DELETE …/split?outcome=promote would (src/apps/splits.sql.ts), the request applied after it.
+ * would or promoted as DELETE …/split?outcome=promote would (src/core/splits.sql.ts), the request applied after it.
  */
 async function applySplitRequest(
   db: CallerWriteDb,

@@ -1,6 +1,5 @@
-import { noSplit } from "../apps/errors";
 import { expectedState } from "../core/environment-etag";
-import { appNotFound, environmentMovedOn, revisionNotFound } from "../http/core-errors";
+import { appNotFound, environmentMovedOn, noSplit, revisionNotFound } from "../http/core-errors";
 import { readAs, writeAs } from "../http/d1-session";
 import { forbidden } from "../http/errors";
 import {
@@ -299,7 +298,8 @@ export const changeRequestsRoutes = [
         summary: "Edit a change request",
         description:
           "Its author only, while draft, open, approved or scheduled. Another proposal (`variant_revision_id` or " +
-          "`revert_to_revision_id`) bumps `version`: earlier reviews stay listed, `stale`, and count for nothing; the " +
+          "`revert_to_revision_id` of a deploy or revert request, `split` of a split request; a promote request takes " +
+          "neither, and another kind's field is a 422) bumps `version`: earlier reviews stay listed, `stale`, and count for nothing; the " +
           "request is open again (a scheduled one unscheduled). A title or description alone changes neither. Each edit " +
           `renews \`expires_at\`. ${ACTION_DESCRIPTION}`,
         ok: {

@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { SplitChangeFields, SplitProposal } from "../apps/splits.schemas";
+import { SplitChangeFields, SplitEdit, SplitProposal } from "../apps/splits.schemas";
 import { documented, schemaName } from "../http/documentation";
 import { queryFlag, storableText, uuid } from "../http/fields";
 import {
@@ -9,6 +9,7 @@ import {
   EXAMPLE_ENVIRONMENT_REVISION_ID,
   EXAMPLE_VARIANT_REVISION_ID,
 } from "../http/openapi-parts";
+import { DeploymentPreviewOutput } from "../variants/deployments.schemas";
 
 /** The states a request is read in (docs/CHANGE-REQUESTS.md §3): `approved` and `expired` as read, the others stored. */
 export const CHANGE_REQUEST_STATES = [
@@ -66,9 +67,6 @@ const reviewers = /* @__PURE__ */ z
     ),
   );
 
-const oneProposal = (body: { variant_revision_id?: string; revert_to_revision_id?: string }) =>
-  body.variant_revision_id === undefined || body.revert_to_revision_id === undefined;
-
 export const CreateChangeRequestBody = /* @__PURE__ */ z
   .object({
     app_id: uuid,
@@ -114,10 +112,21 @@ export const EditChangeRequestBody = /* @__PURE__ */ z
     description: z.optional(description),
     variant_revision_id: z.optional(uuid),
     revert_to_revision_id: z.optional(uuid),
+    split: z.optional(SplitEdit).apply(
+      /* @__PURE__ */ documented(
+        globalThis.DOCUMENTATION && {
+          description: "A split request's weight, steps and promote_at_end, all replaced (its candidate stays)",
+        },
+      ),
+    ),
     reviewers,
   })
   .check(
-    z.refine(oneProposal, { message: "at most one of variant_revision_id and revert_to_revision_id" }),
+    z.refine(
+      (body) =>
+        [body.variant_revision_id, body.revert_to_revision_id, body.split].filter((given) => given !== undefined).length < 2,
+      { message: "at most one of variant_revision_id, revert_to_revision_id and split" },
+    ),
     z.refine((body) => Object.values(body).some((value) => value !== undefined), { message: "nothing to change" }),
   );
 export type EditChangeRequestBody = z.output<typeof EditChangeRequestBody>;
@@ -283,6 +292,35 @@ const ChangeRequestTail = {
   updated_at: /* @__PURE__ */ z.iso.datetime(),
 };
 
+/** A split request's apply with `?dry_run=true` (docs/SPLITS.md §1): the split it would start or change. */
+export const SplitRequestDryRun = /* @__PURE__ */ z
+  .object({
+    dry_run: z.literal(true),
+    app_id: z.uuid(),
+    environment: z.string(),
+    kind: z.literal("split"),
+    split: z.extend(SplitChangeFields, {
+      starts: z
+        .boolean()
+        .apply(
+          /* @__PURE__ */ documented(
+            globalThis.DOCUMENTATION && { description: "True: it would start a split; false: change the running one's" },
+          ),
+        ),
+    }),
+    current: DeploymentPreviewOutput.shape.current.apply(
+      /* @__PURE__ */ documented(
+        globalThis.DOCUMENTATION && { description: "The split's base: what the environment runs now, and keeps (no deploy)" },
+      ),
+    ),
+    proposed: DeploymentPreviewOutput.shape.proposed.apply(
+      /* @__PURE__ */ documented(globalThis.DOCUMENTATION && { description: "The split's candidate" }),
+    ),
+    diff: DeploymentPreviewOutput.shape.diff,
+  })
+  .apply(/* @__PURE__ */ schemaName(globalThis.DOCUMENTATION && "SplitRequestDryRun"));
+export type SplitRequestDryRun = z.infer<typeof SplitRequestDryRun>;
+
 export const ChangeRequest = /* @__PURE__ */ z
   .object({
     ...ChangeRequestFields,
@@ -291,7 +329,8 @@ export const ChangeRequest = /* @__PURE__ */ z
     verdict_secret: z.optional(z.string()).apply(
       /* @__PURE__ */ documented(
         globalThis.DOCUMENTATION && {
-          description: "Only in the answer of the apply that started a split: its verdict secret, shown this once",
+          description:
+            "Only in the answer of the apply that started a split (and its Idempotency-Key's replay while it runs): its verdict secret",
         },
       ),
     ),

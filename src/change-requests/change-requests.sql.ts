@@ -3,9 +3,9 @@
  * state as read, and made, in one batch with its event; their actions (edits, reviews, ...) in actions.sql.ts.
  */
 
-import { SPLIT_STATE } from "../apps/splits.sql.ts";
 import type { EnvironmentState } from "../core/environment-etag";
 import { PROTECTION_COLUMNS } from "../core/protection.sql.ts";
+import { SPLIT_STATE } from "../core/splits.sql.ts";
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
@@ -387,11 +387,16 @@ export function diffSidesOf(rows: DiffSideRow[]): Record<DiffSideRow["side"], Di
   return base && current && proposed ? { base, current, proposed } : null;
 }
 
+/** An edit's fields that change the proposal, of which a request's kind takes some. */
+export type ProposalField = "variant_revision_id" | "revert_to_revision_id" | "split";
+
 /** Why a write wrote nothing (the routes turn each into its error). */
 export type Refusal =
   | { outcome: "not_found"; missing: "app" | "change_request" | "revision" | "split" }
   /** A split request on a running split names another candidate than the split's (a change keeps it). */
   | { outcome: "split_candidate"; candidate: string }
+  /** An edit of a field its request's kind does not take (kind: split, promote, or null for deploy and revert). */
+  | { outcome: "not_of_kind"; field: ProposalField; kind: "split" | "promote" | null }
   | { outcome: "forbidden"; self?: boolean }
   | { outcome: "invalid_state"; state: ChangeRequestState }
   | { outcome: "stale_version"; version: number }

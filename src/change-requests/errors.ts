@@ -101,3 +101,13 @@ export const splitCandidateKept = (candidate: string) =>
       type: "value_error",
     },
   ]);
+
+/** An edit of a proposal's field its request's kind does not take (docs/CHANGE-REQUESTS.md §3). */
+export const notOfKind = (field: string, kind: "split" | "promote" | null) =>
+  validationFailed([
+    {
+      loc: ["body", field],
+      msg: `Value error, a ${kind ?? "deploy or revert"} request's edit does not take ${field}`,
+      type: "value_error",
+    },
+  ]);

@@ -40,6 +40,9 @@ export const environmentProtected = (appId: string, environment: string) =>
     change_request_route: "POST /change-requests",
   });
 
+/** docs/SPLITS.md §1: an environment with no split running (a GET, a change, an end, a verdict, a promote request). */
+export const noSplit = () => new ApiError(404, "No split");
+
 /** A deploy or revert of an environment a split runs in (docs/SPLITS.md §1): the split is ended first. */
 export const splitRunning = (appId: string, environment: string) =>
   new ApiError(409, {

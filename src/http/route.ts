@@ -53,6 +53,8 @@ export interface RouteDeclaration<
     documentedAs?: Documentation<object>;
     examples: Documentation<Record<string, { summary: string; value: z.input<NonNullable<Body>> }>>;
     maxBytes?: number;
+    /** Signed (a split's verdict): its handler checks the signature, then the body (validation.ts `signedBody`). */
+    signed?: boolean;
   };
   /** Takes an Idempotency-Key: a write "replays" its first answer; one that writes nothing only "validates" the key. */
   idempotencyKey?: "replays" | "validates";
@@ -158,7 +160,8 @@ export type AuthMiddleware = Record<RouteDeclaration["auth"], MiddlewareHandler[
 export const takesDryRun = ({ query }: RouteDeclaration) => query !== undefined && "dry_run" in query.schema.shape;
 
 /**
- * The route's middleware: the key, a write's refusal of a `dry_run` it does not take, the body guard, the Idempotency-Key, the validators (Protection-Bypass's last).
+ * The route's middleware: the key, a write's refusal of a `dry_run` it does not take, the body guard, the
+ * Idempotency-Key, the validators (Protection-Bypass's last; a signed body's is its handler's, after the signature).
  * A cached read's If-None-Match and cache go before its body's validation (a hit answers the very bytes validated when
  * it was read), the cache inside If-None-Match (a hit is answered 304 too).
  */
@@ -167,12 +170,12 @@ function middlewareOf(declaration: RouteDeclaration, authMiddleware: AuthMiddlew
   return [
     ...authMiddleware[auth],
     ...(method !== "get" && !takesDryRun(declaration) ? [noDryRun] : []),
-    ...(body ? jsonBody(body.maxBytes) : []),
+    ...(body ? jsonBody(body.maxBytes, body.signed) : []),
     ...(idempotencyKey ? [idempotent] : []),
     ...(params ? [validate("param", params.schema)] : []),
     ...(query ? [validate("query", query.schema)] : []),
     ...(cached ? [conditionalGet, edgeCache] : []),
-    ...(body ? [validate("json", body.schema)] : []),
+    ...(body && !body.signed ? [validate("json", body.schema)] : []),
     ...(bypass ? [protectionBypass] : []),
   ] as MiddlewareHandler[];
 }

@@ -1,5 +1,5 @@
 import { zValidator } from "@hono/zod-validator";
-import type { ValidationTargets } from "hono";
+import type { Context, ValidationTargets } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type * as z from "zod/mini";
@@ -114,11 +114,43 @@ export const noDryRun = createMiddleware(async (c, next) => {
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
+/** A JSON body's value, or the 422 of a body not JSON (Hono would answer it with a plain 400). */
+async function jsonInput(c: Context): Promise<unknown> {
+  let text: string;
+  try {
+    // Decoding would otherwise put U+FFFD for each bad byte, and store text that was never sent.
+    text = STRICT_UTF8.decode(await c.req.arrayBuffer());
+  } catch {
+    throw validationFailed([{ loc: ["body"], msg: "JSON decode error: the body is not valid UTF-8", type: "json_invalid" }]);
+  }
+  if (text.trim() === "") {
+    throw validationFailed([{ loc: ["body"], msg: "Field required", type: "missing" }]);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw validationFailed([{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }]);
+  }
+}
+
+/**
+ * A signed body (a route's `body.signed`), checked by its handler once the signature is: as jsonBody and
+ * validate("json") would, so that a caller who cannot sign learns nothing of what a good body is (its media type
+ * excepted, a 415 before).
+ */
+export async function signedBody<Schema extends z.ZodMiniType>(c: Context, schema: Schema): Promise<z.output<Schema>> {
+  const input = await jsonInput(c);
+  const result = schema.safeParse(input);
+  if (!result.success) throw validationFailed(result.error.issues.map((issue) => toValidationIssue("body", issue, input)));
+  return result.data;
+}
+
 /**
  * Guards a JSON body before validation: 413 over the size limit, 415 for another media type,
- * 422 for a body that is empty, not UTF-8 or not JSON (Hono would answer those with a plain 400).
+ * 422 for a body that is empty, not UTF-8 or not JSON; a signed body's size and media type only (its handler checks
+ * the rest once it has checked the signature).
  */
-export const jsonBody = (maxBytes = MAX_BODY_BYTES) => {
+export const jsonBody = (maxBytes = MAX_BODY_BYTES, signed = false) => {
   const limit = bodyLimit({
     maxSize: maxBytes,
     onError: () => {
@@ -128,21 +160,7 @@ export const jsonBody = (maxBytes = MAX_BODY_BYTES) => {
   const parse = createMiddleware(async (c, next) => {
     const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0].trim();
     if (!JSON_MEDIA_TYPE.test(mediaType)) throw unsupportedMediaType();
-    let text: string;
-    try {
-      // Decoding would otherwise put U+FFFD for each bad byte, and store text that was never sent.
-      text = STRICT_UTF8.decode(await c.req.arrayBuffer());
-    } catch {
-      throw validationFailed([{ loc: ["body"], msg: "JSON decode error: the body is not valid UTF-8", type: "json_invalid" }]);
-    }
-    if (text.trim() === "") {
-      throw validationFailed([{ loc: ["body"], msg: "Field required", type: "missing" }]);
-    }
-    try {
-      JSON.parse(text);
-    } catch {
-      throw validationFailed([{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }]);
-    }
+    if (!signed) await jsonInput(c);
     await next();
   });
   return [limit, parse] as const;

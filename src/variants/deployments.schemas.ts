@@ -81,7 +81,7 @@ const DryRunObject = /* @__PURE__ */ z.object({
   dry_run: z.literal(true),
   app_id: z.uuid(),
   environment: z.string(),
-  kind: z.enum(["deploy", "revert", "split", "promote"]),
+  kind: z.enum(["deploy", "revert", "promote"]),
   ...DeploymentPreviewOutput.shape,
 });
 export type DryRunOutput = z.infer<typeof DryRunObject>;

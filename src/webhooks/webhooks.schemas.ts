@@ -25,6 +25,7 @@ export const EVENT_TYPES = [
   "environment.split_changed",
   "environment.split_ended",
   "environment.split_verdict",
+  "environment.split_secret_rotated",
   "member.invited",
   "member.joined",
   "member.role_changed",

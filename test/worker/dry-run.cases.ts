@@ -772,6 +772,7 @@ describe("?dry_run on every write of the route declarations", () => {
       body: { verdict: "hold", reason: "dry" },
       key: "",
     }),
+    "POST /apps/{app_id}/environments/{environment}/split/secret": () => ({ path: splitPath(app.split, "staging", "/secret") }),
     "DELETE /apps/{app_id}/environments/{environment}/split": () => ({ path: splitPath(app.split, "staging", "?outcome=abort") }),
   };
 

@@ -49,11 +49,12 @@ async function approved(proposal: Record<string, unknown>) {
   );
 }
 
-const apply = (id: string, query = "") => changeRequests.act({ key: owner.key }, id, `apply${query}`);
+const apply = (id: string, query = "", headers?: Record<string, string>) =>
+  changeRequests.act({ key: owner.key }, id, `apply${query}`, undefined, { headers });
 const running = async () => send("GET", splitPath(appId, "production"), { key: owner.key });
 
 describe("split change requests", () => {
-  it("a split request applied starts the split with its weight and steps; the applier sees its verdict secret once", async () => {
+  it("a split request applied starts the split with its weight and steps; the applier sees its verdict secret once (and its key's replay)", async () => {
     const request = await approved({
       split: { variant_revision_id: candidate, weight: 1000, steps: STEPS },
     });
@@ -69,21 +70,31 @@ describe("split change requests", () => {
     }>(await changeRequests.diff({ key: owner.key }, request.id));
     expect(diff.proposed.variant_revision_id).toBe(candidate);
     expect(diff.diff.identical).toBe(false);
-    const dryRun = await expectJson<{ dry_run: boolean; kind: string }>(await apply(request.id, "?dry_run=true"));
-    expect(dryRun).toMatchObject({
+    // Its dry-run: the split it would start, on the base production runs (no deploy).
+    expect(await expectJson(await apply(request.id, "?dry_run=true"))).toEqual({
       dry_run: true,
-      kind: "split",
+      app_id: appId,
       environment: "production",
+      kind: "split",
+      split: { starts: true, weight: 1000, steps: STEPS, promote_at_end: false },
+      current: { environment_revision: 1, variant_revision_id: mainRevision, config_name: "main", revision: 1 },
+      proposed: { variant_revision_id: candidate, config_name: "next", revision: 2 },
+      diff: diff.diff,
     });
     expect((await running()).status).toBe(404);
 
-    const applied = await expectJson<ChangeRequest & { verdict_secret: string }>(await apply(request.id));
+    const keyed = { "Idempotency-Key": `apply-${request.id}` };
+    const applied = await expectJson<ChangeRequest & { verdict_secret: string }>(await apply(request.id, "", keyed));
     expect(applied.state).toBe("applied");
     expect(applied.applied).toMatchObject({
       environment_revision_id: null,
       scheduled: false,
     });
     expect(applied.verdict_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    // A retry of that apply with its Idempotency-Key (its answer lost): the same answer, secret included.
+    const replay = await apply(request.id, "", keyed);
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await expectJson(replay)).toEqual(applied);
     const split = await expectJson<Split>(await running());
     expect(split).toMatchObject({
       weight: 1000,
@@ -147,7 +158,12 @@ describe("split change requests", () => {
       split: null,
     });
     const dryRun = await expectJson(await apply(request.id, "?dry_run=true"));
-    expect(dryRun).toMatchObject({ dry_run: true, kind: "promote" });
+    expect(dryRun).toMatchObject({
+      dry_run: true,
+      kind: "promote",
+      next_environment_revision: 2,
+      proposed: { variant_revision_id: candidate },
+    });
     const applied = await expectJson<ChangeRequest>(await apply(request.id));
     expect(applied.applied).toMatchObject({
       environment_revision: 2,
@@ -238,5 +254,44 @@ describe("split change requests", () => {
         expect(refused.status).toBe(422);
       }
     });
+  });
+
+  it("an edit takes what its kind may change: a split request's split (a new version), never a revision; a promote's neither", async () => {
+    // The split started by the cron runs with candidate main.
+    const split = await approved({ split: { variant_revision_id: mainRevision, weight: 600 } });
+    const promote = await approved({ end_split: "promote" });
+    const edited = await expectJson<ChangeRequest>(
+      await changeRequests.edit({ key: owner.key }, split.id, { split: { weight: 700, steps: STEPS, promote_at_end: true } }),
+    );
+    expect(edited).toMatchObject({
+      kind: "split",
+      variant_revision_id: mainRevision,
+      split: { weight: 700, steps: STEPS, promote_at_end: true },
+      version: 2,
+      state: "open",
+    });
+    const refusal = (field: string, kind: string) => [
+      422,
+      {
+        detail: [
+          { loc: ["body", field], msg: `Value error, a ${kind} request's edit does not take ${field}`, type: "value_error" },
+        ],
+      },
+    ];
+    await writesNothing(appId, async () => {
+      for (const [id, body, expected] of [
+        [split.id, { variant_revision_id: candidate }, refusal("variant_revision_id", "split")],
+        [promote.id, { split: { weight: 700 } }, refusal("split", "promote")],
+        [
+          promote.id,
+          { title: "Ship", revert_to_revision_id: split.base.environment_revision_id },
+          refusal("revert_to_revision_id", "promote"),
+        ],
+      ] as const) {
+        const refused = await changeRequests.edit({ key: owner.key }, id, body);
+        expect([refused.status, await refused.json()]).toEqual(expected);
+      }
+    });
+    for (const { id } of [split, promote]) await expectJson(await changeRequests.act({ key: owner.key }, id, "cancel"));
   });
 });

@@ -20,16 +20,16 @@ interface Verdict {
   reason: string;
 }
 
-/** POSTs a verdict signed with `secret` (its id and time as given), or with the headers given instead. */
+/** POSTs a verdict (or a body's text as is) signed with `secret` (its id and time as given), or with the headers given instead. */
 async function postVerdict(
   appId: string,
   environment: string,
-  body: Verdict,
+  body: Verdict | string,
   signing: { secret: string; id?: string; at?: Date; headers?: Record<string, string> },
 ) {
   const id = signing.id ?? `msg_${crypto.randomUUID()}`;
   const at = signing.at ?? new Date();
-  const payload = JSON.stringify(body);
+  const payload = typeof body === "string" ? body : JSON.stringify(body);
   const headers = signing.headers ?? {
     "webhook-id": id,
     "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
@@ -49,6 +49,11 @@ const stepIsDue = (appId: string, splitId: string) =>
     .prepare("UPDATE environment_splits SET next_step_at = '2000-01-01T00:00:00.000Z' WHERE id = ?")
     .bind(splitId)
     .run();
+
+/** A verdict secret of no split's. */
+const anotherSecret = () => `whsec_${btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))}`;
+
+const UNSIGNED = { detail: "The verdict's signature, timestamp or webhook-id is not accepted" };
 
 const readSplit = async (owner: Account, appId: string) =>
   expectJson<Split>(await send("GET", splitPath(appId, "production"), { key: owner.key }));
@@ -137,7 +142,7 @@ describe("a split's verdicts", () => {
     const seen = `msg_${crypto.randomUUID()}`;
     await expectJson(await postVerdict(appId, "production", { verdict: "hold", reason: "first" }, { secret, id: seen }));
     const tracker = await Tracker.start();
-    const other = `whsec_${btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))}`;
+    const other = anotherSecret();
     const attempts: [string, () => Promise<Response>][] = [
       ["no signature", () => postVerdict(appId, "production", body, { secret, headers: { "Content-Type": "application/json" } })],
       ["another secret", () => postVerdict(appId, "production", body, { secret: other })],
@@ -147,11 +152,7 @@ describe("a split's verdicts", () => {
     ];
     for (const [name, attempt] of attempts) {
       const response = await attempt();
-      expect({ name, status: response.status, body: await response.json() }).toEqual({
-        name,
-        status: 401,
-        body: { detail: "The verdict's signature, timestamp or webhook-id is not accepted" },
-      });
+      expect({ name, status: response.status, body: await response.json() }).toEqual({ name, status: 401, body: UNSIGNED });
     }
     // Signed, then changed on the way: the signature no longer covers it.
     const at = new Date();
@@ -172,6 +173,75 @@ describe("a split's verdicts", () => {
     await expectJson(await send("DELETE", splitPath(appId, "production", "?outcome=abort"), { key: owner.key }));
     const none = await postVerdict(appId, "production", body, { secret });
     expect({ status: none.status, body: await none.json() }).toEqual({ status: 404, body: { detail: "No split" } });
+  });
+});
+
+describe("a verdict's body", () => {
+  it("is checked after its signature: malformed or bad, unsigned it is a 401, signed a 422; nothing written", async () => {
+    const appId = await splitApp(owner);
+    const secret = String((await startSplit(owner.key, appId, "production")).verdict_secret);
+    const tracker = await Tracker.start();
+    const unsigned = { secret, headers: { "Content-Type": "application/json" } };
+    const answers = [];
+    for (const [body, signing] of [
+      ["{not json", unsigned],
+      ["{not json", { secret }],
+      [JSON.stringify({ verdict: "maybe", reason: "" }), { secret: anotherSecret() }],
+      [JSON.stringify({ verdict: "maybe", reason: "" }), { secret }],
+    ] as const) {
+      const response = await postVerdict(appId, "production", body, signing);
+      answers.push({ status: response.status, body: await response.json() });
+    }
+    expect(answers).toEqual([
+      { status: 401, body: UNSIGNED },
+      { status: 422, body: { detail: [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }] } },
+      { status: 401, body: UNSIGNED },
+      {
+        status: 422,
+        body: {
+          detail: [
+            {
+              loc: ["body", "verdict"],
+              msg: 'Value error, Invalid option: expected one of "fail"|"pass"|"hold"|"resume"',
+              type: "value_error",
+            },
+          ],
+        },
+      },
+    ]);
+    expect(await tracker.changes()).toEqual({});
+  });
+});
+
+describe("a split's verdict secret rotated", () => {
+  it("on a protected environment too: the answer's new secret signs, the old no longer; its event; a replay shows it again", async () => {
+    const guarded = await createAccount();
+    const appId = await splitApp(guarded);
+    const old = String((await startSplit(guarded.key, appId, "production")).verdict_secret);
+    await expectJson(await protection.put({ key: guarded.key }, guarded.projectId, "production", { protected: true }));
+    const rotate = () =>
+      send("POST", splitPath(appId, "production", "/secret"), { key: guarded.key, headers: { "Idempotency-Key": "rotate" } });
+    const tracker = await Tracker.start();
+    const { verdict_secret, ...split } = await expectJson<Split>(await rotate());
+    expect(verdict_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(verdict_secret).not.toBe(old);
+    expect(split).toEqual(await readSplit(guarded, appId));
+    expectRowCounts(
+      expectEvents(await tracker.changes(), {
+        type: "environment.split_secret_rotated",
+        actor_user_id: guarded.userId,
+        data: { environment: "production", split },
+      }),
+      { environment_splits: [1, 1], idempotency_keys: [1, 0], idempotency_key_requests: [1, 0] },
+    );
+    const replay = await rotate();
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await expectJson(replay)).toEqual({ ...split, verdict_secret });
+    const verdict = { verdict: "hold", reason: "rotated" };
+    expect((await postVerdict(appId, "production", verdict, { secret: old })).status).toBe(401);
+    expect(await expectJson(await postVerdict(appId, "production", verdict, { secret: String(verdict_secret) }))).toMatchObject({
+      verdict: "hold",
+    });
   });
 });
 

@@ -2,18 +2,24 @@
  * An environment's split (docs/SPLITS.md §1): its row in `environment_splits` (migrations/0017) while it runs. Every
  * write is one batch whose checks are conditions of its statements (`split_gate`), its event beside it.
  */
-import { APP_PLACE, deploymentEvent } from "../core/change-events.sql.ts";
-import { CONFIG_CTES, type Ref, refValues } from "../core/configs.sql.ts";
-import { type DeploymentIds, environmentRevisionStatement, newDeploymentIds } from "../core/deployments.sql.ts";
-import type { EnvironmentState } from "../core/environment-etag";
+
 import { newId } from "../db/buckets";
 import { CALLER_CTE } from "../db/caller";
 import { EVENT_ACTOR, EVENT_HANDOFF, INSERT_EVENT } from "../db/event-writes";
 import type { CallerDb, CallerWriteDb } from "../db/handles";
-import { batchClaimed, type IdempotencyClaim } from "../db/idempotency";
+import { batchClaimed, type ClaimedBatch, type IdempotencyClaim } from "../db/idempotency";
 import { DEPLOYER_ROLES_SQL } from "../db/roles";
-import { sql } from "../db/sql";
-import type { SplitOutput } from "./splits.schemas";
+import { type Statement, sql } from "../db/sql";
+import { APP_PLACE, deploymentEvent } from "./change-events.sql.ts";
+import { CONFIG_CTES, type Ref, refValues } from "./configs.sql.ts";
+import { type DeploymentIds, environmentRevisionStatement, newDeploymentIds } from "./deployments.sql.ts";
+import type { EnvironmentState } from "./environment-etag";
+
+/**
+ * A split as its answer shows it (src/apps/splits.schemas.ts's SplitOutput, which the routes above type it as), its
+ * JSON parsed.
+ */
+export type SplitJson = Record<string, unknown>;
 
 export const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
@@ -56,7 +62,7 @@ export const SPLIT_STATE = `(s.id || ':' || json_array_length(s.changes))`;
 
 /**
  * The split write's CTEs, binding `refValues` of the candidate's refs, :app_id and :environment, :op (put, promote,
- * abort), :candidate_given, :salt and If-Match's :expected_*: `split_gate`, one row when the app and its environment
+ * abort, rotate), :candidate_given, :salt and If-Match's :expected_*: `split_gate`, one row when the app and its environment
  * are visible, with `refusal`, why the write may not go on (null: it may), in the order refusals are answered.
  */
 const SPLIT_GATE = `${CALLER_CTE}, ${CONFIG_CTES},
@@ -78,7 +84,7 @@ split_gate AS (
       WHEN s.id IS NULL AND vr.archived_at IS NOT NULL THEN 'archived'
       WHEN s.id IS NULL AND target.revision = 0 THEN 'nothing_deployed'
       WHEN s.id IS NULL AND vr.id = target.base_revision_id THEN 'same_as_base'
-      WHEN :op <> 'abort' AND :via_request IS NULL AND COALESCE(ep.protected, 0) = 1 THEN 'protected'
+      WHEN :op NOT IN ('abort', 'rotate') AND :via_request IS NULL AND COALESCE(ep.protected, 0) = 1 THEN 'protected'
       WHEN :op = 'put' AND s.id IS NOT NULL AND (:candidate_given = 1 OR :salt IS NOT s.salt AND :salt IS NOT NULL) THEN 'split_running'
       WHEN :op = 'promote' AND (cv.removed_at IS NOT NULL OR cv.archived_at IS NOT NULL) THEN 'archived'
       WHEN :expected_environment_id IS NOT NULL
@@ -115,11 +121,13 @@ export const SPLIT_PLACE = `environment_splits s JOIN environments e ON e.id = s
 
 /**
  * What write :event_id (its event's id) answers: its event's split, and the split's sealed verdict secret when the
- * event is its start (shown with the answer, a replay's too, while the split runs); the environment's state now (its
- * ETag's: an end's row is dropped after its answer).
+ * event is its start or a rotation of its secret (shown with the answer, a replay's too, while the split runs: a
+ * PUT's, a change request's apply's or a rotation's; the secret now, should it have been rotated since); the
+ * environment's state now (its ETag's: an end's row is dropped after its answer).
  */
-const ANSWER = sql<{ data: string; sealedSecret: string | null } & Required<EnvironmentState>>(
-  `SELECT ev.data, CASE ev.type WHEN 'environment.split_started' THEN s.verdict_secret END AS sealedSecret,
+export const SPLIT_ANSWER = sql<{ data: string; sealedSecret: string | null } & Required<EnvironmentState>>(
+  `SELECT ev.data,
+          CASE WHEN ev.type IN ('environment.split_started', 'environment.split_secret_rotated') THEN s.verdict_secret END AS sealedSecret,
           e.id AS environmentId, e.revision, CASE WHEN ev.type <> 'environment.split_ended'
             THEN (SELECT ${SPLIT_STATE} FROM environment_splits s WHERE s.environment_id = e.id) END AS split
      FROM events ev LEFT JOIN environment_splits s ON s.id = json_extract(ev.data, '$.split.id')
@@ -144,6 +152,20 @@ const START = sql(
           json_array(json_object('at', ${NOW}, 'from', 0, 'to', :weight, 'by', 'user', 'user', ${CHANGED_BY})),
           :write_id, (SELECT user_id FROM caller)
      FROM split_gate WHERE refusal IS NULL AND split_id IS NULL`,
+);
+
+// A new verdict secret for the running split (its traffic unchanged), marked by :write_id for its event.
+const ROTATE = sql(
+  `WITH ${SPLIT_GATE}
+   UPDATE environment_splits AS s SET verdict_secret = :verdict_secret, last_write_id = :write_id
+    WHERE s.id = (SELECT split_id FROM split_gate WHERE refusal IS NULL)`,
+);
+
+const ROTATE_EVENT = sql(
+  `WITH ${CALLER_CTE} ${INSERT_EVENT}
+   SELECT :event_id, 'environment.split_secret_rotated', w.organization_id, w.id, p.id, a.id, ${EVENT_ACTOR},
+          json_object(${SPLIT_EVENT_DATA})
+     FROM ${SPLIT_PLACE} WHERE s.last_write_id = :write_id ${EVENT_HANDOFF}`,
 );
 
 /** `environment.split_started` or `.split_changed`, of the split the batch's write :write_id made or changed. */
@@ -214,7 +236,7 @@ export interface SplitVia {
 
 function gateValues(
   place: SplitPlace,
-  op: "put" | "promote" | "abort",
+  op: "put" | "promote" | "abort" | "rotate",
   candidate: Ref | null = null,
   salt: string | null = null,
   via: SplitVia | null = null,
@@ -235,7 +257,7 @@ function gateValues(
 
 /** What a split write did: the split (as answered), or why nothing was written. */
 export type SplitOutcome =
-  | { outcome: "done"; split: SplitOutput; sealedSecret: string | null; replayed: boolean; state: EnvironmentState }
+  | { outcome: "done"; split: SplitJson; sealedSecret: string | null; replayed: boolean; state: EnvironmentState }
   | { outcome: "key_reused" }
   | { outcome: SplitRefusal; appId?: string };
 
@@ -245,9 +267,9 @@ function refused(facts: { refusal: SplitRefusal | null; appId: string } | undefi
 
 /** The answer of write :event_id, read back for a replay of its Idempotency-Key. */
 const answerOf = async (db: CallerDb, eventId: string) =>
-  (await db.batch({ answer: db.statement(ANSWER, { event_id: eventId }) })).answer;
+  (await db.batch({ answer: db.statement(SPLIT_ANSWER, { event_id: eventId }) })).answer;
 
-/** A write's outcome from its ANSWER: the split (an end's with its outcome), or, with none, why nothing was written. */
+/** A write's outcome from its SPLIT_ANSWER: the split (an end's with its outcome), or, with none, why nothing was written. */
 function outcomeOf(
   answer: D1Result<{ data: string; sealedSecret: string | null } & EnvironmentState>,
   facts: D1Result<{ refusal: SplitRefusal | null; appId: string }> | null,
@@ -276,9 +298,41 @@ export async function putSplit(
     facts: db.statement(FACTS, gateValues(place, "put", change.candidate, change.salt)),
     ...putStatements(db, place, change, sealedSecret, eventId),
   });
+  return claimedOutcome(db, batch);
+}
+
+/** A claimed write's outcome: its own, or its first request's answer replayed, or a key reused. */
+async function claimedOutcome(
+  db: CallerDb,
+  batch: ClaimedBatch<{
+    answer: Statement<{ data: string; sealedSecret: string | null } & Required<EnvironmentState>>;
+    facts: Statement<{ refusal: SplitRefusal | null; appId: string }>;
+  }>,
+): Promise<SplitOutcome> {
   if ("reused" in batch) return { outcome: "key_reused" };
   if ("replayOf" in batch) return outcomeOf(await answerOf(db, batch.replayOf), null, true);
   return outcomeOf(batch.ran.answer, batch.ran.facts, false);
+}
+
+/**
+ * Gives the running split a new verdict secret, `sealedSecret` (README.md, "Splits"): one batch with its event,
+ * allowed wherever an abort is (a protected environment too: its traffic does not change).
+ */
+export async function rotateSecret(
+  db: CallerWriteDb,
+  place: SplitPlace,
+  sealedSecret: string,
+  claim: IdempotencyClaim | null,
+): Promise<SplitOutcome> {
+  const eventId = newId(db.bucket);
+  const values = { ...gateValues(place, "rotate"), verdict_secret: sealedSecret, write_id: newId(db.bucket), event_id: eventId };
+  const batch = await batchClaimed(db, claim, eventId, {
+    facts: db.statement(FACTS, values),
+    rotate: db.statement(ROTATE, values),
+    event: db.statement(ROTATE_EVENT, values),
+    answer: db.statement(SPLIT_ANSWER, values),
+  });
+  return claimedOutcome(db, batch);
 }
 
 /**
@@ -309,7 +363,7 @@ export function putStatements(
     change: db.statement(CHANGE, values),
     start: db.statement(START, values),
     event: db.statement(PUT_EVENT, { ...values, event_id: eventId }),
-    answer: db.statement(ANSWER, { event_id: eventId }),
+    answer: db.statement(SPLIT_ANSWER, { event_id: eventId }),
   };
 }
 
@@ -345,7 +399,7 @@ export function endStatements(
     environmentRevision: environmentRevisionStatement(db, ids),
     deploymentEvent: deploymentEvent(db, ids.environmentRevisionId, null, via?.requestId ?? null),
     event: db.statement(END_EVENT, values),
-    answer: db.statement(ANSWER, values),
+    answer: db.statement(SPLIT_ANSWER, values),
     drop: db.statement(DROP_ENDED, values),
   };
 }
@@ -359,7 +413,7 @@ export async function previewSplit(
   place: SplitPlace,
   op: "put" | "promote" | "abort",
   change: Pick<SplitChange, "candidate" | "salt"> = { candidate: null, salt: null },
-): Promise<{ outcome: "would"; split: SplitOutput | null; state: EnvironmentState } | SplitOutcome> {
+): Promise<{ outcome: "would"; split: SplitJson | null; state: EnvironmentState } | SplitOutcome> {
   const values = gateValues(place, op, change.candidate, change.salt);
   const { facts, split } = await db.batch({
     facts: db.statement(FACTS, values),
@@ -379,7 +433,7 @@ const SPLIT_BY_PLACE = sql<{ split: string }>(
 );
 
 /** The split running in environment :environment of app :app_id, as the caller may see it (any role): one round trip. */
-export async function readSplit(db: CallerDb, appId: string, environment: string): Promise<SplitOutput | null> {
+export async function readSplit(db: CallerDb, appId: string, environment: string): Promise<SplitJson | null> {
   const { split } = await db.batch({ split: db.statement(SPLIT_BY_PLACE, { app_id: appId, environment }) });
   const row = split.results[0];
   return row ? JSON.parse(row.split) : null;
