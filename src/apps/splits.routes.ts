@@ -18,6 +18,7 @@ import {
   environmentProtected,
   noSplit,
   splitRunning,
+  splitsNotSetUp,
   variantRemoved,
 } from "../http/core-errors";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
@@ -26,7 +27,7 @@ import { settleClaim } from "../http/idempotency";
 import { codedConflictResponse, DEMO_APP_ID, errorResponse, headerRef, responseRef } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { variantArchived } from "../variants/errors";
-import { openSecret, sealSecret } from "../webhooks/secret-box";
+import { canSealSecrets, openSecret, sealSecret } from "../webhooks/secret-box";
 import { newWebhookSecret } from "../webhooks/signing";
 import { candidateIsBase, candidateRequired, nothingDeployed } from "./errors";
 import { EndSplitQuery, PutSplitBody, SplitDryRunOutput, SplitOutput, SplitParams, SplitWriteQuery } from "./splits.schemas";
@@ -178,6 +179,10 @@ export const splitsRoutes = [
             splitRunning: splitRunning(DEMO_APP_ID, "production"),
           }),
           412: responseRef("EnvironmentMovedOn"),
+          501: errorResponse(
+            "The service cannot keep a split's verdict secret: no key to encrypt it is set up",
+            splitsNotSetUp(),
+          ),
         },
       },
     },
@@ -209,6 +214,7 @@ export const splitsRoutes = [
           200,
         );
       }
+      if (!canSealSecrets(c.env)) throw splitsNotSetUp();
       const sealed = await sealSecret(c.env, newWebhookSecret());
       const outcome = await writeAs(c, [place.appId], (db) => putSplit(db, place, change, sealed, c.var.claim));
       return c.json(await answered(c, outcome, place, candidate !== null), 200);
@@ -247,12 +253,17 @@ export const splitsRoutes = [
             environmentNotFound: appEnvironmentNotFound(),
             noSplit: noSplit(),
           }),
+          501: errorResponse(
+            "The service cannot keep a split's verdict secret: no key to encrypt it is set up",
+            splitsNotSetUp(),
+          ),
         },
       },
     },
     async (c) => {
       const { app_id, environment } = c.req.valid("param");
       const place = { appId: app_id, environment, expected: null };
+      if (!canSealSecrets(c.env)) throw splitsNotSetUp();
       const sealed = await sealSecret(c.env, newWebhookSecret());
       const outcome = await writeAs(c, [app_id], (db) => rotateSecret(db, place, sealed, c.var.claim));
       return c.json(await answered(c, outcome, place), 200);

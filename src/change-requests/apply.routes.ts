@@ -2,15 +2,15 @@ import type { Context } from "hono";
 import * as z from "zod/mini";
 import { deploymentPreview } from "../core/deployment-preview.sql.ts";
 import { storedConfigDocument } from "../core/diff";
-import { splitRunning } from "../http/core-errors";
+import { splitRunning, splitsNotSetUp } from "../http/core-errors";
 import { type CallerEnv, readAs, writeAs } from "../http/d1-session";
 import { documented } from "../http/documentation";
 import { forbidden } from "../http/errors";
-import { codedConflictResponse } from "../http/openapi-parts";
+import { codedConflictResponse, errorResponse } from "../http/openapi-parts";
 import { route } from "../http/route";
 import { dryRunQuery } from "../variants/deploy";
 import { DRY_RUN_EXAMPLE, DryRunOutput } from "../variants/deployments.schemas";
-import { openSecret, sealSecret } from "../webhooks/secret-box";
+import { canSealSecrets, openSecret, sealSecret } from "../webhooks/secret-box";
 import { newWebhookSecret } from "../webhooks/signing";
 import { ACTION_DESCRIPTION, act, actionErrors, actionRoute, answer, answered, ETAG_HEADER, requestPath } from "./actions";
 import { type ApplyOutcome, type ApplyPreview, applyChangeRequest, type DiffSides, previewApply } from "./apply.sql.ts";
@@ -113,7 +113,10 @@ async function apply<E extends CallerEnv>(
     c.header("ETag", changeRequestETag({ id, writes: preview.facts.writes }));
     return dryRunOf(preview, preview.sides);
   }
-  const seal = () => sealSecret(c.env, newWebhookSecret());
+  const seal = () => {
+    if (!canSealSecrets(c.env)) throw splitsNotSetUp();
+    return sealSecret(c.env, newWebhookSecret());
+  };
   const outcome = await writeAs(c, [id], (db) => applyChangeRequest(db, id, expected, claim, seal));
   if (outcome.outcome === "done" && !outcome.replayed)
     c.executionCtx.waitUntil(mailRequest(c.env, outcome.read.request, "applied"));
@@ -227,6 +230,10 @@ export const applyRoutes = [
             "Not approved now, the revision no longer deployable, the environment changed since the base (with what " +
               "changed), or the request's state forbids it; nothing written",
             applyConflicts(),
+          ),
+          501: errorResponse(
+            "A split request's apply where the service cannot keep its verdict secret: no key to encrypt it is set up",
+            splitsNotSetUp(),
           ),
         },
       },

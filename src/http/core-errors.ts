@@ -25,6 +25,16 @@ export const revisionNotFound = () => new ApiError(404, "Revision not found");
 export const variantRemoved = () =>
   new ApiError(409, "This revision belongs to a removed variant, which cannot be deployed again: deploy another config");
 
+/**
+ * A split's start or its verdict secret's rotation on a service that cannot keep secrets: the secret is sealed as
+ * webhooks' are, under WEBHOOK_SECRETS_KEY (src/webhooks/secret-box.ts), which a deployed service may lack.
+ */
+export const splitsNotSetUp = () =>
+  new ApiError(
+    501,
+    "Splits are not set up on this service: their verdict secrets need the WEBHOOK_SECRETS_KEY secret, which its operator must set",
+  );
+
 export const environmentNotFound = () => new ApiError(404, "Environment not found");
 
 export const environmentMovedOn = () =>

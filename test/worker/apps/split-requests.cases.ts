@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { type ChangeRequest, requestEvents, writesNothing } from "../change-requests/setup";
 import { apps, changeRequests, protection } from "../client";
-import { A_NEW_ID, A_TIME, type Account, createAccount, expectJson, send } from "../fixtures";
+import { A_NEW_ID, A_TIME, type Account, createAccount, expectError, expectJson, send } from "../fixtures";
 import { databaseOf } from "../pool";
 import { runCron } from "../webhooks/webhook-fixtures";
 import { type Split, splitApp, splitPath } from "./split-fixtures";
@@ -293,5 +293,20 @@ describe("split change requests", () => {
       }
     });
     for (const { id } of [split, promote]) await expectJson(await changeRequests.act({ key: owner.key }, id, "cancel"));
+  });
+
+  it("deployed without WEBHOOK_SECRETS_KEY: a split's start, by PUT or by a request's apply, and a secret's rotation are 501, writing nothing", async () => {
+    const withoutKey = { bindings: { WEBHOOKS_ALLOW_LOCAL: "false" } };
+    const refusal =
+      "Splits are not set up on this service: their verdict secrets need the WEBHOOK_SECRETS_KEY secret, which its operator must set";
+    const request = await approved({ split: { variant_revision_id: candidate, weight: 1000 } });
+    const body = { candidate: { variant_ref: { slug: "next" } }, weight: 1000 };
+    await writesNothing(appId, async () => {
+      await expectError(await send("PUT", splitPath(appId, "production"), { key: owner.key, body, ...withoutKey }), 501, refusal);
+      await expectError(await changeRequests.act({ key: owner.key }, request.id, "apply", undefined, withoutKey), 501, refusal);
+      const rotation = await send("POST", splitPath(appId, "production", "/secret"), { key: owner.key, ...withoutKey });
+      await expectError(rotation, 501, refusal);
+    });
+    await expectJson(await changeRequests.act({ key: owner.key }, request.id, "cancel"));
   });
 });
