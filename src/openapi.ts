@@ -277,7 +277,7 @@ export function openApiDocument(
           required: false,
           description:
             "The key a running split's arm is chosen by (OpenFeature's targeting key: a user's or a session's id): the " +
-            "candidate when MurmurHash3 x86_32 of `<salt>:<key>` modulo 10000 is below the split's weight, else the " +
+            "candidate when MurmurHash3 (32-bit, x86) of `<salt>:<key>` modulo 10000 is below the split's weight, else the " +
             "base; the same key, the same arm while the weight does not fall below its bucket. Without it, the base. 1 " +
             "to 256 characters, none a control character, else 422. Ignored where no split runs (docs/SPLITS.md §2).",
           schema: { type: "string", minLength: 1, maxLength: 256, examples: ["user-42"] },
@@ -325,12 +325,12 @@ export function openApiDocument(
         ConfigSplit: {
           description:
             "On a read of an environment a split runs in: the arm served, the key's bucket (with a Targeting-Key), the " +
-            "split's weight in basis points, and why (`split`: by the key's bucket; `no_key`: the base, as no key came)",
+            "split's weight in basis points, and why: by the key's bucket, or the base as no key came (the examples show both)",
           required: false,
           schema: {
             type: "string",
             pattern: "^(base|candidate)(; bucket=[0-9]+)?; weight=[0-9]+; reason=(split|no_key)$",
-            examples: ["candidate; bucket=918; weight=1000; reason=split"],
+            examples: ["candidate; bucket=918; weight=1000; reason=split", "base; weight=1000; reason=no_key"],
           },
         },
         Age: {

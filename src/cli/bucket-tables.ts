@@ -128,7 +128,7 @@ const COLUMNS_15 = `${COLUMNS_12}, value ->> 12, value ->> 13, value ->> 14`;
 const COLUMNS_16 = `${COLUMNS_15}, value ->> 15`;
 const COLUMNS_20 = `${COLUMNS_15}, value ->> 15, value ->> 16, value ->> 17, value ->> 18, value ->> 19`;
 const COLUMNS_25 = `${COLUMNS_20}, value ->> 20, value ->> 21, value ->> 22, value ->> 23, value ->> 24`;
-const COLUMNS_28 = `${COLUMNS_25}, value ->> 25, value ->> 26, value ->> 27`;
+const COLUMNS_29 = `${COLUMNS_25}, value ->> 25, value ->> 26, value ->> 27, value ->> 28`;
 const ROWS = "FROM json_each(:rows)";
 /** A row for each row a statement inserted or deleted itself: D1's `changes` counts those of its cascades and triggers too. */
 const COUNTED = "RETURNING 1";
@@ -268,7 +268,7 @@ const TABLES: BucketTable[] = [
     name: "change_requests",
     select: sql(`SELECT t.* FROM ${FROM.change_requests} WHERE ${IN_BUCKETS} ${PAGE_BY_ID}`),
     keyset: BY_TEXT_ID,
-    insert: sql(`INSERT INTO change_requests SELECT ${COLUMNS_28} ${ROWS} ${COUNTED}`),
+    insert: sql(`INSERT INTO change_requests SELECT ${COLUMNS_29} ${ROWS} ${COUNTED}`),
     remove: sql(`DELETE FROM change_requests
       WHERE id IN (SELECT t.id FROM ${FROM.change_requests} WHERE ${IN_BUCKETS} LIMIT :page_rows) ${COUNTED}`),
   },
