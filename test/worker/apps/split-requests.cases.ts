@@ -299,6 +299,9 @@ describe("split change requests", () => {
     const withoutKey = { bindings: { WEBHOOKS_ALLOW_LOCAL: "false" } };
     const refusal =
       "Splits are not set up on this service: their verdict secrets need the WEBHOOK_SECRETS_KEY secret, which its operator must set";
+    // Production as no split runs there (the tests above may leave one): a split request starts one.
+    const aborted = await send("DELETE", splitPath(appId, "production", "?outcome=abort"), { key: owner.key });
+    expect([200, 404]).toContain(aborted.status);
     const request = await approved({ split: { variant_revision_id: candidate, weight: 1000 } });
     const body = { candidate: { variant_ref: { slug: "next" } }, weight: 1000 };
     await writesNothing(appId, async () => {
