@@ -6,6 +6,7 @@ import { type AppliedRequests, deployName, type Version, versionName } from "./r
 import { type Permission, useSession } from "./session";
 import { type Split, share, whileSplit } from "./split-panel";
 import { ActionButton, Time } from "./ui";
+import { useVersionPick, type VariantVersions, VersionPicker } from "./version-picker";
 
 /*
  * An environment of an app (docs/CONSOLE.md "Daily use" 1 and 3): what it runs (`main · v3`, its message, who
@@ -43,25 +44,21 @@ export function EnvironmentCard({
   onDeployed,
 }: {
   card: CardData;
-  /** The app's variants, each with its versions oldest first. */
-  variants: { variant: Pick<Schemas["AppVariant"], "variant_id" | "config_name">; list: Schemas["AppVariantRevision"][] }[];
+  variants: VariantVersions;
   versions: Map<string, Version>;
   applied: AppliedRequests;
   permission: Permission;
   onDeployed: () => void;
 }) {
   const { api } = useSession();
-  const [variantId, setVariantId] = useState("");
-  const [versionId, setVersionId] = useState("");
+  const pick = useVersionPick(variants);
+  const { chosen, version } = pick;
   const [previewing, setPreviewing] = useState<{ slug: string; version: number }>();
   const [done, setDone] = useState<Done>();
   const name = history.name;
   const runs = history.deployed_app_variant_revision_id ? versions.get(history.deployed_app_variant_revision_id) : undefined;
   const last = history.revisions[history.revisions.length - 1];
   const request = applied.get(`${name}#${history.revision}`);
-  const chosen = variants.find(({ variant }) => variant.variant_id === variantId) ?? variants[0];
-  const newestFirst = chosen ? [...chosen.list].reverse() : [];
-  const version = newestFirst.find((one) => one.id === versionId) ?? newestFirst[0];
   const target = { slug: chosen?.variant.config_name ?? "", version: version?.revision ?? 0 };
   const body = (ref: typeof target) => ({
     variant_ref: { slug: ref.slug, version: ref.version },
@@ -128,27 +125,7 @@ export function EnvironmentCard({
             else setPreviewing(target);
           }}
         >
-          <label>
-            Variant
-            <select value={chosen.variant.variant_id} onChange={(event) => setVariantId(event.currentTarget.value)}>
-              {variants.map(({ variant }) => (
-                <option key={variant.variant_id} value={variant.variant_id}>
-                  {variant.config_name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Version
-            <select value={version?.id} onChange={(event) => setVersionId(event.currentTarget.value)}>
-              {newestFirst.map((one, i) => (
-                <option key={one.id} value={one.id}>
-                  v{one.revision}
-                  {i === 0 ? " (latest)" : ""}
-                </option>
-              ))}
-            </select>
-          </label>
+          <VersionPicker pick={pick} variantLabel="Variant" />
           <ActionButton type="submit" permission={permission}>
             {protection.protected ? "Propose…" : `Deploy to ${name}…`}
           </ActionButton>

@@ -6,6 +6,7 @@ import { navigate } from "./router";
 import { versionName } from "./runs";
 import type { Permission } from "./session";
 import { ActionButton, ErrorNote, Loading, Time, useAction, useLoad } from "./ui";
+import { useVersionPick, type VariantVersions, VersionPicker } from "./version-picker";
 
 /*
  * An environment's split (docs/SPLITS.md §4): its base and candidate with their diff, its weight, next step, hold and
@@ -70,12 +71,6 @@ export function proposedSplit(query: URLSearchParams): SplitChange | "promote" |
   return { weight: Number(weight), steps, promote_at_end: query.get("promote_at_end") === "true" };
 }
 
-/** The versions a split may take as its candidate: the app's variants, each with its versions oldest first. */
-export type Candidates = {
-  variant: Pick<Schemas["AppVariant"], "variant_id" | "config_name">;
-  list: Schemas["AppVariantRevision"][];
-}[];
-
 export function SplitPanel({
   api,
   appId,
@@ -91,7 +86,7 @@ export function SplitPanel({
   environment: string;
   split: Split | null;
   isProtected: boolean;
-  candidates: Candidates;
+  candidates: VariantVersions;
   permission: Permission;
   onChanged: () => void;
 }) {
@@ -270,7 +265,7 @@ function SplitForm({
   onSubmit,
   onCancel,
 }: {
-  candidates?: Candidates;
+  candidates?: VariantVersions;
   initial?: SplitChange;
   submitLabel: string;
   permission: Permission;
@@ -278,16 +273,13 @@ function SplitForm({
   onSubmit: (change: SplitChange, candidateId: string) => void;
   onCancel: () => void;
 }) {
-  const [variantId, setVariantId] = useState("");
-  const [versionId, setVersionId] = useState("");
+  const pick = useVersionPick(candidates ?? []);
+  const { version } = pick;
   const [weight, setWeight] = useState(initial ? String(initial.weight / 100) : "10");
   const [steps, setSteps] = useState<TypedStep[]>(
     initial?.steps.map((step) => ({ share: String(step.weight / 100), minutes: String(step.after_minutes) })) ?? [],
   );
   const [promoteAtEnd, setPromoteAtEnd] = useState(initial?.promote_at_end ?? false);
-  const chosen = candidates?.find(({ variant }) => variant.variant_id === variantId) ?? candidates?.[0];
-  const newestFirst = chosen ? [...chosen.list].reverse() : [];
-  const version = newestFirst.find((one) => one.id === versionId) ?? newestFirst[0];
   const setStep = (index: number, typed: Partial<TypedStep>) =>
     setSteps(steps.map((step, i) => (i === index ? { ...step, ...typed } : step)));
   return (
@@ -306,29 +298,9 @@ function SplitForm({
         );
       }}
     >
-      {chosen && (
+      {pick.chosen && (
         <div class="inline-form">
-          <label>
-            Candidate variant
-            <select value={chosen.variant.variant_id} onChange={(event) => setVariantId(event.currentTarget.value)}>
-              {candidates?.map(({ variant }) => (
-                <option key={variant.variant_id} value={variant.variant_id}>
-                  {variant.config_name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Version
-            <select value={version?.id} onChange={(event) => setVersionId(event.currentTarget.value)}>
-              {newestFirst.map((one, i) => (
-                <option key={one.id} value={one.id}>
-                  v{one.revision}
-                  {i === 0 ? " (latest)" : ""}
-                </option>
-              ))}
-            </select>
-          </label>
+          <VersionPicker pick={pick} variantLabel="Candidate variant" />
         </div>
       )}
       <label>
