@@ -172,7 +172,10 @@ describe.skipIf(!world.hasChromium)("the console", () => {
       ]) {
         await editor.fill(params);
         await page.getByLabel("Commit message").fill(message);
+        const before = sent.length;
         await commit.click();
+        // Sent first: the version shown before it is the previous commit's.
+        await expect.poll(() => sent.length, POLL).toBe(before + 1);
         await page.locator(".revisions strong").getByText(`v${sent.length}`, { exact: true }).waitFor(POLL); // the 422 counted in `sent`, and revision 1 made by the add
       }
       expect(sent.slice(1).map((body) => body.slice(0, body.indexOf(',"variant_ref"')))).toEqual([
