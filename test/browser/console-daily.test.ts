@@ -440,10 +440,10 @@ describe.skipIf(!world.hasChromium)("the console for daily use", () => {
     await page.getByText("While the split runs, a deploy or revert of staging is refused (409 split_running)").waitFor();
     // The candidate's diff from the base, as two revisions compare.
     const changes = page.locator("section.split .diff tbody tr");
-    expect(await changes.evaluateAll((rows) => rows.map((row) => row.textContent))).toEqual([
-      '/config_namechanged"main""next"',
-      "/params/temperaturechanged0.20.7",
-    ]);
+    // The diff loads after the split's facts: polled.
+    await expect
+      .poll(() => changes.evaluateAll((rows) => rows.map((row) => row.textContent)), POLL)
+      .toEqual(['/config_namechanged"main""next"', "/params/temperaturechanged0.20.7"]);
     await checkPage(page, "split-started");
     // Read again: the secret is gone for good.
     await page.reload();
