@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { splitBucket } from "../../src/core/split-bucket";
 import { ROOT } from "../support/processes";
 import { applyMigrations, type DevServer, snapshot, startDev } from "../support/wrangler";
-import { admin, api, expectJsonObject, makeTempDir, query, removeTempDir } from "./helpers";
+import { admin, api, closeDatabases, expectJsonObject, makeTempDir, query, removeTempDir } from "./helpers";
 
 const BOUND_MS = 2_000;
 /** Sequences of the property: tens every day, more under `npm run test:deep`. */
@@ -66,6 +66,7 @@ const start = (name: string) =>
 
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
+  await closeDatabases();
   await removeTempDir(dir);
   await removeTempDir(copy);
 });

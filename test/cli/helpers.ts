@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { afterAll, expect } from "vitest";
 import { runAdmin } from "../../src/cli/admin-commands";
 import { type OpenDatabase, openDatabase, retryTransient, type Target } from "../../src/cli/database";
 import { type RunResult as ProgramResult, programEnv, ROOT, run } from "../support/processes";
@@ -74,6 +74,10 @@ export async function closeDatabases(): Promise<void> {
   keptOpen.clear();
   for (const database of opened) if (database.status === "fulfilled") await database.value.close();
 }
+
+// And at the end of every file that imports this, whether or not it closed them itself: a database is a workerd of its
+// own, which the pool's ending of the file's process leaves orphaned, spinning half a core for the rest of the run.
+afterAll(closeDatabases);
 
 /** Runs one command line in this process with output collected; each command opens its database as it would alone. */
 async function runInProcess(args: string[], open: typeof openDatabase): Promise<RunResult> {
