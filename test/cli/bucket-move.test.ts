@@ -230,11 +230,13 @@ beforeAll(async () => {
     `INSERT INTO idempotency_keys (key_hash, idempotency_key, fingerprint, result_id, bucket, expires_at)
      VALUES ('${await hashApiKey(ownerKey)}', 'across', 'POST /apps yesterday', 'yesterday', ${ownBucket}, '2000-01-01T00:00:00.000Z')`,
   );
+  // Every delivery ended (the queue's consumer writes its attempt later, on a loaded machine seconds later), so that no
+  // table changes under a test after this.
   for (const shard of ["SHARD_0", "SHARD_1"])
-    await until(
-      `the deploys' deliveries to be attempted on ${shard}`,
-      async () => (await rowsOf(shard, "webhook_attempts")).length > 0,
-    );
+    await until(`the deploys' deliveries to be attempted on ${shard}`, async () => {
+      const deliveries = await rowsOf(shard, "webhook_deliveries");
+      return deliveries.length > 0 && deliveries.every((row) => row.status !== "pending");
+    });
   tables = (await queryShard<{ name: string }>(dir, "SHARD_1", TABLES)).map(({ name }) => name);
 }, 300_000); // two organizations' rows in every table, through wrangler dev
 

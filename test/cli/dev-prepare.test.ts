@@ -43,9 +43,20 @@ interface Start {
 
 /**
  * `npm run dev -- --port P --ip 127.0.0.1` in the copy until it serves or exits (at most 240 s on a loaded machine);
- * while it serves, `whileServing` runs; then it is stopped.
+ * while it serves, `whileServing` runs; then it is stopped. A port is free when picked, not when the runtime binds it:
+ * another process of the suite may take it in between (as test/support/wrangler.ts's startDev knows), so a start that
+ * exits on "Address already in use" is tried again on new ports, three times at most.
  */
-async function start(whileServing: (port: number, output: () => string) => Promise<void> = async () => {}): Promise<Start> {
+async function start(whileServing?: (port: number, output: () => string) => Promise<void>): Promise<Start> {
+  for (let attempt = 1; ; attempt++) {
+    const started = await startOnFreePorts(whileServing);
+    if (attempt === 3 || started.code === null || !started.output.includes("Address already in use")) return started;
+  }
+}
+
+async function startOnFreePorts(
+  whileServing: (port: number, output: () => string) => Promise<void> = async () => {},
+): Promise<Start> {
   await closeDatabases(); // the copy's databases, which the start opens itself
   const [port, inspector] = [await freePort(), await freePort()];
   const args = ["src/cli/dev.ts", "--port", `${port}`, "--ip", "127.0.0.1", "--inspector-port", `${inspector}`];
