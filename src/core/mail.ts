@@ -49,16 +49,20 @@ export interface MailMessage {
 }
 
 /**
- * Sends one mail; once more when the runtime lost its connection to the binding ("Network connection lost", as D1's
- * transient errors say it; the local binding under `wrangler dev` throws it under load). A second failure is the
- * caller's: a mail may then go out twice, which is better than an invitation refused for a dropped connection.
+ * Sends one mail; again, MAIL_ATTEMPTS in all, while the runtime lost its connection to the binding ("Network connection
+ * lost", as D1's transient errors say it). The local binding under `wrangler dev` and the tests throws it once for each
+ * stale connection of its pool it tries, several in a row after a quiet spell. The last failure is the caller's: a mail
+ * may then go out twice, which is better than an invitation refused for a dropped connection.
  */
+const MAIL_ATTEMPTS = 5;
+
 export async function sendMail(mail: Mailer, message: MailMessage): Promise<void> {
-  const send = () => mail.binding.send({ from: mail.from, ...message });
-  try {
-    await send();
-  } catch (error) {
-    if (!String(error).includes("Network connection lost")) throw error;
-    await send();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await mail.binding.send({ from: mail.from, ...message });
+      return;
+    } catch (error) {
+      if (attempt === MAIL_ATTEMPTS || !String(error).includes("Network connection lost")) throw error;
+    }
   }
 }
