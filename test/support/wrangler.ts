@@ -230,7 +230,9 @@ async function startDevOnPorts(options: DevServerOptions): Promise<DevServer> {
     ...(options.logLevel ? ["--log-level", options.logLevel] : []),
     ...Object.entries(options.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ];
-  const child = spawnGroup(WRANGLER, args, { cwd: options.cwd });
+  // In the repository, the assets are as the suite built them before any file started (wrangler.toml [build]).
+  const env = programEnv(options.cwd ? {} : { ASSETS_BUILT: "1" });
+  const child = spawnGroup(WRANGLER, args, { cwd: options.cwd, env });
   let tail = "";
   let reloads = 0;
   let ready = false;

@@ -33,6 +33,10 @@ const bucketsOf = (shard: ShardName) =>
   Array.from({ length: BUCKETS }, (_, bucket) => bucket).filter((b) => shardNameOf(env, b) === shard);
 
 let placed = 0;
+/** The next organization placed without a shard named goes to the first shard again, as at the start of a file. */
+export function placeFromFirstShard(): void {
+  placed = 0;
+}
 
 /**
  * A bucket for a new organization of the fixtures: on the shard named `shard`, else on each shard in turn (so that every
