@@ -5,14 +5,15 @@
  * must answer the status the document gives it: "# 200 ..." after the command, else ": 200" on the comment line just
  * above it. The documents run one after another on the same data, so each one names its own new apps and configs.
  */
+import { cpSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEV_OPTIONS, devVars } from "../../src/cli/dev-prepare";
 import { ROOT, run } from "../support/processes";
-import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
-import { makeTempDir, removeTempDir, seedDemo } from "./helpers";
+import { type DevServer, seededTemplate, startDev } from "../support/wrangler";
+import { makeTempDir, removeTempDir } from "./helpers";
 
 /** The documents whose runnable blocks run, in this order. */
 const DOCUMENTS = ["README.md", "docs/guides/2024-client.md", "docs/guides/todays-sdk.md", "docs/guides/teams.md"];
@@ -72,9 +73,8 @@ let scratch: string;
 beforeAll(async () => {
   dir = await makeTempDir("walkthroughs");
   scratch = await mkdtemp(join(tmpdir(), "app-management-walkthrough-statuses-"));
-  await applyMigrations(dir);
-  const seeded = await seedDemo("--persist-to", dir);
-  if (seeded.code !== 0) throw new Error(`the demo seed failed:\n${seeded.stderr}`);
+  // The pool migrated and seeded with the demo, as `npm run dev` leaves it: a copy of the suite's one seed.
+  cpSync(await seededTemplate(), dir, { recursive: true });
   worker = await startDev({
     name: "walkthroughs",
     persistTo: dir,

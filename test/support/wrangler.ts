@@ -136,17 +136,20 @@ export async function d1Query<Row = Record<string, unknown>>(
   }
 }
 
-// Not copied: dependencies (linked instead), history, local state, outputs.
-const NOT_COPIED = new Set(["node_modules", ".git", ".wrangler", "dist", "coverage", "test/bench/results"]);
+// Not copied: dependencies (linked instead), history, local state, reports.
+const NOT_COPIED = new Set(["node_modules", ".git", ".wrangler", "coverage", "test/bench/results"]);
 
 /**
  * A copy of the tree `from` in `dir`/code (this repository's node_modules linked), for wrangler to run from: edits
- * made to the tree meanwhile neither reload wrangler dev nor mix two versions of the code in one run.
+ * made to the tree meanwhile neither reload wrangler dev nor mix two versions of the code in one run. The static assets
+ * the suite built come along with their times, so that the copy's first start finds them up to date rather than
+ * building them again (src/cli/build-assets.ts: about 9 s of CPU).
  */
 export function snapshot(from: string, dir: string): string {
   const code = join(dir, "code");
   cpSync(from, code, {
     recursive: true,
+    preserveTimestamps: true,
     filter: (source) => {
       const path = relative(from, source);
       return !NOT_COPIED.has(path) && !NOT_COPIED.has(path.split(sep)[0]);
