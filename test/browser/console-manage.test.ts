@@ -47,8 +47,12 @@ function signedWith(secret: string, { headers, body }: (typeof received)[number]
 }
 
 /** The console's accept link in an invitation mail, at the test's Worker (the mail names PUBLIC_BASE_URL). */
+/** The last mail read for each address: the next read waits for a newer one. */
+const mailsRead = new Map<string, string>();
+
 async function acceptLinkMailedTo(email: string): Promise<string> {
-  const mail = await mailTo(world, email);
+  const mail = await mailTo(world, email, mailsRead.get(email));
+  mailsRead.set(email, mail);
   const links = mail.split("\n").filter((line) => line.includes("/console/"));
   expect(links).toHaveLength(1);
   const link = new URL(links[0]);

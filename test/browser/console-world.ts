@@ -124,13 +124,15 @@ export async function signedIn(
 
 /**
  * The text of the latest mail wrangler dev's local `send_email` binding took for `to`: it writes each mail's text to a
- * file and logs the file's path under the mail's headers.
+ * file and logs the file's path under the mail's headers. With `unlike`, the text of an earlier mail to `to`, it waits
+ * for a newer one (on a loaded machine the next mail is logged a while after the request that sent it).
  */
-export async function mailTo(world: ConsoleWorld, to: string): Promise<string> {
+export async function mailTo(world: ConsoleWorld, to: string, unlike?: string): Promise<string> {
   const sent = new RegExp(`To: ${to.replace(/[.+]/g, "\\$&")}\\s[\\s\\S]*?Text: (\\S+\\.txt)`, "g");
   for (const deadline = Date.now() + POLL.timeout; Date.now() < deadline; ) {
     const file = [...world.worker.tail().matchAll(sent)].at(-1)?.[1];
-    if (file) return readFileSync(file, "utf8");
+    const text = file && readFileSync(file, "utf8");
+    if (text && text !== unlike) return text;
     await new Promise((wait) => setTimeout(wait, 100));
   }
   throw new Error(`no mail to ${to} in wrangler dev's output:\n${world.worker.tail().slice(-3_000)}`);
