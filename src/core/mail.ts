@@ -48,14 +48,14 @@ export interface MailMessage {
   text: string;
 }
 
+const MAIL_ATTEMPTS = 5;
+
 /**
  * Sends one mail; again, MAIL_ATTEMPTS in all, while the runtime lost its connection to the binding ("Network connection
  * lost", as D1's transient errors say it). The local binding under `wrangler dev` and the tests throws it once for each
  * stale connection of its pool it tries, several in a row after a quiet spell. The last failure is the caller's: a mail
  * may then go out twice, which is better than an invitation refused for a dropped connection.
  */
-const MAIL_ATTEMPTS = 5;
-
 export async function sendMail(mail: Mailer, message: MailMessage): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
