@@ -8,6 +8,7 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { retryTransient } from "./database";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const CONFIG_PATH = resolve(ROOT, "wrangler.toml");
@@ -45,8 +46,8 @@ const HAS_RECORD = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 
 
 /** The migration files `db` has not applied yet, by wrangler's record (all of them where there is none). */
 export async function pendingMigrations(db: D1Database, database: PoolDatabase): Promise<string[]> {
-  const applied = (await db.prepare(HAS_RECORD).first())
-    ? new Set((await db.prepare(APPLIED).all<{ name: string }>()).results.map(({ name }) => name))
+  const applied = (await retryTransient(() => db.prepare(HAS_RECORD).first()))
+    ? new Set((await retryTransient(() => db.prepare(APPLIED).all<{ name: string }>())).results.map(({ name }) => name))
     : new Set<string>();
   return migrationFiles(database.migrationsDir).filter((name) => !applied.has(name));
 }
@@ -88,11 +89,14 @@ const RECORD = "INSERT INTO d1_migrations (name) VALUES (?1)";
  */
 export async function applyLocally(db: D1Database, database: PoolDatabase, pending: string[]): Promise<string | null> {
   const { unstable_splitSqlQuery } = await import("wrangler");
-  await db.prepare(RECORD_TABLE).run();
+  await retryTransient(() => db.prepare(RECORD_TABLE).run());
   for (const name of pending) {
     const statements = unstable_splitSqlQuery(readFileSync(resolve(database.migrationsDir, name), "utf8"));
     try {
-      await db.batch([...statements.map((statement) => db.prepare(statement)), db.prepare(RECORD).bind(name)]);
+      // A batch is all or nothing, so one the local tooling lost (retryTransient) is safe to send again.
+      await retryTransient(() =>
+        db.batch([...statements.map((statement) => db.prepare(statement)), db.prepare(RECORD).bind(name)]),
+      );
     } catch (error) {
       return `${name}: ${error instanceof Error ? error.message : String(error)}`;
     }
