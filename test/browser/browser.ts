@@ -40,7 +40,8 @@ export function chromiumOrSkip(file: string): boolean {
   return !!executablePath;
 }
 
-export const launchChromium = () => chromium.launch({ executablePath });
+// Playwright's default bound on a launch is 180 s, as long as the hooks that launch: fail as a launch first.
+export const launchChromium = () => chromium.launch({ executablePath, timeout: 60_000 });
 
 /** A new folder holding a copy of the migrated and seeded pool (test/support/wrangler.ts), for one file's server. */
 export async function seededFolder(label: string): Promise<string> {

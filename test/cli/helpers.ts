@@ -146,6 +146,8 @@ export async function removeTempDir(dir: string | undefined): Promise<void> {
   if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 }
 
+const API_TIMEOUT_MS = 60_000;
+
 /** A request to the worker with an API key, as a client sends it; the body, when given, as JSON. */
 export async function api(
   worker: DevServer,
@@ -157,10 +159,14 @@ export async function api(
 ): Promise<{ status: number; body: any; headers: Headers }> {
   const headers: Record<string, string> = { Accept: "application/json", Authorization: `ApiKey ${key}`, ...extraHeaders };
   if (body !== undefined) headers["Content-Type"] = "application/json";
+  // Bounded, so that a request that never ends fails as itself rather than as the hook or test that made it.
   const response = await fetch(`${worker.url}${path}`, {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(API_TIMEOUT_MS),
+  }).catch((error: unknown) => {
+    throw new Error(`${method} ${path} (${worker.name}) got no answer: ${error}`);
   });
   const text = await response.text();
   let parsed: unknown = text;
