@@ -4,6 +4,7 @@ import { promisify } from "node:util";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import "./support/loopback-keep-alive";
+import "./support/orphan-reaper";
 import { LargestFirst } from "./support/sequencer";
 
 const root = path.resolve(import.meta.dirname, "..");
