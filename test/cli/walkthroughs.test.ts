@@ -15,6 +15,8 @@ import { ROOT, run } from "../support/processes";
 import { type DevServer, seededTemplate, startDev } from "../support/wrangler";
 import { makeTempDir, removeTempDir } from "./helpers";
 
+// Starts first: the README's splits wait a minute for a step to come due, spent waiting.
+
 /** The documents whose runnable blocks run, in this order. */
 const DOCUMENTS = ["README.md", "docs/guides/2024-client.md", "docs/guides/todays-sdk.md", "docs/guides/teams.md"];
 

@@ -11,7 +11,9 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * hardly any: in turn, the first minutes left a core idle, and a Node file that started late (the README's walk-through
  * waits a minute for a split's step) ran on alone at the end. So two Node files start for each worker file until
  * none is left, the Node projects' files spread through one another (each file's place is its rank in its project over
- * the project's size), and the short worker files end the run.
+ * the project's size), and the short worker files end the run. A file that says it mostly waits (a line starting
+ * `// Starts first:`, saying on what) starts before all of these: its waiting is then filled by the others' work, where
+ * late in a run it left the cores half idle for a minute.
  */
 export class LargestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -31,9 +33,12 @@ export class LargestFirst extends BaseSequencer {
     const order: TestSpecification[] = [];
     while (inNode.length > 0 || inWorkerd.length > 0) order.push(...inNode.splice(0, 2), ...inWorkerd.splice(0, 1));
     const group = (file: TestSpecification) => file.project.config.sequence.groupOrder;
-    return order.sort((a, b) => group(a) - group(b));
+    const first = (file: TestSpecification) => (STARTS_FIRST.test(readFileSync(file.moduleId, "utf8")) ? 0 : 1);
+    return order.sort((a, b) => group(a) - group(b) || first(a) - first(b));
   }
 }
+
+const STARTS_FIRST = /^\/\/ Starts first: /m;
 
 /** A test file's size, with the `*.cases.ts` beside it when it runs them. */
 function bytesRun(file: string): number {

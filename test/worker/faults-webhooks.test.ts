@@ -4,6 +4,8 @@ import { databaseProblems, snapshot } from "./harness";
 import { databaseOf } from "./pool";
 import { newInbox, settledDeliveries, subscribe } from "./webhooks/webhook-fixtures";
 
+// Starts first: most of its time is a receiver held silent past the delivery deadline (10 s), spent waiting.
+
 /*
  * Faults in the writes that make events: a trigger fails the event's insert, or its fan-out into deliveries. The
  * change and its event are one batch: whatever failed, the database is exactly as before, and the answer is a bare 500.

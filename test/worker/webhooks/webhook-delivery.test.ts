@@ -15,6 +15,8 @@ import {
   verified,
 } from "./webhook-fixtures";
 
+// Starts first: much of its minute is the queue's real retry delay (5 s, which its tests assert), spent waiting.
+
 /**
  * Deliveries through the real queue (wrangler.toml's producer and consumer, local in the test pool) to a real HTTP
  * receiver on 127.0.0.1 (webhook-receiver.ts). Where a test needs hours to pass, `timePasses` moves the times the
