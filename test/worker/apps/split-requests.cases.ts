@@ -256,10 +256,11 @@ describe("split change requests", () => {
     });
   });
 
-  it("an edit takes what its kind may change: a split request's split (a new version), never a revision; a promote's neither", async () => {
+  it("an edit takes what its kind may change: a split request's split (a new version), never a revision; a promote's neither; a deploy's no split", async () => {
     // The split started by the cron runs with candidate main.
     const split = await approved({ split: { variant_revision_id: mainRevision, weight: 600 } });
     const promote = await approved({ end_split: "promote" });
+    const deploy = await approved({ variant_revision_id: candidate });
     const edited = await expectJson<ChangeRequest>(
       await changeRequests.edit({ key: owner.key }, split.id, { split: { weight: 700, steps: STEPS, promote_at_end: true } }),
     );
@@ -287,12 +288,13 @@ describe("split change requests", () => {
           { title: "Ship", revert_to_revision_id: split.base.environment_revision_id },
           refusal("revert_to_revision_id", "promote"),
         ],
+        [deploy.id, { split: { weight: 700 } }, refusal("split", "deploy or revert")],
       ] as const) {
         const refused = await changeRequests.edit({ key: owner.key }, id, body);
-        expect([refused.status, await refused.json()]).toEqual(expected);
+        expect([refused.status, await refused.json()], JSON.stringify(body)).toEqual(expected);
       }
     });
-    for (const { id } of [split, promote]) await expectJson(await changeRequests.act({ key: owner.key }, id, "cancel"));
+    for (const { id } of [split, promote, deploy]) await expectJson(await changeRequests.act({ key: owner.key }, id, "cancel"));
   });
 
   it("deployed without WEBHOOK_SECRETS_KEY: a split's start, by PUT or by a request's apply, and a secret's rotation are 501, writing nothing", async () => {
