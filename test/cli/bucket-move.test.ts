@@ -168,6 +168,9 @@ beforeAll(async () => {
   dir = await makeTempDir("bucket-move");
   await applyMigrations(dir);
   receiver = createServer((request, response) => request.resume().on("end", () => response.end("ok")));
+  // Idle connections kept open: Node closes one after 5 s, and wrangler dev's runtime, finding it closed only when it
+  // next sends on it, fails that delivery ("Network connection lost"); two in a row put its retry a minute away.
+  receiver.keepAliveTimeout = 0;
   await new Promise<void>((listening) => receiver.listen(0, "127.0.0.1", listening));
   const owner = (await admin(dir, "user", "create", "--email", "mover@example.com", "--shard", "SHARD_0")).json;
   personalOrganizationId = owner.organization_id;
