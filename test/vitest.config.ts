@@ -3,11 +3,12 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
-import "./support/loopback-keep-alive";
+import { keepRunnerConnections } from "./support/loopback-keep-alive";
 import "./support/orphan-reaper";
 import { LargestFirst } from "./support/sequencer";
 
 const root = path.resolve(import.meta.dirname, "..");
+keepRunnerConnections();
 
 /**
  * Requests per fuzz property (test/worker/fuzz-support.ts's RUNS; pure properties take a multiple of it): FUZZ_RUNS

@@ -10,6 +10,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api } from "../cli/helpers";
+import { keepIdleConnections } from "../support/loopback-keep-alive";
 import { DEMO_APP_ID, openPage, POLL } from "./browser";
 import { BASE_PATH, checkPage, consoleWorld, DEMO_ORG, DEMO_WORKSPACE, mailTo, signedIn } from "./console-world";
 
@@ -24,19 +25,18 @@ const read = (key: string, path: string) => api(world.worker, "GET", `${BASE_PAT
 
 /** A webhook's receiver on this machine: each request's headers and body, answered 200 "ok". */
 const received: { headers: IncomingHttpHeaders; body: string }[] = [];
-const receiver = createServer((request, response) => {
-  let body = "";
-  request.setEncoding("utf8").on("data", (chunk) => {
-    body += chunk;
-  });
-  request.on("end", () => {
-    received.push({ headers: request.headers, body });
-    response.end("ok");
-  });
-});
-// Idle connections kept open: Node closes one after 5 s, and wrangler dev's runtime, finding it closed only when it next
-// sends on it, fails that delivery ("Network connection lost").
-receiver.keepAliveTimeout = 0;
+const receiver = keepIdleConnections(
+  createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8").on("data", (chunk) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      received.push({ headers: request.headers, body });
+      response.end("ok");
+    });
+  }),
+);
 beforeAll(() => new Promise<void>((listening) => receiver.listen(0, "127.0.0.1", listening)));
 afterAll(() => new Promise<void>((closed) => receiver.close(() => closed())));
 

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../src/auth/api-keys";
 import { configuredBucketedSince } from "../../src/cli/database";
 import { bucketOfId, newId } from "../../src/db/buckets";
+import { keepIdleConnections } from "../support/loopback-keep-alive";
 import { applyMigrations, type DevServer, startDev } from "../support/wrangler";
 import { admin, api, closeDatabases, expectCliError, makeTempDir, queryDirectory, queryShard, removeTempDir } from "./helpers";
 
@@ -167,10 +168,8 @@ async function until(what: string, done: () => boolean | Promise<boolean>): Prom
 beforeAll(async () => {
   dir = await makeTempDir("bucket-move");
   await applyMigrations(dir);
-  receiver = createServer((request, response) => request.resume().on("end", () => response.end("ok")));
-  // Idle connections kept open: Node closes one after 5 s, and wrangler dev's runtime, finding it closed only when it
-  // next sends on it, fails that delivery ("Network connection lost"); two in a row put its retry a minute away.
-  receiver.keepAliveTimeout = 0;
+  // A delivery lost on a stale connection is retried 5 s later; two in a row put the retry a minute away.
+  receiver = keepIdleConnections(createServer((request, response) => request.resume().on("end", () => response.end("ok"))));
   await new Promise<void>((listening) => receiver.listen(0, "127.0.0.1", listening));
   const owner = (await admin(dir, "user", "create", "--email", "mover@example.com", "--shard", "SHARD_0")).json;
   personalOrganizationId = owner.organization_id;
